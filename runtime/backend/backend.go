@@ -1,0 +1,65 @@
+// Package backend is the contract between the engine and the compute
+// backends (the plain-Go reference in runtime/cpu, Vulkan in runtime/vk).
+// It is deliberately small: a backend runs the forward pass of one model over
+// its own KV cache and reports its memory; everything else (sampling,
+// tokenization, events) lives in the engine.
+package backend
+
+import (
+	"context"
+	"errors"
+)
+
+// Options configure a backend instance for one model.
+type Options struct {
+	ContextSize int    // KV-cache positions to allocate
+	Threads     int    // CPU worker goroutines (0: runtime.NumCPU())
+	KVType      KVType // element type of the KV cache
+	Device      int    // Vulkan physical device index; -1 picks the best
+}
+
+// KVType is the element type the KV cache is stored in.
+type KVType string
+
+const (
+	KVF16 KVType = "f16" // llama.cpp's default
+	KVF32 KVType = "f32"
+)
+
+// Bytes is the size of one KV element.
+func (k KVType) Bytes() int {
+	if k == KVF32 {
+		return 4
+	}
+	return 2
+}
+
+// Memory is a backend's exact memory accounting in bytes.
+type Memory struct {
+	Weights     int64 // model weights as held by the backend
+	KVAllocated int64 // the whole KV cache (ContextSize positions)
+	KVPerToken  int64 // bytes one position takes: layers × 2 × kv_heads × head_dim × element size
+	Scratch     int64 // activations and other working buffers
+	Device      string
+}
+
+// Backend runs the forward pass.
+type Backend interface {
+	// Name is "cpu" or "vulkan".
+	Name() string
+	// Forward processes tokens at positions pos, pos+1, ... , writing their
+	// keys and values into the cache (positions >= pos are overwritten, so
+	// rewinding is just calling Forward with a smaller pos). It returns the
+	// logits of the last token, or of every token (len(tokens) × vocab,
+	// token-major) when all is true.
+	Forward(ctx context.Context, tokens []int32, pos int, all bool) ([]float32, error)
+	Memory() Memory
+	Close() error
+}
+
+// ErrContextFull is returned when pos+len(tokens) exceeds the context size.
+var ErrContextFull = errors.New("context window is full")
+
+// ErrDeviceLost wraps failures after which the backend cannot continue; the
+// engine offers the CPU backend in their place.
+var ErrDeviceLost = errors.New("compute device lost")

@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"time"
+
+	"vkchat/runtime/sample"
+)
+
+// EventKind says which fields of an Event are set.
+type EventKind int
+
+const (
+	// EventPrefill: the prompt has been processed; Prefill is set.
+	EventPrefill EventKind = iota
+	// EventToken: one token was sampled; Token is set.
+	EventToken
+	// EventDone: generation ended; Done is set.
+	EventDone
+)
+
+// Event is what the engine reports while it generates. Every event carries
+// the current Stats so a consumer never has to ask for them.
+type Event struct {
+	Kind    EventKind
+	Prefill *PrefillInfo
+	Token   *TokenInfo
+	Done    *DoneInfo
+	Stats   Stats
+}
+
+// PrefillInfo describes the prompt pass.
+type PrefillInfo struct {
+	Tokens   int // prompt tokens actually computed (after KV-cache reuse)
+	Reused   int // prompt tokens whose KV entries were reused from the previous turn
+	Duration time.Duration
+}
+
+// TokenInfo describes one generated token.
+type TokenInfo struct {
+	ID    int32
+	Piece string // text this token completes; may be "" while a UTF-8 character is incomplete
+	// Candidates is the sampler's view of the distribution this token was
+	// drawn from (see sample.Result).
+	Candidates []sample.Candidate
+	Entropy    float32
+	Params     sample.Params // the settings it was drawn with
+	Index      int           // 0 for the first generated token of the reply
+	Duration   time.Duration // time to compute and sample this token
+	// SinceStart is the time from the start of the request; for Index 0 it
+	// is the time to first token.
+	SinceStart time.Duration
+}
+
+// StopReason says why generation ended.
+type StopReason string
+
+const (
+	StopEOS       StopReason = "eos"       // the model ended its turn
+	StopMaxTokens StopReason = "max-tokens" // the requested budget was reached
+	StopCanceled  StopReason = "canceled"   // the caller canceled
+	StopContext   StopReason = "context"    // the context window filled up
+	StopError     StopReason = "error"
+)
+
+// DoneInfo ends a generation.
+type DoneInfo struct {
+	Reason    StopReason
+	Err       error
+	Generated int
+	Decode    time.Duration // total decode time, first token excluded
+}
+
+// Stats is a snapshot of the session's state.
+type Stats struct {
+	ContextUsed int // positions filled in the KV cache
+	ContextSize int
+	KVUsed      int64 // ContextUsed × KVPerToken
+	KVAllocated int64
+	KVPerToken  int64
+	Weights     int64
+	Scratch     int64
+}
