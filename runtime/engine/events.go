@@ -55,7 +55,7 @@ type TokenInfo struct {
 type StopReason string
 
 const (
-	StopEOS       StopReason = "eos"       // the model ended its turn
+	StopEOS       StopReason = "eos"        // the model ended its turn
 	StopMaxTokens StopReason = "max-tokens" // the requested budget was reached
 	StopCanceled  StopReason = "canceled"   // the caller canceled
 	StopContext   StopReason = "context"    // the context window filled up
