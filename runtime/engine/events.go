@@ -30,9 +30,12 @@ type Event struct {
 
 // PrefillInfo describes the prompt pass.
 type PrefillInfo struct {
-	Tokens   int // prompt tokens actually computed (after KV-cache reuse)
-	Reused   int // prompt tokens whose KV entries were reused from the previous turn
-	Duration time.Duration
+	Tokens int // prompt tokens actually computed (after KV-cache reuse)
+	Reused int // prompt tokens whose KV entries were reused from the previous turn
+	// DroppedMessages counts the oldest messages after the system prompt
+	// left out so the conversation fits the context.
+	DroppedMessages int
+	Duration        time.Duration
 }
 
 // TokenInfo describes one generated token.

@@ -1,0 +1,43 @@
+// Package engine is the inference API the UI and commands use: load a model
+// into a session, generate replies as a stream of events, change sampler
+// settings while generating.
+package engine
+
+import (
+	"time"
+
+	"vkchat/runtime/chat"
+)
+
+// ModelInfo describes the loaded model and how it is being run.
+type ModelInfo struct {
+	Name         string
+	Path         string
+	Arch         string
+	Params       int64  // parameter count
+	FileType     string // the dominant weight type, e.g. "Q4_0"
+	ContextSize  int    // the session's context window
+	TrainContext int    // the model's trained context length
+	Vocab        int
+	Layers       int
+	KVHeads      int
+	HeadDim      int
+	KVType       string // "f16" or "f32"
+	// TemplateName is the chat template in use: "gguf" for the model's own,
+	// or a built-in ("chatml", "llama2", "llama3", "zephyr", "phi3"); "" in
+	// completion mode.
+	TemplateName string
+	Completion   bool // no chat template: the conversation is plain text
+	Backend      string
+	Device       string
+	LoadTime     time.Duration
+}
+
+// Request asks for one reply.
+type Request struct {
+	// Messages is the whole conversation, oldest first, ending with the
+	// user's turn. In completion mode the contents are joined as raw text and
+	// the reply continues it.
+	Messages  []chat.Message
+	MaxTokens int // 0: until end of turn or a full context
+}
