@@ -1,0 +1,92 @@
+// Command vkchat is a terminal chat for local GGUF models that shows what
+// inference is doing while it happens. Each subcommand lives in its own file
+// and registers itself in commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one subcommand. run gets the arguments after the subcommand
+// name and returns an error to print; flag.ErrHelp means usage was shown.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{}
+
+func register(c command) { commands[c.name] = c }
+
+// defaultCommand runs when vkchat is started without a subcommand.
+const defaultCommand = "chat"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	name := defaultCommand
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		name, args = args[0], args[1:]
+	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		usage(stdout)
+		return 0
+	}
+	if name == "help" {
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "vkchat: unknown command %q\n\n", name)
+		usage(stderr)
+		return 2
+	}
+	if err := c.run(ctx, args, stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "vkchat %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "vkchat — chat with a local GGUF model and watch inference happen")
+	fmt.Fprintln(w, "\nUsage: vkchat [command] [flags]   (no command: chat)")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'vkchat COMMAND --help' for a command's flags.")
+}
+
+// newFlags makes a FlagSet that reports errors instead of exiting, with a
+// usage line naming the command.
+func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: vkchat %s %s\n\nFlags:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
