@@ -1,0 +1,5 @@
+package models
+
+// Llama 2 and 3, Mistral, TinyLlama and SmolLM all load as "llama": the
+// converter permutes Q and K so ggml's adjacent-pair rope applies.
+func init() { registerArch(arch{name: "llama"}) }

@@ -1,0 +1,172 @@
+// Package models knows the llama-family architectures: how hyper-parameters
+// and weights are named in a GGUF file and what differs between them. The
+// shared machinery (file format, kernels, backends) lives in runtime/.
+package models
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/gguf"
+)
+
+// Weight is a tensor used as a matrix of Rows rows of Cols elements (GGUF
+// dims [Cols, Rows]); a vector has Rows == 1. Data points into the mapped file.
+type Weight struct {
+	Name string
+	Type ggml.Type
+	Cols int
+	Rows int
+	Data []byte
+}
+
+// Layer holds one transformer block's weights. Shapes are [Cols x Rows]:
+// Wq [embd x heads*headDim], Wk/Wv [embd x kvHeads*headDim],
+// Wo [heads*headDim x embd], Gate/Up [embd x ff], Down [ff x embd].
+type Layer struct {
+	AttnNorm, Wq, Wk, Wv, Wo Weight
+	Bq, Bk, Bv               *Weight // Qwen2's attention biases; nil for llama
+	FFNNorm, Gate, Up, Down  Weight
+}
+
+// Model is a loaded model description; the backends turn it into compute.
+type Model struct {
+	Config
+	Name       string
+	File       *gguf.File
+	TokenEmbd  Weight // [embd x vocab]
+	OutputNorm Weight // [embd]
+	Output     Weight // [embd x vocab]; the token embedding when tied
+	Tied       bool
+	Layers     []Layer
+}
+
+// Config holds the hyper-parameters of the forward pass.
+type Config struct {
+	Arch     string
+	Embd     int
+	FF       int
+	Layers   int
+	Heads    int
+	KVHeads  int
+	HeadDim  int
+	Vocab    int
+	TrainCtx int
+	NormEps  float32
+	Rope     Rope
+}
+
+// Rope describes rotary position embedding.
+type Rope struct {
+	Dims int     // rotated dimensions per head (<= HeadDim)
+	Base float32 // theta base
+	// NeoX rotates pairs (i, i+Dims/2) as GPT-NeoX and Qwen2 do; otherwise
+	// adjacent pairs (2i, 2i+1), llama.cpp's "normal" mode for llama, whose
+	// converter permutes Q and K to match.
+	NeoX bool
+	// FreqFactors divides the frequency of each pair (Llama 3.1 rope
+	// scaling); nil when unused.
+	FreqFactors []float32
+	// Scale multiplies positions (linear rope scaling); 1 when unused.
+	Scale float32
+}
+
+// Params counts the parameters of all tensors in the file.
+func (m *Model) Params() int64 {
+	var n int64
+	for i := range m.File.Tensors {
+		n += int64(m.File.Tensors[i].Elements())
+	}
+	return n
+}
+
+// WeightBytes is the size of all tensor data.
+func (m *Model) WeightBytes() int64 {
+	var n int64
+	for i := range m.File.Tensors {
+		n += int64(m.File.Tensors[i].Size)
+	}
+	return n
+}
+
+// FileType is the most common matrix weight type, by bytes.
+func (m *Model) FileType() string {
+	bytes := map[ggml.Type]uint64{}
+	for i := range m.File.Tensors {
+		t := &m.File.Tensors[i]
+		if len(t.Dims) >= 2 {
+			bytes[t.Type] += t.Size
+		}
+	}
+	types := make([]ggml.Type, 0, len(bytes))
+	for t := range bytes {
+		types = append(types, t)
+	}
+	sort.Slice(types, func(a, b int) bool { return bytes[types[a]] > bytes[types[b]] })
+	if len(types) == 0 {
+		return "none"
+	}
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = t.String()
+	}
+	if len(names) > 1 {
+		return names[0] + " (+" + strings.Join(names[1:], ",") + ")"
+	}
+	return names[0]
+}
+
+// KVBytesPerToken is what one position costs in the KV cache at the given
+// element size: layers × (K and V) × kv_heads × head_dim × bytes.
+func (c *Config) KVBytesPerToken(elemBytes int) int64 {
+	return int64(c.Layers) * 2 * int64(c.KVHeads) * int64(c.HeadDim) * int64(elemBytes)
+}
+
+type loader struct {
+	f    *gguf.File
+	arch string
+	err  error
+}
+
+func (l *loader) key(k string) string { return l.arch + "." + k }
+
+func (l *loader) uint(k string, def int, required bool) int {
+	if l.err != nil {
+		return 0
+	}
+	n, ok, err := l.f.Uint(l.key(k))
+	if err != nil {
+		l.err = err
+		return 0
+	}
+	if !ok {
+		if required {
+			l.err = &gguf.FormatError{Path: l.f.Path, Field: fmt.Sprintf("key %q", l.key(k)), Msg: "missing"}
+		}
+		return def
+	}
+	// Sizes beyond this are not models we can run and would overflow int
+	// arithmetic in buffer sizing further on.
+	if n > 1<<24 {
+		l.err = &gguf.FormatError{Path: l.f.Path, Field: fmt.Sprintf("key %q", l.key(k)), Msg: fmt.Sprintf("value %d is implausibly large", n)}
+		return 0
+	}
+	return int(n)
+}
+
+func (l *loader) float(k string, def float32) float32 {
+	if l.err != nil {
+		return 0
+	}
+	x, ok, err := l.f.Float(l.key(k))
+	if err != nil {
+		l.err = err
+		return 0
+	}
+	if !ok {
+		return def
+	}
+	return float32(x)
+}
