@@ -1,0 +1,48 @@
+# vkchat — `make run` starts the chat, `make test` runs every check.
+GO      ?= go
+BIN     := bin/vkchat
+SHARED  ?= ../shared
+MODEL   ?= $(firstword $(wildcard $(SHARED)/models/stories260K.gguf))
+BACKEND ?= cpu
+FUZZTIME ?= 15s
+
+.PHONY: all deps build run test vet shaders shaders-check fuzz race bench clean
+
+all: build
+
+deps:
+	@sh scripts/deps.sh
+
+build: deps
+	$(GO) build -o $(BIN) ./cmd/vkchat
+
+run: build
+	$(BIN) chat --backend $(BACKEND) $(if $(MODEL),--model $(MODEL))
+
+shaders: deps
+	sh shaders/build.sh
+
+# The committed SPIR-V must be what the GLSL compiles to now.
+shaders-check: shaders
+	@test -z "$$(git status --porcelain -- shaders)" || { git status --short -- shaders; echo "shaders/ differs from a fresh build: run 'make shaders' and commit"; exit 1; }
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+
+race:
+	$(GO) test -race -count=1 ./runtime/engine/... ./ui/...
+
+fuzz:
+	sh scripts/fuzz.sh $(FUZZTIME)
+
+test: deps shaders-check vet
+	$(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory race
+	$(MAKE) --no-print-directory fuzz
+
+bench: build
+	$(BIN) bench --backend $(BACKEND) --model $(MODEL)
+
+clean:
+	rm -rf bin
