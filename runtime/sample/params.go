@@ -6,15 +6,15 @@ package sample
 // Params are the user-facing sampler settings. Zero values mean "off"
 // except where noted; Defaults returns llama.cpp's defaults.
 type Params struct {
-	Temperature      float32 // 0: greedy
+	Temperature      float32 // 0: greedy; negative counts as 0
 	TopK             int     // 0: off
-	TopP             float32 // 1: off
-	MinP             float32 // 0: off
-	RepeatPenalty    float32 // 1: off
-	RepeatLastN      int     // how many recent tokens the penalties look at
-	PresencePenalty  float32
-	FrequencyPenalty float32
-	Seed             uint64
+	TopP             float32 // 1: off; values outside (0,1] also mean off
+	MinP             float32 // 0: off; clamped to [0,1]
+	RepeatPenalty    float32 // 1: off; ≤ 0 also means off
+	RepeatLastN      int     // how many recent tokens the penalties look at; 0: none, negative: all
+	PresencePenalty  float32 // subtracted once from every token in the window
+	FrequencyPenalty float32 // subtracted once per occurrence in the window
+	Seed             uint64  // every value, 0 included, is a fixed seed
 }
 
 // Defaults are llama.cpp's default sampler settings.
@@ -41,3 +41,52 @@ type Result struct {
 	Candidates []Candidate // the top candidates by Prob, most likely first
 	Entropy    float32     // of the full distribution, in nats
 }
+
+// clamped returns p with every field moved into the range the chain can
+// use. Settings arrive from a UI and from config files, so out-of-range and
+// NaN values are corrected here rather than rejected: a sampler must always
+// be able to produce a token.
+func (p Params) clamped() Params {
+	d := Defaults()
+	p.Temperature = finiteOr(p.Temperature, d.Temperature)
+	if p.Temperature < 0 {
+		p.Temperature = 0
+	}
+	if p.TopK < 0 {
+		p.TopK = 0
+	}
+	// Outside (0,1] top-p has no meaning; treat it as off rather than as
+	// "keep one token", which would silently turn the sampler greedy.
+	if !(p.TopP > 0 && p.TopP < 1) {
+		p.TopP = 1
+	}
+	p.MinP = finiteOr(p.MinP, 0)
+	p.MinP = min(max(p.MinP, 0), 1)
+	// A repeat penalty ≤ 0 would zero or flip the sign of logits.
+	if !(p.RepeatPenalty > 0) || isInf(p.RepeatPenalty) {
+		p.RepeatPenalty = 1
+	}
+	p.PresencePenalty = finiteOr(p.PresencePenalty, 0)
+	p.FrequencyPenalty = finiteOr(p.FrequencyPenalty, 0)
+	if p.RepeatLastN < 0 {
+		p.RepeatLastN = -1
+	}
+	return p
+}
+
+func finiteOr(x, fallback float32) float32 {
+	if x != x {
+		return fallback
+	}
+	if isInf(x) {
+		if x > 0 {
+			return maxFinite
+		}
+		return -maxFinite
+	}
+	return x
+}
+
+const maxFinite = 3.40282346638528859811704183484516925440e+38
+
+func isInf(x float32) bool { return x > maxFinite || x < -maxFinite }
