@@ -1,0 +1,107 @@
+package quant
+
+import (
+	"fmt"
+
+	"vkchat/runtime/ggml"
+)
+
+// Matrix is a 2-D weight: Rows rows of Cols elements each (GGUF dims
+// [Cols, Rows]), Data in Type's block layout, row after row.
+type Matrix struct {
+	Type       ggml.Type
+	Cols, Rows int
+	Data       []byte
+}
+
+// Below this many multiply-adds a product runs on the calling goroutine:
+// waking workers would cost more than it saves.
+const inlineWork = 32 << 10
+
+// Each chunk handed to a worker is about this many multiply-adds, small
+// enough to balance two cores on a 2048-row matrix and large enough that the
+// atomic hand-out is noise.
+const chunkWork = 16 << 10
+
+func (m *Matrix) check(op string) (*format, int) {
+	f, err := formatOf(m.Type)
+	if err != nil {
+		panic(err)
+	}
+	rb, err := f.rowBytes(m.Type, m.Cols)
+	if err != nil || m.Rows < 0 {
+		panic(fmt.Sprintf("quant: %s: bad %v matrix %dx%d", op, m.Type, m.Rows, m.Cols))
+	}
+	if len(m.Data) < rb*m.Rows {
+		panic(fmt.Sprintf("quant: %s: %v matrix %dx%d needs %d bytes, has %d", op, m.Type, m.Rows, m.Cols, rb*m.Rows, len(m.Data)))
+	}
+	return f, rb
+}
+
+// MatVec sets dst[r] = row r · x for r in [0, Rows), the llama.cpp way: x
+// (len Cols) is converted once to the weight type's vec_dot_type and each row
+// is multiplied by ggml's generic vec_dot kernel (see the package comment).
+// Rows are split over the shared worker pool. It panics on mismatched sizes.
+func MatVec(dst []float32, m Matrix, x []float32) {
+	if len(x) != m.Cols || len(dst) < m.Rows {
+		panic(fmt.Sprintf("quant: MatVec: %dx%d matrix with len(x)=%d, len(dst)=%d", m.Rows, m.Cols, len(x), len(dst)))
+	}
+	product(dst, &m, x, 1, "MatVec")
+}
+
+// MatMul multiplies n input vectors x (token-major, n×Cols) into dst
+// (token-major, n×Rows): dst[v*Rows+r] = row r · x[v*Cols:(v+1)*Cols], each
+// exactly as MatVec computes it. Each weight row is read once and applied to
+// all n vectors while it is in cache; rows are split over the worker pool.
+func MatMul(dst []float32, m Matrix, x []float32, n int) {
+	if n < 0 || len(x) != n*m.Cols || len(dst) < n*m.Rows {
+		panic(fmt.Sprintf("quant: MatMul: %dx%d matrix, n=%d with len(x)=%d, len(dst)=%d", m.Rows, m.Cols, n, len(x), len(dst)))
+	}
+	product(dst, &m, x, n, "MatMul")
+}
+
+func product(dst []float32, m *Matrix, x []float32, n int, op string) {
+	f, rb := m.check(op)
+	if m.Rows == 0 || n == 0 {
+		return
+	}
+	a := actPool.Get().(*acts)
+	a.prepare(f.vecType, x, m.Cols, n)
+	a.views = grow(a.views, n)
+	for v := range a.views {
+		a.views[v] = a.view(v)
+	}
+	j := jobPool.Get().(*job)
+	j.f, j.data, j.rowBytes, j.rows = f, m.Data, rb, m.Rows
+	j.views, j.dst = a.views, dst
+	work := m.Cols * n
+	j.chunk = max(1, chunkWork/max(1, work))
+	threads := int(pool.threads.Load())
+	if work*m.Rows < inlineWork {
+		threads = 1
+	}
+	j.run(threads)
+	if f.vecType == ggml.F32 {
+		a.f = nil // it aliased x
+	}
+	actPool.Put(a)
+}
+
+// compute does rows [lo, hi) for every vector.
+func (j *job) compute(lo, hi int) {
+	dot, rb, rows := j.f.dot, j.rowBytes, j.rows
+	if len(j.views) == 1 {
+		av := &j.views[0]
+		dst := j.dst[lo:hi]
+		for r := range dst {
+			dst[r] = dot(j.data[(lo+r)*rb:(lo+r+1)*rb], av)
+		}
+		return
+	}
+	for r := lo; r < hi; r++ {
+		row := j.data[r*rb : (r+1)*rb]
+		for v := range j.views {
+			j.dst[v*rows+r] = dot(row, &j.views[v])
+		}
+	}
+}
