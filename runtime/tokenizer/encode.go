@@ -1,0 +1,54 @@
+package tokenizer
+
+import "strings"
+
+// Encode tokenizes text as llama.cpp's llama_tokenize does. addSpecial adds
+// BOS/EOS where the vocabulary asks for them. parseSpecial lets control-token
+// text such as "<|im_start|>" become that token; use it only for chat-template
+// markup, never for user text.
+func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) []int32 {
+	var segs []segment
+	if text != "" {
+		segs = t.partition(text, parseSpecial)
+	}
+	out := make([]int32, 0, len(text)/3+2)
+	if addSpecial && t.addBOS {
+		out = append(out, t.bos)
+	}
+	switch t.kind {
+	case kindSPM:
+		// The space prefix goes before the first text and before text that
+		// follows any special token, as llama.cpp's is_prev_special does.
+		prevSpecial := true
+		for _, s := range segs {
+			if s.id >= 0 {
+				out = append(out, s.id)
+				prevSpecial = true
+				continue
+			}
+			txt := s.text
+			if t.addSpacePrefix && prevSpecial {
+				txt = " " + txt
+			}
+			out = t.encodeSPM(strings.ReplaceAll(txt, " ", "▁"), out)
+			prevSpecial = false
+		}
+	case kindBPE:
+		var sc bpeScratch
+		for _, s := range segs {
+			if s.id >= 0 {
+				out = append(out, s.id)
+				continue
+			}
+			txt := s.text
+			if t.escapeWhitespace {
+				txt = strings.ReplaceAll(txt, " ", "▁")
+			}
+			out = t.encodeBPE(txt, out, &sc)
+		}
+	}
+	if addSpecial && t.addEOS {
+		out = append(out, t.eos)
+	}
+	return out
+}

@@ -1,0 +1,634 @@
+package tokenizer
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/dlclark/regexp2"
+)
+
+// A pre-tokenizer cuts text into words before BPE merging. llama.cpp applies
+// a list of regexes in turn: each one splits every current fragment into its
+// matches and the gaps between them, and both are kept. The resulting
+// fragment lengths are counted in code points.
+type preTokenizer struct {
+	name  string
+	steps []splitStep
+}
+
+type splitStep interface {
+	split(t *splitText, offsets []int) []int
+}
+
+// preConfig is what tokenizer.ggml.pre selects: the regex list and the
+// vocabulary flags llama.cpp's loader sets alongside it.
+type preConfig struct {
+	regexes      []string
+	ignoreMerges bool
+	addBOS       bool
+	noBOS        bool // chatglm: the default BOS id is cleared
+}
+
+// The regexes are copied verbatim from llama.cpp's llm_tokenizer_bpe
+// constructor, so the custom splitters below are selected by the same string
+// comparison llama.cpp's unicode_regex_split_custom does.
+const (
+	reGPT2   = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)`
+	reLlama3 = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	reQwen2  = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+)
+
+var (
+	preDefault = preConfig{regexes: []string{
+		`[\p{P}\$\+<=>\^~\|]+`,
+		reGPT2,
+		`\p{N}+`,
+		`[0-9][0-9][0-9]`,
+	}}
+	preLlama3      = preConfig{regexes: []string{reLlama3}, ignoreMerges: true, addBOS: true}
+	preLlama3Plain = preConfig{regexes: []string{reLlama3}}
+	preChatGLM4    = preConfig{regexes: []string{reLlama3}, noBOS: true}
+	preGPT2        = preConfig{regexes: []string{reGPT2}}
+	preStarcoder   = preConfig{regexes: []string{`\p{N}`, reGPT2}}
+	preQwen2       = preConfig{regexes: []string{reQwen2}}
+	preFalcon      = preConfig{regexes: []string{
+		`[\p{P}\$\+<=>\^~\|` + "`" + `]+`,
+		reGPT2,
+		`[0-9][0-9][0-9]`,
+	}}
+	preDeepseekCoder = preConfig{regexes: []string{
+		"[\r\n]",
+		`\s?\p{L}+`,
+		`\s?\p{P}+`,
+		`[一-龥ࠀ-一가-퟿]+`,
+		`\p{N}`,
+	}}
+	preDeepseekLLM = preConfig{regexes: []string{
+		"[\r\n]",
+		`\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+`,
+		`\s?[!-/:-~！-／：-～‘-‟　-。]+`,
+		`\s+$`,
+		`[一-龥ࠀ-一가-퟿]+`,
+		`\p{N}+`,
+	}}
+)
+
+// preTypes maps tokenizer.ggml.pre to a configuration, following the name
+// groups in llama.cpp's llama_vocab::impl::load.
+var preTypes = map[string]preConfig{
+	"default": preDefault,
+
+	"llama3": preLlama3, "llama-v3": preLlama3, "llama-bpe": preLlama3, "falcon3": preLlama3,
+	"falcon-h1": preLlama3, "pixtral": preLlama3, "midm-2.0": preLlama3, "lfm2": preLlama3,
+	"jina-v5-nano": preLlama3,
+	"dbrx":         preLlama3Plain, "smaug-bpe": preLlama3Plain,
+	"glm4": preChatGLM4, "chatglm-bpe": preChatGLM4,
+
+	"gpt-2": preGPT2, "phi-2": preGPT2, "jina-es": preGPT2, "jina-de": preGPT2, "gigachat": preGPT2,
+	"jina-v2-es": preGPT2, "jina-v2-de": preGPT2, "a.x-4.0": preGPT2, "mellum": preGPT2,
+	"modern-bert": preGPT2, "mpt": preGPT2, "olmo": preGPT2, "jais": preGPT2, "trillion": preGPT2,
+	"granite-docling": preGPT2, "exaone4": preGPT2,
+
+	"starcoder": preStarcoder, "refact": preStarcoder, "command-r": preStarcoder, "smollm": preStarcoder,
+	"codeshell": preStarcoder, "exaone": preStarcoder, "minerva-7b": preStarcoder, "mellum2": preStarcoder,
+
+	"qwen2": preQwen2, "deepseek-r1-qwen": preQwen2, "kormo": preQwen2, "f2llmv2": preQwen2,
+	"megrez": preQwen2, "stablelm2": preQwen2, "hunyuan": preQwen2, "solar-open": preQwen2,
+	"grok-2": preQwen2,
+
+	"falcon":         preFalcon,
+	"deepseek-coder": preDeepseekCoder,
+	"deepseek-llm":   preDeepseekLLM,
+}
+
+func supportedPre() string {
+	names := make([]string, 0, len(preTypes))
+	for n := range preTypes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func newPreTokenizer(name string, regexes []string) (*preTokenizer, error) {
+	p := &preTokenizer{name: name}
+	for _, expr := range regexes {
+		s, err := newSplitStep(expr)
+		if err != nil {
+			return nil, fmt.Errorf("pre-tokenizer %q: regex %q: %w", name, expr, err)
+		}
+		p.steps = append(p.steps, s)
+	}
+	return p, nil
+}
+
+func newSplitStep(expr string) (splitStep, error) {
+	switch expr {
+	case reGPT2:
+		return customGPT2{}, nil
+	case reLlama3:
+		return customLlama3{maxDigits: 3}, nil
+	case reQwen2:
+		return customLlama3{maxDigits: 1}, nil
+	}
+	return compileRegexStep(expr, false)
+}
+
+// splitText holds one text being pre-tokenized, with the alternative views
+// the regex engine needs built on first use.
+type splitText struct {
+	cpts []rune
+
+	views [2]*textView // [collapsed, wide]
+}
+
+// textView is the text as the regex sees it: as runes for regexp2, and as a
+// string for Go's regexp with a map from byte offset to code point index.
+type textView struct {
+	runes    []rune
+	str      string
+	byteAt   []int32 // byte offset of code point i; len(runes)+1 entries
+	cptAtOff []int32 // code point index starting at each byte offset
+}
+
+// Category stand-ins of llama.cpp's collapsed text: every non-ASCII code point
+// becomes one character naming its class, so byte regexes can test \p{..}.
+const (
+	collOther  = 0xD0
+	collNumber = 0xD1
+	collLetter = 0xD2
+	collPunct  = 0xD3
+	collAccent = 0xD4
+	collSymbol = 0xD5
+)
+
+func (t *splitText) view(collapsed bool) *textView {
+	i := 1
+	if collapsed {
+		i = 0
+	}
+	if t.views[i] != nil {
+		return t.views[i]
+	}
+	v := &textView{runes: make([]rune, len(t.cpts)), byteAt: make([]int32, len(t.cpts)+1)}
+	for j, c := range t.cpts {
+		if c >= 0x80 {
+			f := cptFlags(c)
+			switch {
+			case f&cSpace != 0:
+				// std::regex's \s only knows ASCII; llama.cpp substitutes VT.
+				c = 0x0B
+			case !collapsed:
+			case f&cNumber != 0:
+				c = collNumber
+			case f&cLetter != 0:
+				c = collLetter
+			case f&cPunct != 0:
+				c = collPunct
+			case f&cAccent != 0:
+				c = collAccent
+			case f&cSymbol != 0:
+				c = collSymbol
+			default:
+				c = collOther
+			}
+		}
+		v.runes[j] = c
+	}
+	var b []byte
+	for j, c := range v.runes {
+		v.byteAt[j] = int32(len(b))
+		if c >= 0xD800 && c < 0xE000 {
+			// Go strings cannot hold surrogates; none of the supported
+			// patterns can match one, and U+FFFD is not matched either.
+			c = 0xFFFD
+		}
+		b = appendCpt(b, c)
+	}
+	v.byteAt[len(v.runes)] = int32(len(b))
+	v.str = string(b)
+	v.cptAtOff = make([]int32, len(b)+1)
+	for j := range v.runes {
+		v.cptAtOff[v.byteAt[j]] = int32(j)
+	}
+	v.cptAtOff[len(b)] = int32(len(v.runes))
+	t.views[i] = v
+	return v
+}
+
+// regexStep runs one llama.cpp pre-tokenizer regex through a Go engine.
+// Patterns with look-around need regexp2; the rest use Go's linear-time
+// regexp, which picks the same leftmost-first matches as std::regex does.
+type regexStep struct {
+	collapsed bool
+	re        *regexp.Regexp
+	re2       *regexp2.Regexp
+}
+
+func compileRegexStep(expr string, forceRegexp2 bool) (*regexStep, error) {
+	collapsed := usesCategories(expr)
+	useRE2 := forceRegexp2 || strings.Contains(expr, "(?=") || strings.Contains(expr, "(?!")
+	pat, err := translateRegex(expr, collapsed, useRE2)
+	if err != nil {
+		return nil, err
+	}
+	s := &regexStep{collapsed: collapsed}
+	if useRE2 {
+		s.re2, err = regexp2.Compile(pat, regexp2.None)
+	} else {
+		s.re, err = regexp.Compile(pat)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+var categoryNames = []string{`\p{N}`, `\p{L}`, `\p{P}`, `\p{M}`, `\p{S}`, `\p{Lu}`, `\p{Ll}`, `\p{Lt}`, `\p{Lm}`, `\p{Lo}`}
+
+func usesCategories(expr string) bool {
+	for _, c := range categoryNames {
+		if strings.Contains(expr, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// categoryClass is llama.cpp's k_ucat_cpt + k_ucat_map: the stand-in
+// character plus the ASCII members of the category. Note that ASCII '~' is in
+// neither \p{P} nor \p{S} there, although Unicode files it under Sm.
+var categoryClass = map[string]string{
+	`\p{N}`:  string(rune(collNumber)) + `0-9`,
+	`\p{L}`:  string(rune(collLetter)) + `A-Za-z`,
+	`\p{Lu}`: string(rune(collLetter)) + `A-Za-z`,
+	`\p{Ll}`: string(rune(collLetter)) + `A-Za-z`,
+	`\p{Lt}`: string(rune(collLetter)) + `A-Za-z`,
+	`\p{Lm}`: string(rune(collLetter)) + `A-Za-z`,
+	`\p{Lo}`: string(rune(collLetter)) + `A-Za-z`,
+	`\p{P}`:  string(rune(collPunct)) + `!-#%-*,-/:-;?-@\[-\]_\{\}`,
+	`\p{M}`:  string(rune(collAccent)),
+	`\p{S}`:  string(rune(collSymbol)) + `\$\+<->\^` + "`" + `\|`,
+}
+
+const asciiSpaceClass = `\t\n\v\f\r `
+
+// translateRegex rewrites a llama.cpp (ECMAScript) pre-tokenizer regex for
+// Go's engines: \p{..} becomes the collapsed-text class as llama.cpp builds
+// it, and \s/\S become explicit ASCII classes because neither Go engine's \s
+// is std::regex's [ \t\n\v\f\r]. For regexp2 a bare $ becomes \z, since
+// .NET's $ also matches before a final newline and ECMAScript's does not.
+func translateRegex(expr string, collapsed, forRE2 bool) (string, error) {
+	var out strings.Builder
+	inside := false
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		switch {
+		case c == '[' && !inside:
+			inside = true
+			out.WriteByte(c)
+		case c == ']' && inside:
+			inside = false
+			out.WriteByte(c)
+		case c == '$' && !inside && forRE2:
+			out.WriteString(`\z`)
+		case c == '\\' && i+1 < len(expr):
+			n := expr[i+1]
+			if n == 'p' && collapsed {
+				end := strings.IndexByte(expr[i:], '}')
+				if end < 0 {
+					return "", fmt.Errorf("unterminated \\p{ at %d", i)
+				}
+				cls, ok := categoryClass[expr[i:i+end+1]]
+				if !ok {
+					return "", fmt.Errorf("unsupported category %s", expr[i:i+end+1])
+				}
+				if inside {
+					out.WriteString(cls)
+				} else {
+					out.WriteString("[" + cls + "]")
+				}
+				i += end
+				continue
+			}
+			switch {
+			case n == 's' && inside:
+				out.WriteString(asciiSpaceClass)
+			case n == 's':
+				out.WriteString("[" + asciiSpaceClass + "]")
+			case n == 'S' && !inside:
+				out.WriteString("[^" + asciiSpaceClass + "]")
+			case n == 'S' || n == 'p' || n == 'd' || n == 'w' || n == 'b':
+				return "", fmt.Errorf("unsupported escape \\%c", n)
+			default:
+				out.WriteByte(c)
+				out.WriteByte(n)
+			}
+			i++
+		default:
+			out.WriteByte(c)
+		}
+	}
+	return out.String(), nil
+}
+
+func (s *regexStep) split(t *splitText, offsets []int) []int {
+	v := t.view(s.collapsed)
+	out := make([]int, 0, len(offsets))
+	start := 0
+	for _, n := range offsets {
+		last := 0
+		emit := func(ms, me int) {
+			if ms > last {
+				out = append(out, ms-last)
+			}
+			out = append(out, me-ms)
+			last = me
+		}
+		if s.re != nil {
+			base := v.byteAt[start]
+			sub := v.str[base:v.byteAt[start+n]]
+			for _, m := range s.re.FindAllStringIndex(sub, -1) {
+				ms := int(v.cptAtOff[int(base)+m[0]]) - start
+				me := int(v.cptAtOff[int(base)+m[1]]) - start
+				emit(ms, me)
+			}
+		} else {
+			m, _ := s.re2.FindRunesMatch(v.runes[start : start+n])
+			for m != nil {
+				emit(m.Index, m.Index+m.Length)
+				m, _ = s.re2.FindNextMatch(m)
+			}
+		}
+		if last < n {
+			out = append(out, n-last)
+		}
+		start += n
+	}
+	return out
+}
+
+// fragment walks one fragment [ini, end) of the code points the way
+// llama.cpp's custom splitters do: positions outside it read as "no
+// character", and tokens are emitted as lengths.
+type fragment struct {
+	cpts     []rune
+	ini, end int
+	prev     int
+	out      []int
+}
+
+const outOfRange = -1
+
+func (f *fragment) cpt(pos int) rune {
+	if pos >= f.ini && pos < f.end {
+		return f.cpts[pos]
+	}
+	return outOfRange
+}
+
+func (f *fragment) flags(pos int) uint8 {
+	if pos >= f.ini && pos < f.end {
+		return cptFlags(f.cpts[pos])
+	}
+	return 0
+}
+
+func (f *fragment) add(end int) int {
+	n := end - f.prev
+	if n > 0 {
+		f.out = append(f.out, n)
+	}
+	f.prev = end
+	return n
+}
+
+func asciiLower(c rune) rune {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// customGPT2 is llama.cpp's unicode_regex_split_custom_gpt2, a hand-written
+// matcher for reGPT2 (which Go's regexp cannot run because of the look-ahead).
+type customGPT2 struct{}
+
+func (customGPT2) split(t *splitText, offsets []int) []int {
+	out := make([]int, 0, len(offsets))
+	start := 0
+	for _, n := range offsets {
+		f := fragment{cpts: t.cpts, ini: start, end: start + n, prev: start, out: out}
+		start += n
+		for pos := f.ini; pos < f.end; {
+			c := f.cpt(pos)
+			fl := f.flags(pos)
+
+			if c == '\'' && pos+1 < f.end {
+				c1 := f.cpt(pos + 1)
+				if c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd' {
+					pos += f.add(pos + 2)
+					continue
+				}
+				if pos+2 < f.end {
+					c2 := f.cpt(pos + 2)
+					if (c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l') {
+						pos += f.add(pos + 3)
+						continue
+					}
+				}
+			}
+
+			fl2 := fl
+			if c == ' ' {
+				fl2 = f.flags(pos + 1)
+			}
+			if fl2&cLetter != 0 {
+				if c == ' ' {
+					pos++
+				}
+				for fl2&cLetter != 0 {
+					pos++
+					fl2 = f.flags(pos)
+				}
+				f.add(pos)
+				continue
+			}
+			if fl2&cNumber != 0 {
+				if c == ' ' {
+					pos++
+				}
+				for fl2&cNumber != 0 {
+					pos++
+					fl2 = f.flags(pos)
+				}
+				f.add(pos)
+				continue
+			}
+			if fl2&(cSpace|cLetter|cNumber) == 0 && fl2 != 0 {
+				if c == ' ' {
+					pos++
+				}
+				for fl2&(cSpace|cLetter|cNumber) == 0 && fl2 != 0 {
+					pos++
+					fl2 = f.flags(pos)
+				}
+				f.add(pos)
+				continue
+			}
+
+			ws := 0
+			for f.flags(pos+ws)&cSpace != 0 {
+				ws++
+			}
+			if ws > 1 && f.cpt(pos+ws) != outOfRange {
+				pos += ws - 1
+				f.add(pos)
+				continue
+			}
+			if ws > 0 {
+				pos += ws
+				f.add(pos)
+				continue
+			}
+			pos++
+			f.add(pos)
+		}
+		out = f.out
+	}
+	return out
+}
+
+// customLlama3 is llama.cpp's unicode_regex_split_custom_llama3 (maxDigits 3)
+// and, with maxDigits 1, its qwen2 variant, which differs only in \p{N}.
+type customLlama3 struct{ maxDigits int }
+
+func (s customLlama3) split(t *splitText, offsets []int) []int {
+	out := make([]int, 0, len(offsets))
+	start := 0
+	for _, n := range offsets {
+		f := fragment{cpts: t.cpts, ini: start, end: start + n, prev: start, out: out}
+		start += n
+		for pos := f.ini; pos < f.end; {
+			c := f.cpt(pos)
+			fl := f.flags(pos)
+
+			if c == '\'' && pos+1 < f.end {
+				c1 := asciiLower(f.cpt(pos + 1))
+				if c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd' {
+					pos += f.add(pos + 2)
+					continue
+				}
+				if pos+2 < f.end {
+					c2 := asciiLower(f.cpt(pos + 2))
+					if (c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l') {
+						pos += f.add(pos + 3)
+						continue
+					}
+				}
+			}
+
+			// [^\r\n\p{L}\p{N}]?\p{L}+
+			if !(c == '\r' || c == '\n' || fl&cNumber != 0) {
+				if fl&cLetter != 0 || f.flags(pos+1)&cLetter != 0 {
+					pos++
+					for f.flags(pos)&cLetter != 0 {
+						pos++
+					}
+					f.add(pos)
+					continue
+				}
+			}
+
+			// \p{N}{1,maxDigits}
+			if fl&cNumber != 0 {
+				ini := pos
+				for f.flags(pos)&cNumber != 0 {
+					pos++
+					if pos-ini >= s.maxDigits {
+						f.add(pos)
+						ini = pos
+					}
+				}
+				f.add(pos)
+				continue
+			}
+
+			// ' ?[^\s\p{L}\p{N}]+[\r\n]*'; the guard reads the current
+			// code point's flags, as llama.cpp's does.
+			fl2 := fl
+			if c == ' ' {
+				fl2 = f.flags(pos + 1)
+			}
+			if fl2&(cSpace|cLetter|cNumber) == 0 && fl != 0 {
+				if c == ' ' {
+					pos++
+				}
+				for fl2&(cSpace|cLetter|cNumber) == 0 && fl2 != 0 {
+					pos++
+					fl2 = f.flags(pos)
+				}
+				for c2 := f.cpt(pos); c2 == '\r' || c2 == '\n'; c2 = f.cpt(pos) {
+					pos++
+				}
+				f.add(pos)
+				continue
+			}
+
+			ws, lastRN := 0, 0
+			for f.flags(pos+ws)&cSpace != 0 {
+				if c2 := f.cpt(pos + ws); c2 == '\r' || c2 == '\n' {
+					lastRN = pos + ws + 1
+				}
+				ws++
+			}
+			if lastRN > 0 {
+				pos = lastRN
+				f.add(pos)
+				continue
+			}
+			if ws > 1 && f.cpt(pos+ws) != outOfRange {
+				pos += ws - 1
+				f.add(pos)
+				continue
+			}
+			if ws > 0 {
+				pos += ws
+				f.add(pos)
+				continue
+			}
+			pos++
+			f.add(pos)
+		}
+		out = f.out
+	}
+	return out
+}
+
+// words pre-tokenizes text and returns the words byte-level encoded, ready
+// for BPE merging, as llama.cpp's unicode_regex_split does.
+func (p *preTokenizer) words(text string) []string {
+	t := &splitText{cpts: decodeCpts(text, make([]rune, 0, len(text)))}
+	offsets := []int{len(t.cpts)}
+	for _, s := range p.steps {
+		offsets = s.split(t, offsets)
+	}
+	words := make([]string, 0, len(offsets))
+	var raw, enc []byte
+	start := 0
+	for _, n := range offsets {
+		raw = raw[:0]
+		for _, c := range t.cpts[start : start+n] {
+			raw = appendCpt(raw, c)
+		}
+		start += n
+		enc = enc[:0]
+		for _, b := range raw {
+			enc = appendCpt(enc, byteToRune[b])
+		}
+		words = append(words, string(enc))
+	}
+	return words
+}
