@@ -73,6 +73,10 @@ func Pull(ctx context.Context, ref string, opts Options) (string, error) {
 	if dir == "" {
 		dir = store.Dir()
 	}
+	// Callers keep the returned path; make it independent of the cwd.
+	if a, err := filepath.Abs(dir); err == nil {
+		dir = a
+	}
 	if r.Kind == File {
 		return openLocal(r.Path, dir)
 	}

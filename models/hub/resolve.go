@@ -254,7 +254,7 @@ func pickFile(r Ref, files []repoFile) (repoFile, error) {
 		return checkUsable(r, cs[0], cs)
 	}
 	small := false
-	if n := max(guessParams(r.Repo), 0); n > 0 {
+	if n := guessParams(r.Repo); n > 0 {
 		small = n < 1e9
 	} else {
 		for _, c := range cs {
