@@ -21,8 +21,20 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []segment {
 		if !parseSpecial && td.attr&(attrControl|attrUnknown) != 0 {
 			continue
 		}
-		var next []segment
-		for _, s := range segs {
+		// Most special tokens occur nowhere; only rebuild the segment list
+		// for one that does.
+		first := -1
+		for i, s := range segs {
+			if s.id < 0 && strings.Contains(s.text, td.text) {
+				first = i
+				break
+			}
+		}
+		if first < 0 {
+			continue
+		}
+		next := append(make([]segment, 0, len(segs)+2), segs[:first]...)
+		for _, s := range segs[first:] {
 			if s.id >= 0 || !strings.Contains(s.text, td.text) {
 				next = append(next, s)
 				continue
