@@ -88,6 +88,10 @@ func (t *Tokenizer) EOS() int32 { return t.eos }
 // EOT is the end-of-turn id, -1 if the vocabulary has none.
 func (t *Tokenizer) EOT() int32 { return t.eot }
 
+// AddBOS reports whether Encode with addSpecial prepends BOS; prompt
+// builders use it to avoid a doubled BOS when a chat template prints one.
+func (t *Tokenizer) AddBOS() bool { return t.addBOS }
+
 // IsEOG reports whether generation should stop at id.
 func (t *Tokenizer) IsEOG(id int32) bool { return t.eog[id] }
 
