@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -302,7 +303,9 @@ func (t *Tokenizer) loadSpecial(f *gguf.File, ids *specialIDs) error {
 		if err != nil {
 			return vocabErr(k.key, "%v", err)
 		}
-		if !ok {
+		// Converters write 0xFFFFFFFF (-1) for "no such token"
+		// (stories260K's separator and padding ids, for example).
+		if !ok || v == math.MaxUint32 {
 			continue
 		}
 		if v >= uint64(n) {
