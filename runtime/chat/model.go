@@ -1,0 +1,80 @@
+package chat
+
+import (
+	"fmt"
+	"strings"
+)
+
+// probeText is the content of the one-message conversation a model's
+// template must render before it is trusted. A single user turn is the one
+// shape every chat template accepts; richer probes would reject templates
+// that legitimately refuse, say, a system prompt.
+const probeText = "Hello"
+
+// FromModel picks the template for a model: its own GGUF
+// tokenizer.chat_template when that compiles and renders a probe
+// conversation with the content locatable, else a built-in guessed from
+// the template's markup or the architecture (see FallbackReason), else
+// ErrNoTemplate. A model without any template yields (nil, nil): it is a
+// completion model.
+func FromModel(ggufTemplate string, arch string) (*Template, error) {
+	if strings.TrimSpace(ggufTemplate) == "" {
+		return nil, nil
+	}
+	t, err := modelTemplate(ggufTemplate)
+	if err == nil {
+		return t, nil
+	}
+	name := guessBuiltin(ggufTemplate, arch)
+	if name == "" {
+		return nil, fmt.Errorf("%w: %v", ErrNoTemplate, err)
+	}
+	b, _ := Builtin(name)
+	b.fallback = fmt.Sprintf("the model's template was not usable (%v); using the built-in %s template instead", err, name)
+	return b, nil
+}
+
+func modelTemplate(src string) (*Template, error) {
+	j, err := compileJinja(src)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := j.render([]Message{{Role: RoleUser, Content: probeText}}, true, "<s>", "</s>")
+	if err != nil {
+		return nil, err
+	}
+	found := false
+	for _, s := range segs {
+		found = found || (s.Content && s.Text == probeText)
+	}
+	if !found {
+		return nil, fmt.Errorf("it does not print the message content (probe rendered %q)", Join(segs))
+	}
+	return &Template{name: "gguf", render: j.render, text: j.text}, nil
+}
+
+// guessBuiltin names the built-in whose markup the template uses, or one
+// typical of the architecture. Markup is the better witness: "llama" is
+// the architecture of Llama 2, Llama 3, Mistral, TinyLlama and SmolLM
+// alike, so it is not guessed from at all.
+func guessBuiltin(src, arch string) string {
+	switch {
+	case strings.Contains(src, "<|im_start|>"):
+		return "chatml"
+	case strings.Contains(src, "<|start_header_id|>"):
+		return "llama3"
+	case strings.Contains(src, "<|user|>") && strings.Contains(src, "<|end|>"):
+		return "phi3"
+	case strings.Contains(src, "<|user|>"):
+		return "zephyr"
+	case strings.Contains(src, "[INST]"):
+		return "llama2"
+	}
+	switch {
+	case strings.HasPrefix(arch, "qwen"):
+		return "chatml"
+	case arch == "phi3":
+		return "phi3"
+	}
+	return ""
+}
