@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"vkchat/ui"
+)
+
+func init() {
+	register(command{name: "chat", summary: "chat with a model in the terminal UI (the default command)", run: runChat})
+}
+
+func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("chat", "--model FILE [flags]", stderr)
+	var ef engineFlags
+	ef.register(fs)
+	params := samplerFlags(fs)
+	var cfg ui.Config
+	fs.StringVar(&cfg.SystemPrompt, "system", "", "system prompt")
+	fs.IntVar(&cfg.MaxTokens, "n", 0, "maximum tokens per reply (0: until the model stops)")
+	fs.StringVar(&cfg.LoadConversation, "load", "", "resume a saved conversation (JSON)")
+	fs.StringVar(&cfg.StateDir, "state-dir", "", "where conversations are saved (default $XDG_STATE_HOME/vkchat)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if ef.model == "" {
+		return fmt.Errorf("no model: pass --model FILE (a GGUF file), e.g. vkchat chat --model ../shared/models/stories260K.gguf")
+	}
+	fmt.Fprintf(stderr, "loading %s on %s...\n", ef.model, ef.backend)
+	s, err := ef.load(ctx, *params)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return ui.Run(ctx, s, cfg)
+}

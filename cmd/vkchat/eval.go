@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"vkchat/runtime/sample"
+)
+
+func init() {
+	register(command{name: "eval", summary: "greedy evaluation dumping top-k logits per position (llama.cpp reference format)", run: runEval})
+}
+
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("eval", "--model FILE --prompt TEXT -n N [--top K] [--json]", stderr)
+	var ef engineFlags
+	ef.register(fs)
+	prompt := fs.String("prompt", "Once upon a time", "prompt text")
+	n := fs.Int("n", 32, "tokens to generate greedily")
+	top := fs.Int("top", 10, "candidates recorded per position")
+	asJSON := fs.Bool("json", false, "print JSON in the shape of shared/reference/*.json")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ef.template = "none"
+	s, err := ef.load(ctx, sample.Params{})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	res, err := s.Evaluate(ctx, *prompt, *n, *top)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		return enc.Encode(res)
+	}
+	fmt.Fprintf(stdout, "prompt tokens: %v\n", res.PromptTokens)
+	fmt.Fprintf(stdout, "greedy: %v\n", res.Greedy)
+	fmt.Fprintf(stdout, "text: %q\n", res.Text)
+	return nil
+}

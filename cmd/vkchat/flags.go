@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"vkchat/runtime/backend"
+	"vkchat/runtime/engine"
+	"vkchat/runtime/sample"
+)
+
+// engineFlags are the flags every command that loads a model shares.
+type engineFlags struct {
+	model    string
+	backend  string
+	ctx      int
+	threads  int
+	device   int
+	kvType   string
+	template string
+}
+
+func (e *engineFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&e.model, "model", "", "GGUF model file")
+	fs.StringVar(&e.backend, "backend", "cpu", "compute backend: cpu or vulkan")
+	fs.IntVar(&e.ctx, "ctx", 0, "context size in tokens (0: the model's, at most 4096)")
+	fs.IntVar(&e.threads, "threads", 0, "CPU threads (0: all cores)")
+	fs.IntVar(&e.device, "device", -1, "Vulkan device index (see 'vkchat devices'; -1: best)")
+	fs.StringVar(&e.kvType, "kv-type", "f16", "KV cache element type: f16 or f32")
+	fs.StringVar(&e.template, "template", "", "chat template: '' for the model's own, chatml, llama2, llama3, zephyr, phi3, or none")
+}
+
+func (e *engineFlags) load(ctx context.Context, p sample.Params) (*engine.Session, error) {
+	if e.model == "" {
+		return nil, fmt.Errorf("no model: pass --model FILE")
+	}
+	return engine.Load(ctx, e.model, engine.Options{
+		Backend: e.backend, ContextSize: e.ctx, Threads: e.threads, Device: e.device,
+		KVType: backend.KVType(e.kvType), Params: p, Template: e.template,
+	})
+}
+
+// samplerFlags binds the sampler settings to flags, starting from defaults.
+func samplerFlags(fs *flag.FlagSet) *sample.Params {
+	p := sample.Defaults()
+	fs.Func("temp", fmt.Sprintf("temperature, 0 for greedy (default %g)", p.Temperature), floatFlag(&p.Temperature))
+	fs.IntVar(&p.TopK, "top-k", p.TopK, "top-k, 0 to disable")
+	fs.Func("top-p", fmt.Sprintf("top-p, 1 to disable (default %g)", p.TopP), floatFlag(&p.TopP))
+	fs.Func("min-p", fmt.Sprintf("min-p, 0 to disable (default %g)", p.MinP), floatFlag(&p.MinP))
+	fs.Func("repeat-penalty", fmt.Sprintf("repetition penalty, 1 to disable (default %g)", p.RepeatPenalty), floatFlag(&p.RepeatPenalty))
+	fs.Uint64Var(&p.Seed, "seed", p.Seed, "random seed")
+	return &p
+}
+
+func floatFlag(dst *float32) func(string) error {
+	return func(s string) error {
+		var v float64
+		if _, err := fmt.Sscan(s, &v); err != nil {
+			return fmt.Errorf("%q is not a number", s)
+		}
+		*dst = float32(v)
+		return nil
+	}
+}

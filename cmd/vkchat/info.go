@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"vkchat/models"
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/gguf"
+	"vkchat/runtime/tokenizer"
+)
+
+func init() {
+	register(command{name: "info", summary: "describe and validate a GGUF model file", run: runInfo})
+}
+
+func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("info", "[--ctx N] FILE", stderr)
+	ctxSize := fs.Int("ctx", 4096, "context size for the memory estimate")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fmt.Errorf("expected one model file, got %d arguments", fs.NArg())
+	}
+	f, err := gguf.Open(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	m, err := models.Load(f)
+	if err != nil {
+		return err
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return err
+	}
+	if tok.VocabSize() != m.TokenEmbd.Rows {
+		return fmt.Errorf("%s: tensor \"token_embd.weight\": %d rows but the vocabulary has %d tokens", f.Path, m.TokenEmbd.Rows, tok.VocabSize())
+	}
+	tmpl, _, err := f.String("tokenizer.chat_template")
+	if err != nil {
+		return err
+	}
+	w := func(k, format string, a ...any) { fmt.Fprintf(stdout, "%-16s %s\n", k+":", fmt.Sprintf(format, a...)) }
+	w("file", "%s (GGUF v%d, %s)", printable(f.Path), f.Version, humanBytes(int64(f.Size())))
+	w("name", "%s", printable(m.Name))
+	w("architecture", "%s", m.Arch)
+	w("parameters", "%s (%d)", humanCount(m.Params()), m.Params())
+	w("tensor types", "%s", tensorTypes(f))
+	w("layers", "%d (embd %d, ff %d, heads %d, kv heads %d, head dim %d)", m.Config.Layers, m.Embd, m.FF, m.Heads, m.KVHeads, m.HeadDim)
+	w("rope", "dims %d, base %g, %s", m.Rope.Dims, m.Rope.Base, map[bool]string{true: "neox", false: "normal"}[m.Rope.NeoX])
+	w("context length", "%d (trained)", m.TrainCtx)
+	model, _, _ := f.String("tokenizer.ggml.model")
+	w("vocabulary", "%d tokens (%s), bos %d, eos %d", tok.VocabSize(), printable(model), tok.BOS(), tok.EOS())
+	if tmpl != "" {
+		w("chat template", "present (%d bytes)", len(tmpl))
+	} else {
+		w("chat template", "none (completion mode)")
+	}
+	kv := m.KVBytesPerToken(2) * int64(*ctxSize)
+	w("memory", "weights %s + KV cache %s at ctx %d (f16: %d layers × %d ctx × %d kv heads × %d head dim × 2 × 2 B) = %s",
+		humanBytes(m.WeightBytes()), humanBytes(kv), *ctxSize, m.Config.Layers, *ctxSize, m.KVHeads, m.HeadDim, humanBytes(m.WeightBytes()+kv))
+	return nil
+}
+
+func tensorTypes(f *gguf.File) string {
+	count := map[ggml.Type]int{}
+	for i := range f.Tensors {
+		count[f.Tensors[i].Type]++
+	}
+	var parts []string
+	for t, n := range count {
+		parts = append(parts, fmt.Sprintf("%s×%d", t, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// printable escapes control characters so metadata from a hostile file
+// cannot drive the terminal (OSC 52 clipboard writes, resets).
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func humanCount(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fK", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"vkchat/runtime/chat"
+	"vkchat/runtime/engine"
+)
+
+func init() {
+	register(command{name: "run", summary: "continue a prompt, printing the text and timings", run: runRun})
+}
+
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", "--model FILE --prompt TEXT [flags]", stderr)
+	var ef engineFlags
+	ef.register(fs)
+	prompt := fs.String("prompt", "Once upon a time", "prompt text (used as plain text, no chat template)")
+	n := fs.Int("n", 128, "tokens to generate")
+	params := samplerFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if ef.template == "" {
+		ef.template = "none" // run is plain completion; chat applies templates
+	}
+	s, err := ef.load(ctx, *params)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var prefill *engine.PrefillInfo
+	var last engine.Event
+	err = s.Generate(ctx, engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: *prompt}}, MaxTokens: *n},
+		func(ev engine.Event) {
+			last = ev
+			switch ev.Kind {
+			case engine.EventPrefill:
+				prefill = ev.Prefill
+			case engine.EventToken:
+				fmt.Fprint(stdout, ev.Token.Piece)
+			}
+		})
+	fmt.Fprintln(stdout)
+	if err != nil {
+		return err
+	}
+	info := s.Info()
+	fmt.Fprintf(stderr, "model: %s (%s, %s) on %s [%s]\n", info.Name, info.Arch, info.FileType, info.Backend, info.Device)
+	fmt.Fprintf(stderr, "load: %.1f ms\n", ms(info.LoadTime))
+	if prefill != nil && prefill.Duration > 0 {
+		fmt.Fprintf(stderr, "prefill: %d tokens in %.1f ms (%.1f tok/s)\n", prefill.Tokens, ms(prefill.Duration),
+			float64(prefill.Tokens)/prefill.Duration.Seconds())
+	}
+	if d := last.Done; d != nil {
+		rate := 0.0
+		if d.Decode > 0 && d.Generated > 1 {
+			rate = float64(d.Generated-1) / d.Decode.Seconds()
+		}
+		fmt.Fprintf(stderr, "decode: %d tokens, %.1f tok/s (stop: %s)\n", d.Generated, rate, d.Reason)
+	}
+	st := last.Stats
+	fmt.Fprintf(stderr, "kv cache: %d / %d bytes (%d of %d positions, %d bytes each)\n",
+		st.KVUsed, st.KVAllocated, st.ContextUsed, st.ContextSize, st.KVPerToken)
+	return nil
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"vkchat/models/synth"
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/gguf"
+)
+
+func init() {
+	register(command{name: "synth", summary: "write a llama GGUF with seeded random weights (for benchmarks)", run: runSynth})
+}
+
+func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	names := make([]string, 0, len(synth.Shapes))
+	for n := range synth.Shapes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fs := newFlags("synth", "--vocab VOCAB.gguf --out FILE [--shape 110m] [--type Q4_0]", stderr)
+	shape := fs.String("shape", "110m", "preset shape: "+strings.Join(names, ", "))
+	typ := fs.String("type", "Q4_0", "matrix weight type: F32, F16, BF16, Q8_0 or Q4_0")
+	vocab := fs.String("vocab", "", "GGUF file whose tokenizer is copied (e.g. ../shared/vocab/ggml-vocab-llama-spm.gguf)")
+	out := fs.String("out", "", "output file")
+	seed := fs.Uint64("seed", 1, "random seed")
+	var s synth.Shape
+	fs.IntVar(&s.Embd, "embd", 0, "override embedding size")
+	fs.IntVar(&s.FF, "ff", 0, "override feed-forward size")
+	fs.IntVar(&s.Heads, "heads", 0, "override head count")
+	fs.IntVar(&s.KVHeads, "kv-heads", 0, "override KV head count")
+	fs.IntVar(&s.Layers, "layers", 0, "override layer count")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	base, ok := synth.Shapes[*shape]
+	if !ok {
+		return fmt.Errorf("unknown shape %q (choose %s)", *shape, strings.Join(names, ", "))
+	}
+	for _, o := range []struct {
+		dst *int
+		v   int
+	}{{&base.Embd, s.Embd}, {&base.FF, s.FF}, {&base.Heads, s.Heads}, {&base.KVHeads, s.KVHeads}, {&base.Layers, s.Layers}} {
+		if o.v > 0 {
+			*o.dst = o.v
+		}
+	}
+	t, err := ggml.ParseType(*typ)
+	if err != nil {
+		return err
+	}
+	if *vocab == "" || *out == "" {
+		fs.Usage()
+		return fmt.Errorf("--vocab and --out are required")
+	}
+	vf, err := gguf.Open(*vocab)
+	if err != nil {
+		return err
+	}
+	defer vf.Close()
+	if err := synth.Write(*out, base, synth.Options{Type: t, Vocab: vf, Seed: *seed}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (%+v, %s)\n", *out, base, t)
+	return nil
+}

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"vkchat/runtime/backend"
+)
+
+// replyReserve is how many positions fitting a conversation leaves free for
+// the reply when the request sets no budget.
+func (s *Session) replyReserve(maxTokens int) int {
+	r := s.ctxSize / 4
+	if maxTokens > 0 {
+		r = maxTokens
+	}
+	return min(r, s.ctxSize/2)
+}
+
+// Generate produces one reply, emitting events as it goes. It returns the
+// error that ended generation early (also reported in the Done event), nil
+// on a normal end or cancelation.
+func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) error {
+	s.genMu.Lock()
+	defer s.genMu.Unlock()
+	start := time.Now()
+	done := func(reason StopReason, err error, generated int, decode time.Duration) error {
+		emit(Event{Kind: EventDone, Done: &DoneInfo{Reason: reason, Err: err, Generated: generated, Decode: decode}, Stats: s.Stats()})
+		return err
+	}
+	prompt, dropped, err := s.fitConversation(req.Messages, s.replyReserve(req.MaxTokens))
+	if err != nil {
+		return done(StopError, err, 0, 0)
+	}
+	logits, reused, err := s.prefill(ctx, prompt)
+	if err != nil {
+		if ctx.Err() != nil {
+			return done(StopCanceled, nil, 0, 0)
+		}
+		return done(StopError, err, 0, 0)
+	}
+	emit(Event{Kind: EventPrefill, Prefill: &PrefillInfo{Tokens: len(prompt) - reused, Reused: reused,
+		DroppedMessages: dropped, Duration: time.Since(start)}, Stats: s.Stats()})
+
+	stream := s.tok.NewStream()
+	var decodeTime time.Duration
+	for i := 0; ; i++ {
+		stepStart := time.Now()
+		s.mu.Lock()
+		s.logits = logits
+		s.history = append(s.history[:0], s.cached...)
+		params := s.params
+		res := s.sampler.Sample(logits, s.history)
+		s.mu.Unlock()
+		if s.tok.IsEOG(res.Token) {
+			_ = stream.Flush()
+			return done(StopEOS, nil, i, decodeTime)
+		}
+		piece := stream.Add(res.Token)
+		if req.MaxTokens > 0 && i+1 >= req.MaxTokens {
+			piece += stream.Flush()
+		}
+		pos := len(s.cached)
+		full := pos >= s.ctxSize
+		var ferr error
+		if !full && !(req.MaxTokens > 0 && i+1 >= req.MaxTokens) {
+			logits, ferr = s.be.Forward(ctx, []int32{res.Token}, pos, false)
+			if ferr == nil {
+				s.mu.Lock()
+				s.cached = append(s.cached, res.Token)
+				s.mu.Unlock()
+			}
+		}
+		dur := time.Since(stepStart)
+		if i > 0 {
+			decodeTime += dur
+		}
+		emit(Event{Kind: EventToken, Token: &TokenInfo{ID: res.Token, Piece: piece, Candidates: res.Candidates,
+			Entropy: res.Entropy, Params: params, Index: i, Duration: dur, SinceStart: time.Since(start)}, Stats: s.Stats()})
+		switch {
+		case req.MaxTokens > 0 && i+1 >= req.MaxTokens:
+			return done(StopMaxTokens, nil, i+1, decodeTime)
+		case full || errors.Is(ferr, backend.ErrContextFull):
+			return done(StopContext, nil, i+1, decodeTime)
+		case ferr != nil && ctx.Err() != nil:
+			return done(StopCanceled, nil, i+1, decodeTime)
+		case ferr != nil:
+			return done(StopError, fmt.Errorf("decode: %w", ferr), i+1, decodeTime)
+		case ctx.Err() != nil:
+			return done(StopCanceled, nil, i+1, decodeTime)
+		}
+	}
+}
+
+// prefill brings the KV cache to hold prompt, reusing the longest prefix
+// already cached, and returns the logits after the last prompt token.
+func (s *Session) prefill(ctx context.Context, prompt []int32) ([]float32, int, error) {
+	if len(prompt) == 0 {
+		return nil, 0, fmt.Errorf("empty prompt")
+	}
+	s.mu.Lock()
+	reuse := 0
+	for reuse < len(s.cached) && reuse < len(prompt) && s.cached[reuse] == prompt[reuse] {
+		reuse++
+	}
+	// The last prompt token is always recomputed: its logits are needed.
+	reuse = min(reuse, len(prompt)-1)
+	s.cached = s.cached[:reuse]
+	s.mu.Unlock()
+	logits, err := s.be.Forward(ctx, prompt[reuse:], reuse, false)
+	if err != nil {
+		return nil, reuse, fmt.Errorf("prefill %d tokens: %w", len(prompt)-reuse, err)
+	}
+	s.mu.Lock()
+	s.cached = append(s.cached, prompt[reuse:]...)
+	s.mu.Unlock()
+	return logits, reuse, nil
+}

@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"vkchat/models"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/chat"
+	"vkchat/runtime/gguf"
+	"vkchat/runtime/sample"
+	"vkchat/runtime/tokenizer"
+)
+
+// Options configure Load.
+type Options struct {
+	Backend     string // "cpu" (default) or "vulkan"
+	ContextSize int    // 0: the model's trained context, capped at DefaultContext
+	Threads     int
+	Device      int // Vulkan device index, -1 for the best
+	KVType      backend.KVType
+	Params      sample.Params
+	// Template forces a built-in chat template by name, or "none" for
+	// completion mode; "" uses the model's own.
+	Template string
+}
+
+// DefaultContext caps the context window when none is asked for, so a model
+// trained on 128k positions does not allocate a 128k KV cache by default.
+const DefaultContext = 4096
+
+// Session is a loaded model ready to generate. Generate calls are
+// serialised; the other methods may be called from any goroutine.
+type Session struct {
+	file    *gguf.File
+	model   *models.Model
+	tok     *tokenizer.Tokenizer
+	tmpl    *chat.Template
+	be      backend.Backend
+	info    ModelInfo
+	ctxSize int
+
+	genMu sync.Mutex // held for the whole of Generate
+
+	mu      sync.Mutex // guards the fields below
+	sampler *sample.Sampler
+	params  sample.Params
+	cached  []int32   // tokens whose K/V are in the cache, in order
+	logits  []float32 // of the most recent step
+	history []int32   // tokens before the most recent step, for penalties
+}
+
+// Load opens the model file, builds the tokenizer, chat template and backend.
+func Load(ctx context.Context, path string, opts Options) (*Session, error) {
+	start := time.Now()
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSession(ctx, f, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.info.LoadTime = time.Since(start)
+	return s, nil
+}
+
+func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, error) {
+	m, err := models.Load(f)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	if tok.VocabSize() != m.Vocab || m.TokenEmbd.Rows != tok.VocabSize() {
+		return nil, &gguf.FormatError{Path: f.Path, Field: `tensor "token_embd.weight"`,
+			Msg: fmt.Sprintf("has %d rows but the vocabulary has %d tokens", m.TokenEmbd.Rows, tok.VocabSize())}
+	}
+	tmpl, err := pickTemplate(f, m.Arch, opts.Template)
+	if err != nil {
+		return nil, err
+	}
+	ctxSize := opts.ContextSize
+	if ctxSize <= 0 {
+		ctxSize = min(m.TrainCtx, DefaultContext)
+	}
+	if opts.KVType == "" {
+		opts.KVType = backend.KVF16
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	be, err := newBackend(opts.Backend, m, backend.Options{
+		ContextSize: ctxSize, Threads: opts.Threads, KVType: opts.KVType, Device: opts.Device,
+	})
+	if err != nil {
+		return nil, err
+	}
+	params := opts.Params
+	if params == (sample.Params{}) {
+		params = sample.Defaults()
+	}
+	s := &Session{file: f, model: m, tok: tok, tmpl: tmpl, be: be, ctxSize: ctxSize,
+		params: params, sampler: sample.New(params)}
+	s.info = ModelInfo{
+		Name: m.Name, Path: f.Path, Arch: m.Arch, Params: m.Params(), FileType: m.FileType(),
+		ContextSize: ctxSize, TrainContext: m.TrainCtx, Vocab: m.Vocab, Layers: m.Config.Layers,
+		KVHeads: m.KVHeads, HeadDim: m.HeadDim, KVType: string(opts.KVType),
+		Backend: be.Name(), Device: be.Memory().Device, Completion: tmpl == nil,
+	}
+	if s.info.Name == "" {
+		s.info.Name = filepath.Base(f.Path)
+	}
+	if tmpl != nil {
+		s.info.TemplateName = tmpl.Name()
+	}
+	return s, nil
+}
+
+func pickTemplate(f *gguf.File, arch, force string) (*chat.Template, error) {
+	switch force {
+	case "none":
+		return nil, nil
+	case "":
+		src, _, err := f.String("tokenizer.chat_template")
+		if err != nil {
+			return nil, err
+		}
+		return chat.FromModel(src, arch)
+	}
+	return chat.Builtin(force)
+}
+
+// Close releases the backend and the mapped file.
+func (s *Session) Close() error {
+	s.genMu.Lock()
+	defer s.genMu.Unlock()
+	err := s.be.Close()
+	if cerr := s.file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Info describes the model and how it runs.
+func (s *Session) Info() ModelInfo { return s.info }
+
+// Tokenizer exposes the model's tokenizer (for the tokenize command and tests).
+func (s *Session) Tokenizer() *tokenizer.Tokenizer { return s.tok }
+
+// TokenText is the raw text of a token, for displaying candidates.
+func (s *Session) TokenText(id int32) string { return string(s.tok.Piece(id)) }
+
+// SetParams changes the sampler settings; the next token uses them.
+func (s *Session) SetParams(p sample.Params) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.params = p
+	s.sampler.SetParams(p)
+	s.params = s.sampler.Params()
+}
+
+// Params returns the current sampler settings.
+func (s *Session) Params() sample.Params {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.params
+}
+
+// Preview re-ranks the most recent distribution under p without sampling.
+func (s *Session) Preview(p sample.Params) (sample.Result, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.logits == nil {
+		return sample.Result{}, false
+	}
+	return sample.Preview(p, s.logits, s.history), true
+}
+
+// Stats is a snapshot of the KV cache and memory.
+func (s *Session) Stats() Stats {
+	s.mu.Lock()
+	used := len(s.cached)
+	s.mu.Unlock()
+	mem := s.be.Memory()
+	return Stats{
+		ContextUsed: used, ContextSize: s.ctxSize,
+		KVUsed: int64(used) * mem.KVPerToken, KVAllocated: mem.KVAllocated, KVPerToken: mem.KVPerToken,
+		Weights: mem.Weights, Scratch: mem.Scratch,
+	}
+}
