@@ -45,6 +45,10 @@ const (
 // ErrVocab is wrapped by every FromGGUF error about the tokenizer metadata.
 var ErrVocab = errors.New("invalid tokenizer metadata")
 
+// metaErr wraps an error from the gguf accessors, which already name the file
+// and key.
+func metaErr(err error) error { return fmt.Errorf("%w: %w", ErrVocab, err) }
+
 func vocabErr(key, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrVocab, key, fmt.Sprintf(format, args...))
 }
@@ -54,7 +58,7 @@ func vocabErr(key, format string, args ...any) error {
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	model, ok, err := f.String(keyModel)
 	if err != nil {
-		return nil, vocabErr(keyModel, "%v", err)
+		return nil, metaErr(err)
 	}
 	if !ok {
 		return nil, vocabErr(keyModel, "missing")
@@ -75,7 +79,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		t.escapeWhitespace = false
 		name, ok, err := f.String(keyPre)
 		if err != nil {
-			return nil, vocabErr(keyPre, "%v", err)
+			return nil, metaErr(err)
 		}
 		if !ok || name == "" {
 			name = "default"
@@ -116,7 +120,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 func optBool(f *gguf.File, key string, dst *bool) error {
 	v, ok, err := f.Bool(key)
 	if err != nil {
-		return vocabErr(key, "%v", err)
+		return metaErr(err)
 	}
 	if ok {
 		*dst = v
@@ -127,7 +131,7 @@ func optBool(f *gguf.File, key string, dst *bool) error {
 func (t *Tokenizer) loadTokens(f *gguf.File) error {
 	arr, ok, err := f.Array(keyTokens)
 	if err != nil {
-		return vocabErr(keyTokens, "%v", err)
+		return metaErr(err)
 	}
 	if !ok {
 		return vocabErr(keyTokens, "missing")
@@ -146,7 +150,7 @@ func (t *Tokenizer) loadTokens(f *gguf.File) error {
 
 	var scores []float32
 	if a, ok, err := f.Array(keyScores); err != nil {
-		return vocabErr(keyScores, "%v", err)
+		return metaErr(err)
 	} else if ok {
 		switch v := a.Values.(type) {
 		case []float32:
@@ -167,7 +171,7 @@ func (t *Tokenizer) loadTokens(f *gguf.File) error {
 
 	var types []int32
 	if a, ok, err := f.Array(keyTokenType); err != nil {
-		return vocabErr(keyTokenType, "%v", err)
+		return metaErr(err)
 	} else if ok {
 		v, isI32 := a.Values.([]int32)
 		if !isI32 {
@@ -246,7 +250,7 @@ func parseByteToken(s string) (byte, bool) {
 func (t *Tokenizer) loadMerges(f *gguf.File) error {
 	a, ok, err := f.Array(keyMerges)
 	if err != nil {
-		return vocabErr(keyMerges, "%v", err)
+		return metaErr(err)
 	}
 	if !ok {
 		return vocabErr(keyMerges, "missing (a gpt2 tokenizer needs its BPE merges)")
@@ -301,7 +305,7 @@ func (t *Tokenizer) loadSpecial(f *gguf.File, ids *specialIDs) error {
 		}
 		v, ok, err := f.Uint(k.key)
 		if err != nil {
-			return vocabErr(k.key, "%v", err)
+			return metaErr(err)
 		}
 		// Converters write 0xFFFFFFFF (-1) for "no such token"
 		// (stories260K's separator and padding ids, for example).
