@@ -1,6 +1,9 @@
 package gguf
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Has reports whether key is present.
 func (f *File) Has(key string) bool { _, ok := f.kvIndex[key]; return ok }
@@ -15,7 +18,41 @@ func (f *File) Get(key string) (any, bool) {
 }
 
 func (f *File) typeErr(key, want string, v any) error {
-	return &FormatError{f.Path, fmt.Sprintf("key %q", key), fmt.Sprintf("must be %s, found %T", want, v)}
+	return &FormatError{f.Path, fmt.Sprintf("key %q", key), fmt.Sprintf("must be %s, found %s", want, describe(v))}
+}
+
+// describe names a value's GGUF type the way the format does ("uint8", "an
+// array of string"), not as a Go type ("gguf.Array"), for error messages.
+func describe(v any) string {
+	switch x := v.(type) {
+	case Array:
+		return "an array of " + x.Elem.String()
+	case uint8:
+		return TypeUint8.String()
+	case int8:
+		return TypeInt8.String()
+	case uint16:
+		return TypeUint16.String()
+	case int16:
+		return TypeInt16.String()
+	case uint32:
+		return TypeUint32.String()
+	case int32:
+		return TypeInt32.String()
+	case float32:
+		return TypeFloat32.String()
+	case bool:
+		return TypeBool.String()
+	case string:
+		return "a string"
+	case uint64:
+		return TypeUint64.String()
+	case int64:
+		return TypeInt64.String()
+	case float64:
+		return TypeFloat64.String()
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 func (f *File) missing(key string) error {
@@ -147,7 +184,9 @@ func (f *File) Float32s(key string) ([]float32, bool, error) {
 	return s, true, nil
 }
 
-// Int32s returns an array of 32-bit integers (signed or unsigned storage).
+// Int32s returns an array of 32-bit integers (signed or unsigned storage). An
+// unsigned value above MaxInt32 is an error rather than a silent wrap to a
+// negative number that a caller might use as an index.
 func (f *File) Int32s(key string) ([]int32, bool, error) {
 	a, ok, err := f.Array(key)
 	if !ok || err != nil {
@@ -159,6 +198,9 @@ func (f *File) Int32s(key string) ([]int32, bool, error) {
 	case []uint32:
 		out := make([]int32, len(v))
 		for i, x := range v {
+			if x > math.MaxInt32 {
+				return nil, true, &FormatError{f.Path, fmt.Sprintf("key %q", key), fmt.Sprintf("element %d: %d does not fit in int32", i, x)}
+			}
 			out[i] = int32(x)
 		}
 		return out, true, nil

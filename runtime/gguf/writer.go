@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 
 	"vkchat/runtime/ggml"
@@ -36,13 +37,22 @@ func (w *Writer) Set(key string, v any) {
 }
 
 // AddTensor adds a tensor whose data is already encoded in typ's layout.
+// The same limits the reader enforces apply, so a written file always reads
+// back.
 func (w *Writer) AddTensor(name string, typ ggml.Type, dims []uint64, data []byte) error {
+	if name == "" || len(dims) == 0 || len(dims) > MaxDims {
+		return fmt.Errorf("gguf writer: tensor %q: needs a name and 1..%d dims, got %v", name, MaxDims, dims)
+	}
 	n := uint64(1)
 	for _, d := range dims {
-		n *= d
+		hi, lo := bits.Mul64(n, d)
+		if d == 0 || hi != 0 || lo > math.MaxInt64 {
+			return fmt.Errorf("gguf writer: tensor %q: bad dims %v", name, dims)
+		}
+		n = lo
 	}
 	rb, ok := typ.RowBytes(dims[0])
-	if !ok || rb*(n/dims[0]) != uint64(len(data)) {
+	if hi, size := bits.Mul64(rb, n/dims[0]); !ok || hi != 0 || size != uint64(len(data)) {
 		return fmt.Errorf("gguf writer: tensor %q: %d bytes do not match %s dims %v", name, len(data), typ, dims)
 	}
 	w.tensors = append(w.tensors, Tensor{Name: name, Dims: append([]uint64(nil), dims...), Type: typ, Size: uint64(len(data))})
@@ -99,14 +109,28 @@ func (c *countingWriter) pad(align uint64) {
 
 // Write encodes the file to out.
 func (w *Writer) Write(out io.Writer) error {
+	// Everything that can be refused is checked before the first byte goes
+	// out, so a failed Write leaves nothing half-written behind it.
+	kvs, align, err := w.layout()
+	if err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(w.tensors))
+	for i := range w.tensors {
+		if seen[w.tensors[i].Name] {
+			return fmt.Errorf("gguf writer: duplicate tensor %q", w.tensors[i].Name)
+		}
+		seen[w.tensors[i].Name] = true
+	}
+	for _, kv := range kvs {
+		if kv.Key == "" {
+			return fmt.Errorf("gguf writer: empty key")
+		}
+	}
 	c := &countingWriter{w: out}
 	c.le(uint32(magic))
 	c.le(uint32(3))
 	c.le(uint64(len(w.tensors)))
-	kvs := w.kvs
-	if w.Alignment != DefaultAlignment {
-		kvs = append([]KV{{Key: "general.alignment", Value: uint32(w.Alignment)}}, kvs...)
-	}
 	c.le(uint64(len(kvs)))
 	for _, kv := range kvs {
 		c.str(kv.Key)
@@ -126,19 +150,51 @@ func (w *Writer) Write(out io.Writer) error {
 		c.le(uint32(t.Type))
 		c.le(t.Offset)
 		off += t.Size
-		off += (w.Alignment - off%w.Alignment) % w.Alignment
+		off += (align - off%align) % align
 	}
-	c.pad(w.Alignment)
+	c.pad(align)
 	for i, d := range w.data {
 		_, _ = c.Write(d)
 		if i < len(w.data)-1 {
-			c.pad(w.Alignment)
+			c.pad(align)
 		}
 	}
 	if c.err != nil {
 		return fmt.Errorf("gguf writer: %w", c.err)
 	}
 	return nil
+}
+
+// layout returns the metadata to write and the alignment to lay tensors out
+// with. The alignment comes from w.Alignment or a uint32 general.alignment
+// set with Set, and the file always says the alignment its layout uses, so
+// that what is written reads back. A general.alignment of another type is
+// written as given (tests use that to make malformed files) and the layout
+// then uses w.Alignment.
+func (w *Writer) layout() ([]KV, uint64, error) {
+	align, kvs := w.Alignment, w.kvs
+	at := -1
+	for i := range kvs {
+		if kvs[i].Key == "general.alignment" {
+			at = i
+		}
+	}
+	if at >= 0 {
+		if a, ok := kvs[at].Value.(uint32); ok {
+			switch {
+			case align == DefaultAlignment:
+				align = uint64(a)
+			case uint64(a) != align:
+				return nil, 0, fmt.Errorf("gguf writer: general.alignment %d conflicts with Alignment %d", a, align)
+			}
+		}
+	} else if align != DefaultAlignment {
+		kvs = append([]KV{{Key: "general.alignment", Value: uint32(align)}}, kvs...)
+	}
+	if align == 0 || align&(align-1) != 0 || align > maxAlignment {
+		return nil, 0, fmt.Errorf("gguf writer: alignment %d is not a power of two up to %d", align, maxAlignment)
+	}
+	return kvs, align, nil
 }
 
 func (c *countingWriter) value(v any) error {
