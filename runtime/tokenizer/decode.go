@@ -46,14 +46,16 @@ func decodeByteLevel(text string) []byte {
 	return out
 }
 
-// Piece returns the raw bytes of one token: byte-fallback tokens give their
-// byte, SentencePiece's ▁ becomes a space, byte-level BPE text is mapped back
-// to bytes, and control tokens give their text. Nil if id is out of range.
+// Piece returns the raw bytes of one token, as llama.cpp's token_to_piece
+// with special=false gives them: byte-fallback tokens give their byte,
+// SentencePiece's ▁ becomes a space, byte-level BPE text is mapped back to
+// bytes, user-defined tokens give their text, and control and unknown tokens
+// give nothing (TokenText has their text). Nil if id is out of range.
 func (t *Tokenizer) Piece(id int32) []byte {
 	if !t.valid(id) {
 		return nil
 	}
-	return append([]byte(nil), t.pieces[id]...)
+	return append([]byte{}, t.piece(id)...)
 }
 
 // piece is token_to_piece with special=false: control and unknown tokens

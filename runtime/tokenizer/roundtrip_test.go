@@ -89,7 +89,9 @@ func TestPieces(t *testing.T) {
 				a := tk.tokens[id].attr
 				var want string
 				switch {
-				case a&(attrControl|attrUserDefined|attrUnknown) != 0:
+				case a&(attrControl|attrUnknown) != 0:
+					want = ""
+				case a&attrUserDefined != 0:
 					want = text
 				case a&attrByte != 0:
 					b, _ := parseByteToken(text)

@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -153,7 +152,10 @@ func TestMetadata(t *testing.T) {
 	if got := load(t, "llama-spm").Decode([]int32{15043, 2}); got != "Hello" {
 		t.Errorf("Decode = %q", got)
 	}
-	if got := fmt.Sprint(load(t, "llama-spm").Piece(2)); got != fmt.Sprint([]byte("</s>")) {
-		t.Errorf("Piece(</s>) = %s", got)
+	if p := load(t, "llama-spm").Piece(2); p == nil || len(p) != 0 {
+		t.Errorf("Piece(</s>) = %q, want empty", p)
+	}
+	if p := load(t, "deepseek-coder").Piece(id(t, load(t, "deepseek-coder"), "<|User|>")); string(p) != "<|User|>" {
+		t.Errorf("user-defined Piece = %q", p)
 	}
 }

@@ -15,8 +15,13 @@ func TestStream(t *testing.T) {
 		{"llama-spm", []int32{243, 162, 157, 131}, []string{"", "", "", "🚀", ""}},
 		// The same rocket in GPT-2: "ðŁ" (F0 9F), 0x9A, 0x80 (gpt-2.out).
 		{"gpt-2", []int32{8582, 248, 222}, []string{"", "", "🚀", ""}},
-		// Generation stopping mid-character leaves a replacement character.
-		{"llama-spm", []int32{15043, 243, 162}, []string{" Hello", "", "", "\uFFFD\uFFFD"}},
+		// Generation stopping mid-character leaves one replacement character.
+		{"llama-spm", []int32{15043, 243, 162}, []string{" Hello", "", "", "\uFFFD"}},
+		// A sequence broken by a non-continuation byte is one U+FFFD, then
+		// the byte itself: <0xE2><0x82> then "a".
+		{"llama-spm", []int32{3 + 0xE2, 3 + 0x82, 3 + 'a'}, []string{"", "", "\uFFFDa", ""}},
+		// A surrogate encoding is ill-formed from its second byte on.
+		{"llama-spm", []int32{3 + 0xED, 3 + 0xA0, 3 + 0x80}, []string{"", "\uFFFD\uFFFD", "\uFFFD", ""}},
 		// A byte that can never start a character is not held back.
 		{"llama-spm", []int32{3 + 0xFF, 15043}, []string{"\uFFFD", " Hello", ""}},
 		// Control tokens render as nothing.
