@@ -1,0 +1,455 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"vkchat/runtime/engine"
+	"vkchat/runtime/sample"
+	"vkchat/ui/panels"
+	"vkchat/ui/termtext"
+	"vkchat/ui/theme"
+)
+
+// Model is the root of the chat UI. It owns the conversation and routes
+// messages to the input, the transcript and the panels; it is used by
+// pointer because the generation goroutine and the render caches refer
+// back to it.
+type Model struct {
+	eng    Engine
+	cfg    Config
+	info   engine.ModelInfo
+	styles theme.Styles
+	keys   KeyMap
+	help   help.Model
+
+	width, height int
+
+	system  string
+	turns   []*turn
+	params  sample.Params
+	changed string // the setting changed last, highlighted in the panels
+	stats   engine.Stats
+	run     runStats
+	probs   probsView
+
+	// baseCtx parents every generation; Run sets it to its context.
+	baseCtx      context.Context
+	gen          *generation
+	genSeq       int
+	pendingReply bool
+	previewSeq   int
+	closed       chan struct{} // closed on quit: unblocks the engine's emit
+	closeOnce    sync.Once
+	wg           *sync.WaitGroup
+
+	input           Input
+	focus           focusArea
+	insp            inspector
+	heat            bool
+	scroll          scrollState
+	revealSelection bool
+	showHelp        bool
+	status          statusLine
+
+	savePath string
+	created  time.Time
+	saveErr  error
+	loadErr  error
+
+	now     func() time.Time
+	newSeed func() uint64
+}
+
+type statusLine struct {
+	text string
+	err  bool
+}
+
+// previewMsg is the result of re-ranking the last distribution under new
+// settings; seq drops answers overtaken by a later change.
+type previewMsg struct {
+	seq int
+	res sample.Result
+	ok  bool
+}
+
+// New builds the chat UI for eng; colours follow the terminal on stdout.
+func New(eng Engine, cfg Config) tea.Model {
+	r := lipgloss.NewRenderer(os.Stdout)
+	// Ask the terminal for its background now: once the program reads
+	// input, the reply to that query would arrive as typed keys.
+	r.HasDarkBackground()
+	return newModel(eng, cfg, r)
+}
+
+func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
+	st := theme.New(r)
+	h := help.New()
+	h.Styles = st.Help
+	m := &Model{
+		eng:     eng,
+		cfg:     cfg,
+		info:    eng.Info(),
+		styles:  st,
+		keys:    DefaultKeyMap(),
+		help:    h,
+		params:  eng.Params(),
+		stats:   eng.Stats(),
+		baseCtx: context.Background(),
+		closed:  make(chan struct{}),
+		wg:      &sync.WaitGroup{},
+		input:   NewInput(),
+		scroll:  scrollState{follow: true},
+		now:     time.Now,
+		newSeed: rand.Uint64,
+	}
+	if !m.info.Completion {
+		m.system = cfg.SystemPrompt
+	}
+	m.input.placeholder = "Message " + m.modelName() + "…"
+	if m.info.Completion {
+		m.input.placeholder = "Text for the model to continue… (Enter on empty continues)"
+	}
+	m.probs = probsView{title: "next token"}
+	if cfg.LoadConversation != "" {
+		if err := m.loadConversation(cfg.LoadConversation); err != nil {
+			m.loadErr = err
+			m.setError("could not load: " + err.Error())
+		}
+	}
+	return m
+}
+
+// modelName is the model's name, safe to print.
+func (m *Model) modelName() string {
+	if n := termtext.Sanitize(m.info.Name); n != "" {
+		return n
+	}
+	return "model"
+}
+
+// Init implements tea.Model.
+func (m *Model) Init() tea.Cmd { return nil }
+
+// Update implements tea.Model.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 0), max(msg.Height, 0)
+		return m, nil
+	case tea.KeyMsg:
+		return m, m.handleKey(msg)
+	case streamMsg:
+		return m, m.handleStream(msg)
+	case previewMsg:
+		m.handlePreview(msg)
+		return m, nil
+	}
+	return m, nil
+}
+
+func (m *Model) setStatus(s string) { m.status = statusLine{text: s} }
+func (m *Model) setError(s string)  { m.status = statusLine{text: s, err: true} }
+func (m *Model) clearStatus()       { m.status = statusLine{} }
+
+func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m.quit()
+	case key.Matches(msg, k.Help):
+		m.showHelp = !m.showHelp
+		return nil
+	case m.showHelp && msg.Type == tea.KeyEsc:
+		m.showHelp = false
+		return nil
+	}
+	for _, sk := range samplerKeys() {
+		if key.Matches(msg, sk.binding(k)) {
+			m.changed = sk.setting
+			return m.changeParams(sk.change(m.params))
+		}
+	}
+	switch {
+	case key.Matches(msg, k.Seed):
+		return m.drawSeed()
+	case key.Matches(msg, k.Stop) && m.generating():
+		m.stopGeneration()
+		return nil
+	case key.Matches(msg, k.Regenerate):
+		return m.regenerate()
+	case key.Matches(msg, k.NewChat):
+		m.newChat()
+		return nil
+	case key.Matches(msg, k.PageUp):
+		m.scrollBy(-max(m.layout().transcriptH-1, 1))
+		return nil
+	case key.Matches(msg, k.PageDown):
+		m.scrollBy(max(m.layout().transcriptH-1, 1))
+		return nil
+	}
+	if m.focus == focusTranscript {
+		return m.inspectorKey(msg)
+	}
+	switch {
+	case key.Matches(msg, k.Inspect):
+		m.enterInspector()
+	case key.Matches(msg, k.Send):
+		return m.submit()
+	case key.Matches(msg, k.Newline):
+		m.input.InsertNewline()
+	default:
+		m.input.Update(msg)
+	}
+	return nil
+}
+
+// changeParams hands new settings to the engine and asks it, off the
+// update loop, to re-rank the last distribution under them: the engine
+// may be busy with a decode step, and the UI must not wait for it.
+func (m *Model) changeParams(p sample.Params) tea.Cmd {
+	m.setParams(p)
+	if m.changed != "" {
+		m.setStatus(m.changed + " " + panels.SettingValue(p, m.changed))
+	}
+	m.previewSeq++
+	seq, eng := m.previewSeq, m.eng
+	return func() tea.Msg {
+		res, ok := eng.Preview(p)
+		return previewMsg{seq: seq, res: res, ok: ok}
+	}
+}
+
+func (m *Model) setParams(p sample.Params) {
+	m.params = p
+	m.eng.SetParams(p)
+}
+
+func (m *Model) drawSeed() tea.Cmd {
+	p := m.params
+	p.Seed = m.newSeed()
+	m.changed = panels.SetSeed
+	return m.changeParams(p)
+}
+
+func (m *Model) handlePreview(msg previewMsg) {
+	if msg.seq != m.previewSeq {
+		return
+	}
+	if !msg.ok {
+		if m.status.text != "" && !m.status.err {
+			m.setStatus(m.status.text + " · applies from the next token")
+		}
+		return
+	}
+	r := msg.res
+	m.probs = probsView{title: "preview · new settings", candidates: r.Candidates, chosen: r.Token, hasChosen: true, entropy: r.Entropy}
+}
+
+// submit sends the typed message or runs the typed command.
+func (m *Model) submit() tea.Cmd {
+	text := m.input.Value()
+	cmd, err := ParseCommand(text)
+	if err == nil {
+		m.input.Reset()
+		return m.runCommand(cmd)
+	}
+	if !errors.Is(err, ErrNotCommand) {
+		// Keep the line so it can be corrected.
+		m.setError(err.Error())
+		return nil
+	}
+	if i := strings.Index(text, "//"); i >= 0 && strings.TrimSpace(text[:i]) == "" {
+		text = text[:i] + text[i+1:]
+	}
+	text = m.userText(text)
+	if text == "" && (!m.info.Completion || len(m.turns) == 0) {
+		return nil
+	}
+	if m.generating() {
+		m.setError("a reply is still being written: Esc stops it")
+		return nil
+	}
+	if text != "" {
+		m.turns = append(m.turns, &turn{role: "user", content: text})
+	}
+	m.input.Reset()
+	m.clearStatus()
+	m.autosave()
+	if m.gen != nil {
+		// The previous reply is still winding down; start once it has.
+		m.pendingReply = true
+		return nil
+	}
+	return m.startGeneration()
+}
+
+// regenerate replaces the last reply with a new one.
+func (m *Model) regenerate() tea.Cmd {
+	if m.gen != nil {
+		m.setError("a reply is still being written: Esc stops it first")
+		return nil
+	}
+	last := m.lastTurn()
+	if last != nil && last.role == "assistant" {
+		m.removeTurn(last)
+		last = m.lastTurn()
+	}
+	if last == nil || (last.role != "user" && !m.info.Completion) {
+		m.setError("nothing to regenerate")
+		return nil
+	}
+	m.setStatus("regenerating")
+	return m.startGeneration()
+}
+
+// resetChat empties the conversation (the caller saves first).
+func (m *Model) resetChat() {
+	m.turns = nil
+	m.savePath = ""
+	m.created = time.Time{}
+	m.run = runStats{}
+	m.probs = probsView{title: "next token"}
+	if m.focus == focusTranscript {
+		m.leaveInspector()
+	}
+	m.insp = inspector{}
+	m.scroll = scrollState{follow: true}
+	m.pendingReply = false
+}
+
+// newChat saves the current chat and starts an empty one.
+func (m *Model) newChat() {
+	m.detachGeneration()
+	m.autosave()
+	old := m.savePath
+	m.resetChat()
+	m.system = m.cfg.SystemPrompt
+	if m.info.Completion {
+		m.system = ""
+	}
+	if old != "" {
+		m.setStatus("new chat; the last one is saved in " + old)
+	} else {
+		m.setStatus("new chat")
+	}
+}
+
+func (m *Model) runCommand(c Command) tea.Cmd {
+	p := m.params
+	switch c.Kind {
+	case CmdTemp:
+		p.Temperature, m.changed = c.Value, panels.SetTemperature
+	case CmdTopP:
+		p.TopP, m.changed = c.Value, panels.SetTopP
+	case CmdTopK:
+		p.TopK, m.changed = c.N, panels.SetTopK
+	case CmdMinP:
+		p.MinP, m.changed = c.Value, panels.SetMinP
+	case CmdRepeat:
+		p.RepeatPenalty, m.changed = c.Value, panels.SetRepeat
+	case CmdSeed:
+		if c.RandomSeed {
+			return m.drawSeed()
+		}
+		p.Seed, m.changed = c.Seed, panels.SetSeed
+	case CmdSystem:
+		if m.info.Completion {
+			m.setError("completion mode has no system prompt: the text is sent as it is")
+			return nil
+		}
+		m.system = c.Text
+		m.invalidate()
+		if c.Text == "" {
+			m.setStatus("system prompt cleared")
+		} else {
+			m.setStatus("system prompt set; it applies from the next reply")
+		}
+		m.autosave()
+		return nil
+	case CmdClear:
+		m.newChat()
+		return nil
+	case CmdSave:
+		if c.Text == "" {
+			m.autosave()
+			if m.saveErr == nil && m.savePath != "" {
+				m.setStatus("saved to " + m.savePath)
+			} else if m.savePath == "" {
+				m.setStatus("nothing to save yet")
+			}
+			return nil
+		}
+		if err := m.saveCopy(c.Text); err != nil {
+			m.setError("could not save: " + err.Error())
+		} else {
+			m.setStatus("saved a copy to " + expandHome(c.Text))
+		}
+		return nil
+	case CmdLoad:
+		m.autosave()
+		if err := m.loadConversation(c.Text); err != nil {
+			m.setError("could not load: " + err.Error())
+		}
+		return nil
+	case CmdHelp:
+		m.showHelp = true
+		return nil
+	case CmdQuit:
+		return m.quit()
+	default:
+		return nil
+	}
+	return m.changeParams(p)
+}
+
+// invalidate drops every render cache (after something all turns show changes).
+func (m *Model) invalidate() {
+	for _, t := range m.turns {
+		t.cache.valid = false
+	}
+}
+
+// quit saves and ends the program.
+func (m *Model) quit() tea.Cmd {
+	m.shutdown()
+	return tea.Quit
+}
+
+// shutdown stops the engine's work and saves; safe to call more than once.
+func (m *Model) shutdown() {
+	if m.gen != nil {
+		m.gen.cancel()
+		m.gen.canceled = true
+	}
+	m.closeOnce.Do(func() { close(m.closed) })
+	m.autosave()
+}
+
+// waitEngine waits up to d for the generation goroutine to return, so the
+// caller can close the engine without a Generate still running in it.
+func (m *Model) waitEngine(d time.Duration) error {
+	done := make(chan struct{})
+	go func() {
+		m.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(d):
+		return fmt.Errorf("ui: the engine did not stop generating within %s", d)
+	}
+}

@@ -1,0 +1,41 @@
+package ui
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// Config is how a command sets the chat up.
+type Config struct {
+	// SystemPrompt starts every chat (ignored in completion mode).
+	SystemPrompt string
+	// MaxTokens caps each reply; 0 lets the model end its turn or fill the context.
+	MaxTokens int
+	// StateDir is where conversations are saved (in its "conversations"
+	// folder); "" means DefaultStateDir().
+	StateDir string
+	// LoadConversation is a saved conversation to resume; "" starts afresh.
+	LoadConversation string
+}
+
+// DefaultStateDir is $XDG_STATE_HOME/vkchat, or ~/.local/state/vkchat when
+// XDG_STATE_HOME is unset or not absolute (the XDG spec says to ignore
+// relative values).
+func DefaultStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "vkchat")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".local", "state", "vkchat")
+	}
+	return filepath.Join(os.TempDir(), "vkchat-state")
+}
+
+// conversationsDir is where a Config's conversations go.
+func (c Config) conversationsDir() string {
+	d := c.StateDir
+	if d == "" {
+		d = DefaultStateDir()
+	}
+	return filepath.Join(d, "conversations")
+}

@@ -1,0 +1,27 @@
+// Package ui is vkchat's terminal chat: a bubbletea program that streams a
+// reply from an Engine and shows, while it happens, how fast it runs, what
+// memory it uses and which tokens the sampler chose from.
+package ui
+
+import (
+	"context"
+
+	"vkchat/runtime/engine"
+	"vkchat/runtime/sample"
+)
+
+// Engine is everything the UI needs from an inference session. The UI is
+// written against this interface so a fake engine drives all of its tests.
+type Engine interface {
+	Info() engine.ModelInfo
+	// Generate produces one reply for req, blocking until done; it calls emit from its own goroutine for every event (EventPrefill, EventToken..., EventDone). Cancel ctx to stop.
+	Generate(ctx context.Context, req engine.Request, emit func(engine.Event)) error
+	// SetParams changes the sampler settings; the next token sampled uses them.
+	SetParams(p sample.Params)
+	Params() sample.Params
+	// Preview re-ranks the distribution of the most recent step under p without generating; ok=false when nothing has been generated yet.
+	Preview(p sample.Params) (res sample.Result, ok bool)
+	Stats() engine.Stats
+	// TokenText returns the raw bytes of token id's piece as a string.
+	TokenText(id int32) string
+}

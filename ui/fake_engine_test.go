@@ -1,0 +1,311 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"vkchat/runtime/engine"
+	"vkchat/runtime/sample"
+)
+
+// fakeEngine is a deterministic Engine: scripted replies, fixed durations,
+// candidates with known logits, and a hold point to freeze a reply
+// mid-stream for golden screens.
+type fakeEngine struct {
+	mu       sync.Mutex
+	info     engine.ModelInfo
+	params   sample.Params
+	setCalls []sample.Params
+	requests []engine.Request
+	replies  [][]string
+	nGen     int
+	vocab    []string
+	ids      map[string]int32
+	last     []sample.Candidate // logits of the most recent step, for Preview
+	lastID   int32
+	stats    engine.Stats
+	previews int
+
+	holdAfter int           // >0: stop after this many tokens until release
+	held      chan struct{} // closed when the hold point is reached
+	release   chan struct{}
+	dropped   int   // PrefillInfo.DroppedMessages to report
+	doneErr   error // DoneInfo.Err to report after the tokens
+	genErr    error // returned before any event
+	panicMsg  string
+}
+
+var fakeAlternatives = []string{" the", " a", "\n", ",", "\x1b]52;c;aGk=\x07"}
+
+// fakeReplyCode is the first reply: prose, then a fenced code block with a
+// tab, then prose, so golden screens show both wrapping styles.
+var fakeReplyCode = []string{
+	"Here", " is", " a", " tiny", " Go", " program", " that", " prints", " a", " greeting", ":", "\n\n",
+	"```", "go", "\n", "func", " main", "()", " {", "\n", "\t", "println", "(\"", "hi", "\")", "\n", "}", "\n", "```", "\n\n",
+	"It", " prints", " hi", ".",
+}
+
+var fakeReplyShort = []string{"Sure", "!", " Hello", " there", "."}
+
+func newFakeEngine() *fakeEngine {
+	f := &fakeEngine{
+		info: engine.ModelInfo{
+			Name: "tiny-test", Path: "/models/tiny-test.Q4_0.gguf", Arch: "llama", Params: 1_100_048_384,
+			FileType: "Q4_0", ContextSize: 2048, TrainContext: 2048, Vocab: 32000, Layers: 22, KVHeads: 4,
+			HeadDim: 64, KVType: "f16", TemplateName: "chatml", Backend: "vulkan", Device: "Fake GPU",
+			LoadTime: 1500 * time.Millisecond,
+		},
+		params:  sample.Defaults(),
+		replies: [][]string{fakeReplyCode, fakeReplyShort},
+		ids:     map[string]int32{},
+		held:    make(chan struct{}),
+		release: make(chan struct{}),
+	}
+	for _, r := range f.replies {
+		for _, p := range r {
+			f.id(p)
+		}
+	}
+	for _, p := range fakeAlternatives {
+		f.id(p)
+	}
+	const perToken = 22 * 4 * 64 * 2 * 2
+	f.stats = engine.Stats{ContextSize: 2048, KVPerToken: perToken, KVAllocated: 2048 * perToken, Weights: 637_534_208, Scratch: 12_582_912}
+	return f
+}
+
+func (f *fakeEngine) id(piece string) int32 {
+	if id, ok := f.ids[piece]; ok {
+		return id
+	}
+	id := int32(len(f.vocab))
+	f.vocab = append(f.vocab, piece)
+	f.ids[piece] = id
+	return id
+}
+
+func (f *fakeEngine) Info() engine.ModelInfo { return f.info }
+
+func (f *fakeEngine) TokenText(id int32) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if id < 0 || int(id) >= len(f.vocab) {
+		return ""
+	}
+	return f.vocab[id]
+}
+
+func (f *fakeEngine) SetParams(p sample.Params) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.params = p
+	f.setCalls = append(f.setCalls, p)
+}
+
+func (f *fakeEngine) Params() sample.Params {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.params
+}
+
+func (f *fakeEngine) Stats() engine.Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stats
+}
+
+func (f *fakeEngine) Preview(p sample.Params) (sample.Result, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.previews++
+	if f.last == nil {
+		return sample.Result{}, false
+	}
+	return rank(f.last, p), true
+}
+
+// stepCandidates is the distribution of step i whose sampled piece is
+// chosen: the chosen token leads, except every fourth step where an
+// alternative was likelier, so the sampled mark is not always on top.
+func (f *fakeEngine) stepCandidates(i int, chosen int32) []sample.Candidate {
+	var cs []sample.Candidate
+	base := float32(6 - i%5)
+	for k, alt := range fakeAlternatives {
+		id := f.ids[alt]
+		if id == chosen {
+			continue
+		}
+		cs = append(cs, sample.Candidate{ID: id, Logit: base - 0.7*float32(k+1)})
+	}
+	lead := base
+	if i%4 == 3 {
+		lead = base - 0.5
+	}
+	cs = append(cs, sample.Candidate{ID: chosen, Logit: lead})
+	return cs
+}
+
+// rank is a small sampler: softmax over the candidates plus a fixed tail,
+// then top-k, top-p, min-p and temperature, like the real chain.
+func rank(in []sample.Candidate, p sample.Params) sample.Result {
+	cs := append([]sample.Candidate(nil), in...)
+	sort.SliceStable(cs, func(a, b int) bool { return cs[a].Logit > cs[b].Logit })
+	const tail = 1.5 // probability mass of the rest of the vocabulary, in exp units
+	z := tail
+	for _, c := range cs {
+		z += math.Exp(float64(c.Logit))
+	}
+	var h float64
+	for i := range cs {
+		pr := math.Exp(float64(cs[i].Logit)) / z
+		cs[i].Prob = float32(pr)
+		h -= pr * math.Log(pr)
+		cs[i].Cut, cs[i].Final = false, 0
+	}
+	cum := float32(0)
+	for i := range cs {
+		if p.TopK > 0 && i >= p.TopK {
+			cs[i].Cut = true
+		}
+		if p.TopP < 1 && cum >= p.TopP && i > 0 {
+			cs[i].Cut = true
+		}
+		if p.MinP > 0 && cs[i].Prob < p.MinP*cs[0].Prob {
+			cs[i].Cut = true
+		}
+		cum += cs[i].Prob
+	}
+	temp := float64(p.Temperature)
+	var zf float64
+	for i := range cs {
+		if cs[i].Cut {
+			continue
+		}
+		if temp <= 0 {
+			if i == 0 {
+				zf = 1
+			}
+			continue
+		}
+		zf += math.Exp(float64(cs[i].Logit) / temp)
+	}
+	for i := range cs {
+		switch {
+		case cs[i].Cut:
+		case temp <= 0:
+			if i == 0 {
+				cs[i].Final = 1
+			}
+		default:
+			cs[i].Final = float32(math.Exp(float64(cs[i].Logit)/temp) / zf)
+		}
+	}
+	return sample.Result{Token: cs[0].ID, Candidates: cs, Entropy: float32(h)}
+}
+
+
+func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func(engine.Event)) error {
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	if f.genErr != nil {
+		err := f.genErr
+		f.mu.Unlock()
+		return err
+	}
+	if f.panicMsg != "" {
+		msg := f.panicMsg
+		f.mu.Unlock()
+		panic(msg)
+	}
+	reply := f.replies[f.nGen%len(f.replies)]
+	f.nGen++
+	prompt := 0
+	for _, m := range req.Messages {
+		prompt += 4 + len(strings.Fields(m.Content))
+	}
+	stats := f.stats
+	stats.ContextUsed = prompt
+	stats.KVUsed = int64(prompt) * stats.KVPerToken
+	f.stats = stats
+	dropped, doneErr, holdAfter := f.dropped, f.doneErr, f.holdAfter
+	f.mu.Unlock()
+
+	const prefill = 120 * time.Millisecond
+	emit(engine.Event{Kind: engine.EventPrefill, Stats: stats,
+		Prefill: &engine.PrefillInfo{Tokens: prompt, DroppedMessages: dropped, Duration: prefill}})
+
+	since := prefill
+	var decode time.Duration
+	n := 0
+	canceled := func() error {
+		emit(engine.Event{Kind: engine.EventDone, Stats: stats, Done: &engine.DoneInfo{Reason: engine.StopCanceled, Generated: n, Decode: decode}})
+		return ctx.Err()
+	}
+	for i, piece := range reply {
+		if holdAfter > 0 && i == holdAfter {
+			close(f.held)
+			select {
+			case <-f.release:
+			case <-ctx.Done():
+				return canceled()
+			}
+		}
+		if ctx.Err() != nil {
+			return canceled()
+		}
+		f.mu.Lock()
+		id := f.ids[piece]
+		res := rank(f.stepCandidates(i, id), f.params)
+		f.last = f.stepCandidates(i, id)
+		f.lastID = id
+		params := f.params
+		stats.ContextUsed++
+		stats.KVUsed = int64(stats.ContextUsed) * stats.KVPerToken
+		f.stats = stats
+		f.mu.Unlock()
+
+		d := 40*time.Millisecond + time.Duration(i%3)*5*time.Millisecond
+		if i == 0 {
+			d = 50 * time.Millisecond
+		} else {
+			decode += d
+		}
+		since += d
+		emit(engine.Event{Kind: engine.EventToken, Stats: stats, Token: &engine.TokenInfo{
+			ID: id, Piece: piece, Candidates: res.Candidates, Entropy: res.Entropy, Params: params,
+			Index: i, Duration: d, SinceStart: since,
+		}})
+		n++
+	}
+	done := &engine.DoneInfo{Reason: engine.StopEOS, Generated: n, Decode: decode}
+	if doneErr != nil {
+		done.Reason, done.Err = engine.StopError, doneErr
+	}
+	emit(engine.Event{Kind: engine.EventDone, Stats: stats, Done: done})
+	if doneErr != nil {
+		return doneErr
+	}
+	return nil
+}
+
+func (f *fakeEngine) lastRequest() engine.Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.requests) == 0 {
+		return engine.Request{}
+	}
+	return f.requests[len(f.requests)-1]
+}
+
+func (f *fakeEngine) requestCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.requests)
+}
+
+var errFake = errors.New("device lost (VK_ERROR_DEVICE_LOST)")

@@ -1,0 +1,151 @@
+package ui
+
+import (
+	"fmt"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/bubbles/key"
+
+	"vkchat/runtime/sample"
+)
+
+type focusArea int
+
+const (
+	focusInput focusArea = iota
+	focusTranscript
+)
+
+// inspector is the token cursor used while the transcript has focus.
+type inspector struct {
+	turn *turn
+	step int
+}
+
+// probsView is the distribution the probability panel shows, with where
+// it came from.
+type probsView struct {
+	title      string
+	candidates []sample.Candidate
+	chosen     int32
+	hasChosen  bool
+	entropy    float32
+}
+
+// repliesWithTokens lists the replies generated in this session, oldest first.
+func (m *Model) repliesWithTokens() []*turn {
+	var out []*turn
+	for _, t := range m.turns {
+		if t.role == "assistant" && len(t.steps) > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// enterInspector focuses the transcript on the last token of the latest
+// reply; it reports false when there is nothing to inspect.
+func (m *Model) enterInspector() bool {
+	rs := m.repliesWithTokens()
+	if len(rs) == 0 {
+		m.setStatus("nothing to inspect yet: the inspector walks the tokens of replies generated here")
+		return false
+	}
+	m.focus = focusTranscript
+	m.input.Blur()
+	t := rs[len(rs)-1]
+	m.showStep(t, len(t.steps)-1, true)
+	return true
+}
+
+func (m *Model) leaveInspector() {
+	m.focus = focusInput
+	m.input.Focus()
+	m.insp = inspector{}
+	// Back to the live view: the newest step of the newest reply.
+	if rs := m.repliesWithTokens(); len(rs) > 0 {
+		t := rs[len(rs)-1]
+		m.showStep(t, len(t.steps)-1, false)
+	}
+}
+
+// showStep puts step k of reply t in the probability panel; inspecting
+// also moves the token cursor there and scrolls to it.
+func (m *Model) showStep(t *turn, k int, inspecting bool) {
+	if t == nil || k < 0 || k >= len(t.steps) {
+		return
+	}
+	s := t.steps[k].info
+	title := fmt.Sprintf("step %d", k+1)
+	if inspecting {
+		m.insp = inspector{turn: t, step: k}
+		m.revealSelection = true
+		title = fmt.Sprintf("inspecting step %d/%d", k+1, len(t.steps))
+	}
+	m.probs = probsView{title: title, candidates: s.Candidates, chosen: s.ID, hasChosen: true, entropy: s.Entropy}
+}
+
+// moveInspector moves the token cursor by delta, crossing into the
+// neighbouring replies at either end.
+func (m *Model) moveInspector(delta int) {
+	rs := m.repliesWithTokens()
+	ri := -1
+	for i, t := range rs {
+		if t == m.insp.turn {
+			ri = i
+		}
+	}
+	if ri < 0 {
+		m.enterInspector()
+		return
+	}
+	k := m.insp.step + delta
+	for k < 0 && ri > 0 {
+		ri--
+		k += len(rs[ri].steps)
+	}
+	for ri < len(rs) && k >= len(rs[ri].steps) && ri < len(rs)-1 {
+		k -= len(rs[ri].steps)
+		ri++
+	}
+	t := rs[ri]
+	m.showStep(t, min(max(k, 0), len(t.steps)-1), true)
+}
+
+// inspectorKey handles a key while the transcript has focus.
+func (m *Model) inspectorKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Back):
+		m.leaveInspector()
+	case key.Matches(msg, k.PrevToken):
+		m.moveInspector(-1)
+	case key.Matches(msg, k.NextToken):
+		m.moveInspector(+1)
+	case key.Matches(msg, k.FirstToken):
+		if t := m.insp.turn; t != nil {
+			m.showStep(t, 0, true)
+		}
+	case key.Matches(msg, k.LastToken):
+		if t := m.insp.turn; t != nil {
+			m.showStep(t, len(t.steps)-1, true)
+		}
+	case key.Matches(msg, k.Heatmap):
+		m.heat = !m.heat
+		if m.heat {
+			m.setStatus("heatmap: each generated token coloured by its probability (red < 10% … green ≥ 90%)")
+		} else {
+			m.setStatus("heatmap off")
+		}
+	case key.Matches(msg, k.LineUp):
+		m.scrollBy(-1)
+	case key.Matches(msg, k.LineDown):
+		m.scrollBy(+1)
+	case msg.Type == tea.KeyRunes || msg.Type == tea.KeySpace:
+		// Typing goes back to the input, so a stray inspector session never
+		// swallows a message.
+		m.leaveInspector()
+		m.input.Update(msg)
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+)
+
+// KeyMap declares every key the chat answers to, once; the help footer is
+// drawn from the same bindings so it cannot drift from what the keys do.
+type KeyMap struct {
+	Send       key.Binding
+	Newline    key.Binding
+	Stop       key.Binding
+	Inspect    key.Binding
+	Regenerate key.Binding
+	NewChat    key.Binding
+	PageUp     key.Binding
+	PageDown   key.Binding
+	Help       key.Binding
+	Quit       key.Binding
+
+	TempDown   key.Binding
+	TempUp     key.Binding
+	TopPDown   key.Binding
+	TopPUp     key.Binding
+	TopKDown   key.Binding
+	TopKUp     key.Binding
+	MinPDown   key.Binding
+	MinPUp     key.Binding
+	RepeatDown key.Binding
+	RepeatUp   key.Binding
+	Seed       key.Binding
+
+	PrevToken  key.Binding
+	NextToken  key.Binding
+	FirstToken key.Binding
+	LastToken  key.Binding
+	Heatmap    key.Binding
+	LineUp     key.Binding
+	LineDown   key.Binding
+	Back       key.Binding
+}
+
+// DefaultKeyMap uses Alt for the sampler keys so they work while typing:
+// the lower-case letter lowers a setting and the upper-case one raises it.
+func DefaultKeyMap() KeyMap {
+	b := func(keys []string, k, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
+	}
+	// The "up" half of each sampler pair is documented by its "down" half.
+	quiet := func(keys ...string) key.Binding { return key.NewBinding(key.WithKeys(keys...)) }
+	return KeyMap{
+		Send:       b([]string{"enter"}, "enter", "send"),
+		Newline:    b([]string{"alt+enter", "ctrl+j"}, "alt+enter", "newline"),
+		Stop:       b([]string{"esc"}, "esc", "stop"),
+		Inspect:    b([]string{"tab"}, "tab", "inspect"),
+		Regenerate: b([]string{"ctrl+r"}, "ctrl+r", "regenerate"),
+		NewChat:    b([]string{"ctrl+n"}, "ctrl+n", "new chat"),
+		PageUp:     b([]string{"pgup"}, "pgup/pgdn", "scroll"),
+		PageDown:   quiet("pgdown"),
+		Help:       b([]string{"f1"}, "f1", "help"),
+		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "quit"),
+
+		TempDown:   b([]string{"alt+t"}, "alt+t/T", "temp"),
+		TempUp:     quiet("alt+T"),
+		TopPDown:   b([]string{"alt+p"}, "alt+p/P", "top-p"),
+		TopPUp:     quiet("alt+P"),
+		TopKDown:   b([]string{"alt+k"}, "alt+k/K", "top-k"),
+		TopKUp:     quiet("alt+K"),
+		MinPDown:   b([]string{"alt+m"}, "alt+m/M", "min-p"),
+		MinPUp:     quiet("alt+M"),
+		RepeatDown: b([]string{"alt+r"}, "alt+r/R", "repeat"),
+		RepeatUp:   quiet("alt+R"),
+		Seed:       b([]string{"alt+s"}, "alt+s", "new seed"),
+
+		PrevToken:  b([]string{"left"}, "←/→", "token"),
+		NextToken:  quiet("right"),
+		FirstToken: b([]string{"home"}, "home/end", "first/last"),
+		LastToken:  quiet("end"),
+		Heatmap:    b([]string{"h"}, "h", "heatmap"),
+		LineUp:     b([]string{"up"}, "↑/↓", "scroll"),
+		LineDown:   quiet("down"),
+		Back:       b([]string{"tab", "esc"}, "tab/esc", "back"),
+	}
+}
+
+// inputHelp is the first footer row while typing.
+func (k KeyMap) inputHelp() []key.Binding {
+	return []key.Binding{k.Send, k.Newline, k.Stop, k.Inspect, k.Help, k.Quit, k.Regenerate, k.NewChat, k.PageUp}
+}
+
+// inspectHelp is the first footer row while inspecting tokens.
+func (k KeyMap) inspectHelp() []key.Binding {
+	return []key.Binding{k.PrevToken, k.FirstToken, k.Heatmap, k.Back, k.Help, k.Quit, k.LineUp, k.Stop}
+}
+
+// samplerHelp is the second footer row: the live sampler keys.
+func (k KeyMap) samplerHelp() []key.Binding {
+	return []key.Binding{k.TempDown, k.TopPDown, k.TopKDown, k.MinPDown, k.RepeatDown, k.Seed}
+}
+
+// altPrefix is factored out of the sampler row when the row would not fit
+// otherwise: "alt+ t/T temp • p/P top-p …".
+const altPrefix = "alt+"
+
+// compactSampler returns the sampler bindings with "alt+" taken out of
+// their help text, for narrow footers.
+func (k KeyMap) compactSampler() []key.Binding {
+	out := k.samplerHelp()
+	for i, b := range out {
+		h := b.Help()
+		b.SetHelp(strings.TrimPrefix(h.Key, altPrefix), h.Desc)
+		out[i] = b
+	}
+	return out
+}
+
+// ShortHelp implements help.KeyMap.
+func (k KeyMap) ShortHelp() []key.Binding { return k.inputHelp() }
+
+// FullHelp implements help.KeyMap; the columns of the F1 screen.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Send, k.Newline, k.Stop, k.Regenerate, k.NewChat, k.PageUp, k.Help, k.Quit},
+		{k.TempDown, k.TopPDown, k.TopKDown, k.MinPDown, k.RepeatDown, k.Seed},
+		{k.Inspect, k.PrevToken, k.FirstToken, k.Heatmap, k.LineUp, k.Back},
+	}
+}

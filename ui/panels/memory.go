@@ -1,0 +1,99 @@
+package panels
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"vkchat/runtime/engine"
+	"vkchat/ui/termtext"
+	"vkchat/ui/theme"
+)
+
+// Memory is what the memory panel explains.
+type Memory struct {
+	Info  engine.ModelInfo
+	Stats engine.Stats
+}
+
+// kvElementBytes is the storage per cached value for the KV types an engine
+// may use; quantized types store a block of 32 values with its scale.
+var kvElementBytes = map[string]float64{
+	"f32":  4,
+	"f16":  2,
+	"bf16": 2,
+	"q8_0": 34.0 / 32,
+	"q4_0": 18.0 / 32,
+	"q4_1": 20.0 / 32,
+	"q5_0": 22.0 / 32,
+	"q5_1": 24.0 / 32,
+}
+
+// KVFormula is the KV cache size the model's shape implies: layers ×
+// context × KV heads × head dim × 2 (K and V) × bytes per element. ok is
+// false when the element type is unknown.
+func KVFormula(info engine.ModelInfo, ctx int) (total int64, perElem float64, ok bool) {
+	perElem, ok = kvElementBytes[strings.ToLower(info.KVType)]
+	if !ok {
+		return 0, 0, false
+	}
+	n := float64(info.Layers) * float64(ctx) * float64(info.KVHeads) * float64(info.HeadDim) * 2 * perElem
+	return int64(math.Round(n)), perElem, true
+}
+
+const memLabelW = 10
+
+func sizeCell(st theme.Styles, n int64) string {
+	return st.Value.Render(fmt.Sprintf("%-10s", Bytes(n))) + " " + st.Dim.Render(ExactBytes(n))
+}
+
+// MemoryLines renders the memory panel body: each allocation in readable
+// and exact bytes, and the KV cache size worked out from the model shape.
+func MemoryLines(st theme.Styles, m Memory, width int) []string {
+	s, info := m.Stats, m.Info
+	ctx := s.ContextSize
+	if ctx <= 0 {
+		ctx = info.ContextSize
+	}
+	lines := []string{
+		row(st, "weights", memLabelW, sizeCell(st, s.Weights)),
+		row(st, "KV used", memLabelW, sizeCell(st, s.KVUsed)),
+		row(st, "KV alloc", memLabelW, sizeCell(st, s.KVAllocated)),
+		row(st, "KV/token", memLabelW, sizeCell(st, s.KVPerToken)),
+		row(st, "scratch", memLabelW, sizeCell(st, s.Scratch)),
+	}
+	elem := "?"
+	total, perElem, ok := KVFormula(info, ctx)
+	if ok {
+		elem = strconv.FormatFloat(perElem, 'f', -1, 64)
+	}
+	kvType := info.KVType
+	if kvType == "" {
+		kvType = "?"
+	}
+	terms := []string{
+		fmt.Sprintf("%d layers", info.Layers),
+		fmt.Sprintf("× %d ctx", ctx),
+		fmt.Sprintf("× %d kv heads", info.KVHeads),
+		fmt.Sprintf("× %d head dim", info.HeadDim),
+		"× 2 (K,V)",
+		fmt.Sprintf("× %s B %s", elem, termtext.Sanitize(kvType)),
+	}
+	if ok {
+		res := "= " + ExactBytes(total)
+		switch {
+		case s.KVAllocated == 0:
+		case total == s.KVAllocated:
+			res += " ✓"
+		default:
+			res += " ≠ allocated"
+		}
+		terms = append(terms, res)
+	}
+	lines = append(lines, st.Label.Render("KV alloc ="))
+	for _, l := range flow(terms, " ", max(width-2, 1)) {
+		lines = append(lines, "  "+st.Value.Render(l))
+	}
+	return lines
+}

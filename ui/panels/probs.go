@@ -1,0 +1,126 @@
+package panels
+
+import (
+	"fmt"
+
+	"vkchat/runtime/sample"
+	"vkchat/ui/termtext"
+	"vkchat/ui/theme"
+)
+
+// Probs is one next-token distribution to show.
+type Probs struct {
+	Title      string // where it comes from: the last step, a preview, an inspected step
+	Candidates []sample.Candidate
+	Chosen     int32 // the token that was (or would be) sampled
+	HasChosen  bool
+	Entropy    float32
+	// Text returns a candidate's raw piece; it is made visible here.
+	Text func(id int32) string
+	// Empty is shown instead of candidates when there are none.
+	Empty string
+}
+
+// TokenLabel is a candidate's piece with whitespace and control bytes
+// made visible.
+func (p Probs) TokenLabel(id int32) string {
+	if p.Text == nil {
+		return fmt.Sprintf("#%d", id)
+	}
+	return termtext.Visible(p.Text(id))
+}
+
+// probColumns decides which columns fit in width cells.
+type probColumns struct {
+	tok, bar          int
+	showFull, showLog bool
+}
+
+func layoutProbs(width int) probColumns {
+	c := probColumns{tok: min(max(width/4, 6), 14), showFull: true, showLog: true}
+	rest := func() int {
+		w := width - 2 - c.tok - 1 - 6
+		if c.showFull {
+			w -= 7
+		}
+		if c.showLog {
+			w -= 8
+		}
+		return w - 1
+	}
+	if rest() < 6 {
+		c.showFull = false
+	}
+	if rest() < 4 {
+		c.showLog = false
+	}
+	c.bar = max(rest(), 0)
+	return c
+}
+
+// ProbsLines renders the distribution in at most maxRows rows: a title
+// with the entropy, a column header, then one bar per candidate, most
+// likely first. The bar and "drawn" are the probability after the sampler
+// settings (what the token was drawn with), "model" is the model's own
+// probability before them. The sampled token is marked "●"; candidates the
+// sampler cut are dimmed and say "cut" where their drawn probability would be.
+func ProbsLines(st theme.Styles, p Probs, width, maxRows int) []string {
+	if maxRows <= 0 {
+		return nil
+	}
+	title := st.Value.Render(p.Title)
+	if len(p.Candidates) > 0 {
+		h := fmt.Sprintf("H %.2f nats", p.Entropy)
+		gap := width - termtext.Width(p.Title) - len(h)
+		if gap >= 1 {
+			title += fmt.Sprintf("%*s", gap, "") + st.Label.Render(h)
+		}
+	}
+	lines := []string{title}
+	if len(p.Candidates) == 0 {
+		if p.Empty != "" && maxRows > 1 {
+			lines = append(lines, st.Dim.Render(p.Empty))
+		}
+		return lines
+	}
+	c := layoutProbs(width)
+	hdr := "  " + termtext.Fit("token", c.tok) + " " + termtext.Fit("", c.bar) + fmt.Sprintf(" %6s", "drawn")
+	if c.showFull {
+		hdr += fmt.Sprintf(" %6s", "model")
+	}
+	if c.showLog {
+		hdr += fmt.Sprintf(" %7s", "logit")
+	}
+	lines = append(lines, st.Label.Render(hdr))
+	for _, cand := range p.Candidates {
+		if len(lines) >= maxRows {
+			break
+		}
+		lines = append(lines, probRow(st, p, cand, c))
+	}
+	return lines
+}
+
+func probRow(st theme.Styles, p Probs, cand sample.Candidate, c probColumns) string {
+	sampled := p.HasChosen && cand.ID == p.Chosen
+	tok := termtext.Fit(p.TokenLabel(cand.ID), c.tok)
+	nums := fmt.Sprintf(" %6s", Percent(cand.Final))
+	if cand.Cut {
+		nums = fmt.Sprintf(" %6s", "cut")
+	}
+	if c.showFull {
+		nums += fmt.Sprintf(" %6s", Percent(cand.Prob))
+	}
+	if c.showLog {
+		nums += fmt.Sprintf(" %7.2f", cand.Logit)
+	}
+	if cand.Cut {
+		return st.Cut.Render("  " + tok + " " + termtext.Fit("", c.bar) + nums)
+	}
+	mark := "  "
+	if sampled {
+		mark = st.Sampled.Render("● ")
+		tok = st.Sampled.Render(tok)
+	}
+	return mark + tok + " " + Bar(st, float64(cand.Final), c.bar) + st.Value.Render(nums)
+}

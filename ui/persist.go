@@ -1,0 +1,239 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"vkchat/runtime/chat"
+	"vkchat/runtime/sample"
+)
+
+// conversationVersion is the save format; loading a newer one is refused
+// rather than half-understood.
+const conversationVersion = 1
+
+// maxConversationBytes bounds what /load reads, so pointing it at a wrong,
+// huge file fails quickly instead of filling memory.
+const maxConversationBytes = 64 << 20
+
+// savedConversation is the JSON file a conversation is kept in. Messages
+// are the whole conversation as the engine gets it, system prompt first.
+type savedConversation struct {
+	Version    int            `json:"version"`
+	Model      string         `json:"model"`
+	ModelName  string         `json:"model_name,omitempty"`
+	Completion bool           `json:"completion,omitempty"`
+	Params     savedParams    `json:"params"`
+	Messages   []chat.Message `json:"messages"`
+	Created    time.Time      `json:"created"`
+	Updated    time.Time      `json:"updated"`
+}
+
+// savedParams names the sampler settings explicitly so the file format
+// does not change when sample.Params gains or renames a field; keys missing
+// from a file keep the current value.
+type savedParams struct {
+	Temperature      float32 `json:"temperature"`
+	TopK             int     `json:"top_k"`
+	TopP             float32 `json:"top_p"`
+	MinP             float32 `json:"min_p"`
+	RepeatPenalty    float32 `json:"repeat_penalty"`
+	RepeatLastN      int     `json:"repeat_last_n"`
+	PresencePenalty  float32 `json:"presence_penalty"`
+	FrequencyPenalty float32 `json:"frequency_penalty"`
+	Seed             uint64  `json:"seed"`
+}
+
+func toSaved(p sample.Params) savedParams {
+	return savedParams{p.Temperature, p.TopK, p.TopP, p.MinP, p.RepeatPenalty, p.RepeatLastN, p.PresencePenalty, p.FrequencyPenalty, p.Seed}
+}
+
+func (s savedParams) params() sample.Params {
+	return sample.Params{Temperature: s.Temperature, TopK: s.TopK, TopP: s.TopP, MinP: s.MinP, RepeatPenalty: s.RepeatPenalty,
+		RepeatLastN: s.RepeatLastN, PresencePenalty: s.PresencePenalty, FrequencyPenalty: s.FrequencyPenalty, Seed: s.Seed}
+}
+
+// writeConversation replaces path atomically: the data goes to a temporary
+// file in the same directory, is synced, then renamed over path, so a crash
+// leaves either the old file or the new one, never half of one.
+func writeConversation(path string, c savedConversation) (err error) {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(append(data, '\n')); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// readConversation reads and checks a saved conversation; params start
+// from base so a file without some settings keeps the current ones.
+func readConversation(path string, base sample.Params) (savedConversation, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return savedConversation{}, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConversationBytes+1))
+	if err != nil {
+		return savedConversation{}, err
+	}
+	if len(data) > maxConversationBytes {
+		return savedConversation{}, fmt.Errorf("%s: larger than %d MiB, not a conversation file", path, maxConversationBytes>>20)
+	}
+	c := savedConversation{Params: toSaved(base)}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return savedConversation{}, fmt.Errorf("%s: not a conversation file: %w", path, err)
+	}
+	if c.Version > conversationVersion {
+		return savedConversation{}, fmt.Errorf("%s: saved by a newer vkchat (format %d, this one reads %d)", path, c.Version, conversationVersion)
+	}
+	for i, msg := range c.Messages {
+		switch msg.Role {
+		case chat.RoleUser, chat.RoleAssistant:
+		case chat.RoleSystem:
+			if i != 0 {
+				return savedConversation{}, fmt.Errorf("%s: message %d: a system message may only come first", path, i+1)
+			}
+		default:
+			return savedConversation{}, fmt.Errorf("%s: message %d: unknown role %q", path, i+1, msg.Role)
+		}
+	}
+	return c, nil
+}
+
+// snapshot is the conversation as it stands, the partial reply included.
+func (m *Model) snapshot() savedConversation {
+	now := m.now()
+	if m.created.IsZero() {
+		m.created = now
+	}
+	return savedConversation{
+		Version:    conversationVersion,
+		Model:      m.info.Path,
+		ModelName:  m.info.Name,
+		Completion: m.info.Completion,
+		Params:     toSaved(m.params),
+		Messages:   m.messages(true),
+		Created:    m.created,
+		Updated:    now,
+	}
+}
+
+// newSavePath picks a fresh file name in the state dir for this chat.
+func (m *Model) newSavePath() string {
+	dir := m.cfg.conversationsDir()
+	base := m.now().Format("2006-01-02T15-04-05")
+	p := filepath.Join(dir, base+".json")
+	for i := 2; ; i++ {
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			return p
+		}
+		p = filepath.Join(dir, fmt.Sprintf("%s-%d.json", base, i))
+	}
+}
+
+// autosave writes the conversation to its file; it runs after every turn,
+// on errors and on quit. An empty chat is not written.
+func (m *Model) autosave() {
+	if len(m.messages(true)) == 0 || (len(m.turns) == 0 && m.savePath == "") {
+		return
+	}
+	if m.savePath == "" {
+		m.savePath = m.newSavePath()
+	}
+	if err := writeConversation(m.savePath, m.snapshot()); err != nil {
+		m.saveErr = err
+		m.setError("could not save the conversation: " + err.Error())
+		return
+	}
+	m.saveErr = nil
+}
+
+// saveCopy writes the conversation to a file the user named.
+func (m *Model) saveCopy(path string) error {
+	return writeConversation(expandHome(path), m.snapshot())
+}
+
+// resolveConversation finds a file to load: the path as given, else a name
+// in the state dir (with or without ".json").
+func (m *Model) resolveConversation(name string) string {
+	p := expandHome(name)
+	if _, err := os.Stat(p); err == nil || filepath.IsAbs(p) {
+		return p
+	}
+	dir := m.cfg.conversationsDir()
+	for _, c := range []string{filepath.Join(dir, p), filepath.Join(dir, p+".json")} {
+		if _, err := os.Stat(c); err == nil {
+			return c
+		}
+	}
+	return p
+}
+
+// loadConversation replaces the chat with a saved one. Later turns are
+// saved back to the same file, so resuming continues it.
+func (m *Model) loadConversation(name string) error {
+	path := m.resolveConversation(name)
+	c, err := readConversation(path, m.params)
+	if err != nil {
+		return err
+	}
+	m.detachGeneration()
+	m.resetChat()
+	msgs := c.Messages
+	if len(msgs) > 0 && msgs[0].Role == chat.RoleSystem {
+		m.system = msgs[0].Content
+		msgs = msgs[1:]
+	} else {
+		m.system = ""
+	}
+	for _, msg := range msgs {
+		m.turns = append(m.turns, &turn{role: msg.Role, content: msg.Content})
+	}
+	m.setParams(c.Params.params())
+	m.savePath = path
+	m.created = c.Created
+	if c.Model != "" && m.info.Path != "" && c.Model != m.info.Path {
+		m.setStatus(fmt.Sprintf("loaded %s (saved with %s)", filepath.Base(path), c.Model))
+	} else {
+		m.setStatus("loaded " + path)
+	}
+	return nil
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
+}

@@ -1,0 +1,194 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"vkchat/runtime/engine"
+	"vkchat/ui/panels"
+	"vkchat/ui/termtext"
+)
+
+// speedHistory is how many recent per-token speeds the sparkline keeps.
+const speedHistory = 120
+
+// runStats are the measurements of the latest generation.
+type runStats struct {
+	prefill   *engine.PrefillInfo
+	ttft      time.Duration // 0 until the first token
+	last      time.Duration // how long the latest token took
+	decodeSum time.Duration // every token after the first
+	decodeN   int
+	speeds    []float64
+	generated int
+	done      *engine.DoneInfo
+}
+
+// avg is the decode speed without the first token, which also pays for
+// warm-up; the engine's own total is used once it has reported it.
+func (r runStats) avg() float64 {
+	if d := r.done; d != nil && d.Decode > 0 && d.Generated > 1 {
+		return float64(d.Generated-1) / d.Decode.Seconds()
+	}
+	if r.decodeSum <= 0 {
+		return 0
+	}
+	return float64(r.decodeN) / r.decodeSum.Seconds()
+}
+
+// applyEvent folds one engine event into the reply and the panels.
+func (m *Model) applyEvent(g *generation, ev engine.Event) {
+	m.stats = ev.Stats
+	reply := g.reply
+	switch ev.Kind {
+	case engine.EventPrefill:
+		if ev.Prefill == nil {
+			return
+		}
+		p := *ev.Prefill
+		m.run.prefill = &p
+		if p.DroppedMessages > 0 {
+			reply.addNote(noteWarn, fmt.Sprintf("%d older %s left out so the conversation fits the %d-token context",
+				p.DroppedMessages, plural(p.DroppedMessages, "message was", "messages were"), m.contextSize()), true)
+		}
+	case engine.EventToken:
+		if ev.Token == nil {
+			return
+		}
+		t := *ev.Token
+		reply.appendToken(t)
+		m.run.generated++
+		m.run.last = t.Duration
+		if t.Index == 0 {
+			m.run.ttft = t.SinceStart
+		} else {
+			m.run.decodeSum += t.Duration
+			m.run.decodeN++
+			if t.Duration > 0 {
+				m.run.speeds = append(m.run.speeds, 1/t.Duration.Seconds())
+				if len(m.run.speeds) > speedHistory {
+					m.run.speeds = m.run.speeds[len(m.run.speeds)-speedHistory:]
+				}
+			}
+		}
+		if m.focus != focusTranscript {
+			m.showStep(reply, len(reply.steps)-1, false)
+		}
+	case engine.EventDone:
+		if ev.Done == nil {
+			return
+		}
+		d := *ev.Done
+		m.run.done = &d
+		reply.done = &d
+		switch {
+		case d.Err != nil:
+			g.doneErr = true
+			m.reportError(reply, d.Err)
+		case d.Reason == engine.StopError:
+			g.doneErr = true
+			m.reportError(reply, errors.New("generation failed"))
+		case d.Reason == engine.StopCanceled:
+			reply.addNote(noteInfo, "stopped", false)
+		case d.Reason == engine.StopMaxTokens:
+			reply.addNote(noteInfo, fmt.Sprintf("stopped at the %d-token limit", d.Generated), false)
+		case d.Reason == engine.StopContext:
+			reply.addNote(noteWarn, fmt.Sprintf("the %d-token context is full; /clear starts a new chat", m.contextSize()), false)
+		}
+	}
+}
+
+// reportError shows an engine error with the turn it spoiled and in the
+// status line; the conversation itself is untouched.
+func (m *Model) reportError(t *turn, err error) {
+	msg := termtext.Sanitize(err.Error())
+	t.addNote(noteError, "engine error: "+msg, false)
+	m.setError("engine error: " + msg)
+}
+
+// finishGeneration runs when Generate has returned.
+func (m *Model) finishGeneration(g *generation, err error) tea.Cmd {
+	m.gen = nil
+	reply := g.reply
+	reply.streaming = false
+	if g.detached {
+		return m.afterGeneration()
+	}
+	canceled := g.canceled && (err == nil || errors.Is(err, context.Canceled))
+	if err != nil && !canceled && !g.doneErr {
+		m.reportError(reply, err)
+	}
+	if reply.content == "" && len(reply.steps) == 0 {
+		// Nothing was written: drop the empty reply but keep what was said
+		// about it, on the turn before.
+		m.removeTurn(reply)
+		if prev := m.lastTurn(); prev != nil {
+			prev.notes = append(prev.notes, reply.notes...)
+		}
+	}
+	if m.status.text == "stopping…" {
+		m.clearStatus()
+	}
+	m.autosave()
+	return m.afterGeneration()
+}
+
+// afterGeneration starts a reply that was asked for while the previous one
+// was still stopping.
+func (m *Model) afterGeneration() tea.Cmd {
+	if !m.pendingReply {
+		return nil
+	}
+	m.pendingReply = false
+	if last := m.lastTurn(); last == nil || (last.role != "user" && !m.info.Completion) {
+		return nil
+	}
+	return m.startGeneration()
+}
+
+func (m *Model) removeTurn(t *turn) {
+	for i, x := range m.turns {
+		if x == t {
+			m.turns = append(m.turns[:i], m.turns[i+1:]...)
+			break
+		}
+	}
+	if m.insp.turn == t {
+		m.leaveInspector()
+	}
+}
+
+// contextSize is the session's context window.
+func (m *Model) contextSize() int {
+	if m.stats.ContextSize > 0 {
+		return m.stats.ContextSize
+	}
+	return m.info.ContextSize
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// metricsData is what the speed panel shows.
+func (m *Model) metricsData() panels.Metrics {
+	r := m.run
+	return panels.Metrics{
+		Load:        m.info.LoadTime,
+		Prefill:     r.prefill,
+		TTFT:        r.ttft,
+		Last:        r.last,
+		Avg:         r.avg(),
+		Speeds:      r.speeds,
+		Generated:   r.generated,
+		ContextUsed: m.stats.ContextUsed,
+		ContextSize: m.contextSize(),
+	}
+}

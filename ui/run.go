@@ -1,0 +1,42 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// engineStopTimeout is how long Run waits for a canceled Generate to
+// return before giving up on it.
+const engineStopTimeout = 10 * time.Second
+
+// Run shows the chat full-screen until the user quits or ctx ends. When it
+// returns, no Generate call is running and the conversation has been saved.
+// A canceled ctx (a signal) is a normal way to end and returns nil.
+func Run(ctx context.Context, eng Engine, cfg Config) error {
+	if eng == nil {
+		return errors.New("ui: no engine")
+	}
+	m := New(eng, cfg).(*Model)
+	if m.loadErr != nil {
+		return fmt.Errorf("load conversation: %w", m.loadErr)
+	}
+	m.baseCtx = ctx
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithAltScreen())
+	_, err := p.Run()
+	m.shutdown()
+	werr := m.waitEngine(engineStopTimeout)
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		err = nil
+	}
+	if err != nil {
+		return errors.Join(err, werr)
+	}
+	if m.saveErr != nil {
+		return errors.Join(fmt.Errorf("ui: saving the conversation: %w", m.saveErr), werr)
+	}
+	return werr
+}

@@ -1,0 +1,352 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"vkchat/ui/panels"
+	"vkchat/ui/termtext"
+	"vkchat/ui/theme"
+)
+
+// turnRender caches a turn's rendered rows: finished turns are only wrapped
+// again when the width or the highlighting changes, so a long conversation
+// costs nothing per streamed token.
+type turnRender struct {
+	key     renderKey
+	valid   bool
+	lines   []string
+	selLine int // row of the selected token, -1 when none
+}
+
+type renderKey struct {
+	width, content, notes, steps int
+	streaming, done, heat        bool
+	sel                          int
+}
+
+// textClass is how a run of glyphs is styled.
+type textClass int
+
+const (
+	classUser textClass = iota
+	classAssistant
+	classCode
+	classFence
+	classSelected
+	classHeat // classHeat+level for each heatmap level
+)
+
+// segment is one turn's text as part of a rendered body.
+type segment struct {
+	t    *turn
+	base textClass
+}
+
+// glyphTag packs which segment and which step a glyph came from.
+type glyphTag struct{ seg, step int }
+
+// bodyRender wraps the text of segs into rows of width cells. Code fences
+// start and end code blocks, which keep their spacing, wrap hard and get a
+// gutter; prose wraps at spaces. sel (a segment's turn and step) is drawn
+// highlighted, and heat colours every generated token by its probability.
+type bodyRender struct {
+	st    theme.Styles
+	width int
+	heat  bool
+	sel   *turn
+	step  int
+}
+
+func (b bodyRender) style(c textClass) lipgloss.Style {
+	switch c {
+	case classUser:
+		return b.st.UserText
+	case classCode:
+		return b.st.Code
+	case classFence:
+		return b.st.CodeFence
+	case classSelected:
+		return b.st.Selected
+	case classAssistant:
+		return b.st.AssistantText
+	}
+	if lvl := int(c - classHeat); lvl >= 0 && lvl < theme.HeatLevels {
+		return b.st.Heat[lvl]
+	}
+	return b.st.AssistantText
+}
+
+// render returns the rows and the row of the selected token (-1 if none).
+func (b bodyRender) render(segs []segment) ([]string, int) {
+	var text strings.Builder
+	var tags []glyphTag
+	for si, s := range segs {
+		clean, src := termtext.SanitizeMap(s.t.content)
+		idx := s.t.stepIndex()
+		text.WriteString(clean)
+		for _, from := range src {
+			tags = append(tags, glyphTag{seg: si, step: idx[from]})
+		}
+	}
+	full := text.String()
+	var rows []string
+	selRow := -1
+	inCode := false
+	lineStart := 0
+	for _, line := range strings.Split(full, "\n") {
+		off := lineStart
+		lineStart += len(line) + 1
+		fence := isFence(line)
+		code := inCode || fence
+		if fence {
+			inCode = !inCode
+		}
+		gs := termtext.Glyphs(line, func(o int) int { return off + o })
+		var wrapped [][]termtext.Glyph
+		textW := b.width
+		if code {
+			textW = max(b.width-2, 1)
+			wrapped = termtext.WrapHard(gs, textW)
+		} else {
+			wrapped = termtext.WrapWords(gs, textW)
+		}
+		for ri, row := range wrapped {
+			var sb strings.Builder
+			if code {
+				gutter := "│ "
+				if ri > 0 {
+					gutter = "╎ "
+				}
+				sb.WriteString(b.st.CodeGutter.Render(gutter))
+			}
+			base := func(g termtext.Glyph) textClass {
+				switch {
+				case fence:
+					return classFence
+				case code:
+					return classCode
+				}
+				return segs[tags[g.Tag].seg].base
+			}
+			runClass, run := textClass(-1), ""
+			for _, g := range row {
+				c := base(g)
+				tg := tags[g.Tag]
+				t := segs[tg.seg].t
+				if tg.step >= 0 {
+					if b.heat {
+						c = classHeat + textClass(theme.HeatLevel(t.chosenProb(tg.step)))
+					}
+					if t == b.sel && tg.step == b.step {
+						c = classSelected
+						if selRow < 0 {
+							selRow = len(rows)
+						}
+					}
+				}
+				if c != runClass && run != "" {
+					sb.WriteString(b.style(runClass).Render(run))
+					run = ""
+				}
+				runClass = c
+				run += g.Text
+			}
+			if run != "" {
+				sb.WriteString(b.style(runClass).Render(run))
+			}
+			rows = append(rows, sb.String())
+		}
+	}
+	return rows, selRow
+}
+
+func isFence(line string) bool {
+	l := strings.TrimLeft(line, " ")
+	return strings.HasPrefix(l, "```") || strings.HasPrefix(l, "~~~")
+}
+
+const bodyIndent = "  "
+
+// renderTurn draws one chat turn: a label, notes, the text, a blank row.
+func (m *Model) renderTurn(t *turn, width int) turnRender {
+	sel := -1
+	if m.focus == focusTranscript && m.insp.turn == t {
+		sel = m.insp.step
+	}
+	key := renderKey{width: width, content: len(t.content), notes: len(t.notes), steps: len(t.steps),
+		streaming: t.streaming, done: t.done != nil, heat: m.heat, sel: sel}
+	if t.cache.valid && t.cache.key == key {
+		return t.cache
+	}
+	st := m.styles
+	var lines []string
+	lines = append(lines, termtext.Truncate(m.turnLabel(t), width))
+	for _, n := range t.notes {
+		if n.top {
+			lines = append(lines, m.noteLines(n, width)...)
+		}
+	}
+	selLine := -1
+	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: m.heat, sel: m.insp.turn, step: sel}
+	if t.content == "" && t.streaming {
+		lines = append(lines, bodyIndent+st.Meta.Render("…"))
+	} else {
+		base := classAssistant
+		if t.role == "user" {
+			base = classUser
+		}
+		rows, sr := body.render([]segment{{t: t, base: base}})
+		if sr >= 0 {
+			selLine = len(lines) + sr
+		}
+		for _, r := range rows {
+			lines = append(lines, bodyIndent+r)
+		}
+	}
+	for _, n := range t.notes {
+		if !n.top {
+			lines = append(lines, m.noteLines(n, width)...)
+		}
+	}
+	lines = append(lines, "")
+	t.cache = turnRender{key: key, valid: true, lines: lines, selLine: selLine}
+	return t.cache
+}
+
+// turnLabel is "▌ You" or "▌ model · N tokens · speed".
+func (m *Model) turnLabel(t *turn) string {
+	st := m.styles
+	if t.role == "user" {
+		return st.UserLabel.Render("▌ You")
+	}
+	label := st.AssistantLabel.Render("▌ " + m.modelName())
+	var meta []string
+	switch {
+	case t.streaming:
+		meta = append(meta, "generating…")
+	case len(t.steps) > 0:
+		meta = append(meta, fmt.Sprintf("%d tokens", len(t.steps)))
+		if d := t.done; d != nil && d.Decode > 0 && d.Generated > 1 {
+			meta = append(meta, panels.Rate(float64(d.Generated-1)/d.Decode.Seconds()))
+		}
+	}
+	if len(meta) > 0 {
+		label += st.Meta.Render(" · " + strings.Join(meta, " · "))
+	}
+	return label
+}
+
+func (m *Model) noteLines(n note, width int) []string {
+	st := m.styles
+	icon, style := "■ ", st.Meta
+	switch n.kind {
+	case noteWarn:
+		icon, style = "⚠ ", st.Notice
+	case noteError:
+		icon, style = "✗ ", st.Error
+	}
+	gs := termtext.Glyphs(termtext.Sanitize(strings.ReplaceAll(n.text, "\n", " ")), func(int) int { return 0 })
+	var out []string
+	for i, row := range termtext.WrapWords(gs, max(width-len(bodyIndent)-2, 1)) {
+		var sb strings.Builder
+		for _, g := range row {
+			sb.WriteString(g.Text)
+		}
+		prefix := icon
+		if i > 0 {
+			prefix = "  "
+		}
+		out = append(out, bodyIndent+style.Render(prefix+sb.String()))
+	}
+	return out
+}
+
+// transcriptLines renders the whole conversation for a width and returns
+// the row of the selected token (-1 when nothing is selected).
+func (m *Model) transcriptLines(width int) ([]string, int) {
+	if width < 1 {
+		return nil, -1
+	}
+	if m.info.Completion {
+		return m.completionLines(width)
+	}
+	var lines []string
+	if m.system != "" {
+		lines = append(lines, m.plainRows("system: "+m.system, m.styles.SystemText, width)...)
+		lines = append(lines, "")
+	}
+	if len(m.turns) == 0 {
+		lines = append(lines, m.welcomeLines(width)...)
+	}
+	selLine := -1
+	for _, t := range m.turns {
+		r := m.renderTurn(t, width)
+		if r.selLine >= 0 {
+			selLine = len(lines) + r.selLine
+		}
+		lines = append(lines, r.lines...)
+	}
+	return lines, selLine
+}
+
+// completionLines draws the conversation as the one running text the model
+// sees, typed parts in the user's colour.
+func (m *Model) completionLines(width int) ([]string, int) {
+	if len(m.turns) == 0 {
+		return m.welcomeLines(width), -1
+	}
+	segs := make([]segment, 0, len(m.turns))
+	for _, t := range m.turns {
+		base := classAssistant
+		if t.role == "user" {
+			base = classUser
+		}
+		segs = append(segs, segment{t: t, base: base})
+	}
+	sel := -1
+	if m.focus == focusTranscript {
+		sel = m.insp.step
+	}
+	body := bodyRender{st: m.styles, width: width, heat: m.heat, sel: m.insp.turn, step: sel}
+	lines, selLine := body.render(segs)
+	if g := m.gen; g != nil && g.reply != nil && g.reply.streaming && g.reply.content == "" {
+		lines = append(lines, m.styles.Meta.Render("…"))
+	}
+	// Notes of the latest exchange only: older ones belong to text that has
+	// long been continued.
+	for _, t := range m.turns[max(len(m.turns)-2, 0):] {
+		for _, n := range t.notes {
+			lines = append(lines, m.noteLines(n, width)...)
+		}
+	}
+	return lines, selLine
+}
+
+// plainRows word-wraps sanitized text in one style.
+func (m *Model) plainRows(s string, style lipgloss.Style, width int) []string {
+	var out []string
+	for _, line := range strings.Split(termtext.Sanitize(s), "\n") {
+		for _, row := range termtext.WrapWords(termtext.Glyphs(line, func(int) int { return 0 }), width) {
+			var sb strings.Builder
+			for _, g := range row {
+				sb.WriteString(g.Text)
+			}
+			out = append(out, style.Render(sb.String()))
+		}
+	}
+	return out
+}
+
+func (m *Model) welcomeLines(width int) []string {
+	hint := "Type a message and press Enter. Alt+Enter adds a line, /help lists commands, F1 the keys."
+	if m.info.Completion {
+		hint = "Completion mode: type the start of a text and press Enter; the model continues it. Enter on an empty line continues again."
+	}
+	out := m.plainRows(hint, m.styles.Hint, width)
+	out = append(out, "")
+	out = append(out, m.plainRows("Conversations are saved in "+m.cfg.conversationsDir(), m.styles.Hint, width)...)
+	return out
+}

@@ -1,0 +1,302 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"vkchat/ui/panels"
+	"vkchat/ui/termtext"
+)
+
+// Layout thresholds: below wideWidth the side panels fold into a status
+// bar; below minWidth×minHeight only a notice fits.
+const (
+	wideWidth  = 100
+	wideHeight = 16
+	minWidth   = 20
+	minHeight  = 8
+)
+
+// layout is how the screen is divided for the current size.
+type layout struct {
+	tiny, wide   bool
+	mainW, sideW int
+	transcriptH  int
+	statusH      int // the compact status bar (narrow only)
+	inputH       int
+	footerH      int
+}
+
+func (m *Model) layout() layout {
+	w, h := m.width, m.height
+	if w < minWidth || h < minHeight {
+		return layout{tiny: true}
+	}
+	l := layout{wide: w >= wideWidth && h >= wideHeight, footerH: 1}
+	if h >= 16 {
+		l.footerH = 2
+	}
+	if l.wide {
+		l.sideW = min(max(w*3/8, 40), 64)
+		l.mainW = w - l.sideW - 1
+	} else {
+		l.mainW = w
+		switch {
+		case h >= 20:
+			l.statusH = 3
+		case h >= 14:
+			l.statusH = 2
+		default:
+			l.statusH = 1
+		}
+	}
+	m.input.SetSize(l.mainW, min(max(h/6, 1), 8))
+	l.inputH = m.input.Height()
+	// title, separator and footer around the transcript
+	l.transcriptH = max(h-1-l.footerH-1-l.inputH-l.statusH, 1)
+	return l
+}
+
+// scrollState is the transcript's scroll position; follow keeps it pinned
+// to the bottom while a reply streams in, until the user scrolls up.
+type scrollState struct {
+	offset int
+	follow bool
+}
+
+func (m *Model) scrollBy(n int) {
+	l := m.layout()
+	if l.tiny {
+		return
+	}
+	lines, _ := m.transcriptLines(l.mainW)
+	maxOff := max(len(lines)-l.transcriptH, 0)
+	if m.scroll.follow {
+		m.scroll.offset = maxOff
+	}
+	m.scroll.offset = min(max(m.scroll.offset+n, 0), maxOff)
+	m.scroll.follow = m.scroll.offset >= maxOff
+}
+
+// View implements tea.Model. It always returns exactly height rows of
+// exactly width cells, so nothing the model writes can push the layout.
+func (m *Model) View() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	l := m.layout()
+	if l.tiny {
+		return m.tinyView()
+	}
+	rows := []string{m.titleBar(m.width)}
+	main := m.mainColumn(l)
+	if l.wide {
+		side := m.sideColumn(l, len(main))
+		for i := range main {
+			main[i] = termtext.Fit(main[i], l.mainW) + " " + side[i]
+		}
+	}
+	rows = append(rows, main...)
+	rows = append(rows, m.footer(l.footerH)...)
+	return strings.Join(termtext.FitLines(rows, m.width, m.height), "\n")
+}
+
+func (m *Model) tinyView() string {
+	msg := []string{"vkchat", "window too small", fmt.Sprintf("%dx%d", m.width, m.height)}
+	return strings.Join(termtext.FitLines(msg, m.width, m.height), "\n")
+}
+
+func (m *Model) titleBar(w int) string {
+	st := m.styles
+	info := m.info
+	parts := []string{}
+	if a := termtext.Sanitize(info.Arch); a != "" {
+		parts = append(parts, a)
+	}
+	if info.Params > 0 {
+		parts = append(parts, panels.Count(info.Params))
+	}
+	if f := termtext.Sanitize(info.FileType); f != "" {
+		parts = append(parts, f)
+	}
+	desc := strings.Join(parts, " ")
+	mode := termtext.Sanitize(info.TemplateName)
+	if info.Completion {
+		mode = "completion"
+	}
+	dev := strings.TrimSpace(termtext.Sanitize(info.Backend) + " " + termtext.Sanitize(info.Device))
+	var meta []string
+	for _, s := range []string{desc, mode, dev} {
+		if s != "" {
+			meta = append(meta, s)
+		}
+	}
+	left := st.TitleName.Render(" vkchat ") + st.TitleBar.Render("│ ") + st.TitleName.Render(m.modelName())
+	if len(meta) > 0 {
+		left += st.TitleState.Render(" · " + strings.Join(meta, " · "))
+	}
+	state, stateStyle := "ready", st.TitleState
+	switch {
+	case m.gen != nil && m.gen.canceled:
+		state, stateStyle = "stopping", st.Busy
+	case m.gen != nil && m.run.prefill == nil:
+		state, stateStyle = "reading prompt", st.Busy
+	case m.gen != nil:
+		state, stateStyle = "generating", st.Busy
+	case m.focus == focusTranscript:
+		state = "inspecting"
+	}
+	right := stateStyle.Render("● "+state) + st.TitleBar.Render(" ")
+	room := w - termtext.Width(right)
+	left = termtext.Truncate(left, max(room-1, 0))
+	pad := max(w-termtext.Width(left)-termtext.Width(right), 0)
+	return left + st.TitleBar.Render(strings.Repeat(" ", pad)) + right
+}
+
+// mainColumn is the transcript, the status bar (narrow), the separator
+// with the status message, and the input.
+func (m *Model) mainColumn(l layout) []string {
+	var out []string
+	if m.showHelp {
+		out = termtext.FitLines(m.helpLines(l.mainW), l.mainW, l.transcriptH)
+	} else {
+		out = m.transcriptView(l)
+	}
+	if l.statusH > 0 {
+		out = append(out, panels.StatusLines(m.styles, m.statusData(), l.mainW, l.statusH)...)
+	}
+	out = append(out, m.separator(l.mainW))
+	out = append(out, m.input.View(m.styles)...)
+	return out
+}
+
+// transcriptView is the visible window of the transcript.
+func (m *Model) transcriptView(l layout) []string {
+	lines, sel := m.transcriptLines(l.mainW)
+	h := l.transcriptH
+	maxOff := max(len(lines)-h, 0)
+	if m.scroll.follow {
+		m.scroll.offset = maxOff
+	}
+	if m.revealSelection && sel >= 0 {
+		if sel < m.scroll.offset {
+			m.scroll.offset = sel
+		} else if sel >= m.scroll.offset+h {
+			m.scroll.offset = sel - h + 1
+		}
+		m.scroll.follow = false
+		m.revealSelection = false
+	}
+	m.scroll.offset = min(max(m.scroll.offset, 0), maxOff)
+	end := min(m.scroll.offset+h, len(lines))
+	return termtext.FitLines(lines[m.scroll.offset:end], l.mainW, h)
+}
+
+// separator divides the transcript from the input and carries the status
+// message, or the scroll position when scrolled up.
+func (m *Model) separator(w int) string {
+	st := m.styles
+	text, style := m.status.text, st.StatusInfo
+	if m.status.err {
+		style = st.StatusError
+	}
+	if text == "" && !m.scroll.follow {
+		text = "scrolled up · pgdn to follow"
+	}
+	if text == "" {
+		return st.Separator.Render(strings.Repeat("─", w))
+	}
+	text = termtext.Truncate(termtext.Sanitize(strings.ReplaceAll(text, "\n", " ")), max(w-4, 1))
+	line := st.Separator.Render("── ") + style.Render(text) + " "
+	return line + st.Separator.Render(strings.Repeat("─", max(w-termtext.Width(line), 0)))
+}
+
+func (m *Model) footer(rows int) []string {
+	m.help.Width = m.width
+	first := m.keys.inputHelp()
+	if m.focus == focusTranscript {
+		first = m.keys.inspectHelp()
+	}
+	out := []string{m.help.ShortHelpView(first)}
+	if rows > 1 {
+		row := m.help.ShortHelpView(m.keys.samplerHelp())
+		if strings.HasSuffix(row, m.help.Ellipsis) {
+			m.help.Width = m.width - len(altPrefix) - 1
+			row = m.styles.Help.ShortKey.Render(altPrefix) + " " + m.help.ShortHelpView(m.keys.compactSampler())
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// helpLines is the F1 screen: every key, every command, where chats go.
+func (m *Model) helpLines(w int) []string {
+	st := m.styles
+	m.help.Width = w
+	out := []string{st.PanelTitle.Render("Keys") + st.Hint.Render("  (f1 or esc closes)"), ""}
+	out = append(out, strings.Split(m.help.FullHelpView(m.keys.FullHelp()), "\n")...)
+	out = append(out, "", st.PanelTitle.Render("Commands"), "")
+	for _, c := range commands {
+		out = append(out, st.Value.Render(fmt.Sprintf("%-16s", c.usage()))+" "+st.Hint.Render(c.help))
+	}
+	out = append(out, "", st.Hint.Render("Start a message with // to send a line beginning with /."))
+	out = append(out, st.Hint.Render("Conversations are saved in "+m.cfg.conversationsDir()))
+	return out
+}
+
+func (m *Model) probsData() panels.Probs {
+	p := m.probs
+	return panels.Probs{
+		Title:      p.title,
+		Candidates: p.candidates,
+		Chosen:     p.chosen,
+		HasChosen:  p.hasChosen,
+		Entropy:    p.entropy,
+		Text:       m.eng.TokenText,
+		Empty:      "no token sampled yet",
+	}
+}
+
+func (m *Model) statusData() panels.Status {
+	return panels.Status{
+		Params:  m.params,
+		Changed: m.changed,
+		Metrics: m.metricsData(),
+		Memory:  panels.Memory{Info: m.info, Stats: m.stats},
+		Probs:   m.probsData(),
+	}
+}
+
+// sideColumn stacks the panels in h rows: sampler and probabilities always,
+// speed and memory while there is room, the probabilities taking the rest.
+func (m *Model) sideColumn(l layout, h int) []string {
+	st := m.styles
+	w := l.sideW
+	inner := panels.InnerWidth(w)
+	sampler := panels.Box(st, "Sampler", panels.SamplerLines(st, m.params, m.changed, inner), w)
+	metrics := panels.Box(st, "Speed", panels.MetricsLines(st, m.metricsData(), inner), w)
+	memory := panels.Box(st, "Memory", panels.MemoryLines(st, panels.Memory{Info: m.info, Stats: m.stats}, inner), w)
+	const minProbs = 2 + 2 + 3 // borders, title, header, three candidates
+	room := h - len(sampler)
+	showMetrics := room-len(metrics) >= minProbs
+	if showMetrics {
+		room -= len(metrics)
+	}
+	showMemory := room-len(memory) >= minProbs
+	if showMemory {
+		room -= len(memory)
+	}
+	pd := m.probsData()
+	probRows := max(min(room-2, len(pd.Candidates)+2), 2)
+	probs := panels.Box(st, "Next token", panels.ProbsLines(st, pd, inner, probRows), w)
+
+	out := append([]string{}, sampler...)
+	out = append(out, probs...)
+	if showMetrics {
+		out = append(out, metrics...)
+	}
+	if showMemory {
+		out = append(out, memory...)
+	}
+	return termtext.FitLines(out, w, h)
+}
