@@ -16,7 +16,7 @@ type actView struct {
 	d    []float32 // per-block scale; for Q8_0/Q8_1 already rounded to fp16 as ggml stores it
 	s    []float32 // Q8_1: the fp16-rounded d*sum(qs)
 	sums []int32   // Q8_0/Q8_1: sum of qs per 32; Q8_K: per 16 (ggml's bsums)
-	py   []uint64  // Q8_0/Q8_1: qs+128 packed for the SWAR kernels (swar.go)
+	py   []uint64  // the quants packed for the SWAR kernels (swar.go)
 }
 
 // acts holds nvec vectors of n elements in one vec_dot_type. It is pooled:
@@ -49,10 +49,10 @@ func (a *acts) view(v int) actView {
 		return actView{f: a.f[v*n : (v+1)*n]}
 	case ggml.Q8_K:
 		nb := n / ggml.QK_K
-		return actView{qs: a.qs[v*n : (v+1)*n], d: a.d[v*nb : (v+1)*nb], sums: a.sums[v*nb*16 : (v+1)*nb*16]}
+		return actView{qs: a.qs[v*n : (v+1)*n], d: a.d[v*nb : (v+1)*nb], sums: a.sums[v*nb*16 : (v+1)*nb*16], py: a.py[v*n/4 : (v+1)*n/4]}
 	}
 	nb := n / 32
-	av := actView{qs: a.qs[v*n : (v+1)*n], d: a.d[v*nb : (v+1)*nb], sums: a.sums[v*nb : (v+1)*nb], py: a.py[v*nb*8 : (v+1)*nb*8]}
+	av := actView{qs: a.qs[v*n : (v+1)*n], d: a.d[v*nb : (v+1)*nb], sums: a.sums[v*nb : (v+1)*nb], py: a.py[v*n/4 : (v+1)*n/4]}
 	if a.typ == ggml.Q8_1 {
 		av.s = a.s[v*nb : (v+1)*nb]
 	}
@@ -81,7 +81,7 @@ func (a *acts) prepare(typ ggml.Type, x []float32, n, nvec int) {
 		a.qs = grow(a.qs, len(x))
 		a.d = grow(a.d, nb)
 		a.sums = grow(a.sums, nb)
-		a.py = grow(a.py, nb*8)
+		a.py = grow(a.py, len(x)/4)
 		if typ == ggml.Q8_1 {
 			a.s = grow(a.s, nb)
 		}
@@ -97,16 +97,18 @@ func (a *acts) prepare(typ ggml.Type, x []float32, n, nvec int) {
 			if typ == ggml.Q8_1 {
 				a.s[i] = f16tab[FP32ToFP16(float32(float32(sum)*d))]
 			}
-			packY((*[8]uint64)(a.py[i*8:]), q)
 		}
+		packY(a.py, a.qs)
 	case ggml.Q8_K:
 		nb := len(x) / ggml.QK_K
 		a.qs = grow(a.qs, len(x))
 		a.d = grow(a.d, nb)
 		a.sums = grow(a.sums, nb*16)
+		a.py = grow(a.py, len(x)/4)
 		for i := 0; i < nb; i++ {
 			a.d[i] = quantQ8KBlock((*[256]float32)(x[i*256:]), (*[256]int8)(a.qs[i*256:]), (*[16]int32)(a.sums[i*16:]))
 		}
+		packY(a.py, a.qs)
 	default:
 		panic("quant: no activation format " + typ.String())
 	}

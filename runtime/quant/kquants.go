@@ -33,11 +33,3 @@ func k4Scales(q *[12]byte) (sc, mn [8]uint8) {
 	}
 	return sc, mn
 }
-
-// sumLanes adds the eight per-lane float sums in ggml's order.
-func sumLanes(sumf float32, sums *[8]float32) float32 {
-	for _, s := range sums {
-		sumf += s
-	}
-	return sumf
-}

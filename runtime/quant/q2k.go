@@ -30,12 +30,13 @@ func dequantQ2K(src []byte, dst []float32) {
 // dotQ2K is ggml_vec_dot_q2_K_q8_K_generic.
 func dotQ2K(row []byte, a *actView) float32 {
 	nb := len(a.d)
-	qs, bsums := a.qs[:nb*256], a.sums[:nb*16]
-	row = row[:nb*84]
+	row, py, bsums := row[:nb*84], a.py[:nb*64], a.sums[:nb*16]
 	var sumf float32
-	for i, yd := range a.d {
-		b := (*[84]byte)(row[i*84:])
-		bs := (*[16]int32)(bsums[i*16:])
+	for _, yd := range a.d {
+		b := (*[84]byte)(row)
+		y := (*[64]uint64)(py)
+		bs := (*[16]int32)(bsums)
+		row, py, bsums = row[84:], py[64:], bsums[16:]
 		var summs int32
 		for j := 0; j < 16; j++ {
 			summs += bs[j] * int32(b[j]>>4)
@@ -43,19 +44,18 @@ func dotQ2K(row []byte, a *actView) float32 {
 		var isum int32
 		for n := 0; n < 2; n++ {
 			q := (*[32]byte)(b[16+32*n:])
+			sc := (*[8]byte)(b[8*n:])
+			yh := (*[32]uint64)(y[32*n:])
+			w0, w1, w2, w3 := le64(q[0:8]), le64(q[8:16]), le64(q[16:24]), le64(q[24:32])
 			for j := 0; j < 4; j++ {
-				shift := uint(2 * j)
-				y := (*[32]int8)(qs[i*256+128*n+32*j:])
-				var s0, s1 int32
-				for l := 0; l < 16; l++ {
-					s0 += int32(y[l]) * int32(q[l]>>shift&3)
-					s1 += int32(y[l+16]) * int32(q[l+16]>>shift&3)
-				}
-				isum += int32(b[8*n+2*j]&15)*s0 + int32(b[8*n+2*j+1]&15)*s1
+				s := uint(2*j) & 63
+				yj := (*[8]uint64)(yh[8*j:])
+				s0 := lane3((w0>>s&lane2)*yj[0] + (w0>>(s+8)&lane2)*yj[1] + (w1>>s&lane2)*yj[2] + (w1>>(s+8)&lane2)*yj[3])
+				s1 := lane3((w2>>s&lane2)*yj[4] + (w2>>(s+8)&lane2)*yj[5] + (w3>>s&lane2)*yj[6] + (w3>>(s+8)&lane2)*yj[7])
+				isum += int32(sc[2*j]&15)*s0 + int32(sc[2*j+1]&15)*s1
 			}
 		}
-		dall := yd * f16le(b[80:])
-		dmin := yd * f16le(b[82:])
+		dall, dmin := yd*f16le(b[80:82]), yd*f16le(b[82:84])
 		sumf += float32(dall*float32(isum)) - float32(dmin*float32(summs))
 	}
 	return sumf

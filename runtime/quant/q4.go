@@ -1,7 +1,5 @@
 package quant
 
-import "encoding/binary"
-
 // Q4_0 block (18 bytes): fp16 d, then 16 bytes whose low nibbles are
 // elements 0..15 and high nibbles elements 16..31; x = (q-8)*d.
 // Q4_1 block (20 bytes): fp16 d, fp16 m, 16 bytes as in Q4_0; x = q*d + m.
@@ -30,36 +28,26 @@ func dequantQ4_1(src []byte, dst []float32) {
 	}
 }
 
-// nib4 returns sum_i q_i*(y_i+128) over the 16 nibbles of one uint64 pair
-// half (w holds 8 bytes = 16 weights) against its four packed words, and the
-// lane-summed nibbles.
-func nib4(w uint64, y *[8]uint64, g int) (s uint64, t uint64) {
-	e, o := w&lane16, w>>8&lane16
-	he, ho := w>>4&lane16, w>>12&lane16
-	p := e*y[g] + o*y[g+1] + he*y[g+2] + ho*y[g+3]
-	return p >> 48, e + o + he + ho
-}
+// The loops below advance their slices instead of indexing from the start:
+// with each block's base in one register, Go folds the constant offsets
+// into the loads. The nibble sums are written out in each loop because a
+// helper this size is not inlined, and the call would cost ~15%.
 
-// sumQ4 returns sum_j q_j*y_j for a block's 16 nibble bytes.
-func sumQ4(qs []byte, y *[8]uint64) int32 {
-	w0 := binary.LittleEndian.Uint64(qs[0:8])
-	w1 := binary.LittleEndian.Uint64(qs[8:16])
-	s0, t0 := nib4(w0, y, 0)
-	s1, t1 := nib4(w1, y, 4)
-	sq := ((t0 + t1) * ones16) >> 48
-	return int32(s0+s1) - 128*int32(sq)
-}
-
-// dotQ4_0 is ggml_vec_dot_q4_0_q8_0_generic.
+// dotQ4_0 is ggml_vec_dot_q4_0_q8_0_generic: sum (q-8)*y = sum q*y - 8*sum y.
 func dotQ4_0(row []byte, a *actView) float32 {
 	nb := len(a.d)
 	d, sums, py := a.d[:nb], a.sums[:nb], a.py[:nb*8]
 	row = row[:nb*18]
 	var sumf float32
 	for i := range d {
-		b := (*[18]byte)(row[i*18:])
-		sumi := sumQ4(b[2:18], (*[8]uint64)(py[i*8:])) - 8*sums[i]
-		sumf += float32(float32(float32(sumi)*f16le(b[0:])) * d[i])
+		b := (*[18]byte)(row)
+		y := (*[8]uint64)(py)
+		row, py = row[18:], py[8:]
+		w0, w1 := le64(b[2:10]), le64(b[10:18])
+		sumi := lane3((w0&lane4)*y[0]+(w0>>8&lane4)*y[1]+(w0>>4&lane4)*y[4]+(w0>>12&lane4)*y[5]) +
+			lane3((w1&lane4)*y[2]+(w1>>8&lane4)*y[3]+(w1>>4&lane4)*y[6]+(w1>>12&lane4)*y[7])
+		sumi -= 8 * sums[i]
+		sumf += float32(float32(float32(sumi)*f16le(b[0:2])) * d[i])
 	}
 	return sumf
 }
@@ -71,9 +59,13 @@ func dotQ4_1(row []byte, a *actView) float32 {
 	row = row[:nb*20]
 	var sumf float32
 	for i := range d {
-		b := (*[20]byte)(row[i*20:])
-		sumi := sumQ4(b[4:20], (*[8]uint64)(py[i*8:]))
-		sumf += float32(float32(f16le(b[0:])*d[i])*float32(sumi)) + float32(f16le(b[2:])*s[i])
+		b := (*[20]byte)(row)
+		y := (*[8]uint64)(py)
+		row, py = row[20:], py[8:]
+		w0, w1 := le64(b[4:12]), le64(b[12:20])
+		sumi := lane3((w0&lane4)*y[0]+(w0>>8&lane4)*y[1]+(w0>>4&lane4)*y[4]+(w0>>12&lane4)*y[5]) +
+			lane3((w1&lane4)*y[2]+(w1>>8&lane4)*y[3]+(w1>>4&lane4)*y[6]+(w1>>12&lane4)*y[7])
+		sumf += float32(float32(f16le(b[0:2])*d[i])*float32(sumi)) + float32(f16le(b[2:4])*s[i])
 	}
 	return sumf
 }

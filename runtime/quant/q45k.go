@@ -55,71 +55,81 @@ func minSum(bs *[16]int32, mn *[8]uint8) int32 {
 	return s
 }
 
-// dotQ4K is ggml_vec_dot_q4_K_q8_K_generic.
+// The K-quant kernels compute exactly ggml's integer sums. ggml's generic
+// code spreads each super-block's sum over eight float lanes by position
+// modulo 8 and adds the lanes at the end; packing weights into words mixes
+// positions, so here each super-block's integer sum is scaled and added
+// directly, as ggml's generic Q2_K kernel does. The float results differ
+// from the generic kernel's only in rounding (about 1e-7 relative), the same
+// order by which ggml's own SIMD kernels differ from it.
+
+// dotQ4K is ggml_vec_dot_q4_K_q8_K_generic (but see above).
 func dotQ4K(row []byte, a *actView) float32 {
 	nb := len(a.d)
-	qs, bsums := a.qs[:nb*256], a.sums[:nb*16]
-	row = row[:nb*144]
-	var sums [8]float32
+	row, py, bsums := row[:nb*144], a.py[:nb*64], a.sums[:nb*16]
 	var sumf float32
-	for i, yd := range a.d {
-		b := (*[144]byte)(row[i*144:])
-		sc, mn := k4Scales((*[12]byte)(b[4:]))
-		var acc [8]int32
+	for _, yd := range a.d {
+		b := (*[144]byte)(row)
+		y := (*[64]uint64)(py)
+		bs := (*[16]int32)(bsums)
+		row, py, bsums = row[144:], py[64:], bsums[16:]
+		sc, mn := k4Scales((*[12]byte)(b[4:16]))
+		var isum int32
 		for c := 0; c < 4; c++ {
 			q := (*[32]byte)(b[16+32*c:])
-			y := (*[64]int8)(qs[i*256+64*c:])
-			s1, s2 := int32(sc[2*c]), int32(sc[2*c+1])
-			for l := 0; l < 8; l++ {
-				lo := int32(q[l]&15)*int32(y[l]) + int32(q[l+8]&15)*int32(y[l+8]) +
-					int32(q[l+16]&15)*int32(y[l+16]) + int32(q[l+24]&15)*int32(y[l+24])
-				hi := int32(q[l]>>4)*int32(y[l+32]) + int32(q[l+8]>>4)*int32(y[l+40]) +
-					int32(q[l+16]>>4)*int32(y[l+48]) + int32(q[l+24]>>4)*int32(y[l+56])
-				acc[l] += s1*lo + s2*hi
-			}
+			yc := (*[16]uint64)(y[16*c:])
+			w0, w1, w2, w3 := le64(q[0:8]), le64(q[8:16]), le64(q[16:24]), le64(q[24:32])
+			lo := lane3((w0&lane4)*yc[0]+(w0>>8&lane4)*yc[1]+(w1&lane4)*yc[2]+(w1>>8&lane4)*yc[3]) +
+				lane3((w2&lane4)*yc[4]+(w2>>8&lane4)*yc[5]+(w3&lane4)*yc[6]+(w3>>8&lane4)*yc[7])
+			hi := lane3((w0>>4&lane4)*yc[8]+(w0>>12&lane4)*yc[9]+(w1>>4&lane4)*yc[10]+(w1>>12&lane4)*yc[11]) +
+				lane3((w2>>4&lane4)*yc[12]+(w2>>12&lane4)*yc[13]+(w3>>4&lane4)*yc[14]+(w3>>12&lane4)*yc[15])
+			isum += int32(sc[2*c])*lo + int32(sc[2*c+1])*hi
 		}
-		d := f16le(b[0:]) * yd
-		for l := range sums {
-			sums[l] += float32(d * float32(acc[l]))
-		}
-		dmin := f16le(b[2:]) * yd
-		sumf -= float32(dmin * float32(minSum((*[16]int32)(bsums[i*16:]), &mn)))
+		d, dmin := f16le(b[0:2])*yd, f16le(b[2:4])*yd
+		sumf += float32(d*float32(isum)) - float32(dmin*float32(minSum(bs, &mn)))
 	}
-	return sumLanes(sumf, &sums)
+	return sumf
 }
 
-// dotQ5K is ggml_vec_dot_q5_K_q8_K_generic.
+// q5k returns the 5-bit weights of one nibble word: the low (lo) or high
+// (hi) nibbles of 8 consecutive quant bytes, topped by bit s of the
+// matching qh bytes (hw), split into even and odd lanes.
+func q5k(w, hw uint64, s uint) (ev, od uint64) {
+	return w&lane4 | (hw>>(s&63)&ones16)<<4, w>>8&lane4 | (hw>>((s+8)&63)&ones16)<<4
+}
+
+// dotQ5K is ggml_vec_dot_q5_K_q8_K_generic (see dotQ4K).
 func dotQ5K(row []byte, a *actView) float32 {
 	nb := len(a.d)
-	qs, bsums := a.qs[:nb*256], a.sums[:nb*16]
-	row = row[:nb*176]
-	var sums [8]float32
+	row, py, bsums := row[:nb*176], a.py[:nb*64], a.sums[:nb*16]
 	var sumf float32
-	for i, yd := range a.d {
-		b := (*[176]byte)(row[i*176:])
-		sc, mn := k4Scales((*[12]byte)(b[4:]))
-		qh := (*[32]byte)(b[16:])
-		var acc [8]int32
+	for _, yd := range a.d {
+		b := (*[176]byte)(row)
+		y := (*[64]uint64)(py)
+		bs := (*[16]int32)(bsums)
+		row, py, bsums = row[176:], py[64:], bsums[16:]
+		sc, mn := k4Scales((*[12]byte)(b[4:16]))
+		h0, h1, h2, h3 := le64(b[16:24]), le64(b[24:32]), le64(b[32:40]), le64(b[40:48])
+		var isum int32
 		for c := 0; c < 4; c++ {
 			q := (*[32]byte)(b[48+32*c:])
-			y := (*[64]int8)(qs[i*256+64*c:])
-			s1, s2 := int32(sc[2*c]), int32(sc[2*c+1])
-			sh1, sh2 := uint(2*c), uint(2*c+1)
-			for l := 0; l < 8; l++ {
-				var lo, hi int32
-				for k := l; k < 32; k += 8 {
-					lo += int32(q[k]&15|qh[k]>>sh1&1<<4) * int32(y[k])
-					hi += int32(q[k]>>4|qh[k]>>sh2&1<<4) * int32(y[k+32])
-				}
-				acc[l] += s1*lo + s2*hi
-			}
+			yc := (*[16]uint64)(y[16*c:])
+			w0, w1, w2, w3 := le64(q[0:8]), le64(q[8:16]), le64(q[16:24]), le64(q[24:32])
+			s := uint(2 * c)
+			e0, o0 := q5k(w0, h0, s)
+			e1, o1 := q5k(w1, h1, s)
+			e2, o2 := q5k(w2, h2, s)
+			e3, o3 := q5k(w3, h3, s)
+			lo := lane3(e0*yc[0]+o0*yc[1]) + lane3(e1*yc[2]+o1*yc[3]) + lane3(e2*yc[4]+o2*yc[5]) + lane3(e3*yc[6]+o3*yc[7])
+			e0, o0 = q5k(w0>>4, h0, s+1)
+			e1, o1 = q5k(w1>>4, h1, s+1)
+			e2, o2 = q5k(w2>>4, h2, s+1)
+			e3, o3 = q5k(w3>>4, h3, s+1)
+			hi := lane3(e0*yc[8]+o0*yc[9]) + lane3(e1*yc[10]+o1*yc[11]) + lane3(e2*yc[12]+o2*yc[13]) + lane3(e3*yc[14]+o3*yc[15])
+			isum += int32(sc[2*c])*lo + int32(sc[2*c+1])*hi
 		}
-		d := f16le(b[0:]) * yd
-		for l := range sums {
-			sums[l] += float32(d * float32(acc[l]))
-		}
-		dmin := f16le(b[2:]) * yd
-		sumf -= float32(dmin * float32(minSum((*[16]int32)(bsums[i*16:]), &mn)))
+		d, dmin := f16le(b[0:2])*yd, f16le(b[2:4])*yd
+		sumf += float32(d*float32(isum)) - float32(dmin*float32(minSum(bs, &mn)))
 	}
-	return sumLanes(sumf, &sums)
+	return sumf
 }

@@ -36,37 +36,29 @@ func dequantQ5_1(src []byte, dst []float32) {
 	}
 }
 
-// nib5 is nib4 with the fifth bits added from two qh bytes: lo covers the
-// eight low-nibble weights of w, hi the eight high-nibble ones. Two products
-// are summed per lane read so that 5-bit lanes cannot overflow.
-func nib5(w uint64, lo, hi byte, y *[8]uint64, g int) (s uint64, t uint64) {
-	e, o := w&lane16|hbEven[lo], w>>8&lane16|hbOdd[lo]
-	he, ho := w>>4&lane16|hbEven[hi], w>>12&lane16|hbOdd[hi]
-	s = (e*y[g]+o*y[g+1])>>48 + (he*y[g+2]+ho*y[g+3])>>48
-	return s, e + o + he + ho
+// q5sum is q4sum for 5-bit weights, the fifth bits coming from qh (byte g
+// covers weights 8g..8g+7). Two products per lane read keep 5-bit lanes
+// from overflowing.
+func q5sum(w0, w1 uint64, qh uint32, y *[8]uint64) int32 {
+	h0, h1, h2, h3 := byte(qh), byte(qh>>8), byte(qh>>16), byte(qh>>24)
+	return lane3((w0&lane4|hbEven[h0])*y[0]+(w0>>8&lane4|hbOdd[h0])*y[1]) +
+		lane3((w0>>4&lane4|hbEven[h2])*y[4]+(w0>>12&lane4|hbOdd[h2])*y[5]) +
+		lane3((w1&lane4|hbEven[h1])*y[2]+(w1>>8&lane4|hbOdd[h1])*y[3]) +
+		lane3((w1>>4&lane4|hbEven[h3])*y[6]+(w1>>12&lane4|hbOdd[h3])*y[7])
 }
 
-// sumQ5 returns sum_j q_j*y_j, q the 5-bit values of a block.
-func sumQ5(qh, qs []byte, y *[8]uint64) int32 {
-	w0 := binary.LittleEndian.Uint64(qs[0:8])
-	w1 := binary.LittleEndian.Uint64(qs[8:16])
-	_ = qh[3]
-	s0, t0 := nib5(w0, qh[0], qh[2], y, 0)
-	s1, t1 := nib5(w1, qh[1], qh[3], y, 4)
-	sq := ((t0 + t1) * ones16) >> 48
-	return int32(s0+s1) - 128*int32(sq)
-}
-
-// dotQ5_0 is ggml_vec_dot_q5_0_q8_0_generic.
+// dotQ5_0 is ggml_vec_dot_q5_0_q8_0_generic: sum (q-16)*y = sum q*y - 16*sum y.
 func dotQ5_0(row []byte, a *actView) float32 {
 	nb := len(a.d)
 	d, sums, py := a.d[:nb], a.sums[:nb], a.py[:nb*8]
 	row = row[:nb*22]
 	var sumf float32
 	for i := range d {
-		b := (*[22]byte)(row[i*22:])
-		sumi := sumQ5(b[2:6], b[6:22], (*[8]uint64)(py[i*8:])) - 16*sums[i]
-		sumf += float32(float32(f16le(b[0:])*d[i]) * float32(sumi))
+		b := (*[22]byte)(row)
+		y := (*[8]uint64)(py)
+		row, py = row[22:], py[8:]
+		sumi := q5sum(le64(b[6:14]), le64(b[14:22]), binary.LittleEndian.Uint32(b[2:6]), y) - 16*sums[i]
+		sumf += float32(float32(f16le(b[0:2])*d[i]) * float32(sumi))
 	}
 	return sumf
 }
@@ -78,9 +70,11 @@ func dotQ5_1(row []byte, a *actView) float32 {
 	row = row[:nb*24]
 	var sumf float32
 	for i := range d {
-		b := (*[24]byte)(row[i*24:])
-		sumi := sumQ5(b[4:8], b[8:24], (*[8]uint64)(py[i*8:]))
-		sumf += float32(float32(f16le(b[0:])*d[i])*float32(sumi)) + float32(f16le(b[2:])*s[i])
+		b := (*[24]byte)(row)
+		y := (*[8]uint64)(py)
+		row, py = row[24:], py[8:]
+		sumi := q5sum(le64(b[8:16]), le64(b[16:24]), binary.LittleEndian.Uint32(b[4:8]), y)
+		sumf += float32(float32(f16le(b[0:2])*d[i])*float32(sumi)) + float32(f16le(b[2:4])*s[i])
 	}
 	return sumf
 }

@@ -37,26 +37,38 @@ func dequantQ6K(src []byte, dst []float32) {
 	}
 }
 
-// dotQ6K is ggml_vec_dot_q6_K_q8_K_generic.
+// dotQ6K is ggml_vec_dot_q6_K_q8_K_generic (see dotQ4K): sum (q-32)*y =
+// sum q*y - 32*bsum per 16 weights. 6-bit lanes allow one product per read.
 func dotQ6K(row []byte, a *actView) float32 {
 	nb := len(a.d)
-	qs := a.qs[:nb*256]
-	row = row[:nb*210]
-	var sums [8]float32
-	var aux [256]int8
-	for i, yd := range a.d {
-		b := (*[210]byte)(row[i*210:])
-		q6Block(b, &aux)
-		var sc [16]int32
-		for j := range sc {
-			sc[j] = int32(int8(b[192+j]))
+	row, py, bsums := row[:nb*210], a.py[:nb*64], a.sums[:nb*16]
+	var sumf float32
+	for _, yd := range a.d {
+		b := (*[210]byte)(row)
+		y := (*[64]uint64)(py)
+		bs := (*[16]int32)(bsums)
+		row, py, bsums = row[210:], py[64:], bsums[16:]
+		var isum int32
+		for j := 0; j < 16; j++ {
+			isum -= 32 * int32(int8(b[192+j])) * bs[j]
 		}
-		var acc [8]int32
-		lanes16(&acc, &aux, (*[256]int8)(qs[i*256:]), &sc)
-		d := f16le(b[208:]) * yd
-		for l := range sums {
-			sums[l] += float32(d * float32(acc[l]))
+		for h := 0; h < 2; h++ {
+			ql := (*[64]byte)(b[64*h:])
+			qh := (*[32]byte)(b[128+32*h:])
+			sc := (*[8]byte)(b[192+8*h:])
+			yh := (*[32]uint64)(y[32*h:])
+			for k := 0; k < 4; k++ {
+				wl0, wl1, hw := le64(ql[8*k:8*k+8]), le64(ql[32+8*k:40+8*k]), le64(qh[8*k:8*k+8])
+				yk := yh[2*k:]
+				p0 := lane3((wl0&lane4|(hw&lane2)<<4)*yk[0]) + lane3((wl0>>8&lane4|(hw>>8&lane2)<<4)*yk[1])
+				p1 := lane3((wl1&lane4|(hw>>2&lane2)<<4)*yk[8]) + lane3((wl1>>8&lane4|(hw>>10&lane2)<<4)*yk[9])
+				p2 := lane3((wl0>>4&lane4|(hw>>4&lane2)<<4)*yk[16]) + lane3((wl0>>12&lane4|(hw>>12&lane2)<<4)*yk[17])
+				p3 := lane3((wl1>>4&lane4|(hw>>6&lane2)<<4)*yk[24]) + lane3((wl1>>12&lane4|(hw>>14&lane2)<<4)*yk[25])
+				j := k >> 1
+				isum += int32(int8(sc[j]))*p0 + int32(int8(sc[2+j]))*p1 + int32(int8(sc[4+j]))*p2 + int32(int8(sc[6+j]))*p3
+			}
 		}
+		sumf += float32(f16le(b[208:210]) * yd * float32(isum))
 	}
-	return sumLanes(0, &sums)
+	return sumf
 }

@@ -21,8 +21,12 @@ func dotQ8_0(row []byte, a *actView) float32 {
 	row = row[:nb*34]
 	var sumf float32
 	for i := range d {
-		b := (*[34]byte)(row[i*34:])
-		y := (*[32]int8)(qs[i*32:])
+		// Advancing the slices, rather than indexing from their start,
+		// keeps each block's base in one register so the byte loads fold
+		// their constant offsets.
+		b := (*[34]byte)(row)
+		y := (*[32]int8)(qs)
+		row, qs = row[34:], qs[32:]
 		s0 := int32(int8(b[2]))*int32(y[0]) +
 			int32(int8(b[6]))*int32(y[4]) +
 			int32(int8(b[10]))*int32(y[8]) +

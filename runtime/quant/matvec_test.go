@@ -1,0 +1,331 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"vkchat/runtime/ggml"
+)
+
+var allTypes = []ggml.Type{ggml.F32, ggml.F16, ggml.BF16, ggml.Q4_0, ggml.Q4_1, ggml.Q5_0, ggml.Q5_1, ggml.Q8_0,
+	ggml.Q2_K, ggml.Q3_K, ggml.Q4_K, ggml.Q5_K, ggml.Q6_K}
+
+// synthMatrix returns a llama.cpp-quantized weight of type typ from the synth
+// files, preferring one with 512 columns (two K-quant super-blocks per row).
+func synthMatrix(t testing.TB, typ ggml.Type) Matrix {
+	t.Helper()
+	var best Matrix
+	for _, name := range append([]string{"F32"}, synthFiles...) {
+		f := openModel(t, "synth-"+name+".gguf")
+		for i := range f.Tensors {
+			tn := &f.Tensors[i]
+			if tn.Type != typ || len(tn.Dims) != 2 {
+				continue
+			}
+			m := Matrix{Type: typ, Cols: int(tn.Dims[0]), Rows: int(tn.Dims[1]), Data: f.TensorData(tn)}
+			if m.Cols > best.Cols {
+				best = m
+			}
+			if m.Cols >= 512 {
+				return best
+			}
+		}
+	}
+	if best.Data == nil {
+		t.Skipf("no %v tensor in the synth files", typ)
+	}
+	return best
+}
+
+func randVec(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+func dequantRows(t testing.TB, m Matrix) []float32 {
+	w := make([]float32, m.Rows*m.Cols)
+	if err := Dequantize(m.Type, m.Data, w); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// dot64 returns sum w[i]*a[i] and sum |w[i]*a[i]| in float64.
+func dot64(w, a []float32) (s, abs float64) {
+	for i := range a {
+		p := float64(w[i]) * float64(a[i])
+		s += p
+		abs += math.Abs(p)
+	}
+	return s, abs
+}
+
+// maxNMSE bounds sum_r (MatVec_r - exact_r)^2 / sum_r exact_r^2 for a
+// standard normal x, exact_r being the float64 dot of the dequantized row
+// with x. It is the error llama.cpp's activation conversion introduces: none
+// for F32 beyond float32 products, fp16 or bf16 rounding of x, or 8-bit
+// quantization in blocks of 32 (Q8_0, Q8_1) or 256 (Q8_K). Measured values
+// are logged; the bounds are about twice those.
+var maxNMSE = map[ggml.Type]float64{
+	ggml.F32:  1e-13,
+	ggml.F16:  5e-8,
+	ggml.BF16: 3e-6,
+	ggml.Q4_0: 8e-5, ggml.Q4_1: 8e-5, ggml.Q5_0: 8e-5, ggml.Q5_1: 8e-5, ggml.Q8_0: 8e-5,
+	ggml.Q2_K: 1e-4, ggml.Q3_K: 1e-4, ggml.Q4_K: 1e-4, ggml.Q5_K: 1e-4, ggml.Q6_K: 1e-4,
+}
+
+// activation returns x as llama.cpp's kernels see it: converted to the
+// weight type's vec_dot_type and back to floats. For Q8_0 it goes through
+// the public Quantize/Dequantize, which TestQuantizeMatchesLlamaCpp pins to
+// llama.cpp's bytes; Q8_1 has the same quants and scale; Q8_K has no file
+// to compare against and is read from the package's own conversion.
+func activation(t testing.TB, typ ggml.Type, x []float32) []float32 {
+	vt := formats[typ].vecType
+	out := make([]float32, len(x))
+	switch vt {
+	case ggml.F32:
+		copy(out, x)
+	case ggml.F16, ggml.BF16, ggml.Q8_0, ggml.Q8_1:
+		q := vt
+		if q == ggml.Q8_1 {
+			q = ggml.Q8_0
+		}
+		b, err := Quantize(q, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Dequantize(q, b, out); err != nil {
+			t.Fatal(err)
+		}
+	case ggml.Q8_K:
+		var a acts
+		a.prepare(ggml.Q8_K, x, len(x), 1)
+		v := a.view(0)
+		for i, q := range v.qs {
+			out[i] = v.d[i/256] * float32(q)
+		}
+	}
+	return out
+}
+
+// maxRelDev bounds |MatVec_r - sum_i w_i*a_i| / sum_i |w_i*a_i|, a being the
+// converted activation: what is left is float32 rounding of ggml's per-block
+// float arithmetic. It is tight enough that a wrong integer sum (one unit
+// of a block moves the result by ~1e-5 of the scale here) fails. Q8_1 also
+// carries d*sum(q) rounded to fp16 for the weight minimum, a 2^-11 relative
+// rounding of that term that the plain dot does not have.
+func maxRelDev(typ ggml.Type) float64 {
+	switch formats[typ].vecType {
+	case ggml.Q8_1:
+		return 2.5e-4
+	case ggml.F32, ggml.F16, ggml.BF16:
+		return 1e-7
+	}
+	return 2e-6
+}
+
+func TestMatVecAgainstDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, typ := range allTypes {
+		t.Run(typ.String(), func(t *testing.T) {
+			m := synthMatrix(t, typ)
+			w := dequantRows(t, m)
+			x := randVec(r, m.Cols)
+			a := activation(t, typ, x)
+			got := make([]float32, m.Rows)
+			MatVec(got, m, x)
+			rb := len(m.Data) / m.Rows
+			var errMV, errDR, den, worstDev float64
+			for row := 0; row < m.Rows; row++ {
+				wr := w[row*m.Cols : (row+1)*m.Cols]
+				exact, _ := dot64(wr, x)
+				den += exact * exact
+				dr := float64(DotRow(typ, m.Data[row*rb:(row+1)*rb], x))
+				errDR += (dr - exact) * (dr - exact)
+				errMV += (float64(got[row]) - exact) * (float64(got[row]) - exact)
+				viaAct, abs := dot64(wr, a)
+				worstDev = max(worstDev, math.Abs(float64(got[row])-viaAct)/abs)
+			}
+			nmseMV, nmseDR := errMV/den, errDR/den
+			t.Logf("%v %dx%d: NMSE MatVec %.3g, DotRow %.3g; max deviation from the converted-activation dot %.3g",
+				typ, m.Rows, m.Cols, nmseMV, nmseDR, worstDev)
+			if nmseDR > 1e-14 {
+				t.Errorf("DotRow NMSE %.3g > 1e-14: it is not the exact definition", nmseDR)
+			}
+			if nmseMV > maxNMSE[typ] {
+				t.Errorf("MatVec NMSE %.3g > %.3g", nmseMV, maxNMSE[typ])
+			}
+			if nmseMV < 1e-16 && typ != ggml.F32 {
+				t.Errorf("MatVec NMSE %.3g: activations were not converted as llama.cpp does", nmseMV)
+			}
+			if worstDev > maxRelDev(typ) {
+				t.Errorf("MatVec deviates %.3g (relative) from the dot with the converted activation, bound %.3g", worstDev, maxRelDev(typ))
+			}
+		})
+	}
+}
+
+// randomMatrix fills a matrix with random bytes, then overwrites the fp16
+// scales with small normal values so every block is finite: it exercises
+// quant patterns (all 16/32/64 codes, every scale and min) that trained or
+// synthetic weights rarely reach.
+func randomMatrix(r *rand.Rand, typ ggml.Type, rows, cols int) Matrix {
+	f := formats[typ]
+	rb, _ := f.rowBytes(typ, cols)
+	data := make([]byte, rows*rb)
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	var halfs []int // offsets of fp16 fields within a block
+	switch typ {
+	case ggml.F16:
+		halfs = []int{0}
+	case ggml.Q4_0, ggml.Q5_0, ggml.Q8_0:
+		halfs = []int{0}
+	case ggml.Q4_1, ggml.Q5_1, ggml.Q4_K, ggml.Q5_K:
+		halfs = []int{0, 2}
+	case ggml.Q2_K:
+		halfs = []int{80, 82}
+	case ggml.Q3_K:
+		halfs = []int{108}
+	case ggml.Q6_K:
+		halfs = []int{208}
+	case ggml.F32:
+		for i := 0; i < len(data); i += 4 {
+			putF32(data[i:], float32(r.NormFloat64()))
+		}
+	case ggml.BF16:
+		for i := 0; i < len(data); i += 2 {
+			v := FP32ToBF16(float32(r.NormFloat64()))
+			data[i], data[i+1] = byte(v), byte(v>>8)
+		}
+	}
+	for b := 0; b < len(data); b += f.bytes {
+		for _, o := range halfs {
+			v := FP32ToFP16(float32(r.NormFloat64() * 0.01))
+			data[b+o], data[b+o+1] = byte(v), byte(v>>8)
+		}
+	}
+	return Matrix{Type: typ, Rows: rows, Cols: cols, Data: data}
+}
+
+func putF32(b []byte, f float32) {
+	u := math.Float32bits(f)
+	b[0], b[1], b[2], b[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+}
+
+// TestMatVecRandomBlocks repeats the converted-activation check on random
+// blocks, and on inputs with outliers and exact zeros (an all-zero Q8 block).
+func TestMatVecRandomBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, typ := range allTypes {
+		m := randomMatrix(r, typ, 64, 768)
+		w := dequantRows(t, m)
+		x := randVec(r, m.Cols)
+		x[5] = 40
+		for i := 256; i < 512; i++ {
+			x[i] = 0
+		}
+		a := activation(t, typ, x)
+		got := make([]float32, m.Rows)
+		MatVec(got, m, x)
+		for row := 0; row < m.Rows; row++ {
+			viaAct, abs := dot64(w[row*m.Cols:(row+1)*m.Cols], a)
+			if dev := math.Abs(float64(got[row])-viaAct) / abs; dev > maxRelDev(typ) {
+				t.Errorf("%v row %d: %g, converted-activation dot %g (relative deviation %.3g)", typ, row, got[row], viaAct, dev)
+				break
+			}
+		}
+	}
+}
+
+// TestMatMulMatchesMatVec checks that batching, the thread count and the
+// inline path change nothing: every result is bit-identical.
+func TestMatMulMatchesMatVec(t *testing.T) {
+	defer SetThreads(0)
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, typ := range allTypes {
+		for _, rows := range []int{3, 200} { // 3 rows run inline, 200 on the pool
+			m := randomMatrix(r, typ, rows, 512)
+			const n = 5
+			x := randVec(r, n*m.Cols)
+			want := make([]float32, n*m.Rows)
+			SetThreads(1)
+			for v := 0; v < n; v++ {
+				MatVec(want[v*m.Rows:(v+1)*m.Rows], m, x[v*m.Cols:(v+1)*m.Cols])
+			}
+			for _, threads := range []int{1, 2, 7} {
+				SetThreads(threads)
+				got := make([]float32, n*m.Rows)
+				MatMul(got, m, x, n)
+				one := make([]float32, m.Rows)
+				MatVec(one, m, x[2*m.Cols:3*m.Cols])
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%v %d rows, %d threads: MatMul[%d] = %g, MatVec gives %g", typ, rows, threads, i, got[i], want[i])
+					}
+				}
+				for i := range one {
+					if one[i] != want[2*m.Rows+i] {
+						t.Fatalf("%v %d rows, %d threads: MatVec differs from the 1-thread result at %d", typ, rows, threads, i)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestMatVecConcurrentCallers(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	m := randomMatrix(r, ggml.Q4_0, 300, 1024)
+	x := randVec(r, m.Cols)
+	want := make([]float32, m.Rows)
+	MatVec(want, m, x)
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			got := make([]float32, m.Rows)
+			for it := 0; it < 20; it++ {
+				MatVec(got, m, x)
+				for i := range got {
+					if got[i] != want[i] {
+						errs <- fmt.Errorf("goroutine result differs at %d", i)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestMatVecPanicsOnBadSizes(t *testing.T) {
+	m := Matrix{Type: ggml.Q4_0, Rows: 2, Cols: 64, Data: make([]byte, 2*36)}
+	for name, f := range map[string]func(){
+		"short x":      func() { MatVec(make([]float32, 2), m, make([]float32, 63)) },
+		"short dst":    func() { MatVec(make([]float32, 1), m, make([]float32, 64)) },
+		"short data":   func() { m := m; m.Data = m.Data[:71]; MatVec(make([]float32, 2), m, make([]float32, 64)) },
+		"partial blk":  func() { m := m; m.Cols = 48; MatVec(make([]float32, 2), m, make([]float32, 48)) },
+		"matmul n":     func() { MatMul(make([]float32, 4), m, make([]float32, 64), 2) },
+		"unknown type": func() { m := m; m.Type = ggml.I32; MatVec(make([]float32, 2), m, make([]float32, 64)) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
