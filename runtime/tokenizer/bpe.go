@@ -1,68 +1,9 @@
 package tokenizer
 
-type bpeSymbol struct {
-	start, n   int
-	prev, next int
-}
-
-type bpeBigram struct {
-	left, right int
-	rank        int32
-	size        int
-}
-
-// bpeHeap orders bigrams as llama.cpp's llm_bigram_bpe comparator: lowest
-// merge rank first, and among equal ranks the leftmost.
-type bpeHeap []bpeBigram
-
-func (h bpeHeap) less(i, j int) bool {
-	if h[i].rank != h[j].rank {
-		return h[i].rank < h[j].rank
-	}
-	return h[i].left < h[j].left
-}
-
-func (h *bpeHeap) push(b bpeBigram) {
-	*h = append(*h, b)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !s.less(i, p) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func (h *bpeHeap) pop() bpeBigram {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(s) && s.less(l, m) {
-			m = l
-		}
-		if r < len(s) && s.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
-}
-
 // bpeScratch is reused across the words of one Encode call.
 type bpeScratch struct {
-	syms []bpeSymbol
-	heap bpeHeap
+	syms []symbol
+	heap bigramHeap
 }
 
 // encodeBPE is llama.cpp's llm_tokenizer_bpe_session::tokenize on text that
@@ -74,6 +15,21 @@ func (t *Tokenizer) encodeBPE(text string, out []int32, sc *bpeScratch) []int32 
 		out = t.mergeWord(word, out, sc)
 	}
 	return out
+}
+
+// rank finds the merge rank of two adjacent symbols. llama.cpp looks merges
+// up by text; when both symbols are tokens the id pair names the same texts
+// and avoids hashing strings.
+func (t *Tokenizer) rank(word string, a, b *symbol) (rank, id int32, ok bool) {
+	if a.id >= 0 && b.id >= 0 {
+		m, ok := t.idRanks[uint64(uint32(a.id))<<32|uint64(uint32(b.id))]
+		return m.rank, m.id, ok
+	}
+	r, ok := t.ranks[mergeKey{word[a.start : a.start+a.n], word[b.start : b.start+b.n]}]
+	if !ok {
+		return 0, -1, false
+	}
+	return r, t.lookup(word[a.start : a.start+a.n+b.n]), true
 }
 
 func (t *Tokenizer) mergeWord(word string, out []int32, sc *bpeScratch) []int32 {
@@ -88,35 +44,36 @@ func (t *Tokenizer) mergeWord(word string, out []int32, sc *bpeScratch) []int32 
 	syms := sc.syms[:0]
 	for off := 0; off < len(word); {
 		n := min(utf8Len(word[off]), len(word)-off)
-		syms = append(syms, bpeSymbol{start: off, n: n, prev: len(syms) - 1, next: len(syms) + 1})
+		i := int32(len(syms))
+		syms = append(syms, symbol{start: int32(off), n: int32(n), prev: i - 1, next: i + 1, id: t.charID(word[off : off+n])})
 		off += n
 	}
 	syms[len(syms)-1].next = -1
 
 	h := sc.heap[:0]
-	add := func(l, r int) {
+	add := func(l, r int32) {
 		if l < 0 || r < 0 {
 			return
 		}
-		a, b := syms[l], syms[r]
-		rank, ok := t.ranks[mergeKey{word[a.start : a.start+a.n], word[b.start : b.start+b.n]}]
+		rank, id, ok := t.rank(word, &syms[l], &syms[r])
 		if !ok {
 			return
 		}
-		h.push(bpeBigram{left: l, right: r, rank: rank, size: a.n + b.n})
+		h.push(bigram{key: bpeKey(rank, l), left: l, right: r, size: syms[l].n + syms[r].n, id: id})
 	}
-	for i := 1; i < len(syms); i++ {
+	for i := int32(1); i < int32(len(syms)); i++ {
 		add(i-1, i)
 	}
 	for len(h) > 0 {
 		bg := h.pop()
 		l, r := &syms[bg.left], &syms[bg.right]
 		// Symbols only grow to the right, so unchanged lengths mean the
-		// pair still spells bigram's text (llama.cpp compares the strings).
+		// pair still spells the bigram's text (llama.cpp compares strings).
 		if l.n == 0 || r.n == 0 || l.n+r.n != bg.size {
 			continue
 		}
 		l.n += r.n
+		l.id = bg.id
 		r.n = 0
 		l.next = r.next
 		if r.next >= 0 {
@@ -126,15 +83,15 @@ func (t *Tokenizer) mergeWord(word string, out []int32, sc *bpeScratch) []int32 
 		add(bg.left, l.next)
 	}
 
-	for i := 0; i != -1; i = syms[i].next {
-		s := word[syms[i].start : syms[i].start+syms[i].n]
-		if id := t.lookup(s); id >= 0 {
+	for i := int32(0); i != -1; i = syms[i].next {
+		if id := syms[i].id; id >= 0 {
 			out = append(out, id)
 			continue
 		}
 		// llama.cpp's fallback looks up each byte of the encoded symbol as a
 		// one-byte token; byte-level vocabularies rarely have those, and
 		// what is not found is dropped.
+		s := word[syms[i].start : syms[i].start+syms[i].n]
 		for j := 0; j < len(s); j++ {
 			if id := t.lookup(s[j : j+1]); id >= 0 {
 				out = append(out, id)
@@ -143,4 +100,31 @@ func (t *Tokenizer) mergeWord(word string, out []int32, sc *bpeScratch) []int32 
 	}
 	sc.syms, sc.heap = syms, h
 	return out
+}
+
+// charID is the token of one character of a byte-level word. Words consist
+// of GPT-2 alphabet characters (U+0021..U+0143), which have a table.
+func (t *Tokenizer) charID(c string) int32 {
+	r, n := decodeOne(c, 0)
+	if n == len(c) && r < rune(len(t.alphabet)) {
+		return t.alphabet[r]
+	}
+	return t.lookup(c)
+}
+
+type mergeResult struct{ rank, id int32 }
+
+// indexMerges builds the id-pair view of the merges and the alphabet table.
+func (t *Tokenizer) indexMerges() {
+	t.idRanks = make(map[uint64]mergeResult, len(t.ranks))
+	for k, r := range t.ranks {
+		a, b := t.lookup(k.a), t.lookup(k.b)
+		if a < 0 || b < 0 {
+			continue
+		}
+		t.idRanks[uint64(uint32(a))<<32|uint64(uint32(b))] = mergeResult{r, t.lookup(k.a + k.b)}
+	}
+	for r := range t.alphabet {
+		t.alphabet[r] = t.lookup(string(rune(r)))
+	}
 }

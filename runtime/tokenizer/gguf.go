@@ -274,6 +274,7 @@ func (t *Tokenizer) loadMerges(f *gguf.File) error {
 			t.ranks[k] = int32(i)
 		}
 	}
+	t.indexMerges()
 	return nil
 }
 

@@ -1,64 +1,11 @@
 package tokenizer
 
-// spmSymbol is a run of bytes of the input; merging grows the left symbol
-// and empties the right one, so a symbol's start never moves.
-type spmSymbol struct {
-	start, n   int
-	prev, next int
-}
-
-type spmBigram struct {
-	left, right int
-	score       float32
-	size        int
-}
-
-// spmHeap orders bigrams as llama.cpp's llm_bigram_spm comparator: highest
-// score first, and among equal scores the leftmost.
-type spmHeap []spmBigram
-
-func (h spmHeap) less(i, j int) bool {
-	if h[i].score != h[j].score {
-		return h[i].score > h[j].score
-	}
-	return h[i].left < h[j].left
-}
-
-func (h *spmHeap) push(b spmBigram) {
-	*h = append(*h, b)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !s.less(i, p) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func (h *spmHeap) pop() spmBigram {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(s) && s.less(l, m) {
-			m = l
-		}
-		if r < len(s) && s.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
+// symbol is a run of bytes of the input; merging grows the left symbol and
+// empties the right one, so a symbol's start never moves.
+type symbol struct {
+	start, n   int32
+	prev, next int32
+	id         int32 // BPE: the token this symbol spells, or -1
 }
 
 // encodeSPM is llama.cpp's llm_tokenizer_spm_session::tokenize on text whose
@@ -69,30 +16,32 @@ func (t *Tokenizer) encodeSPM(text string, out []int32) []int32 {
 	if text == "" {
 		return out
 	}
-	syms := make([]spmSymbol, 0, len(text))
+	syms := make([]symbol, 0, len(text))
 	for off := 0; off < len(text); {
 		n := min(utf8Len(text[off]), len(text)-off)
-		syms = append(syms, spmSymbol{start: off, n: n, prev: len(syms) - 1, next: len(syms) + 1})
+		i := int32(len(syms))
+		syms = append(syms, symbol{start: int32(off), n: int32(n), prev: i - 1, next: i + 1})
 		off += n
 	}
 	syms[len(syms)-1].next = -1
 
-	h := make(spmHeap, 0, len(syms))
-	tryAdd := func(l, r int) {
+	h := make(bigramHeap, 0, len(syms))
+	tryAdd := func(l, r int32) {
 		if l < 0 || r < 0 {
 			return
 		}
 		size := syms[l].n + syms[r].n
-		if size > t.maxLen {
+		if int(size) > t.maxLen {
 			return
 		}
-		id := t.lookup(text[syms[l].start : syms[l].start+size])
+		start := syms[l].start
+		id := t.lookup(text[start : start+size])
 		if id < 0 {
 			return
 		}
-		h.push(spmBigram{left: l, right: r, score: t.tokens[id].score, size: size})
+		h.push(bigram{key: spmKey(t.tokens[id].score, l), left: l, right: r, size: size})
 	}
-	for i := 1; i < len(syms); i++ {
+	for i := int32(1); i < int32(len(syms)); i++ {
 		tryAdd(i-1, i)
 	}
 	for len(h) > 0 {
@@ -111,7 +60,7 @@ func (t *Tokenizer) encodeSPM(text string, out []int32) []int32 {
 		tryAdd(b.left, l.next)
 	}
 
-	for i := 0; i != -1; i = syms[i].next {
+	for i := int32(0); i != -1; i = syms[i].next {
 		s := text[syms[i].start : syms[i].start+syms[i].n]
 		if id := t.lookup(s); id >= 0 {
 			out = append(out, id)

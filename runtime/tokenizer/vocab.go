@@ -54,9 +54,11 @@ type Tokenizer struct {
 	ids    map[string]int32
 	pieces [][]byte // token_to_piece with special=true, for every id
 
-	pre    *preTokenizer
-	ranks  map[mergeKey]int32
-	maxLen int
+	pre      *preTokenizer
+	ranks    map[mergeKey]int32
+	idRanks  map[uint64]mergeResult
+	alphabet [0x144]int32 // token of each GPT-2 alphabet character, or -1
+	maxLen   int
 
 	bos, eos, eot, eom, unk, sep, pad int32
 	eog                               map[int32]bool

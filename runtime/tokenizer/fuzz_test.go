@@ -1,0 +1,93 @@
+package tokenizer
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// fuzzEncode checks what must hold for any input: no panic, ids in range,
+// streamed output is valid UTF-8 and agrees with Decode, and text the
+// vocabulary can spell comes back unchanged.
+func fuzzEncode(f *testing.F, name string, representable func(string) bool) {
+	for _, s := range roundTripTexts {
+		f.Add(s, false)
+	}
+	f.Add("<|im_start|>user\n<s></s><|endoftext|>", true)
+	f.Fuzz(func(t *testing.T, s string, parseSpecial bool) {
+		tk := load(t, name)
+		ids := tk.Encode(s, false, parseSpecial)
+		for _, id := range ids {
+			if id < 0 || int(id) >= tk.VocabSize() {
+				t.Fatalf("id %d out of range", id)
+			}
+		}
+		st := tk.NewStream()
+		var b strings.Builder
+		for _, id := range ids {
+			b.WriteString(st.Add(id))
+		}
+		b.WriteString(st.Flush())
+		if !utf8.ValidString(b.String()) {
+			t.Fatalf("stream produced invalid UTF-8 %q", b.String())
+		}
+		dec := tk.Decode(ids)
+		if parseSpecial {
+			return // control tokens in s render as nothing
+		}
+		if utf8.ValidString(dec) {
+			prefix := ""
+			if tk.addSpacePrefix && len(ids) > 0 && dec != "" {
+				prefix = " "
+			}
+			if got := b.String(); got != prefix+dec && !(prefix != "" && got == dec) {
+				t.Fatalf("stream %q, Decode %q", got, dec)
+			}
+		}
+		if representable(s) && dec != s {
+			t.Fatalf("Decode(Encode(%q)) = %q (%v)", s, dec, ids)
+		}
+	})
+}
+
+// SentencePiece with byte fallback spells any bytes, except that ▁ is its
+// space.
+func FuzzEncodeSPM(f *testing.F) {
+	fuzzEncode(f, "llama-spm", func(s string) bool { return !strings.Contains(s, "▁") })
+}
+
+// Byte-level BPE spells any valid UTF-8; llama.cpp turns invalid bytes into
+// U+FFFD first.
+func FuzzEncodeBPE(f *testing.F) {
+	fuzzEncode(f, "gpt-2", utf8.ValidString)
+}
+
+// deepseek-coder takes the regex (non-custom) pre-tokenizer path.
+func FuzzEncodeBPERegex(f *testing.F) {
+	fuzzEncode(f, "deepseek-coder", utf8.ValidString)
+}
+
+// FuzzStream: feeding bytes one token at a time must give what a decoder of
+// the whole byte string gives, and valid UTF-8 must pass through untouched.
+func FuzzStream(f *testing.F) {
+	f.Add([]byte("h\xe2\x82\xac\xf0\x9f\x9a\x80\xed\xa0\x80\xe2\x82a\xff"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tk := load(t, "llama-spm")
+		st := tk.NewStream()
+		var got strings.Builder
+		for _, c := range b {
+			got.WriteString(st.Add(tk.byteTok[c]))
+		}
+		got.WriteString(st.Flush())
+		whole := (&Stream{t: tk, buf: append([]byte(nil), b...)}).Flush()
+		if got.String() != whole {
+			t.Fatalf("streamed %q, whole %q", got.String(), whole)
+		}
+		if !utf8.ValidString(whole) {
+			t.Fatalf("invalid output %q", whole)
+		}
+		if utf8.Valid(b) && whole != string(b) {
+			t.Fatalf("valid input changed: %q -> %q", b, whole)
+		}
+	})
+}
