@@ -120,18 +120,29 @@ func isBlank(s string) bool { return strings.TrimFunc(s, isPySpace) == "" }
 
 // contentForms lists what a template may print for content c: itself, or
 // c stripped on one or both sides (Jinja's trim and Python's strip, by
-// both the engine's and Python's idea of whitespace).
+// both the engine's and Python's idea of whitespace). Reasoning models'
+// templates (Qwen3, DeepSeek-R1) print only the answer of an earlier
+// assistant turn — what follows its last </think>, newlines stripped — so
+// that tail is a form too. Every form is a substring of c, so whichever
+// fits, only message bytes become Content.
 func contentForms(c string) []string {
-	forms := []string{c}
-	for _, space := range []func(rune) bool{unicode.IsSpace, isPySpace} {
-		for _, f := range []string{
-			strings.TrimFunc(c, space),
-			strings.TrimLeftFunc(c, space),
-			strings.TrimRightFunc(c, space),
-		} {
-			if !contains(forms, f) {
-				forms = append(forms, f)
-			}
+	bases := []string{c}
+	if i := strings.LastIndex(c, "</think>"); i >= 0 {
+		tail := c[i+len("</think>"):]
+		bases = append(bases, tail, strings.TrimLeft(tail, "\n"))
+	}
+	var forms []string
+	add := func(f string) {
+		if !contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	for _, b := range bases {
+		add(b)
+		for _, space := range []func(rune) bool{unicode.IsSpace, isPySpace} {
+			add(strings.TrimFunc(b, space))
+			add(strings.TrimLeftFunc(b, space))
+			add(strings.TrimRightFunc(b, space))
 		}
 	}
 	return forms

@@ -134,6 +134,13 @@ func TestSegmentsEdgeCases(t *testing.T) {
 			want: []Segment{{Text: "<"}, {Text: "vkc00000000m0e vkc00000001m0e", Content: true}, {Text: ">"}},
 		},
 		{
+			// The shape of Qwen3's handling of reasoning in history.
+			name: "reasoning dropped from an earlier answer",
+			src:  "{% for m in messages %}{% set c = m.content %}{% if '</think>' in c %}{% set c = c.split('</think>')[-1].lstrip('\\n') %}{% endif %}<{{ m.role }}>{{ c }}{% endfor %}",
+			msgs: []Message{{RoleUser, "q"}, {RoleAssistant, "<think>\nhmm\n</think>\n\nthe answer"}},
+			want: []Segment{{Text: "<user>"}, {Text: "q", Content: true}, {Text: "<assistant>"}, {Text: "the answer", Content: true}},
+		},
+		{
 			name:    "branching on what content says",
 			src:     "{% for m in messages %}{% if 'secret' in m.content %}[redacted]{% else %}{{ m.content }}{% endif %}{% endfor %}",
 			msgs:    []Message{{RoleUser, "the secret"}},
