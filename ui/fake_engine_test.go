@@ -208,7 +208,6 @@ func rank(in []sample.Candidate, p sample.Params) sample.Result {
 	return sample.Result{Token: cs[0].ID, Candidates: cs, Entropy: float32(h)}
 }
 
-
 func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func(engine.Event)) error {
 	f.mu.Lock()
 	f.requests = append(f.requests, req)

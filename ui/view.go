@@ -179,12 +179,12 @@ func (m *Model) transcriptView(l layout) []string {
 		m.scroll.offset = maxOff
 	}
 	if m.revealSelection && sel >= 0 {
-		if sel < m.scroll.offset {
-			m.scroll.offset = sel
-		} else if sel >= m.scroll.offset+h {
-			m.scroll.offset = sel - h + 1
+		switch {
+		case sel < m.scroll.offset:
+			m.scroll.offset, m.scroll.follow = sel, false
+		case sel >= m.scroll.offset+h:
+			m.scroll.offset, m.scroll.follow = sel-h+1, false
 		}
-		m.scroll.follow = false
 		m.revealSelection = false
 	}
 	m.scroll.offset = min(max(m.scroll.offset, 0), maxOff)

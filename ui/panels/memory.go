@@ -42,10 +42,10 @@ func KVFormula(info engine.ModelInfo, ctx int) (total int64, perElem float64, ok
 	return int64(math.Round(n)), perElem, true
 }
 
-const memLabelW = 10
+const memLabelW = 9
 
 func sizeCell(st theme.Styles, n int64) string {
-	return st.Value.Render(fmt.Sprintf("%-10s", Bytes(n))) + " " + st.Dim.Render(ExactBytes(n))
+	return st.Value.Render(fmt.Sprintf("%-9s", Bytes(n))) + " " + st.Dim.Render(ExactBytes(n))
 }
 
 // MemoryLines renders the memory panel body: each allocation in readable

@@ -26,16 +26,12 @@ type Metrics struct {
 
 const metricLabelW = 11
 
-// PrefillText summarises the prompt pass.
+// PrefillText summarises the prompt pass: tokens computed and the time.
 func PrefillText(p *engine.PrefillInfo) string {
 	if p == nil {
 		return "—"
 	}
-	s := fmt.Sprintf("%d tok in %s · %s", p.Tokens, Duration(p.Duration), Rate(PerSecond(p.Tokens, p.Duration)))
-	if p.Reused > 0 {
-		s += fmt.Sprintf(" · %d reused", p.Reused)
-	}
-	return s
+	return fmt.Sprintf("%d tok · %s", p.Tokens, Duration(p.Duration))
 }
 
 // ContextText is "used/size (pct)".
@@ -64,7 +60,10 @@ func MetricsLines(st theme.Styles, m Metrics, width int) []string {
 	if m.Last > 0 {
 		now = 1 / m.Last.Seconds()
 	}
-	decode := fmt.Sprintf("%s now · %s avg", Rate(now), Rate(m.Avg))
+	prefillRate := "—"
+	if m.Prefill != nil {
+		prefillRate = Rate(PerSecond(m.Prefill.Tokens, m.Prefill.Duration))
+	}
 	spark := st.Spark.Render(Sparkline(m.Speeds, valW))
 	if len(m.Speeds) == 0 {
 		spark = st.Dim.Render("—")
@@ -75,13 +74,24 @@ func MetricsLines(st theme.Styles, m Metrics, width int) []string {
 	if barW >= 4 {
 		ctx = Bar(st, contextFrac(m.ContextUsed, m.ContextSize), min(barW, 24)) + " " + ctxText
 	}
-	return []string{
+	avg := Rate(m.Avg)
+	if note := " (first token excluded)"; m.Avg > 0 && len(avg)+len(note) <= valW {
+		avg += st.Dim.Render(note)
+	}
+	rows := []string{
 		row(st, "load", metricLabelW, st.Value.Render(Duration(m.Load))),
 		row(st, "prefill", metricLabelW, st.Value.Render(PrefillText(m.Prefill))),
+		row(st, "prefill/s", metricLabelW, st.Value.Render(prefillRate)),
+	}
+	if m.Prefill != nil && m.Prefill.Reused > 0 {
+		rows = append(rows, row(st, "KV reused", metricLabelW, st.Value.Render(fmt.Sprintf("%d tok", m.Prefill.Reused))))
+	}
+	return append(rows,
 		row(st, "first tok", metricLabelW, st.Value.Render(ttft)),
-		row(st, "decode", metricLabelW, st.Value.Render(decode)),
+		row(st, "decode now", metricLabelW, st.Value.Render(Rate(now))),
+		row(st, "decode avg", metricLabelW, st.Value.Render(avg)),
 		row(st, "speed", metricLabelW, spark),
 		row(st, "generated", metricLabelW, st.Value.Render(fmt.Sprintf("%d tokens", m.Generated))),
 		row(st, "context", metricLabelW, ctx),
-	}
+	)
 }
