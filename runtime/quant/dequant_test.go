@@ -76,3 +76,54 @@ func TestDequantizeAgainstF32(t *testing.T) {
 	}
 	t.Logf("worst rel RMS per type:%s", b.String())
 }
+
+// TestDequantizeErrors feeds every type short, misaligned and empty buffers:
+// each must return an error (or succeed when the input is complete), never
+// panic.
+func TestDequantizeErrors(t *testing.T) {
+	for _, typ := range allTypes {
+		f := formats[typ]
+		for _, c := range []struct {
+			name     string
+			srcBytes int
+			elems    int
+			ok       bool
+		}{
+			{"exact", 2 * f.bytes, 2 * f.elems, true},
+			{"extra source bytes", 2*f.bytes + 7, 2 * f.elems, true},
+			{"empty", 0, 0, true},
+			{"one byte short", 2*f.bytes - 1, 2 * f.elems, false},
+			{"no source", 0, f.elems, false},
+			{"half a block", 2 * f.bytes, f.elems + f.elems/2, f.elems == 1},
+		} {
+			src := make([]byte, c.srcBytes)
+			dst := make([]float32, c.elems)
+			err := Dequantize(typ, src, dst)
+			if (err == nil) != c.ok {
+				t.Errorf("%v %s (%d bytes, %d elements): err = %v, want ok=%v", typ, c.name, c.srcBytes, c.elems, err, c.ok)
+			}
+		}
+	}
+	if err := Dequantize(ggml.Q8_1, make([]byte, 36), make([]float32, 32)); err == nil {
+		t.Error("Q8_1 is an activation format here: want an error")
+	}
+	if err := Dequantize(ggml.Type(99), nil, nil); err == nil {
+		t.Error("unknown type: want an error")
+	}
+	// every length combination up to three blocks, for every type
+	for _, typ := range allTypes {
+		f := formats[typ]
+		for n := 0; n <= 3*f.bytes; n += max(1, f.bytes/5) {
+			for e := 0; e <= 3*f.elems; e += max(1, f.elems/4) {
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Fatalf("%v: Dequantize(%d bytes, %d elements) panicked: %v", typ, n, e, r)
+						}
+					}()
+					_ = Dequantize(typ, make([]byte, n), make([]float32, e))
+				}()
+			}
+		}
+	}
+}

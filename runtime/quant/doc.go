@@ -4,7 +4,7 @@
 //
 // There are two dot products on purpose:
 //
-//   - DotRow is the exact definition: sum_i dequant(row)[i]*x[i] with the
+//   - DotRow is the exact definition: sum_i dequant(row)[i]*x[i], with the
 //     weights decoded exactly as ggml's dequantize_row_* does and the sum
 //     taken in float64. Use it as the yardstick.
 //
@@ -12,15 +12,22 @@
 //     never multiplies float activations by quantized weights: it first
 //     converts the activation vector to the weight type's "vec_dot_type"
 //     (Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, Q8_K for the K-quants,
-//     fp16 for F16, bf16 for BF16, nothing for F32) and then runs an integer
-//     (or fp16/bf16) dot product. MatVec does the same, once per call, and
-//     reproduces the integer sums and the float operation order of ggml's
-//     generic (non-SIMD) ggml_vec_dot_* kernels, so logits track llama.cpp's
-//     far more closely than DotRow would. The SIMD kernels llama.cpp actually
-//     runs on a given machine sum the same integers but may round the float
-//     partial sums in another order, so agreement is to a few ulps, not bits.
+//     fp16 for F16, bf16 for BF16, nothing for F32) with ggml's reference
+//     converters, and then runs an integer (or fp16/bf16/f32) dot product.
+//     MatVec does the same, converting x once per call, and computes exactly
+//     the integer sums of ggml's generic (non-SIMD) ggml_vec_dot_* kernels.
+//     The float work around them follows the generic kernels operation by
+//     operation for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q2_K. For Q3_K..Q6_K the
+//     generic kernels spread each super-block's integer sum over eight float
+//     lanes; here each super-block's sum is scaled and added directly, and
+//     F32/F16/BF16 sum their products in four float64 chains rather than one.
+//     Both change only float rounding (about 1e-7 relative for the K-quants,
+//     the last bit in rare cases for the float types), which is the size of
+//     the difference between ggml's generic kernels and the AVX2 or NEON
+//     kernels llama.cpp really runs, so logits agree with llama.cpp's to a
+//     few ulps, not bits, as they would between two llama.cpp machines.
 //
 // Float arithmetic that ggml rounds step by step is written with explicit
-// float32 conversions: the Go spec allows fusing x*y+z into an FMA (and does
-// on arm64), which would silently change results against ggml.
+// float32 conversions: the Go spec allows fusing x*y+z into an FMA (and Go
+// does on arm64), which would silently change results against ggml.
 package quant

@@ -20,10 +20,16 @@ var quantizers = map[ggml.Type]func(src []float32, dst []byte){
 	ggml.Q5_0: quantizeQ5_0,
 	ggml.Q5_1: quantizeQ5_1,
 	ggml.Q8_0: quantizeQ8_0,
+	ggml.Q2_K: quantizeQ2K,
+	ggml.Q3_K: quantizeQ3K,
+	ggml.Q4_K: quantizeQ4K,
+	ggml.Q5_K: quantizeQ5K,
+	ggml.Q6_K: quantizeQ6K,
 }
 
 // Quantize encodes src, a whole number of blocks, as t with ggml's reference
-// quantizer for t. Supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0.
+// quantizer for t. Supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+// Q2_K, Q3_K, Q4_K, Q5_K and Q6_K.
 func Quantize(t ggml.Type, src []float32) ([]byte, error) {
 	q, ok := quantizers[t]
 	if !ok {
