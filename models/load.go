@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
@@ -18,7 +19,10 @@ func Load(f *gguf.File) (*Model, error) {
 	}
 	a, err := lookupArch(f.Path, name)
 	if err != nil {
-		return nil, err
+		// Not a malformed file, so not a FormatError, but named by its key
+		// like every other complaint about the metadata (%q escapes it).
+		return nil, fmt.Errorf("%s: key \"general.architecture\": architecture %q is not supported (supported: %s)",
+			f.Path, name, strings.Join(Supported(), ", "))
 	}
 	cfg, err := loadConfig(f, a)
 	if err != nil {
@@ -35,6 +39,26 @@ func Load(f *gguf.File) (*Model, error) {
 		m.Output, m.Tied = m.TokenEmbd, true
 	}
 	q, kv := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
+	// Every architecture has at least perLayer tensors in each layer:
+	// checking that before allocating keeps a block_count of 10^6 in a tiny
+	// file from costing 10^6 Layer structs (600 MB) on the way to "tensor
+	// missing". (Qwen2's three biases are left to the per-tensor check,
+	// which names the one that is missing.)
+	const perLayer = 9
+	if cfg.Layers > len(f.Tensors)/perLayer {
+		msg := fmt.Sprintf("%d layers need at least %d tensors, the file has %d", cfg.Layers, cfg.Layers*perLayer, len(f.Tensors))
+		// Point at the first layer that is not there (an off-by-one
+		// block_count is the common case); the search is bounded by the
+		// tensor count, not by the claim.
+		for i := 0; i <= len(f.Tensors)/perLayer; i++ {
+			name := fmt.Sprintf("blk.%d.attn_norm.weight", i)
+			if _, ok := f.Tensor(name); !ok {
+				msg += fmt.Sprintf(" (there is no tensor %q)", name)
+				break
+			}
+		}
+		return nil, &gguf.FormatError{Path: f.Path, Field: fmt.Sprintf("key %q", a.name+".block_count"), Msg: msg}
+	}
 	m.Layers = make([]Layer, cfg.Layers)
 	for i := range m.Layers {
 		p := fmt.Sprintf("blk.%d.", i)
@@ -120,14 +144,34 @@ func loadConfig(f *gguf.File, a arch) (Config, error) {
 		return c, bad("rope.dimension_count", fmt.Sprintf("%d must be even and at most the head size %d", c.Rope.Dims, c.HeadDim))
 	}
 	if st, ok, _ := f.String(a.name + ".rope.scaling.type"); ok && st == "linear" {
-		if fac := l.float("rope.scaling.factor", 1); fac > 0 {
-			c.Rope.Scale = 1 / fac
+		fac := l.float("rope.scaling.factor", 1)
+		if l.err != nil {
+			return c, l.err
 		}
+		// A zero, negative, NaN or infinite factor would collapse or
+		// scramble every position.
+		if !(fac > 0) || math.IsInf(float64(fac), 0) {
+			return c, bad("rope.scaling.factor", fmt.Sprintf("%g must be a positive number", fac))
+		}
+		c.Rope.Scale = 1 / fac
 	}
-	if tokens, ok, err := f.Strings("tokenizer.ggml.tokens"); err != nil {
+	tokens, ok, err := f.Strings("tokenizer.ggml.tokens")
+	if err != nil {
 		return c, err
-	} else if ok {
+	}
+	if ok {
+		if len(tokens) == 0 {
+			return c, &gguf.FormatError{Path: f.Path, Field: `key "tokenizer.ggml.tokens"`, Msg: "the vocabulary is empty"}
+		}
+		if err := checkVocab(f, len(tokens)); err != nil {
+			return c, err
+		}
 		c.Vocab = len(tokens)
+		// Say which two things disagree; the generic shape message below
+		// would leave the reader to work out that the vocabulary is one.
+		if t, ok := f.Tensor("token_embd.weight"); ok && len(t.Dims) == 2 && t.Dims[0] == uint64(c.Embd) && t.Dims[1] != uint64(c.Vocab) {
+			return c, tensorErr(f, t.Name, fmt.Sprintf("has %d rows but the vocabulary (tokenizer.ggml.tokens) has %d tokens", t.Dims[1], c.Vocab))
+		}
 	}
 	if c.Vocab == 0 {
 		// Without a vocabulary the embedding's row count is the vocab size.
@@ -136,6 +180,41 @@ func loadConfig(f *gguf.File, a arch) (Config, error) {
 		}
 	}
 	return c, l.err
+}
+
+// checkVocab checks the per-token arrays and special-token ids against the
+// vocabulary size n. A tokenizer indexes scores[id] and token_type[id] for
+// every id < n and takes the special ids as indexes too: a short array, one
+// of another element type (scores as UINT8) or an id past the end is an
+// out-of-bounds read in loaders that trust them.
+func checkVocab(f *gguf.File, n int) error {
+	if _, ok, err := f.Float32s("tokenizer.ggml.scores"); err != nil {
+		return err
+	} else if a, _, _ := f.Array("tokenizer.ggml.scores"); ok && a.Len() != n {
+		return &gguf.FormatError{Path: f.Path, Field: `key "tokenizer.ggml.scores"`, Msg: fmt.Sprintf("has %d entries for %d tokens", a.Len(), n)}
+	}
+	if _, ok, err := f.Int32s("tokenizer.ggml.token_type"); err != nil {
+		return err
+	} else if a, _, _ := f.Array("tokenizer.ggml.token_type"); ok && a.Len() != n {
+		return &gguf.FormatError{Path: f.Path, Field: `key "tokenizer.ggml.token_type"`, Msg: fmt.Sprintf("has %d entries for %d tokens", a.Len(), n)}
+	}
+	if _, _, err := f.Strings("tokenizer.ggml.merges"); err != nil {
+		return err
+	}
+	for _, kv := range f.KVs {
+		if !strings.HasPrefix(kv.Key, "tokenizer.ggml.") || !strings.HasSuffix(kv.Key, "_token_id") {
+			continue
+		}
+		id, _, err := f.Uint(kv.Key)
+		if err != nil {
+			return err
+		}
+		// Converters write 0xFFFFFFFF (-1) for "no such token".
+		if id != math.MaxUint32 && id >= uint64(n) {
+			return &gguf.FormatError{Path: f.Path, Field: fmt.Sprintf("key %q", kv.Key), Msg: fmt.Sprintf("token id %d is outside the vocabulary of %d tokens", id, n)}
+		}
+	}
+	return nil
 }
 
 type weights struct {

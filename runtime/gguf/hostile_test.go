@@ -281,8 +281,8 @@ func hostileCases() []hostileCase {
 				r.tensors[i], r.tensors[j] = r.tensors[j], r.tensors[i]
 			}
 		}), ok: true},
-		{name: "duplicate tensor name", build: mutate(func(_ testing.TB, r *rawFile) { r.tensors[4].name = r.tensors[3].name }),
-			field: `tensor "blk.0.`, msg: "duplicate tensor name"},
+		{name: "duplicate tensor name", build: mutate(func(_ testing.TB, r *rawFile) { r.tensors[2].name = r.tensors[1].name }),
+			field: `tensor "output_norm.weight"`, msg: "duplicate tensor name"},
 		{name: "control bytes in a tensor name", build: mutate(func(_ testing.TB, r *rawFile) {
 			r.tensors[0].name, r.tensors[0].typ = "\x1b]52;c;aGk=\x07\x1bc", 200
 		}), field: `tensor "\x1b]52;c;aGk=\a\x1bc"`, msg: "unknown tensor type 200"},
