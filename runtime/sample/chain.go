@@ -48,8 +48,8 @@ func (s *Sampler) evaluate(logits []float32, history []int32) (step, bool) {
 	}
 	s.rank.reset(work)
 	// Rank once for the longest prefix nearly every step needs (the
-	// candidate list, which top-k's survivors fit in), so later, shorter
-	// requests are free.
+	// candidate list, which also covers top-k's survivors for k ≤ 40), so
+	// later, shorter requests are free.
 	s.rank.top(s.candidateCount())
 	st.z, st.entropy = softmaxStats(work, st.max)
 	st.kept = s.truncate(st)
