@@ -41,6 +41,15 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
+// bytesPerVector is the converted size of one vector, for cache tiling.
+func (a *acts) bytesPerVector() int {
+	switch a.typ {
+	case ggml.F32, ggml.F16, ggml.BF16:
+		return 4 * a.n
+	}
+	return 3 * a.n // int8 quants and their 16-bit packed copy; scales are noise
+}
+
 // view returns vector v.
 func (a *acts) view(v int) actView {
 	n := a.n

@@ -18,10 +18,16 @@ type Matrix struct {
 // waking workers would cost more than it saves.
 const inlineWork = 32 << 10
 
-// Each chunk handed to a worker is about this many multiply-adds, small
+// Each chunk handed to a goroutine is about this many multiply-adds, small
 // enough to balance two cores on a 2048-row matrix and large enough that the
 // atomic hand-out is noise.
 const chunkWork = 16 << 10
+
+// A tile of input vectors is at most about this many bytes of converted
+// activations, so that it stays in a core's L2 cache while every weight row
+// passes by once per tile; without tiles a long prompt would stream all its
+// activations from memory for every row.
+const tileBytes = 128 << 10
 
 func (m *Matrix) check(op string) (*format, int) {
 	f, err := formatOf(m.Type)
@@ -74,10 +80,10 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 	j := jobPool.Get().(*job)
 	j.f, j.data, j.rowBytes, j.rows = f, m.Data, rb, m.Rows
 	j.views, j.dst = a.views, dst
-	work := m.Cols * n
-	j.chunk = max(1, chunkWork/max(1, work))
+	j.vtile = max(1, min(n, tileBytes/max(1, a.bytesPerVector())))
+	j.chunk = max(1, chunkWork/(m.Cols*j.vtile))
 	threads := int(pool.threads.Load())
-	if work*m.Rows < inlineWork {
+	if m.Cols*n*m.Rows < inlineWork {
 		threads = 1
 	}
 	j.run(threads)
@@ -87,12 +93,13 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 	actPool.Put(a)
 }
 
-// compute does rows [lo, hi) for every vector.
-func (j *job) compute(lo, hi int) {
+// compute does rows [lo, hi) for vectors [v0, v1). Each weight row is read
+// once per call and applied to every vector while it is in L1.
+func (j *job) compute(lo, hi, v0, v1 int) {
 	dot, rb, rows := j.f.dot, j.rowBytes, j.rows
-	if len(j.views) == 1 {
-		av := &j.views[0]
-		dst := j.dst[lo:hi]
+	if v1-v0 == 1 {
+		av := &j.views[v0]
+		dst := j.dst[v0*rows+lo : v0*rows+hi]
 		for r := range dst {
 			dst[r] = dot(j.data[(lo+r)*rb:(lo+r+1)*rb], av)
 		}
@@ -100,7 +107,7 @@ func (j *job) compute(lo, hi int) {
 	}
 	for r := lo; r < hi; r++ {
 		row := j.data[r*rb : (r+1)*rb]
-		for v := range j.views {
+		for v := v0; v < v1; v++ {
 			j.dst[v*rows+r] = dot(row, &j.views[v])
 		}
 	}

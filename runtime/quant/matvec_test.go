@@ -329,3 +329,31 @@ func TestMatVecPanicsOnBadSizes(t *testing.T) {
 		}()
 	}
 }
+
+// TestMatMulTiles uses enough vectors that MatMul splits them into several
+// cache tiles (and a ragged last tile); every result must still equal
+// MatVec's bit for bit.
+func TestMatMulTiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, typ := range []ggml.Type{ggml.F32, ggml.F16, ggml.Q4_0, ggml.Q4_1, ggml.Q6_K} {
+		m := randomMatrix(r, typ, 37, 2048)
+		const n = 53
+		x := randVec(r, n*m.Cols)
+		var a acts
+		a.prepare(formats[typ].vecType, x[:m.Cols], m.Cols, 1)
+		if tile := tileBytes / a.bytesPerVector(); tile >= n || n%tile == 0 {
+			t.Fatalf("%v: tile of %d vectors does not exercise a ragged tiling of %d", typ, tile, n)
+		}
+		got := make([]float32, n*m.Rows)
+		MatMul(got, m, x, n)
+		one := make([]float32, m.Rows)
+		for v := 0; v < n; v++ {
+			MatVec(one, m, x[v*m.Cols:(v+1)*m.Cols])
+			for i := range one {
+				if math.Float32bits(one[i]) != math.Float32bits(got[v*m.Rows+i]) {
+					t.Fatalf("%v vector %d row %d: MatMul %g, MatVec %g", typ, v, i, got[v*m.Rows+i], one[i])
+				}
+			}
+		}
+	}
+}

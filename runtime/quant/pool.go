@@ -7,14 +7,14 @@ import (
 )
 
 // The shared pool: persistent worker goroutines that help the calling
-// goroutine through a job's row chunks. The caller always works too, so a
-// job never waits for a worker to wake up; workers that arrive late find no
+// goroutine through a job's chunks. The caller always works too, so a job
+// never waits for a worker to wake up; workers that arrive late find no
 // chunks left and just drop their reference. Nothing here allocates per job.
 
 var pool struct {
 	mu      sync.Mutex
-	threads atomic.Int32 // workers including the caller
-	started int          // helper goroutines running
+	threads atomic.Int32 // goroutines per job, the caller included
+	started atomic.Int32 // helper goroutines running
 	work    chan *job
 }
 
@@ -36,9 +36,12 @@ func SetThreads(n int) {
 // ensureWorkers starts helpers up to n-1; idle ones cost only a parked
 // goroutine, so the pool never shrinks.
 func ensureWorkers(n int) {
+	if int(pool.started.Load()) >= n-1 {
+		return
+	}
 	pool.mu.Lock()
-	for pool.started < n-1 {
-		pool.started++
+	for int(pool.started.Load()) < n-1 {
+		pool.started.Add(1)
 		go worker()
 	}
 	pool.mu.Unlock()
@@ -53,7 +56,9 @@ func worker() {
 	}
 }
 
-// job is one MatVec/MatMul split into row chunks.
+// job is one MatVec/MatMul split into chunks: a range of rows times a tile
+// of input vectors, tile-major, so that all goroutines work on the same
+// tile's activations (kept in their caches) while the weights stream by.
 type job struct {
 	f        *format
 	data     []byte
@@ -62,6 +67,8 @@ type job struct {
 	views    []actView
 	dst      []float32
 	chunk    int // rows per chunk
+	vtile    int // vectors per tile
+	rchunks  int // row chunks per tile
 	nchunk   int32
 	next     atomic.Int32 // next chunk to hand out
 	pending  atomic.Int32 // chunks not yet finished
@@ -71,6 +78,13 @@ type job struct {
 
 var jobPool = sync.Pool{New: func() any { return &job{done: make(chan struct{}, 1)} }}
 
+func (j *job) chunkAt(c int) {
+	t, rc := c/j.rchunks, c%j.rchunks
+	lo := rc * j.chunk
+	v0 := t * j.vtile
+	j.compute(lo, min(lo+j.chunk, j.rows), v0, min(v0+j.vtile, len(j.views)))
+}
+
 // runChunks processes chunks until none are left; it reports whether this
 // goroutine finished the job's last chunk.
 func (j *job) runChunks() bool {
@@ -79,8 +93,7 @@ func (j *job) runChunks() bool {
 		if c >= j.nchunk {
 			return false
 		}
-		lo := int(c) * j.chunk
-		j.compute(lo, min(lo+j.chunk, j.rows))
+		j.chunkAt(int(c))
 		if j.pending.Add(-1) == 0 {
 			return true
 		}
@@ -89,20 +102,27 @@ func (j *job) runChunks() bool {
 
 func (j *job) release() {
 	if j.refs.Add(-1) == 0 {
-		j.data, j.views, j.dst, j.f = nil, nil, nil, nil
-		jobPool.Put(j)
+		j.recycle()
 	}
 }
 
-// run computes rows [0, rows) of j on up to threads goroutines and returns
-// when all are done.
+func (j *job) recycle() {
+	j.data, j.views, j.dst, j.f = nil, nil, nil, nil
+	jobPool.Put(j)
+}
+
+// run computes all chunks of j on up to threads goroutines and returns when
+// they are done.
 func (j *job) run(threads int) {
-	j.nchunk = int32((j.rows + j.chunk - 1) / j.chunk)
+	j.rchunks = (j.rows + j.chunk - 1) / j.chunk
+	ntiles := (len(j.views) + j.vtile - 1) / j.vtile
+	j.nchunk = int32(j.rchunks * ntiles)
 	helpers := min(threads-1, int(j.nchunk)-1)
 	if helpers <= 0 {
-		j.compute(0, j.rows)
-		j.data, j.views, j.dst, j.f = nil, nil, nil, nil
-		jobPool.Put(j)
+		for c := 0; c < int(j.nchunk); c++ {
+			j.chunkAt(c)
+		}
+		j.recycle()
 		return
 	}
 	ensureWorkers(threads)
