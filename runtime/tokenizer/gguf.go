@@ -56,6 +56,9 @@ func vocabErr(key, format string, args ...any) error {
 // FromGGUF builds the tokenizer from tokenizer.ggml.* metadata, applying
 // llama.cpp's defaults and its per-model fix-ups.
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
+	if f == nil {
+		return nil, fmt.Errorf("%w: no file", ErrVocab)
+	}
 	model, ok, err := f.String(keyModel)
 	if err != nil {
 		return nil, metaErr(err)

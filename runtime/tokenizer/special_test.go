@@ -159,3 +159,15 @@ func TestMetadata(t *testing.T) {
 		t.Errorf("user-defined Piece = %q", p)
 	}
 }
+
+// TestSPMInvalidLeadByte pins llama.cpp's character cutting: the lead byte
+// 0xC3 announces two bytes, so it takes the first byte of the ▁ that stands
+// for the following space, and both fall back to byte tokens.
+func TestSPMInvalidLeadByte(t *testing.T) {
+	tk := load(t, "llama-spm")
+	got := tk.Encode("\xc3 ", false, false)
+	want := []int32{29871, 3 + 0xC3, 3 + 0xE2, 3 + 0x96, 3 + 0x81}
+	if !slices.Equal(got, want) {
+		t.Errorf("Encode = %v, want %v", got, want)
+	}
+}
