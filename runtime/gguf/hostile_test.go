@@ -253,9 +253,9 @@ func hostileCases() []hostileCase {
 		{name: "F32 2^40 elements", build: mutate(func(_ testing.TB, r *rawFile) { r.tensors[0].setDims(1 << 40) }),
 			field: `tensor "token_embd.weight"`, msg: "runs past the end"},
 		{name: "type 4 (removed)", build: mutate(func(_ testing.TB, r *rawFile) { r.tensors[0].typ = 4 }),
-			field: `tensor "token_embd.weight"`, msg: "tensor type 4 Q4_2 (removed"},
+			field: `tensor "token_embd.weight"`, msg: "tensor type 4 (Q4_2) was removed from ggml"},
 		{name: "type 5 (removed)", build: mutate(func(_ testing.TB, r *rawFile) { r.tensors[0].typ = 5 }),
-			field: `tensor "token_embd.weight"`, msg: "tensor type 5 Q4_3 (removed"},
+			field: `tensor "token_embd.weight"`, msg: "tensor type 5 (Q4_3) was removed from ggml"},
 		{name: "row not a multiple of the Q4_0 block", build: mutate(func(_ testing.TB, r *rawFile) {
 			r.tensors[0].typ = uint32(ggml.Q4_0)
 			r.tensors[0].setDims(48, 2)
@@ -298,7 +298,7 @@ func hostileCases() []hostileCase {
 		}
 		msg := fmt.Sprintf("unknown tensor type %d", id)
 		if _, ok := knownIDs[uint32(id)]; ok {
-			msg = fmt.Sprintf("tensor type %d ", id)
+			msg = fmt.Sprintf("tensor type %d (%s) ", id, knownIDs[uint32(id)].name)
 		}
 		cases = append(cases, hostileCase{name: fmt.Sprintf("tensor type %d", id),
 			build: mutate(func(_ testing.TB, r *rawFile) { r.tensors[0].typ = uint32(id) }),

@@ -589,19 +589,19 @@ func scalarSlice(t ValueType, b []byte, n int) any {
 
 // knownIDs names ggml type ids that this build cannot size or compute with,
 // so the error can say what the file needs rather than only "unknown".
-var knownIDs = map[uint32]string{
-	4:  "Q4_2 (removed from ggml in 2023; re-convert the model)",
-	5:  "Q4_3 (removed from ggml in 2023; re-convert the model)",
-	16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S", 20: "IQ4_NL",
-	21: "IQ3_S", 22: "IQ2_S", 23: "IQ4_XS", 29: "IQ1_M",
-	31: "Q4_0_4_4 (removed from ggml; re-convert the model)",
-	32: "Q4_0_4_8 (removed from ggml; re-convert the model)",
-	33: "Q4_0_8_8 (removed from ggml; re-convert the model)",
-	34: "TQ1_0", 35: "TQ2_0",
-	36: "IQ4_NL_4_4 (removed from ggml; re-convert the model)",
-	37: "IQ4_NL_4_8 (removed from ggml; re-convert the model)",
-	38: "IQ4_NL_8_8 (removed from ggml; re-convert the model)",
-	39: "MXFP4",
+// removed ids were dropped from ggml itself: the file must be re-converted.
+var knownIDs = map[uint32]struct {
+	name    string
+	removed bool
+}{
+	4: {"Q4_2", true}, 5: {"Q4_3", true},
+	16: {"IQ2_XXS", false}, 17: {"IQ2_XS", false}, 18: {"IQ3_XXS", false}, 19: {"IQ1_S", false},
+	20: {"IQ4_NL", false}, 21: {"IQ3_S", false}, 22: {"IQ2_S", false}, 23: {"IQ4_XS", false},
+	29: {"IQ1_M", false},
+	31: {"Q4_0_4_4", true}, 32: {"Q4_0_4_8", true}, 33: {"Q4_0_8_8", true},
+	34: {"TQ1_0", false}, 35: {"TQ2_0", false},
+	36: {"IQ4_NL_4_4", true}, 37: {"IQ4_NL_4_8", true}, 38: {"IQ4_NL_8_8", true},
+	39: {"MXFP4", false},
 }
 
 func (c *cursor) tensorInfo(i uint64) (Tensor, error) {
@@ -643,8 +643,10 @@ func (c *cursor) tensorInfo(i uint64) (Tensor, error) {
 	}
 	t.Type = ggml.Type(ty)
 	if !t.Type.Known() {
-		if what, ok := knownIDs[ty]; ok {
-			return Tensor{}, c.fail(field(), "tensor type %d %s is not supported", ty, what)
+		if k, ok := knownIDs[ty]; ok && k.removed {
+			return Tensor{}, c.fail(field(), "tensor type %d (%s) was removed from ggml; re-convert the model", ty, k.name)
+		} else if ok {
+			return Tensor{}, c.fail(field(), "tensor type %d (%s) is not supported", ty, k.name)
 		}
 		return Tensor{}, c.fail(field(), "unknown tensor type %d", ty)
 	}
