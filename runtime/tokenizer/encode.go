@@ -5,7 +5,9 @@ import "strings"
 // Encode tokenizes text as llama.cpp's llama_tokenize does. addSpecial adds
 // BOS/EOS where the vocabulary asks for them. parseSpecial lets control-token
 // text such as "<|im_start|>" become that token; use it only for chat-template
-// markup, never for user text.
+// markup, never for user text. Tokens the vocabulary marks user-defined (type
+// 4) are matched in any text, with or without parseSpecial, exactly as
+// llama.cpp and Hugging Face do; some models store role markers that way.
 func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) []int32 {
 	var segs []segment
 	if text != "" {

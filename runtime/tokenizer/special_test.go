@@ -171,3 +171,10 @@ func TestSPMInvalidLeadByte(t *testing.T) {
 		t.Errorf("Encode = %v, want %v", got, want)
 	}
 }
+
+func TestAttrValues(t *testing.T) {
+	// The same bit values as llama.cpp's llama_token_attr.
+	if attrUnknown != 1 || attrControl != 8 || attrUserDefined != 16 || attrByte != 32 || attrRStrip != 256 {
+		t.Errorf("attr bits: unknown %d control %d user %d byte %d rstrip %d", attrUnknown, attrControl, attrUserDefined, attrByte, attrRStrip)
+	}
+}

@@ -21,7 +21,7 @@ type attr uint16
 
 const (
 	attrUndefined attr = 0
-	attrUnknown   attr = 1 << iota
+	attrUnknown   attr = 1 << (iota - 1)
 	attrUnused
 	attrNormal
 	attrControl
