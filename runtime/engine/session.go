@@ -42,6 +42,7 @@ type Session struct {
 	be      backend.Backend
 	info    ModelInfo
 	ctxSize int
+	beOpts  backend.Options
 
 	genMu sync.Mutex // held for the whole of Generate
 
@@ -96,9 +97,8 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	be, err := newBackend(opts.Backend, m, backend.Options{
-		ContextSize: ctxSize, Threads: opts.Threads, KVType: opts.KVType, Device: opts.Device,
-	})
+	beOpts := backend.Options{ContextSize: ctxSize, Threads: opts.Threads, KVType: opts.KVType, Device: opts.Device}
+	be, err := newBackend(opts.Backend, m, beOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	if params == (sample.Params{}) {
 		params = sample.Defaults()
 	}
-	s := &Session{file: f, model: m, tok: tok, tmpl: tmpl, be: be, ctxSize: ctxSize,
+	s := &Session{file: f, model: m, tok: tok, tmpl: tmpl, be: be, ctxSize: ctxSize, beOpts: beOpts,
 		params: params, sampler: sample.New(params)}
 	s.info = ModelInfo{
 		Name: m.Name, Path: f.Path, Arch: m.Arch, Params: m.Params(), FileType: m.FileType(),
@@ -149,7 +149,11 @@ func (s *Session) Close() error {
 }
 
 // Info describes the model and how it runs.
-func (s *Session) Info() ModelInfo { return s.info }
+func (s *Session) Info() ModelInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info
+}
 
 // Tokenizer exposes the model's tokenizer (for the tokenize command and tests).
 func (s *Session) Tokenizer() *tokenizer.Tokenizer { return s.tok }
@@ -186,12 +190,35 @@ func (s *Session) Preview(p sample.Params) (sample.Result, bool) {
 // Stats is a snapshot of the KV cache and memory.
 func (s *Session) Stats() Stats {
 	s.mu.Lock()
-	used := len(s.cached)
+	used, be := len(s.cached), s.be
 	s.mu.Unlock()
-	mem := s.be.Memory()
+	mem := be.Memory()
 	return Stats{
 		ContextUsed: used, ContextSize: s.ctxSize,
 		KVUsed: int64(used) * mem.KVPerToken, KVAllocated: mem.KVAllocated, KVPerToken: mem.KVPerToken,
 		Weights: mem.Weights, Scratch: mem.Scratch,
 	}
+}
+
+// SwitchBackend replaces the compute backend, for example with "cpu" after
+// the GPU was lost. The KV cache starts empty; the conversation itself lives
+// with the caller, so the next Generate simply recomputes its prompt.
+func (s *Session) SwitchBackend(name string) error {
+	s.genMu.Lock()
+	defer s.genMu.Unlock()
+	be, err := newBackend(name, s.model, s.beOpts)
+	if err != nil {
+		return fmt.Errorf("switch to the %s backend: %w", name, err)
+	}
+	old := s.be
+	s.mu.Lock()
+	s.be = be
+	s.cached = s.cached[:0]
+	s.logits = nil
+	s.info.Backend, s.info.Device = be.Name(), be.Memory().Device
+	s.mu.Unlock()
+	if err := old.Close(); err != nil {
+		return fmt.Errorf("close the %s backend: %w", old.Name(), err)
+	}
+	return nil
 }
