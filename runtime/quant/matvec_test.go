@@ -83,7 +83,8 @@ var maxNMSE = map[ggml.Type]float64{
 // weight type's vec_dot_type and back to floats. For Q8_0 it goes through
 // the public Quantize/Dequantize, which TestQuantizeMatchesLlamaCpp pins to
 // llama.cpp's bytes; Q8_1 has the same quants and scale; Q8_K has no file
-// to compare against and is read from the package's own conversion.
+// to compare against and is read from the package's own conversion, which
+// TestQ8KActivation checks against the properties ggml's quantizer has.
 func activation(t testing.TB, typ ggml.Type, x []float32) []float32 {
 	vt := formats[typ].vecType
 	out := make([]float32, len(x))
@@ -113,20 +114,49 @@ func activation(t testing.TB, typ ggml.Type, x []float32) []float32 {
 	return out
 }
 
-// maxRelDev bounds |MatVec_r - sum_i w_i*a_i| / sum_i |w_i*a_i|, a being the
-// converted activation: what is left is float32 rounding of ggml's per-block
-// float arithmetic. It is tight enough that a wrong integer sum (one unit
-// of a block moves the result by ~1e-5 of the scale here) fails. Q8_1 also
-// carries d*sum(q) rounded to fp16 for the weight minimum, a 2^-11 relative
-// rounding of that term that the plain dot does not have.
+// q8_1Correction is what the Q8_1 activation adds to a Q4_1/Q5_1 row's dot
+// beyond the converted-activation dot: ggml carries s = fp16(d*sum(q)), with
+// d the unrounded block scale, for the weight minimum m, where the plain dot
+// has m * fp16(d) * sum(q). It is zero for other types.
+func q8_1Correction(typ ggml.Type, row []byte, x []float32) float64 {
+	if formats[typ].vecType != ggml.Q8_1 {
+		return 0
+	}
+	bb := formats[typ].bytes
+	var c float64
+	for b := 0; b < len(x)/32; b++ {
+		xb := x[32*b : 32*b+32]
+		var amax float32
+		for _, v := range xb {
+			amax = max(amax, float32(math.Abs(float64(v))))
+		}
+		q, err := Quantize(ggml.Q8_0, xb)
+		if err != nil {
+			panic(err)
+		}
+		var sum int32
+		for _, v := range q[2:] {
+			sum += int32(int8(v))
+		}
+		s := FP16ToFP32(FP32ToFP16(float32(sum) * (amax / 127)))
+		dy := FP16ToFP32(uint16(q[0]) | uint16(q[1])<<8)
+		m := FP16ToFP32(uint16(row[b*bb+2]) | uint16(row[b*bb+3])<<8)
+		c += float64(m) * (float64(s) - float64(dy)*float64(sum))
+	}
+	return c
+}
+
+// maxRelDev bounds |MatVec_r - sum_i w_i*a_i - q8_1Correction| /
+// sum_i |w_i*a_i|, a being the converted activation: what is left is float32
+// rounding of ggml's per-block float arithmetic. A wrong integer sum fails
+// it: one unit in one block moves a row's result by about 1e-5 of its
+// magnitude here.
 func maxRelDev(typ ggml.Type) float64 {
 	switch formats[typ].vecType {
-	case ggml.Q8_1:
-		return 2.5e-4
 	case ggml.F32, ggml.F16, ggml.BF16:
 		return 1e-7
 	}
-	return 2e-6
+	return 5e-7
 }
 
 func TestMatVecAgainstDefinition(t *testing.T) {
@@ -149,6 +179,7 @@ func TestMatVecAgainstDefinition(t *testing.T) {
 				errDR += (dr - exact) * (dr - exact)
 				errMV += (float64(got[row]) - exact) * (float64(got[row]) - exact)
 				viaAct, abs := dot64(wr, a)
+				viaAct += q8_1Correction(typ, m.Data[row*rb:(row+1)*rb], x)
 				worstDev = max(worstDev, math.Abs(float64(got[row])-viaAct)/abs)
 			}
 			nmseMV, nmseDR := errMV/den, errDR/den
@@ -236,6 +267,8 @@ func TestMatVecRandomBlocks(t *testing.T) {
 		MatVec(got, m, x)
 		for row := 0; row < m.Rows; row++ {
 			viaAct, abs := dot64(w[row*m.Cols:(row+1)*m.Cols], a)
+			rb := len(m.Data) / m.Rows
+			viaAct += q8_1Correction(typ, m.Data[row*rb:(row+1)*rb], x)
 			if dev := math.Abs(float64(got[row])-viaAct) / abs; dev > maxRelDev(typ) {
 				t.Errorf("%v row %d: %g, converted-activation dot %g (relative deviation %.3g)", typ, row, got[row], viaAct, dev)
 				break
@@ -353,6 +386,62 @@ func TestMatMulTiles(t *testing.T) {
 				if math.Float32bits(one[i]) != math.Float32bits(got[v*m.Rows+i]) {
 					t.Fatalf("%v vector %d row %d: MatMul %g, MatVec %g", typ, v, i, got[v*m.Rows+i], one[i])
 				}
+			}
+		}
+	}
+}
+
+// TestQ8KActivation checks the Q8_K conversion against what ggml's
+// quantize_row_q8_K_ref guarantees: the largest-magnitude element maps to
+// exactly -127 (the scale is -max/127, negative for a positive max), the
+// others are nearest-even rounded and clamped to 127, bsums are the sums of
+// each 16 quants, and an all-zero block has d = 0.
+func TestQ8KActivation(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	x := randVec(r, 1024)
+	x[3] = 9         // positive max of block 0
+	x[256+77] = -9.5 // negative max of block 1
+	for i := 512; i < 768; i++ {
+		x[i] = 0
+	}
+	var a acts
+	a.prepare(ggml.Q8_K, x, len(x), 1)
+	v := a.view(0)
+	for b := 0; b < 4; b++ {
+		xb, qb := x[256*b:256*b+256], v.qs[256*b:256*b+256]
+		var mx, amax float32
+		arg := 0
+		for i, f := range xb {
+			if abs32(f) > amax {
+				amax, mx, arg = abs32(f), f, i
+			}
+		}
+		if amax == 0 {
+			if v.d[b] != 0 {
+				t.Errorf("zero block %d: d = %g", b, v.d[b])
+			}
+			continue
+		}
+		iscale := -127 / mx
+		if v.d[b] != 1/iscale || qb[arg] != -127 {
+			t.Errorf("block %d: d = %g, q[max] = %d; want %g, -127", b, v.d[b], qb[arg], 1/iscale)
+		}
+		for i, f := range xb {
+			want := math.RoundToEven(float64(float32(iscale * f)))
+			if want > 127 {
+				want = 127
+			}
+			if float64(qb[i]) != want {
+				t.Fatalf("block %d element %d: q = %d, want %g", b, i, qb[i], want)
+			}
+		}
+		for j := 0; j < 16; j++ {
+			var s int32
+			for _, q := range qb[16*j : 16*j+16] {
+				s += int32(q)
+			}
+			if v.sums[16*b+j] != s {
+				t.Errorf("block %d bsum %d = %d, want %d", b, j, v.sums[16*b+j], s)
 			}
 		}
 	}
