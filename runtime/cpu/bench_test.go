@@ -2,18 +2,39 @@ package cpu
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"vkchat/internal/testenv"
 	"vkchat/models"
+	"vkchat/models/synth"
 	"vkchat/runtime/backend"
+	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
 )
 
-// BenchmarkDecode measures single-token decode over the first 256
-// positions of stories260K (b.N tokens, the cache wrapping as needed).
+// BenchmarkDecode measures single-token decode (tok/s) on stories260K and
+// on the synthetic 110M model in Q4_0, over the first 128 positions.
 func BenchmarkDecode(b *testing.B) {
-	f, err := gguf.Open(testenv.Model(b, "stories260K.gguf"))
+	b.Run("stories260K", func(b *testing.B) {
+		benchDecode(b, testenv.Model(b, "stories260K.gguf"))
+	})
+	b.Run("110M-Q4_0", func(b *testing.B) {
+		vocab, err := gguf.Open(testenv.Shared(b, "vocab/ggml-vocab-llama-spm.gguf"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer vocab.Close()
+		path := filepath.Join(b.TempDir(), "110m-q4_0.gguf")
+		if err := synth.Write(path, synth.Shapes["110m"], synth.Options{Type: ggml.Q4_0, Vocab: vocab, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+		benchDecode(b, path)
+	})
+}
+
+func benchDecode(b *testing.B, path string) {
+	f, err := gguf.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -22,14 +43,16 @@ func BenchmarkDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	be, err := New(m, backend.Options{ContextSize: 256})
+	const window = 128
+	be, err := New(m, backend.Options{ContextSize: window})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
+	b.SetBytes(m.WeightBytes())
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := be.Forward(ctx, []int32{int32(i % m.Vocab)}, i%256, false); err != nil {
+		if _, err := be.Forward(ctx, []int32{int32(i % m.Vocab)}, i%window, false); err != nil {
 			b.Fatal(err)
 		}
 	}
