@@ -81,7 +81,7 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 	j.f, j.data, j.rowBytes, j.rows = f, m.Data, rb, m.Rows
 	j.views, j.dst = a.views, dst
 	j.vtile = max(1, min(n, tileBytes/max(1, a.bytesPerVector())))
-	j.chunk = max(1, chunkWork/(m.Cols*j.vtile))
+	j.chunk = max(1, chunkWork/max(1, m.Cols*j.vtile))
 	threads := int(pool.threads.Load())
 	if m.Cols*n*m.Rows < inlineWork {
 		threads = 1

@@ -446,3 +446,16 @@ func TestQ8KActivation(t *testing.T) {
 		}
 	}
 }
+
+// TestMatVecEmpty: zero-sized shapes are legal and give empty sums.
+func TestMatVecEmpty(t *testing.T) {
+	for _, typ := range allTypes {
+		dst := []float32{7, 7}
+		MatVec(dst, Matrix{Type: typ, Rows: 2, Cols: 0}, nil)
+		if dst[0] != 0 || dst[1] != 0 {
+			t.Errorf("%v: 2x0 product = %v, want zeros", typ, dst)
+		}
+		MatVec(nil, Matrix{Type: typ, Rows: 0, Cols: 256}, make([]float32, 256))
+		MatMul(nil, Matrix{Type: typ, Rows: 3, Cols: 256, Data: make([]byte, 3*formats[typ].bytes*256/formats[typ].elems)}, nil, 0)
+	}
+}
