@@ -459,3 +459,25 @@ func TestMatVecEmpty(t *testing.T) {
 		MatMul(nil, Matrix{Type: typ, Rows: 3, Cols: 256, Data: make([]byte, 3*formats[typ].bytes*256/formats[typ].elems)}, nil, 0)
 	}
 }
+
+// TestMatVecMisaligned: the float kernels read aligned rows in place; a row
+// at an odd address must take the decoding path and give the same bits.
+func TestMatVecMisaligned(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, typ := range []ggml.Type{ggml.F32, ggml.F16, ggml.BF16} {
+		m := randomMatrix(r, typ, 5, 96)
+		x := randVec(r, m.Cols)
+		want := make([]float32, m.Rows)
+		MatVec(want, m, x)
+		buf := make([]byte, len(m.Data)+1)
+		copy(buf[1:], m.Data)
+		m.Data = buf[1:]
+		got := make([]float32, m.Rows)
+		MatVec(got, m, x)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Errorf("%v row %d: misaligned %g, aligned %g", typ, i, got[i], want[i])
+			}
+		}
+	}
+}
