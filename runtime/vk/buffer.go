@@ -1,0 +1,184 @@
+package vk
+
+import (
+	"fmt"
+	"unsafe"
+
+	vk "github.com/vulkan-go/vulkan"
+)
+
+// Buffer is a storage buffer placed in one of the device's memory blocks.
+// Its memory returns to the device only on Device.Close: the graph is
+// static, so nothing is freed while a model is loaded.
+type Buffer struct {
+	d      *Device
+	Name   string
+	Size   uint64
+	Kind   memKind
+	buf    vk.Buffer
+	mapped unsafe.Pointer // nil unless the memory is host-visible
+	views  map[[3]uint64]vk.BufferView
+	done   bool
+}
+
+// view returns a texel view of [off, off+size), made once per format.
+func (b *Buffer) view(off, size uint64, format vk.Format) (vk.BufferView, error) {
+	if format == 0 {
+		format = vk.FormatR32g32b32a32Uint
+	}
+	texel := uint64(formatBytes[format])
+	if texel == 0 {
+		return nil, fmt.Errorf("texel view of %q: unsupported format %d", b.Name, format)
+	}
+	key := [3]uint64{off, size, uint64(format)}
+	if v, ok := b.views[key]; ok {
+		return v, nil
+	}
+	ci := &vk.BufferViewCreateInfo{SType: vk.StructureTypeBufferViewCreateInfo, Buffer: b.buf, Format: format, Offset: vk.DeviceSize(off), Range: vk.DeviceSize(size / texel * texel)}
+	var v vk.BufferView
+	r := vk.CreateBufferView(b.d.dev, ci, nil, &v)
+	ci.Free()
+	if err := check("vkCreateBufferView", r, "%q, %d bytes at %d", b.Name, size, off); err != nil {
+		return nil, err
+	}
+	if b.views == nil {
+		b.views = map[[3]uint64]vk.BufferView{}
+	}
+	b.views[key] = v
+	return v, nil
+}
+
+// NewBuffer creates a buffer of size bytes (rounded up to 16 so that uvec4
+// loads of the last element stay inside).
+func (d *Device) NewBuffer(name string, size uint64, kind memKind) (*Buffer, error) {
+	if size == 0 {
+		size = 16
+	}
+	size = alignUp(size, 16)
+	bci := &vk.BufferCreateInfo{
+		SType:       vk.StructureTypeBufferCreateInfo,
+		Size:        vk.DeviceSize(size),
+		Usage:       vk.BufferUsageFlags(vk.BufferUsageStorageBufferBit | vk.BufferUsageUniformTexelBufferBit | vk.BufferUsageUniformBufferBit | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit),
+		SharingMode: vk.SharingModeExclusive,
+	}
+	var buf vk.Buffer
+	r := vk.CreateBuffer(d.dev, bci, nil, &buf)
+	bci.Free()
+	if err := check("vkCreateBuffer", r, "%q, %d bytes", name, size); err != nil {
+		return nil, err
+	}
+	var req vk.MemoryRequirements
+	vk.GetBufferMemoryRequirements(d.dev, buf, &req)
+	req.Deref()
+	blk, off, err := d.arena.alloc(req, kind, name)
+	if err != nil {
+		vk.DestroyBuffer(d.dev, buf, nil)
+		return nil, err
+	}
+	if err := check("vkBindBufferMemory", vk.BindBufferMemory(d.dev, buf, blk.mem, vk.DeviceSize(off)), "%q at offset %d", name, off); err != nil {
+		vk.DestroyBuffer(d.dev, buf, nil)
+		return nil, err
+	}
+	b := &Buffer{d: d, Name: name, Size: size, Kind: kind, buf: buf}
+	if blk.mapped != nil {
+		b.mapped = unsafe.Add(blk.mapped, off)
+	}
+	d.onClose(b.Release)
+	return b, nil
+}
+
+// Release destroys the buffer handle; safe to call more than once.
+func (b *Buffer) Release() {
+	if b == nil || b.done {
+		return
+	}
+	b.done = true
+	for _, v := range b.views {
+		vk.DestroyBufferView(b.d.dev, v, nil)
+	}
+	vk.DestroyBuffer(b.d.dev, b.buf, nil)
+}
+
+// Mapped is the buffer's memory as a byte slice, or nil when the memory is
+// not host-visible.
+func (b *Buffer) Mapped() []byte {
+	if b.mapped == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(b.mapped), b.Size)
+}
+
+// Write copies data to offset off: a memcpy into mapped memory, otherwise
+// through the staging buffer in chunks.
+func (b *Buffer) Write(off uint64, data []byte) error {
+	if off+uint64(len(data)) > b.Size {
+		return fmt.Errorf("write of %d bytes at %d overflows buffer %q of %d bytes", len(data), off, b.Name, b.Size)
+	}
+	if m := b.Mapped(); m != nil {
+		copy(m[off:], data)
+		return nil
+	}
+	return b.d.stage(b, off, data, true)
+}
+
+// Read copies len(dst) bytes from offset off.
+func (b *Buffer) Read(off uint64, dst []byte) error {
+	if off+uint64(len(dst)) > b.Size {
+		return fmt.Errorf("read of %d bytes at %d overflows buffer %q of %d bytes", len(dst), off, b.Name, b.Size)
+	}
+	if m := b.Mapped(); m != nil {
+		copy(dst, m[off:])
+		return nil
+	}
+	return b.d.stage(b, off, dst, false)
+}
+
+const stagingSize = 32 << 20
+
+// stage moves data between host memory and a device-local buffer through a
+// host-visible staging buffer, one chunk per submission.
+func (d *Device) stage(b *Buffer, off uint64, data []byte, upload bool) error {
+	if d.staging == nil {
+		s, err := d.NewBuffer("staging", stagingSize, memHost)
+		if err != nil {
+			return err
+		}
+		d.staging = s
+	}
+	sm := d.staging.Mapped()
+	for done := 0; done < len(data); {
+		n := min(len(data)-done, stagingSize)
+		if upload {
+			copy(sm, data[done:done+n])
+		}
+		err := d.oneShot(func(cb vk.CommandBuffer) {
+			src, dst := d.staging.buf, b.buf
+			region := vk.BufferCopy{SrcOffset: 0, DstOffset: vk.DeviceSize(off + uint64(done)), Size: vk.DeviceSize(n)}
+			if !upload {
+				src, dst = dst, src
+				region.SrcOffset, region.DstOffset = region.DstOffset, 0
+			}
+			vk.CmdCopyBuffer(cb, src, dst, 1, []vk.BufferCopy{region})
+		})
+		if err != nil {
+			return fmt.Errorf("staging %d bytes for %q: %w", n, b.Name, err)
+		}
+		if !upload {
+			copy(data[done:done+n], sm)
+		}
+		done += n
+	}
+	return nil
+}
+
+var formatBytes = map[vk.Format]int{
+	vk.FormatR32g32b32a32Uint:   16,
+	vk.FormatR32g32b32a32Sfloat: 16,
+	vk.FormatR32g32Uint:         8,
+	vk.FormatR32Uint:            4,
+	vk.FormatR32Sfloat:          4,
+	vk.FormatR16Uint:            2,
+	vk.FormatR16Sfloat:          2,
+	vk.FormatR16g16b16a16Sfloat: 8,
+	vk.FormatR8Uint:             1,
+}

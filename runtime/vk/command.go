@@ -1,0 +1,323 @@
+package vk
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	vk "github.com/vulkan-go/vulkan"
+)
+
+func (d *Device) newCommandBuffer() (vk.CommandBuffer, error) {
+	ai := &vk.CommandBufferAllocateInfo{SType: vk.StructureTypeCommandBufferAllocateInfo, CommandPool: d.pool, Level: vk.CommandBufferLevelPrimary, CommandBufferCount: 1}
+	cbs := make([]vk.CommandBuffer, 1)
+	r := vk.AllocateCommandBuffers(d.dev, ai, cbs)
+	ai.Free()
+	if err := check("vkAllocateCommandBuffers", r, ""); err != nil {
+		return nil, err
+	}
+	return cbs[0], nil
+}
+
+// submitWait submits cb and blocks until the device has finished it. The
+// fence wait is bounded so that a hung device surfaces as an error.
+func (d *Device) submitWait(cb vk.CommandBuffer, what string) error {
+	si := []vk.SubmitInfo{{SType: vk.StructureTypeSubmitInfo, CommandBufferCount: 1, PCommandBuffers: []vk.CommandBuffer{cb}}}
+	r := vk.QueueSubmit(d.queue, 1, si, d.fence)
+	si[0].Free()
+	if err := check("vkQueueSubmit", r, "%s", what); err != nil {
+		return err
+	}
+	r = vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, uint64(10*time.Minute))
+	if r == vk.Timeout {
+		r = vk.ErrorDeviceLost
+	}
+	if err := check("vkWaitForFences", r, "%s", what); err != nil {
+		return err
+	}
+	return check("vkResetFences", vk.ResetFences(d.dev, 1, []vk.Fence{d.fence}), "%s", what)
+}
+
+// oneShot records commands into the device's transient command buffer and
+// runs them to completion.
+func (d *Device) oneShot(record func(cb vk.CommandBuffer)) error {
+	cb := d.oneOff
+	if err := check("vkResetCommandBuffer", vk.ResetCommandBuffer(cb, 0), "one-shot"); err != nil {
+		return err
+	}
+	bi := &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit)}
+	r := vk.BeginCommandBuffer(cb, bi)
+	bi.Free()
+	if err := check("vkBeginCommandBuffer", r, "one-shot"); err != nil {
+		return err
+	}
+	record(cb)
+	if err := check("vkEndCommandBuffer", vk.EndCommandBuffer(cb), "one-shot"); err != nil {
+		return err
+	}
+	return d.submitWait(cb, "one-shot copy")
+}
+
+// descriptorSet allocates a set for layout, opening a new pool when the
+// current one is full. Sets live as long as the device.
+func (d *Device) descriptorSet(dsl vk.DescriptorSetLayout, bindings int) (vk.DescriptorSet, error) {
+	const setsPerPool = 1024
+	if len(d.pools) == 0 || d.pooled >= setsPerPool {
+		sizes := []vk.DescriptorPoolSize{
+			{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: setsPerPool * 8},
+			{Type: vk.DescriptorTypeUniformBuffer, DescriptorCount: setsPerPool},
+			{Type: vk.DescriptorTypeUniformTexelBuffer, DescriptorCount: setsPerPool * 2},
+			{Type: vk.DescriptorTypeStorageTexelBuffer, DescriptorCount: setsPerPool},
+		}
+		ci := &vk.DescriptorPoolCreateInfo{SType: vk.StructureTypeDescriptorPoolCreateInfo, MaxSets: setsPerPool, PoolSizeCount: uint32(len(sizes)), PPoolSizes: sizes}
+		var p vk.DescriptorPool
+		r := vk.CreateDescriptorPool(d.dev, ci, nil, &p)
+		ci.Free()
+		if err := check("vkCreateDescriptorPool", r, "%d sets", setsPerPool); err != nil {
+			return nil, err
+		}
+		d.pools = append(d.pools, p)
+		d.pooled = 0
+	}
+	ai := &vk.DescriptorSetAllocateInfo{SType: vk.StructureTypeDescriptorSetAllocateInfo, DescriptorPool: d.pools[len(d.pools)-1], DescriptorSetCount: 1, PSetLayouts: []vk.DescriptorSetLayout{dsl}}
+	var set vk.DescriptorSet
+	r := vk.AllocateDescriptorSets(d.dev, ai, &set)
+	ai.Free()
+	if r == vk.ErrorOutOfPoolMemory || r == vk.ErrorFragmentedPool {
+		// The pool ran out of descriptors before sets: start another.
+		d.pooled = 1 << 30
+		return d.descriptorSet(dsl, bindings)
+	}
+	if err := check("vkAllocateDescriptorSets", r, "%d bindings", bindings); err != nil {
+		return nil, err
+	}
+	d.pooled++
+	return set, nil
+}
+
+// Arg binds a range of a buffer to one kernel binding. Write marks ranges
+// the kernel writes, which is how the recorder places barriers.
+type Arg struct {
+	B     *Buffer
+	Off   uint64
+	Size  uint64 // 0: to the end of the buffer
+	Write bool
+	// Format of a texel-buffer binding's view; 0 means R32G32B32A32_UINT,
+	// the widest fetch.
+	Format vk.Format
+}
+
+// R and W bind a whole buffer for reading or writing.
+func R(b *Buffer) Arg { return Arg{B: b} }
+func W(b *Buffer) Arg { return Arg{B: b, Write: true} }
+
+func (a Arg) end() uint64 {
+	if a.Size == 0 {
+		return a.B.Size
+	}
+	return a.Off + a.Size
+}
+
+// Recorder builds one command buffer of dispatches. It inserts a global
+// memory barrier only before a dispatch that touches a range written (or
+// writes a range touched) since the last barrier, and, when profiling,
+// timestamps after every dispatch.
+type Recorder struct {
+	d       *Device
+	cb      vk.CommandBuffer
+	pending []Arg
+	query   vk.QueryPool
+	maxQ    uint32
+	labels  []string
+	open    bool
+
+	Dispatches int
+	Barriers   int
+}
+
+// NewRecorder allocates a command buffer; profile > 0 reserves that many
+// timestamps.
+func (d *Device) NewRecorder(profile int) (*Recorder, error) {
+	cb, err := d.newCommandBuffer()
+	if err != nil {
+		return nil, err
+	}
+	r := &Recorder{d: d, cb: cb}
+	if profile > 0 && d.Info.Limits.TimestampBits > 0 {
+		qi := &vk.QueryPoolCreateInfo{SType: vk.StructureTypeQueryPoolCreateInfo, QueryType: vk.QueryTypeTimestamp, QueryCount: uint32(profile + 1)}
+		var query vk.QueryPool
+		res := vk.CreateQueryPool(d.dev, qi, nil, &query)
+		qi.Free()
+		r.query = query
+		if err := check("vkCreateQueryPool", res, "%d timestamps", profile+1); err != nil {
+			return nil, err
+		}
+		r.maxQ = uint32(profile + 1)
+		q := r.query
+		d.onClose(func() { vk.DestroyQueryPool(d.dev, q, nil) })
+	}
+	return r, nil
+}
+
+// Begin starts (re)recording.
+func (r *Recorder) Begin() error {
+	if err := check("vkResetCommandBuffer", vk.ResetCommandBuffer(r.cb, 0), "recorder"); err != nil {
+		return err
+	}
+	bi := &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo}
+	res := vk.BeginCommandBuffer(r.cb, bi)
+	bi.Free()
+	if err := check("vkBeginCommandBuffer", res, "recorder"); err != nil {
+		return err
+	}
+	r.open, r.pending, r.labels, r.Dispatches, r.Barriers = true, r.pending[:0], r.labels[:0], 0, 0
+	if r.maxQ > 0 {
+		vk.CmdResetQueryPool(r.cb, r.query, 0, r.maxQ)
+		vk.CmdWriteTimestamp(r.cb, vk.PipelineStageTopOfPipeBit, r.query, 0)
+	}
+	return nil
+}
+
+func overlaps(a, b Arg) bool {
+	return a.B == b.B && a.Off < b.end() && b.Off < a.end() && (a.Write || b.Write)
+}
+
+// Barrier makes all earlier shader writes visible to later shader access.
+func (r *Recorder) Barrier() {
+	mb := []vk.MemoryBarrier{{
+		SType:         vk.StructureTypeMemoryBarrier,
+		SrcAccessMask: vk.AccessFlags(vk.AccessShaderWriteBit | vk.AccessTransferWriteBit),
+		DstAccessMask: vk.AccessFlags(vk.AccessShaderReadBit | vk.AccessShaderWriteBit | vk.AccessTransferReadBit | vk.AccessTransferWriteBit),
+	}}
+	stages := vk.PipelineStageFlags(vk.PipelineStageComputeShaderBit | vk.PipelineStageTransferBit)
+	vk.CmdPipelineBarrier(r.cb, stages, stages, 0, 1, mb, 0, nil, 0, nil)
+	mb[0].Free()
+	r.pending = r.pending[:0]
+	r.Barriers++
+}
+
+func (r *Recorder) hazard(args []Arg) {
+	for _, a := range args {
+		for _, p := range r.pending {
+			if overlaps(a, p) {
+				r.Barrier()
+				return
+			}
+		}
+	}
+}
+
+// Dispatch records k over groups (x, y, z) with args bound in order and push
+// as the push-constant block.
+func (r *Recorder) Dispatch(label string, k *Kernel, args []Arg, push []uint32, x, y, z uint32) error {
+	if len(args) != k.bindings {
+		return fmt.Errorf("dispatch %s: kernel %s has %d bindings, %d given", label, k.Name, k.bindings, len(args))
+	}
+	if uint32(4*len(push)) != k.push {
+		return fmt.Errorf("dispatch %s: kernel %s takes %d bytes of push constants, %d given", label, k.Name, k.push, 4*len(push))
+	}
+	lim := r.d.Info.Limits
+	if x == 0 || y == 0 || z == 0 {
+		return nil
+	}
+	if x > lim.MaxWorkGroupCount[0] || y > lim.MaxWorkGroupCount[1] || z > lim.MaxWorkGroupCount[2] {
+		return fmt.Errorf("dispatch %s: %d×%d×%d workgroups exceeds the device limit %v", label, x, y, z, lim.MaxWorkGroupCount)
+	}
+	set, err := r.d.descriptorSet(k.dsl, k.bindings)
+	if err != nil {
+		return fmt.Errorf("dispatch %s: %w", label, err)
+	}
+	writes := make([]vk.WriteDescriptorSet, len(args))
+	for i, a := range args {
+		size := a.end() - a.Off
+		if size > lim.MaxStorageBufferRange {
+			return fmt.Errorf("dispatch %s: binding %d (%q) spans %d bytes, over maxStorageBufferRange %d", label, i, a.B.Name, size, lim.MaxStorageBufferRange)
+		}
+		if a.Off%max(lim.MinStorageAlignment, 1) != 0 {
+			return fmt.Errorf("dispatch %s: binding %d (%q) offset %d is not a multiple of minStorageBufferOffsetAlignment %d", label, i, a.B.Name, a.Off, lim.MinStorageAlignment)
+		}
+		writes[i] = vk.WriteDescriptorSet{
+			SType: vk.StructureTypeWriteDescriptorSet, DstSet: set, DstBinding: uint32(i), DescriptorCount: 1,
+			DescriptorType: k.types[i],
+		}
+		switch k.types[i] {
+		case vk.DescriptorTypeUniformTexelBuffer, vk.DescriptorTypeStorageTexelBuffer:
+			view, err := a.B.view(a.Off, size, a.Format)
+			if err != nil {
+				return fmt.Errorf("dispatch %s: %w", label, err)
+			}
+			writes[i].PTexelBufferView = []vk.BufferView{view}
+		default:
+			writes[i].PBufferInfo = []vk.DescriptorBufferInfo{{Buffer: a.B.buf, Offset: vk.DeviceSize(a.Off), Range: vk.DeviceSize(size)}}
+		}
+	}
+	vk.UpdateDescriptorSets(r.d.dev, uint32(len(writes)), writes, 0, nil)
+	for i := range writes {
+		writes[i].Free()
+	}
+	r.hazard(args)
+	vk.CmdBindPipeline(r.cb, vk.PipelineBindPointCompute, k.pipe)
+	vk.CmdBindDescriptorSets(r.cb, vk.PipelineBindPointCompute, k.layout, 0, 1, []vk.DescriptorSet{set}, 0, nil)
+	if len(push) > 0 {
+		vk.CmdPushConstants(r.cb, k.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, uint32(4*len(push)), unsafe.Pointer(&push[0]))
+	}
+	vk.CmdDispatch(r.cb, x, y, z)
+	r.pending = append(r.pending, args...)
+	r.Dispatches++
+	if r.maxQ > 0 && uint32(len(r.labels))+1 < r.maxQ {
+		r.labels = append(r.labels, label)
+		vk.CmdWriteTimestamp(r.cb, vk.PipelineStageBottomOfPipeBit, r.query, uint32(len(r.labels)))
+	}
+	return nil
+}
+
+// Fill records a vkCmdFillBuffer of the range with the 32-bit pattern v.
+func (r *Recorder) Fill(a Arg, v uint32) {
+	a.Write = true
+	r.hazard([]Arg{a})
+	vk.CmdFillBuffer(r.cb, a.B.buf, vk.DeviceSize(a.Off), vk.DeviceSize(a.end()-a.Off), v)
+	r.pending = append(r.pending, a)
+}
+
+// End finishes recording; the buffer can then be submitted any number of
+// times.
+func (r *Recorder) End() error {
+	r.open = false
+	return check("vkEndCommandBuffer", vk.EndCommandBuffer(r.cb), "recorder with %d dispatches", r.Dispatches)
+}
+
+// Run submits the recorded buffer and waits for it.
+func (r *Recorder) Run() error {
+	return r.d.submitWait(r.cb, fmt.Sprintf("%d dispatches", r.Dispatches))
+}
+
+// KernelTime is the device time of one recorded dispatch.
+type KernelTime struct {
+	Label string
+	Time  time.Duration
+}
+
+// Timings reads the timestamps of the last run: one entry per dispatch.
+func (r *Recorder) Timings() ([]KernelTime, error) {
+	n := uint32(len(r.labels))
+	if r.maxQ == 0 || n == 0 {
+		return nil, nil
+	}
+	ts := make([]uint64, n+1)
+	res := vk.GetQueryPoolResults(r.d.dev, r.query, 0, n+1, uint(8*(n+1)), unsafe.Pointer(&ts[0]), 8, vk.QueryResultFlags(vk.QueryResult64Bit|vk.QueryResultWaitBit))
+	if err := check("vkGetQueryPoolResults", res, "%d timestamps", n+1); err != nil {
+		return nil, err
+	}
+	period := float64(r.d.Info.Limits.TimestampPeriod)
+	bits := r.d.Info.Limits.TimestampBits
+	mask := ^uint64(0)
+	if bits < 64 {
+		mask = 1<<bits - 1
+	}
+	out := make([]KernelTime, n)
+	for i := uint32(0); i < n; i++ {
+		dt := (ts[i+1] - ts[i]) & mask
+		out[i] = KernelTime{Label: r.labels[i], Time: time.Duration(float64(dt) * period)}
+	}
+	return out, nil
+}

@@ -1,0 +1,166 @@
+package vk
+
+import (
+	"errors"
+	"fmt"
+
+	vk "github.com/vulkan-go/vulkan"
+)
+
+// Device is an opened logical device with one compute queue. It owns the
+// memory blocks, the pipeline cache and the command pool; Close releases
+// everything, once.
+type Device struct {
+	Info DeviceInfo
+
+	inst   vk.Instance
+	phys   vk.PhysicalDevice
+	dev    vk.Device
+	queue  vk.Queue
+	family uint32
+	mem    vk.PhysicalDeviceMemoryProperties
+
+	pool   vk.CommandPool
+	fence  vk.Fence
+	oneOff vk.CommandBuffer // uploads and other short submissions
+
+	arena   arena
+	staging  *Buffer // lazily created when device memory is not host-visible
+	scratch0 *Buffer // bound to bindings a kernel variant does not use
+	cache   *pipelineCache
+	modules map[string]module
+	kernels []*Kernel
+	pools   []vk.DescriptorPool
+	poolCap uint32
+	pooled  uint32 // sets allocated from pools[len-1]
+	closers []func()
+	closed  bool
+
+	// partBytes caps one part of a split matrix (0: only the device's view
+	// limits); tests lower it to exercise splitting.
+	partBytes uint64
+}
+
+// Open creates a logical device on the physical device index (-1: the best).
+func Open(index int) (d *Device, err error) {
+	inst, err := newInstance()
+	if err != nil {
+		return nil, err
+	}
+	d = &Device{inst: inst, modules: map[string]module{}}
+	defer func() {
+		if err != nil {
+			d.Close()
+			d = nil
+		}
+	}()
+	pds, err := physicalDevices(inst)
+	if err != nil {
+		return nil, err
+	}
+	if len(pds) == 0 {
+		return nil, fmt.Errorf("%w: the loader reports no physical devices", ErrNoVulkan)
+	}
+	infos := make([]DeviceInfo, len(pds))
+	types := make([]vk.PhysicalDeviceType, len(pds))
+	for i, pd := range pds {
+		infos[i], types[i] = describe(inst, pd, i)
+	}
+	pick, err := pickDevice(infos, types, index)
+	if err != nil {
+		return nil, err
+	}
+	d.Info, d.phys = infos[pick], pds[pick]
+	d.family, _, _ = computeFamily(d.phys)
+	d.mem = memoryProperties(d.phys)
+	f := d.Info.Features
+	if !f.Storage16 {
+		return nil, fmt.Errorf("vulkan device %d (%s) lacks storageBuffer16BitAccess, which the kernels need for f16 data", pick, d.Info.Name)
+	}
+	if d.dev, err = createDevice(inst, d.phys, d.family, f); err != nil {
+		return nil, fmt.Errorf("device %d (%s): %w", pick, d.Info.Name, err)
+	}
+	// Out-parameters are locals: cgo rejects pointers into structs that hold
+	// Go pointers.
+	var queue vk.Queue
+	vk.GetDeviceQueue(d.dev, d.family, 0, &queue)
+	d.queue = queue
+
+	pci := &vk.CommandPoolCreateInfo{
+		SType:            vk.StructureTypeCommandPoolCreateInfo,
+		Flags:            vk.CommandPoolCreateFlags(vk.CommandPoolCreateResetCommandBufferBit),
+		QueueFamilyIndex: d.family,
+	}
+	var pool vk.CommandPool
+	r := vk.CreateCommandPool(d.dev, pci, nil, &pool)
+	pci.Free()
+	d.pool = pool
+	if err := check("vkCreateCommandPool", r, "queue family %d", d.family); err != nil {
+		return nil, err
+	}
+	fci := &vk.FenceCreateInfo{SType: vk.StructureTypeFenceCreateInfo}
+	var fence vk.Fence
+	r = vk.CreateFence(d.dev, fci, nil, &fence)
+	fci.Free()
+	d.fence = fence
+	if err := check("vkCreateFence", r, ""); err != nil {
+		return nil, err
+	}
+	if d.oneOff, err = d.newCommandBuffer(); err != nil {
+		return nil, err
+	}
+	d.arena.d = d
+	d.cache = openPipelineCache(d)
+	return d, nil
+}
+
+// Close waits for the device to go idle and destroys everything it made.
+func (d *Device) Close() error {
+	if d == nil || d.closed {
+		return nil
+	}
+	d.closed = true
+	var errs []error
+	if d.dev != nil {
+		if r := vk.DeviceWaitIdle(d.dev); r != vk.Success {
+			errs = append(errs, check("vkDeviceWaitIdle", r, "closing"))
+		}
+		for i := len(d.closers) - 1; i >= 0; i-- {
+			d.closers[i]()
+		}
+		for _, k := range d.kernels {
+			k.destroy(d)
+		}
+		for _, m := range d.modules {
+			vk.DestroyShaderModule(d.dev, m.m, nil)
+		}
+		for _, p := range d.pools {
+			vk.DestroyDescriptorPool(d.dev, p, nil)
+		}
+		if d.cache != nil {
+			if err := d.cache.save(d); err != nil {
+				errs = append(errs, err)
+			}
+			d.cache.destroy(d)
+		}
+		if d.staging != nil {
+			d.staging.Release()
+		}
+		d.arena.release()
+		if d.fence != nil {
+			vk.DestroyFence(d.dev, d.fence, nil)
+		}
+		if d.pool != nil {
+			vk.DestroyCommandPool(d.dev, d.pool, nil)
+		}
+		vk.DestroyDevice(d.dev, nil)
+	}
+	if d.inst != nil {
+		vk.DestroyInstance(d.inst, nil)
+	}
+	return errors.Join(errs...)
+}
+
+// onClose registers cleanup to run (in reverse order) before the device is
+// destroyed.
+func (d *Device) onClose(f func()) { d.closers = append(d.closers, f) }

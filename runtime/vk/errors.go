@@ -1,0 +1,73 @@
+package vk
+
+import (
+	"fmt"
+
+	"vkchat/runtime/backend"
+
+	vk "github.com/vulkan-go/vulkan"
+)
+
+// Error is a failed Vulkan call: which call, its VkResult and what it was
+// doing (sizes, tensor names) so that a user can act on it.
+type Error struct {
+	Call   string
+	Result vk.Result
+	Detail string
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("%s: %s", e.Call, resultName(e.Result))
+	if e.Detail != "" {
+		s += " (" + e.Detail + ")"
+	}
+	return s
+}
+
+// Unwrap maps VK_ERROR_DEVICE_LOST to backend.ErrDeviceLost so the engine can
+// fall back to the CPU backend.
+func (e *Error) Unwrap() error {
+	if e.Result == vk.ErrorDeviceLost {
+		return backend.ErrDeviceLost
+	}
+	return nil
+}
+
+// check turns a VkResult into an error; detail is formatted only on failure.
+func check(call string, r vk.Result, format string, args ...any) error {
+	if r == vk.Success {
+		return nil
+	}
+	d := format
+	if len(args) > 0 {
+		d = fmt.Sprintf(format, args...)
+	}
+	return &Error{Call: call, Result: r, Detail: d}
+}
+
+func resultName(r vk.Result) string {
+	names := map[vk.Result]string{
+		vk.Success:                   "VK_SUCCESS",
+		vk.NotReady:                  "VK_NOT_READY",
+		vk.Timeout:                   "VK_TIMEOUT",
+		vk.Incomplete:                "VK_INCOMPLETE",
+		vk.ErrorOutOfHostMemory:      "VK_ERROR_OUT_OF_HOST_MEMORY",
+		vk.ErrorOutOfDeviceMemory:    "VK_ERROR_OUT_OF_DEVICE_MEMORY",
+		vk.ErrorInitializationFailed: "VK_ERROR_INITIALIZATION_FAILED",
+		vk.ErrorDeviceLost:           "VK_ERROR_DEVICE_LOST",
+		vk.ErrorMemoryMapFailed:      "VK_ERROR_MEMORY_MAP_FAILED",
+		vk.ErrorLayerNotPresent:      "VK_ERROR_LAYER_NOT_PRESENT",
+		vk.ErrorExtensionNotPresent:  "VK_ERROR_EXTENSION_NOT_PRESENT",
+		vk.ErrorFeatureNotPresent:    "VK_ERROR_FEATURE_NOT_PRESENT",
+		vk.ErrorIncompatibleDriver:   "VK_ERROR_INCOMPATIBLE_DRIVER",
+		vk.ErrorTooManyObjects:       "VK_ERROR_TOO_MANY_OBJECTS",
+		vk.ErrorFormatNotSupported:   "VK_ERROR_FORMAT_NOT_SUPPORTED",
+		vk.ErrorFragmentedPool:       "VK_ERROR_FRAGMENTED_POOL",
+		vk.ErrorOutOfPoolMemory:      "VK_ERROR_OUT_OF_POOL_MEMORY",
+		vk.ErrorFragmentation:        "VK_ERROR_FRAGMENTATION",
+	}
+	if n, ok := names[r]; ok {
+		return n
+	}
+	return fmt.Sprintf("VkResult(%d)", int32(r))
+}

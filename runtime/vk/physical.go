@@ -1,0 +1,257 @@
+package vk
+
+import (
+	"fmt"
+	"sort"
+
+	vk "github.com/vulkan-go/vulkan"
+)
+
+// DeviceInfo describes one physical device as `vkchat devices` lists it.
+type DeviceInfo struct {
+	Index        int
+	Name         string
+	Type         string // "discrete", "integrated", "virtual", "cpu", "other"
+	APIVersion   string
+	Driver       string
+	Heaps        []Heap
+	SubgroupSize uint32
+	SubgroupOps  []string
+	Features     features
+	Limits       Limits
+	ComputeQueue bool
+	VendorID     uint32
+	DeviceID     uint32
+	CacheUUID    [16]byte
+	DriverVer    uint32
+}
+
+// Heap is one memory heap.
+type Heap struct {
+	Size        uint64
+	DeviceLocal bool
+	// HostVisible: some memory type on this heap is also host-visible, so
+	// weights can be written without a staging copy (UMA, ReBAR, lavapipe).
+	HostVisible bool
+}
+
+// Limits are the device limits the runtime sizes buffers and dispatches by.
+type Limits struct {
+	MaxStorageBufferRange uint64
+	MaxPushConstants      uint32
+	MaxWorkGroupCount     [3]uint32
+	MaxWorkGroupSize      uint32
+	MaxSharedMemory       uint32
+	MinStorageAlignment   uint64
+	TimestampPeriod       float32 // nanoseconds per tick
+	TimestampBits         uint32
+	MaxAllocationCount    uint32
+	MaxTexelElements      uint64 // texels one texel-buffer view may span
+	MinTexelAlignment     uint64
+}
+
+var typeRank = map[vk.PhysicalDeviceType]int{
+	vk.PhysicalDeviceTypeDiscreteGpu:   0,
+	vk.PhysicalDeviceTypeIntegratedGpu: 1,
+	vk.PhysicalDeviceTypeVirtualGpu:    2,
+	vk.PhysicalDeviceTypeCpu:           3,
+	vk.PhysicalDeviceTypeOther:         4,
+}
+
+var typeNames = map[vk.PhysicalDeviceType]string{
+	vk.PhysicalDeviceTypeDiscreteGpu:   "discrete",
+	vk.PhysicalDeviceTypeIntegratedGpu: "integrated",
+	vk.PhysicalDeviceTypeVirtualGpu:    "virtual",
+	vk.PhysicalDeviceTypeCpu:           "cpu",
+	vk.PhysicalDeviceTypeOther:         "other",
+}
+
+var subgroupOpNames = []string{"basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative", "clustered", "quad"}
+
+func newInstance() (vk.Instance, error) {
+	if err := load(); err != nil {
+		return nil, err
+	}
+	if version := instanceVersion(); version < vk.MakeVersion(1, 2, 0) {
+		return nil, fmt.Errorf("%w: the Vulkan loader supports version %s, 1.2 is required", ErrNoVulkan, versionString(version))
+	}
+	app := &vk.ApplicationInfo{
+		SType:            vk.StructureTypeApplicationInfo,
+		PApplicationName: "vkchat\x00",
+		PEngineName:      "vkchat\x00",
+		ApiVersion:       vk.MakeVersion(1, 2, 0),
+	}
+	ci := &vk.InstanceCreateInfo{SType: vk.StructureTypeInstanceCreateInfo, PApplicationInfo: app}
+	var inst vk.Instance
+	r := vk.CreateInstance(ci, nil, &inst)
+	ci.Free()
+	app.Free()
+	if r != vk.Success {
+		err := check("vkCreateInstance", r, "API version 1.2")
+		return nil, fmt.Errorf("%w: %v", ErrNoVulkan, err)
+	}
+	if err := vk.InitInstance(inst); err != nil {
+		vk.DestroyInstance(inst, nil)
+		return nil, fmt.Errorf("%w: %v", ErrNoVulkan, err)
+	}
+	return inst, nil
+}
+
+func versionString(v uint32) string {
+	return fmt.Sprintf("%d.%d.%d", v>>22, (v>>12)&0x3ff, v&0xfff)
+}
+
+func physicalDevices(inst vk.Instance) ([]vk.PhysicalDevice, error) {
+	var n uint32
+	if err := check("vkEnumeratePhysicalDevices", vk.EnumeratePhysicalDevices(inst, &n, nil), "count"); err != nil {
+		return nil, err
+	}
+	pds := make([]vk.PhysicalDevice, n)
+	if n > 0 {
+		if err := check("vkEnumeratePhysicalDevices", vk.EnumeratePhysicalDevices(inst, &n, pds), "%d devices", n); err != nil {
+			return nil, err
+		}
+	}
+	return pds[:n], nil
+}
+
+// computeFamily is the first queue family with compute, preferring one
+// without graphics (a dedicated compute queue is not shared with a desktop).
+func computeFamily(pd vk.PhysicalDevice) (uint32, uint32, bool) {
+	var n uint32
+	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &n, nil)
+	props := make([]vk.QueueFamilyProperties, n)
+	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &n, props)
+	best, bits, found := uint32(0), uint32(0), false
+	for i := range props {
+		props[i].Deref()
+		flags := vk.QueueFlagBits(props[i].QueueFlags)
+		if flags&vk.QueueComputeBit == 0 {
+			continue
+		}
+		if !found || flags&vk.QueueGraphicsBit == 0 {
+			best, bits, found = uint32(i), props[i].TimestampValidBits, true
+			if flags&vk.QueueGraphicsBit == 0 {
+				break
+			}
+		}
+	}
+	return best, bits, found
+}
+
+func describe(inst vk.Instance, pd vk.PhysicalDevice, index int) (DeviceInfo, vk.PhysicalDeviceType) {
+	var p vk.PhysicalDeviceProperties
+	vk.GetPhysicalDeviceProperties(pd, &p)
+	p.Deref()
+	p.Limits.Deref()
+	l := p.Limits
+	f := queryFeatures(inst, pd)
+	info := DeviceInfo{
+		Index:        index,
+		Name:         vk.ToString(p.DeviceName[:]),
+		Type:         typeNames[p.DeviceType],
+		APIVersion:   versionString(p.ApiVersion),
+		Driver:       f.DriverName,
+		SubgroupSize: f.SubgroupSize,
+		Features:     f,
+		VendorID:     p.VendorID,
+		DeviceID:     p.DeviceID,
+		CacheUUID:    p.PipelineCacheUUID,
+		DriverVer:    p.DriverVersion,
+		Limits: Limits{
+			MaxStorageBufferRange: uint64(l.MaxStorageBufferRange),
+			MaxPushConstants:      l.MaxPushConstantsSize,
+			MaxWorkGroupCount:     l.MaxComputeWorkGroupCount,
+			MaxWorkGroupSize:      l.MaxComputeWorkGroupInvocations,
+			MaxSharedMemory:       l.MaxComputeSharedMemorySize,
+			MinStorageAlignment:   uint64(l.MinStorageBufferOffsetAlignment),
+			TimestampPeriod:       l.TimestampPeriod,
+			MaxAllocationCount:    l.MaxMemoryAllocationCount,
+			MaxTexelElements:      uint64(l.MaxTexelBufferElements),
+			MinTexelAlignment:     uint64(l.MinTexelBufferOffsetAlignment),
+		},
+	}
+	if f.DriverInfo != "" {
+		info.Driver += " " + f.DriverInfo
+	}
+	if info.Type == "" {
+		info.Type = "other"
+	}
+	for i, name := range subgroupOpNames {
+		if f.SubgroupOps&(1<<i) != 0 {
+			info.SubgroupOps = append(info.SubgroupOps, name)
+		}
+	}
+	_, bits, ok := computeFamily(pd)
+	info.ComputeQueue = ok
+	info.Limits.TimestampBits = bits
+	mp := memoryProperties(pd)
+	for h := 0; h < int(mp.MemoryHeapCount); h++ {
+		heap := Heap{Size: uint64(mp.MemoryHeaps[h].Size), DeviceLocal: vk.MemoryHeapFlagBits(mp.MemoryHeaps[h].Flags)&vk.MemoryHeapDeviceLocalBit != 0}
+		for t := 0; t < int(mp.MemoryTypeCount); t++ {
+			mt := mp.MemoryTypes[t]
+			if int(mt.HeapIndex) == h && vk.MemoryPropertyFlagBits(mt.PropertyFlags)&vk.MemoryPropertyHostVisibleBit != 0 {
+				heap.HostVisible = true
+			}
+		}
+		info.Heaps = append(info.Heaps, heap)
+	}
+	return info, p.DeviceType
+}
+
+func memoryProperties(pd vk.PhysicalDevice) vk.PhysicalDeviceMemoryProperties {
+	var mp vk.PhysicalDeviceMemoryProperties
+	vk.GetPhysicalDeviceMemoryProperties(pd, &mp)
+	mp.Deref()
+	for i := 0; i < int(mp.MemoryTypeCount); i++ {
+		mp.MemoryTypes[i].Deref()
+	}
+	for i := 0; i < int(mp.MemoryHeapCount); i++ {
+		mp.MemoryHeaps[i].Deref()
+	}
+	return mp
+}
+
+// Devices lists the physical devices in the loader's order.
+func Devices() ([]DeviceInfo, error) {
+	inst, err := newInstance()
+	if err != nil {
+		return nil, err
+	}
+	defer vk.DestroyInstance(inst, nil)
+	pds, err := physicalDevices(inst)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]DeviceInfo, len(pds))
+	for i, pd := range pds {
+		infos[i], _ = describe(inst, pd, i)
+	}
+	return infos, nil
+}
+
+// pickDevice returns the index to use: the requested one, or the best by
+// type (discrete > integrated > virtual > CPU) among those with compute
+// queues and Vulkan 1.2.
+func pickDevice(infos []DeviceInfo, types []vk.PhysicalDeviceType, want int) (int, error) {
+	if want >= 0 {
+		if want >= len(infos) {
+			return 0, fmt.Errorf("vulkan device %d does not exist (%d devices; see 'vkchat devices')", want, len(infos))
+		}
+		if !infos[want].ComputeQueue {
+			return 0, fmt.Errorf("vulkan device %d (%s) has no compute queue", want, infos[want].Name)
+		}
+		return want, nil
+	}
+	order := make([]int, 0, len(infos))
+	for i := range infos {
+		if infos[i].ComputeQueue && infos[i].Features.APIVersion >= vk.MakeVersion(1, 2, 0) {
+			order = append(order, i)
+		}
+	}
+	if len(order) == 0 {
+		return 0, fmt.Errorf("%w: no device with a compute queue and Vulkan 1.2 among %d", ErrNoVulkan, len(infos))
+	}
+	sort.SliceStable(order, func(a, b int) bool { return typeRank[types[order[a]]] < typeRank[types[order[b]]] })
+	return order[0], nil
+}

@@ -1,0 +1,255 @@
+package vk
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	vk "github.com/vulkan-go/vulkan"
+
+	"vkchat/shaders"
+)
+
+// Kernel is one compute pipeline: a shader from shaders/spv with its
+// specialization constants fixed, all bindings storage buffers, and a push
+// constant block of push bytes.
+type Kernel struct {
+	Name     string
+	Spec     []uint32
+	types    []vk.DescriptorType
+	bindings int
+	push     uint32
+	dsl      vk.DescriptorSetLayout
+	layout   vk.PipelineLayout
+	pipe     vk.Pipeline
+}
+
+func (k *Kernel) destroy(d *Device) {
+	if k.pipe != nil {
+		vk.DestroyPipeline(d.dev, k.pipe, nil)
+	}
+	if k.layout != nil {
+		vk.DestroyPipelineLayout(d.dev, k.layout, nil)
+	}
+	if k.dsl != nil {
+		vk.DestroyDescriptorSetLayout(d.dev, k.dsl, nil)
+	}
+	k.pipe, k.layout, k.dsl = nil, nil, nil
+}
+
+type module struct {
+	m     vk.ShaderModule
+	types []vk.DescriptorType
+}
+
+func (d *Device) module(name string) (vk.ShaderModule, []vk.DescriptorType, error) {
+	if m, ok := d.modules[name]; ok {
+		return m.m, m.types, nil
+	}
+	code, err := shaders.SPIRV(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	types, err := bindingTypes(code)
+	if err != nil {
+		return nil, nil, fmt.Errorf("shader %s: %w", name, err)
+	}
+	ci := &vk.ShaderModuleCreateInfo{SType: vk.StructureTypeShaderModuleCreateInfo, CodeSize: uint(len(code) * 4), PCode: code}
+	var m vk.ShaderModule
+	r := vk.CreateShaderModule(d.dev, ci, nil, &m)
+	ci.Free()
+	if err := check("vkCreateShaderModule", r, "shader %s, %d bytes", name, len(code)*4); err != nil {
+		return nil, nil, err
+	}
+	d.modules[name] = module{m, types}
+	return m, types, nil
+}
+
+// Kernel returns the pipeline for shader name with specialization constants
+// spec (constant_id i = spec[i]), creating it on first use. Pipelines live
+// until the device closes.
+func (d *Device) Kernel(name string, push uint32, spec ...uint32) (*Kernel, error) {
+	for _, k := range d.kernels {
+		if k.Name == name && k.push == push && equalU32(k.Spec, spec) {
+			return k, nil
+		}
+	}
+	if push > d.Info.Limits.MaxPushConstants {
+		return nil, fmt.Errorf("kernel %s needs %d bytes of push constants, device allows %d", name, push, d.Info.Limits.MaxPushConstants)
+	}
+	m, types, err := d.module(name)
+	if err != nil {
+		return nil, err
+	}
+	bindings := len(types)
+	k := &Kernel{Name: name, Spec: append([]uint32(nil), spec...), types: types, bindings: bindings, push: push}
+	ok := false
+	defer func() {
+		if !ok {
+			k.destroy(d)
+		}
+	}()
+	lb := make([]vk.DescriptorSetLayoutBinding, bindings)
+	for i := range lb {
+		lb[i] = vk.DescriptorSetLayoutBinding{Binding: uint32(i), DescriptorType: types[i], DescriptorCount: 1, StageFlags: vk.ShaderStageFlags(vk.ShaderStageComputeBit)}
+	}
+	dci := &vk.DescriptorSetLayoutCreateInfo{SType: vk.StructureTypeDescriptorSetLayoutCreateInfo, BindingCount: uint32(bindings), PBindings: lb}
+	var dsl vk.DescriptorSetLayout
+	r := vk.CreateDescriptorSetLayout(d.dev, dci, nil, &dsl)
+	dci.Free()
+	k.dsl = dsl
+	if err := check("vkCreateDescriptorSetLayout", r, "kernel %s, %d bindings", name, bindings); err != nil {
+		return nil, err
+	}
+	lci := &vk.PipelineLayoutCreateInfo{SType: vk.StructureTypePipelineLayoutCreateInfo, SetLayoutCount: 1, PSetLayouts: []vk.DescriptorSetLayout{k.dsl}}
+	if push > 0 {
+		lci.PushConstantRangeCount = 1
+		lci.PPushConstantRanges = []vk.PushConstantRange{{StageFlags: vk.ShaderStageFlags(vk.ShaderStageComputeBit), Size: push}}
+	}
+	var layout vk.PipelineLayout
+	r = vk.CreatePipelineLayout(d.dev, lci, nil, &layout)
+	lci.Free()
+	k.layout = layout
+	if err := check("vkCreatePipelineLayout", r, "kernel %s", name); err != nil {
+		return nil, err
+	}
+	stage := vk.PipelineShaderStageCreateInfo{
+		SType:  vk.StructureTypePipelineShaderStageCreateInfo,
+		Stage:  vk.ShaderStageComputeBit,
+		Module: m,
+		PName:  "main\x00",
+	}
+	var specData unsafe.Pointer
+	if len(spec) > 0 {
+		entries := make([]vk.SpecializationMapEntry, len(spec))
+		for i := range spec {
+			entries[i] = vk.SpecializationMapEntry{ConstantID: uint32(i), Offset: uint32(4 * i), Size: 4}
+		}
+		specData = cAlloc(4 * len(spec))
+		copy(unsafe.Slice((*uint32)(specData), len(spec)), spec)
+		stage.PSpecializationInfo = []vk.SpecializationInfo{{MapEntryCount: uint32(len(spec)), PMapEntries: entries, DataSize: uint(4 * len(spec)), PData: specData}}
+	}
+	pci := []vk.ComputePipelineCreateInfo{{SType: vk.StructureTypeComputePipelineCreateInfo, Stage: stage, Layout: k.layout, BasePipelineIndex: -1}}
+	pipes := make([]vk.Pipeline, 1)
+	r = vk.CreateComputePipelines(d.dev, d.cache.handle(), 1, pci, nil, pipes)
+	pci[0].Free()
+	if specData != nil {
+		cFree(specData)
+	}
+	if err := check("vkCreateComputePipelines", r, "kernel %s, specialization %v", name, spec); err != nil {
+		return nil, err
+	}
+	k.pipe = pipes[0]
+	d.cache.dirty = true
+	d.kernels = append(d.kernels, k)
+	ok = true
+	return k, nil
+}
+
+func equalU32(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// pipelineCache persists compiled pipelines under $XDG_CACHE_HOME/vkchat so
+// that the second start skips shader compilation (seconds on some drivers).
+// Failures to read or write it only cost that time, so they are not errors.
+type pipelineCache struct {
+	path  string
+	cache vk.PipelineCache
+	dirty bool
+}
+
+func (c *pipelineCache) handle() vk.PipelineCache {
+	if c == nil {
+		return vk.NullPipelineCache
+	}
+	return c.cache
+}
+
+func cachePath(info DeviceInfo) string {
+	if os.Getenv("VKCHAT_PIPELINE_CACHE") == "off" {
+		return ""
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	// The driver rejects data from another device or driver version by its
+	// header; naming the file by both keeps caches for several devices.
+	name := fmt.Sprintf("pipelines-%04x-%04x-%08x-%x.bin", info.VendorID, info.DeviceID, info.DriverVer, info.CacheUUID[:4])
+	return filepath.Join(dir, "vkchat", strings.ReplaceAll(name, "/", "_"))
+}
+
+func openPipelineCache(d *Device) *pipelineCache {
+	c := &pipelineCache{path: cachePath(d.Info)}
+	var initial []byte
+	if c.path != "" {
+		initial, _ = os.ReadFile(c.path)
+	}
+	ci := &vk.PipelineCacheCreateInfo{SType: vk.StructureTypePipelineCacheCreateInfo}
+	var data unsafe.Pointer
+	if len(initial) > 0 {
+		data = cAlloc(len(initial))
+		copy(unsafe.Slice((*byte)(data), len(initial)), initial)
+		ci.InitialDataSize, ci.PInitialData = uint(len(initial)), data
+	}
+	var cache vk.PipelineCache
+	r := vk.CreatePipelineCache(d.dev, ci, nil, &cache)
+	ci.Free()
+	if data != nil {
+		cFree(data)
+	}
+	if r != vk.Success && len(initial) > 0 {
+		// Corrupt or foreign data: start empty.
+		ci = &vk.PipelineCacheCreateInfo{SType: vk.StructureTypePipelineCacheCreateInfo}
+		r = vk.CreatePipelineCache(d.dev, ci, nil, &cache)
+		ci.Free()
+	}
+	if r != vk.Success {
+		return nil
+	}
+	c.cache = cache
+	return c
+}
+
+func (c *pipelineCache) save(d *Device) error {
+	if c == nil || !c.dirty || c.path == "" {
+		return nil
+	}
+	var n uint
+	if r := vk.GetPipelineCacheData(d.dev, c.cache, &n, nil); r != vk.Success || n == 0 {
+		return nil
+	}
+	buf := cAlloc(int(n))
+	defer cFree(buf)
+	if r := vk.GetPipelineCacheData(d.dev, c.cache, &n, buf); r != vk.Success {
+		return nil
+	}
+	data := append([]byte(nil), unsafe.Slice((*byte)(buf), n)...)
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
+		return nil
+	}
+	tmp := c.path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return nil
+	}
+	_ = os.Rename(tmp, c.path)
+	return nil
+}
+
+func (c *pipelineCache) destroy(d *Device) {
+	if c != nil && c.cache != nil {
+		vk.DestroyPipelineCache(d.dev, c.cache, nil)
+		c.cache = nil
+	}
+}

@@ -1,0 +1,123 @@
+package vk
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/rand"
+	"testing"
+
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/quant"
+)
+
+// testDevice opens the default device once per test, skipping only when no
+// Vulkan device exists at all.
+func testDevice(t testing.TB) *Device {
+	t.Helper()
+	d, err := Open(-1)
+	if errors.Is(err, ErrNoVulkan) {
+		t.Skipf("no Vulkan device: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("opening the Vulkan device: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return d
+}
+
+var allTypes = []ggml.Type{ggml.F32, ggml.F16, ggml.BF16, ggml.Q4_0, ggml.Q4_1, ggml.Q5_0, ggml.Q5_1, ggml.Q8_0, ggml.Q2_K, ggml.Q3_K, ggml.Q4_K, ggml.Q5_K, ggml.Q6_K}
+
+// randomWeights returns rows × cols of type t: quantized from random floats
+// where runtime/quant has a quantizer, otherwise random block bytes with
+// their f16 scale fields set to plausible values.
+func randomWeights(t testing.TB, typ ggml.Type, rows, cols int, rng *rand.Rand) []byte {
+	t.Helper()
+	if _, err := quant.Quantize(typ, make([]float32, typ.BlockElems())); err == nil {
+		src := make([]float32, rows*cols)
+		for i := range src {
+			src[i] = float32(rng.NormFloat64() * 0.5)
+		}
+		b, err := quant.Quantize(typ, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	rb, _ := typ.RowBytes(uint64(cols))
+	b := make([]byte, rb*uint64(rows))
+	rng.Read(b)
+	bb := int(typ.BlockBytes())
+	half := func(blk []byte, off int, v float64) { binary.LittleEndian.PutUint16(blk[off:], quant.FP32ToFP16(float32(v))) }
+	for o := 0; o < len(b); o += bb {
+		blk := b[o : o+bb]
+		s := 0.001 + 0.01*rng.Float64()
+		switch typ {
+		case ggml.Q2_K:
+			half(blk, 80, s)
+			half(blk, 82, s)
+		case ggml.Q3_K:
+			half(blk, 108, s)
+		case ggml.Q4_K, ggml.Q5_K:
+			half(blk, 0, s)
+			half(blk, 2, s)
+		case ggml.Q6_K:
+			half(blk, 208, s)
+		default:
+			t.Fatalf("no random generator for %s", typ)
+		}
+	}
+	return b
+}
+
+func randomVec(n int, rng *rand.Rand) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+// nmse is Σ(a-b)²/Σa² over the reference a; any NaN or Inf in b gives +Inf.
+func nmse(ref, got []float32) float64 {
+	var num, den float64
+	for i := range ref {
+		if math.IsNaN(float64(got[i])) || math.IsInf(float64(got[i]), 0) {
+			return math.Inf(1)
+		}
+		e := float64(ref[i]) - float64(got[i])
+		num += e * e
+		den += float64(ref[i]) * float64(ref[i])
+	}
+	if den == 0 {
+		return num
+	}
+	return num / den
+}
+
+func f32bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func bytesF32(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// sentinel marks memory a kernel must not write.
+var sentinel = math.Float32frombits(0x7fc0dead)
+
+func isSentinel(v float32) bool { return math.Float32bits(v) == 0x7fc0dead }
+
+func sqrt(x float64) float64 { return math.Sqrt(x) }

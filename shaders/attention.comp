@@ -1,0 +1,108 @@
+#version 450
+// Causal GQA attention over the KV cache for the step's tokens: one
+// workgroup (one subgroup) per (KV head, token) computes the G query heads
+// that share the KV head, so keys and values are fetched once for all of
+// them. Lane l takes positions l, l+WG, ...; each keeps a running max, sum
+// and weighted value sum (online softmax, exp of non-positive numbers only),
+// and the lanes are combined at the end. With an F16 cache the query is
+// rounded to F16 first, as llama.cpp does.
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint HD = 64;   // head size, a multiple of 8
+layout(constant_id = 2) const uint G = 1;     // query heads per KV head
+layout(constant_id = 3) const uint KVF32 = 0;
+
+layout(binding = 0) uniform usamplerBuffer Q;  // [token][head][dim] f32 bits, 4 per texel
+layout(binding = 1) uniform usamplerBuffer KC; // [kv head][position][dim], 8 halves (4 floats) per texel
+layout(binding = 2) uniform usamplerBuffer VC;
+layout(std430, binding = 3) writeonly buffer Out { float o[]; };
+layout(std430, binding = 4) readonly buffer Step { uint ntok; uint pos; };
+
+layout(push_constant) uniform Push {
+	uint qstride;  // floats per token in Q and Out
+	uint ctx;      // cache positions per head
+	float scale;   // 1/sqrt(HD)
+} p;
+
+const uint PER = KVF32 != 0 ? 4 : 8; // elements per texel
+const uint TX = HD / PER;            // texels per cache row
+
+float qv[G][HD];
+float acc[G][HD];
+
+void fetch_row(usamplerBuffer c, uint base, out float r[HD]) {
+	[[unroll]] for (uint i = 0; i < TX; i++) {
+		uvec4 w = texelFetch(c, int(base + i));
+		if (KVF32 != 0) {
+			[[unroll]] for (uint k = 0; k < 4; k++) r[4 * i + k] = uintBitsToFloat(w[k]);
+		} else {
+			[[unroll]] for (uint k = 0; k < 4; k++) {
+				vec2 h = unpackHalf2x16(w[k]);
+				r[8 * i + 2 * k] = h.x;
+				r[8 * i + 2 * k + 1] = h.y;
+			}
+		}
+	}
+}
+
+void main() {
+	uint kvh = gl_WorkGroupID.x;
+	uint t = gl_WorkGroupID.y;
+	if (t >= ntok) {
+		return;
+	}
+	uint lane = gl_LocalInvocationID.x;
+	uint span = pos + t + 1;
+	[[unroll]] for (uint g = 0; g < G; g++) {
+		uint qb = (t * p.qstride + (kvh * G + g) * HD) / 4;
+		[[unroll]] for (uint i = 0; i < HD / 4; i++) {
+			vec4 v = uintBitsToFloat(texelFetch(Q, int(qb + i)));
+			if (KVF32 == 0) {
+				v = vec4(unpackHalf2x16(packHalf2x16(v.xy)), unpackHalf2x16(packHalf2x16(v.zw)));
+			}
+			qv[g][4 * i] = v.x;
+			qv[g][4 * i + 1] = v.y;
+			qv[g][4 * i + 2] = v.z;
+			qv[g][4 * i + 3] = v.w;
+		}
+		[[unroll]] for (uint d = 0; d < HD; d++) acc[g][d] = 0.0;
+	}
+	float m[G], l[G];
+	[[unroll]] for (uint g = 0; g < G; g++) {
+		m[g] = -1e30;
+		l[g] = 0.0;
+	}
+	uint rowb = kvh * p.ctx * TX;
+	for (uint at = lane; at < span; at += gl_WorkGroupSize.x) {
+		float k[HD];
+		fetch_row(KC, rowb + at * TX, k);
+		float sc[G];
+		[[unroll]] for (uint g = 0; g < G; g++) {
+			float s = 0.0;
+			[[unroll]] for (uint d = 0; d < HD; d++) s += qv[g][d] * k[d];
+			sc[g] = s * p.scale;
+		}
+		float v[HD];
+		fetch_row(VC, rowb + at * TX, v);
+		[[unroll]] for (uint g = 0; g < G; g++) {
+			float mn = max(m[g], sc[g]);
+			float a = exp(m[g] - mn), b = exp(sc[g] - mn);
+			m[g] = mn;
+			l[g] = l[g] * a + b;
+			[[unroll]] for (uint d = 0; d < HD; d++) acc[g][d] = acc[g][d] * a + b * v[d];
+		}
+	}
+	[[unroll]] for (uint g = 0; g < G; g++) {
+		float mx = subgroupMax(m[g]);
+		float f = exp(m[g] - mx);
+		float inv = 1.0 / subgroupAdd(l[g] * f);
+		uint ob = t * p.qstride + (kvh * G + g) * HD;
+		[[unroll]] for (uint d = 0; d < HD; d++) {
+			float s = subgroupAdd(acc[g][d] * f);
+			if (lane == d % gl_WorkGroupSize.x) {
+				o[ob + d] = s * inv;
+			}
+		}
+	}
+}

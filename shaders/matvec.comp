@@ -1,0 +1,185 @@
+#version 450
+// y = W·x for NT tokens at once: decode (NT = 1) and prefill (NT = 8) are the
+// same kernel. Optional fusions: RMSNorm×weight on x before the product
+// (NORM), a second matrix and out = silu(W·x)·(W2·x) (PAIR, for gate/up),
+// and an epilogue adding a residual or bias (EPI).
+//
+// Work split, chosen for llvmpipe (see common.glsl): a team of LPR lanes
+// owns a row; lane l takes units l, l+LPR, ... of the row (a unit is one
+// quant block, or 32 values of a float type), so the x values a lane needs
+// are the same for every row. Each lane loads its slice of x for all NT
+// tokens into registers once (NU units, indices constant after unrolling)
+// and then streams rows: per unit one or two wide texel fetches, dequantize
+// in registers, NT dot products. A shuffle butterfly sums the team.
+//
+// variants: matvec_f32:WTYPE_F32 matvec_f16:WTYPE_F16 matvec_bf16:WTYPE_BF16 matvec_q4_0:WTYPE_Q4_0 matvec_q4_1:WTYPE_Q4_1 matvec_q5_0:WTYPE_Q5_0 matvec_q5_1:WTYPE_Q5_1 matvec_q8_0:WTYPE_Q8_0 matvec_q2_k:WTYPE_Q2_K matvec_q3_k:WTYPE_Q3_K matvec_q4_k:WTYPE_Q4_K matvec_q5_k:WTYPE_Q5_K matvec_q6_k:WTYPE_Q6_K
+#include "common.glsl"
+#include "wtype.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint LPR = 8;  // lanes per row: power of two, <= subgroup size
+layout(constant_id = 2) const uint NU = 1;   // units per lane: ceil(units per row / LPR)
+layout(constant_id = 3) const uint NT = 1;   // tokens per pass
+layout(constant_id = 4) const uint EPI = 0;  // 0: y = v; 1: y += v (residual); 2: y = v + bias[row]; 3: y = silu(y) * v
+layout(constant_id = 5) const uint NORM = 0; // 1: x := rmsnorm(x) * nw first
+layout(constant_id = 6) const uint PAIR = 0; // 1: y = silu(W·x) * (W2·x)
+layout(constant_id = 7) const uint RB = 1;   // rows per team pass: power of two, <= LPR
+
+layout(binding = 0) uniform usamplerBuffer A0;
+layout(binding = 1) uniform usamplerBuffer A1;
+layout(binding = 2) uniform usamplerBuffer A2;
+layout(binding = 3) uniform usamplerBuffer A3;
+layout(binding = 4) uniform usamplerBuffer B0;
+layout(binding = 5) uniform usamplerBuffer B1;
+layout(binding = 6) uniform usamplerBuffer B2;
+layout(binding = 7) uniform usamplerBuffer B3;
+layout(binding = 8) uniform usamplerBuffer X;    // activations, f32 bits, 4 per texel
+layout(binding = 9) uniform usamplerBuffer NW;   // norm weight, f32 bits
+layout(std430, binding = 10) readonly buffer Bias { float bias[]; };
+layout(std430, binding = 11) buffer Y { float y[]; };
+layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
+
+layout(push_constant) uniform Push {
+	uint rows;    // rows in this dispatch (one part of a split matrix)
+	uint units;   // units per row
+	uint xstride; // floats per token in X (a multiple of UNIT)
+	uint ystride; // floats per token in Y
+	uint yoff;    // Y index of this dispatch's first row
+	uint last;    // 1: the one token is the batch's last (logits of the last token only)
+	uint k;       // real row length, for the RMS mean
+	float eps;
+	uint row0;    // matrix row of this dispatch's first row (bias index)
+} p;
+
+vec4 xs[NT][NU][UNIT / 4];
+float xsum[NT][NU][SUBS];
+
+float team_sum(float v) {
+	[[unroll]] for (uint m = 1; m < LPR; m <<= 1) v += subgroupShuffleXor(v, m);
+	return v;
+}
+
+// team_rows sums v[r] over the team and returns row (lane % RB)'s total:
+// a butterfly over the lane bits >= RB, then a transposing butterfly over
+// the bits below RB in which each lane keeps half of its rows.
+float team_rows(float v[RB]) {
+	[[unroll]] for (uint m = LPR / 2; m >= RB; m >>= 1) {
+		[[unroll]] for (uint r = 0; r < RB; r++) v[r] += subgroupShuffleXor(v[r], m);
+	}
+	const uint lane = gl_LocalInvocationID.x % LPR;
+	[[unroll]] for (uint m = RB / 2; m >= 1; m >>= 1) {
+		bool upper = (lane & m) != 0;
+		[[unroll]] for (uint r = 0; r < m; r++) {
+			float send = upper ? v[r] : v[r + m];
+			float keep = upper ? v[r + m] : v[r];
+			v[r] = keep + subgroupShuffleXor(send, m);
+		}
+	}
+	return v[0];
+}
+
+void main() {
+	const uint lane = gl_LocalInvocationID.x % LPR;
+	const uint team = gl_LocalInvocationID.x / LPR;
+	const uint teams = gl_WorkGroupSize.x / LPR;
+	uint n = ntok;
+	uint tok0 = p.last != 0 ? n - 1 : gl_WorkGroupID.y * NT;
+	if (tok0 >= n) {
+		return;
+	}
+
+	// This lane's slice of x for every token; zero past the row or the batch.
+	[[unroll]] for (uint t = 0; t < NT; t++) {
+		bool tv = tok0 + t < n;
+		float ss = 0.0;
+		[[unroll]] for (uint j = 0; j < NU; j++) {
+			uint u = lane + LPR * j;
+			bool ok = tv && u < p.units;
+			uint base = ok ? ((tok0 + t) * p.xstride + u * UNIT) / 4 : 0;
+			[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
+				vec4 v = uintBitsToFloat(texelFetch(X, int(base + i)));
+				xs[t][j][i] = ok ? v : vec4(0.0);
+				ss += dot(xs[t][j][i], xs[t][j][i]);
+			}
+		}
+		if (NORM != 0) {
+			float scale = inversesqrt(team_sum(ss) / float(p.k) + p.eps);
+			[[unroll]] for (uint j = 0; j < NU; j++) {
+				uint u = min(lane + LPR * j, p.units - 1);
+				[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
+					xs[t][j][i] *= scale * uintBitsToFloat(texelFetch(NW, int(u * (UNIT / 4) + i)));
+				}
+			}
+		}
+		[[unroll]] for (uint j = 0; j < NU; j++) {
+			[[unroll]] for (uint s = 0; s < SUBS; s++) {
+				vec4 a = vec4(0.0);
+				[[unroll]] for (uint i = 0; i < SUBN / 4; i++) a += xs[t][j][s * (SUBN / 4) + i];
+				xsum[t][j][s] = a.x + a.y + a.z + a.w;
+			}
+		}
+	}
+
+	// Rows come RB at a time so one transposing butterfly (RB-1 shuffles)
+	// sums RB rows and leaves row r's total in lane r, stored at once.
+	const uint stride = gl_NumWorkGroups.x * teams * RB;
+	for (uint row0 = (gl_WorkGroupID.x * teams + team) * RB; row0 < p.rows; row0 += stride) {
+		float acc[NT][RB];
+		float acc2[NT][RB];
+		[[unroll]] for (uint t = 0; t < NT; t++) {
+			[[unroll]] for (uint r = 0; r < RB; r++) {
+				acc[t][r] = 0.0;
+				acc2[t][r] = 0.0;
+			}
+		}
+		[[unroll]] for (uint r = 0; r < RB; r++) {
+			uint row = min(row0 + r, p.rows - 1);
+			[[unroll]] for (uint pass = 0; pass < 1 + PAIR; pass++) {
+				[[unroll]] for (uint j = 0; j < NU; j++) {
+					uint u = min(lane + LPR * j, p.units - 1);
+					if (pass == 0) {
+						load_unit(A0, A1, A2, A3, row * p.units + u);
+					} else {
+						load_unit(B0, B1, B2, B3, row * p.units + u);
+					}
+					[[unroll]] for (uint s = 0; s < SUBS; s++) {
+						float q[SUBN];
+						float sc, bi;
+						dequant_sub(s, q, sc, bi);
+						[[unroll]] for (uint t = 0; t < NT; t++) {
+							vec4 d4 = vec4(0.0);
+							[[unroll]] for (uint i = 0; i < SUBN / 4; i++) {
+								d4 += vec4(q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]) * xs[t][j][s * (SUBN / 4) + i];
+							}
+							float v = sc * (d4.x + d4.y + d4.z + d4.w) + bi * xsum[t][j][s];
+							if (pass == 0) {
+								acc[t][r] += v;
+							} else {
+								acc2[t][r] += v;
+							}
+						}
+					}
+				}
+			}
+		}
+		uint row = row0 + (lane % RB);
+		[[unroll]] for (uint t = 0; t < NT; t++) {
+			float v = team_rows(acc[t]);
+			if (PAIR != 0) {
+				v = silu(v) * team_rows(acc2[t]);
+			}
+			uint tok = tok0 + t;
+			if (lane < RB && row < p.rows && tok < n) {
+				uint o = (p.last != 0 ? 0 : tok * p.ystride) + p.yoff + row;
+				if (EPI == 1) {
+					v += y[o];
+				} else if (EPI == 2) {
+					v += bias[p.row0 + row];
+				} else if (EPI == 3) {
+					v *= silu(y[o]);
+				}
+				y[o] = v;
+			}
+		}
+	}
+}

@@ -1,0 +1,19 @@
+// Q4_1 (f16 d, f16 m, 16 bytes of nibbles; w = d*q + m): view 0 nibbles,
+// view 1 d|m<<16 as R32_UINT.
+#define UNIT 32
+#define SUBN 32
+uvec4 u_qs;
+uint u_dm;
+void load_unit(usamplerBuffer v0, usamplerBuffer v1, usamplerBuffer v2, usamplerBuffer v3, uint idx) {
+	u_qs = texelFetch(v0, int(idx));
+	u_dm = texelFetch(v1, int(idx)).x;
+}
+void dequant_sub(const uint s, out float q[SUBN], out float sc, out float bi) {
+	[[unroll]] for (uint i = 0; i < 16; i++) {
+		uint b = texel_byte(u_qs, i);
+		q[i] = float(b & 15u);
+		q[i + 16] = float(b >> 4);
+	}
+	sc = half_lo(u_dm);
+	bi = half_hi(u_dm);
+}
