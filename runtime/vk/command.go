@@ -19,10 +19,30 @@ func (d *Device) newCommandBuffer() (vk.CommandBuffer, error) {
 	return cbs[0], nil
 }
 
-// submitWait submits cb and blocks until the device has finished it. The
+// vkCommandBuffer lets files without the vulkan-go import name the type.
+type vkCommandBuffer = vk.CommandBuffer
+
+func fillZero(cb vk.CommandBuffer, b *Buffer) {
+	vk.CmdFillBuffer(cb, b.buf, 0, vk.DeviceSize(b.Size), 0)
+}
+
+// run submits the recorders' command buffers in one submission, in order,
+// and waits for them. Work in one submission is ordered by the barriers
+// recorded at the end of each buffer.
+func (d *Device) run(rs ...*Recorder) error {
+	cbs := make([]vk.CommandBuffer, len(rs))
+	n := 0
+	for i, r := range rs {
+		cbs[i] = r.cb
+		n += r.Dispatches
+	}
+	return d.submitWait(fmt.Sprintf("%d dispatches", n), cbs...)
+}
+
+// submitWait submits cbs and blocks until the device has finished them. The
 // fence wait is bounded so that a hung device surfaces as an error.
-func (d *Device) submitWait(cb vk.CommandBuffer, what string) error {
-	si := []vk.SubmitInfo{{SType: vk.StructureTypeSubmitInfo, CommandBufferCount: 1, PCommandBuffers: []vk.CommandBuffer{cb}}}
+func (d *Device) submitWait(what string, cbs ...vk.CommandBuffer) error {
+	si := []vk.SubmitInfo{{SType: vk.StructureTypeSubmitInfo, CommandBufferCount: uint32(len(cbs)), PCommandBuffers: cbs}}
 	r := vk.QueueSubmit(d.queue, 1, si, d.fence)
 	si[0].Free()
 	if err := check("vkQueueSubmit", r, "%s", what); err != nil {
@@ -55,7 +75,7 @@ func (d *Device) oneShot(record func(cb vk.CommandBuffer)) error {
 	if err := check("vkEndCommandBuffer", vk.EndCommandBuffer(cb), "one-shot"); err != nil {
 		return err
 	}
-	return d.submitWait(cb, "one-shot copy")
+	return d.submitWait("one-shot copy", cb)
 }
 
 // descriptorSet allocates a set for layout, opening a new pool when the
@@ -183,14 +203,24 @@ func overlaps(a, b Arg) bool {
 }
 
 // Barrier makes all earlier shader writes visible to later shader access.
-func (r *Recorder) Barrier() {
+func (r *Recorder) Barrier() { r.barrier(false) }
+
+// barrier; host adds the host as a reader, for the end of a step whose
+// results the host reads after the fence.
+func (r *Recorder) barrier(host bool) {
+	dst := vk.AccessShaderReadBit | vk.AccessShaderWriteBit | vk.AccessTransferReadBit | vk.AccessTransferWriteBit
+	stages := vk.PipelineStageFlags(vk.PipelineStageComputeShaderBit | vk.PipelineStageTransferBit)
+	dstStages := stages
+	if host {
+		dst |= vk.AccessHostReadBit
+		dstStages |= vk.PipelineStageFlags(vk.PipelineStageHostBit)
+	}
 	mb := []vk.MemoryBarrier{{
 		SType:         vk.StructureTypeMemoryBarrier,
 		SrcAccessMask: vk.AccessFlags(vk.AccessShaderWriteBit | vk.AccessTransferWriteBit),
-		DstAccessMask: vk.AccessFlags(vk.AccessShaderReadBit | vk.AccessShaderWriteBit | vk.AccessTransferReadBit | vk.AccessTransferWriteBit),
+		DstAccessMask: vk.AccessFlags(dst),
 	}}
-	stages := vk.PipelineStageFlags(vk.PipelineStageComputeShaderBit | vk.PipelineStageTransferBit)
-	vk.CmdPipelineBarrier(r.cb, stages, stages, 0, 1, mb, 0, nil, 0, nil)
+	vk.CmdPipelineBarrier(r.cb, stages, dstStages, 0, 1, mb, 0, nil, 0, nil)
 	mb[0].Free()
 	r.pending = r.pending[:0]
 	r.Barriers++
@@ -282,13 +312,18 @@ func (r *Recorder) Fill(a Arg, v uint32) {
 // End finishes recording; the buffer can then be submitted any number of
 // times.
 func (r *Recorder) End() error {
+	// Later command buffers of the same submission (or later submissions)
+	// may read what this one wrote.
+	if len(r.pending) > 0 {
+		r.barrier(true)
+	}
 	r.open = false
 	return check("vkEndCommandBuffer", vk.EndCommandBuffer(r.cb), "recorder with %d dispatches", r.Dispatches)
 }
 
 // Run submits the recorded buffer and waits for it.
 func (r *Recorder) Run() error {
-	return r.d.submitWait(r.cb, fmt.Sprintf("%d dispatches", r.Dispatches))
+	return r.d.submitWait(fmt.Sprintf("%d dispatches", r.Dispatches), r.cb)
 }
 
 // KernelTime is the device time of one recorded dispatch.

@@ -24,17 +24,17 @@ type Device struct {
 	fence  vk.Fence
 	oneOff vk.CommandBuffer // uploads and other short submissions
 
-	arena   arena
+	arena    arena
 	staging  *Buffer // lazily created when device memory is not host-visible
 	scratch0 *Buffer // bound to bindings a kernel variant does not use
-	cache   *pipelineCache
-	modules map[string]module
-	kernels []*Kernel
-	pools   []vk.DescriptorPool
-	poolCap uint32
-	pooled  uint32 // sets allocated from pools[len-1]
-	closers []func()
-	closed  bool
+	cache    *pipelineCache
+	modules  map[string]module
+	kernels  []*Kernel
+	pools    []vk.DescriptorPool
+	poolCap  uint32
+	pooled   uint32 // sets allocated from pools[len-1]
+	closers  []func()
+	closed   bool
 
 	// partBytes caps one part of a split matrix (0: only the device's view
 	// limits); tests lower it to exercise splitting.

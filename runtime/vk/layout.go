@@ -30,6 +30,7 @@ const (
 	fmtTexel = vk.FormatR32g32b32a32Uint
 	fmtU32   = vk.FormatR32Uint
 	fmtU16   = vk.FormatR16Uint
+	fmtU32x2 = vk.FormatR32g32Uint
 )
 
 func f(format vk.Format, ranges ...[2]int) field { return field{ranges, format} }

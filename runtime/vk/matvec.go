@@ -13,6 +13,7 @@ const (
 	epiStore    = 0
 	epiResidual = 1 // y += W·x
 	epiBias     = 2 // y = W·x + bias
+	epiSwiGLU   = 3 // y = silu(y)·(W·x): up after a separate gate
 )
 
 // matvecOp is one use of the mat-vec kernel: y[tok][yoff+row] (epilogue)
@@ -135,7 +136,7 @@ func (r *Recorder) matvec(op matvecOp) error {
 			}
 		}
 		args = append(args, R(op.x), R(nw), R(bias), W(op.y), R(op.step))
-		if op.epi == epiResidual {
+		if op.epi == epiResidual || op.epi == epiSwiGLU {
 			// read-modify-write of y
 			args[11].Write = true
 		}

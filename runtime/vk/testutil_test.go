@@ -52,7 +52,9 @@ func randomWeights(t testing.TB, typ ggml.Type, rows, cols int, rng *rand.Rand) 
 	b := make([]byte, rb*uint64(rows))
 	rng.Read(b)
 	bb := int(typ.BlockBytes())
-	half := func(blk []byte, off int, v float64) { binary.LittleEndian.PutUint16(blk[off:], quant.FP32ToFP16(float32(v))) }
+	half := func(blk []byte, off int, v float64) {
+		binary.LittleEndian.PutUint16(blk[off:], quant.FP32ToFP16(float32(v)))
+	}
 	for o := 0; o < len(b); o += bb {
 		blk := b[o : o+bb]
 		s := 0.001 + 0.01*rng.Float64()

@@ -1,0 +1,296 @@
+package vk
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"vkchat/models"
+	"vkchat/runtime/backend"
+)
+
+// prefillChunk is the most tokens one prefill submission processes; it
+// sizes the activation buffers. A multiple of prefillNT.
+const prefillChunk = 64
+
+// prefillNT is how many tokens the prefill mat-vec kernels take per pass:
+// each dequantized weight is used for that many tokens.
+const prefillNT = 8
+
+// Backend runs a model's forward pass on a Vulkan device: weights uploaded
+// once, the KV cache on the device, and each step one submission of a
+// command buffer recorded at load (the per-step position, token ids and
+// rope angles live in a small host-visible buffer the kernels read).
+type Backend struct {
+	mu   sync.Mutex
+	d    *Device
+	m    *models.Model
+	cfg  models.Config
+	opts backend.Options
+
+	tokEmbd, output *Matrix
+	outNorm         *Buffer
+	layers          []*layerWeights
+	weightBytes     uint64
+
+	kc, vc []*Buffer // per layer, head-major [kv head][position][dim]
+
+	// activations, prefillChunk tokens each
+	x, qkv, q, att, h *Buffer
+	logits            *Buffer // host-visible, [prefillChunk][vocab]
+	step              *Buffer // host-visible per-step parameters
+	scratchBytes      uint64
+
+	xStride, qkvStride, qStride, ffStride int
+	ropeOff                               int // byte offset of the rope table in step
+
+	decode, prefill, headLast, headAll *Recorder
+	profile                            bool
+	lastRun                            []*Recorder
+	closed                             bool
+}
+
+// New uploads m to the best Vulkan device (or opts.Device) and records the
+// decode and prefill command buffers.
+func New(m *models.Model, opts backend.Options) (backend.Backend, error) {
+	b, err := newBackend(m, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// NewProfiled is New with a timestamp after every dispatch, for Profile.
+func NewProfiled(m *models.Model, opts backend.Options) (*Backend, error) {
+	return newBackend(m, opts, true)
+}
+
+func newBackend(m *models.Model, opts backend.Options, profile bool) (b *Backend, err error) {
+	if opts.ContextSize <= 0 {
+		return nil, fmt.Errorf("vulkan backend: context size %d must be positive", opts.ContextSize)
+	}
+	if opts.KVType == "" {
+		opts.KVType = backend.KVF16
+	}
+	if opts.KVType != backend.KVF16 && opts.KVType != backend.KVF32 {
+		return nil, fmt.Errorf("vulkan backend: unknown KV cache type %q (f16 or f32)", opts.KVType)
+	}
+	c := m.Config
+	if c.HeadDim%8 != 0 {
+		return nil, fmt.Errorf("vulkan backend: head size %d is not a multiple of 8, which the attention kernel needs", c.HeadDim)
+	}
+	dev, err := Open(opts.Device)
+	if err != nil {
+		return nil, fmt.Errorf("vulkan backend: %w", err)
+	}
+	b = &Backend{d: dev, m: m, cfg: c, opts: opts, profile: profile}
+	defer func() {
+		if err != nil {
+			b.Close()
+			b = nil
+		}
+	}()
+	b.xStride = int(alignUp(uint64(c.Embd), 256))
+	qw, kvw := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	b.qkvStride = int(alignUp(uint64(qw+2*kvw), 4))
+	b.qStride = int(alignUp(uint64(qw), 256))
+	b.ffStride = int(alignUp(uint64(c.FF), 256))
+	if err := b.uploadWeights(); err != nil {
+		return nil, fmt.Errorf("vulkan backend: loading %s: %w", m.Name, err)
+	}
+	if err := b.allocate(); err != nil {
+		return nil, fmt.Errorf("vulkan backend: %w", err)
+	}
+	if err := b.record(); err != nil {
+		return nil, fmt.Errorf("vulkan backend: recording the forward pass: %w", err)
+	}
+	return b, nil
+}
+
+// allocate creates the KV cache and the activation buffers.
+func (b *Backend) allocate() error {
+	c, d := &b.cfg, b.d
+	kvBytes := uint64(c.KVHeads) * uint64(b.opts.ContextSize) * uint64(c.HeadDim) * uint64(b.opts.KVType.Bytes())
+	for l := 0; l < c.Layers; l++ {
+		k, err := d.NewBuffer(fmt.Sprintf("KV cache keys, layer %d (%d positions)", l, b.opts.ContextSize), kvBytes, memDevice)
+		if err != nil {
+			return err
+		}
+		v, err := d.NewBuffer(fmt.Sprintf("KV cache values, layer %d (%d positions)", l, b.opts.ContextSize), kvBytes, memDevice)
+		if err != nil {
+			return err
+		}
+		b.kc, b.vc = append(b.kc, k), append(b.vc, v)
+	}
+	act := func(name string, floats int, kind memKind) (*Buffer, error) {
+		buf, err := d.NewBuffer(name, uint64(4*floats), kind)
+		if err != nil {
+			return nil, err
+		}
+		b.scratchBytes += buf.Size
+		return buf, nil
+	}
+	var err error
+	n := prefillChunk
+	if b.x, err = act("activations x", n*b.xStride, memDevice); err != nil {
+		return err
+	}
+	if b.qkv, err = act("activations qkv", n*b.qkvStride, memDevice); err != nil {
+		return err
+	}
+	if b.q, err = act("activations q", n*b.qStride, memDevice); err != nil {
+		return err
+	}
+	if b.att, err = act("activations attention", n*b.qStride, memDevice); err != nil {
+		return err
+	}
+	if b.h, err = act("activations ffn", n*b.ffStride, memDevice); err != nil {
+		return err
+	}
+	if b.logits, err = act("logits", n*c.Vocab, memHost); err != nil {
+		return err
+	}
+	pairs := c.Rope.Dims / 2
+	b.ropeOff = int(alignUp(uint64(16+4*n), regionAlign))
+	if b.step, err = act("step parameters", (b.ropeOff+8*n*pairs)/4+4, memHost); err != nil {
+		return err
+	}
+	// Padding columns of the activations must read as zero.
+	return d.oneShot(func(cb vkCommandBuffer) {
+		for _, buf := range []*Buffer{b.x, b.qkv, b.q, b.att, b.h} {
+			fillZero(cb, buf)
+		}
+	})
+}
+
+// Name implements backend.Backend.
+func (b *Backend) Name() string { return "vulkan" }
+
+// Memory implements backend.Backend.
+func (b *Backend) Memory() backend.Memory {
+	var kv uint64
+	for l := range b.kc {
+		kv += b.kc[l].Size + b.vc[l].Size
+	}
+	return backend.Memory{
+		Weights:     int64(b.weightBytes),
+		KVAllocated: int64(kv),
+		KVPerToken:  b.cfg.KVBytesPerToken(b.opts.KVType.Bytes()),
+		Scratch:     int64(b.scratchBytes),
+		Device:      fmt.Sprintf("%s (%s)", b.d.Info.Name, b.d.Info.Type),
+	}
+}
+
+// Close releases the device and everything on it; safe to call twice.
+func (b *Backend) Close() error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	return b.d.Close()
+}
+
+// Device describes the device the backend runs on.
+func (b *Backend) Device() DeviceInfo { return b.d.Info }
+
+// ropeAngles fills the step buffer's table for tokens at positions
+// pos..pos+n-1 the way the reference backend computes them: theta starts at
+// the position and is multiplied by base^(-2/dims) per pair in float32, then
+// divided by the frequency factor and scaled, and cos/sin are taken in
+// float64.
+func (b *Backend) ropeAngles(pos, n int) {
+	r := b.cfg.Rope
+	pairs := r.Dims / 2
+	step := float32(math.Pow(float64(r.Base), -2.0/float64(r.Dims)))
+	m := b.step.Mapped()
+	for t := 0; t < n; t++ {
+		theta := float32(pos + t)
+		for i := 0; i < pairs; i++ {
+			th := theta
+			if r.FreqFactors != nil {
+				th /= r.FreqFactors[i]
+			}
+			th *= r.Scale
+			o := b.ropeOff + 8*(t*pairs+i)
+			putF32(m, o, float32(math.Cos(float64(th))))
+			putF32(m, o+4, float32(math.Sin(float64(th))))
+			theta *= step
+		}
+	}
+}
+
+// Forward implements backend.Backend.
+func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool) ([]float32, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, fmt.Errorf("vulkan backend: closed")
+	}
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("vulkan backend: no tokens to process")
+	}
+	if pos < 0 || pos+len(tokens) > b.opts.ContextSize {
+		return nil, fmt.Errorf("vulkan backend: positions %d..%d exceed the context of %d: %w",
+			pos, pos+len(tokens)-1, b.opts.ContextSize, backend.ErrContextFull)
+	}
+	vocab := b.cfg.Vocab
+	for _, t := range tokens {
+		if t < 0 || int(t) >= vocab {
+			return nil, fmt.Errorf("vulkan backend: token id %d outside the vocabulary of %d", t, vocab)
+		}
+	}
+	var out []float32
+	if all {
+		out = make([]float32, len(tokens)*vocab)
+	} else {
+		out = make([]float32, vocab)
+	}
+	for start := 0; start < len(tokens); start += prefillChunk {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		end := min(start+prefillChunk, len(tokens))
+		n := end - start
+		m := b.step.Mapped()
+		putU32(m, 0, uint32(n))
+		putU32(m, 4, uint32(pos+start))
+		for i, t := range tokens[start:end] {
+			putU32(m, 16+4*i, uint32(t))
+		}
+		b.ropeAngles(pos+start, n)
+		last := end == len(tokens)
+		var runs []*Recorder
+		switch {
+		case n == 1 && !all && last:
+			runs = []*Recorder{b.decode}
+		case all:
+			runs = []*Recorder{b.prefill, b.headAll}
+		case last:
+			runs = []*Recorder{b.prefill, b.headLast}
+		default:
+			runs = []*Recorder{b.prefill}
+		}
+		if err := b.d.run(runs...); err != nil {
+			return nil, fmt.Errorf("vulkan backend: step at position %d (%d tokens): %w", pos+start, n, err)
+		}
+		b.lastRun = runs
+		lg := b.logits.Mapped()
+		switch {
+		case all:
+			for i := 0; i < n*vocab; i++ {
+				out[start*vocab+i] = getF32(lg, 4*i)
+			}
+		case last:
+			for i := range out {
+				out[i] = getF32(lg, 4*i)
+			}
+		}
+	}
+	return out, nil
+}

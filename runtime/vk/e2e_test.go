@@ -1,0 +1,170 @@
+package vk
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"vkchat/internal/testenv"
+	"vkchat/models"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/cpu"
+	"vkchat/runtime/gguf"
+)
+
+func loadModel(t *testing.T, path string) *models.Model {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	m, err := models.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func newVulkan(t *testing.T, m *models.Model, opts backend.Options) backend.Backend {
+	t.Helper()
+	b, err := New(m, opts)
+	if err != nil {
+		if strings.Contains(err.Error(), ErrNoVulkan.Error()) {
+			t.Skipf("no Vulkan device: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return b
+}
+
+func argmax(v []float32) int {
+	best := 0
+	for i := range v {
+		if v[i] > v[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// compareLogits runs the same prompt through both backends (all-token
+// logits for the prompt, then a few decode steps) and returns the worst
+// NMSE of a token's logits.
+func compareLogits(t *testing.T, path string, prompt []int32, steps int, kv backend.KVType) float64 {
+	m := loadModel(t, path)
+	opts := backend.Options{ContextSize: 256, KVType: kv, Device: -1}
+	vb := newVulkan(t, m, opts)
+	cb, err := cpu.New(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	ctx := context.Background()
+	worst := 0.0
+	check := func(what string, ref, got []float32) {
+		e := nmse(ref, got)
+		worst = math.Max(worst, e)
+		if math.IsInf(e, 0) || math.IsNaN(e) {
+			t.Fatalf("%s: NaN or Inf in Vulkan logits", what)
+		}
+	}
+	ref, err := cb.Forward(ctx, prompt, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := vb.Forward(ctx, prompt, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Vocab
+	for i := range prompt {
+		check("prompt", ref[i*v:(i+1)*v], got[i*v:(i+1)*v])
+	}
+	next := int32(argmax(ref[(len(prompt)-1)*v:]))
+	for s := 0; s < steps; s++ {
+		pos := len(prompt) + s
+		r, err := cb.Forward(ctx, []int32{next}, pos, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := vb.Forward(ctx, []int32{next}, pos, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("decode", r, g)
+		next = int32(argmax(r))
+	}
+	return worst
+}
+
+func TestStoriesLogitsMatchCPU(t *testing.T) {
+	path := testenv.Model(t, "stories260K.gguf")
+	for _, kv := range []backend.KVType{backend.KVF16, backend.KVF32} {
+		e := compareLogits(t, path, []int32{1, 403, 407, 261, 378, 285, 414, 270, 284, 453}, 12, kv)
+		t.Logf("KV %s: worst logits NMSE %.3g", kv, e)
+		if e > 5e-4 {
+			t.Errorf("KV %s: logits NMSE %.3g over 5e-4", kv, e)
+		}
+	}
+}
+
+func TestSynthLogitsMatchCPU(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join(testenv.SharedDir(), "models", "synth-*.gguf"))
+	if len(paths) == 0 {
+		t.Skip("no synth-*.gguf models in the shared data")
+	}
+	for _, p := range paths {
+		p := p
+		t.Run(strings.TrimSuffix(filepath.Base(p), ".gguf"), func(t *testing.T) {
+			e := compareLogits(t, p, []int32{1, 20, 30, 40, 50, 60, 70}, 3, backend.KVF16)
+			t.Logf("worst logits NMSE %.3g", e)
+			if e > 5e-3 {
+				t.Errorf("logits NMSE %.3g over 5e-3", e)
+			}
+		})
+	}
+}
+
+type reference struct {
+	PromptTokens []int32 `json:"prompt_tokens"`
+	Greedy       []int32 `json:"greedy"`
+}
+
+func TestStoriesGreedyMatchesLlamaCpp(t *testing.T) {
+	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
+	raw, err := os.ReadFile(testenv.Shared(t, "reference/stories260K.p1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref reference
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	b := newVulkan(t, m, backend.Options{ContextSize: 512, Device: -1})
+	ctx := context.Background()
+	logits, err := b.Forward(ctx, ref.PromptTokens, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := len(ref.PromptTokens)
+	for i, want := range ref.Greedy {
+		got := int32(argmax(logits))
+		if got != want {
+			t.Fatalf("greedy token %d: got %d, llama.cpp %d", i, got, want)
+		}
+		if logits, err = b.Forward(ctx, []int32{got}, pos, false); err != nil {
+			t.Fatal(err)
+		}
+		pos++
+	}
+}

@@ -1,0 +1,203 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+)
+
+// The forward pass as dispatches. Per layer (6 dispatches when Q/K/V and
+// gate/up share types):
+//
+//	matvec   x → qkv      RMSNorm(attn_norm) fused, Q|K|V stacked (+bias)
+//	rope     qkv → q, K/V cache at pos..pos+n-1
+//	attn     q, cache → att
+//	matvec   att → x      Wo with the residual add as epilogue
+//	matvec   x → h        RMSNorm(ffn_norm), gate and up paired: silu(g)·u
+//	matvec   h → x        down with the residual add
+//
+// then the head: RMSNorm(output_norm) and the output projection → logits.
+
+// bodyShape is what differs between the decode and prefill recordings.
+type bodyShape struct {
+	nt     int // tokens per mat-vec pass
+	groups int // token groups dispatched: capacity / nt
+	cap    int // tokens dispatched for per-token kernels
+}
+
+func (b *Backend) newRecorder(dispatches int) (*Recorder, error) {
+	q := 0
+	if b.profile {
+		q = dispatches
+	}
+	return b.d.NewRecorder(q)
+}
+
+// record builds the four command buffers: decode (one token, logits of it),
+// prefill body, and the last-token and all-token heads.
+func (b *Backend) record() error {
+	n := 16 + 10*len(b.layers)
+	var err error
+	if b.decode, err = b.newRecorder(n); err != nil {
+		return err
+	}
+	if b.prefill, err = b.newRecorder(n); err != nil {
+		return err
+	}
+	if b.headLast, err = b.newRecorder(8); err != nil {
+		return err
+	}
+	if b.headAll, err = b.newRecorder(8); err != nil {
+		return err
+	}
+	one := bodyShape{nt: 1, groups: 1, cap: 1}
+	many := bodyShape{nt: prefillNT, groups: prefillChunk / prefillNT, cap: prefillChunk}
+	steps := []struct {
+		r *Recorder
+		f func(*Recorder) error
+	}{
+		{b.decode, func(r *Recorder) error {
+			if err := b.recordBody(r, one); err != nil {
+				return err
+			}
+			return b.recordHead(r, one, true)
+		}},
+		{b.prefill, func(r *Recorder) error { return b.recordBody(r, many) }},
+		{b.headLast, func(r *Recorder) error { return b.recordHead(r, one, true) }},
+		{b.headAll, func(r *Recorder) error { return b.recordHead(r, many, false) }},
+	}
+	for _, s := range steps {
+		if err := s.r.Begin(); err != nil {
+			return err
+		}
+		if err := s.f(s.r); err != nil {
+			return err
+		}
+		if err := s.r.End(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Backend) recordHead(r *Recorder, s bodyShape, last bool) error {
+	return r.matvec(matvecOp{
+		label: "output", m: b.output, x: b.x, xstride: b.xStride, norm: b.outNorm, eps: b.cfg.NormEps,
+		y: b.logits, ystride: b.cfg.Vocab, nt: s.nt, groups: s.groups, last: last, step: b.step,
+	})
+}
+
+func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
+	c := &b.cfg
+	d := b.d
+	if err := b.recordEmbed(r, s); err != nil {
+		return err
+	}
+	qw, kvw := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	kvf32 := uint32(0)
+	if b.opts.KVType.Bytes() == 4 {
+		kvf32 = 1
+	}
+	neox := uint32(0)
+	if c.Rope.NeoX {
+		neox = 1
+	}
+	rope, err := d.Kernel("rope", 5*4, 64, uint32(c.HeadDim), uint32(c.Rope.Dims), neox, kvf32)
+	if err != nil {
+		return err
+	}
+	sg := max(d.Info.SubgroupSize, 1)
+	attn, err := d.Kernel("attention", 3*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32)
+	if err != nil {
+		return err
+	}
+	ropeTable := Arg{B: b.step, Off: uint64(b.ropeOff), Size: b.step.Size - uint64(b.ropeOff), Format: fmtU32x2}
+	for l, lw := range b.layers {
+		name := func(s string) string { return fmt.Sprintf("L%d %s", l, s) }
+		mv := matvecOp{x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps, y: b.qkv, ystride: b.qkvStride, nt: s.nt, groups: s.groups, step: b.step}
+		if lw.bias != nil {
+			mv.bias, mv.epi = lw.bias, epiBias
+		}
+		if lw.qkv != nil {
+			mv.label, mv.m = name("qkv"), lw.qkv
+			if err := r.matvec(mv); err != nil {
+				return err
+			}
+		} else {
+			for i, m := range []*Matrix{lw.q, lw.k, lw.v} {
+				op := mv
+				op.label, op.m = name([]string{"q", "k", "v"}[i]), m
+				op.yoff = []int{0, qw, qw + kvw}[i]
+				if lw.biases != nil {
+					op.bias = lw.biases[i]
+				}
+				if err := r.matvec(op); err != nil {
+					return err
+				}
+			}
+		}
+		err := r.Dispatch(name("rope"), rope, []Arg{
+			{B: b.qkv, Format: fmtU32}, ropeTable, W(b.q), W(b.kc[l]), W(b.vc[l]), R(b.step),
+		}, []uint32{uint32(c.Heads), uint32(c.KVHeads), uint32(b.qkvStride), uint32(b.qStride), uint32(b.opts.ContextSize)}, uint32(s.cap), 1, 1)
+		if err != nil {
+			return err
+		}
+		err = r.Dispatch(name("attention"), attn, []Arg{R(b.q), R(b.kc[l]), R(b.vc[l]), W(b.att), R(b.step)},
+			[]uint32{uint32(b.qStride), uint32(b.opts.ContextSize), math.Float32bits(float32(1 / math.Sqrt(float64(c.HeadDim))))},
+			uint32(c.KVHeads), uint32(s.cap), 1)
+		if err != nil {
+			return err
+		}
+		if err := r.matvec(matvecOp{label: name("wo"), m: lw.wo, x: b.att, xstride: b.qStride, y: b.x, ystride: b.xStride, epi: epiResidual, nt: s.nt, groups: s.groups, step: b.step}); err != nil {
+			return err
+		}
+		ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.h, ystride: b.ffStride, nt: s.nt, groups: s.groups, step: b.step}
+		if lw.gate.Type == lw.up.Type {
+			if err := r.matvec(ffn); err != nil {
+				return err
+			}
+		} else {
+			gate := ffn
+			gate.label, gate.m2 = name("gate"), nil
+			if err := r.matvec(gate); err != nil {
+				return err
+			}
+			upOp := ffn
+			upOp.label, upOp.m, upOp.m2, upOp.epi = name("up·silu(gate)"), lw.up, nil, epiSwiGLU
+			if err := r.matvec(upOp); err != nil {
+				return err
+			}
+		}
+		if err := r.matvec(matvecOp{label: name("down"), m: lw.down, x: b.h, xstride: b.ffStride, y: b.x, ystride: b.xStride, epi: epiResidual, nt: s.nt, groups: s.groups, step: b.step}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Backend) recordEmbed(r *Recorder, s bodyShape) error {
+	m := b.tokEmbd
+	k, err := b.d.Kernel("embed_"+wtypeName(m), 5*4, 32)
+	if err != nil {
+		return err
+	}
+	dum, err := b.d.dummy()
+	if err != nil {
+		return err
+	}
+	for pi, part := range m.parts {
+		args := make([]Arg, 0, 6)
+		for i := 0; i < 4; i++ {
+			if i < len(part.views) {
+				args = append(args, part.views[i])
+			} else {
+				args = append(args, Arg{B: dum})
+			}
+		}
+		args = append(args, W(b.x), R(b.step))
+		push := []uint32{uint32(m.Units), uint32(m.Cols), uint32(b.xStride), uint32(part.row0), uint32(part.rows)}
+		if err := r.Dispatch(fmt.Sprintf("embed part %d", pi), k, args, push, uint32(s.cap), 1, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}

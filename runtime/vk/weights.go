@@ -1,0 +1,131 @@
+package vk
+
+import (
+	"fmt"
+
+	"vkchat/models"
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/quant"
+)
+
+// layerWeights are one block's weights as the kernels use them. Matrices of
+// one type that read the same input are stacked so one dispatch computes
+// them: Q|K|V, and gate with up (paired) when their types match.
+type layerWeights struct {
+	qkv        *Matrix   // nil when Q, K and V differ in type
+	q, k, v    *Matrix   // used when qkv is nil
+	bias       *Buffer   // Q|K|V biases (Qwen2), or nil
+	biases     []*Buffer // the same split, when q, k and v are separate
+	wo         *Matrix   //
+	gate, up   *Matrix   // paired when types match
+	down       *Matrix   //
+	attnNorm   *Buffer   // padded with zeros to the x stride
+	ffnNorm    *Buffer   //
+	matrices   []*Matrix // everything above, for accounting
+	vectorSize uint64
+}
+
+// upload puts a model's weights on the device.
+func (b *Backend) uploadWeights() error {
+	m := b.m
+	var err error
+	up := func(w models.Weight) *Matrix {
+		if err != nil {
+			return nil
+		}
+		var mat *Matrix
+		mat, err = b.d.UploadMatrix(w.Name, w.Type, w.Rows, w.Cols, w.Data)
+		if mat != nil {
+			b.weightBytes += mat.Bytes
+		}
+		return mat
+	}
+	b.tokEmbd = up(m.TokenEmbd)
+	if m.Tied {
+		b.output = b.tokEmbd
+	} else {
+		b.output = up(m.Output)
+	}
+	if err != nil {
+		return err
+	}
+	if b.outNorm, err = b.vector(m.OutputNorm, b.xStride); err != nil {
+		return err
+	}
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		lw := &layerWeights{}
+		if L.Wq.Type == L.Wk.Type && L.Wq.Type == L.Wv.Type {
+			rows := L.Wq.Rows + L.Wk.Rows + L.Wv.Rows
+			lw.qkv, err = b.d.UploadMatrix(fmt.Sprintf("blk.%d.attn_qkv (stacked)", i), L.Wq.Type, rows, L.Wq.Cols, L.Wq.Data, L.Wk.Data, L.Wv.Data)
+			if lw.qkv != nil {
+				b.weightBytes += lw.qkv.Bytes
+			}
+		} else {
+			lw.q, lw.k, lw.v = up(L.Wq), up(L.Wk), up(L.Wv)
+		}
+		lw.wo = up(L.Wo)
+		lw.gate, lw.up, lw.down = up(L.Gate), up(L.Up), up(L.Down)
+		if err != nil {
+			return err
+		}
+		if lw.attnNorm, err = b.vector(L.AttnNorm, b.xStride); err != nil {
+			return err
+		}
+		if lw.ffnNorm, err = b.vector(L.FFNNorm, b.xStride); err != nil {
+			return err
+		}
+		if L.Bq != nil {
+			var bias []float32
+			for _, w := range []*models.Weight{L.Bq, L.Bk, L.Bv} {
+				v := make([]float32, w.Cols)
+				if err := quant.Dequantize(w.Type, w.Data, v); err != nil {
+					return fmt.Errorf("tensor %q: %w", w.Name, err)
+				}
+				bias = append(bias, v...)
+			}
+			if lw.bias, err = b.floats(fmt.Sprintf("blk.%d.attn_qkv.bias", i), bias, len(bias)); err != nil {
+				return err
+			}
+			if lw.qkv == nil {
+				off := 0
+				for _, w := range []*models.Weight{L.Bq, L.Bk, L.Bv} {
+					bb, err := b.floats(w.Name, bias[off:off+w.Cols], w.Cols)
+					if err != nil {
+						return err
+					}
+					lw.biases = append(lw.biases, bb)
+					off += w.Cols
+				}
+			}
+		}
+		b.layers = append(b.layers, lw)
+	}
+	return nil
+}
+
+// vector uploads an F32 vector zero-padded to n floats.
+func (b *Backend) vector(w models.Weight, n int) (*Buffer, error) {
+	if w.Type != ggml.F32 {
+		return nil, fmt.Errorf("tensor %q: vectors must be F32, found %s", w.Name, w.Type)
+	}
+	v := make([]float32, w.Cols)
+	if err := quant.Dequantize(w.Type, w.Data, v); err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", w.Name, err)
+	}
+	return b.floats(w.Name, v, n)
+}
+
+func (b *Backend) floats(name string, v []float32, n int) (*Buffer, error) {
+	data := make([]float32, max(n, len(v)))
+	copy(data, v)
+	buf, err := b.d.NewBuffer(name, uint64(4*len(data)), memDevice)
+	if err != nil {
+		return nil, err
+	}
+	if err := buf.Write(0, f32le(data)); err != nil {
+		return nil, err
+	}
+	b.weightBytes += buf.Size
+	return buf, nil
+}
