@@ -2,7 +2,6 @@ package quant
 
 import (
 	"math"
-	"sync"
 	"unsafe"
 
 	"vkchat/runtime/ggml"
@@ -19,8 +18,8 @@ type actView struct {
 	py   []uint64  // the quants packed for the SWAR kernels (swar.go)
 }
 
-// acts holds nvec vectors of n elements in one vec_dot_type. It is pooled:
-// MatVec runs many times per token and must not allocate.
+// acts holds nvec vectors of n elements in one vec_dot_type. It is recycled
+// (actsFree): MatVec runs many times per token and must not allocate.
 type acts struct {
 	typ     ggml.Type
 	n, nvec int
@@ -32,7 +31,7 @@ type acts struct {
 	views   []actView
 }
 
-var actPool = sync.Pool{New: func() any { return new(acts) }}
+var actsFree = freeList[acts]{make(chan *acts, 16), func() *acts { return new(acts) }}
 
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"fmt"
+	"runtime"
 
 	"vkchat/runtime/ggml"
 )
@@ -16,7 +17,7 @@ type Matrix struct {
 
 // Below this many multiply-adds a product runs on the calling goroutine:
 // waking workers would cost more than it saves.
-const inlineWork = 32 << 10
+const inlineWork = 64 << 10
 
 // Each chunk handed to a goroutine is about this many multiply-adds, small
 // enough to balance two cores on a 2048-row matrix and large enough that the
@@ -71,18 +72,20 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 	if m.Rows == 0 || n == 0 {
 		return
 	}
-	a := actPool.Get().(*acts)
+	a := actsFree.get()
 	a.prepare(f.vecType, x, m.Cols, n)
 	a.views = grow(a.views, n)
 	for v := range a.views {
 		a.views[v] = a.view(v)
 	}
-	j := jobPool.Get().(*job)
+	j := jobs.get()
 	j.f, j.data, j.rowBytes, j.rows = f, m.Data, rb, m.Rows
 	j.views, j.dst = a.views, dst
 	j.vtile = max(1, min(n, tileBytes/max(1, a.bytesPerVector())))
 	j.chunk = max(1, chunkWork/max(1, m.Cols*j.vtile))
-	threads := int(pool.threads.Load())
+	// More goroutines than Ps cannot run at once; they would only add
+	// hand-offs.
+	threads := min(int(pool.threads.Load()), runtime.GOMAXPROCS(0))
 	if m.Cols*n*m.Rows < inlineWork {
 		threads = 1
 	}
@@ -90,7 +93,7 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 	if f.vecType == ggml.F32 {
 		a.f = nil // it aliased x
 	}
-	actPool.Put(a)
+	actsFree.put(a)
 }
 
 // compute does rows [lo, hi) for vectors [v0, v1). Each weight row is read

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"vkchat/runtime/ggml"
@@ -478,6 +479,44 @@ func TestMatVecMisaligned(t *testing.T) {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Errorf("%v row %d: misaligned %g, aligned %g", typ, i, got[i], want[i])
 			}
+		}
+	}
+}
+
+// TestMatVecAllocs: once the pools are warm, products allocate nothing, on
+// the inline path and on the worker pool. testing.AllocsPerRun runs with
+// GOMAXPROCS=1, where products stay on the caller, so the pool path is
+// measured separately over many calls (allowing the runtime a couple of its
+// own, e.g. for a blocked channel receive).
+func TestMatVecAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, typ := range allTypes {
+		m := randomMatrix(r, typ, 256, 512)
+		x := randVec(r, 3*m.Cols)
+		dst := make([]float32, 3*m.Rows)
+		run := func() {
+			MatVec(dst[:m.Rows], m, x[:m.Cols])
+			MatMul(dst, m, x, 3)
+		}
+		run()
+		if n := testing.AllocsPerRun(20, run); n != 0 {
+			t.Errorf("%v %dx%d: %v allocations per MatVec+MatMul on one P", typ, m.Rows, m.Cols, n)
+		}
+		if runtime.GOMAXPROCS(0) < 2 {
+			continue
+		}
+		for i := 0; i < 50; i++ {
+			run()
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		const calls = 200
+		for i := 0; i < calls; i++ {
+			run()
+		}
+		runtime.ReadMemStats(&after)
+		if n := after.Mallocs - before.Mallocs; n > 2 {
+			t.Errorf("%v: %d allocations in %d pooled MatVec+MatMul calls", typ, n, calls)
 		}
 	}
 }

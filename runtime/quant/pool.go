@@ -9,12 +9,15 @@ import (
 // The shared pool: persistent worker goroutines that help the calling
 // goroutine through a job's chunks. The caller always works too, so a job
 // never waits for a worker to wake up; workers that arrive late find no
-// chunks left and just drop their reference. Nothing here allocates per job.
+// chunks left and just drop their reference. A job is offered only to
+// workers known to be idle, so a busy machine cannot pile up offers (each of
+// which keeps its job alive). Nothing here allocates per job.
 
 var pool struct {
 	mu      sync.Mutex
 	threads atomic.Int32 // goroutines per job, the caller included
 	started atomic.Int32 // helper goroutines running
+	idle    atomic.Int32 // workers waiting for work, minus offers not yet taken
 	work    chan *job
 }
 
@@ -48,11 +51,26 @@ func ensureWorkers(n int) {
 }
 
 func worker() {
-	for j := range pool.work {
+	for {
+		pool.idle.Add(1)
+		j := <-pool.work
 		if j.runChunks() {
 			j.done <- struct{}{}
 		}
 		j.release()
+	}
+}
+
+// claimIdle reserves one idle worker for an offer.
+func claimIdle() bool {
+	for {
+		n := pool.idle.Load()
+		if n <= 0 {
+			return false
+		}
+		if pool.idle.CompareAndSwap(n, n-1) {
+			return true
+		}
 	}
 }
 
@@ -76,7 +94,33 @@ type job struct {
 	done     chan struct{}
 }
 
-var jobPool = sync.Pool{New: func() any { return &job{done: make(chan struct{}, 1)} }}
+// freeList recycles jobs and activation buffers. Unlike sync.Pool it is not
+// emptied by garbage collections, so a steady stream of products allocates
+// nothing; it holds only what was put back, at most its capacity.
+type freeList[T any] struct {
+	c    chan *T
+	make func() *T
+}
+
+func (f *freeList[T]) get() *T {
+	select {
+	case v := <-f.c:
+		return v
+	default:
+		return f.make()
+	}
+}
+
+func (f *freeList[T]) put(v *T) {
+	select {
+	case f.c <- v:
+	default:
+	}
+}
+
+// A job stays alive until its last offer is taken, so at most about one per
+// worker and caller is in use at a time.
+var jobs = freeList[job]{make(chan *job, 64), func() *job { return &job{done: make(chan struct{}, 1)} }}
 
 func (j *job) chunkAt(c int) {
 	t, rc := c/j.rchunks, c%j.rchunks
@@ -108,7 +152,7 @@ func (j *job) release() {
 
 func (j *job) recycle() {
 	j.data, j.views, j.dst, j.f = nil, nil, nil, nil
-	jobPool.Put(j)
+	jobs.put(j)
 }
 
 // run computes all chunks of j on up to threads goroutines and returns when
@@ -129,13 +173,9 @@ func (j *job) run(threads int) {
 	j.next.Store(0)
 	j.pending.Store(j.nchunk)
 	j.refs.Store(1)
-	for i := 0; i < helpers; i++ {
+	for i := 0; i < helpers && claimIdle(); i++ {
 		j.refs.Add(1)
-		select {
-		case pool.work <- j:
-		default: // every worker is busy: the caller will do the rest
-			j.refs.Add(-1)
-		}
+		pool.work <- j // never blocks: offers never outnumber waiting workers
 	}
 	if !j.runChunks() {
 		<-j.done
