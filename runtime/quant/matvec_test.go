@@ -486,8 +486,10 @@ func TestMatVecMisaligned(t *testing.T) {
 // TestMatVecAllocs: once the pools are warm, products allocate nothing, on
 // the inline path and on the worker pool. testing.AllocsPerRun runs with
 // GOMAXPROCS=1, where products stay on the caller, so the pool path is
-// measured separately over many calls (allowing the runtime a couple of its
-// own, e.g. for a blocked channel receive).
+// measured separately over many calls. The runtime may allocate a few
+// objects of its own there (the waiter of a blocked channel receive comes
+// from a per-P cache that garbage collections empty); an allocation per call
+// would show as at least 200.
 func TestMatVecAllocs(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, typ := range allTypes {
@@ -515,7 +517,7 @@ func TestMatVecAllocs(t *testing.T) {
 			run()
 		}
 		runtime.ReadMemStats(&after)
-		if n := after.Mallocs - before.Mallocs; n > 2 {
+		if n := after.Mallocs - before.Mallocs; n > calls/20 {
 			t.Errorf("%v: %d allocations in %d pooled MatVec+MatMul calls", typ, n, calls)
 		}
 	}
