@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"vkchat/runtime/chat"
+	"vkchat/runtime/tokenizer"
 )
 
 // encodeConversation turns messages into prompt tokens. Template markup is
@@ -22,10 +23,11 @@ func (s *Session) encodeConversation(msgs []chat.Message) ([]int32, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render chat template %s: %w", s.tmpl.Name(), err)
 	}
-	var ids []int32
-	for _, seg := range segs {
-		ids = append(ids, s.tok.Encode(seg.Text, false, !seg.Content)...)
+	parts := make([]tokenizer.Part, len(segs))
+	for i, seg := range segs {
+		parts[i] = tokenizer.Part{Text: seg.Text, Special: !seg.Content}
 	}
+	ids := s.tok.EncodeParts(parts, false)
 	// Templates that print bos_token themselves already start with it;
 	// the others rely on the tokenizer adding it.
 	if bos := s.tok.BOS(); s.tok.AddBOS() && bos >= 0 && (len(ids) == 0 || ids[0] != bos) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -132,7 +133,13 @@ func pickTemplate(f *gguf.File, arch, force string) (*chat.Template, error) {
 		if err != nil {
 			return nil, err
 		}
-		return chat.FromModel(src, arch)
+		t, err := chat.FromModel(src, arch)
+		if errors.Is(err, chat.ErrNoTemplate) {
+			// A template we can neither render nor recognise: plain
+			// completion still works, which beats refusing the model.
+			return nil, nil
+		}
+		return t, err
 	}
 	return chat.Builtin(force)
 }

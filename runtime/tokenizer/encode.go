@@ -9,11 +9,37 @@ import "strings"
 // 4) are matched in any text, with or without parseSpecial, exactly as
 // llama.cpp and Hugging Face do; some models store role markers that way.
 func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) []int32 {
+	return t.EncodeParts([]Part{{Text: text, Special: parseSpecial}}, addSpecial)
+}
+
+// Part is a piece of text to encode and whether special-token text in it is
+// recognised (chat-template markup) or not (message content).
+type Part struct {
+	Text    string
+	Special bool
+}
+
+// EncodeParts tokenizes the concatenation of parts in one pass, as llama.cpp
+// tokenizes a rendered chat prompt, except that special tokens are only
+// recognised inside parts marked Special. Encoding the parts one by one
+// instead would add SentencePiece's space prefix at every part boundary.
+func (t *Tokenizer) EncodeParts(parts []Part, addSpecial bool) []int32 {
 	var segs []segment
-	if text != "" {
-		segs = t.partition(text, parseSpecial)
+	n := 0
+	for _, p := range parts {
+		if p.Text == "" {
+			continue
+		}
+		n += len(p.Text)
+		for _, s := range t.partition(p.Text, p.Special) {
+			if last := len(segs) - 1; s.id < 0 && last >= 0 && segs[last].id < 0 {
+				segs[last].text += s.text
+				continue
+			}
+			segs = append(segs, s)
+		}
 	}
-	out := make([]int32, 0, len(text)/3+2)
+	out := make([]int32, 0, n/3+2)
 	if addSpecial && t.addBOS {
 		out = append(out, t.bos)
 	}
