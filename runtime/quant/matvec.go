@@ -58,8 +58,10 @@ func MatVec(dst []float32, m Matrix, x []float32) {
 
 // MatMul multiplies n input vectors x (token-major, n×Cols) into dst
 // (token-major, n×Rows): dst[v*Rows+r] = row r · x[v*Cols:(v+1)*Cols], each
-// exactly as MatVec computes it. Each weight row is read once and applied to
-// all n vectors while it is in cache; rows are split over the worker pool.
+// bit-identical to what MatVec computes. Vectors are converted once; each
+// weight row is then applied to a tile of vectors (as many as fit in L2, all
+// n for short batches) while the row is in L1, so weights are read once per
+// tile rather than once per vector. Rows are split over the worker pool.
 func MatMul(dst []float32, m Matrix, x []float32, n int) {
 	if n < 0 || len(x) != n*m.Cols || len(dst) < n*m.Rows {
 		panic(fmt.Sprintf("quant: MatMul: %dx%d matrix, n=%d with len(x)=%d, len(dst)=%d", m.Rows, m.Cols, n, len(x), len(dst)))

@@ -175,7 +175,7 @@ func (j *job) run(threads int) {
 	j.refs.Store(1)
 	for i := 0; i < helpers && claimIdle(); i++ {
 		j.refs.Add(1)
-		pool.work <- j // never blocks: offers never outnumber waiting workers
+		pool.work <- j // offers never outnumber waiting workers, so this is prompt
 	}
 	if !j.runChunks() {
 		<-j.done
