@@ -126,7 +126,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.setSize(msg.Width, msg.Height)
 		return m, nil
 	case listedMsg:
-		m.listed(msg)
+		if m.screen == screenLoading { // Init again (a restarted program) must not undo a choice
+			m.listed(msg)
+		}
 		return m, nil
 	case progressMsg:
 		if msg.gen != m.gen || m.screen != screenPulling {

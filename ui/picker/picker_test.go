@@ -408,6 +408,13 @@ func TestScrolling(t *testing.T) {
 	if !strings.Contains(m.View(), "40 models · showing") {
 		t.Errorf("no position in the status line:\n%s", m.View())
 	}
+	// The full help takes rows from the list, not from the screen.
+	press(m, "?")
+	press(m, "G")
+	if v := m.View(); !strings.Contains(v, "page down") || !strings.Contains(v, "> "+models[39].Name) {
+		t.Errorf("full help:\n%s", v)
+	}
+	checkScreen(t, m.View(), 80, 24)
 	// A tiny terminal still gets a whole screen.
 	for _, sz := range [][2]int{{20, 8}, {30, 10}, {200, 60}} {
 		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
