@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"vkchat/ui"
+	"vkchat/ui/picker"
 )
 
 func init() {
@@ -26,7 +29,18 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if ef.model == "" {
-		return fmt.Errorf("no model: pass --model FILE (a GGUF file), e.g. vkchat chat --model ../shared/models/stories260K.gguf")
+		if !isTerminal(os.Stdin) {
+			return fmt.Errorf("no model: pass --model FILE (a GGUF file), e.g. vkchat chat --model ../shared/models/stories260K.gguf")
+		}
+		// No model named: pick a local one, or pull the default.
+		path, err := picker.Run(ctx, picker.Options{})
+		if errors.Is(err, picker.ErrCanceled) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ef.model = path
 	}
 	fmt.Fprintf(stderr, "loading %s on %s...\n", ef.model, ef.backend)
 	s, err := ef.load(ctx, *params)
@@ -35,4 +49,9 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer s.Close()
 	return ui.Run(ctx, s, cfg)
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
