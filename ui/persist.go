@@ -2,7 +2,6 @@ package ui
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -152,12 +151,15 @@ func (m *Model) newSavePath() string {
 	dir := m.cfg.conversationsDir()
 	base := m.now().Format("2006-01-02T15-04-05")
 	p := filepath.Join(dir, base+".json")
-	for i := 2; ; i++ {
-		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+	// Only an existing file means "try the next name"; any other error
+	// (an unusable state dir) is left for the write to report.
+	for i := 2; i < 1000; i++ {
+		if _, err := os.Stat(p); err != nil {
 			return p
 		}
 		p = filepath.Join(dir, fmt.Sprintf("%s-%d.json", base, i))
 	}
+	return p
 }
 
 // autosave writes the conversation to its file; it runs after every turn,

@@ -1,0 +1,424 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"vkchat/runtime/sample"
+)
+
+func TestSamplerKeys(t *testing.T) {
+	d := sample.Defaults()
+	with := func(f func(*sample.Params)) sample.Params { p := d; f(&p); return p }
+	tests := []struct {
+		key  string
+		want sample.Params
+		shown string // what the status line says
+	}{
+		{"alt+t", with(func(p *sample.Params) { p.Temperature = 0.7 }), "temp 0.70"},
+		{"alt+T", with(func(p *sample.Params) { p.Temperature = 0.9 }), "temp 0.90"},
+		{"alt+p", with(func(p *sample.Params) { p.TopP = 0.9 }), "top-p 0.90"},
+		{"alt+P", with(func(p *sample.Params) { p.TopP = 1 }), "top-p off"},
+		{"alt+k", with(func(p *sample.Params) { p.TopK = 35 }), "top-k 35"},
+		{"alt+K", with(func(p *sample.Params) { p.TopK = 45 }), "top-k 45"},
+		{"alt+m", with(func(p *sample.Params) { p.MinP = 0.04 }), "min-p 0.04"},
+		{"alt+M", with(func(p *sample.Params) { p.MinP = 0.06 }), "min-p 0.06"},
+		{"alt+r", with(func(p *sample.Params) { p.RepeatPenalty = 0.95 }), "repeat 0.95"},
+		{"alt+R", with(func(p *sample.Params) { p.RepeatPenalty = 1.05 }), "repeat 1.05"},
+		{"alt+s", with(func(p *sample.Params) { p.Seed = 1001 }), "seed 1001"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			eng := newFakeEngine()
+			m := newTestModel(t, eng, Config{})
+			m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+			_, cmd := m.Update(keyMsg(tt.key))
+			if m.params != tt.want {
+				t.Fatalf("params = %+v, want %+v", m.params, tt.want)
+			}
+			if n := len(eng.setCalls); n != 1 || eng.setCalls[0] != tt.want {
+				t.Fatalf("SetParams calls = %+v", eng.setCalls)
+			}
+			if cmd == nil {
+				t.Fatal("no preview command")
+			}
+			m.Update(cmd())
+			if eng.previews != 1 {
+				t.Fatalf("Preview called %d times", eng.previews)
+			}
+			// Nothing generated yet: the panel keeps its state and says so.
+			if !strings.Contains(m.status.text, tt.shown) || !strings.Contains(m.status.text, "next token") {
+				t.Errorf("status %q, want %q and a note that it applies from the next token", m.status.text, tt.shown)
+			}
+			if !strings.Contains(m.View(), strings.Fields(tt.shown)[0]+" "+strings.Fields(tt.shown)[1]) {
+				t.Errorf("the new value %q is not on screen", tt.shown)
+			}
+		})
+	}
+}
+
+func TestSamplerKeyRePreviewsAfterAReply(t *testing.T) {
+	eng := newFakeEngine()
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(160, 48)
+	h.say("hi")
+	before := m.probs
+	h.key("alt+t")
+	h.waitFor("the preview", func() bool { return strings.HasPrefix(m.probs.title, "preview") })
+	want := rank(eng.last, m.params)
+	if m.probs.candidates[0].Final != want.Candidates[0].Final || m.probs.candidates[0].Final == before.candidates[0].Final {
+		t.Errorf("preview drawn p = %v, want %v (was %v)", m.probs.candidates[0].Final, want.Candidates[0].Final, before.candidates[0].Final)
+	}
+	if eng.requestCount() != 1 {
+		t.Error("a sampler change started a generation")
+	}
+	if !strings.Contains(m.View(), "preview · new settings") {
+		t.Error("the panel does not say it shows a preview")
+	}
+}
+
+func TestStalePreviewIsDropped(t *testing.T) {
+	eng := newFakeEngine()
+	m := newTestModel(t, eng, Config{})
+	m.previewSeq = 5
+	m.probs.title = "step 3"
+	m.Update(previewMsg{seq: 4, ok: true, res: sample.Result{Candidates: []sample.Candidate{{ID: 1}}}})
+	if m.probs.title != "step 3" {
+		t.Error("an overtaken preview replaced the panel")
+	}
+}
+
+func TestSamplerStepLimits(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func(sample.Params, int) sample.Params
+		in   sample.Params
+		dir  int
+		want sample.Params
+	}{
+		{"temp floor", stepTemperature, sample.Params{Temperature: 0}, -1, sample.Params{Temperature: 0}},
+		{"temp ceiling", stepTemperature, sample.Params{Temperature: 5}, +1, sample.Params{Temperature: 5}},
+		{"temp grid", stepTemperature, sample.Params{Temperature: 0.30000001}, +1, sample.Params{Temperature: 0.4}},
+		{"top-p ceiling", stepTopP, sample.Params{TopP: 1}, +1, sample.Params{TopP: 1}},
+		{"top-p floor", stepTopP, sample.Params{TopP: 0.05}, -1, sample.Params{TopP: 0.05}},
+		{"top-k off lowers to 100", stepTopK, sample.Params{TopK: 0}, -1, sample.Params{TopK: 100}},
+		{"top-k off stays off", stepTopK, sample.Params{TopK: 0}, +1, sample.Params{TopK: 0}},
+		{"top-k 100 raises to off", stepTopK, sample.Params{TopK: 100}, +1, sample.Params{TopK: 0}},
+		{"top-k small steps", stepTopK, sample.Params{TopK: 3}, -1, sample.Params{TopK: 2}},
+		{"top-k floor", stepTopK, sample.Params{TopK: 1}, -1, sample.Params{TopK: 1}},
+		{"min-p floor", stepMinP, sample.Params{MinP: 0}, -1, sample.Params{MinP: 0}},
+		{"repeat ceiling", stepRepeat, sample.Params{RepeatPenalty: 3}, +1, sample.Params{RepeatPenalty: 3}},
+		{"repeat floor", stepRepeat, sample.Params{RepeatPenalty: 0.5}, -1, sample.Params{RepeatPenalty: 0.5}},
+	}
+	for _, tt := range tests {
+		if got := tt.f(tt.in, tt.dir); got != tt.want {
+			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestSlashCommandsChangeParams(t *testing.T) {
+	tests := []struct {
+		line string
+		want func(sample.Params) bool
+	}{
+		{"/temp 0.3", func(p sample.Params) bool { return p.Temperature == 0.3 }},
+		{"/top-p 0.5", func(p sample.Params) bool { return p.TopP == 0.5 }},
+		{"/top-k 7", func(p sample.Params) bool { return p.TopK == 7 }},
+		{"/min-p 0.2", func(p sample.Params) bool { return p.MinP == 0.2 }},
+		{"/repeat 1.3", func(p sample.Params) bool { return p.RepeatPenalty == 1.3 }},
+		{"/seed 42", func(p sample.Params) bool { return p.Seed == 42 }},
+		{"/seed", func(p sample.Params) bool { return p.Seed == 1001 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			eng := newFakeEngine()
+			m := newTestModel(t, eng, Config{})
+			h := newHarness(t, m)
+			h.size(100, 30)
+			h.typeText(tt.line)
+			h.key("enter")
+			if !tt.want(m.params) || len(eng.setCalls) != 1 || !tt.want(eng.setCalls[0]) {
+				t.Fatalf("params %+v, SetParams %+v", m.params, eng.setCalls)
+			}
+			if m.input.Value() != "" || len(m.turns) != 0 || eng.requestCount() != 0 {
+				t.Error("a command was sent as a message")
+			}
+		})
+	}
+}
+
+func TestBadSlashCommandKeepsTheLine(t *testing.T) {
+	eng := newFakeEngine()
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(100, 30)
+	h.typeText("/temp hot")
+	h.key("enter")
+	if !m.status.err || !strings.Contains(m.status.text, `"hot" is not a number`) {
+		t.Fatalf("status = %+v", m.status)
+	}
+	if m.input.Value() != "/temp hot" {
+		t.Errorf("input = %q, want the line kept for fixing", m.input.Value())
+	}
+	if len(eng.setCalls) != 0 || eng.requestCount() != 0 {
+		t.Error("a bad command changed something")
+	}
+	if !strings.Contains(m.View(), `"hot" is not a number`) {
+		t.Error("the error is not on screen")
+	}
+}
+
+func TestDoubleSlashSendsALiteralSlash(t *testing.T) {
+	eng := newFakeEngine()
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(100, 30)
+	h.say("//etc/hosts is a file")
+	if got := eng.lastRequest().Messages[0].Content; got != "/etc/hosts is a file" {
+		t.Errorf("sent %q", got)
+	}
+}
+
+func TestControlKeys(t *testing.T) {
+	t.Run("enter sends, empty enter does nothing", func(t *testing.T) {
+		eng := newFakeEngine()
+		m := newTestModel(t, eng, Config{})
+		h := newHarness(t, m)
+		h.size(100, 30)
+		h.key("enter")
+		if eng.requestCount() != 0 || len(m.turns) != 0 {
+			t.Fatal("empty input was sent")
+		}
+		h.say("hello")
+		if len(m.turns) != 2 || m.turns[0].content != "hello" || m.turns[1].content != strings.Join(fakeReplyCode, "") {
+			t.Fatalf("turns = %+v", m.turns)
+		}
+		if m.input.Value() != "" {
+			t.Error("input not cleared")
+		}
+	})
+	t.Run("alt+enter and ctrl+j insert a newline", func(t *testing.T) {
+		m := newTestModel(t, newFakeEngine(), Config{})
+		h := newHarness(t, m)
+		h.size(100, 30)
+		h.typeText("a")
+		h.key("alt+enter")
+		h.typeText("b")
+		h.key("ctrl+j")
+		h.typeText("c")
+		if got := m.input.Value(); got != "a\nb\nc" {
+			t.Fatalf("input = %q", got)
+		}
+		if len(m.turns) != 0 {
+			t.Fatal("newline sent the message")
+		}
+	})
+	t.Run("esc stops and keeps the partial reply", func(t *testing.T) {
+		eng := newFakeEngine()
+		eng.holdAfter = 5
+		m := newTestModel(t, eng, Config{})
+		h := newHarness(t, m)
+		h.size(100, 30)
+		h.typeText("hi")
+		h.key("enter")
+		h.waitFor("5 tokens", func() bool { return len(m.lastTurn().steps) == 5 })
+		h.key("esc")
+		h.idle()
+		r := m.lastTurn()
+		if r.role != "assistant" || r.content != strings.Join(fakeReplyCode[:5], "") {
+			t.Fatalf("reply = %q", r.content)
+		}
+		if len(r.notes) != 1 || r.notes[0].text != "stopped" {
+			t.Errorf("notes = %+v", r.notes)
+		}
+		if !strings.Contains(m.View(), "■ stopped") {
+			t.Error("no stopped notice on screen")
+		}
+		// The partial reply is part of the conversation from now on.
+		h.say("go on")
+		msgs := eng.lastRequest().Messages
+		if len(msgs) != 3 || msgs[1].Content != strings.Join(fakeReplyCode[:5], "") {
+			t.Errorf("next request = %+v", msgs)
+		}
+	})
+	t.Run("esc without a reply running does nothing", func(t *testing.T) {
+		m := newTestModel(t, newFakeEngine(), Config{})
+		h := newHarness(t, m)
+		h.size(100, 30)
+		h.typeText("draft")
+		h.key("esc")
+		if m.input.Value() != "draft" || m.gen != nil {
+			t.Fatal("esc changed something")
+		}
+	})
+	t.Run("ctrl+r regenerates the last reply", func(t *testing.T) {
+		eng := newFakeEngine()
+		m := newTestModel(t, eng, Config{})
+		h := newHarness(t, m)
+		h.size(100, 30)
+		h.say("hello")
+		h.key("ctrl+r")
+		h.idle()
+		if len(m.turns) != 2 || m.turns[1].content != strings.Join(fakeReplyShort, "") {
+			t.Fatalf("turns after regenerate: %d, last %q", len(m.turns), m.lastTurn().content)
+		}
+		msgs := eng.lastRequest().Messages
+		if len(msgs) != 1 || msgs[0].Content != "hello" {
+			t.Errorf("regenerate request = %+v", msgs)
+		}
+	})
+	t.Run("ctrl+r with nothing to regenerate", func(t *testing.T) {
+		eng := newFakeEngine()
+		m := newTestModel(t, eng, Config{})
+		h := newHarness(t, m)
+		h.size(100, 30)
+		h.key("ctrl+r")
+		if eng.requestCount() != 0 || !m.status.err {
+			t.Fatal("regenerated nothing")
+		}
+	})
+	t.Run("ctrl+n starts a new chat and keeps the old one saved", func(t *testing.T) {
+		eng := newFakeEngine()
+		m := newTestModel(t, eng, Config{SystemPrompt: "be brief"})
+		h := newHarness(t, m)
+		h.size(100, 30)
+		h.say("hello")
+		old := m.savePath
+		h.key("ctrl+n")
+		if len(m.turns) != 0 || m.savePath != "" || m.system != "be brief" {
+			t.Fatalf("after ctrl+n: %d turns, path %q, system %q", len(m.turns), m.savePath, m.system)
+		}
+		c, err := readConversation(old, sample.Defaults())
+		if err != nil || len(c.Messages) != 3 {
+			t.Fatalf("old chat: %v, %+v", err, c.Messages)
+		}
+	})
+	t.Run("ctrl+n while generating", func(t *testing.T) {
+		eng := newFakeEngine()
+		eng.holdAfter = 3
+		m := newTestModel(t, eng, Config{})
+		h := newHarness(t, m)
+		h.size(100, 30)
+		h.typeText("hello")
+		h.key("enter")
+		h.waitFor("3 tokens", func() bool { return len(m.lastTurn().steps) == 3 })
+		h.key("ctrl+n")
+		if len(m.turns) != 0 {
+			t.Fatal("chat not cleared")
+		}
+		// A message typed before the old reply has wound down still gets its reply.
+		h.typeText("fresh")
+		h.key("enter")
+		h.waitFor("the new reply", func() bool { return m.gen == nil && len(m.turns) == 2 })
+		if m.turns[0].content != "fresh" || len(eng.lastRequest().Messages) != 1 {
+			t.Fatalf("turns %+v, request %+v", m.turns, eng.lastRequest())
+		}
+	})
+	t.Run("enter while generating is refused", func(t *testing.T) {
+		eng := newFakeEngine()
+		eng.holdAfter = 2
+		m := newTestModel(t, eng, Config{})
+		h := newHarness(t, m)
+		h.size(100, 30)
+		h.typeText("one")
+		h.key("enter")
+		h.waitFor("2 tokens", func() bool { return len(m.lastTurn().steps) == 2 })
+		h.typeText("two")
+		h.key("enter")
+		if !m.status.err || m.input.Value() != "two" || eng.requestCount() != 1 {
+			t.Fatalf("status %+v, input %q", m.status, m.input.Value())
+		}
+		close(eng.release)
+		h.idle()
+	})
+	t.Run("tab toggles the inspector", func(t *testing.T) {
+		m := newTestModel(t, newFakeEngine(), Config{})
+		h := newHarness(t, m)
+		h.size(100, 30)
+		h.key("tab")
+		if m.focus != focusInput || !strings.Contains(m.status.text, "nothing to inspect") {
+			t.Fatal("inspector opened with nothing to inspect")
+		}
+		h.say("hi")
+		h.key("tab")
+		if m.focus != focusTranscript || m.input.focused {
+			t.Fatal("tab did not focus the transcript")
+		}
+		h.key("tab")
+		if m.focus != focusInput || !m.input.focused {
+			t.Fatal("tab did not return to the input")
+		}
+	})
+	t.Run("f1 toggles help, esc closes it", func(t *testing.T) {
+		m := newTestModel(t, newFakeEngine(), Config{})
+		h := newHarness(t, m)
+		h.size(100, 30)
+		h.key("f1")
+		if v := m.View(); !m.showHelp || !strings.Contains(v, "Commands") || !strings.Contains(v, "/top-p VALUE") {
+			t.Fatalf("help not shown:\n%s", v)
+		}
+		h.key("esc")
+		if m.showHelp {
+			t.Fatal("esc did not close help")
+		}
+		h.typeText("/help")
+		h.key("enter")
+		if !m.showHelp {
+			t.Fatal("/help did not open help")
+		}
+		h.key("f1")
+		if m.showHelp {
+			t.Fatal("f1 did not close help")
+		}
+	})
+	t.Run("pgup and pgdown scroll", func(t *testing.T) {
+		m := newTestModel(t, newFakeEngine(), Config{})
+		h := newHarness(t, m)
+		h.size(80, 24)
+		h.say("one")
+		h.say("two")
+		m.View()
+		bottom := m.scroll.offset
+		h.key("pgup")
+		m.View()
+		if m.scroll.follow || m.scroll.offset >= bottom {
+			t.Fatalf("pgup: offset %d (bottom %d), follow %v", m.scroll.offset, bottom, m.scroll.follow)
+		}
+		if !strings.Contains(m.View(), "scrolled up") {
+			t.Error("no hint that the view is scrolled")
+		}
+		h.key("pgdown", "pgdown", "pgdown")
+		m.View()
+		if !m.scroll.follow || m.scroll.offset != bottom {
+			t.Fatalf("pgdown: offset %d, follow %v", m.scroll.offset, m.scroll.follow)
+		}
+	})
+	t.Run("ctrl+c saves and quits", func(t *testing.T) {
+		eng := newFakeEngine()
+		eng.holdAfter = 4
+		m := newTestModel(t, eng, Config{})
+		h := newHarness(t, m)
+		h.size(100, 30)
+		h.typeText("bye")
+		h.key("enter")
+		h.waitFor("4 tokens", func() bool { return len(m.lastTurn().steps) == 4 })
+		_, cmd := m.Update(keyMsg("ctrl+c"))
+		if cmd == nil {
+			t.Fatal("no quit command")
+		}
+		if _, ok := cmd().(tea.QuitMsg); !ok {
+			t.Fatal("ctrl+c did not quit")
+		}
+		c, err := readConversation(m.savePath, sample.Defaults())
+		if err != nil || len(c.Messages) != 2 || c.Messages[1].Content != strings.Join(fakeReplyCode[:4], "") {
+			t.Fatalf("saved on quit: %v %+v", err, c.Messages)
+		}
+		if err := m.waitEngine(5e9); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,265 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"vkchat/runtime/engine"
+)
+
+func TestWaitStreamCoalesces(t *testing.T) {
+	ch := make(chan streamItem, 16)
+	closed := make(chan struct{})
+	for i := range 5 {
+		ch <- streamItem{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{Index: i}}}
+	}
+	msg := waitStream(7, ch, closed)().(streamMsg)
+	if msg.gen != 7 || len(msg.items) != 5 {
+		t.Fatalf("got gen %d with %d items, want all 5 queued events in one message", msg.gen, len(msg.items))
+	}
+	// The end item closes a batch; what follows is never read.
+	ch <- streamItem{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{}}}
+	ch <- streamItem{end: true}
+	ch <- streamItem{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{}}}
+	msg = waitStream(7, ch, closed)().(streamMsg)
+	if len(msg.items) != 2 || !msg.items[1].end {
+		t.Fatalf("batch across the end: %+v", msg.items)
+	}
+	// A burst larger than maxBatch is split so frames still happen.
+	big := make(chan streamItem, maxBatch+10)
+	for range maxBatch + 10 {
+		big <- streamItem{}
+	}
+	if msg = waitStream(1, big, closed)().(streamMsg); len(msg.items) != maxBatch {
+		t.Fatalf("batch of %d, want %d", len(msg.items), maxBatch)
+	}
+	close(closed)
+	if got := waitStream(1, make(chan streamItem), closed)(); got != nil {
+		t.Fatalf("after quit the wait returned %v", got)
+	}
+}
+
+func TestStaleStreamMessagesAreIgnored(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	m.gen = &generation{id: 3, reply: &turn{role: "assistant", streaming: true}, cancel: func() {}, ch: make(chan streamItem)}
+	m.turns = append(m.turns, m.gen.reply)
+	cmd := m.handleStream(streamMsg{gen: 2, items: []streamItem{{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{Piece: "x"}}}}})
+	if cmd != nil || m.gen.reply.content != "" {
+		t.Fatal("a message from an old generation was applied")
+	}
+}
+
+func TestStreamingUpdatesPanels(t *testing.T) {
+	eng := newFakeEngine()
+	eng.holdAfter = 3
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(160, 48)
+	h.typeText("hi")
+	h.key("enter")
+	h.waitFor("3 tokens", func() bool { return len(m.lastTurn().steps) == 3 })
+	if m.run.prefill == nil || m.run.prefill.Tokens == 0 || m.run.ttft == 0 || m.run.generated != 3 || len(m.run.speeds) != 2 {
+		t.Fatalf("run stats %+v", m.run)
+	}
+	if m.stats.ContextUsed == 0 || m.probs.title != "step 3" {
+		t.Fatalf("stats %+v, panel %q", m.stats, m.probs.title)
+	}
+	// The sampler keeps working mid-stream, and its change reaches the
+	// engine before the next token.
+	h.key("alt+T")
+	if eng.Params().Temperature != 0.9 {
+		t.Fatal("SetParams not called during generation")
+	}
+	close(eng.release)
+	h.idle()
+	if got := m.lastTurn().steps[3].info.Params.Temperature; got != 0.9 {
+		t.Errorf("token after the change drawn at temperature %v", got)
+	}
+	if m.run.done == nil || m.run.done.Reason != engine.StopEOS {
+		t.Fatalf("done = %+v", m.run.done)
+	}
+}
+
+func TestModelOutputIsSanitized(t *testing.T) {
+	eng := newFakeEngine()
+	// An OSC 52 clipboard write split across tokens, a CSI clear screen
+	// and a terminal reset.
+	eng.replies = [][]string{{"safe", "\x1b]52;c;", "cHduZWQ=", "\x07", " text", "\x1b[2J", "\x1bc", " end"}}
+	for _, p := range eng.replies[0] {
+		eng.id(p)
+	}
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(160, 48)
+	h.say("hi")
+	view := m.View()
+	if strings.ContainsAny(view, "\x1b\x07") {
+		t.Fatalf("control bytes reached the screen: %q", view)
+	}
+	if !strings.Contains(view, "safe text end") {
+		t.Errorf("the text around the sequences is missing:\n%s", view)
+	}
+	if strings.Contains(view, "cHduZWQ=") {
+		t.Error("the body of the OSC sequence was shown")
+	}
+	// The conversation keeps the raw bytes: they are what the model said.
+	if m.lastTurn().content != strings.Join(eng.replies[0], "") {
+		t.Error("raw reply altered")
+	}
+}
+
+func TestModelMetadataIsSanitized(t *testing.T) {
+	eng := newFakeEngine()
+	eng.info.Name = "evil\x1b]52;c;aGk=\x07model"
+	eng.info.Device = "GPU\x1b[2J"
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(120, 30)
+	h.say("hi")
+	if v := m.View(); strings.ContainsAny(v, "\x1b\x07") || !strings.Contains(v, "evilmodel") {
+		t.Fatalf("metadata not sanitized: %q", v)
+	}
+}
+
+func TestEngineErrorKeepsTheConversation(t *testing.T) {
+	eng := newFakeEngine()
+	eng.doneErr = errFake
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(100, 30)
+	h.say("hello")
+	if len(m.turns) != 2 || m.turns[0].content != "hello" || m.turns[1].content == "" {
+		t.Fatalf("turns %+v", m.turns)
+	}
+	view := m.View()
+	if !strings.Contains(view, "engine error: device lost") {
+		t.Errorf("error not on screen:\n%s", view)
+	}
+	if n := strings.Count(view, "device lost"); n > 2 {
+		t.Errorf("error shown %d times", n)
+	}
+	c, err := readConversation(m.savePath, m.params)
+	if err != nil || len(c.Messages) != 2 {
+		t.Fatalf("saved: %v %+v", err, c.Messages)
+	}
+	// The UI is still usable.
+	eng.doneErr = nil
+	h.say("again")
+	if len(m.turns) != 4 {
+		t.Fatalf("%d turns after retry", len(m.turns))
+	}
+}
+
+func TestGenerateFailingEarly(t *testing.T) {
+	eng := newFakeEngine()
+	eng.genErr = errors.New("prompt too long for the context")
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(100, 30)
+	h.say("hello")
+	if len(m.turns) != 1 || m.turns[0].role != "user" {
+		t.Fatalf("turns %+v", m.turns)
+	}
+	if n := m.turns[0].notes; len(n) != 1 || n[0].kind != noteError {
+		t.Fatalf("notes %+v", n)
+	}
+	if !strings.Contains(m.View(), "prompt too long") {
+		t.Error("error not on screen")
+	}
+}
+
+func TestEnginePanicIsReported(t *testing.T) {
+	eng := newFakeEngine()
+	eng.panicMsg = "index out of range"
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(100, 30)
+	h.say("hello")
+	if !strings.Contains(m.View(), "engine panic: index out of range") {
+		t.Errorf("panic not reported:\n%s", m.View())
+	}
+}
+
+func TestCanceledContextIsNotAnError(t *testing.T) {
+	eng := newFakeEngine()
+	eng.holdAfter = 1
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(100, 30)
+	h.typeText("x")
+	h.key("enter")
+	h.waitFor("a token", func() bool { return len(m.lastTurn().steps) == 1 })
+	h.key("esc")
+	h.idle()
+	for _, n := range m.lastTurn().notes {
+		if n.kind == noteError {
+			t.Fatalf("cancel reported as an error: %+v", n)
+		}
+	}
+	if m.status.err {
+		t.Fatalf("status %+v", m.status)
+	}
+}
+
+func TestDroppedMessagesNotice(t *testing.T) {
+	eng := newFakeEngine()
+	eng.dropped = 3
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(160, 48)
+	h.say("hello")
+	if v := m.View(); !strings.Contains(v, "3 older messages were left out so the conversation fits the 2048-token context") {
+		t.Errorf("no dropped notice:\n%s", v)
+	}
+}
+
+func TestStopReasonsAreShown(t *testing.T) {
+	for reason, want := range map[engine.StopReason]string{
+		engine.StopMaxTokens: "token limit",
+		engine.StopContext:   "context is full",
+	} {
+		m := newTestModel(t, newFakeEngine(), Config{})
+		r := &turn{role: "assistant", streaming: true}
+		m.turns = []*turn{{role: "user", content: "x"}, r}
+		g := &generation{id: 1, reply: r, cancel: func() {}}
+		m.applyEvent(g, engine.Event{Kind: engine.EventDone, Done: &engine.DoneInfo{Reason: reason, Generated: 8}})
+		if len(r.notes) != 1 || !strings.Contains(r.notes[0].text, want) {
+			t.Errorf("%s: notes %+v", reason, r.notes)
+		}
+	}
+}
+
+func TestCompletionMode(t *testing.T) {
+	eng := newFakeEngine()
+	eng.info.Completion = true
+	eng.info.TemplateName = ""
+	m := newTestModel(t, eng, Config{SystemPrompt: "ignored in completion mode"})
+	h := newHarness(t, m)
+	h.size(100, 30)
+	h.typeText("Once upon a time ")
+	h.key("enter")
+	h.idle()
+	req := eng.lastRequest()
+	if len(req.Messages) != 1 || req.Messages[0].Content != "Once upon a time " {
+		t.Fatalf("request %+v: completion text must be sent exactly, without a system prompt", req.Messages)
+	}
+	view := m.View()
+	if !strings.Contains(view, "Once upon a time Here is a tiny") {
+		t.Errorf("not one running text:\n%s", view)
+	}
+	if strings.Contains(view, "▌ You") || !strings.Contains(view, "completion") {
+		t.Error("completion mode shows chat labels or does not say it is in completion mode")
+	}
+	// Enter on an empty input continues the text.
+	h.key("enter")
+	h.idle()
+	if eng.requestCount() != 2 || len(eng.lastRequest().Messages) != 2 {
+		t.Fatalf("continue: %d requests, last %+v", eng.requestCount(), eng.lastRequest().Messages)
+	}
+	h.typeText("/system x")
+	h.key("enter")
+	if !m.status.err {
+		t.Error("/system accepted in completion mode")
+	}
+}
