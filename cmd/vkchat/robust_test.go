@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -290,6 +291,18 @@ func TestHostileModelFiles(t *testing.T) {
 				r := runVkchat(t, bin, args...)
 				checkOneErrorLine(t, r, "vkchat "+args[0]+": ", h.want)
 			})
+		}
+	}
+	// Not model files at all: a FIFO (opening one for reading blocks until
+	// a writer appears) and a directory.
+	fifo := filepath.Join(dir, "fifo.gguf")
+	if err := syscall.Mkfifo(fifo, 0o644); err == nil {
+		for _, p := range []struct{ path, want string }{{fifo, "not a regular file"}, {dir, "is a directory"}} {
+			for _, args := range [][]string{{"info", p.path}, {"run", "--model", p.path, "--prompt", "hi", "-n", "1"}} {
+				t.Run(p.want+"/"+args[0], func(t *testing.T) {
+					checkOneErrorLine(t, runVkchat(t, bin, args...), "vkchat "+args[0]+": ", []string{p.want})
+				})
+			}
 		}
 	}
 	if base == nil {

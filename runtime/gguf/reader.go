@@ -106,7 +106,10 @@ type File struct {
 
 // Open maps and parses path. The returned file must be closed.
 func Open(path string) (*File, error) {
-	fd, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO for reading would otherwise block until
+	// some writer appears, before the regular-file check below could
+	// refuse it. It changes nothing for a regular file, and mmap ignores it.
+	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open model: %w", err)
 	}

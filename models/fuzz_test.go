@@ -1,0 +1,39 @@
+package models
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"vkchat/runtime/gguf"
+)
+
+// FuzzLoad: whatever Parse accepts, Load either rejects with a one-line
+// error or returns a model whose every weight lies inside its data, so the
+// backends can index it without checks of their own.
+func FuzzLoad(f *testing.F) {
+	base := tinySpec()
+	f.Add(base.bytes(f))
+	for _, c := range loadCases(base) {
+		s := base.clone()
+		c.edit(f, s)
+		f.Add(s.bytes(f))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := gguf.Parse("fuzz.gguf", data)
+		if err != nil {
+			return
+		}
+		m, err := Load(file)
+		if err != nil {
+			if strings.ContainsAny(err.Error(), "\n\r\x1b") {
+				t.Fatalf("error %q is not one clean line", err)
+			}
+			if !errors.Is(err, gguf.ErrFormat) && !strings.Contains(err.Error(), "is not supported (supported:") {
+				t.Fatalf("error %q does not wrap gguf.ErrFormat", err)
+			}
+			return
+		}
+		checkModel(t, m)
+	})
+}
