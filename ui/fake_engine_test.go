@@ -308,3 +308,21 @@ func (f *fakeEngine) requestCount() int {
 }
 
 var errFake = errors.New("device lost (VK_ERROR_DEVICE_LOST)")
+
+func (f *fakeEngine) previewCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.previews
+}
+
+func (f *fakeEngine) lastCandidates() []sample.Candidate {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last
+}
+
+func (f *fakeEngine) setParamsCalls() []sample.Params {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]sample.Params(nil), f.setCalls...)
+}

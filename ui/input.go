@@ -52,18 +52,14 @@ func (in *Input) Focus() { in.focused = true }
 // Blur hides the cursor.
 func (in *Input) Blur() { in.focused = false }
 
-// cleanInput turns pasted line endings into '\n', tabs into spaces and drops
-// other control characters: what the user sends should look as typed.
+// cleanInput turns pasted line endings into '\n' and tabs into spaces, and
+// drops escape sequences and other controls (a paste from a terminal can
+// carry colour codes): what the user sends should look as typed.
 func cleanInput(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
-	s = strings.ReplaceAll(s, "\t", strings.Repeat(" ", termtext.TabWidth))
-	return strings.Map(func(r rune) rune {
-		if r != '\n' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f)) {
-			return -1
-		}
-		return r
-	}, s)
+	s = termtext.Sanitize(s)
+	return strings.ReplaceAll(s, "\t", strings.Repeat(" ", termtext.TabWidth))
 }
 
 func (in *Input) insert(s string) {

@@ -13,8 +13,8 @@ func TestSamplerKeys(t *testing.T) {
 	d := sample.Defaults()
 	with := func(f func(*sample.Params)) sample.Params { p := d; f(&p); return p }
 	tests := []struct {
-		key  string
-		want sample.Params
+		key   string
+		want  sample.Params
 		shown string // what the status line says
 	}{
 		{"alt+t", with(func(p *sample.Params) { p.Temperature = 0.7 }), "temp 0.70"},
@@ -38,15 +38,15 @@ func TestSamplerKeys(t *testing.T) {
 			if m.params != tt.want {
 				t.Fatalf("params = %+v, want %+v", m.params, tt.want)
 			}
-			if n := len(eng.setCalls); n != 1 || eng.setCalls[0] != tt.want {
-				t.Fatalf("SetParams calls = %+v", eng.setCalls)
+			if n := len(eng.setParamsCalls()); n != 1 || eng.setParamsCalls()[0] != tt.want {
+				t.Fatalf("SetParams calls = %+v", eng.setParamsCalls())
 			}
 			if cmd == nil {
 				t.Fatal("no preview command")
 			}
 			m.Update(cmd())
-			if eng.previews != 1 {
-				t.Fatalf("Preview called %d times", eng.previews)
+			if eng.previewCount() != 1 {
+				t.Fatalf("Preview called %d times", eng.previewCount())
 			}
 			// Nothing generated yet: the panel keeps its state and says so.
 			if !strings.Contains(m.status.text, tt.shown) || !strings.Contains(m.status.text, "next token") {
@@ -68,7 +68,7 @@ func TestSamplerKeyRePreviewsAfterAReply(t *testing.T) {
 	before := m.probs
 	h.key("alt+t")
 	h.waitFor("the preview", func() bool { return strings.HasPrefix(m.probs.title, "preview") })
-	want := rank(eng.last, m.params)
+	want := rank(eng.lastCandidates(), m.params)
 	if m.probs.candidates[0].Final != want.Candidates[0].Final || m.probs.candidates[0].Final == before.candidates[0].Final {
 		t.Errorf("preview drawn p = %v, want %v (was %v)", m.probs.candidates[0].Final, want.Candidates[0].Final, before.candidates[0].Final)
 	}
@@ -141,8 +141,8 @@ func TestSlashCommandsChangeParams(t *testing.T) {
 			h.size(100, 30)
 			h.typeText(tt.line)
 			h.key("enter")
-			if !tt.want(m.params) || len(eng.setCalls) != 1 || !tt.want(eng.setCalls[0]) {
-				t.Fatalf("params %+v, SetParams %+v", m.params, eng.setCalls)
+			if !tt.want(m.params) || len(eng.setParamsCalls()) != 1 || !tt.want(eng.setParamsCalls()[0]) {
+				t.Fatalf("params %+v, SetParams %+v", m.params, eng.setParamsCalls())
 			}
 			if m.input.Value() != "" || len(m.turns) != 0 || eng.requestCount() != 0 {
 				t.Error("a command was sent as a message")
@@ -164,7 +164,7 @@ func TestBadSlashCommandKeepsTheLine(t *testing.T) {
 	if m.input.Value() != "/temp hot" {
 		t.Errorf("input = %q, want the line kept for fixing", m.input.Value())
 	}
-	if len(eng.setCalls) != 0 || eng.requestCount() != 0 {
+	if len(eng.setParamsCalls()) != 0 || eng.requestCount() != 0 {
 		t.Error("a bad command changed something")
 	}
 	if !strings.Contains(m.View(), `"hot" is not a number`) {
