@@ -2,6 +2,7 @@ package panels
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"vkchat/ui/theme"
@@ -41,7 +42,9 @@ var sparkLevels = []rune("▁▂▃▄▅▆▇█")
 
 // Sparkline draws the last width values as block heights scaled from 0 to
 // the largest value shown, so equal speeds look equal whatever came before.
-// Non-positive and NaN values are drawn at the lowest level.
+// The scale is capped at three times the median: a single outlier (a token
+// that skipped its forward pass, a stall) is drawn full height instead of
+// flattening every other bar. Non-positive and NaN values sit at the bottom.
 func Sparkline(values []float64, width int) string {
 	if width <= 0 || len(values) == 0 {
 		return ""
@@ -49,21 +52,30 @@ func Sparkline(values []float64, width int) string {
 	if len(values) > width {
 		values = values[len(values)-width:]
 	}
-	hi := 0.0
+	var finite []float64
 	for _, v := range values {
-		if v > hi && !math.IsInf(v, 1) {
-			hi = v
+		if v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			finite = append(finite, v)
 		}
+	}
+	hi := 0.0
+	for _, v := range finite {
+		hi = max(hi, v)
+	}
+	if len(finite) > 0 {
+		sorted := slices.Clone(finite)
+		slices.Sort(sorted)
+		hi = min(hi, 3*sorted[len(sorted)/2])
 	}
 	var b strings.Builder
 	for _, v := range values {
 		lvl := 0
-		if hi > 0 && v > 0 && !math.IsNaN(v) {
-			if math.IsInf(v, 1) {
-				v = hi
-			}
+		switch {
+		case math.IsNaN(v) || v <= 0 || hi <= 0:
+		case v >= hi:
+			lvl = len(sparkLevels) - 1
+		default:
 			lvl = int(math.Round(v / hi * float64(len(sparkLevels)-1)))
-			lvl = max(0, min(lvl, len(sparkLevels)-1))
 		}
 		b.WriteRune(sparkLevels[lvl])
 	}

@@ -2,6 +2,7 @@ package panels
 
 import (
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,8 @@ func TestSparkline(t *testing.T) {
 		{[]float64{10, 10, 10}, 3, "███"},
 		{[]float64{1, 2, 3, 4}, 2, "▆█"}, // keeps the newest
 		{[]float64{-1, 0, 4}, 3, "▁▁█"},
+		{[]float64{10, 10, 10, 10, 500}, 5, "▃▃▃▃█"}, // an outlier does not flatten the rest
+		{[]float64{math.NaN(), math.Inf(1), 2}, 3, "▁██"},
 		{nil, 5, ""},
 		{[]float64{1}, 0, ""},
 	}
