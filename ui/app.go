@@ -156,6 +156,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case previewMsg:
 		m.handlePreview(msg)
 		return m, nil
+	case tickMsg:
+		return m, m.handleTick(msg)
 	}
 	return m, nil
 }

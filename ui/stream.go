@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -44,6 +45,7 @@ type generation struct {
 	canceled bool
 	detached bool
 	doneErr  bool // an EventDone already reported an error
+	started  time.Time
 }
 
 // startGeneration runs Generate for the current conversation in its own
@@ -51,7 +53,7 @@ type generation struct {
 func (m *Model) startGeneration() tea.Cmd {
 	ctx, cancel := context.WithCancel(m.baseCtx)
 	m.genSeq++
-	g := &generation{id: m.genSeq, cancel: cancel, ch: make(chan streamItem, streamBuffer)}
+	g := &generation{id: m.genSeq, cancel: cancel, ch: make(chan streamItem, streamBuffer), started: m.now()}
 	req := engine.Request{Messages: m.messages(false), MaxTokens: m.cfg.MaxTokens}
 	g.reply = &turn{role: "assistant", streaming: true}
 	m.turns = append(m.turns, g.reply)
@@ -81,7 +83,7 @@ func (m *Model) startGeneration() tea.Cmd {
 		}()
 		err = eng.Generate(ctx, req, func(ev engine.Event) { send(streamItem{ev: ev}) })
 	}(m.wg)
-	return waitStream(g.id, ch, closed)
+	return tea.Batch(waitStream(g.id, ch, closed), tickFor(g.id))
 }
 
 // waitStream is the command that blocks for the next engine event, then

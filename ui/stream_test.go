@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"vkchat/runtime/engine"
 )
@@ -261,5 +262,27 @@ func TestCompletionMode(t *testing.T) {
 	h.key("enter")
 	if !m.status.err {
 		t.Error("/system accepted in completion mode")
+	}
+}
+
+func TestPrefillTimer(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	now := testClock
+	m.now = func() time.Time { return now }
+	m.width, m.height = 100, 30
+	m.gen = &generation{id: 4, started: now, cancel: func() {}}
+	if cmd := m.handleTick(tickMsg{gen: 4}); cmd == nil {
+		t.Fatal("the timer stopped while the prompt is read")
+	}
+	if cmd := m.handleTick(tickMsg{gen: 3}); cmd != nil {
+		t.Fatal("a stale tick started a second chain")
+	}
+	now = now.Add(2300 * time.Millisecond)
+	if v := m.View(); !strings.Contains(v, "reading prompt 2.30s") {
+		t.Errorf("no elapsed time in the title:\n%s", strings.SplitN(v, "\n", 2)[0])
+	}
+	m.run.prefill = &engine.PrefillInfo{}
+	if cmd := m.handleTick(tickMsg{gen: 4}); cmd != nil {
+		t.Fatal("the timer kept ticking after the prompt was read")
 	}
 }

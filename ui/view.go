@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
@@ -141,6 +142,9 @@ func (m *Model) titleBar(w int) string {
 		state, stateStyle = "stopping", st.Busy
 	case m.gen != nil && m.run.prefill == nil:
 		state, stateStyle = "reading prompt", st.Busy
+		if d := m.prefillElapsed(); d >= time.Second/10 {
+			state += " " + panels.Duration(d.Round(100*time.Millisecond))
+		}
 	case m.gen != nil:
 		state, stateStyle = "generating", st.Busy
 	case m.focus == focusTranscript:
