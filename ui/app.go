@@ -61,6 +61,7 @@ type Model struct {
 	scroll          scrollState
 	revealSelection bool
 	showHelp        bool
+	helpOffset      int
 	status          statusLine
 
 	savePath string
@@ -172,7 +173,7 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return m.quit()
 	case key.Matches(msg, k.Help):
-		m.showHelp = !m.showHelp
+		m.showHelp, m.helpOffset = !m.showHelp, 0
 		return nil
 	case m.showHelp && msg.Type == tea.KeyEsc:
 		m.showHelp = false
@@ -196,10 +197,10 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.newChat()
 		return nil
 	case key.Matches(msg, k.PageUp):
-		m.scrollBy(-max(m.layout().transcriptH-1, 1))
+		m.page(-1)
 		return nil
 	case key.Matches(msg, k.PageDown):
-		m.scrollBy(max(m.layout().transcriptH-1, 1))
+		m.page(+1)
 		return nil
 	}
 	if m.focus == focusTranscript {
@@ -407,7 +408,7 @@ func (m *Model) runCommand(c Command) tea.Cmd {
 		}
 		return nil
 	case CmdHelp:
-		m.showHelp = true
+		m.showHelp, m.helpOffset = true, 0
 		return nil
 	case CmdQuit:
 		return m.quit()

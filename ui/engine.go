@@ -1,6 +1,17 @@
 // Package ui is vkchat's terminal chat: a bubbletea program that streams a
 // reply from an Engine and shows, while it happens, how fast it runs, what
 // memory it uses and which tokens the sampler chose from.
+//
+// A command needs only Run; *engine.Session satisfies Engine:
+//
+//	sess, err := engine.Load(ctx, path, opts)
+//	if err != nil { ... }
+//	defer sess.Close()
+//	err = ui.Run(ctx, sess, ui.Config{SystemPrompt: sys, MaxTokens: n, LoadConversation: resume})
+//
+// Run returns once no Generate call is running (or, if a canceled Generate
+// does not return within 10s, with an error saying so), so closing the
+// session afterwards is safe.
 package ui
 
 import (

@@ -422,3 +422,24 @@ func TestControlKeys(t *testing.T) {
 		}
 	})
 }
+
+func TestHelpScreenScrolls(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	h := newHarness(t, m)
+	h.size(80, 24)
+	h.key("f1")
+	first := m.View()
+	if !strings.Contains(first, "pgdn for more") || strings.Contains(first, "/quit") {
+		t.Fatalf("first help page:\n%s", first)
+	}
+	h.key("pgdown", "pgdown", "pgdown")
+	last := m.View()
+	if !strings.Contains(last, "/quit") || !strings.Contains(last, "Conversations are saved in") {
+		t.Fatalf("last help page:\n%s", last)
+	}
+	checkScreen(t, last, 80, 24)
+	h.key("pgup", "pgup", "pgup", "pgup")
+	if m.View() != first {
+		t.Error("pgup did not return to the first page")
+	}
+}

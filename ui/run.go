@@ -14,8 +14,11 @@ import (
 const engineStopTimeout = 10 * time.Second
 
 // Run shows the chat full-screen until the user quits or ctx ends. When it
-// returns, no Generate call is running and the conversation has been saved.
-// A canceled ctx (a signal) is a normal way to end and returns nil.
+// returns the conversation has been saved and no Generate call is running,
+// unless a canceled Generate failed to return within engineStopTimeout,
+// which Run reports as an error. A canceled ctx (a signal) is a normal way
+// to end and returns nil. A LoadConversation that cannot be read is
+// reported before the screen is taken over.
 func Run(ctx context.Context, eng Engine, cfg Config) error {
 	if eng == nil {
 		return errors.New("ui: no engine")

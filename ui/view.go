@@ -65,6 +65,17 @@ type scrollState struct {
 	follow bool
 }
 
+// page scrolls the help screen when it is open, else the transcript, by a
+// screenful less one row so the reader keeps their place.
+func (m *Model) page(dir int) {
+	step := max(m.layout().transcriptH-1, 1)
+	if m.showHelp {
+		m.helpOffset = max(m.helpOffset+dir*step, 0)
+		return
+	}
+	m.scrollBy(dir * step)
+}
+
 func (m *Model) scrollBy(n int) {
 	l := m.layout()
 	if l.tiny {
@@ -162,7 +173,13 @@ func (m *Model) titleBar(w int) string {
 func (m *Model) mainColumn(l layout) []string {
 	var out []string
 	if m.showHelp {
-		out = termtext.FitLines(m.helpLines(l.mainW), l.mainW, l.transcriptH)
+		lines := m.helpLines(l.mainW)
+		m.helpOffset = min(max(m.helpOffset, 0), max(len(lines)-l.transcriptH, 0))
+		lines = lines[m.helpOffset:]
+		if len(lines) > l.transcriptH && l.transcriptH > 1 {
+			lines = append(lines[:l.transcriptH-1:l.transcriptH-1], m.styles.Hint.Render("… pgdn for more"))
+		}
+		out = termtext.FitLines(lines, l.mainW, l.transcriptH)
 	} else {
 		out = m.transcriptView(l)
 	}
@@ -240,11 +257,20 @@ func (m *Model) helpLines(w int) []string {
 	out := []string{st.PanelTitle.Render("Keys") + st.Hint.Render("  (f1 or esc closes)"), ""}
 	out = append(out, strings.Split(m.help.FullHelpView(m.keys.FullHelp()), "\n")...)
 	out = append(out, "", st.PanelTitle.Render("Commands"), "")
+	const usageW = 17
 	for _, c := range commands {
-		out = append(out, st.Value.Render(fmt.Sprintf("%-16s", c.usage()))+" "+st.Hint.Render(c.help))
+		desc := m.plainRows(c.help, st.Hint, max(w-usageW, 10))
+		for i, d := range desc {
+			lead := strings.Repeat(" ", usageW)
+			if i == 0 {
+				lead = st.Value.Render(fmt.Sprintf("%-*s", usageW, c.usage()))
+			}
+			out = append(out, lead+d)
+		}
 	}
-	out = append(out, "", st.Hint.Render("Start a message with // to send a line beginning with /."))
-	out = append(out, st.Hint.Render("Conversations are saved in "+m.cfg.conversationsDir()))
+	out = append(out, "", st.Hint.Render("ctrl+j also adds a line, for terminals that keep alt+enter for themselves."))
+	out = append(out, st.Hint.Render("Start a message with // to send a line beginning with /."))
+	out = append(out, st.Hint.Render("Conversations are saved in "+termtext.Sanitize(m.cfg.conversationsDir())))
 	return out
 }
 

@@ -30,7 +30,7 @@ func StatusLines(st theme.Styles, s Status, width, rows int) []string {
 	if m.Last > 0 {
 		now = 1 / m.Last.Seconds()
 	}
-	speed := st.Value.Render(Rate(now))
+	speed := st.Label.Render("decode ") + st.Value.Render(Rate(now))
 	if m.Avg > 0 {
 		speed += st.Label.Render(" (avg ") + st.Value.Render(fmt.Sprintf("%.1f", m.Avg)) + st.Label.Render(")")
 	}
