@@ -53,7 +53,7 @@ func (t *turn) appendToken(info engine.TokenInfo) {
 	t.steps = append(t.steps, step{info: info, start: start, end: len(t.content)})
 }
 
-// stepAt maps each byte of the raw content to the index of the step that
+// stepIndex maps each byte of the raw content to the index of the step that
 // produced it, -1 for bytes no step produced (typed or loaded text).
 func (t *turn) stepIndex() []int {
 	idx := make([]int, len(t.content))

@@ -16,7 +16,7 @@ const engineStopTimeout = 10 * time.Second
 // Run shows the chat full-screen until the user quits or ctx ends. When it
 // returns the conversation has been saved and no Generate call is running,
 // unless a canceled Generate failed to return within engineStopTimeout,
-// which Run reports as an error. A canceled ctx (a signal) is a normal way
+// which Run reports as an error. A canceled ctx or SIGINT is a normal way
 // to end and returns nil. A LoadConversation that cannot be read is
 // reported before the screen is taken over.
 func Run(ctx context.Context, eng Engine, cfg Config) error {
@@ -32,7 +32,9 @@ func Run(ctx context.Context, eng Engine, cfg Config) error {
 	_, err := p.Run()
 	m.shutdown()
 	werr := m.waitEngine(engineStopTimeout)
-	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+	// A signal ends the chat like ctrl+c does: the conversation is saved,
+	// so it is not an error for the caller to print.
+	if (errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) || errors.Is(err, tea.ErrInterrupted) {
 		err = nil
 	}
 	if err != nil {
