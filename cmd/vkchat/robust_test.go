@@ -29,7 +29,7 @@ import (
 // read from the file. Until run.go escapes it (as info.go does with
 // printable), the run half of the OSC 52 check is skipped; flip this to
 // true with the fix.
-const runEscapesName = false
+const runEscapesName = true
 
 const cmdTimeout = 60 * time.Second
 

@@ -7,6 +7,7 @@ import (
 
 	"vkchat/runtime/chat"
 	"vkchat/runtime/engine"
+	"vkchat/ui/termtext"
 )
 
 func init() {
@@ -40,7 +41,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			case engine.EventPrefill:
 				prefill = ev.Prefill
 			case engine.EventToken:
-				fmt.Fprint(stdout, ev.Token.Piece)
+				// Model output may hold terminal escapes (OSC 52
+				// clipboard writes, resets): print it defanged.
+				fmt.Fprint(stdout, termtext.Sanitize(ev.Token.Piece))
 			}
 		})
 	fmt.Fprintln(stdout)
@@ -48,7 +51,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	info := s.Info()
-	fmt.Fprintf(stderr, "model: %s (%s, %s) on %s [%s]\n", info.Name, info.Arch, info.FileType, info.Backend, info.Device)
+	fmt.Fprintf(stderr, "model: %s (%s, %s) on %s [%s]\n", printable(info.Name), info.Arch, info.FileType, info.Backend, info.Device)
 	fmt.Fprintf(stderr, "load: %.1f ms\n", ms(info.LoadTime))
 	if prefill != nil && prefill.Duration > 0 {
 		fmt.Fprintf(stderr, "prefill: %d tokens in %.1f ms (%.1f tok/s)\n", prefill.Tokens, ms(prefill.Duration),

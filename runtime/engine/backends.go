@@ -6,6 +6,7 @@ import (
 	"vkchat/models"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
+	"vkchat/runtime/vk"
 )
 
 // Backends lists the names accepted by Options.Backend.
@@ -15,6 +16,8 @@ func newBackend(name string, m *models.Model, o backend.Options) (backend.Backen
 	switch name {
 	case "", "cpu":
 		return cpu.New(m, o)
+	case "vulkan":
+		return vk.New(m, o)
 	}
 	return nil, fmt.Errorf("unknown backend %q (choose cpu or vulkan)", name)
 }

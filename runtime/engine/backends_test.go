@@ -1,8 +1,18 @@
 package engine
 
-import "testing"
+import (
+	"testing"
 
-// testBackends lists the backends the end-to-end tests run on.
+	"vkchat/runtime/vk"
+)
+
+// testBackends lists the backends the end-to-end tests run on: the
+// reference always, Vulkan wherever a device exists (lavapipe in CI).
 func testBackends(t *testing.T) []string {
-	return []string{"cpu"}
+	names := []string{"cpu"}
+	if devs, err := vk.Devices(); err != nil || len(devs) == 0 {
+		t.Logf("vulkan backend not tested: no Vulkan device (%v)", err)
+		return names
+	}
+	return append(names, "vulkan")
 }

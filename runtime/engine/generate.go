@@ -46,8 +46,12 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 
 	stream := s.tok.NewStream()
 	var decodeTime time.Duration
+	// Each token is emitted as soon as it is sampled, before the forward pass
+	// that feeds it back, so the screen never waits on the device. A token's
+	// duration is the time since the previous one: that forward pass plus
+	// sampling.
+	stepStart := time.Now()
 	for i := 0; ; i++ {
-		stepStart := time.Now()
 		s.mu.Lock()
 		s.logits = logits
 		s.history = append(s.history[:0], s.cached...)
@@ -58,39 +62,40 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 			_ = stream.Flush()
 			return done(StopEOS, nil, i, decodeTime)
 		}
+		last := req.MaxTokens > 0 && i+1 >= req.MaxTokens
 		piece := stream.Add(res.Token)
-		if req.MaxTokens > 0 && i+1 >= req.MaxTokens {
+		if last {
 			piece += stream.Flush()
 		}
-		pos := len(s.cached)
-		full := pos >= s.ctxSize
-		var ferr error
-		if !full && !(req.MaxTokens > 0 && i+1 >= req.MaxTokens) {
-			logits, ferr = s.be.Forward(ctx, []int32{res.Token}, pos, false)
-			if ferr == nil {
-				s.mu.Lock()
-				s.cached = append(s.cached, res.Token)
-				s.mu.Unlock()
-			}
-		}
 		dur := time.Since(stepStart)
+		stepStart = time.Now()
 		if i > 0 {
 			decodeTime += dur
 		}
 		emit(Event{Kind: EventToken, Token: &TokenInfo{ID: res.Token, Piece: piece, Candidates: res.Candidates,
 			Entropy: res.Entropy, Params: params, Index: i, Duration: dur, SinceStart: time.Since(start)}, Stats: s.Stats()})
+		pos := len(s.cached)
 		switch {
-		case req.MaxTokens > 0 && i+1 >= req.MaxTokens:
+		case last:
 			return done(StopMaxTokens, nil, i+1, decodeTime)
-		case full || errors.Is(ferr, backend.ErrContextFull):
+		case pos >= s.ctxSize:
 			return done(StopContext, nil, i+1, decodeTime)
-		case ferr != nil && ctx.Err() != nil:
-			return done(StopCanceled, nil, i+1, decodeTime)
-		case ferr != nil:
-			return done(StopError, fmt.Errorf("decode: %w", ferr), i+1, decodeTime)
 		case ctx.Err() != nil:
 			return done(StopCanceled, nil, i+1, decodeTime)
 		}
+		var err error
+		if logits, err = s.be.Forward(ctx, []int32{res.Token}, pos, false); err != nil {
+			switch {
+			case errors.Is(err, backend.ErrContextFull):
+				return done(StopContext, nil, i+1, decodeTime)
+			case ctx.Err() != nil:
+				return done(StopCanceled, nil, i+1, decodeTime)
+			}
+			return done(StopError, fmt.Errorf("decode: %w", err), i+1, decodeTime)
+		}
+		s.mu.Lock()
+		s.cached = append(s.cached, res.Token)
+		s.mu.Unlock()
 	}
 }
 

@@ -96,13 +96,26 @@ func TestStoriesMatchesLlamaCpp(t *testing.T) {
 				if !equalIDs(res.PromptTokens, r.PromptTokens) {
 					t.Fatalf("prompt tokens %v, llama.cpp %v", res.PromptTokens, r.PromptTokens)
 				}
-				if !equalIDs(res.Greedy, r.Greedy) {
-					t.Errorf("greedy diverges at token %d:\n got %q\nwant %q", firstDiff(res.Greedy, r.Greedy), res.Text, r.Text)
+				want := r.Greedy
+				if backendName != "cpu" {
+					// Only the reference backend reproduces llama.cpp's F16
+					// attention rounding; elsewhere a near-tie is a coin flip,
+					// so greedy text is compared up to the first one.
+					if cut := firstNearTie(r, nearTie); cut < len(want) {
+						t.Logf("comparing greedy tokens up to %d: llama.cpp's top two differ by less than %g there", cut, nearTie)
+						want = want[:cut]
+					}
+				}
+				t.Logf("greedy: %d of %d tokens identical before the first difference", firstDiff(res.Greedy, r.Greedy), len(r.Greedy))
+				if got := res.Greedy[:min(len(want), len(res.Greedy))]; !equalIDs(got, want) {
+					t.Errorf("greedy diverges at token %d:\n got %q\nwant %q", firstDiff(got, want), res.Text, r.Text)
 				}
 				worst := 0.0
 				for p, logits := range teacherForced(t, s, r) {
 					tol := decodeLogitTol
-					if p < len(r.PromptTokens) {
+					// Only the reference backend rounds attention like
+					// llama.cpp; Vulkan accumulates in F32 throughout.
+					if p < len(r.PromptTokens) && backendName == "cpu" {
 						tol = promptLogitTol
 					}
 					for _, e := range r.Steps[p].Top {
@@ -132,6 +145,7 @@ func TestStoriesMatchesLlamaCpp(t *testing.T) {
 // Q4_K_M 0.121 (its prompt positions match exactly), Q5_K_M 0.160, Q6_K
 // 0.134. The issue asked for 0.15; Q5_K_M exceeds it, so the bound is 0.17.
 const synthLogitTol = 0.17
+
 func TestSynthMatchesLlamaCpp(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(testenv.Shared(t, "reference"), "synth-*.json"))
 	if len(files) == 0 {
@@ -171,6 +185,22 @@ func TestSynthMatchesLlamaCpp(t *testing.T) {
 			})
 		}
 	}
+}
+
+// nearTie is the logit gap below which llama.cpp's own choice of the top
+// token depends on rounding.
+const nearTie = 0.01
+
+// firstNearTie returns the index of the first greedy token whose reference
+// distribution had its top two logits within gap of each other.
+func firstNearTie(r reference, gap float64) int {
+	for i := range r.Greedy {
+		top := r.Steps[len(r.PromptTokens)-1+i].Top
+		if top[0][1]-top[1][1] < gap {
+			return i
+		}
+	}
+	return len(r.Greedy)
 }
 
 func argmax(x []float32) int {
