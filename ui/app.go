@@ -412,10 +412,32 @@ func (m *Model) runCommand(c Command) tea.Cmd {
 		return nil
 	case CmdQuit:
 		return m.quit()
+	case CmdBackend:
+		m.switchBackend(c.Text)
+		return nil
 	default:
 		return nil
 	}
 	return m.changeParams(p)
+}
+
+// switchBackend moves the session to another backend; the conversation
+// stays, and the next reply recomputes its prompt there.
+func (m *Model) switchBackend(name string) {
+	sw, ok := m.eng.(BackendSwitcher)
+	switch {
+	case !ok:
+		m.setError("this engine cannot change backends")
+	case m.generating():
+		m.setError("stop the reply first (esc), then switch backends")
+	default:
+		if err := sw.SwitchBackend(strings.ToLower(strings.TrimSpace(name))); err != nil {
+			m.setError(termtext.Sanitize(err.Error()))
+			return
+		}
+		m.info = m.eng.Info()
+		m.setStatus("now running on " + m.info.Backend + " (" + termtext.Sanitize(m.info.Device) + ")")
+	}
 }
 
 // invalidate drops every render cache (after something all turns show changes).

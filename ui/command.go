@@ -26,6 +26,7 @@ const (
 	CmdLoad
 	CmdHelp
 	CmdQuit
+	CmdBackend
 )
 
 // Command is a parsed slash command. Only the fields its Kind uses are set.
@@ -35,7 +36,7 @@ type Command struct {
 	N          int     // /top-k
 	Seed       uint64  // /seed N
 	RandomSeed bool    // /seed without a number
-	Text       string  // /system text, /save and /load file
+	Text       string  // /system text, /save and /load file, /backend name
 }
 
 // ErrNotCommand is returned for input that is a message, not a command.
@@ -85,6 +86,8 @@ var commands = []commandSpec{
 		help: "resume a saved conversation (a path, or a name in the state dir)"},
 	{kind: CmdHelp, name: "help", aliases: []string{"?"}, help: "show keys and commands"},
 	{kind: CmdQuit, name: "quit", aliases: []string{"exit"}, help: "save and quit"},
+	{kind: CmdBackend, name: "backend", args: "NAME", arg: argTextRequired,
+		help: "continue on another compute backend (cpu or vulkan), e.g. after a GPU fault"},
 }
 
 func lookupCommand(name string) (commandSpec, bool) {

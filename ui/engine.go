@@ -36,3 +36,9 @@ type Engine interface {
 	// TokenText returns the raw bytes of token id's piece as a string.
 	TokenText(id int32) string
 }
+
+// BackendSwitcher is implemented by engines that can move to another
+// compute backend mid-conversation (the /backend command).
+type BackendSwitcher interface {
+	SwitchBackend(name string) error
+}

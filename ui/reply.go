@@ -106,6 +106,9 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 // status line; the conversation itself is untouched.
 func (m *Model) reportError(t *turn, err error) {
 	msg := termtext.Sanitize(err.Error())
+	if errors.Is(err, engine.ErrDeviceLost) {
+		msg += " — the conversation is kept; /backend cpu continues on the CPU"
+	}
 	t.addNote(noteError, "engine error: "+msg, false)
 	m.setError("engine error: " + msg)
 }

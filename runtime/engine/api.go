@@ -6,8 +6,13 @@ package engine
 import (
 	"time"
 
+	"vkchat/runtime/backend"
 	"vkchat/runtime/chat"
 )
+
+// ErrDeviceLost marks errors after which the backend cannot continue; the
+// session can go on after SwitchBackend("cpu").
+var ErrDeviceLost = backend.ErrDeviceLost
 
 // ModelInfo describes the loaded model and how it is being run.
 type ModelInfo struct {
