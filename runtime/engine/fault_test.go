@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,7 +109,7 @@ func TestOverflowDropsOldestTurnsKeepingSystem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalIDs(ids, want) {
+	if !slices.Equal(ids, want) {
 		t.Error("the fitted prompt is not the system prompt plus the newest turns")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,7 +94,7 @@ func TestStoriesMatchesLlamaCpp(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !equalIDs(res.PromptTokens, r.PromptTokens) {
+				if !slices.Equal(res.PromptTokens, r.PromptTokens) {
 					t.Fatalf("prompt tokens %v, llama.cpp %v", res.PromptTokens, r.PromptTokens)
 				}
 				want := r.Greedy
@@ -107,7 +108,7 @@ func TestStoriesMatchesLlamaCpp(t *testing.T) {
 					}
 				}
 				t.Logf("greedy: %d of %d tokens identical before the first difference", firstDiff(res.Greedy, r.Greedy), len(r.Greedy))
-				if got := res.Greedy[:min(len(want), len(res.Greedy))]; !equalIDs(got, want) {
+				if got := res.Greedy[:min(len(want), len(res.Greedy))]; !slices.Equal(got, want) {
 					t.Errorf("greedy diverges at token %d:\n got %q\nwant %q", firstDiff(got, want), res.Text, r.Text)
 				}
 				worst := 0.0
@@ -159,7 +160,7 @@ func TestSynthMatchesLlamaCpp(t *testing.T) {
 				s := loadSession(t, model, backendName)
 				r := loadReference(t, name)
 				ids := s.tok.Encode(r.Prompt, true, false)
-				if !equalIDs(ids, r.PromptTokens) {
+				if !slices.Equal(ids, r.PromptTokens) {
 					t.Fatalf("prompt tokens %v, llama.cpp %v", ids, r.PromptTokens)
 				}
 				worst, worstPrompt := 0.0, 0.0
@@ -211,18 +212,6 @@ func argmax(x []float32) int {
 		}
 	}
 	return best
-}
-
-func equalIDs(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func firstDiff(a, b []int32) int {
