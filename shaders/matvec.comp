@@ -54,26 +54,46 @@ layout(push_constant) uniform Push {
 vec4 xs[NT][NU][UNIT / 4];
 float xsum[NT][NU][SUBS];
 
+// Butterfly sum over the team. The levels are written out (LPR <= 8):
+// loops stepping by shifts are not unrolled by the compilers, and a loop
+// left in here would turn the register arrays around it into memory.
 float team_sum(float v) {
-	[[unroll]] for (uint m = 1; m < LPR; m <<= 1) v += subgroupShuffleXor(v, m);
+	if (LPR > 1) v += subgroupShuffleXor(v, 1);
+	if (LPR > 2) v += subgroupShuffleXor(v, 2);
+	if (LPR > 4) v += subgroupShuffleXor(v, 4);
 	return v;
 }
 
-// team_rows sums v[r] over the team and returns row (lane % RB)'s total:
-// a butterfly over the lane bits >= RB, then a transposing butterfly over
-// the bits below RB in which each lane keeps half of its rows.
-float team_rows(float v[RB]) {
-	[[unroll]] for (uint m = LPR / 2; m >= RB; m >>= 1) {
-		[[unroll]] for (uint r = 0; r < RB; r++) v[r] += subgroupShuffleXor(v[r], m);
-	}
+// team_rows sums v[r] (r < RB) over the team and returns row (lane % RB)'s
+// total: a butterfly over the lane bits >= RB, then a transposing butterfly
+// over the bits below RB in which each lane keeps half of its live rows
+// (the lower half when its bit is clear). v has 8 slots so that every index
+// below is in range whatever RB is.
+float team_rows(float v[8]) {
 	const uint lane = gl_LocalInvocationID.x % LPR;
-	[[unroll]] for (uint m = RB / 2; m >= 1; m >>= 1) {
-		bool upper = (lane & m) != 0;
-		[[unroll]] for (uint r = 0; r < m; r++) {
-			float send = upper ? v[r] : v[r + m];
-			float keep = upper ? v[r + m] : v[r];
-			v[r] = keep + subgroupShuffleXor(send, m);
+	[[unroll]] for (uint r = 0; r < RB; r++) {
+		if (LPR > 4 && RB <= 4) v[r] += subgroupShuffleXor(v[r], 4);
+		if (LPR > 2 && RB <= 2) v[r] += subgroupShuffleXor(v[r], 2);
+		if (LPR > 1 && RB <= 1) v[r] += subgroupShuffleXor(v[r], 1);
+	}
+	if (RB > 4) {
+		bool upper = (lane & 4u) != 0;
+		[[unroll]] for (uint r = 0; r < 4; r++) {
+			float send = upper ? v[r] : v[r + 4];
+			v[r] = (upper ? v[r + 4] : v[r]) + subgroupShuffleXor(send, 4);
 		}
+	}
+	if (RB > 2) {
+		bool upper = (lane & 2u) != 0;
+		[[unroll]] for (uint r = 0; r < 2; r++) {
+			float send = upper ? v[r] : v[r + 2];
+			v[r] = (upper ? v[r + 2] : v[r]) + subgroupShuffleXor(send, 2);
+		}
+	}
+	if (RB > 1) {
+		bool upper = (lane & 1u) != 0;
+		float send = upper ? v[0] : v[1];
+		v[0] = (upper ? v[1] : v[0]) + subgroupShuffleXor(send, 1);
 	}
 	return v[0];
 }
@@ -124,10 +144,10 @@ void main() {
 	// sums RB rows and leaves row r's total in lane r, stored at once.
 	const uint stride = gl_NumWorkGroups.x * teams * RB;
 	for (uint row0 = (gl_WorkGroupID.x * teams + team) * RB; row0 < p.rows; row0 += stride) {
-		float acc[NT][RB];
-		float acc2[NT][RB];
+		float acc[NT][8];
+		float acc2[NT][8];
 		[[unroll]] for (uint t = 0; t < NT; t++) {
-			[[unroll]] for (uint r = 0; r < RB; r++) {
+			[[unroll]] for (uint r = 0; r < 8; r++) {
 				acc[t][r] = 0.0;
 				acc2[t][r] = 0.0;
 			}

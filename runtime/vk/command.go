@@ -148,7 +148,7 @@ type Recorder struct {
 	pending []Arg
 	query   vk.QueryPool
 	maxQ    uint32
-	labels  []string
+	labels  []dispatchMeta
 	open    bool
 
 	Dispatches int
@@ -295,7 +295,7 @@ func (r *Recorder) Dispatch(label string, k *Kernel, args []Arg, push []uint32, 
 	r.pending = append(r.pending, args...)
 	r.Dispatches++
 	if r.maxQ > 0 && uint32(len(r.labels))+1 < r.maxQ {
-		r.labels = append(r.labels, label)
+		r.labels = append(r.labels, dispatchMeta{label: label, kernel: k.Name})
 		vk.CmdWriteTimestamp(r.cb, vk.PipelineStageBottomOfPipeBit, r.query, uint32(len(r.labels)))
 	}
 	return nil
@@ -326,10 +326,25 @@ func (r *Recorder) Run() error {
 	return r.d.submitWait(fmt.Sprintf("%d dispatches", r.Dispatches), r.cb)
 }
 
+type dispatchMeta struct {
+	label, kernel string
+	bytes         uint64
+}
+
+// readBytes records how many bytes of weights the last dispatch streams,
+// for the bandwidth column of the profile.
+func (r *Recorder) readBytes(n uint64) {
+	if len(r.labels) > 0 && r.labels[len(r.labels)-1].label != "" {
+		r.labels[len(r.labels)-1].bytes += n
+	}
+}
+
 // KernelTime is the device time of one recorded dispatch.
 type KernelTime struct {
-	Label string
-	Time  time.Duration
+	Label  string // what it computes, e.g. "L3 qkv"
+	Kernel string // the pipeline's shader
+	Bytes  uint64 // weight bytes it streams (mat-vec), 0 otherwise
+	Time   time.Duration
 }
 
 // Timings reads the timestamps of the last run: one entry per dispatch.
@@ -352,7 +367,8 @@ func (r *Recorder) Timings() ([]KernelTime, error) {
 	out := make([]KernelTime, n)
 	for i := uint32(0); i < n; i++ {
 		dt := (ts[i+1] - ts[i]) & mask
-		out[i] = KernelTime{Label: r.labels[i], Time: time.Duration(float64(dt) * period)}
+		m := r.labels[i]
+		out[i] = KernelTime{Label: m.label, Kernel: m.kernel, Bytes: m.bytes, Time: time.Duration(float64(dt) * period)}
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package vk
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand"
 	"os"
 	"strings"
@@ -106,4 +107,53 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func TestExploreCompile(t *testing.T) {
+	if os.Getenv("VKCHAT_EXPLORE") == "" {
+		t.Skip("set VKCHAT_EXPLORE=1")
+	}
+	d := openTest(t)
+	for _, name := range strings.Fields(os.Getenv("VKCHAT_KERNELS")) {
+		for _, nt := range []uint32{1} {
+			for _, pair := range []uint32{1} {
+				t0 := time.Now()
+				// lpr, nu, nt, epi, norm, pair, rb
+				nu := uint32(2)
+				if v := os.Getenv("VKCHAT_NU"); v != "" {
+					fmt.Sscan(v, &nu)
+				}
+				rb := uint32(2)
+				if v := os.Getenv("VKCHAT_RBX"); v != "" {
+					fmt.Sscan(v, &rb)
+				}
+				if v := os.Getenv("VKCHAT_NTX"); v != "" {
+					fmt.Sscan(v, &nt)
+				}
+				k, err := d.Kernel(name, 9*4, 32, 8, nu, nt, 0, 1, pair, rb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t1 := time.Now()
+				b, _ := d.NewBuffer("b", 1<<16, memDevice)
+				args := make([]Arg, 13)
+				for i := range args {
+					args[i] = Arg{B: b}
+				}
+				for i := 0; i < 10; i++ {
+					args[i].Format = fmtU32
+				}
+				rec, _ := d.NewRecorder(0)
+				rec.Begin()
+				if err := rec.Dispatch("x", k, args, make([]uint32, 9), 1, 1, 1); err != nil {
+					t.Fatal(err)
+				}
+				rec.End()
+				if err := rec.Run(); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s nt=%d pair=%d: create %v, first run %v", name, nt, pair, t1.Sub(t0), time.Since(t1))
+			}
+		}
+	}
 }

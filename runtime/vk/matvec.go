@@ -155,6 +155,10 @@ func (r *Recorder) matvec(op matvecOp) error {
 		if err := r.Dispatch(label, k, args, push, uint32(groups), uint32(tg), 1); err != nil {
 			return err
 		}
+		r.readBytes(part.buf.Size)
+		if op.m2 != nil {
+			r.readBytes(op.m2.parts[pi].buf.Size)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"vkchat/models"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/cpu"
+	"vkchat/runtime/gguf"
+	"vkchat/runtime/vk"
+)
+
+func init() {
+	register(command{name: "bench", summary: "measure prefill and decode speed (llama-bench style)", run: runBench})
+}
+
+// benchResult is one row of the table and one object of --json.
+type benchResult struct {
+	Model           string    `json:"model"`
+	SizeBytes       int64     `json:"size_bytes"`
+	Params          int64     `json:"params"`
+	Backend         string    `json:"backend"`
+	Device          string    `json:"device"`
+	Test            string    `json:"test"`
+	Tokens          int       `json:"n_tokens"`
+	TokensPerSecond float64   `json:"tokens_per_second"`
+	StdDev          float64   `json:"stddev"`
+	Samples         []float64 `json:"samples_tokens_per_second"`
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", "--model FILE [--backend cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile]", stderr)
+	path := fs.String("model", "", "GGUF model file")
+	name := fs.String("backend", "vulkan", "backend: cpu or vulkan")
+	pp := fs.Int("p", 128, "prompt tokens for the prefill test (0 skips it)")
+	tg := fs.Int("n", 64, "generated tokens for the decode test (0 skips it)")
+	reps := fs.Int("r", 3, "repetitions of each test")
+	asJSON := fs.Bool("json", false, "print a JSON list instead of the table")
+	profile := fs.Bool("profile", false, "vulkan: per-kernel device time and the measured read bandwidth")
+	device := fs.Int("device", -1, "vulkan device index (see 'vkchat devices'); -1 picks the best")
+	threads := fs.Int("threads", 0, "cpu worker threads (0: all cores)")
+	kvType := fs.String("kv", "f16", "KV cache type: f16 or f32")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *path == "" {
+		fs.Usage()
+		return fmt.Errorf("--model is required")
+	}
+	if *reps < 1 || *pp < 0 || *tg < 0 {
+		return fmt.Errorf("-r must be at least 1 and -p, -n not negative")
+	}
+	if *profile && *name != "vulkan" {
+		return fmt.Errorf("--profile needs --backend vulkan")
+	}
+	f, err := gguf.Open(*path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	m, err := models.Load(f)
+	if err != nil {
+		return err
+	}
+	opts := backend.Options{ContextSize: max(*pp, *tg, 1) + 1, Threads: *threads, KVType: backend.KVType(*kvType), Device: *device}
+	var b backend.Backend
+	var prof *vk.Backend
+	switch *name {
+	case "cpu":
+		b, err = cpu.New(m, opts)
+	case "vulkan":
+		if *profile {
+			prof, err = vk.NewProfiled(m, opts)
+			b = prof
+		} else {
+			b, err = vk.New(m, opts)
+		}
+	default:
+		return fmt.Errorf("unknown backend %q (cpu or vulkan)", *name)
+	}
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+
+	base := benchResult{
+		Model: filepath.Base(*path), SizeBytes: m.WeightBytes(), Params: m.Params(),
+		Backend: b.Name(), Device: b.Memory().Device,
+	}
+	tokens := func(n int) []int32 {
+		t := make([]int32, n)
+		for i := range t {
+			t[i] = int32(1 + (i*7919)%(m.Vocab-1))
+		}
+		return t
+	}
+	var results []benchResult
+	if *pp > 0 {
+		prompt := tokens(*pp)
+		r, err := measure(ctx, *reps, *pp, func() error {
+			_, err := b.Forward(ctx, prompt, 0, false)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("prefill: %w", err)
+		}
+		r.benchResult = base
+		results = append(results, r.result(fmt.Sprintf("pp%d", *pp), *pp))
+	}
+	if *tg > 0 {
+		r, err := measure(ctx, *reps, *tg, func() error {
+			next := int32(1)
+			for i := 0; i < *tg; i++ {
+				logits, err := b.Forward(ctx, []int32{next}, i, false)
+				if err != nil {
+					return err
+				}
+				next = argmax(logits)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("decode: %w", err)
+		}
+		r.benchResult = base
+		results = append(results, r.result(fmt.Sprintf("tg%d", *tg), *tg))
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(results); err != nil {
+			return err
+		}
+	} else {
+		printBench(stdout, results)
+	}
+	if prof != nil {
+		return printProfile(ctx, stdout, prof, *pp)
+	}
+	return nil
+}
+
+type measured struct {
+	benchResult
+	samples []float64
+}
+
+func (r measured) result(test string, n int) benchResult {
+	out := r.benchResult
+	out.Test, out.Tokens, out.Samples = test, n, r.samples
+	var sum float64
+	for _, s := range r.samples {
+		sum += s
+	}
+	out.TokensPerSecond = sum / float64(len(r.samples))
+	if len(r.samples) > 1 {
+		var v float64
+		for _, s := range r.samples {
+			v += (s - out.TokensPerSecond) * (s - out.TokensPerSecond)
+		}
+		out.StdDev = math.Sqrt(v / float64(len(r.samples)-1))
+	}
+	return out
+}
+
+// measure runs f once to warm up (pipelines compile on first use on some
+// drivers) and then reps times, recording tokens per second.
+func measure(ctx context.Context, reps, tokens int, f func() error) (measured, error) {
+	var r measured
+	if err := f(); err != nil {
+		return r, err
+	}
+	for i := 0; i < reps; i++ {
+		if err := ctx.Err(); err != nil {
+			return r, err
+		}
+		t0 := time.Now()
+		if err := f(); err != nil {
+			return r, err
+		}
+		r.samples = append(r.samples, float64(tokens)/time.Since(t0).Seconds())
+	}
+	return r, nil
+}
+
+func argmax(v []float32) int32 {
+	best := 0
+	for i := range v {
+		if v[i] > v[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+func printBench(w io.Writer, rs []benchResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	fmt.Fprintln(tw, "| model\t size\t params\t backend\t device\t test\t t/s\t")
+	fmt.Fprintln(tw, "| ---\t ---:\t ---:\t ---\t ---\t ---:\t ---:\t")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "| %s\t %s\t %s\t %s\t %s\t %s\t %.2f ± %.2f\t\n", r.Model, humanBytes(r.SizeBytes), humanCount(r.Params), r.Backend, r.Device, r.Test, r.TokensPerSecond, r.StdDev)
+	}
+	tw.Flush()
+}
+
+// printProfile prints where a decode step and a prefill chunk spend device
+// time per kernel, with the mat-vec bandwidth against the measured bound.
+func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pp int) error {
+	p, err := b.Profile(ctx, 0, max(pp, 2))
+	if err != nil {
+		return err
+	}
+	texel, ssbo, err := b.ReadBandwidth(64 << 20)
+	if err != nil {
+		return fmt.Errorf("read bandwidth: %w", err)
+	}
+	fmt.Fprintf(w, "\nread bandwidth (%s): %.2f GB/s via texel fetches (what the kernels use), %.2f GB/s via storage-buffer loads\n",
+		b.Device().Name, texel/1e9, ssbo/1e9)
+	show := func(title string, ts []vk.KernelTime, tokens int) {
+		type agg struct {
+			name       string
+			n          int
+			t          time.Duration
+			bytes      uint64
+			dispatches int
+		}
+		byKind := map[string]*agg{}
+		var total time.Duration
+		var bytes uint64
+		for _, k := range ts {
+			kind := k.Kernel
+			if i := strings.LastIndexByte(k.Label, ' '); i >= 0 {
+				kind = k.Label[i+1:] + " (" + k.Kernel + ")"
+			}
+			a := byKind[kind]
+			if a == nil {
+				a = &agg{name: kind}
+				byKind[kind] = a
+			}
+			a.t += k.Time
+			a.bytes += k.Bytes
+			a.dispatches++
+			total += k.Time
+			bytes += k.Bytes
+		}
+		list := make([]*agg, 0, len(byKind))
+		for _, a := range byKind {
+			list = append(list, a)
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].t > list[j].t })
+		fmt.Fprintf(w, "\n%s: %d dispatches, %.3f ms device time (%.1f tok/s if nothing else ran)\n", title, len(ts), ms(total), float64(tokens)/total.Seconds())
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  kernel\tdispatches\tms\tshare\tweights GB/s\tof bound")
+		for _, a := range list {
+			bw, frac := "", ""
+			if a.bytes > 0 && a.t > 0 {
+				gbs := float64(a.bytes) / a.t.Seconds()
+				bw, frac = fmt.Sprintf("%.2f", gbs/1e9), fmt.Sprintf("%.0f%%", 100*gbs/texel)
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%.3f\t%.1f%%\t%s\t%s\n", a.name, a.dispatches, ms(a.t), 100*float64(a.t)/float64(total), bw, frac)
+		}
+		tw.Flush()
+		if bytes > 0 && total > 0 {
+			fmt.Fprintf(w, "  whole step: %.2f GB/s of weights, %.0f%% of the %.2f GB/s bound\n", float64(bytes)/total.Seconds()/1e9, 100*float64(bytes)/total.Seconds()/texel, texel/1e9)
+		}
+	}
+	show("decode step", p.Decode, 1)
+	if len(p.Prefill) > 0 {
+		show(fmt.Sprintf("prefill chunk of %d tokens", p.PrefillTokens), p.Prefill, p.PrefillTokens)
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"vkchat/runtime/vk"
+)
+
+func init() {
+	register(command{name: "devices", summary: "list Vulkan devices and what they support", run: runDevices})
+}
+
+func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("devices", "", stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	infos, err := vk.Devices()
+	if err != nil {
+		return err
+	}
+	if len(infos) == 0 {
+		fmt.Fprintln(stdout, "no Vulkan devices")
+		return nil
+	}
+	yes := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	for _, d := range infos {
+		fmt.Fprintf(stdout, "device %d: %s (%s)\n", d.Index, d.Name, d.Type)
+		fmt.Fprintf(stdout, "  Vulkan %s, driver %s\n", d.APIVersion, d.Driver)
+		for i, h := range d.Heaps {
+			var flags []string
+			if h.DeviceLocal {
+				flags = append(flags, "device-local")
+			}
+			if h.HostVisible {
+				flags = append(flags, "host-visible")
+			}
+			fmt.Fprintf(stdout, "  heap %d: %s %s\n", i, humanBytes(int64(h.Size)), strings.Join(flags, ", "))
+		}
+		f := d.Features
+		sub := fmt.Sprintf("%d", d.SubgroupSize)
+		if f.MinSubgroupSize != f.MaxSubgroupSize && f.MaxSubgroupSize > 0 {
+			sub = fmt.Sprintf("%d (%d-%d)", d.SubgroupSize, f.MinSubgroupSize, f.MaxSubgroupSize)
+		}
+		fmt.Fprintf(stdout, "  subgroup size %s, operations: %s\n", sub, strings.Join(d.SubgroupOps, " "))
+		fmt.Fprintf(stdout, "  16-bit storage %s, 8-bit storage %s, fp16 arithmetic %s, int8 %s, integer dot product %s (accelerated %s)\n",
+			yes(f.Storage16), yes(f.Storage8), yes(f.Float16), yes(f.Int8), yes(f.IntegerDot), yes(f.IntegerDotAccelerated))
+		l := d.Limits
+		fmt.Fprintf(stdout, "  max storage buffer range %s, max texel buffer %d texels, push constants %d bytes, shared memory %s, workgroups %v\n",
+			humanBytes(int64(l.MaxStorageBufferRange)), l.MaxTexelElements, l.MaxPushConstants, humanBytes(int64(l.MaxSharedMemory)), l.MaxWorkGroupCount)
+		if !d.ComputeQueue {
+			fmt.Fprintln(stdout, "  no compute queue: not usable")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package vk
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+)
+
+// Profile is where one decode step and one prefill chunk spend device time.
+type Profile struct {
+	Decode  []KernelTime
+	Prefill []KernelTime
+	// PrefillTokens is the chunk the prefill timings are for.
+	PrefillTokens int
+}
+
+// Profile runs a decode step at position pos and a prefill of n tokens
+// (both with the backend's recorded command buffers, timestamps after every
+// dispatch) and returns the per-dispatch times. The backend must have been
+// made with NewProfiled; the KV cache positions it touches are overwritten.
+func (b *Backend) Profile(ctx context.Context, pos, n int) (*Profile, error) {
+	if !b.profile {
+		return nil, fmt.Errorf("vulkan backend: made without profiling (use NewProfiled)")
+	}
+	n = min(n, prefillChunk, b.opts.ContextSize-pos)
+	p := &Profile{PrefillTokens: n}
+	if _, err := b.Forward(ctx, []int32{1}, pos, false); err != nil {
+		return nil, err
+	}
+	var err error
+	if p.Decode, err = b.decode.Timings(); err != nil {
+		return nil, err
+	}
+	toks := make([]int32, n)
+	for i := range toks {
+		toks[i] = int32(1 + i%(b.cfg.Vocab-1))
+	}
+	if n > 1 {
+		if _, err := b.Forward(ctx, toks, pos, false); err != nil {
+			return nil, err
+		}
+		if p.Prefill, err = b.prefill.Timings(); err != nil {
+			return nil, err
+		}
+		head, err := b.headLast.Timings()
+		if err != nil {
+			return nil, err
+		}
+		p.Prefill = append(p.Prefill, head...)
+	}
+	return p, nil
+}
+
+// ReadBandwidth measures how fast a minimal kernel streams size bytes on
+// the backend's device through storage-buffer loads and through texel
+// fetches (the path the kernels use), in bytes per second: the bound the
+// mat-vec kernels are judged against.
+func (b *Backend) ReadBandwidth(size uint64) (texel, ssbo float64, err error) {
+	return b.d.ReadBandwidth(size)
+}
+
+// ReadBandwidth is Backend.ReadBandwidth for a bare device.
+func (d *Device) ReadBandwidth(size uint64) (texel, ssbo float64, err error) {
+	const wg, per = 64, 4096 // invocations, uvec4 per workgroup
+	size = max(size/(16*per), 1) * 16 * per
+	src, err := d.NewBuffer("bandwidth source", size, memDevice)
+	if err != nil {
+		return 0, 0, err
+	}
+	if m := src.Mapped(); m != nil {
+		for i := 0; i+4 <= len(m); i += 4 {
+			binary.LittleEndian.PutUint32(m[i:], uint32(i)*2654435761)
+		}
+	}
+	groups := uint32(size / (16 * per))
+	dst, err := d.NewBuffer("bandwidth sink", uint64(groups)*wg*16, memDevice)
+	if err != nil {
+		return 0, 0, err
+	}
+	measure := func(name string) (float64, error) {
+		k, err := d.Kernel(name, 0, wg, per)
+		if err != nil {
+			return 0, err
+		}
+		r, err := d.NewRecorder(0)
+		if err != nil {
+			return 0, err
+		}
+		if err := r.Begin(); err != nil {
+			return 0, err
+		}
+		x, y := groups, uint32(1)
+		for x > d.Info.Limits.MaxWorkGroupCount[0] {
+			x, y = (x+1)/2, y*2
+		}
+		if x*y != groups {
+			return 0, fmt.Errorf("bandwidth: %d workgroups do not split into a grid", groups)
+		}
+		if err := r.Dispatch(name, k, []Arg{R(src), R(src), W(dst)}, nil, x, y, 1); err != nil {
+			return 0, err
+		}
+		if err := r.End(); err != nil {
+			return 0, err
+		}
+		best := time.Duration(1 << 62)
+		for i := 0; i < 4; i++ { // the first run compiles
+			t0 := time.Now()
+			if err := r.Run(); err != nil {
+				return 0, err
+			}
+			if i > 0 {
+				best = min(best, time.Since(t0))
+			}
+		}
+		return float64(size) / best.Seconds(), nil
+	}
+	if texel, err = measure("readbw_texel"); err != nil {
+		return 0, 0, err
+	}
+	if ssbo, err = measure("readbw_ssbo"); err != nil {
+		return 0, 0, err
+	}
+	return texel, ssbo, nil
+}
