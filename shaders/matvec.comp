@@ -20,7 +20,9 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint LPR = 8;  // lanes per row: power of two, <= subgroup size
 layout(constant_id = 2) const uint NU = 1;   // units per lane: ceil(units per row / LPR)
 layout(constant_id = 3) const uint NT = 1;   // tokens per pass
-layout(constant_id = 4) const uint EPI = 0;  // 0: y = v; 1: y += v (residual); 2: y = v + bias[row]; 3: y = silu(y) * v
+// EPI 0: y = v; 1: y += v (residual, or a later chunk of K); 2: y = v + bias[row];
+// 3: y = silu(y) * v (up after gate); 4: y = silu(y) * (v + y2) (last chunk of up)
+layout(constant_id = 4) const uint EPI = 0;
 layout(constant_id = 5) const uint NORM = 0; // 1: x := rmsnorm(x) * nw first
 layout(constant_id = 6) const uint PAIR = 0; // 1: y = silu(W·x) * (W2·x)
 layout(constant_id = 7) const uint RB = 1;   // rows per team pass: power of two, <= LPR
@@ -38,6 +40,7 @@ layout(binding = 9) uniform usamplerBuffer NW;   // norm weight, f32 bits
 layout(std430, binding = 10) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 11) buffer Y { float y[]; };
 layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
+layout(std430, binding = 13) readonly buffer Y2 { float y2[]; };
 
 layout(push_constant) uniform Push {
 	uint rows;    // rows in this dispatch (one part of a split matrix)
@@ -49,6 +52,8 @@ layout(push_constant) uniform Push {
 	uint k;       // real row length, for the RMS mean
 	float eps;
 	uint row0;    // matrix row of this dispatch's first row (bias index)
+	uint u0;      // first unit of the chunk of K this dispatch covers
+	uint cu;      // units in the chunk (the whole row unless K is split)
 } p;
 
 vec4 xs[NT][NU][UNIT / 4];
@@ -113,8 +118,8 @@ void main() {
 		bool tv = tok0 + t < n;
 		float ss = 0.0;
 		[[unroll]] for (uint j = 0; j < NU; j++) {
-			uint u = lane + LPR * j;
-			bool ok = tv && u < p.units;
+			uint u = p.u0 + lane + LPR * j;
+			bool ok = tv && u < p.u0 + p.cu;
 			uint base = ok ? ((tok0 + t) * p.xstride + u * UNIT) / 4 : 0;
 			[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
 				vec4 v = uintBitsToFloat(texelFetch(X, int(base + i)));
@@ -123,9 +128,20 @@ void main() {
 			}
 		}
 		if (NORM != 0) {
+			if (p.cu != p.units) {
+				// K is split over dispatches: the RMS needs the whole row.
+				ss = 0.0;
+				for (uint u = lane; tv && u < p.units; u += LPR) {
+					uint base = ((tok0 + t) * p.xstride + u * UNIT) / 4;
+					for (uint i = 0; i < UNIT / 4; i++) {
+						vec4 v = uintBitsToFloat(texelFetch(X, int(base + i)));
+						ss += dot(v, v);
+					}
+				}
+			}
 			float scale = inversesqrt(team_sum(ss) / float(p.k) + p.eps);
 			[[unroll]] for (uint j = 0; j < NU; j++) {
-				uint u = min(lane + LPR * j, p.units - 1);
+				uint u = min(p.u0 + lane + LPR * j, p.units - 1);
 				[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
 					xs[t][j][i] *= scale * uintBitsToFloat(texelFetch(NW, int(u * (UNIT / 4) + i)));
 				}
@@ -156,7 +172,7 @@ void main() {
 			uint row = min(row0 + r, p.rows - 1);
 			[[unroll]] for (uint pass = 0; pass < 1 + PAIR; pass++) {
 				[[unroll]] for (uint j = 0; j < NU; j++) {
-					uint u = min(lane + LPR * j, p.units - 1);
+					uint u = min(p.u0 + lane + LPR * j, p.u0 + p.cu - 1);
 					if (pass == 0) {
 						load_unit(A0, A1, A2, A3, row * p.units + u);
 					} else {
@@ -197,6 +213,8 @@ void main() {
 					v += bias[p.row0 + row];
 				} else if (EPI == 3) {
 					v *= silu(y[o]);
+				} else if (EPI == 4) {
+					v = silu(y[o]) * (v + y2[o]);
 				}
 				y[o] = v;
 			}

@@ -212,6 +212,20 @@ func printBench(w io.Writer, rs []benchResult) {
 	tw.Flush()
 }
 
+// profileKind groups dispatches by what they compute: the label without
+// its layer ("L3 qkv" → "qkv"), part or chunk suffixes, and the shader.
+func profileKind(k vk.KernelTime) string {
+	f := strings.Fields(k.Label)
+	if len(f) > 1 && len(f[0]) > 1 && f[0][0] == 'L' && strings.Trim(f[0][1:], "0123456789") == "" {
+		f = f[1:]
+	}
+	name := ""
+	if len(f) > 0 {
+		name = f[0]
+	}
+	return name + " (" + k.Kernel + ")"
+}
+
 // printProfile prints where a decode step and a prefill chunk spend device
 // time per kernel, with the mat-vec bandwidth against the measured bound.
 func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pp int) error {
@@ -237,10 +251,7 @@ func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pp int) error
 		var total time.Duration
 		var bytes uint64
 		for _, k := range ts {
-			kind := k.Kernel
-			if i := strings.LastIndexByte(k.Label, ' '); i >= 0 {
-				kind = k.Label[i+1:] + " (" + k.Kernel + ")"
-			}
+			kind := profileKind(k)
 			a := byKind[kind]
 			if a == nil {
 				a = &agg{name: kind}
@@ -260,6 +271,8 @@ func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pp int) error
 		fmt.Fprintf(w, "\n%s: %d dispatches, %.3f ms device time (%.1f tok/s if nothing else ran)\n", title, len(ts), ms(total), float64(tokens)/total.Seconds())
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  kernel\tdispatches\tms\tshare\tweights GB/s\tof bound")
+		// For a prefill chunk the weights are streamed once per pass of a
+		// few tokens, so GB/s there is a rate of work, not of traffic.
 		for _, a := range list {
 			bw, frac := "", ""
 			if a.bytes > 0 && a.t > 0 {

@@ -11,12 +11,8 @@ import (
 )
 
 // prefillChunk is the most tokens one prefill submission processes; it
-// sizes the activation buffers. A multiple of prefillNT.
+// sizes the activation buffers.
 const prefillChunk = 64
-
-// prefillNT is how many tokens the prefill mat-vec kernels take per pass:
-// each dequantized weight is used for that many tokens.
-const prefillNT = 8
 
 // Backend runs a model's forward pass on a Vulkan device: weights uploaded
 // once, the KV cache on the device, and each step one submission of a
@@ -38,6 +34,7 @@ type Backend struct {
 
 	// activations, prefillChunk tokens each
 	x, qkv, q, att, h *Buffer
+	h2                *Buffer // up-projection partial sums when its K is split
 	logits            *Buffer // host-visible, [prefillChunk][vocab]
 	step              *Buffer // host-visible per-step parameters
 	scratchBytes      uint64
@@ -148,6 +145,9 @@ func (b *Backend) allocate() error {
 	if b.h, err = act("activations ffn", n*b.ffStride, memDevice); err != nil {
 		return err
 	}
+	if b.h2, err = act("activations ffn partial sums", n*b.ffStride, memDevice); err != nil {
+		return err
+	}
 	if b.logits, err = act("logits", n*c.Vocab, memHost); err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (b *Backend) allocate() error {
 	}
 	// Padding columns of the activations must read as zero.
 	return d.oneShot(func(cb vkCommandBuffer) {
-		for _, buf := range []*Buffer{b.x, b.qkv, b.q, b.att, b.h} {
+		for _, buf := range []*Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2} {
 			fillZero(cb, buf)
 		}
 	})
@@ -265,16 +265,9 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 		}
 		b.ropeAngles(pos+start, n)
 		last := end == len(tokens)
-		var runs []*Recorder
-		switch {
-		case n == 1 && !all && last:
-			runs = []*Recorder{b.decode}
-		case all:
-			runs = []*Recorder{b.prefill, b.headAll}
-		case last:
-			runs = []*Recorder{b.prefill, b.headLast}
-		default:
-			runs = []*Recorder{b.prefill}
+		runs, err := b.recorders(n, all, last)
+		if err != nil {
+			return nil, fmt.Errorf("vulkan backend: recording the prefill pass: %w", err)
 		}
 		if err := b.d.run(runs...); err != nil {
 			return nil, fmt.Errorf("vulkan backend: step at position %d (%d tokens): %w", pos+start, n, err)

@@ -334,7 +334,7 @@ type dispatchMeta struct {
 // readBytes records how many bytes of weights the last dispatch streams,
 // for the bandwidth column of the profile.
 func (r *Recorder) readBytes(n uint64) {
-	if len(r.labels) > 0 && r.labels[len(r.labels)-1].label != "" {
+	if len(r.labels) > 0 {
 		r.labels[len(r.labels)-1].bytes += n
 	}
 }

@@ -81,7 +81,7 @@ func TestExploreMatvec(t *testing.T) {
 			rec.Begin()
 			reps := 10
 			for i := 0; i < reps; i++ {
-				if err := rec.matvec(matvecOp{label: "mv", m: m, x: x, xstride: cols, y: y, ystride: rows, nt: nt, groups: 1, step: step}); err != nil {
+				if err := rec.matvec(matvecOp{label: "mv", m: m, x: x, xstride: cols, y: y, ystride: rows, nt: nt, tokens: nt, step: step}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -130,13 +130,13 @@ func TestExploreCompile(t *testing.T) {
 				if v := os.Getenv("VKCHAT_NTX"); v != "" {
 					fmt.Sscan(v, &nt)
 				}
-				k, err := d.Kernel(name, 9*4, 32, 8, nu, nt, 0, 1, pair, rb)
+				k, err := d.Kernel(name, 11*4, 32, 8, nu, nt, 0, 1, pair, rb)
 				if err != nil {
 					t.Fatal(err)
 				}
 				t1 := time.Now()
 				b, _ := d.NewBuffer("b", 1<<16, memDevice)
-				args := make([]Arg, 13)
+				args := make([]Arg, 14)
 				for i := range args {
 					args[i] = Arg{B: b}
 				}
@@ -145,7 +145,7 @@ func TestExploreCompile(t *testing.T) {
 				}
 				rec, _ := d.NewRecorder(0)
 				rec.Begin()
-				if err := rec.Dispatch("x", k, args, make([]uint32, 9), 1, 1, 1); err != nil {
+				if err := rec.Dispatch("x", k, args, make([]uint32, 11), 1, 1, 1); err != nil {
 					t.Fatal(err)
 				}
 				rec.End()

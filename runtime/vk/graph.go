@@ -17,11 +17,10 @@ import (
 //
 // then the head: RMSNorm(output_norm) and the output projection → logits.
 
-// bodyShape is what differs between the decode and prefill recordings.
+// bodyShape is what differs between the decode and prefill recordings: the
+// tokens dispatched (kernels skip those past the step's count).
 type bodyShape struct {
-	nt     int // tokens per mat-vec pass
-	groups int // token groups dispatched: capacity / nt
-	cap    int // tokens dispatched for per-token kernels
+	cap int
 }
 
 func (b *Backend) newRecorder(dispatches int) (*Recorder, error) {
@@ -32,57 +31,76 @@ func (b *Backend) newRecorder(dispatches int) (*Recorder, error) {
 	return b.d.NewRecorder(q)
 }
 
-// record builds the four command buffers: decode (one token, logits of it),
-// prefill body, and the last-token and all-token heads.
+// record builds the decode command buffer (one token in, its logits out).
+// The prefill body and the two heads are recorded on first use: a session
+// that only decodes never pays for their pipelines.
 func (b *Backend) record() error {
-	n := 16 + 10*len(b.layers)
 	var err error
-	if b.decode, err = b.newRecorder(n); err != nil {
-		return err
+	b.decode, err = b.recordWith(func(r *Recorder) error {
+		one := bodyShape{cap: 1}
+		if err := b.recordBody(r, one); err != nil {
+			return err
+		}
+		return b.recordHead(r, one, true)
+	})
+	return err
+}
+
+func (b *Backend) dispatchesPerStep() int { return 16 + 12*len(b.layers) }
+
+func (b *Backend) recordWith(f func(*Recorder) error) (*Recorder, error) {
+	r, err := b.newRecorder(b.dispatchesPerStep())
+	if err != nil {
+		return nil, err
 	}
-	if b.prefill, err = b.newRecorder(n); err != nil {
-		return err
+	if err := r.Begin(); err != nil {
+		return nil, err
 	}
-	if b.headLast, err = b.newRecorder(8); err != nil {
-		return err
+	if err := f(r); err != nil {
+		return nil, err
 	}
-	if b.headAll, err = b.newRecorder(8); err != nil {
-		return err
+	if err := r.End(); err != nil {
+		return nil, err
 	}
-	one := bodyShape{nt: 1, groups: 1, cap: 1}
-	many := bodyShape{nt: prefillNT, groups: prefillChunk / prefillNT, cap: prefillChunk}
-	steps := []struct {
-		r *Recorder
-		f func(*Recorder) error
-	}{
-		{b.decode, func(r *Recorder) error {
-			if err := b.recordBody(r, one); err != nil {
-				return err
+	return r, nil
+}
+
+// recorders returns the command buffers a step of n tokens runs, recording
+// the prefill ones the first time they are needed.
+func (b *Backend) recorders(n int, all, last bool) ([]*Recorder, error) {
+	if n == 1 && !all && last {
+		return []*Recorder{b.decode}, nil
+	}
+	var err error
+	many := bodyShape{cap: prefillChunk}
+	if b.prefill == nil {
+		if b.prefill, err = b.recordWith(func(r *Recorder) error { return b.recordBody(r, many) }); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case all:
+		if b.headAll == nil {
+			if b.headAll, err = b.recordWith(func(r *Recorder) error { return b.recordHead(r, many, false) }); err != nil {
+				return nil, err
 			}
-			return b.recordHead(r, one, true)
-		}},
-		{b.prefill, func(r *Recorder) error { return b.recordBody(r, many) }},
-		{b.headLast, func(r *Recorder) error { return b.recordHead(r, one, true) }},
-		{b.headAll, func(r *Recorder) error { return b.recordHead(r, many, false) }},
+		}
+		return []*Recorder{b.prefill, b.headAll}, nil
+	case last:
+		if b.headLast == nil {
+			if b.headLast, err = b.recordWith(func(r *Recorder) error { return b.recordHead(r, bodyShape{cap: 1}, true) }); err != nil {
+				return nil, err
+			}
+		}
+		return []*Recorder{b.prefill, b.headLast}, nil
 	}
-	for _, s := range steps {
-		if err := s.r.Begin(); err != nil {
-			return err
-		}
-		if err := s.f(s.r); err != nil {
-			return err
-		}
-		if err := s.r.End(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return []*Recorder{b.prefill}, nil
 }
 
 func (b *Backend) recordHead(r *Recorder, s bodyShape, last bool) error {
 	return r.matvec(matvecOp{
 		label: "output", m: b.output, x: b.x, xstride: b.xStride, norm: b.outNorm, eps: b.cfg.NormEps,
-		y: b.logits, ystride: b.cfg.Vocab, nt: s.nt, groups: s.groups, last: last, step: b.step,
+		y: b.logits, ystride: b.cfg.Vocab, tokens: s.cap, last: last, step: b.step,
 	})
 }
 
@@ -113,7 +131,7 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 	ropeTable := Arg{B: b.step, Off: uint64(b.ropeOff), Size: b.step.Size - uint64(b.ropeOff), Format: fmtU32x2}
 	for l, lw := range b.layers {
 		name := func(s string) string { return fmt.Sprintf("L%d %s", l, s) }
-		mv := matvecOp{x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps, y: b.qkv, ystride: b.qkvStride, nt: s.nt, groups: s.groups, step: b.step}
+		mv := matvecOp{x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps, y: b.qkv, ystride: b.qkvStride, tokens: s.cap, step: b.step}
 		if lw.bias != nil {
 			mv.bias, mv.epi = lw.bias, epiBias
 		}
@@ -147,10 +165,10 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 		if err != nil {
 			return err
 		}
-		if err := r.matvec(matvecOp{label: name("wo"), m: lw.wo, x: b.att, xstride: b.qStride, y: b.x, ystride: b.xStride, epi: epiResidual, nt: s.nt, groups: s.groups, step: b.step}); err != nil {
+		if err := r.matvec(matvecOp{label: name("wo"), m: lw.wo, x: b.att, xstride: b.qStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}); err != nil {
 			return err
 		}
-		ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.h, ystride: b.ffStride, nt: s.nt, groups: s.groups, step: b.step}
+		ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.h, y2: b.h2, ystride: b.ffStride, tokens: s.cap, step: b.step}
 		if lw.gate.Type == lw.up.Type {
 			if err := r.matvec(ffn); err != nil {
 				return err
@@ -167,7 +185,7 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 				return err
 			}
 		}
-		if err := r.matvec(matvecOp{label: name("down"), m: lw.down, x: b.h, xstride: b.ffStride, y: b.x, ystride: b.xStride, epi: epiResidual, nt: s.nt, groups: s.groups, step: b.step}); err != nil {
+		if err := r.matvec(matvecOp{label: name("down"), m: lw.down, x: b.h, xstride: b.ffStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}); err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,7 @@ const (
 	epiResidual = 1 // y += W·x
 	epiBias     = 2 // y = W·x + bias
 	epiSwiGLU   = 3 // y = silu(y)·(W·x): up after a separate gate
+	epiSwiGLU2  = 4 // y = silu(y)·(W·x + y2): the last chunk of a split up
 )
 
 // matvecOp is one use of the mat-vec kernel: y[tok][yoff+row] (epilogue)
@@ -27,33 +28,66 @@ type matvecOp struct {
 	eps     float32
 	bias    *Buffer
 	y       *Buffer
+	y2      *Buffer // scratch shaped like y, for an up projection split over K
 	ystride int
 	yoff    int
 	epi     int
-	nt      int // tokens per pass (kernel constant)
-	groups  int // token groups to dispatch (ceil(batch capacity / nt))
+	tokens  int // batch capacity: tokens the dispatch covers
+	nt      int // tokens per pass (kernel constant); 0 chooses by type
 	last    bool
 	step    *Buffer
 }
 
 // matvecShape is the team shape for a matrix with units per row.
-// rb is how many rows a team computes per pass: as many as it has lanes
-// for small units (fewest shuffles and stores per row), fewer for the
-// 256-weight K-quant units whose unrolled code would otherwise be huge.
-func (d *Device) matvecShape(t ggml.Type, units int) (lpr, nu, rb int) {
+// matvecShape is the team shape for a matrix with units per row and nt
+// tokens per pass: lanes per row, units per lane per chunk of K, chunks of
+// K (separate dispatches) and rows per team pass. Every unit a lane holds
+// is NT unrolled copies of code and x registers, so the units per chunk are
+// capped: past that, K is split and the chunks accumulate.
+func (d *Device) matvecShape(t ggml.Type, units, nt int) (lpr, nu, chunks, rb int) {
 	lpr = 1
 	for lpr < units && lpr < 8 && lpr < int(max(d.Info.SubgroupSize, 1)) {
 		lpr *= 2
 	}
-	nu = (units + lpr - 1) / lpr
+	big := layouts[t].unit > 32
+	maxNU := 16
+	switch {
+	case big && nt > 1:
+		maxNU = 1
+	case big:
+		maxNU = 2
+	case nt > 1:
+		maxNU = 4
+	}
+	perLane := (units + lpr - 1) / lpr
+	chunks = (perLane + maxNU - 1) / maxNU
+	nu = (perLane + chunks - 1) / chunks
+	// rb: for one token as many rows per pass as lanes with small units
+	// (fewest shuffles and stores per row), fewer for the 256-weight K-quant
+	// units whose unrolled code would otherwise be huge; with several tokens
+	// per pass the row overhead is already shared, so one row.
 	rb = lpr
-	if layouts[t].unit > 32 {
+	switch {
+	case nt > 1:
+		rb = 1
+	case big:
 		rb = min(lpr, 2)
 	}
 	if testRB > 0 {
 		rb = min(lpr, testRB)
 	}
-	return lpr, nu, rb
+	return lpr, nu, chunks, rb
+}
+
+// prefillNT is how many tokens the prefill mat-vec kernels take per pass
+// for a weight type: each dequantized weight serves that many tokens.
+// K-quant units are 8 times larger, so they take fewer at once to keep the
+// unrolled kernels (and their compile time) in bounds.
+func prefillNT(t ggml.Type) int {
+	if layouts[t].unit > 32 {
+		return 4
+	}
+	return 8
 }
 
 // mvWorkgroup is the mat-vec workgroup size: several teams share a
@@ -82,17 +116,70 @@ func (d *Device) dummy() (*Buffer, error) {
 
 func wtypeName(m *Matrix) string { return strings.ToLower(m.Type.String()) }
 
+// matvec records op. With nt 0 the token count per pass is chosen for the
+// weight type from the batch (1 for a single token, else prefillNT).
 func (r *Recorder) matvec(op matvecOp) error {
-	d := r.d
 	m := op.m
 	if op.m2 != nil && (op.m2.Type != m.Type || op.m2.Rows != m.Rows || op.m2.Cols != m.Cols || len(op.m2.parts) != len(m.parts)) {
 		return fmt.Errorf("%s: paired matrices %s and %s differ in type or shape", op.label, m.Name, op.m2.Name)
 	}
+	if op.nt == 0 {
+		op.nt = 1
+		if op.tokens > 1 {
+			op.nt = prefillNT(m.Type)
+		}
+	}
+	_, _, chunks, _ := r.d.matvecShape(m.Type, m.Units, op.nt)
+	if chunks == 1 {
+		return r.matvecChunk(op, 0, 1)
+	}
+	if op.m2 != nil {
+		// silu needs whole sums: gate and up separately, up finishing with
+		// the SwiGLU epilogue.
+		gate, up := op, op
+		gate.m2, gate.label, gate.epi = nil, op.label+" (gate)", epiStore
+		up.m, up.m2, up.label, up.epi = op.m2, nil, op.label+" (up)", epiSwiGLU
+		if err := r.matvec(gate); err != nil {
+			return err
+		}
+		return r.matvec(up)
+	}
+	for c := 0; c < chunks; c++ {
+		cop := op
+		switch {
+		case op.epi == epiSwiGLU && c < chunks-1:
+			// partial sums of up go to y2 until the last chunk
+			if op.y2 == nil {
+				return fmt.Errorf("%s: splitting K of %s needs a scratch buffer", op.label, m.Name)
+			}
+			cop.y, cop.epi = op.y2, epiStore
+			if c > 0 {
+				cop.epi = epiResidual
+			}
+		case op.epi == epiSwiGLU:
+			cop.epi = epiSwiGLU2
+		case c > 0:
+			cop.epi = epiResidual
+		}
+		if err := r.matvecChunk(cop, c, chunks); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// matvecChunk records the dispatches (one per part of the matrix) for
+// chunk c of K.
+func (r *Recorder) matvecChunk(op matvecOp, c, chunks int) error {
+	d := r.d
+	m := op.m
 	l := layouts[m.Type]
 	if op.xstride%l.unit != 0 && op.xstride%32 != 0 {
 		return fmt.Errorf("%s: x stride %d is not a whole number of units", op.label, op.xstride)
 	}
-	lpr, nu, rb := d.matvecShape(m.Type, m.Units)
+	lpr, nu, _, rb := d.matvecShape(m.Type, m.Units, op.nt)
+	u0 := c * lpr * nu
+	cu := min(lpr*nu, m.Units-u0)
 	flag := func(b bool) uint32 {
 		if b {
 			return 1
@@ -103,7 +190,7 @@ func (r *Recorder) matvec(op matvecOp) error {
 	if testKernelOverride != "" {
 		kname = testKernelOverride
 	}
-	k, err := d.Kernel(kname, 9*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), uint32(rb))
+	k, err := d.Kernel(kname, 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), uint32(rb))
 	if err != nil {
 		return err
 	}
@@ -111,12 +198,15 @@ func (r *Recorder) matvec(op matvecOp) error {
 	if err != nil {
 		return err
 	}
-	nw, bias := op.norm, op.bias
+	nw, bias, y2 := op.norm, op.bias, op.y2
 	if nw == nil {
 		nw = dum
 	}
 	if bias == nil {
 		bias = dum
+	}
+	if y2 == nil {
+		y2 = dum
 	}
 	teams := mvWorkgroup / lpr
 	for pi, part := range m.parts {
@@ -135,22 +225,25 @@ func (r *Recorder) matvec(op matvecOp) error {
 				args = append(args, Arg{B: dum})
 			}
 		}
-		args = append(args, R(op.x), R(nw), R(bias), W(op.y), R(op.step))
-		if op.epi == epiResidual || op.epi == epiSwiGLU {
+		args = append(args, R(op.x), R(nw), R(bias), W(op.y), R(op.step), R(y2))
+		if op.epi == epiResidual || op.epi == epiSwiGLU || op.epi == epiSwiGLU2 {
 			// read-modify-write of y
 			args[11].Write = true
 		}
 		perGroup := teams * rb // rows per workgroup pass
 		groups := (part.rows + perGroup*mvPasses - 1) / (perGroup * mvPasses)
 		groups = max(groups, min((part.rows+perGroup-1)/perGroup, 4))
-		tg := op.groups
+		tg := (max(op.tokens, 1) + op.nt - 1) / op.nt
 		if op.last {
 			tg = 1
 		}
-		push := []uint32{uint32(part.rows), uint32(m.Units), uint32(op.xstride), uint32(op.ystride), uint32(op.yoff + part.row0), flag(op.last), uint32(m.Cols), math.Float32bits(op.eps), uint32(part.row0)}
+		push := []uint32{uint32(part.rows), uint32(m.Units), uint32(op.xstride), uint32(op.ystride), uint32(op.yoff + part.row0), flag(op.last), uint32(m.Cols), math.Float32bits(op.eps), uint32(part.row0), uint32(u0), uint32(cu)}
 		label := op.label
 		if len(m.parts) > 1 {
-			label = fmt.Sprintf("%s part %d", op.label, pi)
+			label = fmt.Sprintf("%s part %d", label, pi)
+		}
+		if chunks > 1 {
+			label = fmt.Sprintf("%s k%d/%d", label, c+1, chunks)
 		}
 		if err := r.Dispatch(label, k, args, push, uint32(groups), uint32(tg), 1); err != nil {
 			return err

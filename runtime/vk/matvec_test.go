@@ -3,6 +3,7 @@ package vk
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 
@@ -13,9 +14,11 @@ import (
 type mvCase struct {
 	typ        ggml.Type
 	rows, cols int
-	ntok, nt   int
+	ntok, nt   int // nt 0: chosen by type as the backend does
 	norm       bool
 	epi        int
+	pair       bool   // y = silu(W·x)·(W2·x)
+	partBytes  uint64 // split the matrix into parts of at most this size
 }
 
 // runMatvec runs one mat-vec case on the device and on the reference
@@ -24,9 +27,22 @@ type mvCase struct {
 func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int) {
 	t.Helper()
 	w := randomWeights(t, c.typ, c.rows, c.cols, rng)
+	d.partBytes = c.partBytes
+	defer func() { d.partBytes = 0 }()
 	m, err := d.UploadMatrix("w", c.typ, c.rows, c.cols, w)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.partBytes > 0 && len(m.parts) < 2 {
+		t.Fatalf("matrix of %d bytes not split at %d bytes per part", m.Bytes, c.partBytes)
+	}
+	var w2 []byte
+	var m2 *Matrix
+	if c.pair {
+		w2 = randomWeights(t, c.typ, c.rows, c.cols, rng)
+		if m2, err = d.UploadMatrix("w2", c.typ, c.rows, c.cols, w2); err != nil {
+			t.Fatal(err)
+		}
 	}
 	l := layouts[c.typ]
 	xstride := l.unitsPerRow(c.cols) * l.unit
@@ -67,7 +83,8 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 		t.Fatal(err)
 	}
 	rec.Begin()
-	op := matvecOp{label: "test", m: m, x: xb, xstride: xstride, norm: nwb, eps: 1e-5, bias: biasb, y: yb, ystride: ystride, yoff: 5, epi: c.epi, nt: c.nt, groups: (c.ntok + c.nt - 1) / c.nt, step: step}
+	y2b, _ := d.NewBuffer("y2", uint64(4*len(y0)+64), memDevice)
+	op := matvecOp{label: "test", m: m, m2: m2, x: xb, xstride: xstride, norm: nwb, eps: 1e-5, bias: biasb, y: yb, y2: y2b, ystride: ystride, yoff: 5, epi: c.epi, tokens: c.ntok, nt: c.nt, step: step}
 	if err := rec.matvec(op); err != nil {
 		t.Fatal(err)
 	}
@@ -100,11 +117,18 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 		}
 		for r := 0; r < c.rows; r++ {
 			v := quant.DotRow(c.typ, w[uint64(r)*rowBytes:uint64(r+1)*rowBytes], xt)
+			if c.pair {
+				u := quant.DotRow(c.typ, w2[uint64(r)*rowBytes:uint64(r+1)*rowBytes], xt)
+				v = float32(float64(v)/(1+math.Exp(-float64(v)))) * u
+			}
 			switch c.epi {
 			case epiResidual:
 				v += y0[tk*ystride+5+r]
 			case epiBias:
 				v += bias[r]
+			case epiSwiGLU:
+				g := float64(y0[tk*ystride+5+r])
+				v *= float32(g / (1 + math.Exp(-g)))
 			}
 			ref = append(ref, v)
 			res = append(res, got[tk*ystride+5+r])
@@ -118,23 +142,54 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 	return nmse(ref, res), bad
 }
 
+func checkMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) {
+	t.Helper()
+	e, bad := runMatvec(t, d, c, rng)
+	if e > 5e-4 || bad > 0 {
+		t.Errorf("NMSE %.3g (bound 5e-4), %d sentinels overwritten", e, bad)
+	} else {
+		t.Logf("NMSE %.3g", e)
+	}
+}
+
+// TestMatvecTypes checks every weight type against quant.DotRow: one token
+// (decode), a batch that is not a multiple of the tokens per pass with the
+// residual epilogue (prefill), and the RMSNorm prologue with a bias; row
+// counts are not multiples of the workgroup's rows.
 func TestMatvecTypes(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(1))
 	for _, typ := range allTypes {
 		for _, c := range []mvCase{
-			{typ: typ, rows: 37, cols: 768, ntok: 1, nt: 1},
-			{typ: typ, rows: 53, cols: 512, ntok: 11, nt: 8, epi: epiResidual},
+			{typ: typ, rows: 37, cols: 768, ntok: 1},
+			{typ: typ, rows: 53, cols: 512, ntok: 11, epi: epiResidual},
 			{typ: typ, rows: 19, cols: 256, ntok: 3, nt: 1, norm: true, epi: epiBias},
 		} {
-			t.Run(fmt.Sprintf("%s/%dx%d/tok%d/nt%d/norm%v/epi%d", typ, c.rows, c.cols, c.ntok, c.nt, c.norm, c.epi), func(t *testing.T) {
-				e, bad := runMatvec(t, d, c, rng)
-				if e > 5e-4 || bad > 0 {
-					t.Errorf("NMSE %.3g (bound 5e-4), %d sentinels overwritten", e, bad)
-				} else {
-					t.Logf("NMSE %.3g", e)
-				}
+			t.Run(fmt.Sprintf("%s/%dx%d/tok%d/norm%v/epi%d", typ, c.rows, c.cols, c.ntok, c.norm, c.epi), func(t *testing.T) {
+				checkMatvec(t, d, c, rng)
 			})
 		}
+	}
+}
+
+// TestMatvecShapes covers the paths a few types suffice for: K split over
+// dispatches (with the norm needing the whole row and gate/up unpaired),
+// float rows that are not whole units, and matrices split into parts.
+func TestMatvecShapes(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(2))
+	for _, c := range []mvCase{
+		{typ: ggml.Q4_0, rows: 29, cols: 768, ntok: 1, norm: true, pair: true},
+		{typ: ggml.Q4_0, rows: 29, cols: 2048, ntok: 9, norm: true, pair: true},
+		{typ: ggml.Q4_K, rows: 21, cols: 4096, ntok: 5, epi: epiBias},
+		{typ: ggml.Q8_0, rows: 13, cols: 4096, ntok: 2, epi: epiSwiGLU},
+		{typ: ggml.F32, rows: 33, cols: 172, ntok: 1, norm: true},
+		{typ: ggml.F16, rows: 47, cols: 172, ntok: 10, epi: epiResidual},
+		{typ: ggml.Q5_1, rows: 100, cols: 256, ntok: 1, partBytes: 3000},
+		{typ: ggml.Q6_K, rows: 40, cols: 512, ntok: 3, partBytes: 4000, epi: epiBias},
+	} {
+		t.Run(fmt.Sprintf("%s/%dx%d/tok%d/norm%v/pair%v/epi%d/parts%d", c.typ, c.rows, c.cols, c.ntok, c.norm, c.pair, c.epi, c.partBytes), func(t *testing.T) {
+			checkMatvec(t, d, c, rng)
+		})
 	}
 }

@@ -43,7 +43,7 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (*Profile, error) {
 		if p.Prefill, err = b.prefill.Timings(); err != nil {
 			return nil, err
 		}
-		head, err := b.headLast.Timings()
+		head, err := b.headLast.Timings() // recorded by the Forward above
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,404 @@
+package vk
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"vkchat/models"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/quant"
+)
+
+func stepBuffer(t *testing.T, d *Device, ntok, pos int, tokens []int32) *Buffer {
+	t.Helper()
+	b, err := d.NewBuffer("step", uint64(16+4*max(len(tokens), 1)+4096), memHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := b.Mapped()
+	binary.LittleEndian.PutUint32(m, uint32(ntok))
+	binary.LittleEndian.PutUint32(m[4:], uint32(pos))
+	for i, tk := range tokens {
+		binary.LittleEndian.PutUint32(m[16+4*i:], uint32(tk))
+	}
+	return b
+}
+
+func runOnce(t *testing.T, d *Device, record func(r *Recorder) error) {
+	t.Helper()
+	r, err := d.NewRecorder(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	if err := record(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.End(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEmbed checks the embedding gather for every type (and a matrix split
+// into parts) against quant.Dequantize; it must match to rounding.
+func TestEmbed(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(3))
+	for _, typ := range allTypes {
+		for _, parts := range []uint64{0, 2000} {
+			t.Run(fmt.Sprintf("%s/parts%d", typ, parts), func(t *testing.T) {
+				rows, cols := 37, 512
+				w := randomWeights(t, typ, rows, cols, rng)
+				d.partBytes = parts
+				m, err := d.UploadMatrix("embd", typ, rows, cols, w)
+				d.partBytes = 0
+				if err != nil {
+					t.Fatal(err)
+				}
+				tokens := []int32{36, 0, 5, 5, 17}
+				stride := 512 + 64
+				x0 := make([]float32, len(tokens)*stride)
+				for i := range x0 {
+					x0[i] = sentinel
+				}
+				xb, _ := d.NewBuffer("x", uint64(4*len(x0)), memDevice)
+				xb.Write(0, f32bytes(x0))
+				step := stepBuffer(t, d, len(tokens)-1, 0, tokens) // the last token is not in the batch
+				b := &Backend{d: d, tokEmbd: m, x: xb, step: step, xStride: stride}
+				runOnce(t, d, func(r *Recorder) error { return b.recordEmbed(r, bodyShape{cap: len(tokens)}) })
+				out := make([]byte, 4*len(x0))
+				xb.Read(0, out)
+				got := bytesF32(out)
+				rb, _ := typ.RowBytes(uint64(cols))
+				ref := make([]float32, cols)
+				for i, tk := range tokens {
+					row := got[i*stride : (i+1)*stride]
+					if i == len(tokens)-1 {
+						for _, v := range row {
+							if !isSentinel(v) {
+								t.Fatalf("token %d beyond the batch was written", i)
+							}
+						}
+						continue
+					}
+					quant.Dequantize(typ, w[uint64(tk)*rb:uint64(tk+1)*rb], ref)
+					if e := nmse(ref, row[:cols]); e > 1e-7 {
+						t.Errorf("token %d (%d): NMSE %.3g", i, tk, e)
+					}
+					for _, v := range row[cols:] {
+						if !isSentinel(v) {
+							t.Fatalf("token %d: padding written", i)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// refRope rotates one head as runtime/cpu does, with the same angles the
+// backend writes to the step buffer.
+func refRope(x []float32, cos, sin []float32, dims int, neox bool) {
+	for i := 0; i < dims/2; i++ {
+		a, b := 2*i, 2*i+1
+		if neox {
+			a, b = i, i+dims/2
+		}
+		x0, x1 := x[a], x[b]
+		x[a] = x0*cos[i] - x1*sin[i]
+		x[b] = x0*sin[i] + x1*cos[i]
+	}
+}
+
+// TestRopeKV checks rotation of queries and keys (normal and NeoX pairing,
+// partial rotary dims) and the cache write (F16 and F32) against plain
+// loops, with sentinels around the written cache rows.
+func TestRopeKV(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(4))
+	for _, c := range []struct {
+		neox bool
+		dims int
+		kv   backend.KVType
+	}{{false, 64, backend.KVF16}, {true, 64, backend.KVF32}, {true, 32, backend.KVF16}, {false, 48, backend.KVF32}} {
+		t.Run(fmt.Sprintf("neox%v/dims%d/%s", c.neox, c.dims, c.kv), func(t *testing.T) {
+			cfg := models.Config{Embd: 256, Heads: 4, KVHeads: 2, HeadDim: 64, Rope: models.Rope{Dims: c.dims, Base: 10000, NeoX: c.neox, Scale: 1}}
+			ctx, n, pos := 40, 5, 17
+			hd, qw, kvw := cfg.HeadDim, cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
+			qkvStride := qw + 2*kvw
+			qkv := randomVec(n*qkvStride, rng)
+			b := &Backend{d: d, cfg: cfg, opts: backend.Options{ContextSize: ctx, KVType: c.kv}}
+			b.ropeOff = 256
+			var err error
+			b.step, err = d.NewBuffer("step", uint64(b.ropeOff+8*n*c.dims/2+64), memHost)
+			if err != nil {
+				t.Fatal(err)
+			}
+			binary.LittleEndian.PutUint32(b.step.Mapped(), uint32(n))
+			binary.LittleEndian.PutUint32(b.step.Mapped()[4:], uint32(pos))
+			b.ropeAngles(pos, n)
+			qkvb, _ := d.NewBuffer("qkv", uint64(4*len(qkv)), memDevice)
+			qkvb.Write(0, f32bytes(qkv))
+			qb, _ := d.NewBuffer("q", uint64(4*n*qw), memDevice)
+			es := c.kv.Bytes()
+			cacheBytes := cfg.KVHeads * ctx * hd * es
+			fill := make([]byte, cacheBytes)
+			for i := range fill {
+				fill[i] = 0xA5
+			}
+			kc, _ := d.NewBuffer("kc", uint64(cacheBytes), memDevice)
+			vc, _ := d.NewBuffer("vc", uint64(cacheBytes), memDevice)
+			kc.Write(0, fill)
+			vc.Write(0, fill)
+			kvf32 := uint32(0)
+			if es == 4 {
+				kvf32 = 1
+			}
+			neox := uint32(0)
+			if c.neox {
+				neox = 1
+			}
+			k, err := d.Kernel("rope", 5*4, 64, uint32(hd), uint32(c.dims), neox, kvf32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runOnce(t, d, func(r *Recorder) error {
+				return r.Dispatch("rope", k, []Arg{{B: qkvb, Format: fmtU32}, {B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, W(qb), W(kc), W(vc), R(b.step)},
+					[]uint32{uint32(cfg.Heads), uint32(cfg.KVHeads), uint32(qkvStride), uint32(qw), uint32(ctx)}, uint32(n+2), 1, 1)
+			})
+			// reference
+			cos := make([]float32, c.dims/2)
+			sin := make([]float32, c.dims/2)
+			qref := make([]float32, n*qw)
+			kref := make([][]float32, n)
+			m := b.step.Mapped()
+			for tk := 0; tk < n; tk++ {
+				for i := range cos {
+					o := b.ropeOff + 8*(tk*c.dims/2+i)
+					cos[i], sin[i] = getF32(m, o), getF32(m, o+4)
+				}
+				row := append([]float32(nil), qkv[tk*qkvStride:(tk+1)*qkvStride]...)
+				for h := 0; h < cfg.Heads+cfg.KVHeads; h++ {
+					refRope(row[h*hd:(h+1)*hd], cos, sin, c.dims, c.neox)
+				}
+				copy(qref[tk*qw:], row[:qw])
+				kref[tk] = row[qw:]
+			}
+			qout := make([]byte, 4*n*qw)
+			qb.Read(0, qout)
+			if e := nmse(qref, bytesF32(qout)); e > 1e-7 {
+				t.Errorf("q: NMSE %.3g", e)
+			}
+			kraw, vraw := make([]byte, cacheBytes), make([]byte, cacheBytes)
+			kc.Read(0, kraw)
+			vc.Read(0, vraw)
+			elem := func(raw []byte, i int) (float32, bool) {
+				if es == 2 {
+					h := binary.LittleEndian.Uint16(raw[2*i:])
+					return quant.FP16ToFP32(h), h == 0xA5A5
+				}
+				u := binary.LittleEndian.Uint32(raw[4*i:])
+				return math.Float32frombits(u), u == 0xA5A5A5A5
+			}
+			var kr, kg, vr, vg []float32
+			for h := 0; h < cfg.KVHeads; h++ {
+				for p := 0; p < ctx; p++ {
+					for dd := 0; dd < hd; dd++ {
+						i := (h*ctx+p)*hd + dd
+						kv, kun := elem(kraw, i)
+						vv, vun := elem(vraw, i)
+						tk := p - pos
+						if tk < 0 || tk >= n {
+							if !kun || !vun {
+								t.Fatalf("cache written at position %d outside the step", p)
+							}
+							continue
+						}
+						kr = append(kr, kref[tk][h*hd+dd])
+						kg = append(kg, kv)
+						vr = append(vr, qkv[tk*qkvStride+qw+kvw+h*hd+dd])
+						vg = append(vg, vv)
+					}
+				}
+			}
+			bound := 1e-7
+			if es == 2 {
+				bound = 1e-6 // F16 rounding
+			}
+			if e := nmse(kr, kg); e > bound {
+				t.Errorf("k cache: NMSE %.3g", e)
+			}
+			if e := nmse(vr, vg); e > bound {
+				t.Errorf("v cache: NMSE %.3g", e)
+			}
+		})
+	}
+}
+
+// TestAttention checks causal GQA attention over a cache against a plain
+// float64 softmax, for F16 and F32 caches, several query tokens and spans
+// longer than the lanes.
+func TestAttention(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(5))
+	for _, c := range []struct {
+		hd, heads, kvheads, n, pos int
+		kv                         backend.KVType
+	}{{64, 4, 2, 3, 20, backend.KVF16}, {64, 4, 4, 1, 0, backend.KVF32}, {32, 8, 2, 5, 37, backend.KVF32}, {8, 8, 4, 2, 5, backend.KVF16}} {
+		t.Run(fmt.Sprintf("hd%d/h%d/kv%d/n%d/pos%d/%s", c.hd, c.heads, c.kvheads, c.n, c.pos, c.kv), func(t *testing.T) {
+			ctx := c.pos + c.n + 3
+			hd, qw := c.hd, c.heads*c.hd
+			q := randomVec(c.n*qw, rng)
+			es := c.kv.Bytes()
+			kvals := randomVec(c.kvheads*ctx*hd, rng)
+			vvals := randomVec(c.kvheads*ctx*hd, rng)
+			enc := func(v []float32) []byte {
+				if es == 4 {
+					return f32bytes(v)
+				}
+				b := make([]byte, 2*len(v))
+				for i, x := range v {
+					h := quant.FP32ToFP16(x)
+					binary.LittleEndian.PutUint16(b[2*i:], h)
+					v[i] = quant.FP16ToFP32(h) // the reference sees the stored values
+				}
+				return b
+			}
+			kc, _ := d.NewBuffer("kc", uint64(len(kvals)*es), memDevice)
+			vc, _ := d.NewBuffer("vc", uint64(len(vvals)*es), memDevice)
+			kc.Write(0, enc(kvals))
+			vc.Write(0, enc(vvals))
+			qb, _ := d.NewBuffer("q", uint64(4*len(q)), memDevice)
+			qb.Write(0, f32bytes(q))
+			out0 := make([]float32, (c.n+1)*qw)
+			for i := range out0 {
+				out0[i] = sentinel
+			}
+			ob, _ := d.NewBuffer("out", uint64(4*len(out0)), memDevice)
+			ob.Write(0, f32bytes(out0))
+			step := stepBuffer(t, d, c.n, c.pos, nil)
+			kvf32 := uint32(0)
+			if es == 4 {
+				kvf32 = 1
+			}
+			k, err := d.Kernel("attention", 3*4, d.Info.SubgroupSize, uint32(hd), uint32(c.heads/c.kvheads), kvf32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			scale := float32(1 / math.Sqrt(float64(hd)))
+			runOnce(t, d, func(r *Recorder) error {
+				return r.Dispatch("attn", k, []Arg{R(qb), R(kc), R(vc), W(ob), R(step)}, []uint32{uint32(qw), uint32(ctx), math.Float32bits(scale)}, uint32(c.kvheads), uint32(c.n+1), 1)
+			})
+			raw := make([]byte, 4*len(out0))
+			ob.Read(0, raw)
+			got := bytesF32(raw)
+			var ref []float32
+			g := c.heads / c.kvheads
+			for tk := 0; tk < c.n; tk++ {
+				for h := 0; h < c.heads; h++ {
+					kvh := h / g
+					qh := q[tk*qw+h*hd : tk*qw+(h+1)*hd]
+					span := c.pos + tk + 1
+					sc := make([]float64, span)
+					mx := math.Inf(-1)
+					for p := 0; p < span; p++ {
+						var s float64
+						for dd := 0; dd < hd; dd++ {
+							qv := qh[dd]
+							if es == 2 {
+								qv = quant.FP16ToFP32(quant.FP32ToFP16(qv))
+							}
+							s += float64(qv) * float64(kvals[(kvh*ctx+p)*hd+dd])
+						}
+						sc[p] = s * float64(scale)
+						mx = math.Max(mx, sc[p])
+					}
+					var sum float64
+					for p := range sc {
+						sc[p] = math.Exp(sc[p] - mx)
+						sum += sc[p]
+					}
+					for dd := 0; dd < hd; dd++ {
+						var o float64
+						for p := range sc {
+							o += sc[p] * float64(vvals[(kvh*ctx+p)*hd+dd])
+						}
+						ref = append(ref, float32(o/sum))
+					}
+				}
+			}
+			if e := nmse(ref, got[:c.n*qw]); e > 5e-4 {
+				t.Errorf("NMSE %.3g", e)
+			} else {
+				t.Logf("NMSE %.3g", e)
+			}
+			for i := c.n * qw; i < len(got); i++ {
+				if !isSentinel(got[i]) {
+					t.Fatalf("output for a token beyond the batch written at %d", i)
+				}
+			}
+		})
+	}
+}
+
+// TestSplitByTexelLimit lowers the device's texel-view limit so a matrix
+// must be split by rows into parts each view can span, as a tensor larger
+// than maxTexelBufferElements (or maxStorageBufferRange) would be.
+func TestSplitByTexelLimit(t *testing.T) {
+	d := testDevice(t)
+	saved := d.Info.Limits.MaxTexelElements
+	d.Info.Limits.MaxTexelElements = 300
+	defer func() { d.Info.Limits.MaxTexelElements = saved }()
+	rng := rand.New(rand.NewSource(6))
+	e, bad := runMatvec(t, d, mvCase{typ: ggml.Q8_0, rows: 61, cols: 256, ntok: 2, epi: epiBias}, rng)
+	if e > 5e-4 || bad > 0 {
+		t.Errorf("NMSE %.3g, %d sentinels overwritten", e, bad)
+	}
+	m, err := d.UploadMatrix("w", ggml.Q8_0, 61, 256, randomWeights(t, ggml.Q8_0, 61, 256, rng))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8 units of 2 texels per row: at most 18 rows under 300 texels
+	if len(m.parts) != 4 {
+		t.Errorf("%d parts, want 4", len(m.parts))
+	}
+	for _, p := range m.parts {
+		for _, v := range p.views {
+			if v.Size/uint64(formatBytes[v.Format]) > 300 {
+				t.Errorf("view of %d texels over the limit", v.Size/uint64(formatBytes[v.Format]))
+			}
+		}
+	}
+}
+
+// TestDispatchRejectsLargeRange: a storage-buffer binding over
+// maxStorageBufferRange is an error naming the buffer, not a crash.
+func TestDispatchRejectsLargeRange(t *testing.T) {
+	d := testDevice(t)
+	saved := d.Info.Limits.MaxStorageBufferRange
+	d.Info.Limits.MaxStorageBufferRange = 1024
+	defer func() { d.Info.Limits.MaxStorageBufferRange = saved }()
+	big, _ := d.NewBuffer("big output", 4096, memDevice)
+	step := stepBuffer(t, d, 1, 0, []int32{0})
+	k, err := d.Kernel("attention", 3*4, d.Info.SubgroupSize, 64, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := d.NewRecorder(0)
+	r.Begin()
+	err = r.Dispatch("attn", k, []Arg{R(big), R(big), R(big), W(big), R(step)}, []uint32{64, 1, 0}, 1, 1, 1)
+	r.End()
+	if err == nil || !strings.Contains(err.Error(), "big output") || !strings.Contains(err.Error(), "maxStorageBufferRange") {
+		t.Fatalf("got %v", err)
+	}
+}
