@@ -156,10 +156,15 @@ void main() {
 		}
 	}
 
-	// Rows come RB at a time so one transposing butterfly (RB-1 shuffles)
-	// sums RB rows and leaves row r's total in lane r, stored at once.
-	const uint stride = gl_NumWorkGroups.x * teams * RB;
-	for (uint row0 = (gl_WorkGroupID.x * teams + team) * RB; row0 < p.rows; row0 += stride) {
+	// Each team owns a contiguous block of rows (long sequential streams
+	// for the prefetchers; llvmpipe runs a workgroup's subgroups one after
+	// another), taken RB at a time so one transposing butterfly (RB-1
+	// shuffles) sums RB rows and leaves row r's total in lane r.
+	const uint nteams = gl_NumWorkGroups.x * teams;
+	const uint per = ((p.rows + nteams - 1) / nteams + RB - 1) / RB * RB;
+	const uint first = (gl_WorkGroupID.x * teams + team) * per;
+	const uint end = min(first + per, p.rows);
+	for (uint row0 = first; row0 < end; row0 += RB) {
 		float acc[NT][8];
 		float acc2[NT][8];
 		[[unroll]] for (uint t = 0; t < NT; t++) {

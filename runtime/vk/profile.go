@@ -25,8 +25,12 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (*Profile, error) {
 	}
 	n = min(n, prefillChunk, b.opts.ContextSize-pos)
 	p := &Profile{PrefillTokens: n}
-	if _, err := b.Forward(ctx, []int32{1}, pos, false); err != nil {
-		return nil, err
+	// Each step runs twice: drivers may compile pipelines at their first
+	// dispatch (llvmpipe does), which the timestamps would include.
+	for i := 0; i < 2; i++ {
+		if _, err := b.Forward(ctx, []int32{1}, pos, false); err != nil {
+			return nil, err
+		}
 	}
 	var err error
 	if p.Decode, err = b.decode.Timings(); err != nil {
@@ -37,8 +41,10 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (*Profile, error) {
 		toks[i] = int32(1 + i%(b.cfg.Vocab-1))
 	}
 	if n > 1 {
-		if _, err := b.Forward(ctx, toks, pos, false); err != nil {
-			return nil, err
+		for i := 0; i < 2; i++ {
+			if _, err := b.Forward(ctx, toks, pos, false); err != nil {
+				return nil, err
+			}
 		}
 		if p.Prefill, err = b.prefill.Timings(); err != nil {
 			return nil, err
