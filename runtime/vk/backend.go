@@ -46,6 +46,11 @@ type Backend struct {
 	profile                            bool
 	lastRun                            []*Recorder
 	closed                             bool
+
+	// sharedDevice: the device outlives the backend (tests share one so
+	// pipelines compile once); Close then releases only the buffers.
+	sharedDevice bool
+	buffers      []*Buffer
 }
 
 // New uploads m to the best Vulkan device (or opts.Device) and records the
@@ -63,7 +68,25 @@ func NewProfiled(m *models.Model, opts backend.Options) (*Backend, error) {
 	return newBackend(m, opts, true)
 }
 
-func newBackend(m *models.Model, opts backend.Options, profile bool) (b *Backend, err error) {
+func newBackend(m *models.Model, opts backend.Options, profile bool) (*Backend, error) {
+	if opts.ContextSize <= 0 {
+		return nil, fmt.Errorf("vulkan backend: context size %d must be positive", opts.ContextSize)
+	}
+	dev, err := Open(opts.Device)
+	if err != nil {
+		return nil, fmt.Errorf("vulkan backend: %w", err)
+	}
+	b, err := newBackendOn(dev, m, opts, profile, false)
+	if err != nil {
+		dev.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// newBackendOn builds a backend on an open device; with shared the device
+// is the caller's to close.
+func newBackendOn(dev *Device, m *models.Model, opts backend.Options, profile, shared bool) (b *Backend, err error) {
 	if opts.ContextSize <= 0 {
 		return nil, fmt.Errorf("vulkan backend: context size %d must be positive", opts.ContextSize)
 	}
@@ -77,16 +100,16 @@ func newBackend(m *models.Model, opts backend.Options, profile bool) (b *Backend
 	if c.HeadDim%8 != 0 {
 		return nil, fmt.Errorf("vulkan backend: head size %d is not a multiple of 8, which the attention kernel needs", c.HeadDim)
 	}
-	dev, err := Open(opts.Device)
-	if err != nil {
-		return nil, fmt.Errorf("vulkan backend: %w", err)
-	}
-	b = &Backend{d: dev, m: m, cfg: c, opts: opts, profile: profile}
+	b = &Backend{d: dev, m: m, cfg: c, opts: opts, profile: profile, sharedDevice: true}
+	dev.trace = &b.buffers
 	defer func() {
+		dev.trace = nil
 		if err != nil {
-			b.Close()
+			b.Close() // the buffers only: the device is the caller's here
 			b = nil
+			return
 		}
+		b.sharedDevice = shared
 	}()
 	b.xStride = int(alignUp(uint64(c.Embd), 256))
 	qw, kvw := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
@@ -193,6 +216,15 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
+	if b.sharedDevice {
+		if err := b.d.idle(); err != nil {
+			return err
+		}
+		for _, buf := range b.buffers {
+			buf.Release()
+		}
+		return nil
+	}
 	return b.d.Close()
 }
 

@@ -84,6 +84,9 @@ func (d *Device) NewBuffer(name string, size uint64, kind memKind) (*Buffer, err
 		b.mapped = unsafe.Add(blk.mapped, off)
 	}
 	d.onClose(b.Release)
+	if d.trace != nil {
+		*d.trace = append(*d.trace, b)
+	}
 	return b, nil
 }
 
@@ -139,7 +142,10 @@ const stagingSize = 32 << 20
 // host-visible staging buffer, one chunk per submission.
 func (d *Device) stage(b *Buffer, off uint64, data []byte, upload bool) error {
 	if d.staging == nil {
+		trace := d.trace
+		d.trace = nil
 		s, err := d.NewBuffer("staging", stagingSize, memHost)
+		d.trace = trace
 		if err != nil {
 			return err
 		}

@@ -83,10 +83,12 @@ func (d *Device) oneShot(record func(cb vk.CommandBuffer)) error {
 func (d *Device) descriptorSet(dsl vk.DescriptorSetLayout, bindings int) (vk.DescriptorSet, error) {
 	const setsPerPool = 1024
 	if len(d.pools) == 0 || d.pooled >= setsPerPool {
+		// The mat-vec kernel, the largest, binds 10 texel buffers and 4
+		// storage buffers.
 		sizes := []vk.DescriptorPoolSize{
-			{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: setsPerPool * 8},
+			{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: setsPerPool * 6},
 			{Type: vk.DescriptorTypeUniformBuffer, DescriptorCount: setsPerPool},
-			{Type: vk.DescriptorTypeUniformTexelBuffer, DescriptorCount: setsPerPool * 2},
+			{Type: vk.DescriptorTypeUniformTexelBuffer, DescriptorCount: setsPerPool * 12},
 			{Type: vk.DescriptorTypeStorageTexelBuffer, DescriptorCount: setsPerPool},
 		}
 		ci := &vk.DescriptorPoolCreateInfo{SType: vk.StructureTypeDescriptorPoolCreateInfo, MaxSets: setsPerPool, PoolSizeCount: uint32(len(sizes)), PPoolSizes: sizes}

@@ -36,6 +36,10 @@ type Device struct {
 	closers  []func()
 	closed   bool
 
+	// trace, when set, collects the buffers created, so a backend sharing
+	// the device can release its own.
+	trace *[]*Buffer
+
 	// partBytes caps one part of a split matrix (0: only the device's view
 	// limits); tests lower it to exercise splitting.
 	partBytes uint64
@@ -73,11 +77,9 @@ func Open(index int) (d *Device, err error) {
 	d.Info, d.phys = infos[pick], pds[pick]
 	d.family, _, _ = computeFamily(d.phys)
 	d.mem = memoryProperties(d.phys)
-	f := d.Info.Features
-	if !f.Storage16 {
-		return nil, fmt.Errorf("vulkan device %d (%s) lacks storageBuffer16BitAccess, which the kernels need for f16 data", pick, d.Info.Name)
-	}
-	if d.dev, err = createDevice(inst, d.phys, d.family, f); err != nil {
+	// The kernels need nothing beyond Vulkan 1.2 core (f16 data is packed
+	// in 32-bit words); the optional features are enabled where present.
+	if d.dev, err = createDevice(inst, d.phys, d.family, d.Info.Features); err != nil {
 		return nil, fmt.Errorf("device %d (%s): %w", pick, d.Info.Name, err)
 	}
 	// Out-parameters are locals: cgo rejects pointers into structs that hold
@@ -111,6 +113,11 @@ func Open(index int) (d *Device, err error) {
 	}
 	d.arena.d = d
 	d.cache = openPipelineCache(d)
+	// Matrices are split by rows into parts no larger than a quarter of the
+	// largest allowed allocation, so no tensor needs one bigger than that.
+	if m := d.Info.Features.MaxAllocationSize; m > 0 {
+		d.partBytes = m / 4
+	}
 	return d, nil
 }
 
@@ -159,6 +166,11 @@ func (d *Device) Close() error {
 		vk.DestroyInstance(d.inst, nil)
 	}
 	return errors.Join(errs...)
+}
+
+// idle waits until the device has finished all submitted work.
+func (d *Device) idle() error {
+	return check("vkDeviceWaitIdle", vk.DeviceWaitIdle(d.dev), "")
 }
 
 // onClose registers cleanup to run (in reverse order) before the device is

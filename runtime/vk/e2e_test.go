@@ -31,13 +31,11 @@ func loadModel(t *testing.T, path string) *models.Model {
 	return m
 }
 
+// newVulkan makes a backend on the shared test device.
 func newVulkan(t *testing.T, m *models.Model, opts backend.Options) backend.Backend {
 	t.Helper()
-	b, err := New(m, opts)
+	b, err := newBackendOn(testDevice(t), m, opts, false, true)
 	if err != nil {
-		if errors.Is(err, ErrNoVulkan) {
-			t.Skipf("no Vulkan device: %v", err)
-		}
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -186,5 +184,50 @@ func TestStoriesGreedyMatchesLlamaCpp(t *testing.T) {
 			t.Fatal(err)
 		}
 		pos++
+	}
+}
+
+// TestNewMemoryClose goes through the public constructor (its own device)
+// and checks the memory accounting.
+func TestNewMemoryClose(t *testing.T) {
+	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
+	opts := backend.Options{ContextSize: 100, KVType: backend.KVF32, Device: -1}
+	b, err := New(m, opts)
+	if errors.Is(err, ErrNoVulkan) {
+		t.Skipf("no Vulkan device: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Name() != "vulkan" {
+		t.Errorf("Name %q", b.Name())
+	}
+	mem := b.Memory()
+	c := m.Config
+	if want := int64(c.Layers * 2 * c.KVHeads * c.HeadDim * 4); mem.KVPerToken != want {
+		t.Errorf("KVPerToken %d, want %d", mem.KVPerToken, want)
+	}
+	if want := mem.KVPerToken * int64(opts.ContextSize); mem.KVAllocated != want {
+		t.Errorf("KVAllocated %d, want %d", mem.KVAllocated, want)
+	}
+	// The uploaded weights are the file's tensors plus row padding and
+	// region alignment, and never less.
+	if mem.Weights < m.WeightBytes() || mem.Weights > m.WeightBytes()*2 {
+		t.Errorf("Weights %d for %d bytes of tensors", mem.Weights, m.WeightBytes())
+	}
+	if mem.Scratch <= 0 || mem.Device == "" {
+		t.Errorf("Scratch %d, Device %q", mem.Scratch, mem.Device)
+	}
+	if _, err := b.Forward(context.Background(), []int32{1, 2, 3}, 98, false); !errors.Is(err, backend.ErrContextFull) {
+		t.Errorf("Forward past the context: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Forward(context.Background(), []int32{1}, 0, false); err == nil {
+		t.Error("Forward after Close succeeded")
 	}
 }

@@ -59,9 +59,12 @@ func TestEmbed(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/parts%d", typ, parts), func(t *testing.T) {
 				rows, cols := 37, 512
 				w := randomWeights(t, typ, rows, cols, rng)
-				d.partBytes = parts
+				saved := d.partBytes
+				if parts > 0 {
+					d.partBytes = parts
+				}
 				m, err := d.UploadMatrix("embd", typ, rows, cols, w)
-				d.partBytes = 0
+				d.partBytes = saved
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -38,52 +38,57 @@ type matvecOp struct {
 	step    *Buffer
 }
 
-// matvecShape is the team shape for a matrix with units per row.
-// matvecShape is the team shape for a matrix with units per row and nt
-// tokens per pass: lanes per row, units per lane per chunk of K, chunks of
-// K (separate dispatches) and rows per team pass. Every unit a lane holds
-// is NT unrolled copies of code and x registers, so the units per chunk are
-// capped: past that, K is split and the chunks accumulate.
-func (d *Device) matvecShape(t ggml.Type, units, nt int) (lpr, nu, chunks, rb int) {
-	lpr = 1
+// mvPlan is how one mat-vec is laid out: lanes per row, units per lane per
+// chunk of K, chunks of K (separate dispatches that accumulate), rows per
+// team pass and tokens per pass.
+type mvPlan struct {
+	lpr, nu, chunks, rb, nt int
+}
+
+// mvBudget bounds the multiply-adds one row pass unrolls (rows × units per
+// lane × unit size × tokens × matrices): the kernel keeps units × tokens of
+// x in registers and the compiler's time grows faster than linearly with
+// it. At this size llvmpipe compiles a kernel in a few seconds.
+const mvBudget = 8192
+
+// plan lays out a matrix with units per row for a batch of tokens (1:
+// decode), paired with a second matrix or not. Prefill takes up to 8 tokens
+// per pass (each dequantized weight serves them all), fewer where the
+// budget demands; past that K is split into chunks.
+func (d *Device) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
+	lpr := 1
 	for lpr < units && lpr < 8 && lpr < int(max(d.Info.SubgroupSize, 1)) {
 		lpr *= 2
 	}
-	big := layouts[t].unit > 32
-	maxNU := 16
-	switch {
-	case big && nt > 1:
-		maxNU = 1
-	case big:
-		maxNU = 2
+	unit := layouts[t].unit
+	// As many rows per pass as lanes with small units (fewest shuffles and
+	// stores per row: measured 2-3x faster than one row per pass, for one
+	// token and for eight); fewer for the 256-weight K-quant units.
+	rb := lpr
+	cost := unit // per unit, token and matrix
+	if unit > 32 {
+		rb = min(lpr, 2)
+		cost = 2 * unit // the K-quant dequantization is heavier code
+	}
+	mats := 1
+	if pair {
+		mats = 2
 	}
 	perLane := (units + lpr - 1) / lpr
-	chunks = (perLane + maxNU - 1) / maxNU
-	nu = (perLane + chunks - 1) / chunks
-	// rb: as many rows per pass as lanes with small units (fewest shuffles
-	// and stores per row: measured 2-3x faster than one row per pass, for
-	// one token and for eight), fewer for the 256-weight K-quant units whose
-	// unrolled code would otherwise be huge.
-	rb = lpr
-	if big {
-		rb = min(lpr, 2)
+	nt := 1
+	if tokens > 1 {
+		nt = 8
 	}
-	if testRB > 0 {
-		rb = min(lpr, testRB)
+	for nt > 1 && rb*perLane*cost*nt*mats > mvBudget {
+		nt /= 2
 	}
-
-	return lpr, nu, chunks, rb
-}
-
-// prefillNT is how many tokens the prefill mat-vec kernels take per pass
-// for a weight type: each dequantized weight serves that many tokens.
-// K-quant units are 8 times larger, so they take fewer at once to keep the
-// unrolled kernels (and their compile time) in bounds.
-func prefillNT(t ggml.Type) int {
-	if layouts[t].unit > 32 {
-		return 4
+	p := mvPlan{lpr: lpr, nu: perLane, chunks: 1, rb: rb, nt: nt}
+	if rb*perLane*cost*nt*mats > mvBudget {
+		maxNU := max(1, mvBudget/(rb*cost*nt*mats))
+		p.chunks = (perLane + maxNU - 1) / maxNU
+		p.nu = (perLane + p.chunks - 1) / p.chunks
 	}
-	return 8
+	return p
 }
 
 // mvWorkgroup is the mat-vec workgroup size: several teams share a
@@ -94,14 +99,13 @@ const mvWorkgroup = 32
 // x once; more amortises that load, fewer spreads the work.
 const mvPasses = 4
 
-// testKernelOverride lets exploration tests time kernel variants.
-var testKernelOverride string
-
-var testRB = 0
-
 func (d *Device) dummy() (*Buffer, error) {
 	if d.scratch0 == nil {
+		// the device's own, not the backend being built's
+		trace := d.trace
+		d.trace = nil
 		b, err := d.NewBuffer("unused binding", 256, memDevice)
+		d.trace = trace
 		if err != nil {
 			return nil, err
 		}
@@ -119,15 +123,13 @@ func (r *Recorder) matvec(op matvecOp) error {
 	if op.m2 != nil && (op.m2.Type != m.Type || op.m2.Rows != m.Rows || op.m2.Cols != m.Cols || len(op.m2.parts) != len(m.parts)) {
 		return fmt.Errorf("%s: paired matrices %s and %s differ in type or shape", op.label, m.Name, op.m2.Name)
 	}
-	if op.nt == 0 {
-		op.nt = 1
-		if op.tokens > 1 {
-			op.nt = prefillNT(m.Type)
-		}
+	pl := r.d.plan(m.Type, m.Units, op.tokens, op.m2 != nil)
+	if op.nt != 0 {
+		pl.nt = op.nt // a test's choice
 	}
-	_, _, chunks, _ := r.d.matvecShape(m.Type, m.Units, op.nt)
-	if chunks == 1 {
-		return r.matvecChunk(op, 0, 1)
+	op.nt = pl.nt
+	if pl.chunks == 1 {
+		return r.matvecChunk(op, pl, 0)
 	}
 	if op.m2 != nil {
 		// silu needs whole sums: gate and up separately, up finishing with
@@ -140,6 +142,7 @@ func (r *Recorder) matvec(op matvecOp) error {
 		}
 		return r.matvec(up)
 	}
+	chunks := pl.chunks
 	for c := 0; c < chunks; c++ {
 		cop := op
 		switch {
@@ -157,7 +160,7 @@ func (r *Recorder) matvec(op matvecOp) error {
 		case c > 0:
 			cop.epi = epiResidual
 		}
-		if err := r.matvecChunk(cop, c, chunks); err != nil {
+		if err := r.matvecChunk(cop, pl, c); err != nil {
 			return err
 		}
 	}
@@ -166,14 +169,14 @@ func (r *Recorder) matvec(op matvecOp) error {
 
 // matvecChunk records the dispatches (one per part of the matrix) for
 // chunk c of K.
-func (r *Recorder) matvecChunk(op matvecOp, c, chunks int) error {
+func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 	d := r.d
 	m := op.m
 	l := layouts[m.Type]
 	if op.xstride%l.unit != 0 && op.xstride%32 != 0 {
 		return fmt.Errorf("%s: x stride %d is not a whole number of units", op.label, op.xstride)
 	}
-	lpr, nu, _, rb := d.matvecShape(m.Type, m.Units, op.nt)
+	lpr, nu, rb, chunks := pl.lpr, pl.nu, pl.rb, pl.chunks
 	u0 := c * lpr * nu
 	cu := min(lpr*nu, m.Units-u0)
 	flag := func(b bool) uint32 {
@@ -182,11 +185,7 @@ func (r *Recorder) matvecChunk(op matvecOp, c, chunks int) error {
 		}
 		return 0
 	}
-	kname := "matvec_" + wtypeName(m)
-	if testKernelOverride != "" {
-		kname = testKernelOverride
-	}
-	k, err := d.Kernel(kname, 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), uint32(rb))
+	k, err := d.Kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), uint32(rb))
 	if err != nil {
 		return err
 	}

@@ -27,8 +27,11 @@ type mvCase struct {
 func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int) {
 	t.Helper()
 	w := randomWeights(t, c.typ, c.rows, c.cols, rng)
-	d.partBytes = c.partBytes
-	defer func() { d.partBytes = 0 }()
+	saved := d.partBytes
+	if c.partBytes > 0 {
+		d.partBytes = c.partBytes
+	}
+	defer func() { d.partBytes = saved }()
 	m, err := d.UploadMatrix("w", c.typ, c.rows, c.cols, w)
 	if err != nil {
 		t.Fatal(err)

@@ -147,6 +147,17 @@ func (a *arena) alloc(req vk.MemoryRequirements, kind memKind, name string) (*bl
 	}
 	heapIdx := a.d.mem.MemoryTypes[typ].HeapIndex
 	heapSize := uint64(a.d.mem.MemoryHeaps[heapIdx].Size)
+	used := a.allocated[memDevice] + a.allocated[memHost]
+	// Some drivers (lavapipe) grant allocations beyond the heap and fail
+	// later, or let the process be killed: refuse what cannot fit.
+	if used+size > heapSize {
+		return nil, 0, &Error{Call: "vkAllocateMemory", Result: vk.ErrorOutOfDeviceMemory, Detail: fmt.Sprintf(
+			"%q needs %d bytes of %s memory; %d of the %d-byte heap %d are already allocated by vkchat (checked before asking the driver)",
+			name, size, kind, used, heapSize, heapIdx)}
+	}
+	if max := a.d.Info.Features.MaxAllocationSize; max > 0 && size > max {
+		return nil, 0, fmt.Errorf("buffer %q of %d bytes exceeds the device's maxMemoryAllocationSize of %d", name, size, max)
+	}
 	ai := &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: vk.DeviceSize(bs), MemoryTypeIndex: uint32(typ)}
 	var mem vk.DeviceMemory
 	r := vk.AllocateMemory(a.d.dev, ai, nil, &mem)
@@ -158,8 +169,8 @@ func (a *arena) alloc(req vk.MemoryRequirements, kind memKind, name string) (*bl
 		r = vk.AllocateMemory(a.d.dev, ai, nil, &mem)
 		ai.Free()
 	}
-	if err := check("vkAllocateMemory", r, "%q needs %d bytes of %s memory; %d of the %d-byte heap %d already allocated by vkchat",
-		name, size, kind, a.allocated[memDevice]+a.allocated[memHost], heapSize, heapIdx); err != nil {
+	if err := check("vkAllocateMemory", r, "%q needs %d bytes of %s memory; %d of the %d-byte heap %d are already allocated by vkchat",
+		name, size, kind, used, heapSize, heapIdx); err != nil {
 		return nil, 0, err
 	}
 	b := &block{mem: mem, size: bs, typ: uint32(typ), kind: kind, used: size}

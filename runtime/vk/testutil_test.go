@@ -3,31 +3,48 @@ package vk
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand"
+	"os"
+	"sync"
 	"testing"
 
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/quant"
 )
 
-// testDevice opens the default device once per test, skipping only when no
+var (
+	sharedOnce sync.Once
+	shared     *Device
+	sharedErr  error
+)
+
+// TestMain closes the device the tests share: opening one per test would
+// compile every pipeline again (seconds each on llvmpipe).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		if err := shared.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "closing the shared test device:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// testDevice returns the shared default device, skipping only when no
 // Vulkan device exists at all.
 func testDevice(t testing.TB) *Device {
 	t.Helper()
-	d, err := Open(-1)
-	if errors.Is(err, ErrNoVulkan) {
-		t.Skipf("no Vulkan device: %v", err)
+	sharedOnce.Do(func() { shared, sharedErr = Open(-1) })
+	if errors.Is(sharedErr, ErrNoVulkan) {
+		t.Skipf("no Vulkan device: %v", sharedErr)
 	}
-	if err != nil {
-		t.Fatalf("opening the Vulkan device: %v", err)
+	if sharedErr != nil {
+		t.Fatalf("opening the Vulkan device: %v", sharedErr)
 	}
-	t.Cleanup(func() {
-		if err := d.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return d
+	return shared
 }
 
 var allTypes = []ggml.Type{ggml.F32, ggml.F16, ggml.BF16, ggml.Q4_0, ggml.Q4_1, ggml.Q5_0, ggml.Q5_1, ggml.Q8_0, ggml.Q2_K, ggml.Q3_K, ggml.Q4_K, ggml.Q5_K, ggml.Q6_K}
