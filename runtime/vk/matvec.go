@@ -48,8 +48,24 @@ type mvPlan struct {
 // mvBudget bounds the multiply-adds one row pass unrolls (rows × units per
 // lane × unit size × tokens × matrices): the kernel keeps units × tokens of
 // x in registers and the compiler's time grows faster than linearly with
-// it. At this size llvmpipe compiles a kernel in a few seconds.
-const mvBudget = 8192
+// it. At this size llvmpipe compiles a kernel in a few seconds. A GPU has a
+// register file, not a stack: a quarter of that keeps x in registers.
+func (d *Device) mvBudget() int {
+	if d.Info.Type == "cpu" {
+		return 8192
+	}
+	return 2048
+}
+
+// mvPasses is how many row passes a team makes after loading its slice of
+// x once. On a CPU device that amortises the load over few, long
+// workgroups; a GPU wants as many workgroups as there are row passes.
+func (d *Device) mvPasses() int {
+	if d.Info.Type == "cpu" {
+		return 4
+	}
+	return 1
+}
 
 // plan lays out a matrix with units per row for a batch of tokens (1:
 // decode), paired with a second matrix or not. Prefill takes up to 8 tokens
@@ -79,12 +95,13 @@ func (d *Device) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
 	if tokens > 1 {
 		nt = 8
 	}
-	for nt > 1 && rb*perLane*cost*nt*mats > mvBudget {
+	budget := d.mvBudget()
+	for nt > 1 && rb*perLane*cost*nt*mats > budget {
 		nt /= 2
 	}
 	p := mvPlan{lpr: lpr, nu: perLane, chunks: 1, rb: rb, nt: nt}
-	if rb*perLane*cost*nt*mats > mvBudget {
-		maxNU := max(1, mvBudget/(rb*cost*nt*mats))
+	if rb*perLane*cost*nt*mats > budget {
+		maxNU := max(1, budget/(rb*cost*nt*mats))
 		p.chunks = (perLane + maxNU - 1) / maxNU
 		p.nu = (perLane + p.chunks - 1) / p.chunks
 	}
@@ -94,10 +111,6 @@ func (d *Device) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
 // mvWorkgroup is the mat-vec workgroup size: several teams share a
 // workgroup so that small matrices still make few, busy workgroups.
 const mvWorkgroup = 32
-
-// mvPasses is how many row passes a team makes after loading its slice of
-// x once; more amortises that load, fewer spreads the work.
-const mvPasses = 4
 
 func (d *Device) dummy() (*Buffer, error) {
 	if d.scratch0 == nil {
@@ -226,7 +239,8 @@ func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 			args[11].Write = true
 		}
 		perGroup := teams * rb // rows per workgroup pass
-		groups := (part.rows + perGroup*mvPasses - 1) / (perGroup * mvPasses)
+		passes := d.mvPasses()
+		groups := (part.rows + perGroup*passes - 1) / (perGroup * passes)
 		groups = max(groups, min((part.rows+perGroup-1)/perGroup, 4))
 		tg := (max(op.tokens, 1) + op.nt - 1) / op.nt
 		if op.last {

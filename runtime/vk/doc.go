@@ -1,0 +1,37 @@
+// Package vk is the Vulkan compute backend: the whole llama forward pass as
+// compute shaders (shaders/), over vulkan-go with a small cgo shim
+// (shim.c) for the Vulkan 1.2/1.3 queries and device creation vulkan-go's
+// 1.1 headers cannot express.
+//
+// Layout, by responsibility:
+//
+//	loader.go, shim.c    the loader, feature/property queries, device creation
+//	physical.go          enumeration, device choice, DeviceInfo for `vkchat devices`
+//	device.go            the logical device and its lifetime
+//	memory.go, buffer.go memory types, sub-allocation in blocks, buffers, texel views, staging
+//	pipeline.go          pipelines from embedded SPIR-V with specialization, on-disk cache
+//	reflect.go           descriptor types read from the SPIR-V
+//	command.go           command buffers, descriptor sets, barriers, timestamps, submission
+//	layout.go, matrix.go weights in a structure-of-arrays texel layout, split by rows
+//	matvec.go            the mat-vec/mat-mat kernel's planning and recording
+//	weights.go           a model's weights on the device
+//	graph.go             the forward pass as dispatches
+//	backend.go           backend.Backend: New, Forward, Memory, Close
+//	profile.go           per-dispatch timings and the read-bandwidth bound
+//
+// What the design follows from (measured on lavapipe, Mesa 22.3, 2 cores):
+// storage-buffer loads compile to a scalar loop over the 8 lanes with a
+// bounds check per component, ~0.5-0.9 GB/s whatever the access pattern,
+// uniform addresses included; texel-buffer fetches go through the sampler's
+// AVX2 gathers at ~8 GB/s. So every bulk read is a texelFetch of a
+// R32G32B32A32_UINT (or narrower) view, weights are repacked at load so each
+// quant field is a contiguous run of texels, and storage buffers are only
+// written. A team of up to 8 lanes owns a contiguous block of rows; each lane
+// holds its slice of x (and of up to 8 tokens' x in prefill) in registers and
+// streams its units of each row; the compile-time loop bounds come from
+// specialization constants so everything inside a row pass unrolls.
+//
+// Each decode step is one submission of a command buffer recorded at load;
+// the step's token ids, position and rope angles are written to a small
+// host-visible buffer the kernels read.
+package vk

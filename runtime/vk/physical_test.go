@@ -1,0 +1,60 @@
+package vk
+
+import (
+	"testing"
+
+	vk "github.com/vulkan-go/vulkan"
+)
+
+func TestPickDevicePrefersDiscrete(t *testing.T) {
+	v12 := vk.MakeVersion(1, 2, 0)
+	infos := []DeviceInfo{
+		{Index: 0, Name: "cpu", ComputeQueue: true, Features: features{APIVersion: v12}},
+		{Index: 1, Name: "igpu", ComputeQueue: true, Features: features{APIVersion: v12}},
+		{Index: 2, Name: "old dgpu", ComputeQueue: true, Features: features{APIVersion: vk.MakeVersion(1, 1, 0)}},
+		{Index: 3, Name: "dgpu", ComputeQueue: true, Features: features{APIVersion: v12}},
+		{Index: 4, Name: "no compute", Features: features{APIVersion: v12}},
+	}
+	types := []vk.PhysicalDeviceType{vk.PhysicalDeviceTypeCpu, vk.PhysicalDeviceTypeIntegratedGpu, vk.PhysicalDeviceTypeDiscreteGpu, vk.PhysicalDeviceTypeDiscreteGpu, vk.PhysicalDeviceTypeDiscreteGpu}
+	if got, err := pickDevice(infos, types, -1); err != nil || got != 3 {
+		t.Errorf("best: %d, %v; want 3", got, err)
+	}
+	if got, err := pickDevice(infos[:2], types[:2], -1); err != nil || got != 1 {
+		t.Errorf("best of cpu and igpu: %d, %v; want 1", got, err)
+	}
+	if got, err := pickDevice(infos, types, 0); err != nil || got != 0 {
+		t.Errorf("explicit 0: %d, %v", got, err)
+	}
+	if _, err := pickDevice(infos, types, 9); err == nil {
+		t.Error("device 9 of 5 accepted")
+	}
+	if _, err := pickDevice(infos, types, 4); err == nil {
+		t.Error("device without a compute queue accepted")
+	}
+}
+
+// TestDevices checks what the loader shim reports for the real devices.
+func TestDevices(t *testing.T) {
+	testDevice(t) // skips without Vulkan
+	infos, err := Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) == 0 {
+		t.Fatal("no devices listed though one opened")
+	}
+	for _, d := range infos {
+		t.Logf("%d: %s (%s) %s, subgroup %d %v, features %+v", d.Index, d.Name, d.Type, d.Driver, d.SubgroupSize, d.SubgroupOps, d.Features)
+		if d.Name == "" || d.Type == "" || len(d.Heaps) == 0 {
+			t.Errorf("device %d: incomplete %+v", d.Index, d)
+		}
+		if d.Features.APIVersion >= vk.MakeVersion(1, 2, 0) {
+			if d.SubgroupSize == 0 || d.Features.DriverName == "" || d.Features.MaxAllocationSize == 0 {
+				t.Errorf("device %d: the 1.2 property queries returned nothing: %+v", d.Index, d.Features)
+			}
+		}
+		if d.Limits.MaxStorageBufferRange == 0 || d.Limits.MaxTexelElements == 0 || d.Limits.MaxWorkGroupCount[0] == 0 {
+			t.Errorf("device %d: limits %+v", d.Index, d.Limits)
+		}
+	}
+}
