@@ -158,13 +158,12 @@ func (d *Device) stage(b *Buffer, off uint64, data []byte, upload bool) error {
 			copy(sm, data[done:done+n])
 		}
 		err := d.oneShot(func(cb vk.CommandBuffer) {
-			src, dst := d.staging.buf, b.buf
-			region := vk.BufferCopy{SrcOffset: 0, DstOffset: vk.DeviceSize(off + uint64(done)), Size: vk.DeviceSize(n)}
-			if !upload {
-				src, dst = dst, src
-				region.SrcOffset, region.DstOffset = region.DstOffset, 0
+			at := off + uint64(done)
+			if upload {
+				d.cmdCopy(cb, d.staging.buf, b.buf, 0, at, uint64(n))
+			} else {
+				d.cmdCopy(cb, b.buf, d.staging.buf, at, 0, uint64(n))
 			}
-			vk.CmdCopyBuffer(cb, src, dst, 1, []vk.BufferCopy{region})
 		})
 		if err != nil {
 			return fmt.Errorf("staging %d bytes for %q: %w", n, b.Name, err)

@@ -42,9 +42,7 @@ func (d *Device) run(rs ...*Recorder) error {
 // submitWait submits cbs and blocks until the device has finished them. The
 // fence wait is bounded so that a hung device surfaces as an error.
 func (d *Device) submitWait(what string, cbs ...vk.CommandBuffer) error {
-	si := []vk.SubmitInfo{{SType: vk.StructureTypeSubmitInfo, CommandBufferCount: uint32(len(cbs)), PCommandBuffers: cbs}}
-	r := vk.QueueSubmit(d.queue, 1, si, d.fence)
-	si[0].Free()
+	r := d.queueSubmit(cbs)
 	if err := check("vkQueueSubmit", r, "%s", what); err != nil {
 		return err
 	}
@@ -85,17 +83,10 @@ func (d *Device) descriptorSet(dsl vk.DescriptorSetLayout, bindings int) (vk.Des
 	if len(d.pools) == 0 || d.pooled >= setsPerPool {
 		// The mat-vec kernel, the largest, binds 10 texel buffers and 4
 		// storage buffers.
-		sizes := []vk.DescriptorPoolSize{
-			{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: setsPerPool * 6},
-			{Type: vk.DescriptorTypeUniformBuffer, DescriptorCount: setsPerPool},
-			{Type: vk.DescriptorTypeUniformTexelBuffer, DescriptorCount: setsPerPool * 12},
-			{Type: vk.DescriptorTypeStorageTexelBuffer, DescriptorCount: setsPerPool},
-		}
-		ci := &vk.DescriptorPoolCreateInfo{SType: vk.StructureTypeDescriptorPoolCreateInfo, MaxSets: setsPerPool, PoolSizeCount: uint32(len(sizes)), PPoolSizes: sizes}
-		var p vk.DescriptorPool
-		r := vk.CreateDescriptorPool(d.dev, ci, nil, &p)
-		ci.Free()
-		if err := check("vkCreateDescriptorPool", r, "%d sets", setsPerPool); err != nil {
+		p, err := d.createDescriptorPool(setsPerPool,
+			[]vk.DescriptorType{vk.DescriptorTypeStorageBuffer, vk.DescriptorTypeUniformBuffer, vk.DescriptorTypeUniformTexelBuffer, vk.DescriptorTypeStorageTexelBuffer},
+			[]uint32{setsPerPool * 6, setsPerPool, setsPerPool * 12, setsPerPool})
+		if err != nil {
 			return nil, err
 		}
 		d.pools = append(d.pools, p)
@@ -207,23 +198,11 @@ func overlaps(a, b Arg) bool {
 // Barrier makes all earlier shader writes visible to later shader access.
 func (r *Recorder) Barrier() { r.barrier(false) }
 
-// barrier; host adds the host as a reader, for the end of a step whose
-// results the host reads after the fence.
+// barrier is one global memory barrier from shader and transfer writes to
+// shader and transfer access; host adds the host as a reader, for the end
+// of a step whose results the host reads after the fence.
 func (r *Recorder) barrier(host bool) {
-	dst := vk.AccessShaderReadBit | vk.AccessShaderWriteBit | vk.AccessTransferReadBit | vk.AccessTransferWriteBit
-	stages := vk.PipelineStageFlags(vk.PipelineStageComputeShaderBit | vk.PipelineStageTransferBit)
-	dstStages := stages
-	if host {
-		dst |= vk.AccessHostReadBit
-		dstStages |= vk.PipelineStageFlags(vk.PipelineStageHostBit)
-	}
-	mb := []vk.MemoryBarrier{{
-		SType:         vk.StructureTypeMemoryBarrier,
-		SrcAccessMask: vk.AccessFlags(vk.AccessShaderWriteBit | vk.AccessTransferWriteBit),
-		DstAccessMask: vk.AccessFlags(dst),
-	}}
-	vk.CmdPipelineBarrier(r.cb, stages, dstStages, 0, 1, mb, 0, nil, 0, nil)
-	mb[0].Free()
+	r.d.cmdBarrier(r.cb, host)
 	r.pending = r.pending[:0]
 	r.Barriers++
 }
@@ -259,7 +238,7 @@ func (r *Recorder) Dispatch(label string, k *Kernel, args []Arg, push []uint32, 
 	if err != nil {
 		return fmt.Errorf("dispatch %s: %w", label, err)
 	}
-	writes := make([]vk.WriteDescriptorSet, len(args))
+	writes := make([]descriptorWrite, len(args))
 	for i, a := range args {
 		size := a.end() - a.Off
 		if size > lim.MaxStorageBufferRange {
@@ -268,25 +247,17 @@ func (r *Recorder) Dispatch(label string, k *Kernel, args []Arg, push []uint32, 
 		if a.Off%max(lim.MinStorageAlignment, 1) != 0 {
 			return fmt.Errorf("dispatch %s: binding %d (%q) offset %d is not a multiple of minStorageBufferOffsetAlignment %d", label, i, a.B.Name, a.Off, lim.MinStorageAlignment)
 		}
-		writes[i] = vk.WriteDescriptorSet{
-			SType: vk.StructureTypeWriteDescriptorSet, DstSet: set, DstBinding: uint32(i), DescriptorCount: 1,
-			DescriptorType: k.types[i],
-		}
+		writes[i] = descriptorWrite{typ: k.types[i], buffer: a.B.buf, offset: a.Off, size: size}
 		switch k.types[i] {
 		case vk.DescriptorTypeUniformTexelBuffer, vk.DescriptorTypeStorageTexelBuffer:
 			view, err := a.B.view(a.Off, size, a.Format)
 			if err != nil {
 				return fmt.Errorf("dispatch %s: %w", label, err)
 			}
-			writes[i].PTexelBufferView = []vk.BufferView{view}
-		default:
-			writes[i].PBufferInfo = []vk.DescriptorBufferInfo{{Buffer: a.B.buf, Offset: vk.DeviceSize(a.Off), Range: vk.DeviceSize(size)}}
+			writes[i].view = view
 		}
 	}
-	vk.UpdateDescriptorSets(r.d.dev, uint32(len(writes)), writes, 0, nil)
-	for i := range writes {
-		writes[i].Free()
-	}
+	r.d.writeSet(set, writes)
 	r.hazard(args)
 	vk.CmdBindPipeline(r.cb, vk.PipelineBindPointCompute, k.pipe)
 	vk.CmdBindDescriptorSets(r.cb, vk.PipelineBindPointCompute, k.layout, 0, 1, []vk.DescriptorSet{set}, 0, nil)

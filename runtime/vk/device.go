@@ -1,5 +1,8 @@
 package vk
 
+// #include "shim.h"
+import "C"
+
 import (
 	"errors"
 	"fmt"
@@ -18,7 +21,8 @@ type Device struct {
 	dev    vk.Device
 	queue  vk.Queue
 	family uint32
-	mem    vk.PhysicalDeviceMemoryProperties
+	mem    memoryInfo
+	calls  *C.vkc_dev
 
 	pool   vk.CommandPool
 	fence  vk.Fence
@@ -75,8 +79,8 @@ func Open(index int) (d *Device, err error) {
 		return nil, err
 	}
 	d.Info, d.phys = infos[pick], pds[pick]
-	d.family, _, _ = computeFamily(d.phys)
-	d.mem = memoryProperties(d.phys)
+	d.family, _, _ = computeFamily(inst, d.phys)
+	d.mem = queryMemory(inst, d.phys)
 	// The kernels need nothing beyond Vulkan 1.2 core (f16 data is packed
 	// in 32-bit words); the optional features are enabled where present.
 	if d.dev, err = createDevice(inst, d.phys, d.family, d.Info.Features); err != nil {
@@ -87,6 +91,9 @@ func Open(index int) (d *Device, err error) {
 	var queue vk.Queue
 	vk.GetDeviceQueue(d.dev, d.family, 0, &queue)
 	d.queue = queue
+	if d.calls, err = openDeviceCalls(inst, d.dev); err != nil {
+		return nil, err
+	}
 
 	pci := &vk.CommandPoolCreateInfo{
 		SType:            vk.StructureTypeCommandPoolCreateInfo,
@@ -161,6 +168,8 @@ func (d *Device) Close() error {
 			vk.DestroyCommandPool(d.dev, d.pool, nil)
 		}
 		vk.DestroyDevice(d.dev, nil)
+		closeDeviceCalls(d.calls)
+		d.calls = nil
 	}
 	if d.inst != nil {
 		vk.DestroyInstance(d.inst, nil)

@@ -1,11 +1,13 @@
 // Package vk is the Vulkan compute backend: the whole llama forward pass as
 // compute shaders (shaders/), over vulkan-go with a small cgo shim
 // (shim.c) for the Vulkan 1.2/1.3 queries and device creation vulkan-go's
-// 1.1 headers cannot express.
+// 1.1 headers cannot express, and for the calls taking arrays of structs,
+// which vulkan-go frees from a finalizer that can run during the call.
 //
 // Layout, by responsibility:
 //
 //	loader.go, shim.c    the loader, feature/property queries, device creation
+//	calls.go             the shim's struct-array calls (pipelines, descriptors, barriers, submit)
 //	physical.go          enumeration, device choice, DeviceInfo for `vkchat devices`
 //	device.go            the logical device and its lifetime
 //	memory.go, buffer.go memory types, sub-allocation in blocks, buffers, texel views, staging

@@ -63,18 +63,18 @@ const (
 func (a *arena) pickType(bits uint32, kind memKind) (int, error) {
 	mp := &a.d.mem
 	largestLocal := uint64(0)
-	for h := 0; h < int(mp.MemoryHeapCount); h++ {
-		if vk.MemoryHeapFlagBits(mp.MemoryHeaps[h].Flags)&vk.MemoryHeapDeviceLocalBit != 0 && uint64(mp.MemoryHeaps[h].Size) > largestLocal {
-			largestLocal = uint64(mp.MemoryHeaps[h].Size)
+	for h := range mp.heapSize {
+		if mp.heapFlags[h]&vk.MemoryHeapFlags(vk.MemoryHeapDeviceLocalBit) != 0 && mp.heapSize[h] > largestLocal {
+			largestLocal = mp.heapSize[h]
 		}
 	}
 	best, bestScore := -1, -1
-	for i := 0; i < int(mp.MemoryTypeCount); i++ {
+	for i := range mp.typeFlags {
 		if bits&(1<<i) == 0 {
 			continue
 		}
-		f := vk.MemoryPropertyFlags(mp.MemoryTypes[i].PropertyFlags)
-		heap := uint64(mp.MemoryHeaps[mp.MemoryTypes[i].HeapIndex].Size)
+		f := mp.typeFlags[i]
+		heap := mp.heapSize[mp.typeHeap[i]]
 		score := -1
 		switch kind {
 		case memDevice:
@@ -107,7 +107,7 @@ func (a *arena) pickType(bits uint32, kind memKind) (int, error) {
 }
 
 func (a *arena) hostVisible(typ int) bool {
-	return vk.MemoryPropertyFlags(a.d.mem.MemoryTypes[typ].PropertyFlags)&propHostVisible != 0
+	return a.d.mem.typeFlags[typ]&propHostVisible != 0
 }
 
 func alignUp(n, a uint64) uint64 {
@@ -145,8 +145,8 @@ func (a *arena) alloc(req vk.MemoryRequirements, kind memKind, name string) (*bl
 	if size > bs {
 		bs = size
 	}
-	heapIdx := a.d.mem.MemoryTypes[typ].HeapIndex
-	heapSize := uint64(a.d.mem.MemoryHeaps[heapIdx].Size)
+	heapIdx := a.d.mem.typeHeap[typ]
+	heapSize := a.d.mem.heapSize[heapIdx]
 	used := a.allocated[memDevice] + a.allocated[memHost]
 	// Some drivers (lavapipe) grant allocations beyond the heap and fail
 	// later, or let the process be killed: refuse what cannot fit.

@@ -115,30 +115,6 @@ func physicalDevices(inst vk.Instance) ([]vk.PhysicalDevice, error) {
 	return pds[:n], nil
 }
 
-// computeFamily is the first queue family with compute, preferring one
-// without graphics (a dedicated compute queue is not shared with a desktop).
-func computeFamily(pd vk.PhysicalDevice) (uint32, uint32, bool) {
-	var n uint32
-	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &n, nil)
-	props := make([]vk.QueueFamilyProperties, n)
-	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &n, props)
-	best, bits, found := uint32(0), uint32(0), false
-	for i := range props {
-		props[i].Deref()
-		flags := vk.QueueFlagBits(props[i].QueueFlags)
-		if flags&vk.QueueComputeBit == 0 {
-			continue
-		}
-		if !found || flags&vk.QueueGraphicsBit == 0 {
-			best, bits, found = uint32(i), props[i].TimestampValidBits, true
-			if flags&vk.QueueGraphicsBit == 0 {
-				break
-			}
-		}
-	}
-	return best, bits, found
-}
-
 func describe(inst vk.Instance, pd vk.PhysicalDevice, index int) (DeviceInfo, vk.PhysicalDeviceType) {
 	var p vk.PhysicalDeviceProperties
 	vk.GetPhysicalDeviceProperties(pd, &p)
@@ -182,34 +158,20 @@ func describe(inst vk.Instance, pd vk.PhysicalDevice, index int) (DeviceInfo, vk
 			info.SubgroupOps = append(info.SubgroupOps, name)
 		}
 	}
-	_, bits, ok := computeFamily(pd)
+	_, bits, ok := computeFamily(inst, pd)
 	info.ComputeQueue = ok
 	info.Limits.TimestampBits = bits
-	mp := memoryProperties(pd)
-	for h := 0; h < int(mp.MemoryHeapCount); h++ {
-		heap := Heap{Size: uint64(mp.MemoryHeaps[h].Size), DeviceLocal: vk.MemoryHeapFlagBits(mp.MemoryHeaps[h].Flags)&vk.MemoryHeapDeviceLocalBit != 0}
-		for t := 0; t < int(mp.MemoryTypeCount); t++ {
-			mt := mp.MemoryTypes[t]
-			if int(mt.HeapIndex) == h && vk.MemoryPropertyFlagBits(mt.PropertyFlags)&vk.MemoryPropertyHostVisibleBit != 0 {
+	mp := queryMemory(inst, pd)
+	for h := range mp.heapSize {
+		heap := Heap{Size: mp.heapSize[h], DeviceLocal: mp.heapFlags[h]&vk.MemoryHeapFlags(vk.MemoryHeapDeviceLocalBit) != 0}
+		for t := range mp.typeFlags {
+			if int(mp.typeHeap[t]) == h && mp.typeFlags[t]&propHostVisible != 0 {
 				heap.HostVisible = true
 			}
 		}
 		info.Heaps = append(info.Heaps, heap)
 	}
 	return info, p.DeviceType
-}
-
-func memoryProperties(pd vk.PhysicalDevice) vk.PhysicalDeviceMemoryProperties {
-	var mp vk.PhysicalDeviceMemoryProperties
-	vk.GetPhysicalDeviceMemoryProperties(pd, &mp)
-	mp.Deref()
-	for i := 0; i < int(mp.MemoryTypeCount); i++ {
-		mp.MemoryTypes[i].Deref()
-	}
-	for i := 0; i < int(mp.MemoryHeapCount); i++ {
-		mp.MemoryHeaps[i].Deref()
-	}
-	return mp
 }
 
 // Devices lists the physical devices in the loader's order.

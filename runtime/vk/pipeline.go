@@ -91,57 +91,17 @@ func (d *Device) Kernel(name string, push uint32, spec ...uint32) (*Kernel, erro
 			k.destroy(d)
 		}
 	}()
-	lb := make([]vk.DescriptorSetLayoutBinding, bindings)
-	for i := range lb {
-		lb[i] = vk.DescriptorSetLayoutBinding{Binding: uint32(i), DescriptorType: types[i], DescriptorCount: 1, StageFlags: vk.ShaderStageFlags(vk.ShaderStageComputeBit)}
+	if k.dsl, err = d.createSetLayout(types); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", name, err)
 	}
-	dci := &vk.DescriptorSetLayoutCreateInfo{SType: vk.StructureTypeDescriptorSetLayoutCreateInfo, BindingCount: uint32(bindings), PBindings: lb}
-	var dsl vk.DescriptorSetLayout
-	r := vk.CreateDescriptorSetLayout(d.dev, dci, nil, &dsl)
-	dci.Free()
-	k.dsl = dsl
-	if err := check("vkCreateDescriptorSetLayout", r, "kernel %s, %d bindings", name, bindings); err != nil {
-		return nil, err
+	if k.layout, err = d.createPipelineLayout(k.dsl, push); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", name, err)
 	}
-	lci := &vk.PipelineLayoutCreateInfo{SType: vk.StructureTypePipelineLayoutCreateInfo, SetLayoutCount: 1, PSetLayouts: []vk.DescriptorSetLayout{k.dsl}}
-	if push > 0 {
-		lci.PushConstantRangeCount = 1
-		lci.PPushConstantRanges = []vk.PushConstantRange{{StageFlags: vk.ShaderStageFlags(vk.ShaderStageComputeBit), Size: push}}
-	}
-	var layout vk.PipelineLayout
-	r = vk.CreatePipelineLayout(d.dev, lci, nil, &layout)
-	lci.Free()
-	k.layout = layout
-	if err := check("vkCreatePipelineLayout", r, "kernel %s", name); err != nil {
-		return nil, err
-	}
-	stage := vk.PipelineShaderStageCreateInfo{
-		SType:  vk.StructureTypePipelineShaderStageCreateInfo,
-		Stage:  vk.ShaderStageComputeBit,
-		Module: m,
-		PName:  "main\x00",
-	}
-	var specData unsafe.Pointer
-	if len(spec) > 0 {
-		entries := make([]vk.SpecializationMapEntry, len(spec))
-		for i := range spec {
-			entries[i] = vk.SpecializationMapEntry{ConstantID: uint32(i), Offset: uint32(4 * i), Size: 4}
-		}
-		specData = cAlloc(4 * len(spec))
-		copy(unsafe.Slice((*uint32)(specData), len(spec)), spec)
-		stage.PSpecializationInfo = []vk.SpecializationInfo{{MapEntryCount: uint32(len(spec)), PMapEntries: entries, DataSize: uint(4 * len(spec)), PData: specData}}
-	}
-	pci := []vk.ComputePipelineCreateInfo{{SType: vk.StructureTypeComputePipelineCreateInfo, Stage: stage, Layout: k.layout, BasePipelineIndex: -1}}
-	pipes := make([]vk.Pipeline, 1)
-	r = vk.CreateComputePipelines(d.dev, d.cache.handle(), 1, pci, nil, pipes)
-	pci[0].Free()
-	if specData != nil {
-		cFree(specData)
-	}
+	pipe, r := d.createComputePipeline(m, k.layout, spec)
 	if err := check("vkCreateComputePipelines", r, "kernel %s, specialization %v", name, spec); err != nil {
 		return nil, err
 	}
-	k.pipe = pipes[0]
+	k.pipe = pipe
 	d.cache.dirty = true
 	d.kernels = append(d.kernels, k)
 	ok = true

@@ -143,3 +143,220 @@ uint32_t vkc_instance_version(void) {
 	}
 	return v;
 }
+
+#include <stdlib.h>
+
+struct vkc_dev {
+	VkDevice dev;
+	PFN_vkCreateDescriptorSetLayout createSetLayout;
+	PFN_vkCreatePipelineLayout createPipelineLayout;
+	PFN_vkCreateComputePipelines createComputePipelines;
+	PFN_vkCreateDescriptorPool createDescriptorPool;
+	PFN_vkUpdateDescriptorSets updateDescriptorSets;
+	PFN_vkCmdPipelineBarrier cmdPipelineBarrier;
+	PFN_vkCmdCopyBuffer cmdCopyBuffer;
+	PFN_vkQueueSubmit queueSubmit;
+};
+
+vkc_dev *vkc_dev_open(vkc_handle instance, vkc_handle device) {
+	PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)gipa((VkInstance)instance, "vkGetDeviceProcAddr");
+	if (!gdpa) {
+		return NULL;
+	}
+	vkc_dev *d = calloc(1, sizeof(*d));
+	if (!d) {
+		return NULL;
+	}
+	VkDevice dev = (VkDevice)device;
+	d->dev = dev;
+	d->createSetLayout = (PFN_vkCreateDescriptorSetLayout)gdpa(dev, "vkCreateDescriptorSetLayout");
+	d->createPipelineLayout = (PFN_vkCreatePipelineLayout)gdpa(dev, "vkCreatePipelineLayout");
+	d->createComputePipelines = (PFN_vkCreateComputePipelines)gdpa(dev, "vkCreateComputePipelines");
+	d->createDescriptorPool = (PFN_vkCreateDescriptorPool)gdpa(dev, "vkCreateDescriptorPool");
+	d->updateDescriptorSets = (PFN_vkUpdateDescriptorSets)gdpa(dev, "vkUpdateDescriptorSets");
+	d->cmdPipelineBarrier = (PFN_vkCmdPipelineBarrier)gdpa(dev, "vkCmdPipelineBarrier");
+	d->cmdCopyBuffer = (PFN_vkCmdCopyBuffer)gdpa(dev, "vkCmdCopyBuffer");
+	d->queueSubmit = (PFN_vkQueueSubmit)gdpa(dev, "vkQueueSubmit");
+	if (!d->createSetLayout || !d->createPipelineLayout || !d->createComputePipelines || !d->createDescriptorPool ||
+	    !d->updateDescriptorSets || !d->cmdPipelineBarrier || !d->cmdCopyBuffer || !d->queueSubmit) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void vkc_dev_close(vkc_dev *d) { free(d); }
+
+void vkc_memory_properties(vkc_handle instance, vkc_handle phys, vkc_memory *out) {
+	PFN_vkGetPhysicalDeviceMemoryProperties f = (PFN_vkGetPhysicalDeviceMemoryProperties)gipa((VkInstance)instance, "vkGetPhysicalDeviceMemoryProperties");
+	VkPhysicalDeviceMemoryProperties mp;
+	memset(out, 0, sizeof(*out));
+	f((VkPhysicalDevice)phys, &mp);
+	out->type_count = mp.memoryTypeCount;
+	for (uint32_t i = 0; i < mp.memoryTypeCount && i < 32; i++) {
+		out->type_flags[i] = mp.memoryTypes[i].propertyFlags;
+		out->type_heaps[i] = mp.memoryTypes[i].heapIndex;
+	}
+	out->heap_count = mp.memoryHeapCount;
+	for (uint32_t i = 0; i < mp.memoryHeapCount && i < 16; i++) {
+		out->heap_sizes[i] = mp.memoryHeaps[i].size;
+		out->heap_flags[i] = mp.memoryHeaps[i].flags;
+	}
+}
+
+int32_t vkc_compute_family(vkc_handle instance, vkc_handle phys, uint32_t *flags, uint32_t *timestamp_bits) {
+	PFN_vkGetPhysicalDeviceQueueFamilyProperties f = (PFN_vkGetPhysicalDeviceQueueFamilyProperties)gipa((VkInstance)instance, "vkGetPhysicalDeviceQueueFamilyProperties");
+	uint32_t n = 0;
+	f((VkPhysicalDevice)phys, &n, NULL);
+	if (n == 0) {
+		return -1;
+	}
+	VkQueueFamilyProperties *p = calloc(n, sizeof(*p));
+	if (!p) {
+		return -1;
+	}
+	f((VkPhysicalDevice)phys, &n, p);
+	int32_t best = -1;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!(p[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) {
+			continue;
+		}
+		if (best < 0 || !(p[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) {
+			best = (int32_t)i;
+			*flags = p[i].queueFlags;
+			*timestamp_bits = p[i].timestampValidBits;
+			if (!(p[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) {
+				break;
+			}
+		}
+	}
+	free(p);
+	return best;
+}
+
+int32_t vkc_create_set_layout(vkc_dev *d, const uint32_t *types, uint32_t n, vkc_handle *out) {
+	VkDescriptorSetLayoutBinding b[32];
+	if (n > 32) {
+		return VK_ERROR_TOO_MANY_OBJECTS;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		b[i] = (VkDescriptorSetLayoutBinding){.binding = i, .descriptorType = (VkDescriptorType)types[i], .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+	}
+	VkDescriptorSetLayoutCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = n, .pBindings = b};
+	VkDescriptorSetLayout l = VK_NULL_HANDLE;
+	VkResult r = d->createSetLayout(d->dev, &ci, NULL, &l);
+	*out = (vkc_handle)l;
+	return r;
+}
+
+int32_t vkc_create_pipeline_layout(vkc_dev *d, vkc_handle set_layout, uint32_t push_bytes, vkc_handle *out) {
+	VkDescriptorSetLayout sl = (VkDescriptorSetLayout)set_layout;
+	VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = push_bytes};
+	VkPipelineLayoutCreateInfo ci = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+		.setLayoutCount = 1,
+		.pSetLayouts = &sl,
+		.pushConstantRangeCount = push_bytes ? 1 : 0,
+		.pPushConstantRanges = push_bytes ? &pr : NULL,
+	};
+	VkPipelineLayout l = VK_NULL_HANDLE;
+	VkResult r = d->createPipelineLayout(d->dev, &ci, NULL, &l);
+	*out = (vkc_handle)l;
+	return r;
+}
+
+int32_t vkc_create_compute_pipeline(vkc_dev *d, vkc_handle cache, vkc_handle module, vkc_handle layout, const uint32_t *spec, uint32_t n, vkc_handle *out) {
+	VkSpecializationMapEntry e[32];
+	if (n > 32) {
+		return VK_ERROR_TOO_MANY_OBJECTS;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		e[i] = (VkSpecializationMapEntry){.constantID = i, .offset = 4 * i, .size = 4};
+	}
+	VkSpecializationInfo si = {.mapEntryCount = n, .pMapEntries = e, .dataSize = 4 * n, .pData = spec};
+	VkComputePipelineCreateInfo ci = {
+		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+		.stage = {
+			.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
+			.module = (VkShaderModule)module,
+			.pName = "main",
+			.pSpecializationInfo = n ? &si : NULL,
+		},
+		.layout = (VkPipelineLayout)layout,
+		.basePipelineIndex = -1,
+	};
+	VkPipeline p = VK_NULL_HANDLE;
+	VkResult r = d->createComputePipelines(d->dev, (VkPipelineCache)cache, 1, &ci, NULL, &p);
+	*out = (vkc_handle)p;
+	return r;
+}
+
+int32_t vkc_create_descriptor_pool(vkc_dev *d, uint32_t max_sets, const uint32_t *types, const uint32_t *counts, uint32_t n, vkc_handle *out) {
+	VkDescriptorPoolSize s[8];
+	if (n > 8) {
+		return VK_ERROR_TOO_MANY_OBJECTS;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		s[i] = (VkDescriptorPoolSize){.type = (VkDescriptorType)types[i], .descriptorCount = counts[i]};
+	}
+	VkDescriptorPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = max_sets, .poolSizeCount = n, .pPoolSizes = s};
+	VkDescriptorPool p = VK_NULL_HANDLE;
+	VkResult r = d->createDescriptorPool(d->dev, &ci, NULL, &p);
+	*out = (vkc_handle)p;
+	return r;
+}
+
+void vkc_write_set(vkc_dev *d, vkc_handle set, uint32_t n, const uint32_t *types, const vkc_handle *buffers, const uint64_t *offsets, const uint64_t *ranges, const vkc_handle *views) {
+	VkWriteDescriptorSet w[32];
+	VkDescriptorBufferInfo bi[32];
+	VkBufferView bv[32];
+	if (n > 32) {
+		n = 32;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		VkDescriptorType t = (VkDescriptorType)types[i];
+		w[i] = (VkWriteDescriptorSet){
+			.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+			.dstSet = (VkDescriptorSet)set,
+			.dstBinding = i,
+			.descriptorCount = 1,
+			.descriptorType = t,
+		};
+		if (t == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER || t == VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER) {
+			bv[i] = (VkBufferView)views[i];
+			w[i].pTexelBufferView = &bv[i];
+		} else {
+			bi[i] = (VkDescriptorBufferInfo){.buffer = (VkBuffer)buffers[i], .offset = offsets[i], .range = ranges[i]};
+			w[i].pBufferInfo = &bi[i];
+		}
+	}
+	d->updateDescriptorSets(d->dev, n, w, 0, NULL);
+}
+
+void vkc_cmd_barrier(vkc_dev *d, vkc_handle cb, int32_t host) {
+	VkMemoryBarrier mb = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+		.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+		.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | (host ? VK_ACCESS_HOST_READ_BIT : 0),
+	};
+	VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+	d->cmdPipelineBarrier((VkCommandBuffer)cb, stages, stages | (host ? VK_PIPELINE_STAGE_HOST_BIT : 0), 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+void vkc_cmd_copy(vkc_dev *d, vkc_handle cb, vkc_handle src, vkc_handle dst, uint64_t src_off, uint64_t dst_off, uint64_t size) {
+	VkBufferCopy c = {.srcOffset = src_off, .dstOffset = dst_off, .size = size};
+	d->cmdCopyBuffer((VkCommandBuffer)cb, (VkBuffer)src, (VkBuffer)dst, 1, &c);
+}
+
+int32_t vkc_queue_submit(vkc_dev *d, vkc_handle queue, const vkc_handle *cbs, uint32_t n, vkc_handle fence) {
+	VkCommandBuffer c[16];
+	if (n > 16) {
+		return VK_ERROR_TOO_MANY_OBJECTS;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		c[i] = (VkCommandBuffer)cbs[i];
+	}
+	VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = c};
+	return d->queueSubmit((VkQueue)queue, 1, &si, (VkFence)fence);
+}

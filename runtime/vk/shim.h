@@ -53,4 +53,39 @@ int32_t vkc_create_device(vkc_handle instance, vkc_handle phys, uint32_t family,
 uint32_t vkc_instance_version(void);
 uint64_t vkc_buffer_address(vkc_handle instance, vkc_handle device, vkc_handle buffer);
 
+
+
+// The calls below take arrays of structs. vulkan-go marshals those into C
+// memory whose release is tied to a finalizer on a temporary, so a garbage
+// collection during the call can free them while the driver reads them
+// (seen as crashes in vkCreateComputePipelines under load). These build
+// the structs on the C stack instead.
+typedef struct vkc_dev vkc_dev;
+
+vkc_dev *vkc_dev_open(vkc_handle instance, vkc_handle device);
+void vkc_dev_close(vkc_dev *d);
+
+typedef struct {
+	uint32_t type_count;
+	uint32_t types[32];
+	uint32_t heap_count;
+	uint64_t heap_sizes[16];
+	uint32_t heap_flags[16];
+	uint32_t type_flags[32];
+	uint32_t type_heaps[32];
+} vkc_memory;
+
+void vkc_memory_properties(vkc_handle instance, vkc_handle phys, vkc_memory *out);
+// vkc_queue_family fills the index, flags and timestamp bits of the first
+// family with compute (preferring one without graphics); -1 if none.
+int32_t vkc_compute_family(vkc_handle instance, vkc_handle phys, uint32_t *flags, uint32_t *timestamp_bits);
+
+int32_t vkc_create_set_layout(vkc_dev *d, const uint32_t *types, uint32_t n, vkc_handle *out);
+int32_t vkc_create_pipeline_layout(vkc_dev *d, vkc_handle set_layout, uint32_t push_bytes, vkc_handle *out);
+int32_t vkc_create_compute_pipeline(vkc_dev *d, vkc_handle cache, vkc_handle module, vkc_handle layout, const uint32_t *spec, uint32_t n, vkc_handle *out);
+int32_t vkc_create_descriptor_pool(vkc_dev *d, uint32_t max_sets, const uint32_t *types, const uint32_t *counts, uint32_t n, vkc_handle *out);
+void vkc_write_set(vkc_dev *d, vkc_handle set, uint32_t n, const uint32_t *types, const vkc_handle *buffers, const uint64_t *offsets, const uint64_t *ranges, const vkc_handle *views);
+void vkc_cmd_barrier(vkc_dev *d, vkc_handle cb, int32_t host);
+void vkc_cmd_copy(vkc_dev *d, vkc_handle cb, vkc_handle src, vkc_handle dst, uint64_t src_off, uint64_t dst_off, uint64_t size);
+int32_t vkc_queue_submit(vkc_dev *d, vkc_handle queue, const vkc_handle *cbs, uint32_t n, vkc_handle fence);
 #endif
