@@ -242,9 +242,9 @@ func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pp int) error
 	show := func(title string, ts []vk.KernelTime, tokens int) {
 		type agg struct {
 			name       string
-			n          int
 			t          time.Duration
 			bytes      uint64
+			macs       uint64
 			dispatches int
 		}
 		byKind := map[string]*agg{}
@@ -259,6 +259,7 @@ func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pp int) error
 			}
 			a.t += k.Time
 			a.bytes += k.Bytes
+			a.macs += k.MACs
 			a.dispatches++
 			total += k.Time
 			bytes += k.Bytes
@@ -270,25 +271,45 @@ func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pp int) error
 		sort.Slice(list, func(i, j int) bool { return list[i].t > list[j].t })
 		fmt.Fprintf(w, "\n%s: %d dispatches, %.3f ms device time (%.1f tok/s if nothing else ran)\n", title, len(ts), ms(total), float64(tokens)/total.Seconds())
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  kernel\tdispatches\tms\tshare\tweights GB/s\tof bound")
-		// For a prefill chunk the weights are streamed once per pass of a
-		// few tokens, so GB/s there is a rate of work, not of traffic.
+		// Decode streams every weight once: judge it by bandwidth against
+		// the bound. Prefill reuses each weight for several tokens: judge
+		// it by arithmetic.
+		if tokens == 1 {
+			fmt.Fprintln(tw, "  kernel\tdispatches\tms\tshare\tweights GB/s\tof bound")
+		} else {
+			fmt.Fprintln(tw, "  kernel\tdispatches\tms\tshare\tGFLOP/s")
+		}
+		var macs uint64
 		for _, a := range list {
-			bw, frac := "", ""
-			if a.bytes > 0 && a.t > 0 {
+			macs += a.macs
+			col := ""
+			switch {
+			case a.t == 0:
+			case tokens == 1 && a.bytes > 0:
 				gbs := float64(a.bytes) / a.t.Seconds()
-				bw, frac = fmt.Sprintf("%.2f", gbs/1e9), fmt.Sprintf("%.0f%%", 100*gbs/texel)
+				col = fmt.Sprintf("%.2f\t%.0f%%", gbs/1e9, 100*gbs/texel)
+			case tokens > 1 && a.macs > 0:
+				col = fmt.Sprintf("%.1f", 2*float64(a.macs)*float64(tokens)/a.t.Seconds()/1e9)
 			}
-			fmt.Fprintf(tw, "  %s\t%d\t%.3f\t%.1f%%\t%s\t%s\n", a.name, a.dispatches, ms(a.t), 100*float64(a.t)/float64(total), bw, frac)
+			fmt.Fprintf(tw, "  %s\t%d\t%.3f\t%.1f%%\t%s\n", a.name, a.dispatches, ms(a.t), 100*float64(a.t)/float64(total), col)
 		}
 		tw.Flush()
-		if bytes > 0 && total > 0 {
+		switch {
+		case total == 0:
+		case tokens == 1 && bytes > 0:
 			fmt.Fprintf(w, "  whole step: %.2f GB/s of weights, %.0f%% of the %.2f GB/s bound\n", float64(bytes)/total.Seconds()/1e9, 100*float64(bytes)/total.Seconds()/texel, texel/1e9)
+		case tokens > 1 && macs > 0:
+			fmt.Fprintf(w, "  whole chunk: %.1f GFLOP/s in the mat-vecs and everything else\n", 2*float64(macs)*float64(tokens)/total.Seconds()/1e9)
 		}
 	}
 	show("decode step", p.Decode, 1)
 	if len(p.Prefill) > 0 {
 		show(fmt.Sprintf("prefill chunk of %d tokens", p.PrefillTokens), p.Prefill, p.PrefillTokens)
+		var head time.Duration
+		for _, k := range p.PrefillHead {
+			head += k.Time
+		}
+		fmt.Fprintf(w, "  then the output head for the last token: %.3f ms\n", ms(head))
 	}
 	return nil
 }

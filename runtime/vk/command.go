@@ -301,14 +301,15 @@ func (r *Recorder) Run() error {
 
 type dispatchMeta struct {
 	label, kernel string
-	bytes         uint64
+	bytes, macs   uint64
 }
 
-// readBytes records how many bytes of weights the last dispatch streams,
-// for the bandwidth column of the profile.
-func (r *Recorder) readBytes(n uint64) {
+// weightWork records, for the profile, how many bytes of weights the last
+// dispatch streams and how many multiply-adds it does per token.
+func (r *Recorder) weightWork(bytes, macs uint64) {
 	if len(r.labels) > 0 {
-		r.labels[len(r.labels)-1].bytes += n
+		r.labels[len(r.labels)-1].bytes += bytes
+		r.labels[len(r.labels)-1].macs += macs
 	}
 }
 
@@ -317,6 +318,7 @@ type KernelTime struct {
 	Label  string // what it computes, e.g. "L3 qkv"
 	Kernel string // the pipeline's shader
 	Bytes  uint64 // weight bytes it streams (mat-vec), 0 otherwise
+	MACs   uint64 // multiply-adds per token (mat-vec), 0 otherwise
 	Time   time.Duration
 }
 
@@ -341,7 +343,7 @@ func (r *Recorder) Timings() ([]KernelTime, error) {
 	for i := uint32(0); i < n; i++ {
 		dt := (ts[i+1] - ts[i]) & mask
 		m := r.labels[i]
-		out[i] = KernelTime{Label: m.label, Kernel: m.kernel, Bytes: m.bytes, Time: time.Duration(float64(dt) * period)}
+		out[i] = KernelTime{Label: m.label, Kernel: m.kernel, Bytes: m.bytes, MACs: m.macs, Time: time.Duration(float64(dt) * period)}
 	}
 	return out, nil
 }

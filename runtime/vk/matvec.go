@@ -257,9 +257,14 @@ func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 		if err := r.Dispatch(label, k, args, push, uint32(groups), uint32(tg), 1); err != nil {
 			return err
 		}
-		r.readBytes(part.buf.Size)
+		macs := uint64(part.rows) * uint64(cu*l.unit)
+		if cu*l.unit > m.Cols {
+			macs = uint64(part.rows) * uint64(m.Cols) // the padding of float rows
+		}
+		// a chunk of K streams its share of the part
+		r.weightWork(part.buf.Size*uint64(cu)/uint64(m.Units), macs)
 		if op.m2 != nil {
-			r.readBytes(op.m2.parts[pi].buf.Size)
+			r.weightWork(op.m2.parts[pi].buf.Size*uint64(cu)/uint64(m.Units), macs)
 		}
 	}
 	return nil

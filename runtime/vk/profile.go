@@ -11,6 +11,9 @@ import (
 type Profile struct {
 	Decode  []KernelTime
 	Prefill []KernelTime
+	// PrefillHead is the output head after the last chunk, for its last
+	// token only.
+	PrefillHead []KernelTime
 	// PrefillTokens is the chunk the prefill timings are for.
 	PrefillTokens int
 }
@@ -49,11 +52,9 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (*Profile, error) {
 		if p.Prefill, err = b.prefill.Timings(); err != nil {
 			return nil, err
 		}
-		head, err := b.headLast.Timings() // recorded by the Forward above
-		if err != nil {
+		if p.PrefillHead, err = b.headLast.Timings(); err != nil { // recorded by the Forward above
 			return nil, err
 		}
-		p.Prefill = append(p.Prefill, head...)
 	}
 	return p, nil
 }
