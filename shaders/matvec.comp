@@ -113,6 +113,17 @@ void main() {
 		return;
 	}
 
+	// The norm weight for this lane's slice, once for all tokens.
+	vec4 nw[NU][UNIT / 4];
+	if (NORM != 0) {
+		[[unroll]] for (uint j = 0; j < NU; j++) {
+			uint u = min(p.u0 + lane + LPR * j, p.units - 1);
+			[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
+				nw[j][i] = uintBitsToFloat(texelFetch(NW, int(u * (UNIT / 4) + i)));
+			}
+		}
+	}
+
 	// This lane's slice of x for every token; zero past the row or the batch.
 	[[unroll]] for (uint t = 0; t < NT; t++) {
 		bool tv = tok0 + t < n;
@@ -141,10 +152,7 @@ void main() {
 			}
 			float scale = inversesqrt(team_sum(ss) / float(p.k) + p.eps);
 			[[unroll]] for (uint j = 0; j < NU; j++) {
-				uint u = min(p.u0 + lane + LPR * j, p.units - 1);
-				[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
-					xs[t][j][i] *= scale * uintBitsToFloat(texelFetch(NW, int(u * (UNIT / 4) + i)));
-				}
+				[[unroll]] for (uint i = 0; i < UNIT / 4; i++) xs[t][j][i] *= scale * nw[j][i];
 			}
 		}
 		[[unroll]] for (uint j = 0; j < NU; j++) {
