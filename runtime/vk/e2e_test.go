@@ -120,6 +120,16 @@ func compareLogits(t *testing.T, path string, prompt []int32, steps int, kv back
 
 func TestStoriesLogitsMatchCPU(t *testing.T) {
 	path := testenv.Model(t, "stories260K.gguf")
+	// A prompt longer than a prefill chunk, all logits.
+	long := make([]int32, prefillChunk*2+7)
+	for i := range long {
+		long[i] = int32(1 + (i*37)%500)
+	}
+	if e := compareLogits(t, path, long, 3, backend.KVF16, true); e > 5e-4 {
+		t.Errorf("%d-token prompt: logits NMSE %.3g over 5e-4", len(long), e)
+	} else {
+		t.Logf("%d-token prompt: worst logits NMSE %.3g", len(long), e)
+	}
 	for _, kv := range []backend.KVType{backend.KVF16, backend.KVF32} {
 		e := compareLogits(t, path, []int32{1, 403, 407, 261, 378, 285, 414, 270, 284, 453}, 12, kv, true)
 		t.Logf("KV %s: worst logits NMSE %.3g", kv, e)
