@@ -16,8 +16,11 @@ layout(constant_id = 4) const uint KVF32 = 0;   // cache element is f32 (else f1
 layout(binding = 0) uniform usamplerBuffer QKV;  // [token][q | k | v], R32_UINT view
 layout(binding = 1) uniform usamplerBuffer ROPE; // [token][pair] (cos, sin) bits, R32G32_UINT view
 layout(std430, binding = 2) writeonly buffer Q { float q[]; };
-layout(std430, binding = 3) writeonly buffer KC { uint kc[]; };
-layout(std430, binding = 4) writeonly buffer VC { uint vc[]; };
+// The caches are written as R32_UINT storage texel buffers (an f16 pair or
+// an f32 per texel), so their size is bounded by maxTexelBufferElements,
+// not by the smaller maxStorageBufferRange.
+layout(binding = 3, r32ui) uniform writeonly uimageBuffer KC;
+layout(binding = 4, r32ui) uniform writeonly uimageBuffer VC;
 layout(std430, binding = 5) readonly buffer Step { uint ntok; uint pos; };
 
 layout(push_constant) uniform Push {
@@ -76,18 +79,18 @@ void main() {
 		uint cell = (h * p.ctx + at) * HD + d;
 		if (KVF32 != 0) {
 			if (isK) {
-				kc[cell] = floatBitsToUint(a);
-				kc[cell + 1] = floatBitsToUint(b);
+				imageStore(KC, int(cell), uvec4(floatBitsToUint(a)));
+				imageStore(KC, int(cell + 1), uvec4(floatBitsToUint(b)));
 			} else {
-				vc[cell] = floatBitsToUint(a);
-				vc[cell + 1] = floatBitsToUint(b);
+				imageStore(VC, int(cell), uvec4(floatBitsToUint(a)));
+				imageStore(VC, int(cell + 1), uvec4(floatBitsToUint(b)));
 			}
 		} else {
 			uint packed = packHalf2x16(vec2(a, b));
 			if (isK) {
-				kc[cell / 2] = packed;
+				imageStore(KC, int(cell / 2), uvec4(packed));
 			} else {
-				vc[cell / 2] = packed;
+				imageStore(VC, int(cell / 2), uvec4(packed));
 			}
 		}
 	}

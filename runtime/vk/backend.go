@@ -132,6 +132,11 @@ func newBackendOn(dev *Device, m *models.Model, opts backend.Options, profile, s
 func (b *Backend) allocate() error {
 	c, d := &b.cfg, b.d
 	kvBytes := uint64(c.KVHeads) * uint64(b.opts.ContextSize) * uint64(c.HeadDim) * uint64(b.opts.KVType.Bytes())
+	// The cache is written 4 bytes per texel: that view bounds the size.
+	if lim := d.Info.Limits.MaxTexelElements * 4; kvBytes > lim {
+		return fmt.Errorf("a KV cache of %d positions needs %d bytes per layer for keys, over the %d a texel buffer spans on %s: use a smaller context",
+			b.opts.ContextSize, kvBytes, lim, d.Info.Name)
+	}
 	for l := 0; l < c.Layers; l++ {
 		k, err := d.NewBuffer(fmt.Sprintf("KV cache keys, layer %d (%d positions)", l, b.opts.ContextSize), kvBytes, memDevice)
 		if err != nil {

@@ -30,6 +30,9 @@ func (b *Buffer) view(off, size uint64, format vk.Format) (vk.BufferView, error)
 	if texel == 0 {
 		return nil, fmt.Errorf("texel view of %q: unsupported format %d", b.Name, format)
 	}
+	if lim := b.d.Info.Limits.MaxTexelElements; size/texel > lim {
+		return nil, fmt.Errorf("texel view of %q: %d bytes is %d texels of %d bytes, over maxTexelBufferElements %d", b.Name, size, size/texel, texel, lim)
+	}
 	key := [3]uint64{off, size, uint64(format)}
 	if v, ok := b.views[key]; ok {
 		return v, nil
@@ -58,7 +61,7 @@ func (d *Device) NewBuffer(name string, size uint64, kind memKind) (*Buffer, err
 	bci := &vk.BufferCreateInfo{
 		SType:       vk.StructureTypeBufferCreateInfo,
 		Size:        vk.DeviceSize(size),
-		Usage:       vk.BufferUsageFlags(vk.BufferUsageStorageBufferBit | vk.BufferUsageUniformTexelBufferBit | vk.BufferUsageUniformBufferBit | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit),
+		Usage:       vk.BufferUsageFlags(vk.BufferUsageStorageBufferBit | vk.BufferUsageUniformTexelBufferBit | vk.BufferUsageStorageTexelBufferBit | vk.BufferUsageUniformBufferBit | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit),
 		SharingMode: vk.SharingModeExclusive,
 	}
 	var buf vk.Buffer

@@ -154,7 +154,7 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 			}
 		}
 		err := r.Dispatch(name("rope"), rope, []Arg{
-			{B: b.qkv, Format: fmtU32}, ropeTable, W(b.q), W(b.kc[l]), W(b.vc[l]), R(b.step),
+			{B: b.qkv, Format: fmtU32}, ropeTable, W(b.q), {B: b.kc[l], Write: true, Format: fmtU32}, {B: b.vc[l], Write: true, Format: fmtU32}, R(b.step),
 		}, []uint32{uint32(c.Heads), uint32(c.KVHeads), uint32(b.qkvStride), uint32(b.qStride), uint32(b.opts.ContextSize)}, uint32(s.cap), 1, 1)
 		if err != nil {
 			return err

@@ -176,7 +176,7 @@ func TestRopeKV(t *testing.T) {
 				t.Fatal(err)
 			}
 			runOnce(t, d, func(r *Recorder) error {
-				return r.Dispatch("rope", k, []Arg{{B: qkvb, Format: fmtU32}, {B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, W(qb), W(kc), W(vc), R(b.step)},
+				return r.Dispatch("rope", k, []Arg{{B: qkvb, Format: fmtU32}, {B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, W(qb), {B: kc, Write: true, Format: fmtU32}, {B: vc, Write: true, Format: fmtU32}, R(b.step)},
 					[]uint32{uint32(cfg.Heads), uint32(cfg.KVHeads), uint32(qkvStride), uint32(qw), uint32(ctx)}, uint32(n+2), 1, 1)
 			})
 			// reference
