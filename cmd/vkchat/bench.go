@@ -282,7 +282,7 @@ func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pp int) error
 		var macs uint64
 		for _, a := range list {
 			macs += a.macs
-			col := ""
+			col := "\t"
 			switch {
 			case a.t == 0:
 			case tokens == 1 && a.bytes > 0:
