@@ -184,6 +184,9 @@ func (r *Recorder) Begin() error {
 		return err
 	}
 	r.open, r.pending, r.labels, r.Dispatches, r.Barriers = true, r.pending[:0], r.labels[:0], 0, 0
+	// A fence wait makes earlier submissions' writes available, not
+	// visible: one barrier at the start orders this buffer after them.
+	r.Barrier()
 	if r.maxQ > 0 {
 		vk.CmdResetQueryPool(r.cb, r.query, 0, r.maxQ)
 		vk.CmdWriteTimestamp(r.cb, vk.PipelineStageTopOfPipeBit, r.query, 0)
