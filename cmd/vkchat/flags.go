@@ -35,10 +35,33 @@ func (e *engineFlags) load(ctx context.Context, p sample.Params) (*engine.Sessio
 	if e.model == "" {
 		return nil, fmt.Errorf("no model: pass --model FILE")
 	}
-	return engine.Load(ctx, e.model, engine.Options{
-		Backend: e.backend, ContextSize: e.ctx, Threads: e.threads, Device: e.device,
-		KVType: backend.KVType(e.kvType), Params: p, Template: e.template,
-	})
+	type loaded struct {
+		s   *engine.Session
+		err error
+	}
+	// Loading can take a while (uploading weights, compiling pipelines); an
+	// interrupt must not wait for it, so the load runs aside and a canceled
+	// ctx returns at once (the process is about to exit).
+	done := make(chan loaded, 1)
+	go func() {
+		s, err := engine.Load(ctx, e.model, engine.Options{
+			Backend: e.backend, ContextSize: e.ctx, Threads: e.threads, Device: e.device,
+			KVType: backend.KVType(e.kvType), Params: p, Template: e.template,
+		})
+		done <- loaded{s, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("interrupted while loading %s", e.model)
+	case l := <-done:
+		if ctx.Err() != nil {
+			if l.s != nil {
+				l.s.Close()
+			}
+			return nil, fmt.Errorf("interrupted while loading %s", e.model)
+		}
+		return l.s, l.err
+	}
 }
 
 // samplerFlags binds the sampler settings to flags, starting from defaults.

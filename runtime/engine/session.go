@@ -101,6 +101,11 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	beOpts := backend.Options{ContextSize: ctxSize, Threads: opts.Threads, KVType: opts.KVType, Device: opts.Device}
 	be, err := newBackend(opts.Backend, m, beOpts)
 	if err != nil {
+		if opts.Backend == "vulkan" {
+			// Out of device memory, no device, a driver fault: the
+			// reference backend needs none of that.
+			return nil, fmt.Errorf("%w; the model may still run with --backend cpu", err)
+		}
 		return nil, err
 	}
 	params := opts.Params
