@@ -460,7 +460,25 @@ func (m *Model) shutdown() {
 		m.gen.canceled = true
 	}
 	m.closeOnce.Do(func() { close(m.closed) })
+	m.drainPending()
 	m.autosave()
+}
+
+// drainPending applies the events the engine had already queued when the
+// program ended (a signal, a quit mid-reply), so the saved reply holds every
+// token the user may have seen being generated.
+func (m *Model) drainPending() {
+	g := m.gen
+	if g == nil || g.detached {
+		return
+	}
+	for {
+		it, ok := tryReceive(g.ch)
+		if !ok || it.end {
+			return
+		}
+		m.applyEvent(g, it.ev)
+	}
 }
 
 // waitEngine waits up to d for the generation goroutine to return, so the

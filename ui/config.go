@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -16,6 +17,10 @@ type Config struct {
 	StateDir string
 	// LoadConversation is a saved conversation to resume; "" starts afresh.
 	LoadConversation string
+	// Input and Output replace the terminal (tests, embedding); nil uses
+	// stdin and stdout.
+	Input  io.Reader
+	Output io.Writer
 }
 
 // DefaultStateDir is $XDG_STATE_HOME/vkchat, or ~/.local/state/vkchat when

@@ -28,7 +28,14 @@ func Run(ctx context.Context, eng Engine, cfg Config) error {
 		return fmt.Errorf("load conversation: %w", m.loadErr)
 	}
 	m.baseCtx = ctx
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithAltScreen())
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen()}
+	if cfg.Input != nil {
+		opts = append(opts, tea.WithInput(cfg.Input))
+	}
+	if cfg.Output != nil {
+		opts = append(opts, tea.WithOutput(cfg.Output))
+	}
+	p := tea.NewProgram(m, opts...)
 	_, err := p.Run()
 	m.shutdown()
 	werr := m.waitEngine(engineStopTimeout)
