@@ -13,18 +13,16 @@ type scratch struct {
 	proj   []float32 // [n x embd]
 	gate   []float32 // [n x ff]
 	up     []float32 // [n x ff]
-	scores [][]float32
 }
 
 func newScratch(c *models.Config, n int) scratch {
 	q, kv := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	s := scratch{
+	return scratch{
 		x: make([]float32, n*c.Embd), xb: make([]float32, n*c.Embd),
 		q: make([]float32, n*q), k: make([]float32, n*kv), v: make([]float32, n*kv),
 		att: make([]float32, n*q), proj: make([]float32, n*c.Embd),
 		gate: make([]float32, n*c.FF), up: make([]float32, n*c.FF),
 	}
-	return s
 }
 
 func (s *scratch) bytes() int64 {

@@ -177,9 +177,8 @@ func (s *Session) TokenText(id int32) string { return string(s.tok.Piece(id)) }
 func (s *Session) SetParams(p sample.Params) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.params = p
 	s.sampler.SetParams(p)
-	s.params = s.sampler.Params()
+	s.params = s.sampler.Params() // as clamped by the sampler
 }
 
 // Params returns the current sampler settings.
