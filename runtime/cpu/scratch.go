@@ -5,14 +5,14 @@ import "vkchat/models"
 // scratch holds the activations of one batch of up to n tokens, token-major.
 // Allocated once so that decoding allocates nothing per token.
 type scratch struct {
-	x      []float32 // residual stream [n x embd]
-	xb     []float32 // normed input [n x embd]
-	q      []float32 // [n x heads*headDim]
-	k, v   []float32 // [n x kvHeads*headDim]
-	att    []float32 // attention output [n x heads*headDim]
-	proj   []float32 // [n x embd]
-	gate   []float32 // [n x ff]
-	up     []float32 // [n x ff]
+	x    []float32 // residual stream [n x embd]
+	xb   []float32 // normed input [n x embd]
+	q    []float32 // [n x heads*headDim]
+	k, v []float32 // [n x kvHeads*headDim]
+	att  []float32 // attention output [n x heads*headDim]
+	proj []float32 // [n x embd]
+	gate []float32 // [n x ff]
+	up   []float32 // [n x ff]
 }
 
 func newScratch(c *models.Config, n int) scratch {
