@@ -26,6 +26,7 @@ layout(constant_id = 4) const uint EPI = 0;
 layout(constant_id = 5) const uint NORM = 0; // 1: x := rmsnorm(x) * nw first
 layout(constant_id = 6) const uint PAIR = 0; // 1: y = silu(W·x) * (W2·x)
 layout(constant_id = 7) const uint RB = 1;   // rows per team pass: power of two, <= LPR
+layout(constant_id = 8) const uint ACTQ = 1; // 1: round x to the weight's vec_dot_type as llama.cpp does; 0: f32 x
 
 layout(binding = 0) uniform usamplerBuffer A0;
 layout(binding = 1) uniform usamplerBuffer A1;
@@ -58,6 +59,8 @@ layout(push_constant) uniform Push {
 
 vec4 xs[NT][NU][UNIT / 4];
 float xsum[NT][NU][SUBS];
+
+#include "actquant.glsl"
 
 // Butterfly sum over the team. The levels are written out (LPR <= 8):
 // loops stepping by shifts are not unrolled by the compilers, and a loop
@@ -150,17 +153,26 @@ void main() {
 					}
 				}
 			}
-			float scale = inversesqrt(team_sum(ss) / float(p.k) + p.eps);
+			// (x * scale) * w in that order, as the reference (ggml's
+			// rms_norm then mul) rounds it: the activation rounding below
+			// turns one-ulp differences into whole quantization steps.
+			float scale = 1.0 / sqrt(team_sum(ss) / float(p.k) + p.eps);
 			[[unroll]] for (uint j = 0; j < NU; j++) {
-				[[unroll]] for (uint i = 0; i < UNIT / 4; i++) xs[t][j][i] *= scale * nw[j][i];
+				[[unroll]] for (uint i = 0; i < UNIT / 4; i++) xs[t][j][i] = (xs[t][j][i] * scale) * nw[j][i];
 			}
 		}
 		[[unroll]] for (uint j = 0; j < NU; j++) {
+			float s1 = ACTQ != 0 ? act_quant(t, j) : 0.0;
 			[[unroll]] for (uint s = 0; s < SUBS; s++) {
 				vec4 a = vec4(0.0);
 				[[unroll]] for (uint i = 0; i < SUBN / 4; i++) a += xs[t][j][s * (SUBN / 4) + i];
 				xsum[t][j][s] = a.x + a.y + a.z + a.w;
 			}
+#if defined(ACT_Q8_1)
+			if (ACTQ != 0) {
+				xsum[t][j][0] = s1; // ggml's s: f16(d * sum(q))
+			}
+#endif
 		}
 	}
 

@@ -36,6 +36,7 @@ type matvecOp struct {
 	nt      int // tokens per pass (kernel constant); 0 chooses by type
 	last    bool
 	step    *Buffer
+	f32x    bool // keep x in f32 instead of rounding it to the weight type's vec_dot_type (tests)
 }
 
 // mvPlan is how one mat-vec is laid out: lanes per row, units per lane per
@@ -203,7 +204,7 @@ func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 		}
 		return 0
 	}
-	k, err := d.Kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), uint32(rb))
+	k, err := d.Kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), uint32(rb), flag(!op.f32x))
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,6 @@
 // BF16 rows padded to units of 32. View 0: 4 texels of 8 bf16 per unit; a
 // bf16 is the top half of an f32.
+#define ACT_BF16 // activations as vec_dot_type (actquant.glsl)
 #define UNIT 32
 #define SUBN 32
 uvec4 u_w[4];

@@ -1,4 +1,5 @@
 // F16 rows padded to units of 32. View 0: 4 texels of 8 halves per unit.
+#define ACT_F16 // activations as vec_dot_type (actquant.glsl)
 #define UNIT 32
 #define SUBN 32
 uvec4 u_w[4];

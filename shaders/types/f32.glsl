@@ -1,5 +1,6 @@
 // F32 rows, padded to whole units of 32 with zeros. View 0: the values as
 // R32G32B32A32_UINT, 8 texels per unit.
+#define ACT_F32 // activations as vec_dot_type (actquant.glsl)
 #define UNIT 32
 #define SUBN 32
 uvec4 u_w[8];

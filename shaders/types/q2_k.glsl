@@ -1,6 +1,7 @@
 // Q2_K (256 weights: 16 scale bytes (4-bit scale | 4-bit min << 4), 64 bytes
 // of 2-bit quants, f16 d, f16 dmin; w = d*sc*q - dmin*m per 16 weights):
 // view 0 quants (4 texels), view 1 scales (1 texel), view 2 d|dmin<<16.
+#define ACT_Q8_K // activations as vec_dot_type (actquant.glsl)
 #define UNIT 256
 #define SUBN 16
 uvec4 u_qs[4];

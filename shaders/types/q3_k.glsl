@@ -2,6 +2,7 @@
 // 12 bytes of packed 6-bit scales, f16 d; w = d*(sc-32)*(q - (hbit ? 0 : 4))
 // per 16 weights): view 0 masks (2 texels), view 1 quants (4 texels),
 // view 2 scales (3 R32_UINT words), view 3 d (R16_UINT).
+#define ACT_Q8_K // activations as vec_dot_type (actquant.glsl)
 #define UNIT 256
 #define SUBN 16
 uvec4 u_hm[2];

@@ -1,5 +1,6 @@
 // Q4_0 (32 weights: f16 d, 16 bytes of nibbles; w = d*(q-8)), split into
 // view 0: the nibbles, one texel per block; view 1: d as R16_UINT.
+#define ACT_Q8_0 // activations as vec_dot_type (actquant.glsl)
 #define UNIT 32
 #define SUBN 32
 uvec4 u_qs;

@@ -1,5 +1,6 @@
 // Q4_1 (f16 d, f16 m, 16 bytes of nibbles; w = d*q + m): view 0 nibbles,
 // view 1 d|m<<16 as R32_UINT.
+#define ACT_Q8_1 // activations as vec_dot_type (actquant.glsl)
 #define UNIT 32
 #define SUBN 32
 uvec4 u_qs;

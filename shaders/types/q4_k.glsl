@@ -1,6 +1,7 @@
 // Q4_K (256 weights: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128
 // bytes of nibbles; w = d*sc*q - dmin*m per 32 weights): view 0 nibbles
 // (8 texels), view 1 d|dmin<<16 and the scales as one texel.
+#define ACT_Q8_K // activations as vec_dot_type (actquant.glsl)
 #define UNIT 256
 #define SUBN 32
 #include "kscale.glsl"

@@ -1,5 +1,6 @@
 // Q5_0 (f16 d, 32 high bits, 16 bytes of nibbles; w = d*(q-16)): view 0
 // nibbles, view 1 high bits (R32_UINT), view 2 d (R16_UINT).
+#define ACT_Q8_0 // activations as vec_dot_type (actquant.glsl)
 #define UNIT 32
 #define SUBN 32
 uvec4 u_qs;

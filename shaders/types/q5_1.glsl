@@ -1,5 +1,6 @@
 // Q5_1 (f16 d, f16 m, 32 high bits, nibbles; w = d*q + m): view 0 nibbles,
 // view 1 high bits, view 2 d|m<<16.
+#define ACT_Q8_1 // activations as vec_dot_type (actquant.glsl)
 #define UNIT 32
 #define SUBN 32
 uvec4 u_qs;

@@ -1,6 +1,7 @@
 // Q5_K (256 weights: f16 d, f16 dmin, 12 scale bytes, 32 bytes of high
 // bits, 128 bytes of nibbles): view 0 nibbles (8 texels), view 1 high bits
 // (2 texels), view 2 d|dmin<<16 and the scales.
+#define ACT_Q8_K // activations as vec_dot_type (actquant.glsl)
 #define UNIT 256
 #define SUBN 32
 #include "kscale.glsl"

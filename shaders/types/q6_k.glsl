@@ -2,6 +2,7 @@
 // signed scale bytes, f16 d; w = d*sc*(q-32) per 16 weights): view 0 low
 // nibbles (8 texels), view 1 highs (4 texels), view 2 scales (1 texel),
 // view 3 d.
+#define ACT_Q8_K // activations as vec_dot_type (actquant.glsl)
 #define UNIT 256
 #define SUBN 16
 uvec4 u_ql[8];

@@ -1,5 +1,6 @@
 // Q8_0 (f16 d, 32 signed bytes; w = d*q): view 0 the bytes, 2 texels per
 // block; view 1 d.
+#define ACT_Q8_0 // activations as vec_dot_type (actquant.glsl)
 #define UNIT 32
 #define SUBN 32
 uvec4 u_qs[2];

@@ -1,0 +1,97 @@
+// Activation rounding as llama.cpp's CPU matmuls apply it: x is converted to
+// the weight type's vec_dot_type before the dot product (8-bit blocks for
+// quantized weights, f16/bf16 for those float types). The kernels keep the
+// rounded values as floats (q * d) rather than integers, so every weight
+// type's dot code stays as it is; the products then differ from ggml's
+// integer sums by float rounding only. The formulas are the reference
+// backend's (runtime/quant/act.go), which are ggml's quantize_row_*_ref.
+// Included by matvec.comp after the weight type (which defines ACT_*) and
+// the x registers xs[NT][NU][UNIT / 4].
+
+// round_f16 rounds to the nearest f16 (ties to even) exactly: in integer
+// arithmetic in the normal range, as a multiple of 2^-24 below it, to
+// infinity above. packHalf2x16's rounding is left to the implementation,
+// and llvmpipe's takes long to compile. Selects, not branches: this runs
+// unrolled on every x register, and branches there cost seconds of
+// compiling.
+float round_f16(float x) {
+	uint b = floatBitsToUint(x);
+	uint e = (b >> 23) & 0xFFu;
+	uint r = (b + 0xFFFu + ((b >> 13) & 1u)) & ~0x1FFFu;
+	float sub = roundEven(x * 16777216.0) * (1.0 / 16777216.0);
+	float inf = uintBitsToFloat((b & 0x80000000u) | 0x7F800000u);
+	return e < 113u ? sub : (((r >> 23) & 0xFFu) <= 142u ? uintBitsToFloat(r) : inf);
+}
+
+// round_bf16 is ggml's fp32 → bf16 (ties to even, NaN kept quiet).
+float round_bf16(float x) {
+	uint b = floatBitsToUint(x);
+	bool nan = (b & 0x7FFFFFFFu) > 0x7F800000u;
+	return uintBitsToFloat(nan ? (b | 0x00400000u) & 0xFFFF0000u : (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
+}
+
+// round_away is C's roundf (halves away from zero), exactly: GLSL's round()
+// may pick either way at halves, and floor(x + 0.5) misrounds 0.49999997.
+float round_away(float v) {
+	float t = trunc(v);
+	return abs(v - t) >= 0.5 ? t + sign(v) : t;
+}
+
+vec4 round_away4(vec4 v) { return vec4(round_away(v.x), round_away(v.y), round_away(v.z), round_away(v.w)); }
+
+// act_quant rounds unit j of token t in place. For Q8_1 it returns the
+// block's s = f16(d * sum(q)) that ggml pairs with the weights' m; else 0.
+float act_quant(const uint t, const uint j) {
+#if defined(ACT_F16)
+	[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
+		vec4 v = xs[t][j][i];
+		xs[t][j][i] = vec4(round_f16(v.x), round_f16(v.y), round_f16(v.z), round_f16(v.w));
+	}
+#elif defined(ACT_BF16)
+	[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
+		vec4 v = xs[t][j][i];
+		xs[t][j][i] = vec4(round_bf16(v.x), round_bf16(v.y), round_bf16(v.z), round_bf16(v.w));
+	}
+#elif defined(ACT_Q8_0) || defined(ACT_Q8_1)
+	// Q8_0/Q8_1, one block of 32 per unit: d = amax/127 stored as f16,
+	// q = roundf(x/d) computed as x * (1/d).
+	vec4 m4 = vec4(0.0);
+	[[unroll]] for (uint i = 0; i < UNIT / 4; i++) m4 = max(m4, abs(xs[t][j][i]));
+	float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
+	float d = amax / 127.0;
+	float id = d != 0.0 ? 1.0 / d : 0.0;
+	float dh = round_f16(d);
+	vec4 qs = vec4(0.0);
+	[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
+		vec4 q = round_away4(xs[t][j][i] * id);
+		qs += q;
+		xs[t][j][i] = q * dh;
+	}
+#if defined(ACT_Q8_1)
+	return round_f16((qs.x + qs.y + qs.z + qs.w) * d);
+#endif
+#elif defined(ACT_Q8_K)
+	// Q8_K, one super-block of 256 per unit: the scale comes from the
+	// element of largest magnitude, keeping its sign: q = nearest_int(x *
+	// -127/max), d = 1/iscale, both f32. Max and min come from vector
+	// trees (a scalar compare chain over 256 values takes llvmpipe a
+	// minute to compile); only when max == -min exactly could the sign
+	// differ from ggml's, which takes the first such element.
+	vec4 hi = xs[t][j][0], lo = xs[t][j][0];
+	[[unroll]] for (uint i = 1; i < UNIT / 4; i++) {
+		hi = max(hi, xs[t][j][i]);
+		lo = min(lo, xs[t][j][i]);
+	}
+	float mhi = max(max(hi.x, hi.y), max(hi.z, hi.w));
+	float mlo = min(min(lo.x, lo.y), min(lo.z, lo.w));
+	float mx = mhi >= -mlo ? mhi : mlo;
+	// selects, not a branch: a branch around the writes would keep xs in
+	// memory rather than registers
+	float iscale = mx != 0.0 ? -127.0 / mx : 0.0;
+	float d = mx != 0.0 ? 1.0 / iscale : 0.0;
+	[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
+		xs[t][j][i] = min(roundEven(xs[t][j][i] * iscale), vec4(127.0)) * d;
+	}
+#endif
+	return 0.0;
+}
