@@ -16,7 +16,19 @@ type Options struct {
 	Threads     int    // CPU worker goroutines (0: runtime.NumCPU())
 	KVType      KVType // element type of the KV cache
 	Device      int    // Vulkan physical device index; -1 picks the best
+	// DeviceHead says whether a backend that can reduce the logits to
+	// their head on its device (HeadBackend) does so.
+	DeviceHead HeadMode
 }
+
+// HeadMode is Options.DeviceHead.
+type HeadMode string
+
+const (
+	HeadAuto HeadMode = ""    // on GPUs; off where the device is the CPU and the logits are already in host memory
+	HeadOn   HeadMode = "on"  // always (tests on lavapipe)
+	HeadOff  HeadMode = "off" // never
+)
 
 // KVType is the element type the KV cache is stored in.
 type KVType string

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"vkchat/runtime/backend"
+	"vkchat/runtime/sample"
 )
 
 // replyReserve is how many positions fitting a conversation leaves free for
@@ -35,6 +36,7 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		return done(StopError, err, 0, 0)
 	}
 	logits, reused, err := s.prefill(ctx, prompt)
+	next := nextDist{logits: logits}
 	if err != nil {
 		if ctx.Err() != nil {
 			return done(StopCanceled, nil, 0, 0)
@@ -53,11 +55,14 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 	stepStart := time.Now()
 	for i := 0; ; i++ {
 		s.mu.Lock()
-		s.logits = logits
+		s.logits, s.head = next.logits, next.head
 		s.history = append(s.history[:0], s.cached...)
 		params := s.params
-		res := s.sampler.Sample(logits, s.history)
+		res, err := s.sampleNext(next)
 		s.mu.Unlock()
+		if err != nil {
+			return done(StopError, fmt.Errorf("sample: %w", err), i, decodeTime)
+		}
 		if s.tok.IsEOG(res.Token) {
 			_ = stream.Flush()
 			return done(StopEOS, nil, i, decodeTime)
@@ -83,8 +88,7 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		case ctx.Err() != nil:
 			return done(StopCanceled, nil, i+1, decodeTime)
 		}
-		var err error
-		if logits, err = s.be.Forward(ctx, []int32{res.Token}, pos, false); err != nil {
+		if next, err = s.forwardNext(ctx, res.Token, pos); err != nil {
 			switch {
 			case errors.Is(err, backend.ErrContextFull):
 				return done(StopContext, nil, i+1, decodeTime)
@@ -97,6 +101,63 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		s.cached = append(s.cached, res.Token)
 		s.mu.Unlock()
 	}
+}
+
+// nextDist is what the next token is drawn from: the logits, or their head
+// when the backend reduced them on its device.
+type nextDist struct {
+	logits []float32
+	head   *backend.Head
+}
+
+// forwardNext runs the decode step for token at pos. A backend that can
+// reduce the logits on its device returns only their head whenever the
+// sampler settings allow (no penalties, top-k on), saving the read-back of
+// the vocabulary; it asks for the most candidates the backend serves, so a
+// settings change before the draw (the UI's keys) rarely needs more.
+func (s *Session) forwardNext(ctx context.Context, token int32, pos int) (nextDist, error) {
+	if hb, ok := s.be.(backend.HeadBackend); ok && hb.MaxHead() > 0 {
+		s.mu.Lock()
+		need := sample.HeadSize(s.params, []int32{token})
+		s.mu.Unlock()
+		if need > 0 && need <= hb.MaxHead() {
+			h, ok, err := hb.ForwardHead(ctx, []int32{token}, pos, hb.MaxHead())
+			switch {
+			case err != nil:
+				return nextDist{}, err
+			case ok:
+				return nextDist{head: &h}, nil
+			}
+			logits, err := hb.LastLogits(h.Seq)
+			return nextDist{logits: logits}, err
+		}
+	}
+	logits, err := s.be.Forward(ctx, []int32{token}, pos, false)
+	return nextDist{logits: logits}, err
+}
+
+// sampleNext draws from nd with s.mu held, fetching the whole logits when
+// only the head was read and the settings now need more.
+func (s *Session) sampleNext(nd nextDist) (sample.Result, error) {
+	if nd.head != nil {
+		if n := sample.HeadSize(s.params, s.history); n > 0 && n <= len(nd.head.IDs) {
+			return s.sampler.SampleHead(sampleHead(nd.head)), nil
+		}
+		hb, ok := s.be.(backend.HeadBackend)
+		if !ok {
+			return sample.Result{}, fmt.Errorf("the %s backend returned a head but cannot read its logits", s.be.Name())
+		}
+		logits, err := hb.LastLogits(nd.head.Seq)
+		if err != nil {
+			return sample.Result{}, err
+		}
+		s.logits, nd.logits = logits, logits
+	}
+	return s.sampler.Sample(nd.logits, s.history), nil
+}
+
+func sampleHead(h *backend.Head) sample.Head {
+	return sample.Head{IDs: h.IDs, Logits: h.Logits, Max: h.Max, Z: h.Z, Entropy: h.Entropy}
 }
 
 // prefill brings the KV cache to hold prompt, reusing the longest prefix

@@ -23,6 +23,7 @@ type Options struct {
 	Threads     int
 	Device      int // Vulkan device index, -1 for the best
 	KVType      backend.KVType
+	DeviceHead  backend.HeadMode // reduce the logits to their head on the device ("" auto)
 	Params      sample.Params
 	// Template forces a built-in chat template by name, or "none" for
 	// completion mode; "" uses the model's own.
@@ -50,9 +51,10 @@ type Session struct {
 	mu      sync.Mutex // guards the fields below
 	sampler *sample.Sampler
 	params  sample.Params
-	cached  []int32   // tokens whose K/V are in the cache, in order
-	logits  []float32 // of the most recent step
-	history []int32   // tokens before the most recent step, for penalties
+	cached  []int32       // tokens whose K/V are in the cache, in order
+	logits  []float32     // of the most recent step, unless only its head was read
+	head    *backend.Head // of the most recent step when the backend reduced it
+	history []int32       // tokens before the most recent step, for penalties
 }
 
 // Load opens the model file, builds the tokenizer, chat template and backend.
@@ -98,7 +100,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	beOpts := backend.Options{ContextSize: ctxSize, Threads: opts.Threads, KVType: opts.KVType, Device: opts.Device}
+	beOpts := backend.Options{ContextSize: ctxSize, Threads: opts.Threads, KVType: opts.KVType, Device: opts.Device, DeviceHead: opts.DeviceHead}
 	be, err := newBackend(opts.Backend, m, beOpts)
 	if err != nil {
 		if opts.Backend == "vulkan" {
@@ -189,13 +191,35 @@ func (s *Session) Params() sample.Params {
 }
 
 // Preview re-ranks the most recent distribution under p without sampling.
+// When only the head of it was read and p needs more (penalties, top-k
+// off), the whole logits are fetched from the backend, unless a newer step
+// has replaced them: then there is nothing to preview until it is sampled.
 func (s *Session) Preview(p sample.Params) (sample.Result, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.logits == nil {
+	logits, head, history, be := s.logits, s.head, s.history, s.be
+	s.mu.Unlock()
+	if logits == nil && head != nil {
+		if n := sample.HeadSize(p, history); n > 0 && n <= len(head.IDs) {
+			return sample.PreviewHead(p, sampleHead(head)), true
+		}
+		hb, ok := be.(backend.HeadBackend)
+		if !ok {
+			return sample.Result{}, false
+		}
+		var err error
+		if logits, err = hb.LastLogits(head.Seq); err != nil {
+			return sample.Result{}, false
+		}
+		s.mu.Lock()
+		if s.head == head {
+			s.logits = logits
+		}
+		s.mu.Unlock()
+	}
+	if logits == nil {
 		return sample.Result{}, false
 	}
-	return sample.Preview(p, s.logits, s.history), true
+	return sample.Preview(p, logits, history), true
 }
 
 // Stats is a snapshot of the KV cache and memory.
@@ -225,7 +249,7 @@ func (s *Session) SwitchBackend(name string) error {
 	s.mu.Lock()
 	s.be = be
 	s.cached = s.cached[:0]
-	s.logits = nil
+	s.logits, s.head = nil, nil
 	s.info.Backend, s.info.Device = be.Name(), be.Memory().Device
 	s.mu.Unlock()
 	if err := old.Close(); err != nil {

@@ -10,6 +10,7 @@ type step struct {
 	entropy   float64 // of the full distribution, nats
 	kept      int     // tokens surviving top-k, top-p and min-p: a prefix of the ranking
 	weightSum float64 // Σ temperature weights of the kept tokens (0 when greedy)
+	head      bool    // work holds only the head of the vocabulary (SampleHead); z is the whole one's
 }
 
 var negInf = float32(math.Inf(-1))
@@ -120,7 +121,7 @@ func (s *Sampler) truncate(st step) int {
 
 	if s.p.TopP < 1 {
 		zk := st.z
-		if k < v {
+		if k < v || st.head {
 			zk = 0
 			for _, id := range s.rank.top(k) {
 				zk += weight(s.work[id], st.max)

@@ -12,10 +12,7 @@ import "slices"
 // presence and frequency penalties are then subtracted
 // (count·frequency + presence).
 func penalize(logits []float32, history []int32, p Params, window *[]int32) bool {
-	if p.RepeatLastN == 0 || len(history) == 0 {
-		return false
-	}
-	if p.RepeatPenalty == 1 && p.PresencePenalty == 0 && p.FrequencyPenalty == 0 {
+	if !penalizes(p, history) {
 		return false
 	}
 	if p.RepeatLastN > 0 && len(history) > p.RepeatLastN {
@@ -52,4 +49,12 @@ func penalize(logits []float32, history []int32, p Params, window *[]int32) bool
 		logits[id] = l
 	}
 	return true
+}
+
+// penalizes reports whether p's penalties change any logit given history.
+func penalizes(p Params, history []int32) bool {
+	if p.RepeatLastN == 0 || len(history) == 0 {
+		return false
+	}
+	return p.RepeatPenalty != 1 || p.PresencePenalty != 0 || p.FrequencyPenalty != 0
 }

@@ -36,6 +36,7 @@ type Backend struct {
 	x, qkv, q, att, h *Buffer
 	h2                *Buffer // up-projection partial sums when its K is split
 	logits            *Buffer // host-visible, [prefillChunk][vocab]
+	headOut           *Buffer // host-visible, the head kernel's result (head.go)
 	step              *Buffer // host-visible per-step parameters
 	scratchBytes      uint64
 
@@ -43,6 +44,8 @@ type Backend struct {
 	ropeOff                               int // byte offset of the rope table in step
 
 	decode, prefill, headLast, headAll *Recorder
+	nextHead                           *Recorder // the head kernel over the last token's logits
+	seq                                uint64    // forward passes run, for LastLogits
 	profile                            bool
 	lastRun                            []*Recorder
 	closed                             bool
@@ -179,6 +182,9 @@ func (b *Backend) allocate() error {
 	if b.logits, err = act("logits", n*c.Vocab, memHost); err != nil {
 		return err
 	}
+	if b.headOut, err = act("next-token head", headWords, memHost); err != nil {
+		return err
+	}
 	pairs := c.Rope.Dims / 2
 	b.ropeOff = int(alignUp(uint64(16+4*n), regionAlign))
 	if b.step, err = act("step parameters", (b.ropeOff+8*n*pairs)/4+4, memHost); err != nil {
@@ -266,6 +272,12 @@ func (b *Backend) ropeAngles(pos, n int) {
 func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool) ([]float32, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.forward(ctx, tokens, pos, all, nil)
+}
+
+// forward runs the step; extra command buffers (the head kernel) follow the
+// last chunk's in its submission, and then no logits are copied out.
+func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool, extra *Recorder) ([]float32, error) {
 	if b.closed {
 		return nil, fmt.Errorf("vulkan backend: closed")
 	}
@@ -283,9 +295,10 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 		}
 	}
 	var out []float32
-	if all {
+	switch {
+	case all:
 		out = make([]float32, len(tokens)*vocab)
-	} else {
+	case extra == nil:
 		out = make([]float32, vocab)
 	}
 	for start := 0; start < len(tokens); start += prefillChunk {
@@ -306,6 +319,10 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 		if err != nil {
 			return nil, fmt.Errorf("vulkan backend: recording the prefill pass: %w", err)
 		}
+		if last && extra != nil {
+			runs = append(runs[:len(runs):len(runs)], extra)
+		}
+		b.seq++
 		if err := b.d.run(runs...); err != nil {
 			return nil, fmt.Errorf("vulkan backend: step at position %d (%d tokens): %w", pos+start, n, err)
 		}
@@ -316,7 +333,7 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 			for i := 0; i < n*vocab; i++ {
 				out[start*vocab+i] = getF32(lg, 4*i)
 			}
-		case last:
+		case last && out != nil:
 			for i := range out {
 				out[i] = getF32(lg, 4*i)
 			}

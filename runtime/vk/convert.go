@@ -22,3 +22,5 @@ func putF32(b []byte, off int, v float32) {
 func getF32(b []byte, off int) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(b[off:]))
 }
+
+func getU32(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
