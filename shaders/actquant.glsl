@@ -30,11 +30,13 @@ float round_bf16(float x) {
 	return uintBitsToFloat(nan ? (b | 0x00400000u) & 0xFFFF0000u : (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
 }
 
-// round_away is C's roundf (halves away from zero), exactly: GLSL's round()
-// may pick either way at halves, and floor(x + 0.5) misrounds 0.49999997.
+// round_away is C's roundf (halves away from zero) for |v| < 2^23: GLSL's
+// round() may pick either way at halves. Adding the float just below 0.5
+// with v's sign, then truncating, is exact: at a half the sum is a tie that
+// rounds (to even) up to the next integer, and just below a half it stays
+// below (plain + 0.5 would turn 0.49999997 into 1).
 float round_away(float v) {
-	float t = trunc(v);
-	return abs(v - t) >= 0.5 ? t + sign(v) : t;
+	return trunc(v + uintBitsToFloat((floatBitsToUint(v) & 0x80000000u) | 0x3EFFFFFFu));
 }
 
 vec4 round_away4(vec4 v) { return vec4(round_away(v.x), round_away(v.y), round_away(v.z), round_away(v.w)); }
