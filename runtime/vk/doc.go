@@ -19,6 +19,7 @@
 //	weights.go           a model's weights on the device
 //	graph.go             the forward pass as dispatches
 //	backend.go           backend.Backend: New, Forward, Memory, Close
+//	head.go              backend.HeadBackend: the next-token head (topk.comp) read instead of the vocabulary
 //	profile.go           per-dispatch timings and the read-bandwidth bound
 //
 // What the design follows from (measured on lavapipe, Mesa 22.3, 2 cores):
@@ -31,7 +32,11 @@
 // written. A team of up to 8 lanes owns a contiguous block of rows; each lane
 // holds its slice of x (and of up to 8 tokens' x in prefill) in registers and
 // streams its units of each row; the compile-time loop bounds come from
-// specialization constants so everything inside a row pass unrolls.
+// specialization constants so everything inside a row pass unrolls. Each
+// lane rounds its x slice to the weight type's vec_dot_type in registers
+// (shaders/actquant.glsl: 8-bit blocks for quantized weights, f16/bf16),
+// as llama.cpp's CPU backend and our reference backend do, so the two
+// backends differ by float summation order only.
 //
 // Each decode step is one submission of a command buffer recorded at load;
 // the step's token ids, position and rope angles are written to a small
