@@ -1,4 +1,4 @@
-// Activation rounding as llama.cpp's CPU matmuls apply it: x is converted to
+// Activation rounding (round_f16 is in common.glsl) as llama.cpp's CPU matmuls apply it: x is converted to
 // the weight type's vec_dot_type before the dot product (8-bit blocks for
 // quantized weights, f16/bf16 for those float types). The kernels keep the
 // rounded values as floats (q * d) rather than integers, so every weight
@@ -7,21 +7,6 @@
 // backend's (runtime/quant/act.go), which are ggml's quantize_row_*_ref.
 // Included by matvec.comp after the weight type (which defines ACT_*) and
 // the x registers xs[NT][NU][UNIT / 4].
-
-// round_f16 rounds to the nearest f16 (ties to even) exactly: in integer
-// arithmetic in the normal range, as a multiple of 2^-24 below it, to
-// infinity above. packHalf2x16's rounding is left to the implementation,
-// and llvmpipe's takes long to compile. Selects, not branches: this runs
-// unrolled on every x register, and branches there cost seconds of
-// compiling.
-float round_f16(float x) {
-	uint b = floatBitsToUint(x);
-	uint e = (b >> 23) & 0xFFu;
-	uint r = (b + 0xFFFu + ((b >> 13) & 1u)) & ~0x1FFFu;
-	float sub = roundEven(x * 16777216.0) * (1.0 / 16777216.0);
-	float inf = uintBitsToFloat((b & 0x80000000u) | 0x7F800000u);
-	return e < 113u ? sub : (((r >> 23) & 0xFFu) <= 142u ? uintBitsToFloat(r) : inf);
-}
 
 // round_bf16 is ggml's fp32 → bf16 (ties to even, NaN kept quiet).
 float round_bf16(float x) {

@@ -6,12 +6,25 @@
 // and weighted value sum (online softmax, exp of non-positive numbers only),
 // and the lanes are combined at the end. With an F16 cache the query is
 // rounded to F16 first, as llama.cpp does.
+//
+// ORDERED instead walks the positions in order, the lanes splitting the
+// head's dimensions, and rounds exactly as llama.cpp's CPU flash attention
+// (and our reference backend) does: with an F16 cache the weighted value
+// sum is kept in F16 and rounded after every rescale and every added value,
+// and the running sum and the accumulation are fused multiply-adds. Those
+// roundings decide which way later 8-bit activation roundings go, so this
+// is what makes the backends agree end to end on quantized models. It is
+// chosen on CPU devices, where a workgroup runs its positions one after
+// another anyway; GPUs keep the position-parallel form.
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint HD = 64;   // head size, a multiple of 8
 layout(constant_id = 2) const uint G = 1;     // query heads per KV head
 layout(constant_id = 3) const uint KVF32 = 0;
+layout(constant_id = 4) const uint ORDERED = 0;
+layout(constant_id = 5) const uint LANES = 8; // the workgroup size, for ORDERED
+const uint DPL = (HD + LANES - 1) / LANES;    // dimensions per lane, for ORDERED
 
 layout(binding = 0) uniform usamplerBuffer Q;  // [token][head][dim] f32 bits, 4 per texel
 layout(binding = 1) uniform usamplerBuffer KC; // [kv head][position][dim], 8 halves (4 floats) per texel
@@ -46,7 +59,79 @@ void fetch_row(usamplerBuffer c, uint base, out float r[HD]) {
 	}
 }
 
+// cache_elem is element e of the cache row starting at texel row.
+float cache_elem(usamplerBuffer c, uint row, uint e) {
+	if (KVF32 != 0) {
+		return uintBitsToFloat(texelFetch(c, int(row + e / 4))[e % 4]);
+	}
+	vec2 h = unpackHalf2x16(texelFetch(c, int(row + e / 8))[(e % 8) / 2]);
+	return (e % 2) == 0 ? h.x : h.y;
+}
+
+float kv_round(float x) { return KVF32 != 0 ? x : round_f16(x); }
+
+void main_ordered() {
+	uint kvh = gl_WorkGroupID.x;
+	uint t = gl_WorkGroupID.y;
+	if (t >= ntok) {
+		return;
+	}
+	uint lane = gl_LocalInvocationID.x;
+	uint span = pos + t + 1;
+	float qd[G][DPL], acc[G][DPL], m[G], l[G];
+	[[unroll]] for (uint g = 0; g < G; g++) {
+		uint qb = t * p.qstride + (kvh * G + g) * HD;
+		[[unroll]] for (uint j = 0; j < DPL; j++) {
+			uint e = lane * DPL + j;
+			float v = e < HD ? uintBitsToFloat(texelFetch(Q, int((qb + e) / 4))[(qb + e) % 4]) : 0.0;
+			qd[g][j] = kv_round(v);
+			acc[g][j] = 0.0;
+		}
+		m[g] = -1e30;
+		l[g] = 0.0;
+	}
+	uint rowb = kvh * p.ctx * TX;
+	for (uint at = 0; at < span; at++) {
+		float kd[DPL], vd[DPL];
+		[[unroll]] for (uint j = 0; j < DPL; j++) {
+			uint e = min(lane * DPL + j, HD - 1);
+			bool ok = lane * DPL + j < HD;
+			kd[j] = ok ? cache_elem(KC, rowb + at * TX, e) : 0.0;
+			vd[j] = ok ? cache_elem(VC, rowb + at * TX, e) : 0.0;
+		}
+		[[unroll]] for (uint g = 0; g < G; g++) {
+			float s = 0.0;
+			[[unroll]] for (uint j = 0; j < DPL; j++) s += qd[g][j] * kd[j];
+			s = subgroupAdd(s) * p.scale;
+			float ms = 1.0, vs = 1.0;
+			if (s > m[g]) {
+				ms = exp(m[g] - s);
+				m[g] = s;
+				[[unroll]] for (uint j = 0; j < DPL; j++) acc[g][j] = kv_round(acc[g][j] * ms);
+			} else {
+				vs = exp(s - m[g]);
+			}
+			[[unroll]] for (uint j = 0; j < DPL; j++) acc[g][j] = kv_round(fma(vd[j], vs, acc[g][j]));
+			l[g] = fma(l[g], ms, vs);
+		}
+	}
+	[[unroll]] for (uint g = 0; g < G; g++) {
+		float inv = 1.0 / l[g];
+		uint ob = t * p.qstride + (kvh * G + g) * HD;
+		[[unroll]] for (uint j = 0; j < DPL; j++) {
+			uint e = lane * DPL + j;
+			if (e < HD) {
+				o[ob + e] = acc[g][j] * inv;
+			}
+		}
+	}
+}
+
 void main() {
+	if (ORDERED != 0) {
+		main_ordered();
+		return;
+	}
 	uint kvh = gl_WorkGroupID.x;
 	uint t = gl_WorkGroupID.y;
 	if (t >= ntok) {

@@ -22,3 +22,18 @@ float half_lo(uint v) { return unpackHalf2x16(v).x; }
 float half_hi(uint v) { return unpackHalf2x16(v).y; }
 
 float silu(float x) { return x / (1.0 + exp(-x)); }
+
+// round_f16 rounds to the nearest f16 (ties to even) exactly: in integer
+// arithmetic in the normal range, as a multiple of 2^-24 below it, to
+// infinity above. packHalf2x16's rounding is left to the implementation,
+// and llvmpipe's takes long to compile. Selects, not branches: this runs
+// unrolled on every x register, and branches there cost seconds of
+// compiling.
+float round_f16(float x) {
+	uint b = floatBitsToUint(x);
+	uint e = (b >> 23) & 0xFFu;
+	uint r = (b + 0xFFFu + ((b >> 13) & 1u)) & ~0x1FFFu;
+	float sub = roundEven(x * 16777216.0) * (1.0 / 16777216.0);
+	float inf = uintBitsToFloat((b & 0x80000000u) | 0x7F800000u);
+	return e < 113u ? sub : (((r >> 23) & 0xFFu) <= 142u ? uintBitsToFloat(r) : inf);
+}

@@ -118,23 +118,37 @@ func compareLogits(t *testing.T, path string, prompt []int32, steps int, kv back
 	return worst
 }
 
+// storiesNMSE bounds the logits' NMSE against the reference backend on
+// stories260K (F32 weights). With the ordered attention (CPU devices) the
+// backends round attention identically: measured 9e-8 on a 135-token
+// prompt, 2e-10 with 12 decode steps, 1e-12 with an F32 cache. The GPU form
+// sums positions in another order, which moves F16 roundings: 1e-6 (measured
+// with the ordered form off on lavapipe).
+func storiesNMSE(d *Device) float64 {
+	if d.orderedAttention() != 0 {
+		return 1e-6
+	}
+	return 1e-5
+}
+
 func TestStoriesLogitsMatchCPU(t *testing.T) {
 	path := testenv.Model(t, "stories260K.gguf")
+	bound := storiesNMSE(testDevice(t))
 	// A prompt longer than a prefill chunk, all logits.
 	long := make([]int32, prefillChunk*2+7)
 	for i := range long {
 		long[i] = int32(1 + (i*37)%500)
 	}
-	if e := compareLogits(t, path, long, 3, backend.KVF16, true); e > 5e-4 {
-		t.Errorf("%d-token prompt: logits NMSE %.3g over 5e-4", len(long), e)
+	if e := compareLogits(t, path, long, 3, backend.KVF16, true); e > bound {
+		t.Errorf("%d-token prompt: logits NMSE %.3g over %.0e", len(long), e, bound)
 	} else {
 		t.Logf("%d-token prompt: worst logits NMSE %.3g", len(long), e)
 	}
 	for _, kv := range []backend.KVType{backend.KVF16, backend.KVF32} {
 		e := compareLogits(t, path, []int32{1, 403, 407, 261, 378, 285, 414, 270, 284, 453}, 12, kv, true)
 		t.Logf("KV %s: worst logits NMSE %.3g", kv, e)
-		if e > 5e-4 {
-			t.Errorf("KV %s: logits NMSE %.3g over 5e-4", kv, e)
+		if e > bound {
+			t.Errorf("KV %s: logits NMSE %.3g over %.0e", kv, e, bound)
 		}
 	}
 }

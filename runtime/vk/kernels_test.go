@@ -257,8 +257,13 @@ func TestAttention(t *testing.T) {
 	for _, c := range []struct {
 		hd, heads, kvheads, n, pos int
 		kv                         backend.KVType
-	}{{64, 4, 2, 3, 20, backend.KVF16}, {64, 4, 4, 1, 0, backend.KVF32}, {32, 8, 2, 5, 37, backend.KVF32}, {8, 8, 4, 2, 5, backend.KVF16}} {
-		t.Run(fmt.Sprintf("hd%d/h%d/kv%d/n%d/pos%d/%s", c.hd, c.heads, c.kvheads, c.n, c.pos, c.kv), func(t *testing.T) {
+		ordered                    uint32
+	}{
+		{64, 4, 2, 3, 20, backend.KVF16, 0}, {64, 4, 4, 1, 0, backend.KVF32, 0}, {32, 8, 2, 5, 37, backend.KVF32, 0}, {8, 8, 4, 2, 5, backend.KVF16, 0},
+		{64, 4, 2, 3, 20, backend.KVF16, 1}, {64, 4, 4, 1, 0, backend.KVF32, 1}, {32, 8, 2, 5, 37, backend.KVF32, 1}, {8, 8, 4, 2, 5, backend.KVF16, 1},
+		{72, 2, 1, 2, 9, backend.KVF16, 1}, // dimensions not a multiple of the lanes
+	} {
+		t.Run(fmt.Sprintf("hd%d/h%d/kv%d/n%d/pos%d/%s/ordered%d", c.hd, c.heads, c.kvheads, c.n, c.pos, c.kv, c.ordered), func(t *testing.T) {
 			ctx := c.pos + c.n + 3
 			hd, qw := c.hd, c.heads*c.hd
 			q := randomVec(c.n*qw, rng)
@@ -294,7 +299,7 @@ func TestAttention(t *testing.T) {
 			if es == 4 {
 				kvf32 = 1
 			}
-			k, err := d.Kernel("attention", 3*4, d.Info.SubgroupSize, uint32(hd), uint32(c.heads/c.kvheads), kvf32)
+			k, err := d.Kernel("attention", 3*4, d.Info.SubgroupSize, uint32(hd), uint32(c.heads/c.kvheads), kvf32, c.ordered, d.Info.SubgroupSize)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -114,6 +114,17 @@ func (d *Device) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
 	return p
 }
 
+// orderedAttention is the attention kernel's ORDERED constant: on a CPU
+// device walk positions in order with llama.cpp's F16 rounding (a
+// workgroup's lanes run one after another there anyway); GPUs want the
+// positions spread over the lanes.
+func (d *Device) orderedAttention() uint32 {
+	if d.Info.Type == "cpu" {
+		return 1
+	}
+	return 0
+}
+
 // mvWorkgroup is the mat-vec workgroup size: several teams share a
 // workgroup so that small matrices still make few, busy workgroups.
 const mvWorkgroup = 32
