@@ -73,11 +73,17 @@ func teacherForced(t *testing.T, s *Session, r reference) [][]float32 {
 
 // TestStoriesMatchesLlamaCpp: on the trained stories260K model, greedy
 // decoding must reproduce llama.cpp's 200 tokens exactly. Prompt positions
-// agree with llama.cpp to the printed precision (we round attention the way
-// its CPU flash attention does), so their top-10 logits must be within 2e-3.
+// agree with llama.cpp within 1.0e-3 (p1 and p4 to the printed precision:
+// we round attention the way its CPU flash attention does), so their top-10
+// logits must be within 2e-3.
 // Decode positions accumulate F16 rounding in an order we cannot reproduce
 // bit for bit (llama.cpp's SIMD reduction order), so they get 2.5e-2: the
-// measured worst case is 2.1e-2, on stories260K.p1 at position 60.
+// measured worst case is 2.1e-2, on stories260K.p1 at position 60. That is
+// the spread of the summation order itself: our backend with F32 dot
+// products summed in float64 and with them summed in AVX2's lane order
+// differ from each other by 2.15e-2 on the same positions, because each
+// F16 rounding of the cache or of the attention sum that flips moves every
+// later position a little.
 const (
 	promptLogitTol = 2e-3
 	decodeLogitTol = 2.5e-2
@@ -141,33 +147,26 @@ func TestStoriesMatchesLlamaCpp(t *testing.T) {
 // results discontinuous: an upstream difference of one ulp (attention
 // rounding, reduction order) can flip an int8 activation and move a logit of
 // these random, unconfident models by ~0.1. Measured worst cases (top-5,
-// teacher-forced): F32 0.0013, F16 0.0052, BF16 0.032, Q8_0 0.138, Q4_0
+// teacher-forced): F32 0.0013, F16 0.0077, BF16 0.032, Q8_0 0.142, Q4_0
 // 0.104, Q4_1 0.124, Q5_0 0.116, Q5_1 0.130, Q2_K 0.148, Q3_K_M 0.109,
 // Q4_K_M 0.121 (its prompt positions match exactly), Q5_K_M 0.160, Q6_K
 // 0.134. The issue asked for 0.15; Q5_K_M exceeds it, so the bound is 0.17.
 const synthLogitTol = 0.17
 
-// vulkanQuantTol bounds the same check on the Vulkan backend for quantized
-// weights: its kernels keep activations in F32 (no 8-bit activation
-// quantization), so against llama.cpp they differ by that quantization
-// noise. Measured worst: Q5_K_M 0.277, Q6_K 0.234, Q3_K_M 0.219, Q2_K 0.210;
-// float types 0.039 (BF16). Vulkan's agreement with our reference backend
-// is checked op by op and end to end in runtime/vk.
-const vulkanQuantTol = 0.3
+// The Vulkan backend rounds activations and attention the same way (see
+// runtime/vk), so the same bound holds for it. Measured worst cases on
+// lavapipe (VKCHAT_VULKAN_ALL_SYNTH=1): F32 0.0014, F16 0.0043, BF16 0.032,
+// Q8_0 0.095, Q4_0 0.086, Q4_1 0.109, Q5_0 0.163, Q5_1 0.121, Q2_K 0.151,
+// Q3_K_M 0.148, Q4_K_M 0.156, Q5_K_M 0.148, Q6_K 0.137 (with f32
+// activations and position-parallel attention it was up to 0.277).
 
 // vulkanSynthModels are the synth files the Vulkan backend is checked on
 // against llama.cpp: a float type and two legacy quants. K-quant pipelines
 // take minutes to compile on lavapipe (173 s for Q4_K_M with a cold shader
 // cache), so K-quants are checked against the reference backend in
-// runtime/vk instead.
+// runtime/vk instead. VKCHAT_VULKAN_ALL_SYNTH=1 checks every file (quick
+// on a GPU).
 var vulkanSynthModels = map[string]bool{"synth-F16.gguf": true, "synth-Q4_0.gguf": true, "synth-Q8_0.gguf": true}
-
-func synthTolerance(backendName, model string) float64 {
-	if backendName == "cpu" || strings.Contains(model, "-F32") || strings.Contains(model, "-F16") || strings.Contains(model, "-BF16") {
-		return synthLogitTol
-	}
-	return vulkanQuantTol
-}
 
 func TestSynthMatchesLlamaCpp(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(testenv.Shared(t, "reference"), "synth-*.json"))
@@ -179,7 +178,7 @@ func TestSynthMatchesLlamaCpp(t *testing.T) {
 			name := filepath.Base(f)
 			model := strings.TrimSuffix(name, ".json") + ".gguf"
 			t.Run(backendName+"/"+model, func(t *testing.T) {
-				if backendName == "vulkan" && !vulkanSynthModels[model] {
+				if backendName == "vulkan" && !vulkanSynthModels[model] && os.Getenv("VKCHAT_VULKAN_ALL_SYNTH") == "" {
 					t.Skip("on Vulkan F16, Q4_0 and Q8_0 are checked against llama.cpp here; " +
 						"every weight type is checked against the reference backend in runtime/vk, " +
 						"and each further file costs 15 s to minutes of pipeline compilation on lavapipe")
@@ -204,7 +203,7 @@ func TestSynthMatchesLlamaCpp(t *testing.T) {
 					for _, e := range top[:5] {
 						d := math.Abs(float64(logits[int(e[0])]) - e[1])
 						worst = math.Max(worst, d)
-						if d > synthTolerance(backendName, model) {
+						if d > synthLogitTol {
 							t.Errorf("pos %d token %d: logit %.4f, llama.cpp %.4f", p, int(e[0]), logits[int(e[0])], e[1])
 						}
 					}
