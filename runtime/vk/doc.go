@@ -36,7 +36,10 @@
 // lane rounds its x slice to the weight type's vec_dot_type in registers
 // (shaders/actquant.glsl: 8-bit blocks for quantized weights, f16/bf16),
 // as llama.cpp's CPU backend and our reference backend do, so the two
-// backends differ by float summation order only.
+// backends differ by float summation order only. On CPU devices the
+// attention kernel walks positions in order with llama.cpp's F16 rounding
+// of the value sum (attention.comp, ORDERED) for the same reason; GPUs keep
+// positions spread over the lanes.
 //
 // Each decode step is one submission of a command buffer recorded at load;
 // the step's token ids, position and rope angles are written to a small
