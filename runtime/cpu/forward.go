@@ -68,15 +68,6 @@ func (b *Backend) logits(out []float32, from, to int) {
 	quant.MatMul(out[:(to-from)*c.Vocab], matrix(b.m.Output), s.xb[:(to-from)*e], to-from)
 }
 
-func dot(a, b []float32) float32 {
-	var s float32
-	b = b[:len(a)]
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
 func addTo(dst, src []float32) {
 	src = src[:len(dst)]
 	for i := range dst {

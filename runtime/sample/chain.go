@@ -47,17 +47,23 @@ func (s *Sampler) evaluate(logits []float32, history []int32) (step, bool) {
 			}
 		}
 	}
-	s.rank.reset(work)
+	st.z, st.entropy = softmaxStats(work, st.max)
+	return s.rankAndTruncate(st), true
+}
+
+// rankAndTruncate ranks s.work and runs top-k → top-p → min-p and the
+// temperature weights for st, whose max, z and entropy are set.
+func (s *Sampler) rankAndTruncate(st step) step {
+	s.rank.reset(s.work)
 	// Rank once for the longest prefix nearly every step needs (the
 	// candidate list, which also covers top-k's survivors for k ≤ 40), so
 	// later, shorter requests are free.
 	s.rank.top(s.candidateCount())
-	st.z, st.entropy = softmaxStats(work, st.max)
 	st.kept = s.truncate(st)
 	if s.p.Temperature > 0 {
 		st.weightSum = s.temperatureWeights(st)
 	}
-	return st, true
+	return st
 }
 
 // softmaxStats returns the softmax denominator relative to max and the

@@ -74,11 +74,5 @@ func (s *Sampler) evaluateHead(h Head) (step, bool) {
 			s.work[i] = negInf
 		}
 	}
-	s.rank.reset(s.work)
-	s.rank.top(s.candidateCount())
-	st.kept = s.truncate(st)
-	if s.p.Temperature > 0 {
-		st.weightSum = s.temperatureWeights(st)
-	}
-	return st, true
+	return s.rankAndTruncate(st), true
 }
