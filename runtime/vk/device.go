@@ -47,6 +47,9 @@ type Device struct {
 	// partBytes caps one part of a split matrix (0: only the device's view
 	// limits); tests lower it to exercise splitting.
 	partBytes uint64
+
+	// tune is the kernel layout for this kind of device; tests swap it.
+	tune tuning
 }
 
 // Open creates a logical device on the physical device index (-1: the best).
@@ -79,6 +82,7 @@ func Open(index int) (d *Device, err error) {
 		return nil, err
 	}
 	d.Info, d.phys = infos[pick], pds[pick]
+	d.tune = tuningFor(d.Info.Type)
 	d.family, _, _ = computeFamily(inst, d.phys)
 	d.mem = queryMemory(inst, d.phys)
 	// The kernels need nothing beyond Vulkan 1.2 core (f16 data is packed

@@ -125,7 +125,7 @@ func compareLogits(t *testing.T, path string, prompt []int32, steps int, kv back
 // sums positions in another order, which moves F16 roundings: 1e-6 (measured
 // with the ordered form off on lavapipe).
 func storiesNMSE(d *Device) float64 {
-	if d.orderedAttention() != 0 {
+	if d.tune.orderedAttention {
 		return 1e-6
 	}
 	return 1e-5

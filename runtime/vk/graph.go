@@ -124,7 +124,7 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 		return err
 	}
 	sg := max(d.Info.SubgroupSize, 1)
-	attn, err := d.Kernel("attention", 3*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.orderedAttention(), sg)
+	attn, err := d.Kernel("attention", 3*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg)
 	if err != nil {
 		return err
 	}

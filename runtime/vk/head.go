@@ -26,11 +26,7 @@ func (b *Backend) MaxHead() int {
 		return 0
 	case b.opts.DeviceHead == backend.HeadOn:
 		return maxHead
-	case b.opts.DeviceHead == backend.HeadOff, b.d.Info.Type == "cpu":
-		// On a CPU device (lavapipe) the logits are already in host
-		// memory: reading them is a copy, and the kernel's barriers
-		// cost more (stories260K decode: 496 tok/s with the head, 571
-		// without, vkchat run -n 400).
+	case b.opts.DeviceHead == backend.HeadOff, !b.d.tune.deviceHead:
 		return 0
 	}
 	return maxHead

@@ -46,33 +46,6 @@ type mvPlan struct {
 	lpr, nu, chunks, rb, nt int
 }
 
-// mvBudget bounds the multiply-adds one row pass unrolls (rows × units per
-// lane × unit size × tokens × matrices): the kernel keeps units × tokens of
-// x in registers and the compiler's time grows faster than linearly with
-// it. At this size llvmpipe compiles a kernel in a few seconds. A GPU has a
-// register file, not a stack: a quarter of that keeps x in registers.
-func (d *Device) mvBudget() int {
-	if d.Info.Type == "cpu" {
-		return 8192
-	}
-	return 2048
-}
-
-// mvPasses is how many row passes a team makes after loading its slice of
-// x (and normalising it) once. On a CPU device that amortises the load over
-// few, long workgroups: for a batch of tokens the slice is nt times larger,
-// so it takes more passes (measured: 4 passes halve prefill speed against
-// 16 when the norm is fused). A GPU wants as many workgroups as passes.
-func (d *Device) mvPasses(nt int) int {
-	switch {
-	case d.Info.Type != "cpu":
-		return 1
-	case nt > 1:
-		return 16
-	}
-	return 4
-}
-
 // plan lays out a matrix with units per row for a batch of tokens (1:
 // decode), paired with a second matrix or not. Prefill takes up to 8 tokens
 // per pass (each dequantized weight serves them all), fewer where the
@@ -101,7 +74,7 @@ func (d *Device) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
 	if tokens > 1 {
 		nt = 8
 	}
-	budget := d.mvBudget()
+	budget := d.tune.mvBudget
 	for nt > 1 && rb*perLane*cost*nt*mats > budget {
 		nt /= 2
 	}
@@ -112,17 +85,6 @@ func (d *Device) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
 		p.nu = (perLane + p.chunks - 1) / p.chunks
 	}
 	return p
-}
-
-// orderedAttention is the attention kernel's ORDERED constant: on a CPU
-// device walk positions in order with llama.cpp's F16 rounding (a
-// workgroup's lanes run one after another there anyway); GPUs want the
-// positions spread over the lanes.
-func (d *Device) orderedAttention() uint32 {
-	if d.Info.Type == "cpu" {
-		return 1
-	}
-	return 0
 }
 
 // mvWorkgroup is the mat-vec workgroup size: several teams share a
@@ -256,7 +218,7 @@ func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 			args[11].Write = true
 		}
 		perGroup := teams * rb // rows per workgroup pass
-		passes := d.mvPasses(op.nt)
+		passes := d.tune.mvPasses(op.nt)
 		groups := (part.rows + perGroup*passes - 1) / (perGroup * passes)
 		groups = max(groups, min((part.rows+perGroup-1)/perGroup, 4))
 		tg := (max(op.tokens, 1) + op.nt - 1) / op.nt

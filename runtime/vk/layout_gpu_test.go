@@ -1,0 +1,96 @@
+package vk
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"vkchat/internal/testenv"
+	"vkchat/runtime/backend"
+)
+
+// withTuning lays the shared device's kernels out as tu for the rest of the
+// test: pipelines are keyed by their constants, so both layouts coexist.
+func withTuning(t *testing.T, d *Device, tu tuning) {
+	t.Helper()
+	old := d.tune
+	d.tune = tu
+	t.Cleanup(func() { d.tune = old })
+}
+
+// TestGPULayoutMatchesCPU runs the layout chosen for GPUs (one row pass per
+// workgroup, the smaller unroll budget and so split K, position-parallel
+// attention, the next-token head on the device) on whatever device the
+// tests have: on lavapipe this is the only place those code paths run
+// before they meet a real GPU.
+func TestGPULayoutMatchesCPU(t *testing.T) {
+	d := testDevice(t)
+	withTuning(t, d, gpuTuning)
+	stories := testenv.Model(t, "stories260K.gguf")
+
+	t.Run("stories logits", func(t *testing.T) {
+		long := make([]int32, prefillChunk+9)
+		for i := range long {
+			long[i] = int32(1 + (i*41)%500)
+		}
+		bound := storiesNMSE(d)
+		if e := compareLogits(t, stories, long, 4, backend.KVF16, true); e > bound {
+			t.Errorf("logits NMSE %.3g over %.0e", e, bound)
+		} else {
+			t.Logf("worst logits NMSE %.3g", e)
+		}
+	})
+
+	t.Run("synth Q4_0 logits", func(t *testing.T) {
+		p := filepath.Join(testenv.SharedDir(), "models", "synth-Q4_0.gguf")
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("no %s: %v", p, err)
+		}
+		// Prefill too: under the GPU budget the prefill kernels take
+		// fewer tokens per pass, another layout to check.
+		e := compareLogits(t, p, []int32{1, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110}, 3, backend.KVF16, true)
+		t.Logf("worst logits NMSE %.3g", e)
+		if e > 5e-3 {
+			t.Errorf("logits NMSE %.3g over 5e-3", e)
+		}
+	})
+
+	t.Run("greedy through the head", func(t *testing.T) {
+		raw, err := os.ReadFile(testenv.Shared(t, "reference/stories260K.p1.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ref reference
+		if err := json.Unmarshal(raw, &ref); err != nil {
+			t.Fatal(err)
+		}
+		b := newVulkan(t, loadModel(t, stories), backend.Options{ContextSize: 512, Device: -1})
+		hb, ok := b.(backend.HeadBackend)
+		if !ok || hb.MaxHead() == 0 {
+			t.Fatalf("the GPU layout does not offer the device head (MaxHead %d)", hb.MaxHead())
+		}
+		ctx := context.Background()
+		logits, err := b.Forward(ctx, ref.PromptTokens, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := int32(argmax(logits))
+		pos := len(ref.PromptTokens)
+		for i, want := range ref.Greedy {
+			if next != want {
+				t.Fatalf("greedy token %d: got %d, llama.cpp %d", i, next, want)
+			}
+			h, ok, err := hb.ForwardHead(ctx, []int32{next}, pos, 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok || len(h.IDs) == 0 {
+				t.Fatalf("step %d: the head overflowed or came back empty (%d ids)", i, len(h.IDs))
+			}
+			next = h.IDs[0]
+			pos++
+		}
+	})
+}

@@ -1,0 +1,64 @@
+package vk
+
+// tuning is every layout choice that depends on the kind of device rather
+// than on the model: a CPU device (lavapipe) runs a workgroup's lanes one
+// after another with its registers on a stack, a GPU runs thousands of
+// lanes at once out of a register file. Keeping the choices in one value
+// lets a test run the GPU layout on lavapipe, which is the only way CI
+// executes those code paths.
+type tuning struct {
+	// mvBudget bounds the multiply-adds one mat-vec row pass unrolls (rows
+	// × units per lane × unit size × tokens × matrices): the kernel keeps
+	// units × tokens of x in registers and llvmpipe's compile time grows
+	// faster than linearly with it (8192: a few seconds per kernel). A GPU
+	// has a register file, not a stack: a quarter of that keeps x in
+	// registers.
+	mvBudget int
+	// mvPassesDecode and mvPassesPrefill are how many row passes a team
+	// makes after loading (and normalising) its slice of x once. On a CPU
+	// device that amortises the load over few, long workgroups; a batch's
+	// slice is nt times larger, so it takes more passes (measured: 4
+	// passes halve prefill speed against 16 when the norm is fused). A GPU
+	// wants as many workgroups as passes.
+	mvPassesDecode, mvPassesPrefill int
+	// orderedAttention walks the positions in order with llama.cpp's F16
+	// rounding (a workgroup's lanes run one after another there anyway);
+	// GPUs want the positions spread over the lanes.
+	orderedAttention bool
+	// deviceHead is what backend.HeadAuto means: on a CPU device the logits
+	// are already in host memory, so reading them is a copy and the head
+	// kernel's barriers cost more (stories260K decode: 496 tok/s with the
+	// head, 571 without, vkchat run -n 400).
+	deviceHead bool
+}
+
+var (
+	cpuTuning = tuning{mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, orderedAttention: true, deviceHead: false}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, orderedAttention: false, deviceHead: true}
+)
+
+// tuningFor picks the layout for a device type ("discrete", "integrated",
+// "virtual", "cpu", "other"): everything but a CPU device is laid out as a
+// GPU.
+func tuningFor(deviceType string) tuning {
+	if deviceType == "cpu" {
+		return cpuTuning
+	}
+	return gpuTuning
+}
+
+// mvPasses is the tuning's row passes for nt tokens per pass.
+func (t tuning) mvPasses(nt int) int {
+	if nt > 1 {
+		return t.mvPassesPrefill
+	}
+	return t.mvPassesDecode
+}
+
+// attentionOrdered is the attention kernel's ORDERED constant.
+func (t tuning) attentionOrdered() uint32 {
+	if t.orderedAttention {
+		return 1
+	}
+	return 0
+}
