@@ -123,7 +123,8 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 	if err != nil {
 		return err
 	}
-	sg := max(d.Info.SubgroupSize, 1)
+	// one subgroup per workgroup: the kernel reduces with subgroup operations
+	sg := d.Info.SureSubgroup()
 	attn, err := d.Kernel("attention", 3*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg)
 	if err != nil {
 		return err

@@ -299,7 +299,7 @@ func TestAttention(t *testing.T) {
 			if es == 4 {
 				kvf32 = 1
 			}
-			k, err := d.Kernel("attention", 3*4, d.Info.SubgroupSize, uint32(hd), uint32(c.heads/c.kvheads), kvf32, c.ordered, d.Info.SubgroupSize)
+			k, err := d.Kernel("attention", 3*4, d.Info.SureSubgroup(), uint32(hd), uint32(c.heads/c.kvheads), kvf32, c.ordered, d.Info.SureSubgroup())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -398,7 +398,7 @@ func TestDispatchRejectsLargeRange(t *testing.T) {
 	defer func() { d.Info.Limits.MaxStorageBufferRange = saved }()
 	big, _ := d.NewBuffer("big output", 4096, memDevice)
 	step := stepBuffer(t, d, 1, 0, []int32{0})
-	k, err := d.Kernel("attention", 3*4, d.Info.SubgroupSize, 64, 1, 0)
+	k, err := d.Kernel("attention", 3*4, d.Info.SureSubgroup(), 64, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ type mvPlan struct {
 // budget demands; past that K is split into chunks.
 func (d *Device) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
 	lpr := 1
-	for lpr < units && lpr < 8 && lpr < int(max(d.Info.SubgroupSize, 1)) {
+	for lpr < units && lpr < 8 && lpr < int(d.Info.SureSubgroup()) {
 		lpr *= 2
 	}
 	unit := layouts[t].unit

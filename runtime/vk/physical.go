@@ -217,3 +217,36 @@ func pickDevice(infos []DeviceInfo, types []vk.PhysicalDeviceType, want int) (in
 	sort.SliceStable(order, func(a, b int) bool { return typeRank[types[order[a]]] < typeRank[types[order[b]]] })
 	return order[0], nil
 }
+
+// Vendor IDs whose drivers pick a subgroup size per pipeline.
+const (
+	vendorAMD   = 0x1002
+	vendorIntel = 0x8086
+)
+
+// SureSubgroup is the subgroup size a kernel can count on without
+// subgroup-size control: the reported size is only the default (or the
+// largest), and drivers that compile a shader for several widths (Intel
+// SIMD8/16/32, AMD wave32/wave64) may split a workgroup of that many lanes
+// into smaller subgroups, where a subgroupAdd over "the workgroup" would
+// sum only part of it. Vulkan 1.3 reports the range; where no range is
+// reported (no 1.3, or min = max) the vendors known to vary get their
+// smallest width, which costs only speed if the hardware is fixed.
+func (d DeviceInfo) SureSubgroup() uint32 {
+	f := d.Features
+	s := d.SubgroupSize
+	if f.MinSubgroupSize > 0 && f.MinSubgroupSize < s {
+		s = f.MinSubgroupSize
+	}
+	if f.MinSubgroupSize == 0 || f.MinSubgroupSize == f.MaxSubgroupSize {
+		// no 1.3 properties (the shim then reports the default size
+		// as both): fall back on what the vendor's hardware can do
+		switch d.VendorID {
+		case vendorIntel:
+			s = min(s, 8)
+		case vendorAMD:
+			s = min(s, 32)
+		}
+	}
+	return max(s, 1)
+}

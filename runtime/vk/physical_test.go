@@ -58,3 +58,25 @@ func TestDevices(t *testing.T) {
 		}
 	}
 }
+
+func TestSureSubgroup(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		vendor           uint32
+		size, minS, maxS uint32
+		want             uint32
+	}{
+		{"fixed size, Vulkan 1.3", 0x10DE, 32, 32, 32, 32},
+		{"lavapipe", 0x10005, 8, 8, 8, 8},
+		{"Intel, Vulkan 1.3", vendorIntel, 32, 8, 32, 8},
+		{"Intel without 1.3", vendorIntel, 32, 32, 32, 8},
+		{"AMD wave32/64", vendorAMD, 64, 32, 64, 32},
+		{"AMD without 1.3", vendorAMD, 64, 64, 64, 32},
+		{"nothing reported", 0x10DE, 0, 0, 0, 1},
+	} {
+		d := DeviceInfo{VendorID: c.vendor, SubgroupSize: c.size, Features: features{SubgroupSize: c.size, MinSubgroupSize: c.minS, MaxSubgroupSize: c.maxS}}
+		if got := d.SureSubgroup(); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}
