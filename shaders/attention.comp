@@ -44,19 +44,13 @@ const uint TX = HD / PER;            // texels per cache row
 float qv[G][HD];
 float acc[G][HD];
 
-void fetch_row(usamplerBuffer c, uint base, out float r[HD]) {
-	[[unroll]] for (uint i = 0; i < TX; i++) {
-		uvec4 w = texelFetch(c, int(base + i));
-		if (KVF32 != 0) {
-			[[unroll]] for (uint k = 0; k < 4; k++) r[4 * i + k] = uintBitsToFloat(w[k]);
-		} else {
-			[[unroll]] for (uint k = 0; k < 4; k++) {
-				vec2 h = unpackHalf2x16(w[k]);
-				r[8 * i + 2 * k] = h.x;
-				r[8 * i + 2 * k + 1] = h.y;
-			}
-		}
+// texel_elem is element e of a cache texel (PER elements).
+float texel_elem(uvec4 w, const uint e) {
+	if (KVF32 != 0) {
+		return uintBitsToFloat(w[e]);
 	}
+	vec2 h = unpackHalf2x16(w[e / 2]);
+	return (e % 2) == 0 ? h.x : h.y;
 }
 
 // cache_elem is element e of the cache row starting at texel row.
@@ -160,22 +154,33 @@ void main() {
 	}
 	uint rowb = kvh * p.ctx * TX;
 	for (uint at = lane; at < span; at += gl_WorkGroupSize.x) {
-		float k[HD];
-		fetch_row(KC, rowb + at * TX, k);
+		// K and V are streamed a texel at a time rather than held as rows:
+		// a lane already keeps G*HD query and accumulator values, and on a
+		// GPU every row held would be registers taken from occupancy.
+		uint row = rowb + at * TX;
 		float sc[G];
-		[[unroll]] for (uint g = 0; g < G; g++) {
-			float s = 0.0;
-			[[unroll]] for (uint d = 0; d < HD; d++) s += qv[g][d] * k[d];
-			sc[g] = s * p.scale;
+		[[unroll]] for (uint g = 0; g < G; g++) sc[g] = 0.0;
+		[[unroll]] for (uint i = 0; i < TX; i++) {
+			uvec4 w = texelFetch(KC, int(row + i));
+			[[unroll]] for (uint e = 0; e < PER; e++) {
+				float kv = texel_elem(w, e);
+				[[unroll]] for (uint g = 0; g < G; g++) sc[g] += qv[g][PER * i + e] * kv;
+			}
 		}
-		float v[HD];
-		fetch_row(VC, rowb + at * TX, v);
+		float a[G], b[G];
 		[[unroll]] for (uint g = 0; g < G; g++) {
-			float mn = max(m[g], sc[g]);
-			float a = exp(m[g] - mn), b = exp(sc[g] - mn);
+			float mn = max(m[g], sc[g] * p.scale);
+			a[g] = exp(m[g] - mn);
+			b[g] = exp(sc[g] * p.scale - mn);
 			m[g] = mn;
-			l[g] = l[g] * a + b;
-			[[unroll]] for (uint d = 0; d < HD; d++) acc[g][d] = acc[g][d] * a + b * v[d];
+			l[g] = l[g] * a[g] + b[g];
+		}
+		[[unroll]] for (uint i = 0; i < TX; i++) {
+			uvec4 w = texelFetch(VC, int(row + i));
+			[[unroll]] for (uint e = 0; e < PER; e++) {
+				float vv = texel_elem(w, e);
+				[[unroll]] for (uint g = 0; g < G; g++) acc[g][PER * i + e] = acc[g][PER * i + e] * a[g] + b[g] * vv;
+			}
 		}
 	}
 	[[unroll]] for (uint g = 0; g < G; g++) {

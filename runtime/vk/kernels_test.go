@@ -345,8 +345,15 @@ func TestAttention(t *testing.T) {
 					}
 				}
 			}
-			if e := nmse(ref, got[:c.n*qw]); e > 5e-4 {
-				t.Errorf("NMSE %.3g", e)
+			// Against float64 the kernel's float32 sums leave ~1e-14; the
+			// ordered form with an F16 cache rounds its value sum to F16
+			// after every position, as llama.cpp does (measured ≤ 6e-7).
+			bound := 1e-10
+			if c.ordered != 0 && c.kv == backend.KVF16 {
+				bound = 5e-6
+			}
+			if e := nmse(ref, got[:c.n*qw]); e > bound {
+				t.Errorf("NMSE %.3g over %.0e", e, bound)
 			} else {
 				t.Logf("NMSE %.3g", e)
 			}
