@@ -50,6 +50,11 @@ type Device struct {
 
 	// tune is the kernel layout for this kind of device; tests swap it.
 	tune tuning
+
+	// unmapped leaves device-local memory unmapped even where it is host
+	// visible, so uploads and readbacks take the staging path of a
+	// discrete GPU without resizable BAR; tests set it on a fresh device.
+	unmapped bool
 }
 
 // Open creates a logical device on the physical device index (-1: the best).

@@ -174,7 +174,7 @@ func (a *arena) alloc(req vk.MemoryRequirements, kind memKind, name string) (*bl
 		return nil, 0, err
 	}
 	b := &block{mem: mem, size: bs, typ: uint32(typ), kind: kind, used: size}
-	if a.hostVisible(typ) {
+	if a.hostVisible(typ) && !(kind == memDevice && a.d.unmapped) {
 		var p unsafe.Pointer
 		if err := check("vkMapMemory", vk.MapMemory(a.d.dev, mem, 0, vk.DeviceSize(bs), 0, &p), "%d bytes for %q", bs, name); err != nil {
 			vk.FreeMemory(a.d.dev, mem, nil)
