@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"vkchat/internal/ggufspec"
 	"vkchat/runtime/gguf"
 )
 
@@ -12,12 +13,12 @@ import (
 // error or returns a model whose every weight lies inside its data, so the
 // backends can index it without checks of their own.
 func FuzzLoad(f *testing.F) {
-	base := tinySpec()
-	f.Add(base.bytes(f))
+	base := ggufspec.Tiny()
+	f.Add(encode(f, base))
 	for _, c := range loadCases(base) {
-		s := base.clone()
+		s := base.Clone()
 		c.edit(f, s)
-		f.Add(s.bytes(f))
+		f.Add(encode(f, s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := gguf.Parse("fuzz.gguf", data)

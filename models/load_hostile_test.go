@@ -1,8 +1,6 @@
 package models
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"vkchat/internal/ggufspec"
+	"vkchat/internal/ggufspec/fromgguf"
 	"vkchat/internal/testenv"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
@@ -22,191 +22,41 @@ import (
 // (counts, lengths, offsets) is runtime/gguf's table; this one is about what
 // a well-formed file can still get wrong.
 
-type kvSpec struct {
-	key string
-	val any
-}
-
-type tensorSpec struct {
-	name string
-	typ  ggml.Type
-	dims []uint64
-	data []byte
-}
-
-// spec is a model as a list of keys and tensors, written with gguf.Writer.
-type spec struct {
-	kvs     []kvSpec
-	tensors []tensorSpec
-}
-
-func (s *spec) clone() *spec {
-	c := &spec{kvs: append([]kvSpec(nil), s.kvs...)}
-	for _, t := range s.tensors {
-		t.dims = append([]uint64(nil), t.dims...)
-		c.tensors = append(c.tensors, t)
-	}
-	return c
-}
-
-func (s *spec) set(key string, v any) {
-	for i := range s.kvs {
-		if s.kvs[i].key == key {
-			s.kvs[i].val = v
-			return
-		}
-	}
-	s.kvs = append(s.kvs, kvSpec{key, v})
-}
-
-func (s *spec) get(key string) any {
-	for _, kv := range s.kvs {
-		if kv.key == key {
-			return kv.val
-		}
-	}
-	return nil
-}
-
-func (s *spec) del(key string) {
-	for i := range s.kvs {
-		if s.kvs[i].key == key {
-			s.kvs = append(s.kvs[:i], s.kvs[i+1:]...)
-			return
-		}
-	}
-}
-
-func (s *spec) tensor(t testing.TB, name string) *tensorSpec {
-	for i := range s.tensors {
-		if s.tensors[i].name == name {
-			return &s.tensors[i]
-		}
-	}
-	t.Fatalf("no tensor %q", name)
-	return nil
-}
-
-func (s *spec) delTensor(name string) {
-	for i := range s.tensors {
-		if s.tensors[i].name == name {
-			s.tensors = append(s.tensors[:i], s.tensors[i+1:]...)
-			return
-		}
-	}
-}
-
-// retype gives a tensor a new type and dims with zeroed data of the right size.
-func (ts *tensorSpec) retype(t testing.TB, typ ggml.Type, dims ...uint64) {
-	n := uint64(1)
-	for _, d := range dims {
-		n *= d
-	}
-	rb, ok := typ.RowBytes(dims[0])
-	if !ok {
-		t.Fatalf("%v row %d", typ, dims[0])
-	}
-	ts.typ, ts.dims, ts.data = typ, dims, make([]byte, rb*(n/dims[0]))
-}
-
-func (s *spec) tokens() []string { return s.get("tokenizer.ggml.tokens").([]string) }
-
-func (s *spec) bytes(t testing.TB) []byte {
+func encode(t testing.TB, s *ggufspec.Spec) []byte {
 	t.Helper()
-	w := gguf.NewWriter()
-	for _, kv := range s.kvs {
-		w.Set(kv.key, kv.val)
-	}
-	for _, ts := range s.tensors {
-		if err := w.AddTensor(ts.name, ts.typ, ts.dims, ts.data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var b bytes.Buffer
-	if err := w.Write(&b); err != nil {
+	b, err := s.Encode(gguf.NewWriter())
+	if err != nil {
 		t.Fatal(err)
 	}
-	return b.Bytes()
+	return b
 }
 
-func tinySpec() *spec {
-	s := &spec{}
-	tokens := []string{"<unk>", "<s>", "</s>", "▁", "h", "i", "▁h", "▁hi", "e", "l"}
-	scores := make([]float32, len(tokens))
-	types := make([]int32, len(tokens))
-	for i := range tokens {
-		scores[i], types[i] = -float32(i), 1
+func tensor(t testing.TB, s *ggufspec.Spec, name string) *ggufspec.Tensor {
+	t.Helper()
+	ts := s.Tensor(name)
+	if ts == nil {
+		t.Fatalf("no tensor %q", name)
 	}
-	types[0], types[1], types[2] = 2, 3, 3
-	for _, kv := range []kvSpec{
-		{"general.architecture", "llama"}, {"general.name", "tiny"},
-		{"llama.context_length", uint32(64)}, {"llama.embedding_length", uint32(8)},
-		{"llama.feed_forward_length", uint32(16)}, {"llama.block_count", uint32(2)},
-		{"llama.attention.head_count", uint32(2)}, {"llama.attention.head_count_kv", uint32(1)},
-		{"llama.rope.dimension_count", uint32(4)}, {"llama.attention.layer_norm_rms_epsilon", float32(1e-5)},
-		{"tokenizer.ggml.model", "llama"}, {"tokenizer.ggml.tokens", tokens},
-		{"tokenizer.ggml.scores", scores}, {"tokenizer.ggml.token_type", types},
-		{"tokenizer.ggml.bos_token_id", uint32(1)}, {"tokenizer.ggml.eos_token_id", uint32(2)},
-		{"tokenizer.ggml.unknown_token_id", uint32(0)},
-	} {
-		s.set(kv.key, kv.val)
-	}
-	seed := uint32(1)
-	add := func(name string, dims ...uint64) {
-		n := uint64(1)
-		for _, d := range dims {
-			n *= d
-		}
-		data := make([]byte, 4*n)
-		for i := uint64(0); i < n; i++ {
-			seed = seed*1664525 + 1013904223
-			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(int32(seed>>8)%1000)/4000))
-		}
-		s.tensors = append(s.tensors, tensorSpec{name, ggml.F32, dims, data})
-	}
-	add("token_embd.weight", 8, 10)
-	add("output_norm.weight", 8)
-	add("output.weight", 8, 10)
-	for l := 0; l < 2; l++ {
-		p := fmt.Sprintf("blk.%d.", l)
-		add(p+"attn_norm.weight", 8)
-		add(p+"attn_q.weight", 8, 8)
-		add(p+"attn_k.weight", 8, 4)
-		add(p+"attn_v.weight", 8, 4)
-		add(p+"attn_output.weight", 8, 8)
-		add(p+"ffn_norm.weight", 8)
-		add(p+"ffn_gate.weight", 8, 16)
-		add(p+"ffn_up.weight", 8, 16)
-		add(p+"ffn_down.weight", 16, 8)
-	}
-	return s
+	return ts
 }
 
-// specFrom takes a parsed file apart (tensor data stays a view of f).
-func specFrom(f *gguf.File) *spec {
-	s := &spec{}
-	for _, kv := range f.KVs {
-		v := kv.Value
-		if a, ok := v.(gguf.Array); ok {
-			v = a.Values
-		}
-		s.set(kv.Key, v)
+// retype fails the test, not the case: a tensor the writer would refuse is
+// a broken case rather than something for Load to reject.
+func retype(t testing.TB, s *ggufspec.Spec, name string, typ ggml.Type, dims ...uint64) {
+	t.Helper()
+	if err := tensor(t, s, name).Retype(typ, dims...); err != nil {
+		t.Fatal(err)
 	}
-	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		s.tensors = append(s.tensors, tensorSpec{t.Name, t.Type, append([]uint64(nil), t.Dims...), f.TensorData(t)})
-	}
-	return s
 }
 
 func baseSpecs(t *testing.T) []struct {
 	name string
-	s    *spec
+	s    *ggufspec.Spec
 } {
 	out := []struct {
 		name string
-		s    *spec
-	}{{"tiny", tinySpec()}}
+		s    *ggufspec.Spec
+	}{{"tiny", ggufspec.Tiny()}}
 	if testenv.SharedDir() == "" {
 		t.Log("shared models not found: tiny model only")
 		return out
@@ -218,8 +68,8 @@ func baseSpecs(t *testing.T) []struct {
 	t.Cleanup(func() { f.Close() })
 	return append(out, struct {
 		name string
-		s    *spec
-	}{"stories260K", specFrom(f)})
+		s    *ggufspec.Spec
+	}{"stories260K", fromgguf.Spec(f)})
 }
 
 // loadMeasured parses and loads b, failing on a panic, and reports the
@@ -247,17 +97,17 @@ func loadMeasured(t testing.TB, b []byte) (*Model, error, uint64) {
 
 type loadCase struct {
 	name  string
-	edit  func(t testing.TB, s *spec)
+	edit  func(t testing.TB, s *ggufspec.Spec)
 	field string
 	msg   string
 	ok    bool
 }
 
-func setKV(key string, v any) func(testing.TB, *spec) {
-	return func(_ testing.TB, s *spec) { s.set(key, v) }
+func setKV(key string, v any) func(testing.TB, *ggufspec.Spec) {
+	return func(_ testing.TB, s *ggufspec.Spec) { s.Set(key, v) }
 }
 
-func loadCases(base *spec) []loadCase {
+func loadCases(base *ggufspec.Spec) []loadCase {
 	const (
 		embd  = `key "llama.embedding_length"`
 		eps   = `key "llama.attention.layer_norm_rms_epsilon"`
@@ -265,29 +115,29 @@ func loadCases(base *spec) []loadCase {
 		toks  = `key "tokenizer.ggml.tokens"`
 	)
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
-	n := len(base.tokens())
-	linear := func(f float32) func(testing.TB, *spec) {
-		return func(_ testing.TB, s *spec) {
-			s.set("llama.rope.scaling.type", "linear")
-			s.set("llama.rope.scaling.factor", f)
+	n := len(base.Tokens())
+	linear := func(f float32) func(testing.TB, *ggufspec.Spec) {
+		return func(_ testing.TB, s *ggufspec.Spec) {
+			s.Set("llama.rope.scaling.type", "linear")
+			s.Set("llama.rope.scaling.factor", f)
 		}
 	}
 	// resizeVocab changes the vocabulary and its per-token arrays
 	// consistently, leaving the embedding as it was.
-	resizeVocab := func(m int) func(testing.TB, *spec) {
-		return func(_ testing.TB, s *spec) {
-			toks := s.tokens()
+	resizeVocab := func(m int) func(testing.TB, *ggufspec.Spec) {
+		return func(_ testing.TB, s *ggufspec.Spec) {
+			toks := s.Tokens()
 			for len(toks) < m {
 				toks = append(toks, fmt.Sprintf("extra%d", len(toks)))
 			}
-			s.set("tokenizer.ggml.tokens", toks[:m])
-			s.set("tokenizer.ggml.scores", make([]float32, m))
-			s.set("tokenizer.ggml.token_type", append(make([]int32, 0, m), make([]int32, m)...))
+			s.Set("tokenizer.ggml.tokens", toks[:m])
+			s.Set("tokenizer.ggml.scores", make([]float32, m))
+			s.Set("tokenizer.ggml.token_type", append(make([]int32, 0, m), make([]int32, m)...))
 		}
 	}
 	cases := []loadCase{
-		{name: "valid", edit: func(testing.TB, *spec) {}, ok: true},
-		{name: "architecture missing", edit: func(_ testing.TB, s *spec) { s.del("general.architecture") },
+		{name: "valid", edit: func(testing.TB, *ggufspec.Spec) {}, ok: true},
+		{name: "architecture missing", edit: func(_ testing.TB, s *ggufspec.Spec) { s.Del("general.architecture") },
 			field: `key "general.architecture"`, msg: "missing"},
 		{name: "architecture as uint32", edit: setKV("general.architecture", uint32(1)),
 			field: `key "general.architecture"`, msg: "must be a string, found uint32"},
@@ -297,22 +147,22 @@ func loadCases(base *spec) []loadCase {
 			field: `key "general.architecture"`, msg: `architecture "" is not supported`},
 		{name: "architecture holding OSC 52", edit: setKV("general.architecture", "\x1b]52;c;aGk=\x07"),
 			field: `key "general.architecture"`, msg: `architecture "\x1b]52;c;aGk=\a" is not supported`},
-		{name: "embedding_length missing", edit: func(_ testing.TB, s *spec) { s.del("llama.embedding_length") }, field: embd, msg: "missing"},
+		{name: "embedding_length missing", edit: func(_ testing.TB, s *ggufspec.Spec) { s.Del("llama.embedding_length") }, field: embd, msg: "missing"},
 		{name: "embedding_length as string", edit: setKV("llama.embedding_length", "8"), field: embd, msg: "must be an integer, found a string"},
 		{name: "embedding_length as float32", edit: setKV("llama.embedding_length", float32(8)), field: embd, msg: "must be an integer, found float32"},
 		{name: "embedding_length as array", edit: setKV("llama.embedding_length", []uint32{8}), field: embd, msg: "must be an integer, found an array of uint32"},
 		{name: "embedding_length -8", edit: setKV("llama.embedding_length", int32(-8)), field: embd, msg: "must not be negative"},
 		{name: "embedding_length 0", edit: setKV("llama.embedding_length", uint32(0)), field: embd, msg: "must be positive"},
 		{name: "embedding_length 2^40", edit: setKV("llama.embedding_length", uint64(1<<40)), field: embd, msg: "implausibly large"},
-		{name: "embedding_length doubled", edit: func(_ testing.TB, s *spec) {
-			s.set("llama.embedding_length", uint32(2*toInt(s.get("llama.embedding_length"))))
+		{name: "embedding_length doubled", edit: func(_ testing.TB, s *ggufspec.Spec) {
+			s.Set("llama.embedding_length", uint32(2*toInt(s.Get("llama.embedding_length"))))
 		}, field: `tensor "token_embd.weight"`, msg: "shape"},
 		{name: "block_count 0", edit: setKV("llama.block_count", uint32(0)), field: `key "llama.block_count"`, msg: "must be positive"},
 		{name: "block_count 10^6", edit: setKV("llama.block_count", uint32(1e6)), field: `key "llama.block_count"`, msg: "1000000 layers need at least 9000000 tensors"},
 		{name: "block_count 2^24", edit: setKV("llama.block_count", uint32(1<<24)), field: `key "llama.block_count"`, msg: "layers need at least"},
 		{name: "block_count 2^32", edit: setKV("llama.block_count", uint64(1<<32)), field: `key "llama.block_count"`, msg: "implausibly large"},
-		{name: "block_count one more names the missing layer", edit: func(_ testing.TB, s *spec) {
-			s.set("llama.block_count", uint32(toInt(s.get("llama.block_count"))+1))
+		{name: "block_count one more names the missing layer", edit: func(_ testing.TB, s *ggufspec.Spec) {
+			s.Set("llama.block_count", uint32(toInt(s.Get("llama.block_count"))+1))
 		}, field: `key "llama.block_count"`, msg: "(there is no tensor \"blk."},
 		{name: "head_count 0", edit: setKV("llama.attention.head_count", uint32(0)), field: `key "llama.attention.head_count"`, msg: "does not divide"},
 		{name: "head_count 3", edit: setKV("llama.attention.head_count", uint32(3)), field: `key "llama.attention.head_count"`, msg: "3 does not divide"},
@@ -353,10 +203,10 @@ func loadCases(base *spec) []loadCase {
 		{name: "token_type as float32", edit: setKV("tokenizer.ggml.token_type", make([]float32, n)), field: `key "tokenizer.ggml.token_type"`, msg: "must be an array of int32, found an array of float32"},
 		{name: "token_type as UINT8", edit: setKV("tokenizer.ggml.token_type", make([]uint8, n)), field: `key "tokenizer.ggml.token_type"`, msg: "must be an array of int32, found an array of uint8"},
 		{name: "token_type one long", edit: setKV("tokenizer.ggml.token_type", make([]int32, n+1)), field: `key "tokenizer.ggml.token_type"`, msg: fmt.Sprintf("has %d entries for %d tokens", n+1, n)},
-		{name: "token_type uint32 2^31", edit: func(_ testing.TB, s *spec) {
+		{name: "token_type uint32 2^31", edit: func(_ testing.TB, s *ggufspec.Spec) {
 			v := make([]uint32, n)
 			v[1] = 1 << 31
-			s.set("tokenizer.ggml.token_type", v)
+			s.Set("tokenizer.ggml.token_type", v)
 		}, field: `key "tokenizer.ggml.token_type"`, msg: "element 1: 2147483648 does not fit in int32"},
 		{name: "merges as int32", edit: setKV("tokenizer.ggml.merges", []int32{1, 2}), field: `key "tokenizer.ggml.merges"`, msg: "must be an array of strings, found an array of int32"},
 		{name: "bos id = vocab size", edit: setKV("tokenizer.ggml.bos_token_id", uint32(n)), field: `key "tokenizer.ggml.bos_token_id"`, msg: fmt.Sprintf("token id %d is outside the vocabulary of %d tokens", n, n)},
@@ -366,52 +216,49 @@ func loadCases(base *spec) []loadCase {
 		{name: "bos id -1 as int32", edit: setKV("tokenizer.ggml.bos_token_id", int32(-1)), field: `key "tokenizer.ggml.bos_token_id"`, msg: "must not be negative"},
 		{name: "bos id as string", edit: setKV("tokenizer.ggml.bos_token_id", "1"), field: `key "tokenizer.ggml.bos_token_id"`, msg: "must be an integer, found a string"},
 		{name: "padding id 0xFFFFFFFF means none", edit: setKV("tokenizer.ggml.padding_token_id", uint32(math.MaxUint32)), ok: true},
-		{name: "3-token vocabulary without a BOS key", edit: func(t testing.TB, s *spec) {
+		{name: "3-token vocabulary without a BOS key", edit: func(t testing.TB, s *ggufspec.Spec) {
 			// Loads: which default BOS applies is the tokenizer's business
 			// (it drops defaults that do not fit the vocabulary).
 			resizeVocab(3)(t, s)
-			s.del("tokenizer.ggml.bos_token_id")
-			s.del("tokenizer.ggml.eos_token_id")
-			e := toInt(s.get("llama.embedding_length"))
-			s.tensor(t, "token_embd.weight").retype(t, ggml.F32, uint64(e), 3)
-			s.tensor(t, "output.weight").retype(t, ggml.F32, uint64(e), 3)
+			s.Del("tokenizer.ggml.bos_token_id")
+			s.Del("tokenizer.ggml.eos_token_id")
+			e := toInt(s.Get("llama.embedding_length"))
+			retype(t, s, "token_embd.weight", ggml.F32, uint64(e), 3)
+			retype(t, s, "output.weight", ggml.F32, uint64(e), 3)
 		}, ok: true},
 
 		// Weights.
-		{name: "qwen2 without its biases", edit: func(_ testing.TB, s *spec) {
-			for i := range s.kvs {
-				if k, ok := strings.CutPrefix(s.kvs[i].key, "llama."); ok {
-					s.kvs[i].key = "qwen2." + k
+		{name: "qwen2 without its biases", edit: func(_ testing.TB, s *ggufspec.Spec) {
+			for i := range s.KVs {
+				if k, ok := strings.CutPrefix(s.KVs[i].Key, "llama."); ok {
+					s.KVs[i].Key = "qwen2." + k
 				}
 			}
-			s.set("general.architecture", "qwen2")
+			s.Set("general.architecture", "qwen2")
 		}, field: `tensor "blk.0.attn_q.bias"`, msg: "missing"},
-		{name: "output_norm as F16", edit: func(t testing.TB, s *spec) {
-			ts := s.tensor(t, "output_norm.weight")
-			ts.retype(t, ggml.F16, ts.dims...)
+		{name: "output_norm as F16", edit: func(t testing.TB, s *ggufspec.Spec) {
+			retype(t, s, "output_norm.weight", ggml.F16)
 		}, field: `tensor "output_norm.weight"`, msg: "vector must be F32, found F16"},
-		{name: "attn_q as I8", edit: func(t testing.TB, s *spec) {
-			ts := s.tensor(t, "blk.0.attn_q.weight")
-			ts.retype(t, ggml.I8, ts.dims...)
+		{name: "attn_q as I8", edit: func(t testing.TB, s *ggufspec.Spec) {
+			retype(t, s, "blk.0.attn_q.weight", ggml.I8)
 		}, field: `tensor "blk.0.attn_q.weight"`, msg: "type I8 is not supported"},
-		{name: "token_embd as F64", edit: func(t testing.TB, s *spec) {
-			ts := s.tensor(t, "token_embd.weight")
-			ts.retype(t, ggml.F64, ts.dims...)
+		{name: "token_embd as F64", edit: func(t testing.TB, s *ggufspec.Spec) {
+			retype(t, s, "token_embd.weight", ggml.F64)
 		}, field: `tensor "token_embd.weight"`, msg: "type F64 is not supported"},
-		{name: "rope_freqs valid", edit: func(t testing.TB, s *spec) {
-			s.tensors = append(s.tensors, tensorSpec{"rope_freqs.weight", ggml.F32, []uint64{uint64(ropeDims(s) / 2)}, make([]byte, 4*(ropeDims(s)/2))})
+		{name: "rope_freqs valid", edit: func(t testing.TB, s *ggufspec.Spec) {
+			s.Tensors = append(s.Tensors, ggufspec.Tensor{Name: "rope_freqs.weight", Type: ggml.F32, Dims: []uint64{uint64(ropeDims(s) / 2)}, Data: make([]byte, 4*(ropeDims(s)/2))})
 		}, ok: true},
-		{name: "rope_freqs wrong length", edit: func(t testing.TB, s *spec) {
-			s.tensors = append(s.tensors, tensorSpec{"rope_freqs.weight", ggml.F32, []uint64{3}, make([]byte, 12)})
+		{name: "rope_freqs wrong length", edit: func(t testing.TB, s *ggufspec.Spec) {
+			s.Tensors = append(s.Tensors, ggufspec.Tensor{Name: "rope_freqs.weight", Type: ggml.F32, Dims: []uint64{3}, Data: make([]byte, 12)})
 		}, field: `tensor "rope_freqs.weight"`, msg: "shape [3]"},
-		{name: "rope_freqs as F16", edit: func(t testing.TB, s *spec) {
-			s.tensors = append(s.tensors, tensorSpec{"rope_freqs.weight", ggml.F16, []uint64{uint64(ropeDims(s) / 2)}, make([]byte, 2*(ropeDims(s)/2))})
+		{name: "rope_freqs as F16", edit: func(t testing.TB, s *ggufspec.Spec) {
+			s.Tensors = append(s.Tensors, ggufspec.Tensor{Name: "rope_freqs.weight", Type: ggml.F16, Dims: []uint64{uint64(ropeDims(s) / 2)}, Data: make([]byte, 2*(ropeDims(s)/2))})
 		}, field: `tensor "rope_freqs.weight"`, msg: "vector must be F32"},
 	}
 	// Every tensor missing, and every tensor in a wrong shape.
-	for _, ts := range base.tensors {
-		name := ts.name
-		c := loadCase{name: "missing " + name, edit: func(_ testing.TB, s *spec) { s.delTensor(name) },
+	for _, ts := range base.Tensors {
+		name := ts.Name
+		c := loadCase{name: "missing " + name, edit: func(_ testing.TB, s *ggufspec.Spec) { s.DelTensor(name) },
 			field: fmt.Sprintf("tensor %q", name), msg: "missing"}
 		if name == "output.weight" {
 			c.ok, c.field, c.msg = true, "", "" // tied to the embedding
@@ -422,9 +269,9 @@ func loadCases(base *spec) []loadCase {
 			c.msg = "missing"
 		}
 		cases = append(cases, c)
-		cases = append(cases, loadCase{name: "wrong shape " + name, edit: func(t testing.TB, s *spec) {
-			ts := s.tensor(t, name)
-			ts.dims = reshaped(ts.dims)
+		cases = append(cases, loadCase{name: "wrong shape " + name, edit: func(t testing.TB, s *ggufspec.Spec) {
+			ts := tensor(t, s, name)
+			ts.Dims = reshaped(ts.Dims)
 		}, field: fmt.Sprintf("tensor %q", name), msg: "shape"})
 	}
 	return cases
@@ -453,20 +300,20 @@ func toInt(v any) int {
 	panic(fmt.Sprintf("toInt(%T)", v))
 }
 
-func ropeDims(s *spec) int {
-	if v := s.get("llama.rope.dimension_count"); v != nil {
+func ropeDims(s *ggufspec.Spec) int {
+	if v := s.Get("llama.rope.dimension_count"); v != nil {
 		return toInt(v)
 	}
-	return toInt(s.get("llama.embedding_length")) / toInt(s.get("llama.attention.head_count"))
+	return toInt(s.Get("llama.embedding_length")) / toInt(s.Get("llama.attention.head_count"))
 }
 
 func TestLoadHostile(t *testing.T) {
 	for _, b := range baseSpecs(t) {
 		for _, c := range loadCases(b.s) {
 			t.Run(b.name+"/"+c.name, func(t *testing.T) {
-				s := b.s.clone()
+				s := b.s.Clone()
 				c.edit(t, s)
-				m, err, alloc := loadMeasured(t, s.bytes(t))
+				m, err, alloc := loadMeasured(t, encode(t, s))
 				if alloc > 64<<20 {
 					t.Errorf("Load allocated %d MiB", alloc>>20)
 				}

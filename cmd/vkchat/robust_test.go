@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"vkchat/internal/ggufspec"
+	"vkchat/internal/ggufspec/fromgguf"
 	"vkchat/internal/testenv"
-	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
 )
 
@@ -128,84 +129,30 @@ func headerFiles() []hostileFile {
 	}
 }
 
-type kv struct {
-	key string
-	val any
-}
-
-type tensorData struct {
-	name string
-	typ  ggml.Type
-	dims []uint64
-	data []byte
-}
-
-// model is a parsed model as lists, to edit and write back.
-type model struct {
-	kvs     []kv
-	tensors []tensorData
-}
-
-func loadModel(t *testing.T, path string) *model {
+func loadModel(t *testing.T, path string) *ggufspec.Spec {
 	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The spec's tensor data is a view of the open file.
 	t.Cleanup(func() { f.Close() })
-	m := &model{}
-	for _, e := range f.KVs {
-		v := e.Value
-		if a, ok := v.(gguf.Array); ok {
-			v = a.Values
-		}
-		m.kvs = append(m.kvs, kv{e.Key, v})
-	}
-	for i := range f.Tensors {
-		ti := &f.Tensors[i]
-		m.tensors = append(m.tensors, tensorData{ti.Name, ti.Type, ti.Dims, f.TensorData(ti)})
-	}
-	return m
+	return fromgguf.Spec(f)
 }
 
-func (m *model) with(edit func(m *model)) *model {
-	c := &model{kvs: append([]kv(nil), m.kvs...), tensors: append([]tensorData(nil), m.tensors...)}
-	edit(c)
-	return c
-}
-
-func (m *model) set(key string, v any) {
-	for i := range m.kvs {
-		if m.kvs[i].key == key {
-			m.kvs[i].val = v
-			return
-		}
-	}
-	m.kvs = append(m.kvs, kv{key, v})
-}
-
-func (m *model) bytes(t *testing.T) []byte {
+func encode(t *testing.T, s *ggufspec.Spec) []byte {
 	t.Helper()
-	w := gguf.NewWriter()
-	for _, e := range m.kvs {
-		w.Set(e.key, e.val)
-	}
-	for _, ti := range m.tensors {
-		if err := w.AddTensor(ti.name, ti.typ, ti.dims, ti.data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var b bytes.Buffer
-	if err := w.Write(&b); err != nil {
+	b, err := s.Encode(gguf.NewWriter())
+	if err != nil {
 		t.Fatal(err)
 	}
-	return b.Bytes()
+	return b
 }
 
 // modelFiles break the real stories260K model in one place each.
-func modelFiles(t *testing.T, path string) (valid *model, files []hostileFile) {
+func modelFiles(t *testing.T, path string) (valid *ggufspec.Spec, files []hostileFile) {
 	base := loadModel(t, path)
-	good := base.bytes(t)
+	good := encode(t, base)
 	f, err := gguf.Parse("x", good)
 	if err != nil {
 		t.Fatal(err)
@@ -217,53 +164,39 @@ func modelFiles(t *testing.T, path string) (valid *model, files []hostileFile) {
 	copy(q42[typeAt:], le32(4))
 	vocab := int(embd.Dims[1])
 	cut := f.DataOffset + embd.Offset + embd.Size/2
-	drop := func(name string) func(m *model) {
-		return func(m *model) {
-			for i := range m.tensors {
-				if m.tensors[i].name == name {
-					m.tensors = append(m.tensors[:i], m.tensors[i+1:]...)
-					return
-				}
-			}
-		}
-	}
 	files = []hostileFile{
 		{"truncated in token_embd", good[:cut], []string{`tensor "token_embd.weight"`, "runs past the end"}},
 		{"truncated in a type tag", good[:bytes.Index(good, gstr("llama.block_count"))+8+len("llama.block_count")+2],
 			[]string{`key "llama.block_count" type`, "needs 4 bytes at offset", "only 2 remain"}},
 		{"tensor type 4 (Q4_2)", q42, []string{`tensor "token_embd.weight"`, "Q4_2"}},
-		{"block_count 10^6", base.with(func(m *model) { m.set("llama.block_count", uint32(1e6)) }).bytes(t),
+		{"block_count 10^6", encode(t, base.With(func(m *ggufspec.Spec) { m.Set("llama.block_count", uint32(1e6)) })),
 			[]string{`key "llama.block_count"`, "1000000 layers"}},
-		{"scores as UINT8", base.with(func(m *model) { m.set("tokenizer.ggml.scores", make([]uint8, vocab)) }).bytes(t),
+		{"scores as UINT8", encode(t, base.With(func(m *ggufspec.Spec) { m.Set("tokenizer.ggml.scores", make([]uint8, vocab)) })),
 			[]string{`key "tokenizer.ggml.scores"`, "must be an array of float32, found an array of uint8"}},
-		{"bos id = vocab size", base.with(func(m *model) { m.set("tokenizer.ggml.bos_token_id", uint32(vocab)) }).bytes(t),
+		{"bos id = vocab size", encode(t, base.With(func(m *ggufspec.Spec) { m.Set("tokenizer.ggml.bos_token_id", uint32(vocab)) })),
 			[]string{`key "tokenizer.ggml.bos_token_id"`, "outside the vocabulary"}},
-		{"tokens as uint32", base.with(func(m *model) { m.set("tokenizer.ggml.tokens", make([]uint32, vocab)) }).bytes(t),
+		{"tokens as uint32", encode(t, base.With(func(m *ggufspec.Spec) { m.Set("tokenizer.ggml.tokens", make([]uint32, vocab)) })),
 			[]string{`key "tokenizer.ggml.tokens"`, "must be an array of strings"}},
-		{"missing blk.3.ffn_up.weight", base.with(drop("blk.3.ffn_up.weight")).bytes(t), []string{`tensor "blk.3.ffn_up.weight"`, "missing"}},
-		{"vocabulary one token short", base.with(func(m *model) {
-			for i := range m.kvs {
-				switch v := m.kvs[i].val.(type) {
+		{"missing blk.3.ffn_up.weight", encode(t, base.With(func(m *ggufspec.Spec) { m.DelTensor("blk.3.ffn_up.weight") })), []string{`tensor "blk.3.ffn_up.weight"`, "missing"}},
+		{"vocabulary one token short", encode(t, base.With(func(m *ggufspec.Spec) {
+			for i := range m.KVs {
+				switch v := m.KVs[i].Value.(type) {
 				case []string:
-					if m.kvs[i].key == "tokenizer.ggml.tokens" {
-						m.kvs[i].val = v[:len(v)-1]
+					if m.KVs[i].Key == "tokenizer.ggml.tokens" {
+						m.KVs[i].Value = v[:len(v)-1]
 					}
 				case []float32:
-					m.kvs[i].val = v[:len(v)-1]
+					m.KVs[i].Value = v[:len(v)-1]
 				case []int32:
-					m.kvs[i].val = v[:len(v)-1]
+					m.KVs[i].Value = v[:len(v)-1]
 				}
 			}
-		}).bytes(t), []string{`tensor "token_embd.weight"`, fmt.Sprintf("has %d rows but the vocabulary", vocab)}},
-		{"output.weight transposed", base.with(func(m *model) {
-			for i := range m.tensors {
-				if m.tensors[i].name == "output.weight" {
-					d := m.tensors[i].dims
-					m.tensors[i].dims = []uint64{d[1], d[0]}
-				}
-			}
-		}).bytes(t), []string{`tensor "output.weight"`, "shape"}},
-		{"architecture with escape bytes", base.with(func(m *model) { m.set("general.architecture", "\x1b]52;c;aGk=\x07\x1bc") }).bytes(t),
+		})), []string{`tensor "token_embd.weight"`, fmt.Sprintf("has %d rows but the vocabulary", vocab)}},
+		{"output.weight transposed", encode(t, base.With(func(m *ggufspec.Spec) {
+			d := m.Tensor("output.weight").Dims
+			d[0], d[1] = d[1], d[0]
+		})), []string{`tensor "output.weight"`, "shape"}},
+		{"architecture with escape bytes", encode(t, base.With(func(m *ggufspec.Spec) { m.Set("general.architecture", "\x1b]52;c;aGk=\x07\x1bc") })),
 			[]string{`key "general.architecture"`, `"\x1b]52;c;aGk=\a\x1bc" is not supported`}},
 	}
 	return base, files
@@ -273,7 +206,7 @@ func TestHostileModelFiles(t *testing.T) {
 	bin := buildVkchat(t)
 	dir := t.TempDir()
 	files := headerFiles()
-	var base *model
+	var base *ggufspec.Spec
 	if testenv.SharedDir() != "" {
 		var more []hostileFile
 		base, more = modelFiles(t, testenv.Model(t, "stories260K.gguf"))
@@ -313,7 +246,7 @@ func TestHostileModelFiles(t *testing.T) {
 	// the screen escaped.
 	const evil = "evil\x1b]52;c;SGVsbG8=\x07\x1bc\u009b31m"
 	path := filepath.Join(dir, "osc52-name.gguf")
-	if err := os.WriteFile(path, base.with(func(m *model) { m.set("general.name", evil) }).bytes(t), 0o644); err != nil {
+	if err := os.WriteFile(path, encode(t, base.With(func(m *ggufspec.Spec) { m.Set("general.name", evil) })), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("OSC 52 in general.name/info", func(t *testing.T) {

@@ -3,11 +3,9 @@ package gguf
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
-	"math"
 	"testing"
 
-	"vkchat/runtime/ggml"
+	"vkchat/internal/ggufspec"
 )
 
 // This file holds the test builders: a tiny but complete llama written with
@@ -15,71 +13,15 @@ import (
 // anything, including what the Writer refuses (lying counts and lengths,
 // bad type tags, misplaced offsets).
 
-// tinyLlama writes a small llama with every tensor models.Load expects (2
-// layers, embd 8, 2 heads, 1 KV head, ff 16, a 10-token SPM vocabulary).
+// tinyLlama is ggufspec.Tiny, the tiny llama the models and cmd tests also
+// start from, written with this package's Writer.
 func tinyLlama(t testing.TB) []byte {
 	t.Helper()
-	w := NewWriter()
-	tokens := []string{"<unk>", "<s>", "</s>", "▁", "h", "i", "▁h", "▁hi", "e", "l"}
-	w.Set("general.architecture", "llama")
-	w.Set("general.name", "tiny")
-	w.Set("llama.context_length", uint32(64))
-	w.Set("llama.embedding_length", uint32(8))
-	w.Set("llama.feed_forward_length", uint32(16))
-	w.Set("llama.block_count", uint32(2))
-	w.Set("llama.attention.head_count", uint32(2))
-	w.Set("llama.attention.head_count_kv", uint32(1))
-	w.Set("llama.rope.dimension_count", uint32(4))
-	w.Set("llama.attention.layer_norm_rms_epsilon", float32(1e-5))
-	w.Set("tokenizer.ggml.model", "llama")
-	w.Set("tokenizer.ggml.tokens", tokens)
-	scores := make([]float32, len(tokens))
-	types := make([]int32, len(tokens))
-	for i := range tokens {
-		scores[i] = -float32(i)
-		types[i] = 1
-	}
-	types[0], types[1], types[2] = 2, 3, 3
-	w.Set("tokenizer.ggml.scores", scores)
-	w.Set("tokenizer.ggml.token_type", types)
-	w.Set("tokenizer.ggml.bos_token_id", uint32(1))
-	w.Set("tokenizer.ggml.eos_token_id", uint32(2))
-	w.Set("tokenizer.ggml.unknown_token_id", uint32(0))
-	seed := uint32(1)
-	add := func(name string, dims ...uint64) {
-		n := uint64(1)
-		for _, d := range dims {
-			n *= d
-		}
-		data := make([]byte, 4*n)
-		for i := uint64(0); i < n; i++ {
-			seed = seed*1664525 + 1013904223
-			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(int32(seed>>8)%1000)/4000))
-		}
-		if err := w.AddTensor(name, ggml.F32, dims, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	add("token_embd.weight", 8, 10)
-	add("output_norm.weight", 8)
-	add("output.weight", 8, 10)
-	for l := 0; l < 2; l++ {
-		p := fmt.Sprintf("blk.%d.", l)
-		add(p+"attn_norm.weight", 8)
-		add(p+"attn_q.weight", 8, 8)
-		add(p+"attn_k.weight", 8, 4)
-		add(p+"attn_v.weight", 8, 4)
-		add(p+"attn_output.weight", 8, 8)
-		add(p+"ffn_norm.weight", 8)
-		add(p+"ffn_gate.weight", 8, 16)
-		add(p+"ffn_up.weight", 8, 16)
-		add(p+"ffn_down.weight", 16, 8)
-	}
-	var buf bytes.Buffer
-	if err := w.Write(&buf); err != nil {
+	b, err := ggufspec.Tiny().Encode(NewWriter())
+	if err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	return b
 }
 
 type rawKV struct {
