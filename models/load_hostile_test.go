@@ -126,7 +126,7 @@ func loadCases(base *ggufspec.Spec) []loadCase {
 	// consistently, leaving the embedding as it was.
 	resizeVocab := func(m int) func(testing.TB, *ggufspec.Spec) {
 		return func(_ testing.TB, s *ggufspec.Spec) {
-			toks := s.Tokens()
+			toks := append([]string(nil), s.Tokens()...) // the base spec shares its slice
 			for len(toks) < m {
 				toks = append(toks, fmt.Sprintf("extra%d", len(toks)))
 			}
