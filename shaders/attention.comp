@@ -87,11 +87,23 @@ void main_ordered() {
 	uint rowb = kvh * p.ctx * TX;
 	for (uint at = 0; at < span; at++) {
 		float kd[DPL], vd[DPL];
-		[[unroll]] for (uint j = 0; j < DPL; j++) {
-			uint e = min(lane * DPL + j, HD - 1);
-			bool ok = lane * DPL + j < HD;
-			kd[j] = ok ? cache_elem(KC, rowb + at * TX, e) : 0.0;
-			vd[j] = ok ? cache_elem(VC, rowb + at * TX, e) : 0.0;
+		if (DPL % PER == 0 && DPL * LANES == HD) {
+			// whole texels per lane: one fetch per PER elements
+			[[unroll]] for (uint i = 0; i < DPL / PER; i++) {
+				uint tx = rowb + at * TX + lane * (DPL / PER) + i;
+				uvec4 kw = texelFetch(KC, int(tx)), vw = texelFetch(VC, int(tx));
+				[[unroll]] for (uint e = 0; e < PER; e++) {
+					kd[PER * i + e] = texel_elem(kw, e);
+					vd[PER * i + e] = texel_elem(vw, e);
+				}
+			}
+		} else {
+			[[unroll]] for (uint j = 0; j < DPL; j++) {
+				uint e = min(lane * DPL + j, HD - 1);
+				bool ok = lane * DPL + j < HD;
+				kd[j] = ok ? cache_elem(KC, rowb + at * TX, e) : 0.0;
+				vd[j] = ok ? cache_elem(VC, rowb + at * TX, e) : 0.0;
+			}
 		}
 		[[unroll]] for (uint g = 0; g < G; g++) {
 			float s = 0.0;
