@@ -35,10 +35,15 @@ type benchResult struct {
 	TokensPerSecond float64   `json:"tokens_per_second"`
 	StdDev          float64   `json:"stddev"`
 	Samples         []float64 `json:"samples_tokens_per_second"`
+	// Decode rows: how the next token came back ("device head": the
+	// backend's top-k kernel, as the chat uses it; "logits": the whole
+	// vocabulary) and, on Vulkan, the speed bound of the device it ran on.
+	DecodePath string `json:"decode_path,omitempty"`
+	bound
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "--model FILE [--backend cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile]", stderr)
+	fs := newFlags("bench", "--model FILE [--backend cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile] [--head auto|on|off]", stderr)
 	path := fs.String("model", "", "GGUF model file")
 	name := fs.String("backend", "vulkan", "backend: cpu or vulkan")
 	pp := fs.Int("p", 128, "prompt tokens for the prefill test (0 skips it)")
@@ -49,6 +54,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	device := fs.Int("device", -1, "vulkan device index (see 'vkchat devices'); -1 picks the best")
 	threads := fs.Int("threads", 0, "cpu worker threads (0: all cores)")
 	kvType := fs.String("kv", "f16", "KV cache type: f16 or f32")
+	head := fs.String("head", "auto", "vulkan: next-token top-k on the device: auto (on GPUs), on or off")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,6 +68,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *profile && *name != "vulkan" {
 		return fmt.Errorf("--profile needs --backend vulkan")
 	}
+	var headMode backend.HeadMode
+	switch *head {
+	case "auto":
+	case "on", "off":
+		headMode = backend.HeadMode(*head)
+	default:
+		return fmt.Errorf("--head %q: want auto, on or off", *head)
+	}
 	f, err := gguf.Open(*path)
 	if err != nil {
 		return err
@@ -71,7 +85,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	opts := backend.Options{ContextSize: max(*pp, *tg, 1) + 1, Threads: *threads, KVType: backend.KVType(*kvType), Device: *device}
+	opts := backend.Options{ContextSize: max(*pp, *tg, 1) + 1, Threads: *threads, KVType: backend.KVType(*kvType), Device: *device, DeviceHead: headMode}
 	var b backend.Backend
 	var prof *vk.Backend
 	switch *name {
@@ -104,6 +118,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return t
 	}
 	var results []benchResult
+	var texel, ssbo float64 // the Vulkan device's read bandwidth, once measured
 	if *pp > 0 {
 		prompt := tokens(*pp)
 		r, err := measure(ctx, *reps, *pp, func() error {
@@ -117,14 +132,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		results = append(results, r.result(fmt.Sprintf("pp%d", *pp), *pp))
 	}
 	if *tg > 0 {
+		step, path := decodeStep(b)
 		r, err := measure(ctx, *reps, *tg, func() error {
 			next := int32(1)
 			for i := 0; i < *tg; i++ {
-				logits, err := b.Forward(ctx, []int32{next}, i, false)
-				if err != nil {
+				var err error
+				if next, err = step(ctx, next, i); err != nil {
 					return err
 				}
-				next = argmax(logits)
 			}
 			return nil
 		})
@@ -132,7 +147,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("decode: %w", err)
 		}
 		r.benchResult = base
-		results = append(results, r.result(fmt.Sprintf("tg%d", *tg), *tg))
+		res := r.result(fmt.Sprintf("tg%d", *tg), *tg)
+		res.DecodePath = path
+		if vb, ok := b.(*vk.Backend); ok {
+			if texel, ssbo, err = readBandwidth(vb); err != nil {
+				return err
+			}
+			// at the mean context position of the test's steps
+			res.bound = decodeBound(vb, *tg/2, texel, res.TokensPerSecond)
+		}
+		results = append(results, res)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -144,7 +168,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		printBench(stdout, results)
 	}
 	if prof != nil {
-		return printProfile(ctx, stdout, prof, *pp)
+		if texel == 0 {
+			if texel, ssbo, err = readBandwidth(prof); err != nil {
+				return err
+			}
+		}
+		return printProfile(ctx, stdout, prof, *pp, texel, ssbo)
 	}
 	return nil
 }
@@ -204,12 +233,22 @@ func argmax(v []float32) int32 {
 
 func printBench(w io.Writer, rs []benchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
-	fmt.Fprintln(tw, "| model\t size\t params\t backend\t device\t test\t t/s\t")
-	fmt.Fprintln(tw, "| ---\t ---:\t ---:\t ---\t ---\t ---:\t ---:\t")
+	fmt.Fprintln(tw, "| model\t size\t params\t backend\t device\t test\t t/s\t of bound\t")
+	fmt.Fprintln(tw, "| ---\t ---:\t ---:\t ---\t ---\t ---:\t ---:\t ---:\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "| %s\t %s\t %s\t %s\t %s\t %s\t %.2f ± %.2f\t\n", r.Model, humanBytes(r.SizeBytes), humanCount(r.Params), r.Backend, r.Device, r.Test, r.TokensPerSecond, r.StdDev)
+		of := ""
+		if r.BoundTPS > 0 {
+			of = fmt.Sprintf("%.0f%% of %.1f", 100*r.FractionOfBound, r.BoundTPS)
+		}
+		fmt.Fprintf(tw, "| %s\t %s\t %s\t %s\t %s\t %s\t %.2f ± %.2f\t %s\t\n", r.Model, humanBytes(r.SizeBytes), humanCount(r.Params), r.Backend, r.Device, r.Test, r.TokensPerSecond, r.StdDev, of)
 	}
 	tw.Flush()
+	for _, r := range rs {
+		if r.BoundTPS > 0 {
+			fmt.Fprintf(w, "\n%s bound: %s read per token at %.2f GB/s (texel fetches, measured on this device) = %.1f tok/s\n",
+				r.Test, humanBytes(int64(r.BytesPerToken)), r.ReadBandwidth/1e9, r.BoundTPS)
+		}
+	}
 }
 
 // profileKind groups dispatches by what they compute: the label without
@@ -228,14 +267,10 @@ func profileKind(k vk.KernelTime) string {
 
 // printProfile prints where a decode step and a prefill chunk spend device
 // time per kernel, with the mat-vec bandwidth against the measured bound.
-func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pp int) error {
+func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pp int, texel, ssbo float64) error {
 	p, err := b.Profile(ctx, 0, max(pp, 2))
 	if err != nil {
 		return err
-	}
-	texel, ssbo, err := b.ReadBandwidth(64 << 20)
-	if err != nil {
-		return fmt.Errorf("read bandwidth: %w", err)
 	}
 	fmt.Fprintf(w, "\nread bandwidth (%s): %.2f GB/s via texel fetches (what the kernels use), %.2f GB/s via storage-buffer loads\n",
 		b.Device().Name, texel/1e9, ssbo/1e9)

@@ -242,6 +242,16 @@ func (b *Backend) Close() error {
 // Device describes the device the backend runs on.
 func (b *Backend) Device() DeviceInfo { return b.d.Info }
 
+// DecodeBytes is how many bytes one decode step reads at context position
+// pos: every weight the step's dispatches stream, plus the keys and values
+// of the pos+1 positions attention reads. Divided into the device's read
+// bandwidth it is the step's speed bound.
+func (b *Backend) DecodeBytes(pos int) uint64 {
+	c := b.cfg
+	kv := uint64(c.Layers) * 2 * uint64(c.KVHeads*c.HeadDim) * uint64(b.opts.KVType.Bytes()) * uint64(pos+1)
+	return b.decode.WeightBytes + kv
+}
+
 // ropeAngles fills the step buffer's table for tokens at positions
 // pos..pos+n-1 the way the reference backend computes them: theta starts at
 // the position and is multiplied by base^(-2/dims) per pair in float32, then

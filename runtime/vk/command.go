@@ -146,6 +146,10 @@ type Recorder struct {
 
 	Dispatches int
 	Barriers   int
+	// WeightBytes is what the recorded dispatches stream from weights per
+	// run: a decode step's bytes per token, the numerator of its
+	// bandwidth bound.
+	WeightBytes uint64
 }
 
 // NewRecorder allocates a command buffer; profile > 0 reserves that many
@@ -183,7 +187,7 @@ func (r *Recorder) Begin() error {
 	if err := check("vkBeginCommandBuffer", res, "recorder"); err != nil {
 		return err
 	}
-	r.open, r.pending, r.labels, r.Dispatches, r.Barriers = true, r.pending[:0], r.labels[:0], 0, 0
+	r.open, r.pending, r.labels, r.Dispatches, r.Barriers, r.WeightBytes = true, r.pending[:0], r.labels[:0], 0, 0, 0
 	// A fence wait makes earlier submissions' writes available, not
 	// visible: one barrier at the start orders this buffer after them.
 	r.Barrier()
@@ -307,9 +311,10 @@ type dispatchMeta struct {
 	bytes, macs   uint64
 }
 
-// weightWork records, for the profile, how many bytes of weights the last
-// dispatch streams and how many multiply-adds it does per token.
+// weightWork records how many bytes of weights the last dispatch streams
+// and, for the profile, how many multiply-adds it does per token.
 func (r *Recorder) weightWork(bytes, macs uint64) {
+	r.WeightBytes += bytes
 	if len(r.labels) > 0 {
 		r.labels[len(r.labels)-1].bytes += bytes
 		r.labels[len(r.labels)-1].macs += macs

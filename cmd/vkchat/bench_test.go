@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"vkchat/internal/testenv"
+	"vkchat/models"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/gguf"
+	"vkchat/runtime/vk"
+)
+
+func TestBenchJSON(t *testing.T) {
+	path := testenv.Model(t, "stories260K.gguf")
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := models.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		args     []string
+		path     string // the decode path the rows must report
+		bound    bool   // whether the decode row carries the device bound
+		needsGPU bool
+	}{
+		{"cpu", []string{"--backend", "cpu"}, "logits", false, false},
+		{"vulkan, head off", []string{"--backend", "vulkan", "--head", "off"}, "logits", true, true},
+		{"vulkan, head on", []string{"--backend", "vulkan", "--head", "on"}, "device head", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			args := append([]string{"--model", path, "-p", "8", "-n", "6", "-r", "2", "--json"}, c.args...)
+			err := runBench(context.Background(), args, &out, &errb)
+			if c.needsGPU && errors.Is(err, vk.ErrNoVulkan) {
+				t.Skipf("no Vulkan device: %v", err)
+			}
+			if err != nil {
+				t.Fatalf("%v\n%s", err, errb.String())
+			}
+			var rows []benchResult
+			if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+				t.Fatalf("bench --json printed what is not a list of results: %v\n%s", err, out.String())
+			}
+			if len(rows) != 2 || rows[0].Test != "pp8" || rows[1].Test != "tg6" {
+				t.Fatalf("rows %+v, want pp8 then tg6", rows)
+			}
+			for _, r := range rows {
+				if len(r.Samples) != 2 || !(r.TokensPerSecond > 0) {
+					t.Errorf("%s: %d samples, %g tok/s", r.Test, len(r.Samples), r.TokensPerSecond)
+				}
+			}
+			if rows[0].DecodePath != "" || rows[0].BoundTPS != 0 {
+				t.Errorf("the prefill row carries decode fields: %+v", rows[0])
+			}
+			tg := rows[1]
+			if tg.DecodePath != c.path {
+				t.Errorf("decode path %q, want %q", tg.DecodePath, c.path)
+			}
+			if !c.bound {
+				if tg.BoundTPS != 0 {
+					t.Errorf("a bound on the cpu backend: %+v", tg.bound)
+				}
+				return
+			}
+			// Every weight but the embedding table (one row is gathered)
+			// is streamed per token; stories260K's output shares nothing.
+			embd := int64(len(m.TokenEmbd.Data))
+			if lo, hi := uint64(m.WeightBytes()-embd), uint64(m.WeightBytes()+embd); tg.BytesPerToken < lo || tg.BytesPerToken > hi {
+				t.Errorf("bytes per token %d, want within [%d, %d] (weights %d, embedding %d)", tg.BytesPerToken, lo, hi, m.WeightBytes(), embd)
+			}
+			if !(tg.ReadBandwidth > 0) {
+				t.Fatalf("read bandwidth %g", tg.ReadBandwidth)
+			}
+			if want := tg.ReadBandwidth / float64(tg.BytesPerToken); math.Abs(tg.BoundTPS-want) > 1e-9*want {
+				t.Errorf("bound %g tok/s, want bandwidth/bytes = %g", tg.BoundTPS, want)
+			}
+			if want := tg.TokensPerSecond / tg.BoundTPS; math.Abs(tg.FractionOfBound-want) > 1e-9 {
+				t.Errorf("fraction %g, want %g", tg.FractionOfBound, want)
+			}
+		})
+	}
+}
+
+func TestBenchRejectsBadHead(t *testing.T) {
+	var out, errb bytes.Buffer
+	err := runBench(context.Background(), []string{"--model", "x.gguf", "--head", "sometimes"}, &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), `--head "sometimes"`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// fakeHead is a HeadBackend whose head always overflows, so the bench must
+// read the vocabulary as the chat does.
+type fakeHead struct {
+	backend.Backend
+	logits []float32
+	asked  uint64
+}
+
+func (f *fakeHead) MaxHead() int { return 4 }
+func (f *fakeHead) ForwardHead(ctx context.Context, tokens []int32, pos, k int) (backend.Head, bool, error) {
+	return backend.Head{Seq: 7}, false, nil
+}
+func (f *fakeHead) LastLogits(seq uint64) ([]float32, error) {
+	f.asked = seq
+	return f.logits, nil
+}
+
+func TestDecodeStepFallsBackOnOverflow(t *testing.T) {
+	fb := &fakeHead{logits: []float32{0, 3, 1, 2}}
+	step, path := decodeStep(fb)
+	if path != "device head" {
+		t.Fatalf("path %q", path)
+	}
+	got, err := step(context.Background(), 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 1 || fb.asked != 7 {
+		t.Errorf("token %d from step %d's logits, want token 1 from step 7", got, fb.asked)
+	}
+}
