@@ -24,6 +24,11 @@ for m in "110m Q4_0" "110m Q8_0" "110m F16" "1b Q4_0"; do
 	bin/vkchat synth --shape "$1" --type "$2" --vocab "$vocab" --out "$f" > /dev/null 2>&1 || { echo "synth $1 $2 failed" >> "$out/summary.txt"; continue; }
 	bin/vkchat bench --model "$f" --backend vulkan -r 3 --profile > "$out/bench-$1-$2.txt" 2>&1
 	bin/vkchat bench --model "$f" --backend vulkan -r 3 --json > "$out/bench-$1-$2.json" 2>&1
+	if [ "$1 $2" = "110m Q4_0" ]; then
+		# what the on-device top-k saves against reading the vocabulary
+		bin/vkchat bench --model "$f" --backend vulkan -r 3 -p 0 --head off --json > "$out/bench-$1-$2-head-off.json" 2>&1
+	fi
+	grep -h '"test"\|"tokens_per_second"\|"fraction_of_bound"' "$out/bench-$1-$2.json" | tr -d ' ,' | paste -sd' ' | sed "s/^/$1 $2: /" >> "$out/summary.txt"
 	rm -f "$f"
 done
 cat "$out/summary.txt"
