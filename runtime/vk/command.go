@@ -336,6 +336,9 @@ func (r *Recorder) Timings() ([]KernelTime, error) {
 	if r.maxQ == 0 || n == 0 {
 		return nil, nil
 	}
+	if int(n) < r.Dispatches {
+		return nil, fmt.Errorf("profile: %d timestamps for %d dispatches; the recorder's pool is too small", n, r.Dispatches)
+	}
 	ts := make([]uint64, n+1)
 	res := vk.GetQueryPoolResults(r.d.dev, r.query, 0, n+1, uint(8*(n+1)), unsafe.Pointer(&ts[0]), 8, vk.QueryResultFlags(vk.QueryResult64Bit|vk.QueryResultWaitBit))
 	if err := check("vkGetQueryPoolResults", res, "%d timestamps", n+1); err != nil {

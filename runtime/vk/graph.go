@@ -46,7 +46,11 @@ func (b *Backend) record() error {
 	return err
 }
 
-func (b *Backend) dispatchesPerStep() int { return 16 + 12*len(b.layers) }
+// dispatchesPerStep sizes a profiled recorder's timestamp pool: a layer
+// takes 6 dispatches, more where matrices are split into parts or K into
+// chunks (a 1B model's prefill on lavapipe: 13 per layer). Timestamps are
+// cheap; an undersized pool makes Timings fail rather than under-report.
+func (b *Backend) dispatchesPerStep() int { return 16 + 64*len(b.layers) }
 
 func (b *Backend) recordWith(f func(*Recorder) error) (*Recorder, error) {
 	r, err := b.newRecorder(b.dispatchesPerStep())

@@ -49,7 +49,7 @@ type mvPlan struct {
 // plan lays out a matrix with units per row for a batch of tokens (1:
 // decode), paired with a second matrix or not. Prefill takes up to 8 tokens
 // per pass (each dequantized weight serves them all), fewer where the
-// budget demands; past that K is split into chunks.
+// budget demands and the tuning allows; past that K is split into chunks.
 func (d *Device) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
 	lpr := 1
 	for lpr < units && lpr < 8 && lpr < int(d.Info.SureSubgroup()) {
@@ -75,7 +75,7 @@ func (d *Device) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
 		nt = 8
 	}
 	budget := d.tune.mvBudget
-	for nt > 1 && rb*perLane*cost*nt*mats > budget {
+	for nt > max(d.tune.prefillNT, 1) && rb*perLane*cost*nt*mats > budget {
 		nt /= 2
 	}
 	p := mvPlan{lpr: lpr, nu: perLane, chunks: 1, rb: rb, nt: nt}

@@ -207,6 +207,35 @@ func TestMatvecTypes(t *testing.T) {
 	}
 }
 
+// TestMatvecSplitK runs shapes whose K the plan splits into chunks (the
+// norm then needs the whole row, gate/up go unpaired and up sums through a
+// scratch buffer) under both the CPU and the GPU layouts, and checks that
+// they really are split.
+func TestMatvecSplitK(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(3))
+	for _, tu := range []struct {
+		name string
+		t    tuning
+	}{{"cpu", cpuTuning}, {"gpu", gpuTuning}} {
+		for _, c := range []mvCase{
+			{typ: ggml.Q4_0, rows: 29, cols: 2048, ntok: 9, norm: true, pair: true},
+			{typ: ggml.Q4_K, rows: 21, cols: 8192, ntok: 5, epi: epiBias},
+			{typ: ggml.Q8_0, rows: 13, cols: 4096, ntok: 2, epi: epiSwiGLU},
+			{typ: ggml.Q4_0, rows: 17, cols: 11264, ntok: 1, norm: true, epi: epiResidual},
+		} {
+			t.Run(fmt.Sprintf("%s/%s/%dx%d/tok%d/norm%v/pair%v/epi%d", tu.name, c.typ, c.rows, c.cols, c.ntok, c.norm, c.pair, c.epi), func(t *testing.T) {
+				withTuning(t, d, tu.t)
+				units := c.cols / int(c.typ.BlockElems())
+				if pl := d.plan(c.typ, units, c.ntok, c.pair); pl.chunks < 2 {
+					t.Fatalf("plan %+v does not split K", pl)
+				}
+				checkMatvec(t, d, c, rng)
+			})
+		}
+	}
+}
+
 // TestMatvecShapes covers the paths a few types suffice for: K split over
 // dispatches (with the norm needing the whole row and gate/up unpaired),
 // float rows that are not whole units, matrices split into parts, and the

@@ -21,6 +21,14 @@ type tuning struct {
 	// passes halve prefill speed against 16 when the norm is fused). A GPU
 	// wants as many workgroups as passes.
 	mvPassesDecode, mvPassesPrefill int
+	// prefillNT is the fewest tokens per pass a prefill mat-vec may take
+	// to fit the budget; past it K is split into chunks instead. On a CPU
+	// device dequantizing is the cost, so each weight should serve 8
+	// tokens even at the price of a dispatch per chunk (1B shape, pp64 on
+	// lavapipe: 9.3 tok/s with 1-2 tokens per pass, 13.1 with 8 and K in
+	// up to 6 chunks; the 110M shape, which needs no chunks, unchanged).
+	// On a GPU every chunk is another barrier over the whole matrix.
+	prefillNT int
 	// orderedAttention walks the positions in order with llama.cpp's F16
 	// rounding (a workgroup's lanes run one after another there anyway);
 	// GPUs want the positions spread over the lanes.
@@ -33,8 +41,8 @@ type tuning struct {
 }
 
 var (
-	cpuTuning = tuning{mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, orderedAttention: true, deviceHead: false}
-	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, orderedAttention: false, deviceHead: true}
+	cpuTuning = tuning{mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, deviceHead: true}
 )
 
 // tuningFor picks the layout for a device type ("discrete", "integrated",
