@@ -182,16 +182,23 @@ type reference struct {
 	Greedy       []int32 `json:"greedy"`
 }
 
-func TestStoriesGreedyMatchesLlamaCpp(t *testing.T) {
-	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
-	raw, err := os.ReadFile(testenv.Shared(t, "reference/stories260K.p1.json"))
+// loadReference reads one of llama.cpp's dumps in ../shared/reference.
+func loadReference(t *testing.T, name string) reference {
+	t.Helper()
+	raw, err := os.ReadFile(testenv.Shared(t, "reference/"+name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ref reference
 	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", name, err)
 	}
+	return ref
+}
+
+func TestStoriesGreedyMatchesLlamaCpp(t *testing.T) {
+	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
+	ref := loadReference(t, "stories260K.p1.json")
 	b := newVulkan(t, m, backend.Options{ContextSize: 512, Device: -1})
 	ctx := context.Background()
 	logits, err := b.Forward(ctx, ref.PromptTokens, 0, false)

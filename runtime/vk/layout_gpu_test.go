@@ -2,7 +2,6 @@ package vk
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,14 +58,7 @@ func TestGPULayoutMatchesCPU(t *testing.T) {
 	})
 
 	t.Run("greedy through the head", func(t *testing.T) {
-		raw, err := os.ReadFile(testenv.Shared(t, "reference/stories260K.p1.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ref reference
-		if err := json.Unmarshal(raw, &ref); err != nil {
-			t.Fatal(err)
-		}
+		ref := loadReference(t, "stories260K.p1.json")
 		b := newVulkan(t, loadModel(t, stories), backend.Options{ContextSize: 512, Device: -1})
 		hb, ok := b.(backend.HeadBackend)
 		if !ok || hb.MaxHead() == 0 {
