@@ -23,7 +23,7 @@ layout(constant_id = 3) const uint NT = 1;   // tokens per pass
 // EPI 0: y = v; 1: y += v (residual, or a later chunk of K); 2: y = v + bias[row];
 // 3: y = silu(y) * v (up after gate); 4: y = silu(y) * (v + y2) (last chunk of up)
 layout(constant_id = 4) const uint EPI = 0;
-layout(constant_id = 5) const uint NORM = 0; // 1: x := rmsnorm(x) * nw first
+layout(constant_id = 5) const uint NORM = 0; // 1: x := rmsnorm(x) * nw first; 2: the same with K split over dispatches
 layout(constant_id = 6) const uint PAIR = 0; // 1: y = silu(W·x) * (W2·x)
 layout(constant_id = 7) const uint RB = 1;   // rows per team pass: power of two, <= LPR
 layout(constant_id = 8) const uint ACTQ = 1; // 1: round x to the weight's vec_dot_type as llama.cpp does; 0: f32 x
@@ -142,8 +142,13 @@ void main() {
 			}
 		}
 		if (NORM != 0) {
-			if (p.cu != p.units) {
+			if (NORM == 2) {
 				// K is split over dispatches: the RMS needs the whole row.
+				// A variant of its own, because this loop's trip count is
+				// known only at run time: compiled into every norm kernel
+				// (behind a run-time test), it made llvmpipe take 100 s
+				// instead of 4 to build a K-quant prefill kernel, and the
+				// result ran 3-4x slower.
 				ss = 0.0;
 				for (uint u = lane; tv && u < p.units; u += LPR) {
 					uint base = ((tok0 + t) * p.xstride + u * UNIT) / 4;

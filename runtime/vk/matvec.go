@@ -177,7 +177,14 @@ func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 		}
 		return 0
 	}
-	k, err := d.Kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), uint32(rb), flag(!op.f32x))
+	norm := uint32(0)
+	if op.norm != nil {
+		norm = 1
+		if chunks > 1 {
+			norm = 2 // the RMS needs the whole row, not this chunk of it
+		}
+	}
+	k, err := d.Kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), norm, flag(op.m2 != nil), uint32(rb), flag(!op.f32x))
 	if err != nil {
 		return err
 	}
