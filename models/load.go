@@ -57,7 +57,7 @@ func Load(f *gguf.File) (*Model, error) {
 				break
 			}
 		}
-		return nil, &gguf.FormatError{Path: f.Path, Field: fmt.Sprintf("key %q", a.name+".block_count"), Msg: msg}
+		return nil, &gguf.FormatError{Path: f.Path, Field: fmt.Sprintf("key %q", a.Name+".block_count"), Msg: msg}
 	}
 	m.Layers = make([]Layer, cfg.Layers)
 	for i := range m.Layers {
@@ -68,7 +68,7 @@ func Load(f *gguf.File) (*Model, error) {
 		l.Wk = w.matrix(p+"attn_k.weight", cfg.Embd, kv)
 		l.Wv = w.matrix(p+"attn_v.weight", cfg.Embd, kv)
 		l.Wo = w.matrix(p+"attn_output.weight", q, cfg.Embd)
-		if a.qkvBias {
+		if a.QKVBias == Required {
 			bq, bk, bv := w.vector(p+"attn_q.bias", q), w.vector(p+"attn_k.bias", kv), w.vector(p+"attn_v.bias", kv)
 			l.Bq, l.Bk, l.Bv = &bq, &bk, &bv
 		}
@@ -100,9 +100,9 @@ func le32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
-func loadConfig(f *gguf.File, a arch) (Config, error) {
-	l := &loader{f: f, arch: a.name}
-	c := Config{Arch: a.name}
+func loadConfig(f *gguf.File, a Arch) (Config, error) {
+	l := &loader{f: f, arch: a.Name}
+	c := Config{Arch: a.Name}
 	c.Embd = l.uint("embedding_length", 0, true)
 	c.FF = l.uint("feed_forward_length", 0, true)
 	c.Layers = l.uint("block_count", 0, true)
@@ -111,13 +111,13 @@ func loadConfig(f *gguf.File, a arch) (Config, error) {
 	c.TrainCtx = l.uint("context_length", 2048, false)
 	c.NormEps = l.float("attention.layer_norm_rms_epsilon", 1e-5)
 	c.Rope.Base = l.float("rope.freq_base", 10000)
-	c.Rope.NeoX = a.neox
+	c.Rope.NeoX = a.NeoX
 	c.Rope.Scale = 1
 	if l.err != nil {
 		return c, l.err
 	}
 	bad := func(key, msg string) error {
-		return &gguf.FormatError{Path: f.Path, Field: fmt.Sprintf("key %q", a.name+"."+key), Msg: msg}
+		return &gguf.FormatError{Path: f.Path, Field: fmt.Sprintf("key %q", a.Name+"."+key), Msg: msg}
 	}
 	switch {
 	case c.Embd == 0:
@@ -143,7 +143,7 @@ func loadConfig(f *gguf.File, a arch) (Config, error) {
 	if c.Rope.Dims == 0 || c.Rope.Dims > c.HeadDim || c.Rope.Dims%2 != 0 {
 		return c, bad("rope.dimension_count", fmt.Sprintf("%d must be even and at most the head size %d", c.Rope.Dims, c.HeadDim))
 	}
-	if st, ok, _ := f.String(a.name + ".rope.scaling.type"); ok && st == "linear" {
+	if st, ok, _ := f.String(a.Name + ".rope.scaling.type"); ok && st == "linear" {
 		fac := l.float("rope.scaling.factor", 1)
 		if l.err != nil {
 			return c, l.err

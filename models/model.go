@@ -25,10 +25,19 @@ type Weight struct {
 // Layer holds one transformer block's weights. Shapes are [Cols x Rows]:
 // Wq [embd x heads*headDim], Wk/Wv [embd x kvHeads*headDim],
 // Wo [heads*headDim x embd], Gate/Up [embd x ff], Down [ff x embd].
+//
+// A fused attn_qkv or gate|up ffn_up is split into Wq/Wk/Wv or Gate/Up by
+// rows at load (rows are contiguous in every type), so backends see one
+// shape of layer. Optional weights are nil when the recipe has no use for
+// them; AttnNorm and FFNNorm are zero Weights (Data nil) without PreNorm.
 type Layer struct {
+	Config                   LayerConfig
 	AttnNorm, Wq, Wk, Wv, Wo Weight
-	Bq, Bk, Bv               *Weight // Qwen2's attention biases; nil for llama
+	Bq, Bk, Bv               *Weight // attention biases (Qwen2; optional elsewhere)
+	QNorm, KNorm             *Weight // Block.QKNorm: [head_dim] per head, or the full width
+	PostAttnNorm             *Weight // Block.PostNorm
 	FFNNorm, Gate, Up, Down  Weight
+	PostFFNNorm              *Weight // Block.PostNorm
 }
 
 // Model is a loaded model description; the backends turn it into compute.
@@ -55,7 +64,18 @@ type Config struct {
 	Vocab    int
 	TrainCtx int
 	NormEps  float32
-	Rope     Rope
+	Rope     Rope // the global RoPE; a layer's LayerConfig may change base and scale
+
+	Block Block // the recipe every layer follows
+	// Multipliers, resolved from the declaration (1 when unused).
+	EmbedScale    float32 // token embeddings × EmbedScale
+	ResidualScale float32 // each branch × ResidualScale before its residual add
+	AttnScale     float32 // attention scores × AttnScale (1/√head_dim unless the file says)
+	ScaleQ        bool    // apply AttnScale to Q after RoPE instead of to the scores
+	LogitScale    float32 // logits × LogitScale (granite: 1/logit_scale)
+	// Soft-caps c·tanh(x/c); 0 = off.
+	AttnSoftcap  float32
+	FinalSoftcap float32
 }
 
 // Rope describes rotary position embedding.
@@ -122,6 +142,15 @@ func (m *Model) FileType() string {
 // element size: layers × (K and V) × kv_heads × head_dim × bytes.
 func (c *Config) KVBytesPerToken(elemBytes int) int64 {
 	return int64(c.Layers) * 2 * int64(c.KVHeads) * int64(c.HeadDim) * int64(elemBytes)
+}
+
+// KVPositions is how many positions a layer's cache holds for a context of
+// ctx: a sliding-window layer needs only its window (it is used as a ring).
+func (l *LayerConfig) KVPositions(ctx int) int {
+	if l.Window > 0 && l.Window < ctx {
+		return l.Window
+	}
+	return ctx
 }
 
 type loader struct {

@@ -1,4 +1,9 @@
 package models
 
 // Qwen2 is llama with biases on Q, K and V and NeoX-style rope.
-func init() { registerArch(arch{name: "qwen2", neox: true, qkvBias: true}) }
+func init() {
+	register(Arch{
+		Name: "qwen2", NeoX: true, QKVBias: Required, FusedQKV: true,
+		Block: Block{PreNorm: true, Act: ActSiLU},
+	})
+}

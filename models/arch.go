@@ -1,0 +1,175 @@
+package models
+
+// An architecture is declared, not programmed: Arch says which keys and
+// tensors a GGUF file of that architecture carries and which variant of the
+// one transformer block it runs. Load resolves a declaration against a file
+// into Config (model-wide numbers and the Block recipe) and Layer weights;
+// both backends interpret those and nothing else, so adding an architecture
+// is a new declaration in a file of its own (llama.go, qwen3.go, ...), not a
+// new forward pass. llama.cpp's src/models/*.cpp and ../shared/docs/
+// architectures.md are the source of each declaration's facts.
+
+// QKNorm says whether and how Q and K are RMS-normalized before RoPE.
+type QKNorm uint8
+
+const (
+	QKNormNone QKNorm = iota
+	// QKNormHead normalizes each head's head_dim values with one shared
+	// [head_dim] weight (qwen3, gemma3).
+	QKNormHead
+	// QKNormFull normalizes the whole projection (all heads together) with
+	// a [heads*head_dim] / [kv_heads*head_dim] weight (olmo2).
+	QKNormFull
+)
+
+// Activation is the FFN's gate nonlinearity: out = down(act(gate·x) * up·x).
+type Activation uint8
+
+const (
+	ActSiLU Activation = iota
+	// ActGELUTanh is GELU in its tanh form; llama.cpp's CPU backend reads it
+	// from an F16 table (x rounded to F16, result in F16; identity for
+	// x >= 10, zero for x <= -10).
+	ActGELUTanh
+)
+
+func (a Activation) String() string {
+	if a == ActGELUTanh {
+		return "gelu-tanh"
+	}
+	return "silu"
+}
+
+// OutputRule says where the output projection comes from.
+type OutputRule uint8
+
+const (
+	OutputOrTied   OutputRule = iota // output.weight if present, else token_embd
+	OutputTiedOnly                   // always token_embd; output.weight is an error (gemma2)
+	OutputRequired                   // output.weight must be present (olmo2)
+)
+
+// Arch is one architecture's declaration.
+type Arch struct {
+	Name string
+
+	// Rope pairing: NeoX rotates (i, i+dims/2), otherwise adjacent pairs.
+	NeoX bool
+	// NoRopeEvery > 0 skips RoPE on layers where (il+1) % NoRopeEvery == 0
+	// (smollm3: 4).
+	NoRopeEvery int
+	// RopeFinetunedKey, when set, names a bool key; false turns RoPE off on
+	// every layer (granite's rope.scaling.finetuned, default true).
+	RopeFinetunedKey string
+
+	// Tensors.
+	QKVBias     Need // attn_{q,k,v}.bias
+	FusedQKV    bool // attn_qkv (Q|K|V rows) accepted in place of attn_q/k/v
+	FusedGateUp bool // ffn_up holds gate rows then up rows; no ffn_gate (phi3)
+	Output      OutputRule
+	// KeyLength: attention.key_length may set head_dim apart from
+	// embd/heads (qwen3, gemma2/3); otherwise it must equal embd/heads.
+	KeyLength bool
+
+	// The block recipe.
+	Block Block
+
+	// Embeddings multiplied by √embd (gemma).
+	EmbedScaleSqrt bool
+	// Keys of multipliers (granite); "" = not read. Absent or 0 = off.
+	EmbedScaleKey    string // embeddings × value
+	ResidualScaleKey string // each branch × value before its residual add
+	AttnScaleKey     string // attention score scale in place of 1/√head_dim
+	LogitScaleKey    string // logits ÷ value (granite: required)
+	LogitScaleNeeded bool
+
+	// Attention and final-logit soft-caps: value·tanh(x/value). The key's
+	// default applies when the key is absent; 0 = off.
+	AttnSoftcap  Capped
+	FinalSoftcap Capped
+
+	// ScaleQ applies the attention scale to Q (after RoPE, before the
+	// F16 rounding of the KV path) rather than to the scores (gemma, phi3);
+	// the same number, rounded where llama.cpp rounds it.
+	ScaleQ bool
+
+	// Sliding-window attention; zero value = none.
+	SWA SlidingWindow
+}
+
+// Need is whether an optional group of tensors is read.
+type Need uint8
+
+const (
+	Never    Need = iota
+	Optional      // read when present
+	Required
+)
+
+// Capped is a soft-cap value read from a key, with its default.
+type Capped struct {
+	Key     string
+	Default float32
+}
+
+// SlidingWindow declares which layers attend only to a window of recent keys.
+// A key at position k is visible from query position q when q-k < window.
+type SlidingWindow struct {
+	// Key holding the window (attention.sliding_window); "" = no SWA.
+	Key string
+	// DefaultWindow when the key is absent; 0 means "no key, no SWA"
+	// (gemma3, olmo2); gemma2 defaults to 4096.
+	DefaultWindow int
+	// Period: layer il is local when il % Period < Period-1
+	// (gemma2 2, gemma3 6, olmo2 4). PeriodKey may override it.
+	Period    int
+	PeriodKey string
+	// LocalBaseKey: local layers' RoPE base (rope.freq_base_swa); "" or
+	// absent = the global base. LocalBaseDefault applies when the key is
+	// absent and non-zero (gemma3: 10000).
+	LocalBaseKey     string
+	LocalBaseDefault float32
+	// LocalUnscaled: local layers ignore linear rope scaling (gemma3, olmo2).
+	LocalUnscaled bool
+	// Disabled: the key is read but SWA is not used (phi3).
+	Disabled bool
+}
+
+// Block is the recipe every layer follows, resolved for one model:
+//
+//	a = PreNorm ? rms(x)·attn_norm : x
+//	q,k,v = Wq·a (+bq), Wk·a (+bk), Wv·a (+bv)
+//	q,k = QKNorm(q), QKNorm(k); rope(q,k) unless the layer is NoPE
+//	o = Wo·attention(q, k, v)            (scale, soft-cap, window)
+//	x = x + ResidualScale · (PostNorm ? rms(o)·post_attention_norm : o)
+//	f = PreNorm ? rms(x)·ffn_norm : x
+//	o = down(act(gate·f) * up·f)
+//	x = x + ResidualScale · (PostNorm ? rms(o)·post_ffw_norm : o)
+//
+// and the head: logits = FinalSoftcap(LogitScale · output·rms(x)·output_norm).
+type Block struct {
+	PreNorm  bool // attn_norm and ffn_norm (all but olmo2)
+	PostNorm bool // post_attention_norm and post_ffw_norm (gemma2/3, olmo2)
+	QKNorm   QKNorm
+	Act      Activation
+}
+
+// LayerConfig is what differs between layers of one model.
+type LayerConfig struct {
+	Rope      bool    // false on NoPE layers
+	RopeBase  float32 // theta base for this layer
+	RopeScale float32 // position multiplier (1/linear factor; 1 = none)
+	// Window > 0: keys with query_pos - key_pos >= Window are masked, and
+	// the layer's KV cache need hold only Window positions.
+	Window int
+}
+
+var archs = map[string]Arch{}
+
+func register(a Arch) { archs[a.Name] = a }
+
+// Lookup returns the declaration of a supported architecture.
+func Lookup(name string) (Arch, bool) {
+	a, ok := archs[name]
+	return a, ok
+}
