@@ -57,8 +57,8 @@ func baseSpecs(t *testing.T) []struct {
 		name string
 		s    *ggufspec.Spec
 	}{{"tiny", ggufspec.Tiny()}}
-	if testenv.SharedDir() == "" {
-		t.Log("shared models not found: tiny model only")
+	if testenv.Fixture("models/stories260K.gguf") == "" {
+		t.Log(testenv.Missing("models/stories260K.gguf") + ": tiny model only")
 		return out
 	}
 	f, err := gguf.Open(testenv.Model(t, "stories260K.gguf"))

@@ -207,7 +207,7 @@ func TestHostileModelFiles(t *testing.T) {
 	dir := t.TempDir()
 	files := headerFiles()
 	var base *ggufspec.Spec
-	if testenv.SharedDir() != "" {
+	if testenv.Fixture("models/stories260K.gguf") != "" {
 		var more []hostileFile
 		base, more = modelFiles(t, testenv.Model(t, "stories260K.gguf"))
 		files = append(files, more...)

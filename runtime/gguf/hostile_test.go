@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -354,16 +353,13 @@ func bases(t *testing.T) map[string]*File {
 		t.Fatal(err)
 	}
 	out["tiny"] = f
-	if d := testenv.SharedDir(); d != "" {
-		p := filepath.Join(d, "models", "stories260K.gguf")
-		if _, err := os.Stat(p); err == nil {
-			f, err := Open(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { f.Close() })
-			out["stories260K"] = f
+	if p := testenv.Fixture(filepath.Join("models", "stories260K.gguf")); p != "" {
+		f, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
 		}
+		t.Cleanup(func() { f.Close() })
+		out["stories260K"] = f
 	} else {
 		t.Log("stories260K.gguf not found: running the table over the tiny model only")
 	}
