@@ -9,6 +9,7 @@ type step struct {
 	z         float64 // Σ weight over the vocabulary: the full softmax's denominator
 	entropy   float64 // of the full distribution, nats
 	kept      int     // tokens surviving top-k, top-p and min-p: a prefix of the ranking
+	stages    stageCounts
 	weightSum float64 // Σ temperature weights of the kept tokens (0 when greedy)
 	head      bool    // work holds only the head of the vocabulary (SampleHead); z is the whole one's
 }
@@ -39,7 +40,8 @@ func (s *Sampler) evaluate(logits []float32, history []int32) (step, bool) {
 			st.max = l
 		}
 	}
-	if penalize(work, history, s.p, &s.window) {
+	s.penalized = penalize(work, history, s.p, &s.window)
+	if s.penalized {
 		st.max = negInf
 		for _, l := range work {
 			if l > st.max {
@@ -59,7 +61,7 @@ func (s *Sampler) rankAndTruncate(st step) step {
 	// candidate list, which also covers top-k's survivors for k ≤ 40), so
 	// later, shorter requests are free.
 	s.rank.top(s.candidateCount())
-	st.kept = s.truncate(st)
+	st.kept = s.truncate(&st)
 	if s.p.Temperature > 0 {
 		st.weightSum = s.temperatureWeights(st)
 	}
@@ -93,13 +95,23 @@ func softmaxStats(work []float32, mx float32) (z, entropy float64) {
 // renormalised distribution, then min-p, as llama.cpp's default chain does;
 // all three keep a prefix of the ranking, so only its length is returned.
 // Top-p and min-p see the logits before temperature, as in llama.cpp.
-func (s *Sampler) truncate(st step) int {
+// Each stage's own count goes to st.stages for the funnel.
+func (s *Sampler) truncate(st *step) int {
 	v := len(s.work)
 	k := v
 	if s.p.TopK > 0 {
 		k = min(s.p.TopK, v)
 	}
 	kept := k
+	sc := stageCounts{topK: k, topP: k, topPExact: true, minP: k}
+	if k < v || st.head {
+		sc.weightK = 0
+		for _, id := range s.rank.top(k) {
+			sc.weightK += weight(s.work[id], st.max)
+		}
+	} else {
+		sc.weightK = st.z
+	}
 
 	if s.p.MinP > 0 {
 		logMinP := math.Log(float64(s.p.MinP))
@@ -121,32 +133,38 @@ func (s *Sampler) truncate(st step) int {
 		}
 		// min-p runs after top-p, but its threshold is the maximum logit,
 		// which top-p always keeps, so it can be counted first; top-p then
-		// need not walk past it.
+		// need not walk past it to find what is kept.
 		kept = min(kept, m)
+		sc.minP = m
 	}
 
 	if s.p.TopP < 1 {
-		zk := st.z
-		if k < v || st.head {
-			zk = 0
-			for _, id := range s.rank.top(k) {
-				zk += weight(s.work[id], st.max)
-			}
-		}
-		target := float64(s.p.TopP) * zk
+		target := float64(s.p.TopP) * sc.weightK
 		cum := 0.0
 		var ids []int32
-		for i := range kept {
+		// Walking on past what min-p keeps tells the funnel where top-p
+		// itself would have stopped, and which of the two cut each shown
+		// candidate; the walk is bounded so a vocabulary without top-k
+		// is never ranked much further than the chain needs.
+		walk := min(k, max(kept, funnelWalk))
+		found := false
+		for i := range walk {
 			if i == len(ids) {
-				ids = s.rank.top(min(kept, max(2*len(ids), 64)))
+				ids = s.rank.top(min(walk, max(2*len(ids), 64)))
 			}
 			cum += weight(s.work[ids[i]], st.max)
 			if cum >= target {
-				kept = i + 1
+				sc.topP = i + 1
+				found = true
 				break
 			}
 		}
+		if !found {
+			sc.topP, sc.topPExact = walk, walk == k
+		}
+		kept = min(kept, sc.topP)
 	}
+	st.stages = sc
 	return kept
 }
 

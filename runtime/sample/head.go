@@ -69,6 +69,7 @@ func (s *Sampler) evaluateHead(h Head) (step, bool) {
 	}
 	s.work = append(s.work[:0], h.Logits[:n]...)
 	st := step{max: h.Max, z: h.Z, entropy: h.Entropy, head: true}
+	s.penalized = false
 	for i, l := range s.work {
 		if l != l {
 			s.work[i] = negInf

@@ -32,7 +32,8 @@ type Candidate struct {
 	// Final is the probability the token was actually drawn with, after
 	// truncation and temperature; 0 when Cut.
 	Final float32
-	Cut   bool // removed by top-k, top-p or min-p
+	Cut   bool  // removed by top-k, top-p or min-p
+	CutBy Stage // which of them, when Cut
 }
 
 // Result is what one sampling step produced.
@@ -40,7 +41,19 @@ type Result struct {
 	Token      int32
 	Candidates []Candidate // the top candidates by Prob, most likely first
 	Entropy    float32     // of the full distribution, in nats
+	// LogZ is log Σ exp(logit) over the whole vocabulary (after
+	// penalties): a candidate's log-probability is its Logit − LogZ.
+	LogZ float64
+	// TokenLogit is the chosen token's logit (after penalties), so its
+	// log-probability is known even when it is not among Candidates.
+	TokenLogit float32
+	// Funnel is what each stage of the chain left, in chain order.
+	Funnel Funnel
 }
+
+// TokenLogProb is the natural log of the chosen token's probability in
+// the full distribution, before truncation and temperature.
+func (r Result) TokenLogProb() float64 { return float64(r.TokenLogit) - r.LogZ }
 
 // clamped returns p with every field moved into the range the chain can
 // use. Settings arrive from a UI and from config files, so out-of-range and

@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"math"
 	"math/rand/v2"
 )
 
@@ -16,6 +17,9 @@ type Sampler struct {
 	window  []int32   // penalty window, sorted for counting
 	rank    ranking
 	weights []float64 // temperature-scaled weights of the kept tokens
+	// penalized says the last evaluation's penalties changed logits;
+	// window then holds its sorted penalty window.
+	penalized bool
 }
 
 // New returns a sampler with p clamped into range (see Params).
@@ -106,13 +110,16 @@ func (s *Sampler) result(st step, token int32) Result {
 		Token:      token,
 		Candidates: make([]Candidate, len(ids)),
 		Entropy:    float32(st.entropy),
+		LogZ:       float64(st.max) + math.Log(st.z),
+		TokenLogit: s.work[token],
+		Funnel:     s.funnel(st, token),
 	}
 	for i, id := range ids {
 		l := s.work[id]
 		c := Candidate{ID: id, Logit: l, Prob: float32(weight(l, st.max) / st.z)}
 		switch {
 		case i >= st.kept:
-			c.Cut = true
+			c.Cut, c.CutBy = true, st.cutBy(i)
 		case s.p.Temperature == 0:
 			if id == token {
 				c.Final = 1
