@@ -88,6 +88,11 @@ type Arch struct {
 	AttnSoftcap  Capped
 	FinalSoftcap Capped
 
+	// AttnScaleEmbdLayers: a model with exactly this many layers scales
+	// attention by 1/√(embd/heads) instead of 1/√head_dim (llama.cpp's rule
+	// for Gemma 2 27B, 46 layers, and Gemma 3 27B, 62); 0 = never.
+	AttnScaleEmbdLayers int
+
 	// ScaleQ applies the attention scale to Q (after RoPE, before the
 	// F16 rounding of the KV path) rather than to the scores (gemma, phi3);
 	// the same number, rounded where llama.cpp rounds it.

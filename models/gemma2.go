@@ -8,7 +8,7 @@ func init() {
 	register(Arch{
 		Name: "gemma2", NeoX: true, FusedQKV: true, KeyLength: true, Output: OutputTiedOnly,
 		Block:          Block{PreNorm: true, PostNorm: true, Act: ActGELUTanh},
-		EmbedScaleSqrt: true, ScaleQ: true,
+		EmbedScaleSqrt: true, ScaleQ: true, AttnScaleEmbdLayers: 46,
 		AttnSoftcap:  Capped{Key: "attn_logit_softcapping", Default: 50},
 		FinalSoftcap: Capped{Key: "final_logit_softcapping", Default: 30},
 		SWA: SlidingWindow{

@@ -8,7 +8,7 @@ func init() {
 	register(Arch{
 		Name: "gemma3", NeoX: true, FusedQKV: true, KeyLength: true,
 		Block:          Block{PreNorm: true, PostNorm: true, QKNorm: QKNormHead, Act: ActGELUTanh},
-		EmbedScaleSqrt: true, ScaleQ: true,
+		EmbedScaleSqrt: true, ScaleQ: true, AttnScaleEmbdLayers: 62,
 		FinalSoftcap: Capped{Key: "final_logit_softcapping"},
 		SWA: SlidingWindow{
 			Key: "attention.sliding_window", Period: 6, PeriodKey: "attention.sliding_window_pattern",

@@ -9,8 +9,9 @@ import (
 	"vkchat/runtime/gguf"
 )
 
-// Load reads the hyper-parameters and locates every weight of a llama-family
-// model, checking each tensor's presence, type and shape so that the
+// Load resolves the file's architecture declaration against the file: it
+// reads the hyper-parameters and per-layer settings and locates every
+// weight, checking each tensor's presence, type and shape so that the
 // backends can trust them.
 func Load(f *gguf.File) (*Model, error) {
 	name, err := f.Architecture()
@@ -33,25 +34,30 @@ func Load(f *gguf.File) (*Model, error) {
 	w := weights{f: f}
 	m.TokenEmbd = w.matrix("token_embd.weight", cfg.Embd, cfg.Vocab)
 	m.OutputNorm = w.vector("output_norm.weight", cfg.Embd)
-	if _, ok := f.Tensor("output.weight"); ok {
+	_, hasOutput := f.Tensor("output.weight")
+	switch {
+	case a.Output == OutputTiedOnly && hasOutput:
+		return nil, tensorErr(f, "output.weight", fmt.Sprintf("must not be present: %s always projects with token_embd.weight", a.Name))
+	case a.Output == OutputRequired || hasOutput:
 		m.Output = w.matrix("output.weight", cfg.Embd, cfg.Vocab)
-	} else {
+	default:
 		m.Output, m.Tied = m.TokenEmbd, true
 	}
-	q, kv := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
-	// Every architecture has at least perLayer tensors in each layer:
-	// checking that before allocating keeps a block_count of 10^6 in a tiny
-	// file from costing 10^6 Layer structs (600 MB) on the way to "tensor
-	// missing". (Qwen2's three biases are left to the per-tensor check,
-	// which names the one that is missing.)
-	const perLayer = 9
+	_, fusedQKV := f.Tensor("blk.0.attn_qkv.weight")
+	fusedQKV = fusedQKV && a.FusedQKV
+	// Every layer has at least perLayer tensors: checking that before
+	// allocating keeps a block_count of 10^6 in a tiny file from costing
+	// 10^6 Layer structs (600 MB) on the way to "tensor missing". (Optional
+	// biases are left to the per-tensor check, which names the one that is
+	// missing.)
+	perLayer := a.tensorsPerLayer(fusedQKV)
 	if cfg.Layers > len(f.Tensors)/perLayer {
 		msg := fmt.Sprintf("%d layers need at least %d tensors, the file has %d", cfg.Layers, cfg.Layers*perLayer, len(f.Tensors))
 		// Point at the first layer that is not there (an off-by-one
 		// block_count is the common case); the search is bounded by the
 		// tensor count, not by the claim.
 		for i := 0; i <= len(f.Tensors)/perLayer; i++ {
-			name := fmt.Sprintf("blk.%d.attn_norm.weight", i)
+			name := fmt.Sprintf("blk.%d.attn_output.weight", i)
 			if _, ok := f.Tensor(name); !ok {
 				msg += fmt.Sprintf(" (there is no tensor %q)", name)
 				break
@@ -59,41 +65,143 @@ func Load(f *gguf.File) (*Model, error) {
 		}
 		return nil, &gguf.FormatError{Path: f.Path, Field: fmt.Sprintf("key %q", a.Name+".block_count"), Msg: msg}
 	}
+	lcs := layerConfigs(f, a, &cfg)
+	if lcs.err != nil {
+		return nil, lcs.err
+	}
 	m.Layers = make([]Layer, cfg.Layers)
 	for i := range m.Layers {
-		p := fmt.Sprintf("blk.%d.", i)
-		l := &m.Layers[i]
-		l.AttnNorm = w.vector(p+"attn_norm.weight", cfg.Embd)
-		l.Wq = w.matrix(p+"attn_q.weight", cfg.Embd, q)
-		l.Wk = w.matrix(p+"attn_k.weight", cfg.Embd, kv)
-		l.Wv = w.matrix(p+"attn_v.weight", cfg.Embd, kv)
-		l.Wo = w.matrix(p+"attn_output.weight", q, cfg.Embd)
-		if a.QKVBias == Required {
-			bq, bk, bv := w.vector(p+"attn_q.bias", q), w.vector(p+"attn_k.bias", kv), w.vector(p+"attn_v.bias", kv)
-			l.Bq, l.Bk, l.Bv = &bq, &bk, &bv
-		}
-		l.FFNNorm = w.vector(p+"ffn_norm.weight", cfg.Embd)
-		l.Gate = w.matrix(p+"ffn_gate.weight", cfg.Embd, cfg.FF)
-		l.Up = w.matrix(p+"ffn_up.weight", cfg.Embd, cfg.FF)
-		l.Down = w.matrix(p+"ffn_down.weight", cfg.FF, cfg.Embd)
+		m.Layers[i].Config = lcs.layers[i]
+		w.layer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), a, &cfg, fusedQKV)
 	}
 	if w.err != nil {
 		return nil, w.err
 	}
-	if ff, ok := f.Tensor("rope_freqs.weight"); ok {
-		rf := w.vector("rope_freqs.weight", cfg.Rope.Dims/2)
+	half := cfg.Rope.Dims / 2
+	for _, rf := range []struct {
+		name string
+		dst  *[]float32
+	}{{"rope_freqs.weight", &m.Rope.FreqFactors}, {"rope_factors_long.weight", &m.Rope.LongFactors}, {"rope_factors_short.weight", &m.Rope.ShortFactors}} {
+		if _, ok := f.Tensor(rf.name); !ok {
+			continue
+		}
+		v := w.vector(rf.name, half)
 		if w.err != nil {
 			return nil, w.err
 		}
-		if ff.Type != ggml.F32 {
-			return nil, tensorErr(f, ff.Name, fmt.Sprintf("must be F32, found %s", ff.Type))
-		}
-		m.Rope.FreqFactors = make([]float32, cfg.Rope.Dims/2)
-		for i := range m.Rope.FreqFactors {
-			m.Rope.FreqFactors[i] = math.Float32frombits(le32(rf.Data[4*i:]))
+		*rf.dst = make([]float32, half)
+		for i := range *rf.dst {
+			x := math.Float32frombits(le32(v.Data[4*i:]))
+			// A zero or NaN divisor would turn every angle of its pair
+			// into Inf or NaN.
+			if !(x > 0) || math.IsInf(float64(x), 0) {
+				return nil, tensorErr(f, rf.name, fmt.Sprintf("element %d is %g; frequency factors must be positive", i, x))
+			}
+			(*rf.dst)[i] = x
 		}
 	}
 	return m, nil
+}
+
+// tensorsPerLayer is the fewest tensors one layer of this architecture has.
+func (a *Arch) tensorsPerLayer(fusedQKV bool) int {
+	n := 4 + 3 // q, k, v, output; gate, up, down
+	if fusedQKV {
+		n -= 2
+	}
+	if a.FusedGateUp {
+		n--
+	}
+	if a.Block.PreNorm {
+		n += 2
+	}
+	if a.Block.PostNorm {
+		n += 2
+	}
+	if a.Block.QKNorm != QKNormNone {
+		n += 2
+	}
+	return n
+}
+
+// layer locates one layer's weights as the recipe asks for them.
+func (w *weights) layer(l *Layer, p string, a Arch, cfg *Config, fusedQKV bool) {
+	q, kv := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
+	e, ff := cfg.Embd, cfg.FF
+	if a.Block.PreNorm {
+		l.AttnNorm = w.vector(p+"attn_norm.weight", e)
+	}
+	if fusedQKV {
+		qkv := w.matrix(p+"attn_qkv.weight", e, q+2*kv)
+		l.Wq, l.Wk, l.Wv = w.rows(qkv, 0, q, "Q"), w.rows(qkv, q, kv, "K"), w.rows(qkv, q+kv, kv, "V")
+	} else {
+		l.Wq = w.matrix(p+"attn_q.weight", e, q)
+		l.Wk = w.matrix(p+"attn_k.weight", e, kv)
+		l.Wv = w.matrix(p+"attn_v.weight", e, kv)
+	}
+	l.Wo = w.matrix(p+"attn_output.weight", q, e)
+	biases := a.QKVBias == Required
+	if a.QKVBias == Optional {
+		_, bq := w.f.Tensor(p + "attn_q.bias")
+		_, bqkv := w.f.Tensor(p + "attn_qkv.bias")
+		biases = bq || bqkv
+	}
+	if biases {
+		if _, ok := w.f.Tensor(p + "attn_qkv.bias"); ok && fusedQKV {
+			b := w.vector(p+"attn_qkv.bias", q+2*kv)
+			bq, bk, bv := w.elems(b, 0, q, "Q"), w.elems(b, q, kv, "K"), w.elems(b, q+kv, kv, "V")
+			l.Bq, l.Bk, l.Bv = &bq, &bk, &bv
+		} else {
+			bq, bk, bv := w.vector(p+"attn_q.bias", q), w.vector(p+"attn_k.bias", kv), w.vector(p+"attn_v.bias", kv)
+			l.Bq, l.Bk, l.Bv = &bq, &bk, &bv
+		}
+	}
+	switch a.Block.QKNorm {
+	case QKNormHead:
+		qn, kn := w.vector(p+"attn_q_norm.weight", cfg.HeadDim), w.vector(p+"attn_k_norm.weight", cfg.HeadDim)
+		l.QNorm, l.KNorm = &qn, &kn
+	case QKNormFull:
+		qn, kn := w.vector(p+"attn_q_norm.weight", q), w.vector(p+"attn_k_norm.weight", kv)
+		l.QNorm, l.KNorm = &qn, &kn
+	}
+	if a.Block.PostNorm {
+		pa := w.vector(p+"post_attention_norm.weight", e)
+		l.PostAttnNorm = &pa
+	}
+	if a.Block.PreNorm {
+		l.FFNNorm = w.vector(p+"ffn_norm.weight", e)
+	}
+	if a.FusedGateUp {
+		gu := w.matrix(p+"ffn_up.weight", e, 2*ff)
+		l.Gate, l.Up = w.rows(gu, 0, ff, "gate"), w.rows(gu, ff, ff, "up")
+	} else {
+		l.Gate = w.matrix(p+"ffn_gate.weight", e, ff)
+		l.Up = w.matrix(p+"ffn_up.weight", e, ff)
+	}
+	l.Down = w.matrix(p+"ffn_down.weight", ff, e)
+	if a.Block.PostNorm {
+		pf := w.vector(p+"post_ffw_norm.weight", e)
+		l.PostFFNNorm = &pf
+	}
+}
+
+// rows is rows [from, from+n) of a fused matrix: rows are contiguous in
+// every type, so this is a slice of the mapped data.
+func (w *weights) rows(m Weight, from, n int, part string) Weight {
+	if w.err != nil {
+		return Weight{}
+	}
+	rb, _ := m.Type.RowBytes(uint64(m.Cols))
+	return Weight{Name: m.Name + "[" + part + "]", Type: m.Type, Cols: m.Cols, Rows: n,
+		Data: m.Data[uint64(from)*rb : uint64(from+n)*rb]}
+}
+
+// elems is elements [from, from+n) of an F32 vector.
+func (w *weights) elems(v Weight, from, n int, part string) Weight {
+	if w.err != nil {
+		return Weight{}
+	}
+	return Weight{Name: v.Name + "[" + part + "]", Type: v.Type, Cols: n, Rows: 1, Data: v.Data[4*from : 4*(from+n)]}
 }
 
 func le32(b []byte) uint32 {
@@ -102,7 +210,7 @@ func le32(b []byte) uint32 {
 
 func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	l := &loader{f: f, arch: a.Name}
-	c := Config{Arch: a.Name}
+	c := Config{Arch: a.Name, Block: a.Block}
 	c.Embd = l.uint("embedding_length", 0, true)
 	c.FF = l.uint("feed_forward_length", 0, true)
 	c.Layers = l.uint("block_count", 0, true)
@@ -113,18 +221,22 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	c.Rope.Base = l.float("rope.freq_base", 10000)
 	c.Rope.NeoX = a.NeoX
 	c.Rope.Scale = 1
+	c.Rope.AttnFactor = 1
 	if l.err != nil {
 		return c, l.err
 	}
 	bad := func(key, msg string) error {
 		return &gguf.FormatError{Path: f.Path, Field: fmt.Sprintf("key %q", a.Name+"."+key), Msg: msg}
 	}
+	// head_dim is embd/heads unless the architecture lets key_length set it
+	// apart (real Qwen3 and Gemma 3 do).
+	keyLength := a.KeyLength && f.Has(l.key("attention.key_length"))
 	switch {
 	case c.Embd == 0:
 		return c, bad("embedding_length", "must be positive")
 	case c.Layers == 0:
 		return c, bad("block_count", "must be positive")
-	case c.Heads == 0 || c.Embd%c.Heads != 0:
+	case c.Heads == 0 || (!keyLength && c.Embd%c.Heads != 0):
 		return c, bad("attention.head_count", fmt.Sprintf("%d does not divide embedding_length %d", c.Heads, c.Embd))
 	case c.KVHeads == 0 || c.Heads%c.KVHeads != 0:
 		return c, bad("attention.head_count_kv", fmt.Sprintf("%d does not divide head_count %d", c.KVHeads, c.Heads))
@@ -135,9 +247,26 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	case !(c.Rope.Base > 0) || math.IsInf(float64(c.Rope.Base), 0):
 		return c, bad("rope.freq_base", fmt.Sprintf("%g must be positive", c.Rope.Base))
 	}
-	c.HeadDim = c.Embd / c.Heads
-	if kl := l.uint("attention.key_length", c.HeadDim, false); kl != c.HeadDim {
-		return c, bad("attention.key_length", fmt.Sprintf("%d differs from embedding_length/head_count %d, which is not supported", kl, c.HeadDim))
+	if keyLength {
+		c.HeadDim = l.uint("attention.key_length", 0, true)
+		if l.err != nil {
+			return c, l.err
+		}
+		if c.HeadDim == 0 || c.HeadDim%2 != 0 {
+			return c, bad("attention.key_length", fmt.Sprintf("%d must be even and positive", c.HeadDim))
+		}
+		if c.Heads*c.HeadDim > 1<<20 {
+			return c, bad("attention.key_length", fmt.Sprintf("head_count %d × key_length %d is implausibly large", c.Heads, c.HeadDim))
+		}
+	} else {
+		c.HeadDim = c.Embd / c.Heads
+		if kl := l.uint("attention.key_length", c.HeadDim, false); kl != c.HeadDim {
+			return c, bad("attention.key_length", fmt.Sprintf("%d differs from embedding_length/head_count %d, which is not supported for %s", kl, c.HeadDim, a.Name))
+		}
+	}
+	// The cache and attention keep one head size for keys and values.
+	if vl := l.uint("attention.value_length", c.HeadDim, false); vl != c.HeadDim {
+		return c, bad("attention.value_length", fmt.Sprintf("%d differs from the key length %d, which is not supported", vl, c.HeadDim))
 	}
 	c.Rope.Dims = l.uint("rope.dimension_count", c.HeadDim, false)
 	if c.Rope.Dims == 0 || c.Rope.Dims > c.HeadDim || c.Rope.Dims%2 != 0 {
@@ -154,6 +283,20 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 			return c, bad("rope.scaling.factor", fmt.Sprintf("%g must be a positive number", fac))
 		}
 		c.Rope.Scale = 1 / fac
+	}
+	c.Rope.AttnFactor = l.float("rope.scaling.attn_factor", 1)
+	c.Rope.OrigCtx = l.uint("rope.scaling.original_context_length", 0, false)
+	if l.err != nil {
+		return c, l.err
+	}
+	if !(c.Rope.AttnFactor > 0) || c.Rope.AttnFactor > 100 {
+		return c, bad("rope.scaling.attn_factor", fmt.Sprintf("%g must be a positive number", c.Rope.AttnFactor))
+	}
+	if n := l.uint("expert_count", 0, false); n > 0 {
+		return c, bad("expert_count", fmt.Sprintf("%d experts: mixture-of-experts models are not supported", n))
+	}
+	if err := resolveScales(l, a, &c); err != nil {
+		return c, err
 	}
 	tokens, ok, err := f.Strings("tokenizer.ggml.tokens")
 	if err != nil {
@@ -180,6 +323,152 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 		}
 	}
 	return c, l.err
+}
+
+// resolveScales turns the declaration's multipliers and caps into numbers,
+// rounded as llama.cpp computes them (in float32).
+func resolveScales(l *loader, a Arch, c *Config) error {
+	bad := func(key, msg string) error {
+		return &gguf.FormatError{Path: l.f.Path, Field: fmt.Sprintf("key %q", l.key(key)), Msg: msg}
+	}
+	// optional reads a multiplier: absent or 0 means off (1); anything
+	// that is not a finite positive number would poison every activation.
+	optional := func(key string) (float32, error) {
+		if key == "" {
+			return 0, nil
+		}
+		v := l.float(key, 0)
+		if l.err != nil {
+			return 0, l.err
+		}
+		if v < 0 || math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return 0, bad(key, fmt.Sprintf("%g must be a positive number (or 0 for none)", v))
+		}
+		return v, nil
+	}
+	sqrtf := func(x float32) float32 { return float32(math.Sqrt(float64(x))) }
+	c.EmbedScale, c.ResidualScale, c.LogitScale = 1, 1, 1
+	if a.EmbedScaleSqrt {
+		c.EmbedScale = sqrtf(float32(c.Embd))
+	}
+	v, err := optional(a.EmbedScaleKey)
+	if err != nil {
+		return err
+	}
+	if v != 0 {
+		c.EmbedScale = v
+	}
+	if v, err = optional(a.ResidualScaleKey); err != nil {
+		return err
+	} else if v != 0 {
+		c.ResidualScale = v
+	}
+	c.AttnScale = 1 / sqrtf(float32(c.HeadDim))
+	if a.AttnScaleEmbdLayers != 0 && c.Layers == a.AttnScaleEmbdLayers {
+		c.AttnScale = 1 / sqrtf(float32(c.Embd/c.Heads))
+	}
+	if v, err = optional(a.AttnScaleKey); err != nil {
+		return err
+	} else if v != 0 {
+		c.AttnScale = v
+	}
+	c.ScaleQ = a.ScaleQ
+	if a.LogitScaleKey != "" {
+		if a.LogitScaleNeeded && !l.f.Has(l.key(a.LogitScaleKey)) {
+			return bad(a.LogitScaleKey, "missing")
+		}
+		if v, err = optional(a.LogitScaleKey); err != nil {
+			return err
+		} else if v != 0 {
+			c.LogitScale = 1 / v
+		} else if a.LogitScaleNeeded {
+			return bad(a.LogitScaleKey, "must be positive")
+		}
+	}
+	for _, cp := range []struct {
+		decl Capped
+		dst  *float32
+	}{{a.AttnSoftcap, &c.AttnSoftcap}, {a.FinalSoftcap, &c.FinalSoftcap}} {
+		if cp.decl.Key == "" {
+			continue
+		}
+		v := l.float(cp.decl.Key, cp.decl.Default)
+		if l.err != nil {
+			return l.err
+		}
+		if v < 0 || math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return bad(cp.decl.Key, fmt.Sprintf("%g must be a positive number (or 0 for none)", v))
+		}
+		*cp.dst = v
+	}
+	return nil
+}
+
+type layerSet struct {
+	layers []LayerConfig
+	err    error
+}
+
+// layerConfigs resolves what differs between layers: NoPE layers, the
+// sliding window and the local layers' RoPE base and scale.
+func layerConfigs(f *gguf.File, a Arch, c *Config) layerSet {
+	l := &loader{f: f, arch: a.Name}
+	bad := func(key, msg string) layerSet {
+		return layerSet{err: &gguf.FormatError{Path: f.Path, Field: fmt.Sprintf("key %q", l.key(key)), Msg: msg}}
+	}
+	rope := true
+	if a.RopeFinetunedKey != "" {
+		ft, ok, err := f.Bool(l.key(a.RopeFinetunedKey))
+		if err != nil {
+			return layerSet{err: err}
+		}
+		rope = !ok || ft
+	}
+	window, period := 0, a.SWA.Period
+	localBase, localScale := c.Rope.Base, c.Rope.Scale
+	if s := a.SWA; s.Key != "" {
+		window = l.uint(s.Key, s.DefaultWindow, false)
+		if s.Disabled {
+			window = 0
+		}
+		// llama.cpp reads the pattern as a scalar and ignores an array
+		// (OLMo 3's converter writes a bool array).
+		if v, ok := f.Get(l.key(s.PeriodKey)); ok && s.PeriodKey != "" {
+			if _, isArray := v.(gguf.Array); !isArray {
+				period = l.uint(s.PeriodKey, period, false)
+			}
+		}
+		if s.LocalBaseKey != "" {
+			def := c.Rope.Base
+			if s.LocalBaseDefault != 0 {
+				def = s.LocalBaseDefault
+			}
+			localBase = l.float(s.LocalBaseKey, def)
+			if l.err == nil && (!(localBase > 0) || math.IsInf(float64(localBase), 0)) {
+				return bad(s.LocalBaseKey, fmt.Sprintf("%g must be positive", localBase))
+			}
+		}
+		if s.LocalUnscaled {
+			localScale = 1
+		}
+	}
+	if l.err != nil {
+		return layerSet{err: l.err}
+	}
+	out := make([]LayerConfig, c.Layers)
+	for il := range out {
+		lc := LayerConfig{Rope: rope, RopeBase: c.Rope.Base, RopeScale: c.Rope.Scale}
+		if a.NoRopeEvery > 0 && (il+1)%a.NoRopeEvery == 0 {
+			lc.Rope = false
+		}
+		// llama.cpp: period 0 makes every layer local; otherwise the last
+		// layer of each period is global.
+		if window > 0 && (period == 0 || il%period < period-1) {
+			lc.Window, lc.RopeBase, lc.RopeScale = window, localBase, localScale
+		}
+		out[il] = lc
+	}
+	return layerSet{layers: out}
 }
 
 // checkVocab checks the per-token arrays and special-token ids against the

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -246,8 +247,16 @@ func loadCases(base *ggufspec.Spec) []loadCase {
 			retype(t, s, "token_embd.weight", ggml.F64)
 		}, field: `tensor "token_embd.weight"`, msg: "type F64 is not supported"},
 		{name: "rope_freqs valid", edit: func(t testing.TB, s *ggufspec.Spec) {
-			s.Tensors = append(s.Tensors, ggufspec.Tensor{Name: "rope_freqs.weight", Type: ggml.F32, Dims: []uint64{uint64(ropeDims(s) / 2)}, Data: make([]byte, 4*(ropeDims(s)/2))})
+			s.Tensors = append(s.Tensors, ggufspec.Tensor{Name: "rope_freqs.weight", Type: ggml.F32, Dims: []uint64{uint64(ropeDims(s) / 2)}, Data: f32s(ropeDims(s)/2, 1)})
 		}, ok: true},
+		{name: "rope_freqs zero", edit: func(t testing.TB, s *ggufspec.Spec) {
+			s.Tensors = append(s.Tensors, ggufspec.Tensor{Name: "rope_freqs.weight", Type: ggml.F32, Dims: []uint64{uint64(ropeDims(s) / 2)}, Data: f32s(ropeDims(s)/2, 0)})
+		}, field: `tensor "rope_freqs.weight"`, msg: "element 0 is 0; frequency factors must be positive"},
+		{name: "rope_factors_long NaN", edit: func(t testing.TB, s *ggufspec.Spec) {
+			s.Tensors = append(s.Tensors, ggufspec.Tensor{Name: "rope_factors_long.weight", Type: ggml.F32, Dims: []uint64{uint64(ropeDims(s) / 2)}, Data: f32s(ropeDims(s)/2, nan)})
+		}, field: `tensor "rope_factors_long.weight"`, msg: "frequency factors must be positive"},
+		{name: "expert_count 8", edit: setKV("llama.expert_count", uint32(8)), field: `key "llama.expert_count"`, msg: "mixture-of-experts models are not supported"},
+		{name: "attention.value_length differs", edit: setKV("llama.attention.value_length", uint32(2)), field: `key "llama.attention.value_length"`, msg: "differs from the key length"},
 		{name: "rope_freqs wrong length", edit: func(t testing.TB, s *ggufspec.Spec) {
 			s.Tensors = append(s.Tensors, ggufspec.Tensor{Name: "rope_freqs.weight", Type: ggml.F32, Dims: []uint64{3}, Data: make([]byte, 12)})
 		}, field: `tensor "rope_freqs.weight"`, msg: "shape [3]"},
@@ -364,11 +373,29 @@ func checkModel(t testing.TB, m *Model) {
 		t.Fatalf("vocab %d, embedding rows %d", m.Vocab, m.TokenEmbd.Rows)
 	}
 	for _, l := range m.Layers {
-		for _, w := range []Weight{l.AttnNorm, l.Wq, l.Wk, l.Wv, l.Wo, l.FFNNorm, l.Gate, l.Up, l.Down} {
+		for _, w := range []Weight{l.Wq, l.Wk, l.Wv, l.Wo, l.Gate, l.Up, l.Down} {
 			check(w)
+		}
+		if m.Block.PreNorm {
+			check(l.AttnNorm)
+			check(l.FFNNorm)
+		}
+		for _, w := range []*Weight{l.Bq, l.Bk, l.Bv, l.QNorm, l.KNorm, l.PostAttnNorm, l.PostFFNNorm} {
+			if w != nil {
+				check(*w)
+			}
 		}
 	}
 	if m.Rope.FreqFactors != nil && len(m.Rope.FreqFactors) != m.Rope.Dims/2 {
 		t.Fatalf("%d rope factors for %d dims", len(m.Rope.FreqFactors), m.Rope.Dims)
 	}
+}
+
+// f32s is n copies of v as little-endian F32 bytes.
+func f32s(n int, v float32) []byte {
+	b := make([]byte, 0, 4*n)
+	for range n {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+	}
+	return b
 }

@@ -91,6 +91,31 @@ type Rope struct {
 	FreqFactors []float32
 	// Scale multiplies positions (linear rope scaling); 1 when unused.
 	Scale float32
+	// AttnFactor multiplies cos and sin (rope.scaling.attn_factor, as
+	// ggml's mscale); 1 when unused.
+	AttnFactor float32
+	// LongFactors and ShortFactors are LongRoPE's per-pair divisors (phi3's
+	// rope_factors_long/short); nil when absent. Which one applies depends
+	// on the context size: see Factors.
+	LongFactors, ShortFactors []float32
+	// OrigCtx is rope.scaling.original_context_length (0 when absent).
+	OrigCtx int
+}
+
+// Factors returns the per-pair frequency divisors for a context of ctx
+// positions: rope_freqs when present, else LongRoPE's long set when ctx
+// exceeds the original context and its short set otherwise (llama.cpp
+// chooses by the sequence's context size), else nil.
+func (r *Rope) Factors(ctx int) []float32 {
+	switch {
+	case r.FreqFactors != nil:
+		return r.FreqFactors
+	case r.LongFactors != nil && r.OrigCtx > 0 && ctx > r.OrigCtx:
+		return r.LongFactors
+	case r.ShortFactors != nil:
+		return r.ShortFactors
+	}
+	return r.LongFactors
 }
 
 // Params counts the parameters of all tensors in the file.
@@ -142,6 +167,16 @@ func (m *Model) FileType() string {
 // element size: layers × (K and V) × kv_heads × head_dim × bytes.
 func (c *Config) KVBytesPerToken(elemBytes int) int64 {
 	return int64(c.Layers) * 2 * int64(c.KVHeads) * int64(c.HeadDim) * int64(elemBytes)
+}
+
+// KVBytes is the whole KV cache for a context of ctx positions at the given
+// element size, each sliding-window layer holding only its window.
+func (m *Model) KVBytes(ctx, elemBytes int) int64 {
+	var n int64
+	for i := range m.Layers {
+		n += int64(m.Layers[i].Config.KVPositions(ctx))
+	}
+	return n * 2 * int64(m.KVHeads) * int64(m.HeadDim) * int64(elemBytes)
 }
 
 // KVPositions is how many positions a layer's cache holds for a context of

@@ -53,6 +53,31 @@ type Memory struct {
 	KVPerToken  int64 // bytes one position takes: layers × 2 × kv_heads × head_dim × element size
 	Scratch     int64 // activations and other working buffers
 	Device      string
+	// KVRings lists the sliding-window layers whose cache holds only their
+	// window (a ring); nil when every layer holds the whole context.
+	KVRings []KVRing
+	// KVFormula says in one line how KVAllocated adds up, for the memory
+	// panel ("" when the backend does not say).
+	KVFormula string
+}
+
+// KVRing is a group of sliding-window layers whose caches hold Window
+// positions; BytesPerPosition is what one position costs across them.
+type KVRing struct {
+	Layers, Window   int
+	BytesPerPosition int64
+}
+
+// KVUsedAt is the KV-cache bytes holding data after positions tokens: every
+// position costs KVPerToken, less what ring layers no longer keep.
+func (m Memory) KVUsedAt(positions int) int64 {
+	n := int64(positions) * m.KVPerToken
+	for _, r := range m.KVRings {
+		if positions > r.Window {
+			n -= int64(positions-r.Window) * r.BytesPerPosition
+		}
+	}
+	return n
 }
 
 // Backend runs the forward pass.

@@ -7,27 +7,46 @@ import (
 )
 
 // attention computes causal GQA attention for the n batch tokens at
-// positions pos.. against the cache, writing s.att. Work is split by KV head
-// so each worker converts its keys and values from the cache once and serves
-// every query head of its group.
+// positions pos.. against the cache and the batch's own keys, writing s.att.
+// On a sliding-window layer a query at q sees keys at q-window+1..q. Work is
+// split by KV head so each worker converts its keys and values once and
+// serves every query head of its group. The batch's keys are read from the
+// activations (rounded as the cache stores them) and stored afterwards, so a
+// window's ring never has to hold more than the window.
 func (b *Backend) attention(layer, n, pos int) {
 	c := &b.m.Config
 	s := &b.s
+	window := b.layers[layer].window
 	hd, group := c.HeadDim, c.Heads/c.KVHeads
-	qw := c.Heads * hd
+	qw, kvw := c.Heads*hd, c.KVHeads*hd
+	lo := 0 // the oldest position any query of the batch sees
+	if window > 0 {
+		lo = max(0, pos-window+1)
+	}
 	total := pos + n
-	scale := float32(1 / math.Sqrt(float64(hd)))
+	scale := c.AttnScale
+	if c.ScaleQ {
+		scale = 1 // already applied to Q
+	}
 	parallelFor(c.KVHeads, b.opts.Threads, func(kvh int) {
 		ws := &b.attnWork[kvh]
-		keys, vals := ws.keys[:total*hd], ws.vals[:total*hd]
-		b.kv.load(layer, kvh, hd, total, keys, vals)
+		keys, vals := ws.keys[:(total-lo)*hd], ws.vals[:(total-lo)*hd]
+		b.kv.load(layer, kvh, hd, lo, pos, keys, vals)
+		for i := 0; i < n; i++ {
+			o := (pos - lo + i) * hd
+			b.kv.asStored(keys[o:o+hd], s.k[i*kvw+kvh*hd:i*kvw+(kvh+1)*hd])
+			b.kv.asStored(vals[o:o+hd], s.v[i*kvw+kvh*hd:i*kvw+(kvh+1)*hd])
+		}
 		for g := 0; g < group; g++ {
 			h := kvh*group + g
 			for i := 0; i < n; i++ {
 				q := s.q[i*qw+h*hd : i*qw+(h+1)*hd]
 				out := s.att[i*qw+h*hd : i*qw+(h+1)*hd]
-				// causal: this token and all before it
-				attendOnline(q, keys, vals, out, pos+i+1, scale, ws.qh, b.f16Acc)
+				from := lo // causal: this token and all before it, within the window
+				if window > 0 {
+					from = max(lo, pos+i-window+1)
+				}
+				attendOnline(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, c.AttnSoftcap, ws.qh, b.f16Acc)
 			}
 		}
 	})
@@ -38,8 +57,14 @@ func (b *Backend) attention(layer, n, pos int) {
 // rounds the query to F16 and accumulates the weighted values in F16; doing
 // the same (f16 true) brings prompt logits within 1e-3 of its dumps (most
 // positions to the last printed digit).
-func attendOnline(q, keys, vals, out []float32, span int, scale float32, qh []float32, f16 bool) {
+//
+// A soft-cap c applies to the scaled score before the softmax, as ggml's
+// flash attention does it: scale/c folded into the scale, then c·tanh.
+func attendOnline(q, keys, vals, out []float32, span int, scale, softcap float32, qh []float32, f16 bool) {
 	hd := len(q)
+	if softcap != 0 {
+		scale /= softcap
+	}
 	if f16 {
 		for d := range q {
 			qh[d] = round16(q[d])
@@ -51,6 +76,9 @@ func attendOnline(q, keys, vals, out []float32, span int, scale float32, qh []fl
 	clear(out)
 	for t := 0; t < span; t++ {
 		sc := vecDot(q, keys[t*hd:(t+1)*hd]) * scale
+		if softcap != 0 {
+			sc = softcap * tanhf(sc)
+		}
 		ms, vs := float32(1), float32(1)
 		if sc > m {
 			ms = float32(math.Exp(float64(m - sc)))

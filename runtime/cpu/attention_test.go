@@ -46,7 +46,7 @@ func TestAttendOnlineMatchesSoftmax(t *testing.T) {
 	}
 	scale := float32(1 / math.Sqrt(hd))
 	out := make([]float32, hd)
-	attendOnline(q, keys, vals, out, span, scale, make([]float32, hd), false)
+	attendOnline(q, keys, vals, out, span, scale, 0, make([]float32, hd), false)
 	w := make([]float64, span)
 	var sum float64
 	for t0 := 0; t0 < span; t0++ {

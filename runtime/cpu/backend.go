@@ -23,24 +23,38 @@ type Backend struct {
 	opts backend.Options
 	kv   *kvCache
 	s    scratch
-	rope ropeTable
 
-	norms    []layerVectors // per layer, decoded to float32 once
+	layers   []layerState // per layer: vectors decoded to float32 once, its rope
 	outNorm  []float32
+	gelu     []float32     // llama.cpp's F16 GELU table, when the recipe uses it
 	attnWork []attnScratch // one per KV head
 	f16Acc   bool          // mimic llama.cpp's F16 attention accumulation
+
+	// history holds the token at every position up to filled, so that a
+	// rewind past what a sliding-window ring still holds can recompute it.
+	history []int32
+	filled  int
 }
 
-type layerVectors struct {
-	attn, ffn  []float32
-	bq, bk, bv []float32 // nil without biases
+// layerState is what a layer needs beyond its weights. Nil vectors are
+// absent from the recipe.
+type layerState struct {
+	attn, ffn          []float32
+	bq, bk, bv         []float32
+	qNorm, kNorm       []float32
+	postAttn, postFFN  []float32
+	rope               ropeTable
+	hasRope            bool
+	window             int
+	qNormRow, kNormRow int // width Q/K norms normalize over: head_dim or the full projection
 }
 
 type attnScratch struct {
 	keys, vals, qh []float32
 }
 
-// New prepares m for the CPU with a KV cache of opts.ContextSize positions.
+// New prepares m for the CPU with a KV cache of opts.ContextSize positions
+// (a sliding-window layer's cache holds only its window).
 func New(m *models.Model, opts backend.Options) (*Backend, error) {
 	if opts.ContextSize <= 0 {
 		return nil, fmt.Errorf("cpu backend: context size %d must be positive", opts.ContextSize)
@@ -55,18 +69,28 @@ func New(m *models.Model, opts backend.Options) (*Backend, error) {
 		opts.Threads = runtime.NumCPU()
 	}
 	quant.SetThreads(opts.Threads)
-	b := &Backend{m: m, opts: opts, f16Acc: opts.KVType == backend.KVF16}
-	b.kv = newKVCache(&m.Config, opts.ContextSize, opts.KVType)
+	b := &Backend{m: m, opts: opts, f16Acc: opts.KVType == backend.KVF16, history: make([]int32, opts.ContextSize)}
+	b.kv = newKVCache(m, opts.ContextSize, opts.KVType)
 	b.s = newScratch(&m.Config, maxBatch)
-	b.rope = newRope(&m.Config)
 	b.outNorm = vectorF32(m.OutputNorm)
+	if m.Block.Act == models.ActGELUTanh {
+		b.gelu = geluTable()
+	}
+	q, kv := m.Heads*m.HeadDim, m.KVHeads*m.HeadDim
 	for i := range m.Layers {
 		L := &m.Layers[i]
-		v := layerVectors{attn: vectorF32(L.AttnNorm), ffn: vectorF32(L.FFNNorm)}
-		if L.Bq != nil {
-			v.bq, v.bk, v.bv = vectorF32(*L.Bq), vectorF32(*L.Bk), vectorF32(*L.Bv)
+		v := layerState{
+			attn: vectorF32(L.AttnNorm), ffn: vectorF32(L.FFNNorm),
+			bq: optVector(L.Bq), bk: optVector(L.Bk), bv: optVector(L.Bv),
+			qNorm: optVector(L.QNorm), kNorm: optVector(L.KNorm),
+			postAttn: optVector(L.PostAttnNorm), postFFN: optVector(L.PostFFNNorm),
+			window: L.Config.Window, qNormRow: m.HeadDim, kNormRow: m.HeadDim,
 		}
-		b.norms = append(b.norms, v)
+		if m.Block.QKNorm == models.QKNormFull {
+			v.qNormRow, v.kNormRow = q, kv
+		}
+		v.rope, v.hasRope = newRope(&m.Config, L.Config, opts.ContextSize)
+		b.layers = append(b.layers, v)
 	}
 	hd := m.HeadDim
 	for h := 0; h < m.KVHeads; h++ {
@@ -83,13 +107,22 @@ func (b *Backend) Name() string { return "cpu" }
 
 // Memory implements backend.Backend.
 func (b *Backend) Memory() backend.Memory {
-	return backend.Memory{
+	elem := b.opts.KVType.Bytes()
+	mem := backend.Memory{
 		Weights:     b.m.WeightBytes(),
 		KVAllocated: b.kv.allocated(),
-		KVPerToken:  b.m.KVBytesPerToken(b.opts.KVType.Bytes()),
-		Scratch:     b.s.bytes() + int64(len(b.attnWork)*(2*b.opts.ContextSize+1)*b.m.HeadDim*4),
+		KVPerToken:  b.m.KVBytesPerToken(elem),
+		Scratch:     b.s.bytes() + int64(len(b.attnWork)*(2*b.opts.ContextSize+1)*b.m.HeadDim*4) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d threads)", b.opts.Threads),
+		KVFormula:   b.m.KVFormula(b.opts.ContextSize, elem),
 	}
+	perLayer := int64(2 * b.m.KVHeads * b.m.HeadDim * elem)
+	for _, g := range b.m.KVGroups(b.opts.ContextSize) {
+		if g.Window > 0 {
+			mem.KVRings = append(mem.KVRings, backend.KVRing{Layers: g.Layers, Window: g.Positions, BytesPerPosition: int64(g.Layers) * perLayer})
+		}
+	}
+	return mem
 }
 
 // Close implements backend.Backend; the weights belong to the mapped file.
@@ -109,6 +142,19 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 			return nil, fmt.Errorf("cpu backend: token id %d outside the vocabulary of %d", t, b.m.Vocab)
 		}
 	}
+	// A rewind past what a sliding-window ring still holds recomputes the
+	// window from the start, as llama.cpp re-processes the prompt when its
+	// SWA cache lacks the positions.
+	if pos < b.filled && !b.kv.keeps(b.m, pos, b.filled) {
+		for start := 0; start < pos; start += maxBatch {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			b.forwardBatch(b.history[start:min(start+maxBatch, pos)], start)
+		}
+	}
+	copy(b.history[pos:], tokens)
+	b.filled = pos + len(tokens)
 	vocab := b.m.Vocab
 	var out []float32
 	if all {
@@ -118,6 +164,7 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 	}
 	for start := 0; start < len(tokens); start += maxBatch {
 		if err := ctx.Err(); err != nil {
+			b.filled = pos + start // what the cache holds now
 			return nil, err
 		}
 		end := min(start+maxBatch, len(tokens))

@@ -1,9 +1,19 @@
 package cpu
 
-import "vkchat/runtime/quant"
+import (
+	"vkchat/models"
+	"vkchat/runtime/quant"
+)
 
 // forwardBatch runs tokens (at most maxBatch) at positions pos.. through
-// every layer, leaving the final residual stream in s.x.
+// every layer, leaving the final residual stream in s.x. It interprets the
+// model's block recipe (models.Block):
+//
+//	a = PreNorm ? rms(x)·attn_norm : x
+//	q, k = QKNorm(Wq·a + bq), QKNorm(Wk·a + bk); rope unless NoPE; q ×= scale if ScaleQ
+//	x += ResidualScale · PostNorm(Wo·attention(q, k, Wv·a + bv))
+//	f = PreNorm ? rms(x)·ffn_norm : x
+//	x += ResidualScale · PostNorm(down(act(gate·f) * up·f))
 func (b *Backend) forwardBatch(tokens []int32, pos int) {
 	c := &b.m.Config
 	n, e := len(tokens), c.Embd
@@ -15,14 +25,15 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 		row := emb.Data[int(t)*rowBytes : (int(t)+1)*rowBytes]
 		_ = quant.Dequantize(emb.Type, row, s.x[i*e:(i+1)*e])
 	}
+	if c.EmbedScale != 1 {
+		scaleAll(s.x[:n*e], c.EmbedScale)
+	}
 	for l := range b.m.Layers {
-		L, w := &b.m.Layers[l], &b.norms[l]
-		for i := 0; i < n; i++ {
-			rmsNorm(s.xb[i*e:(i+1)*e], s.x[i*e:(i+1)*e], w.attn, c.NormEps)
-		}
-		quant.MatMul(s.q[:n*qw], matrix(L.Wq), s.xb[:n*e], n)
-		quant.MatMul(s.k[:n*kvw], matrix(L.Wk), s.xb[:n*e], n)
-		quant.MatMul(s.v[:n*kvw], matrix(L.Wv), s.xb[:n*e], n)
+		L, w := &b.m.Layers[l], &b.layers[l]
+		in := b.preNorm(s.x[:n*e], w.attn, n)
+		quant.MatMul(s.q[:n*qw], matrix(L.Wq), in, n)
+		quant.MatMul(s.k[:n*kvw], matrix(L.Wk), in, n)
+		quant.MatMul(s.v[:n*kvw], matrix(L.Wv), in, n)
 		if w.bq != nil {
 			for i := 0; i < n; i++ {
 				addTo(s.q[i*qw:(i+1)*qw], w.bq)
@@ -30,42 +41,96 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 				addTo(s.v[i*kvw:(i+1)*kvw], w.bv)
 			}
 		}
-		for i := 0; i < n; i++ {
-			for h := 0; h < c.Heads; h++ {
-				b.rope.apply(s.q[i*qw+h*c.HeadDim:i*qw+(h+1)*c.HeadDim], pos+i)
+		if w.qNorm != nil {
+			rmsNormRows(s.q[:n*qw], w.qNormRow, w.qNorm, c.NormEps)
+			rmsNormRows(s.k[:n*kvw], w.kNormRow, w.kNorm, c.NormEps)
+		}
+		if w.hasRope {
+			for i := 0; i < n; i++ {
+				for h := 0; h < c.Heads; h++ {
+					w.rope.apply(s.q[i*qw+h*c.HeadDim:i*qw+(h+1)*c.HeadDim], pos+i)
+				}
+				for h := 0; h < c.KVHeads; h++ {
+					w.rope.apply(s.k[i*kvw+h*c.HeadDim:i*kvw+(h+1)*c.HeadDim], pos+i)
+				}
 			}
-			for h := 0; h < c.KVHeads; h++ {
-				b.rope.apply(s.k[i*kvw+h*c.HeadDim:i*kvw+(h+1)*c.HeadDim], pos+i)
-			}
-			b.kv.store(l, pos+i, s.k[i*kvw:(i+1)*kvw], s.v[i*kvw:(i+1)*kvw])
+		}
+		if c.ScaleQ {
+			scaleAll(s.q[:n*qw], c.AttnScale)
 		}
 		b.attention(l, n, pos)
-		quant.MatMul(s.proj[:n*e], matrix(L.Wo), s.att[:n*qw], n)
-		addTo(s.x[:n*e], s.proj[:n*e])
-
 		for i := 0; i < n; i++ {
-			rmsNorm(s.xb[i*e:(i+1)*e], s.x[i*e:(i+1)*e], w.ffn, c.NormEps)
+			b.kv.store(l, pos+i, s.k[i*kvw:(i+1)*kvw], s.v[i*kvw:(i+1)*kvw])
 		}
+		quant.MatMul(s.proj[:n*e], matrix(L.Wo), s.att[:n*qw], n)
+		b.residual(s.proj[:n*e], w.postAttn, n)
+
+		in = b.preNorm(s.x[:n*e], w.ffn, n)
 		ff := c.FF
-		quant.MatMul(s.gate[:n*ff], matrix(L.Gate), s.xb[:n*e], n)
-		quant.MatMul(s.up[:n*ff], matrix(L.Up), s.xb[:n*e], n)
-		for i, g := range s.gate[:n*ff] {
-			s.gate[i] = silu(g) * s.up[i]
-		}
+		quant.MatMul(s.gate[:n*ff], matrix(L.Gate), in, n)
+		quant.MatMul(s.up[:n*ff], matrix(L.Up), in, n)
+		b.activate(s.gate[:n*ff], s.up[:n*ff])
 		quant.MatMul(s.proj[:n*e], matrix(L.Down), s.gate[:n*ff], n)
-		addTo(s.x[:n*e], s.proj[:n*e])
+		b.residual(s.proj[:n*e], w.postFFN, n)
+	}
+}
+
+// preNorm returns the branch input: rms(x)·w in s.xb, or x itself when the
+// recipe has no pre-norm (OLMo 2).
+func (b *Backend) preNorm(x, w []float32, n int) []float32 {
+	if w == nil {
+		return x
+	}
+	e, xb := b.m.Embd, b.s.xb
+	for i := 0; i < n; i++ {
+		rmsNorm(xb[i*e:(i+1)*e], x[i*e:(i+1)*e], w, b.m.NormEps)
+	}
+	return xb[:n*e]
+}
+
+// residual adds a branch's output to the stream, after its post-norm (when
+// the recipe has one) and the residual multiplier, in llama.cpp's order.
+func (b *Backend) residual(out, post []float32, n int) {
+	c := &b.m.Config
+	if post != nil {
+		rmsNormRows(out, c.Embd, post, c.NormEps)
+	}
+	if c.ResidualScale != 1 {
+		scaleAll(out, c.ResidualScale)
+	}
+	addTo(b.s.x[:n*c.Embd], out)
+}
+
+// activate writes act(gate) * up into gate.
+func (b *Backend) activate(gate, up []float32) {
+	if b.m.Block.Act == models.ActGELUTanh {
+		for i, g := range gate {
+			gate[i] = gelu(b.gelu, g) * up[i]
+		}
+		return
+	}
+	for i, g := range gate {
+		gate[i] = silu(g) * up[i]
 	}
 }
 
 // logits applies the final norm and output projection to batch rows
-// [from, to) of s.x, writing (to-from) x vocab values into out.
+// [from, to) of s.x, writing (to-from) x vocab values into out, then the
+// logit multiplier and soft-cap.
 func (b *Backend) logits(out []float32, from, to int) {
 	c := &b.m.Config
 	e, s := c.Embd, &b.s
 	for i := from; i < to; i++ {
 		rmsNorm(s.xb[(i-from)*e:(i-from+1)*e], s.x[i*e:(i+1)*e], b.outNorm, c.NormEps)
 	}
-	quant.MatMul(out[:(to-from)*c.Vocab], matrix(b.m.Output), s.xb[:(to-from)*e], to-from)
+	out = out[:(to-from)*c.Vocab]
+	quant.MatMul(out, matrix(b.m.Output), s.xb[:(to-from)*e], to-from)
+	if c.LogitScale != 1 {
+		scaleAll(out, c.LogitScale)
+	}
+	if c.FinalSoftcap != 0 {
+		softcap(out, c.FinalSoftcap)
+	}
 }
 
 func addTo(dst, src []float32) {

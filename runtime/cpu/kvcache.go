@@ -7,24 +7,30 @@ import (
 )
 
 // kvCache stores keys and values per layer, position-major:
-// [ctx x kvHeads*headDim]. F16 is stored as raw halves so the memory figures
-// are the real ones and the rounding is the same as llama.cpp's default cache.
+// [positions x kvHeads*headDim]. A full-attention layer holds the whole
+// context; a sliding-window layer holds only its window, as a ring (position
+// p in slot p % capacity). F16 is stored as raw halves so the memory figures
+// are the real ones and the rounding is the same as llama.cpp's default
+// cache.
 type kvCache struct {
 	typ      backend.KVType
-	width    int // kvHeads * headDim
+	width    int   // kvHeads * headDim
+	capacity []int // positions each layer holds
 	k16, v16 [][]uint16
 	k32, v32 [][]float32
 }
 
-func newKVCache(c *models.Config, ctx int, typ backend.KVType) *kvCache {
-	kv := &kvCache{typ: typ, width: c.KVHeads * c.HeadDim}
-	for l := 0; l < c.Layers; l++ {
+func newKVCache(m *models.Model, ctx int, typ backend.KVType) *kvCache {
+	kv := &kvCache{typ: typ, width: m.KVHeads * m.HeadDim}
+	for l := range m.Layers {
+		n := m.Layers[l].Config.KVPositions(ctx)
+		kv.capacity = append(kv.capacity, n)
 		if typ == backend.KVF16 {
-			kv.k16 = append(kv.k16, make([]uint16, ctx*kv.width))
-			kv.v16 = append(kv.v16, make([]uint16, ctx*kv.width))
+			kv.k16 = append(kv.k16, make([]uint16, n*kv.width))
+			kv.v16 = append(kv.v16, make([]uint16, n*kv.width))
 		} else {
-			kv.k32 = append(kv.k32, make([]float32, ctx*kv.width))
-			kv.v32 = append(kv.v32, make([]float32, ctx*kv.width))
+			kv.k32 = append(kv.k32, make([]float32, n*kv.width))
+			kv.v32 = append(kv.v32, make([]float32, n*kv.width))
 		}
 	}
 	return kv
@@ -43,7 +49,7 @@ func (kv *kvCache) allocated() int64 {
 
 // store writes one position's key and value rows.
 func (kv *kvCache) store(layer, pos int, k, v []float32) {
-	o := pos * kv.width
+	o := (pos % kv.capacity[layer]) * kv.width
 	if kv.typ == backend.KVF16 {
 		kd, vd := kv.k16[layer][o:o+kv.width], kv.v16[layer][o:o+kv.width]
 		for i := range kd {
@@ -56,12 +62,13 @@ func (kv *kvCache) store(layer, pos int, k, v []float32) {
 	copy(kv.v32[layer][o:o+kv.width], v)
 }
 
-// load reads head h's key and value rows for positions [0, n) into
-// keys/vals ([n x headDim]) as float32.
-func (kv *kvCache) load(layer, h, headDim, n int, keys, vals []float32) {
-	for t := 0; t < n; t++ {
-		o := t*kv.width + h*headDim
-		kd, vd := keys[t*headDim:(t+1)*headDim], vals[t*headDim:(t+1)*headDim]
+// load reads head h's key and value rows for positions [from, to) into
+// keys/vals ([to-from x headDim]) as float32.
+func (kv *kvCache) load(layer, h, headDim, from, to int, keys, vals []float32) {
+	c := kv.capacity[layer]
+	for t := from; t < to; t++ {
+		o := (t%c)*kv.width + h*headDim
+		kd, vd := keys[(t-from)*headDim:(t-from+1)*headDim], vals[(t-from)*headDim:(t-from+1)*headDim]
 		if kv.typ == backend.KVF16 {
 			ks, vs := kv.k16[layer][o:o+headDim], kv.v16[layer][o:o+headDim]
 			for i := range kd {
@@ -73,4 +80,34 @@ func (kv *kvCache) load(layer, h, headDim, n int, keys, vals []float32) {
 			copy(vd, kv.v32[layer][o:o+headDim])
 		}
 	}
+}
+
+// asStored is x as the cache would return it: rounded through F16 for an
+// F16 cache. A batch's own keys are read from the activations, not the
+// cache, so that a ring smaller than the batch still serves every query.
+func (kv *kvCache) asStored(dst, x []float32) {
+	if kv.typ != backend.KVF16 {
+		copy(dst, x)
+		return
+	}
+	for i, v := range x {
+		dst[i] = quant.FP16ToFP32(quant.FP32ToFP16(v))
+	}
+}
+
+// keeps reports whether every ring still holds the positions a query at
+// pos needs when the cache was last filled up to filled: rewinding past a
+// window's worth of positions finds them overwritten.
+func (kv *kvCache) keeps(m *models.Model, pos, filled int) bool {
+	for l, c := range kv.capacity {
+		w := m.Layers[l].Config.Window
+		if w == 0 || w > c {
+			continue
+		}
+		need := max(0, pos-w+1)
+		if need < filled-c {
+			return false
+		}
+	}
+	return true
 }

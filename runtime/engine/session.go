@@ -230,7 +230,7 @@ func (s *Session) Stats() Stats {
 	mem := be.Memory()
 	return Stats{
 		ContextUsed: used, ContextSize: s.ctxSize,
-		KVUsed: int64(used) * mem.KVPerToken, KVAllocated: mem.KVAllocated, KVPerToken: mem.KVPerToken,
+		KVUsed: mem.KVUsedAt(used), KVAllocated: mem.KVAllocated, KVPerToken: mem.KVPerToken,
 		Weights: mem.Weights, Scratch: mem.Scratch,
 	}
 }
