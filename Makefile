@@ -1,8 +1,10 @@
 # vkchat — `make run` starts the chat, `make test` runs every check.
 GO      ?= go
 BIN     := bin/vkchat
-SHARED  ?= ../shared
-MODEL   ?= $(firstword $(wildcard $(SHARED)/models/stories260K.gguf))
+# No MODEL: the chat's first run picks one (stored models, the download
+# offer, or offline the demo model built into the binary). MODEL=demo opens
+# the demo directly.
+MODEL   ?=
 BACKEND ?= cpu
 FUZZTIME ?= 15s
 
@@ -43,7 +45,7 @@ test: deps shaders-check vet
 	$(MAKE) --no-print-directory fuzz
 
 bench: build
-	$(BIN) bench --backend $(BACKEND) --model $(MODEL)
+	$(BIN) bench --backend $(BACKEND) --model $(or $(MODEL),models/demo/stories260K.gguf)
 
 clean:
 	rm -rf bin

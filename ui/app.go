@@ -124,6 +124,9 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		m.input.placeholder = "Text for the model to continue… (Enter on empty continues)"
 	}
 	m.probs = probsView{title: "next token"}
+	if cfg.Notice != "" {
+		m.setStatus(termtext.Sanitize(cfg.Notice))
+	}
 	if cfg.LoadConversation != "" {
 		if err := m.loadConversation(cfg.LoadConversation); err != nil {
 			m.loadErr = err

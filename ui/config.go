@@ -17,6 +17,9 @@ type Config struct {
 	StateDir string
 	// LoadConversation is a saved conversation to resume; "" starts afresh.
 	LoadConversation string
+	// Notice is shown in the status line when the chat opens (the demo
+	// model says what it is and how to get a real one).
+	Notice string
 	// Input and Output replace the terminal (tests, embedding); nil uses
 	// stdin and stdout.
 	Input  io.Reader

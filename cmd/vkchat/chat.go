@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 
+	"vkchat/models/demo"
+	"vkchat/models/store"
 	"vkchat/ui"
 	"vkchat/ui/picker"
 )
@@ -15,8 +17,12 @@ func init() {
 	register(command{name: "chat", summary: "chat with a model in the terminal UI (the default command)", run: runChat})
 }
 
+// demoNotice is the chat's first status line on the demo model: what it is
+// and how to get a model that chats.
+const demoNotice = "demo model: stories260K writes tiny stories, it does not chat · for a chat model: vkchat pull"
+
 func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("chat", "--model FILE [flags]", stderr)
+	fs := newFlags("chat", "--model FILE|demo [flags]", stderr)
 	var ef engineFlags
 	ef.register(fs)
 	params := samplerFlags(fs)
@@ -30,17 +36,23 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if ef.model == "" {
 		if !isTerminal(os.Stdin) {
-			return fmt.Errorf("no model: pass --model FILE (a GGUF file), e.g. vkchat chat --model ../shared/models/stories260K.gguf")
+			return fmt.Errorf("no model: pass --model FILE (a GGUF file), or --model demo for the model built into vkchat")
 		}
-		// No model named: pick a local one, or pull the default.
-		path, err := picker.Run(ctx, picker.Options{})
+		ref, err := firstRun(ctx, firstRunEnv{
+			stored:    storedModels,
+			reachable: func(ctx context.Context) bool { return hubReachable(ctx, hubEndpoint(), probeTimeout) },
+			pick:      picker.Run,
+		})
 		if errors.Is(err, picker.ErrCanceled) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		ef.model = path
+		ef.model = ref
+	}
+	if demo.IsRef(ef.model) {
+		cfg.Notice = demoNotice
 	}
 	fmt.Fprintf(stderr, "loading %s on %s...\n", ef.model, ef.backend)
 	s, err := ef.load(ctx, *params)
@@ -49,6 +61,39 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer s.Close()
 	return ui.Run(ctx, s, cfg)
+}
+
+// firstRunEnv is what the first-run choice looks at, replaceable in tests.
+type firstRunEnv struct {
+	stored    func() int                     // usable models in the store
+	reachable func(ctx context.Context) bool // can the Hub be reached now?
+	pick      func(ctx context.Context, opts picker.Options) (string, error)
+}
+
+// firstRun picks the model when none was named. Stored models: the picker
+// lists them. An empty store: with the Hub reachable, the picker offers the
+// default model (the demo is one key away); without it, the demo opens at
+// once, since a download offer that can only fail would be a dead end.
+func firstRun(ctx context.Context, env firstRunEnv) (string, error) {
+	if env.stored() == 0 && !env.reachable(ctx) {
+		return demo.Ref, nil
+	}
+	return env.pick(ctx, picker.Options{Demo: true})
+}
+
+// storedModels counts the usable models in the store.
+func storedModels() int {
+	models, err := store.ListDir(store.Dir())
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, m := range models {
+		if m.Err == nil {
+			n++
+		}
+	}
+	return n
 }
 
 func isTerminal(f *os.File) bool {

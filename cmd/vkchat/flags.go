@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"vkchat/models/demo"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
@@ -22,7 +23,7 @@ type engineFlags struct {
 }
 
 func (e *engineFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&e.model, "model", "", "GGUF model file")
+	fs.StringVar(&e.model, "model", "", "GGUF model file, or demo for the model built into vkchat")
 	fs.StringVar(&e.backend, "backend", "cpu", "compute backend: cpu or vulkan")
 	fs.IntVar(&e.ctx, "ctx", 0, "context size in tokens (0: the model's, at most 4096)")
 	fs.IntVar(&e.threads, "threads", 0, "CPU threads (0: all cores)")
@@ -35,6 +36,14 @@ func (e *engineFlags) load(ctx context.Context, p sample.Params) (*engine.Sessio
 	if e.model == "" {
 		return nil, fmt.Errorf("no model: pass --model FILE")
 	}
+	path := e.model
+	if demo.IsRef(path) {
+		p, err := demo.Path()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
 	type loaded struct {
 		s   *engine.Session
 		err error
@@ -44,7 +53,7 @@ func (e *engineFlags) load(ctx context.Context, p sample.Params) (*engine.Sessio
 	// ctx returns at once (the process is about to exit).
 	done := make(chan loaded, 1)
 	go func() {
-		s, err := engine.Load(ctx, e.model, engine.Options{
+		s, err := engine.Load(ctx, path, engine.Options{
 			Backend: e.backend, ContextSize: e.ctx, Threads: e.threads, Device: e.device,
 			KVType: backend.KVType(e.kvType), Params: p, Template: e.template,
 		})

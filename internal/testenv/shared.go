@@ -125,4 +125,7 @@ func Missing(rel string) string {
 }
 
 // Model returns the path of a model in the shared layout's models/.
-func Model(t testing.TB, name string) string { return Shared(t, filepath.Join("models", name)) }
+func Model(t testing.TB, name string) string {
+	t.Helper()
+	return Shared(t, filepath.Join("models", name))
+}

@@ -16,6 +16,7 @@ type KeyMap struct {
 	PullDefault key.Binding // list: download the default model anyway
 	Stop        key.Binding // downloading: stop and leave
 	Retry       key.Binding // failed download: try again
+	Demo        key.Binding // chat with the bundled demo model (Options.Demo)
 	Exit        key.Binding // failed download: leave (help only; any key does)
 	Quit        key.Binding // leave without a model
 	ForceQuit   key.Binding // leave from any screen
@@ -38,6 +39,7 @@ func DefaultKeyMap() KeyMap {
 		PullDefault: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "download default")),
 		Stop:        key.NewBinding(key.WithKeys("esc", "q"), key.WithHelp("esc", "stop")),
 		Retry:       key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "retry")),
+		Demo:        key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "demo model")),
 		// Any key but r leaves the error screen; these are the ones a
 		// user reaches for, listed so the help has something to show.
 		Exit:      key.NewBinding(key.WithKeys("enter", "esc", "q"), key.WithHelp("any other key", "exit")),

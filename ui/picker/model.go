@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"vkchat/models/demo"
 	"vkchat/models/hub"
 	"vkchat/models/store"
 	"vkchat/ui/theme"
@@ -176,6 +177,9 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		if key.Matches(k, m.keys.Retry) {
 			return m.startPull()
 		}
+		if m.opts.Demo && key.Matches(k, m.keys.Demo) {
+			return m.finish(demo.Ref, nil)
+		}
 		return m.finish("", &PullError{Ref: m.opts.DefaultRef, Err: m.pullErr})
 	}
 	if key.Matches(k, m.keys.ForceQuit) {
@@ -192,6 +196,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		switch {
 		case key.Matches(k, m.keys.Download), key.Matches(k, m.keys.PullDefault):
 			return m.startPull()
+		case m.opts.Demo && key.Matches(k, m.keys.Demo):
+			return m.finish(demo.Ref, nil)
 		case key.Matches(k, m.keys.Quit):
 			return m.finish("", ErrCanceled)
 		case key.Matches(k, m.keys.Help):
@@ -218,6 +224,8 @@ func (m *Model) listKey(k tea.KeyMsg) tea.Cmd {
 		return m.finish(sel.Path, nil)
 	case key.Matches(k, m.keys.PullDefault):
 		return m.startPull()
+	case m.opts.Demo && key.Matches(k, m.keys.Demo):
+		return m.finish(demo.Ref, nil)
 	case key.Matches(k, m.keys.Quit):
 		return m.finish("", ErrCanceled)
 	case key.Matches(k, m.keys.Help):

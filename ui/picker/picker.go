@@ -41,6 +41,9 @@ type Options struct {
 	Pull func(ctx context.Context, ref string, progress func(hub.Progress)) (string, error)
 	// List returns the models to show. nil means store.ListDir(StoreDir).
 	List func() ([]store.Model, error)
+	// Demo offers the model bundled in the binary (d on the first-run,
+	// failed-download and list screens); choosing it returns demo.Ref.
+	Demo bool
 	// Input and Output replace the terminal (stdin, stdout), for tests.
 	Input  io.Reader
 	Output io.Writer

@@ -92,7 +92,7 @@ func (m *Model) quitBindings() bindings {
 
 func (m *Model) listBindings() bindings {
 	k := m.keys
-	return bindings{
+	b := bindings{
 		short: []key.Binding{k.Up, k.Down, k.Choose, k.PullDefault, k.Quit, k.Help},
 		full: [][]key.Binding{
 			{k.Up, k.Down, k.PageUp, k.PageDown},
@@ -100,6 +100,18 @@ func (m *Model) listBindings() bindings {
 			{k.Choose, k.PullDefault, k.Quit, k.ForceQuit},
 		},
 	}
+	if m.opts.Demo {
+		b.full[2] = append(b.full[2], k.Demo)
+	}
+	return b
+}
+
+// withDemo adds the demo key to a screen's short help when it is offered.
+func (m *Model) withDemo(keys ...key.Binding) []key.Binding {
+	if m.opts.Demo {
+		keys = append(keys[:1:1], append([]key.Binding{m.keys.Demo}, keys[1:]...)...)
+	}
+	return keys
 }
 
 func (m *Model) listView() string {
@@ -157,7 +169,7 @@ func (m *Model) offerView() string {
 	}
 	body = append(body, "", margin+m.st.Value.Render("Press ")+m.st.Prompt.Render("Enter")+m.st.Value.Render(" to download it now."), "")
 	body = append(body, m.alternatives()...)
-	bk := bindings{short: []key.Binding{m.keys.Download, m.keys.Quit}}
+	bk := bindings{short: m.withDemo(m.keys.Download, m.keys.Quit)}
 	return m.frame("first run", body, "", bk)
 }
 
@@ -178,12 +190,20 @@ func describe(ref string) string {
 // failure screen show them, since "offline" is a common first run.
 func (m *Model) alternatives() []string {
 	cmd := func(s string) string { return margin + "  " + m.st.Value.Render(s) }
-	return []string{
-		margin + m.st.Label.Render("To chat with a model file you already have:"),
-		cmd("vkchat chat --model FILE.gguf") + m.st.Hint.Render("   or   ") + m.st.Value.Render("make run MODEL=path"),
-		margin + m.st.Label.Render("To download a different model:"),
-		cmd("vkchat pull hf:OWNER/REPO[:QUANT]") + m.st.Hint.Render("   then run vkchat chat again"),
+	var demoLines []string
+	if m.opts.Demo {
+		demoLines = []string{
+			margin + m.st.Label.Render("To try vkchat now, without a download:"),
+			margin + "  " + m.st.Value.Render("press ") + m.st.Prompt.Render("d") + m.st.Value.Render(" for the bundled demo model") +
+				m.st.Hint.Render("   (tiny stories, not chat)"),
+		}
 	}
+	return append(demoLines,
+		margin+m.st.Label.Render("To chat with a model file you already have:"),
+		cmd("vkchat chat --model FILE.gguf")+m.st.Hint.Render("   or   ")+m.st.Value.Render("make run MODEL=path"),
+		margin+m.st.Label.Render("To download a different model:"),
+		cmd("vkchat pull hf:OWNER/REPO[:QUANT]")+m.st.Hint.Render("   then run vkchat chat again"),
+	)
 }
 
 func (m *Model) pullView() string {
@@ -243,6 +263,6 @@ func (m *Model) failedView() string {
 	body = append(body, m.alternatives()...)
 	body = append(body, "")
 	body = append(body, m.wrap(m.st.Hint, margin, "Models are kept in "+m.opts.StoreDir+"; set VKCHAT_MODELS to use another folder.")...)
-	bk := bindings{short: []key.Binding{m.keys.Retry, m.keys.Exit}}
+	bk := bindings{short: m.withDemo(m.keys.Retry, m.keys.Exit)}
 	return m.frame("download failed", body, "", bk)
 }
