@@ -45,4 +45,7 @@ type Request struct {
 	// the reply continues it.
 	Messages  []chat.Message
 	MaxTokens int // 0: until end of turn or a full context
+	// Fork, when set, continues an earlier reply from one of its steps with
+	// a token the caller chose (see ForkPoint).
+	Fork *ForkPoint
 }

@@ -16,6 +16,10 @@ const (
 	EventToken
 	// EventDone: generation ended; Done is set.
 	EventDone
+	// EventPrefillProgress: a chunk of a long prompt has been processed;
+	// Progress is set. Sent before EventPrefill, only for prompts longer
+	// than one chunk.
+	EventPrefillProgress
 )
 
 // Event is what the engine reports while it generates. Every event carries
@@ -25,7 +29,9 @@ type Event struct {
 	Prefill *PrefillInfo
 	Token   *TokenInfo
 	Done    *DoneInfo
-	Stats   Stats
+	// Progress is set on EventPrefillProgress.
+	Progress *PrefillProgress
+	Stats    Stats
 }
 
 // PrefillInfo describes the prompt pass.
@@ -52,6 +58,16 @@ type TokenInfo struct {
 	// SinceStart is the time from the start of the request; for Index 0 it
 	// is the time to first token.
 	SinceStart time.Duration
+	// Funnel is what each stage of the sampler chain left at this step.
+	Funnel sample.Funnel
+	// LogProb is the natural log of this token's probability in the
+	// distribution the sampler saw (softmax of the logits after
+	// penalties, before truncation and temperature); a candidate's is its
+	// Logit − LogZ.
+	LogProb float64
+	LogZ    float64
+	// Forced: the caller chose this token (a fork) instead of the sampler.
+	Forced bool
 }
 
 // StopReason says why generation ended.

@@ -35,7 +35,14 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 	if err != nil {
 		return done(StopError, err, 0, 0)
 	}
-	logits, reused, err := s.prefill(ctx, prompt)
+	base := 0 // reply tokens kept from before a fork point
+	if f := req.Fork; f != nil {
+		prompt = append(prompt, f.Prefix...)
+		base = len(f.Prefix)
+	}
+	logits, reused, err := s.prefill(ctx, prompt, func(p PrefillProgress) {
+		emit(Event{Kind: EventPrefillProgress, Progress: &p, Stats: s.Stats()})
+	})
 	next := nextDist{logits: logits}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -47,6 +54,13 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		DroppedMessages: dropped, Duration: time.Since(start)}, Stats: s.Stats()})
 
 	stream := s.tok.NewStream()
+	if f := req.Fork; f != nil {
+		// The caller shows the prefix already; the stream only needs it so
+		// a character split across the fork point comes out whole.
+		for _, id := range f.Prefix {
+			stream.Add(id)
+		}
+	}
 	var decodeTime time.Duration
 	// Each token is emitted as soon as it is sampled, before the forward pass
 	// that feeds it back, so the screen never waits on the device. A token's
@@ -58,7 +72,13 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		s.logits, s.head = next.logits, next.head
 		s.history = append(s.history[:0], s.cached...)
 		params := s.params
-		res, err := s.sampleNext(next)
+		var res sample.Result
+		forced := i == 0 && req.Fork != nil
+		if forced {
+			res, err = s.forceNext(next, req.Fork.Token)
+		} else {
+			res, err = s.sampleNext(next)
+		}
 		s.mu.Unlock()
 		if err != nil {
 			return done(StopError, fmt.Errorf("sample: %w", err), i, decodeTime)
@@ -67,7 +87,7 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 			_ = stream.Flush()
 			return done(StopEOS, nil, i, decodeTime)
 		}
-		last := req.MaxTokens > 0 && i+1 >= req.MaxTokens
+		last := req.MaxTokens > 0 && base+i+1 >= req.MaxTokens
 		piece := stream.Add(res.Token)
 		if last {
 			piece += stream.Flush()
@@ -78,7 +98,8 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 			decodeTime += dur
 		}
 		emit(Event{Kind: EventToken, Token: &TokenInfo{ID: res.Token, Piece: piece, Candidates: res.Candidates,
-			Entropy: res.Entropy, Params: params, Index: i, Duration: dur, SinceStart: time.Since(start)}, Stats: s.Stats()})
+			Entropy: res.Entropy, Params: params, Index: base + i, Duration: dur, SinceStart: time.Since(start),
+			Funnel: res.Funnel, LogProb: res.TokenLogProb(), LogZ: res.LogZ, Forced: forced}, Stats: s.Stats()})
 		pos := len(s.cached)
 		switch {
 		case last:
@@ -162,7 +183,7 @@ func sampleHead(h *backend.Head) sample.Head {
 
 // prefill brings the KV cache to hold prompt, reusing the longest prefix
 // already cached, and returns the logits after the last prompt token.
-func (s *Session) prefill(ctx context.Context, prompt []int32) ([]float32, int, error) {
+func (s *Session) prefill(ctx context.Context, prompt []int32, progress func(PrefillProgress)) ([]float32, int, error) {
 	if len(prompt) == 0 {
 		return nil, 0, fmt.Errorf("empty prompt")
 	}
@@ -175,7 +196,7 @@ func (s *Session) prefill(ctx context.Context, prompt []int32) ([]float32, int, 
 	reuse = min(reuse, len(prompt)-1)
 	s.cached = s.cached[:reuse]
 	s.mu.Unlock()
-	logits, err := s.be.Forward(ctx, prompt[reuse:], reuse, false)
+	logits, err := s.forwardChunked(ctx, prompt[reuse:], reuse, progress)
 	if err != nil {
 		return nil, reuse, fmt.Errorf("prefill %d tokens: %w", len(prompt)-reuse, err)
 	}

@@ -83,3 +83,40 @@ func TestFunnelPenalties(t *testing.T) {
 		t.Errorf("top-k is off but reported active")
 	}
 }
+
+// TestForce: a forced token is reported as chosen with the same
+// candidates a draw would show, and the generator is not advanced.
+func TestForce(t *testing.T) {
+	logits := logs(0.4, 0.3, 0.15, 0.1, 0.05)
+	p := Defaults()
+	a, b := New(p), New(p)
+	res, err := a.Force(logits, nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Token != 3 || math.Abs(res.TokenLogProb()-math.Log(0.1)) > 1e-6 {
+		t.Fatalf("forced token %d logprob %.4f, want 3 and ln 0.1", res.Token, res.TokenLogProb())
+	}
+	want := Preview(p, logits, nil)
+	for i, c := range res.Candidates {
+		if c != want.Candidates[i] {
+			t.Errorf("candidate %d: %+v, preview has %+v", i, c, want.Candidates[i])
+		}
+	}
+	// Both samplers must now draw the same sequence.
+	for i := range 20 {
+		if x, y := a.Sample(logits, nil).Token, b.Sample(logits, nil).Token; x != y {
+			t.Fatalf("draw %d after Force: %d, untouched sampler %d", i, x, y)
+		}
+	}
+	if _, err := a.Force(logits, nil, 5); err == nil {
+		t.Errorf("forcing a token outside the vocabulary gave no error")
+	}
+	h := Head{IDs: []int32{0, 1, 2}, Logits: logits[:3], Max: logits[0], Z: 1 / 0.4, Entropy: 1}
+	if _, ok := a.ForceHead(h, 4); ok {
+		t.Errorf("ForceHead accepted a token outside the head")
+	}
+	if r, ok := a.ForceHead(h, 2); !ok || r.Token != 2 {
+		t.Errorf("ForceHead(2) = %d, %v", r.Token, ok)
+	}
+}
