@@ -36,3 +36,5 @@ require (
 	golang.org/x/sys v0.43.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
+
+replace github.com/ardanlabs/jinja => ./third_party/ardanlabs-jinja

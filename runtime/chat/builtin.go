@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,12 +13,18 @@ import (
 // template. Each reproduces, byte for byte, what Hugging Face's Python
 // Jinja renders from the public template of its model family; the tests
 // check them against those templates.
-var builtins = map[string]renderFunc{
-	"chatml": renderChatML,
-	"llama2": renderLlama2,
-	"llama3": renderLlama3,
-	"zephyr": renderZephyr,
-	"phi3":   renderPhi3,
+//
+// gigachat is the exception: its public template reads tokenizer_config
+// extras (additional_special_tokens) that a GGUF file does not carry, so
+// it reproduces llama.cpp's own GigaChat formatter instead, which is what
+// llama.cpp renders for that template.
+var builtins = map[string]builtinFunc{
+	"chatml":   renderChatML,
+	"gigachat": renderGigaChat,
+	"llama2":   renderLlama2,
+	"llama3":   renderLlama3,
+	"zephyr":   renderZephyr,
+	"phi3":     renderPhi3,
 }
 
 // BuiltinNames lists the built-in template names, sorted.
@@ -36,8 +43,15 @@ func Builtin(name string) (*Template, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownTemplate, name, strings.Join(BuiltinNames(), ", "))
 	}
-	return &Template{name: name, render: r}, nil
+	render := func(msgs []Message, o Options) ([]Segment, error) {
+		return r(msgs, o.AddGenerationPrompt, o.BOS, o.EOS)
+	}
+	return &Template{name: name, render: render}, nil
 }
+
+// builtinFunc is a built-in's renderer; built-ins read no variable but
+// these.
+type builtinFunc func(msgs []Message, gen bool, bos, eos string) ([]Segment, error)
 
 // renderChatML follows the generic ChatML template (OpenHermes, Qwen and
 // SmolLM without their default system prompts).
@@ -63,6 +77,11 @@ const errAlternate = "Conversation roles must alternate user/assistant/user/assi
 // turns are stripped, and roles must alternate. The template has no
 // generation prompt: the assistant simply continues after [/INST].
 func renderLlama2(msgs []Message, _ bool, bos, eos string) ([]Segment, error) {
+	// The template reads messages[0]['role'] unguarded, which Jinja2
+	// rejects on an empty conversation.
+	if len(msgs) == 0 {
+		return nil, errors.New("messages[0] is undefined: the conversation is empty")
+	}
 	loop := msgs
 	var system *Message
 	if len(msgs) > 0 && msgs[0].Role == RoleSystem {
@@ -154,6 +173,35 @@ func renderPhi3(msgs []Message, gen bool, _, eos string) ([]Segment, error) {
 		s.text("<|assistant|>\n")
 	} else {
 		s.text(eos)
+	}
+	return s, nil
+}
+
+// renderGigaChat is llama.cpp's GigaChat formatter (llm_chat_apply_template),
+// BOS text included as it writes it.
+func renderGigaChat(msgs []Message, gen bool, _, _ string) ([]Segment, error) {
+	var s segments
+	s.text("<s>")
+	loop := msgs
+	if len(msgs) > 0 && msgs[0].Role == RoleSystem {
+		s.content(msgs[0].Content)
+		s.text("<|message_sep|>")
+		loop = msgs[1:]
+	}
+	for _, m := range loop {
+		switch m.Role {
+		case RoleUser:
+			s.text("user<|role_sep|>")
+			s.content(m.Content)
+			s.text("<|message_sep|>available functions<|role_sep|>[]<|message_sep|>")
+		case RoleAssistant:
+			s.text("assistant<|role_sep|>")
+			s.content(m.Content)
+			s.text("<|message_sep|>")
+		}
+	}
+	if gen {
+		s.text("assistant<|role_sep|>")
 	}
 	return s, nil
 }

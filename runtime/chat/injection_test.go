@@ -58,7 +58,8 @@ func checkContentIsolated(t *testing.T, name string, tmpl *Template, msgs []Mess
 		}
 		if segs[i].Content {
 			found := false
-			for _, m := range msgs {
+			// A folded system prompt is content of the user turn it joins.
+			for _, m := range tmpl.prepare(msgs) {
 				found = found || strings.Contains(m.Content, segs[i].Text)
 			}
 			if !found {

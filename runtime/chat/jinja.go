@@ -2,6 +2,7 @@ package chat
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ardanlabs/jinja"
 )
@@ -42,21 +43,21 @@ func compileJinja(src string) (j *jinjaTemplate, err error) {
 	return &jinjaTemplate{src: src, tmpl: t}, nil
 }
 
-func (j *jinjaTemplate) text(msgs []Message, gen bool, bos, eos string) (string, error) {
+func (j *jinjaTemplate) text(msgs []Message, o Options) (string, error) {
 	contents := make([]string, len(msgs))
 	for i, m := range msgs {
 		contents[i] = m.Content
 	}
-	return j.exec(msgs, contents, gen, bos, eos)
+	return j.exec(msgs, contents, o)
 }
 
-func (j *jinjaTemplate) render(msgs []Message, gen bool, bos, eos string) ([]Segment, error) {
-	truth, err := j.text(msgs, gen, bos, eos)
+func (j *jinjaTemplate) render(msgs []Message, o Options) ([]Segment, error) {
+	truth, err := j.text(msgs, o)
 	if err != nil {
 		return nil, err
 	}
 	contents := make([]string, len(msgs))
-	mk := newMarker(j.src, bos, eos, msgs)
+	mk := newMarker(j.src, o.BOS, o.EOS, msgs)
 	for i, m := range msgs {
 		// Phi-3.5, for one, drops an empty system prompt; a marker
 		// would make it print one.
@@ -64,7 +65,7 @@ func (j *jinjaTemplate) render(msgs []Message, gen bool, bos, eos string) ([]Seg
 			contents[i] = mk.hole(i)
 		}
 	}
-	shape, err := j.exec(msgs, contents, gen, bos, eos)
+	shape, err := j.exec(msgs, contents, o)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the template fails when content is replaced by a marker: %v", ErrSegments, err)
 	}
@@ -80,7 +81,7 @@ func (j *jinjaTemplate) render(msgs []Message, gen bool, bos, eos string) ([]Seg
 }
 
 // exec renders with the given content per message.
-func (j *jinjaTemplate) exec(msgs []Message, contents []string, gen bool, bos, eos string) (out string, err error) {
+func (j *jinjaTemplate) exec(msgs []Message, contents []string, o Options) (out string, err error) {
 	list := make([]jinja.Value, len(msgs))
 	for i, m := range msgs {
 		d := jinja.NewDict()
@@ -92,11 +93,25 @@ func (j *jinjaTemplate) exec(msgs []Message, contents []string, gen bool, bos, e
 	// from an engine error, whatever the engine does to the error on the
 	// way out.
 	var raised *RaiseError
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
 	data := map[string]jinja.Value{
 		"messages":              jinja.NewList(list),
-		"add_generation_prompt": jinja.NewBool(gen),
-		"bos_token":             jinja.NewString(bos),
-		"eos_token":             jinja.NewString(eos),
+		"add_generation_prompt": jinja.NewBool(o.AddGenerationPrompt),
+		"bos_token":             jinja.NewString(o.BOS),
+		"eos_token":             jinja.NewString(o.EOS),
+		// What llama.cpp passes besides: enable_thinking always, the
+		// date as Llama 3.x templates read it, and strftime_now.
+		"enable_thinking": jinja.NewBool(!o.DisableThinking),
+		"date_string":     jinja.NewString(now.Format("02 Jan 2006")),
+		"strftime_now": jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+			if len(args) != 1 || !args[0].IsString() {
+				return jinja.Undefined(), fmt.Errorf("strftime_now takes one format string")
+			}
+			return jinja.NewString(strftime(now, args[0].AsString())), nil
+		}),
 		"raise_exception": jinja.NewCallable("raise_exception", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
 			raised = &RaiseError{Msg: "the template refused the conversation"}
 			if len(args) > 0 {

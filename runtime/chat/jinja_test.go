@@ -80,7 +80,9 @@ func TestMistralRaisesOnBadRoles(t *testing.T) {
 		msgs []Message
 		want string
 	}{
-		{conversation(), "Conversation roles must alternate user/assistant/user/assistant/..."},
+		// (A leading system prompt is folded into the first user turn, as
+		// llama.cpp does, since this template refuses the system role.)
+		{[]Message{{RoleAssistant, "a"}, {RoleUser, "b"}}, "Conversation roles must alternate user/assistant/user/assistant/..."},
 		{[]Message{{RoleUser, "a"}, {RoleUser, "b"}}, "Conversation roles must alternate user/assistant/user/assistant/..."},
 		{[]Message{{RoleUser, "a"}, {"tool", "b"}}, "Only user and assistant roles are supported!"},
 	}

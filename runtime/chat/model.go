@@ -39,7 +39,7 @@ func modelTemplate(src string) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	segs, err := j.render([]Message{{Role: RoleUser, Content: probeText}}, true, "<s>", "</s>")
+	segs, err := j.render([]Message{{Role: RoleUser, Content: probeText}}, Options{AddGenerationPrompt: true, BOS: "<s>", EOS: "</s>"})
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,18 @@ func modelTemplate(src string) (*Template, error) {
 	if !found {
 		return nil, fmt.Errorf("it does not print the message content (probe rendered %q)", Join(segs))
 	}
-	return &Template{name: "gguf", render: j.render, text: j.text}, nil
+	return &Template{name: "gguf", render: j.render, text: j.text, foldSystem: !j.supportsSystem()}, nil
+}
+
+// supportsSystem is llama.cpp's supports_system_role capability: a
+// conversation of a system and a user turn renders with the system text in
+// it. A template that raises on it or drops it gets its system prompts
+// folded into the first user turn, as llama.cpp does.
+func (j *jinjaTemplate) supportsSystem() bool {
+	const needle = "<System Needle>"
+	out, err := j.text([]Message{{Role: RoleSystem, Content: needle}, {Role: RoleUser, Content: "<User Needle>"}},
+		Options{BOS: "<s>", EOS: "</s>"})
+	return err == nil && strings.Contains(out, needle)
 }
 
 // guessBuiltin names the built-in whose markup the template uses, or one
@@ -69,6 +80,9 @@ func guessBuiltin(src, arch string) string {
 		return "zephyr"
 	case strings.Contains(src, "[INST]"):
 		return "llama2"
+	case strings.Contains(src, "message['role'] + additional_special_tokens[0] + message['content'] + additional_special_tokens[1]"):
+		// llama.cpp recognises GigaChat by this line.
+		return "gigachat"
 	}
 	switch {
 	case strings.HasPrefix(arch, "qwen"):

@@ -67,8 +67,9 @@ func TestFromModel(t *testing.T) {
 }
 
 // TestPhi3GGUFTemplate uses the template stored in a real GGUF file: the
-// early Phi-3-mini one, which drops system messages and always ends user
-// turns with the assistant header.
+// early Phi-3-mini one, which drops system messages (so the system prompt
+// is folded into the first user turn, as llama.cpp does) and always ends
+// user turns with the assistant header.
 func TestPhi3GGUFTemplate(t *testing.T) {
 	f, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-phi-3.gguf"))
 	if err != nil {
@@ -90,11 +91,14 @@ func TestPhi3GGUFTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "<s><|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n"
+	want := "<s><|user|>\nYou are a helpful assistant\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n"
 	if got := Join(segs); got != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
-	if c := contentTexts(segs); len(c) != 2 || c[0] != "Hello" || c[1] != "Hi there" {
+	if !tmpl.FoldsSystem() {
+		t.Error("FoldsSystem is false for a template that drops the system role")
+	}
+	if c := contentTexts(segs); len(c) != 2 || c[0] != "You are a helpful assistant\nHello" || c[1] != "Hi there" {
 		t.Fatalf("content segments %q", c)
 	}
 }

@@ -3,6 +3,7 @@ package chat
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Errors callers may test for with errors.Is or errors.As.
@@ -23,8 +24,26 @@ type RaiseError struct{ Msg string }
 
 func (e *RaiseError) Error() string { return e.Msg }
 
+// Options are what a template sees besides the messages: the variables
+// llama.cpp passes to every chat template.
+type Options struct {
+	// AddGenerationPrompt appends the assistant header where the template
+	// has one (add_generation_prompt).
+	AddGenerationPrompt bool
+	// BOS and EOS are the texts of the model's BOS and EOS tokens
+	// (bos_token, eos_token).
+	BOS, EOS string
+	// DisableThinking passes enable_thinking=false; llama.cpp passes true
+	// unless the user turns reasoning off, and so does the zero Options.
+	// Qwen3's template then pre-fills an empty <think></think> block.
+	DisableThinking bool
+	// Now is the date a template may print (date_string, strftime_now);
+	// the zero time means the current local time.
+	Now time.Time
+}
+
 // renderFunc renders a conversation to segments.
-type renderFunc func(msgs []Message, addGenerationPrompt bool, bos, eos string) ([]Segment, error)
+type renderFunc func(msgs []Message, o Options) ([]Segment, error)
 
 // Template renders conversations into a model's prompt format. It is safe
 // for concurrent use.
@@ -34,8 +53,11 @@ type Template struct {
 	// text renders the plain string where that is cheaper or more robust
 	// than joining segments (a Jinja template needs one pass, not two, and
 	// cannot fail to locate content); nil means Join(render(...)).
-	text     func(msgs []Message, addGenerationPrompt bool, bos, eos string) (string, error)
+	text     func(msgs []Message, o Options) (string, error)
 	fallback string
+	// foldSystem: the template refuses or drops the system role, so, as
+	// llama.cpp does, system prompts are folded into the next user turn.
+	foldSystem bool
 }
 
 // Name is "gguf" for the model's own template, else the built-in's name.
@@ -45,34 +67,92 @@ func (t *Template) Name() string { return t.name }
 // FromModel chose a built-in instead; it is empty otherwise.
 func (t *Template) FallbackReason() string { return t.fallback }
 
+// FoldsSystem reports whether system prompts are folded into the first
+// user turn because the template refuses or drops the system role.
+func (t *Template) FoldsSystem() bool { return t != nil && t.foldSystem }
+
 // Render renders msgs; addGenerationPrompt appends the assistant header
 // where the template has one. bos and eos are the texts of the model's BOS
 // and EOS tokens, exposed to templates as bos_token and eos_token.
 func (t *Template) Render(msgs []Message, addGenerationPrompt bool, bos, eos string) (string, error) {
-	if t != nil && t.text != nil {
-		out, err := t.text(msgs, addGenerationPrompt, bos, eos)
-		if err != nil {
-			return "", fmt.Errorf("render %s template: %w", t.name, err)
-		}
-		return out, nil
-	}
-	segs, err := t.RenderSegments(msgs, addGenerationPrompt, bos, eos)
-	if err != nil {
-		return "", err
-	}
-	return Join(segs), nil
+	return t.RenderWith(msgs, Options{AddGenerationPrompt: addGenerationPrompt, BOS: bos, EOS: eos})
 }
 
 // RenderSegments is Render split into segments that say which text came
 // from message content; see Segment for how to tokenize them. Joined, the
 // segments equal Render's output.
 func (t *Template) RenderSegments(msgs []Message, addGenerationPrompt bool, bos, eos string) ([]Segment, error) {
+	return t.RenderSegmentsWith(msgs, Options{AddGenerationPrompt: addGenerationPrompt, BOS: bos, EOS: eos})
+}
+
+// RenderWith is Render with every template variable given.
+func (t *Template) RenderWith(msgs []Message, o Options) (string, error) {
+	if t != nil && t.text != nil {
+		out, err := t.text(t.prepare(msgs), o)
+		if err != nil {
+			return "", fmt.Errorf("render %s template: %w", t.name, err)
+		}
+		return out, nil
+	}
+	segs, err := t.RenderSegmentsWith(msgs, o)
+	if err != nil {
+		return "", err
+	}
+	return Join(segs), nil
+}
+
+// RenderSegmentsWith is RenderSegments with every template variable given.
+func (t *Template) RenderSegmentsWith(msgs []Message, o Options) ([]Segment, error) {
 	if t == nil || t.render == nil {
 		return nil, errors.New("chat: no template (completion mode)")
 	}
-	segs, err := t.render(msgs, addGenerationPrompt, bos, eos)
+	segs, err := t.render(t.prepare(msgs), o)
 	if err != nil {
 		return nil, fmt.Errorf("render %s template: %w", t.name, err)
 	}
 	return segs, nil
+}
+
+func (t *Template) prepare(msgs []Message) []Message {
+	if t.foldSystem {
+		return FoldSystem(msgs)
+	}
+	return msgs
+}
+
+// FoldSystem moves system prompts into the user turn that follows them,
+// joined by a newline, as llama.cpp (minja's polyfill) does for templates
+// that refuse or drop the system role; a system prompt followed by
+// anything but a user turn becomes a user turn of its own.
+func FoldSystem(msgs []Message) []Message {
+	out := make([]Message, 0, len(msgs))
+	pending := ""
+	flush := func() {
+		if pending != "" {
+			out = append(out, Message{Role: RoleUser, Content: pending})
+			pending = ""
+		}
+	}
+	for _, m := range msgs {
+		switch {
+		case m.Role == RoleSystem:
+			if pending != "" {
+				pending += "\n"
+			}
+			pending += m.Content
+			continue
+		case m.Role == RoleUser && pending != "":
+			if m.Content != "" {
+				m.Content = pending + "\n" + m.Content
+			} else {
+				m.Content = pending
+			}
+			pending = ""
+		default:
+			flush()
+		}
+		out = append(out, m)
+	}
+	flush()
+	return out
 }

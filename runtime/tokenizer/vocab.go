@@ -3,6 +3,8 @@
 // ("gpt2"), with llama.cpp's special-token handling and detokenization.
 package tokenizer
 
+import "slices"
+
 // Token types as stored in tokenizer.ggml.token_type.
 const (
 	typeUndefined   = 0
@@ -96,6 +98,18 @@ func (t *Tokenizer) AddBOS() bool { return t.addBOS }
 
 // IsEOG reports whether generation should stop at id.
 func (t *Tokenizer) IsEOG(id int32) bool { return t.eog[id] }
+
+// EOGs lists the end-of-generation ids in increasing order: llama.cpp's
+// special_eog_ids (eos, eot, eom, the FIM pad/repo/separator tokens and
+// the tokens it recognises by text such as <|im_end|> and <end_of_turn>).
+func (t *Tokenizer) EOGs() []int32 {
+	ids := make([]int32, 0, len(t.eog))
+	for id := range t.eog {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
 
 // IsControl reports whether id is a control token (including tokens llama.cpp
 // promotes to control, such as end-of-generation markers).
