@@ -31,6 +31,7 @@ type Model struct {
 	cfg    Config
 	info   engine.ModelInfo
 	styles theme.Styles
+	md     *markdownRenderer
 	keys   KeyMap
 	help   help.Model
 
@@ -67,6 +68,8 @@ type Model struct {
 	savePath string
 	created  time.Time
 	saveErr  error
+	// saveRetry keeps retrying a failed autosave (persist.go).
+	saveRetry saveRetryState
 	loadErr  error
 
 	now     func() time.Time
@@ -104,6 +107,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		cfg:     cfg,
 		info:    eng.Info(),
 		styles:  st,
+		md:      newMarkdownRenderer(r),
 		keys:    DefaultKeyMap(),
 		help:    h,
 		params:  eng.Params(),
@@ -147,9 +151,21 @@ func (m *Model) modelName() string {
 // Init implements tea.Model.
 func (m *Model) Init() tea.Cmd { return nil }
 
-// Update implements tea.Model.
+// Update implements tea.Model. Any step may have failed to autosave; the
+// retry timer it asked for is started here.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	model, cmd := m.update(msg)
+	if retry := m.takeSaveRetry(); retry != nil {
+		cmd = tea.Batch(cmd, retry)
+	}
+	return model, cmd
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case saveRetryMsg:
+		m.handleSaveRetry(msg)
+		return m, nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 0), max(msg.Height, 0)
 		return m, nil

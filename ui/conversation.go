@@ -40,6 +40,7 @@ type turn struct {
 	streaming bool
 	done      *engine.DoneInfo
 	cache     turnRender
+	md        markdownCache
 }
 
 func (t *turn) addNote(kind noteKind, text string, top bool) {

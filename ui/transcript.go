@@ -22,9 +22,9 @@ type turnRender struct {
 }
 
 type renderKey struct {
-	width, content, notes, steps int
-	streaming, done, heat        bool
-	sel                          int
+	width, content, notes, steps    int
+	streaming, done, heat, markdown bool
+	sel                             int
 }
 
 // textClass is how a run of glyphs is styled.
@@ -170,14 +170,21 @@ func isFence(line string) bool {
 
 const bodyIndent = "  "
 
+// markdownMode says whether replies are drawn as Markdown now: not while
+// the inspector or the heatmap needs each token's place on screen.
+func (m *Model) markdownMode() bool {
+	return m.md != nil && m.focus != focusTranscript && !m.heat
+}
+
 // renderTurn draws one chat turn: a label, notes, the text, a blank row.
 func (m *Model) renderTurn(t *turn, width int) turnRender {
 	sel := -1
 	if m.focus == focusTranscript && m.insp.turn == t {
 		sel = m.insp.step
 	}
+	markdown := t.role == "assistant" && m.markdownMode()
 	key := renderKey{width: width, content: len(t.content), notes: len(t.notes), steps: len(t.steps),
-		streaming: t.streaming, done: t.done != nil, heat: m.heat, sel: sel}
+		streaming: t.streaming, done: t.done != nil, heat: m.heat, markdown: markdown, sel: sel}
 	if t.cache.valid && t.cache.key == key {
 		return t.cache
 	}
@@ -191,9 +198,18 @@ func (m *Model) renderTurn(t *turn, width int) turnRender {
 	}
 	selLine := -1
 	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: m.heat, sel: m.insp.turn, step: sel}
-	if t.content == "" && t.streaming {
+	var mdRows []string
+	if markdown && t.content != "" {
+		mdRows, markdown = m.markdownRows(t, width-len(bodyIndent))
+	}
+	switch {
+	case t.content == "" && t.streaming:
 		lines = append(lines, bodyIndent+st.Meta.Render("…"))
-	} else {
+	case markdown:
+		for _, r := range mdRows {
+			lines = append(lines, bodyIndent+r)
+		}
+	default:
 		base := classAssistant
 		if t.role == "user" {
 			base = classUser

@@ -1,0 +1,270 @@
+package ui
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/charmbracelet/glamour"
+	"github.com/charmbracelet/glamour/ansi"
+	"github.com/charmbracelet/glamour/styles"
+	"github.com/charmbracelet/lipgloss"
+	xansi "github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+
+	"vkchat/ui/termtext"
+)
+
+// Assistant replies are drawn as Markdown (glamour) while the user reads
+// them. The inspector and the heatmap need every generated token at a
+// known place on screen, which glamour's re-flowed output cannot give, so
+// in those modes a reply falls back to the plain text renderer
+// (bodyRender), where each glyph carries the step that produced it.
+
+// minMarkdownWidth is the narrowest body glamour is asked to fill; below
+// it tables and code margins leave no room for text, so plain text is
+// drawn instead.
+const minMarkdownWidth = 16
+
+// markdownRenderer turns Markdown into terminal rows in one fixed style:
+// glamour's dark or light theme, chosen from the lipgloss renderer the rest
+// of the UI uses (never detected by glamour itself), so what a test renders
+// does not depend on the terminal it runs in. With the Ascii profile
+// (NO_COLOR, tests) every escape sequence is dropped.
+type markdownRenderer struct {
+	profile termenv.Profile
+	style   ansi.StyleConfig
+	byWidth map[int]*glamour.TermRenderer
+	renders int // blocks rendered so far, for tests and benchmarks
+}
+
+func newMarkdownRenderer(r *lipgloss.Renderer) *markdownRenderer {
+	st := styles.DarkStyleConfig
+	if !r.HasDarkBackground() {
+		st = styles.LightStyleConfig
+	}
+	// The transcript indents the body itself, and blocks are separated
+	// by the caller, so glamour adds no margin or blank rows of its own.
+	zero := uint(0)
+	st.Document.Margin = &zero
+	st.Document.BlockPrefix, st.Document.BlockSuffix = "", ""
+	prof := r.ColorProfile()
+	if prof == termenv.Ascii {
+		// The cell of padding around inline code is there for its
+		// background colour; without colour it reads as a double space.
+		st.Code.Prefix, st.Code.Suffix = "", ""
+	}
+	return &markdownRenderer{profile: prof, style: st, byWidth: map[int]*glamour.TermRenderer{}}
+}
+
+func (mr *markdownRenderer) renderer(width int) (*glamour.TermRenderer, error) {
+	if g, ok := mr.byWidth[width]; ok {
+		return g, nil
+	}
+	g, err := glamour.NewTermRenderer(
+		glamour.WithStyles(mr.style),
+		glamour.WithWordWrap(width),
+		glamour.WithColorProfile(mr.profile),
+	)
+	if err != nil {
+		return nil, err
+	}
+	if len(mr.byWidth) > 8 {
+		// Widths only pile up while a terminal is being resized.
+		clear(mr.byWidth)
+	}
+	mr.byWidth[width] = g
+	return g, nil
+}
+
+// block renders one Markdown block (see markdownBlocks) into rows at most
+// about width cells wide, with blank rows around it removed. An error
+// from glamour (none is expected for any input) is reported as ok=false
+// so the caller can draw the text plainly.
+func (mr *markdownRenderer) block(src string, width int) ([]string, bool) {
+	g, err := mr.renderer(width)
+	if err != nil {
+		return nil, false
+	}
+	mr.renders++
+	out, err := g.Render(src)
+	if err != nil {
+		return nil, false
+	}
+	if mr.profile == termenv.Ascii {
+		out = xansi.Strip(out)
+	}
+	rows := strings.Split(out, "\n")
+	for i, r := range rows {
+		rows[i] = trimPadding(r)
+	}
+	for len(rows) > 0 && strings.TrimSpace(xansi.Strip(rows[0])) == "" {
+		rows = rows[1:]
+	}
+	for len(rows) > 0 && strings.TrimSpace(xansi.Strip(rows[len(rows)-1])) == "" {
+		rows = rows[:len(rows)-1]
+	}
+	return rows, true
+}
+
+// styledBlank is a space (or nothing) in a foreground colour at the end of
+// a row: glamour pads every row to the wrap width that way, one escape
+// sequence per cell.
+var styledBlank = regexp.MustCompile(`\x1b\[([0-9;]*)m ?\x1b\[0m$`)
+
+// trimPadding drops the padding glamour puts after a row's text. Cells
+// with a background colour (a code block's shading) are kept.
+func trimPadding(row string) string {
+	for {
+		t := strings.TrimRight(row, " ")
+		loc := styledBlank.FindStringSubmatchIndex(t)
+		if loc == nil || hasBackground(t[loc[2]:loc[3]]) {
+			return t
+		}
+		row = t[:loc[0]]
+	}
+}
+
+// hasBackground reports whether SGR parameters set a background colour.
+func hasBackground(params string) bool {
+	ps := strings.Split(params, ";")
+	for i := 0; i < len(ps); i++ {
+		switch p := ps[i]; {
+		case p == "38" && i+1 < len(ps):
+			// a foreground colour: skip its arguments
+			if ps[i+1] == "5" {
+				i += 2
+			} else {
+				i += 4
+			}
+		case p == "48", len(p) == 2 && p[0] == '4' && p[1] <= '7', len(p) == 3 && p[:2] == "10":
+			return true
+		}
+	}
+	return false
+}
+
+// tableWidth is how wide a table block is drawn: glamour stretches a
+// table to the wrap width, so a two-column table would span a wide
+// terminal; its source rows' width (plus room for the cell padding)
+// keeps it about as wide as written.
+func tableWidth(src string, width int) int {
+	lines := strings.Split(src, "\n")
+	if len(lines) < 2 || !tableDelimiter.MatchString(lines[1]) {
+		return width
+	}
+	w := 0
+	for _, l := range lines {
+		w = max(w, termtext.Width(l))
+	}
+	return min(width, w+strings.Count(lines[0], "|")+2)
+}
+
+var tableDelimiter = regexp.MustCompile(`^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$`)
+
+// markdownBlocks splits text into top-level blocks at blank lines that are
+// outside fenced code and not followed by an indented line (which would
+// continue a list item). Each block renders on its own, so while a reply
+// streams only its last, still open block is rendered again.
+func markdownBlocks(text string) []string {
+	var blocks []string
+	var cur []string
+	blank := 0 // blank lines seen since the last text line
+	fence := ""
+	flush := func() {
+		if len(cur) > 0 {
+			blocks = append(blocks, strings.Join(cur, "\n"))
+		}
+		cur, blank = nil, 0
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if fence == "" && strings.TrimSpace(line) == "" {
+			blank++
+			continue
+		}
+		if blank > 0 {
+			if line[0] == ' ' || line[0] == '\t' || fence != "" {
+				for ; blank > 0; blank-- {
+					cur = append(cur, "")
+				}
+			} else {
+				flush()
+			}
+		}
+		cur = append(cur, line)
+		if f := fenceMarker(line); f != "" {
+			switch {
+			case fence == "":
+				fence = f
+			case strings.HasPrefix(f, fence) && strings.TrimSpace(strings.TrimLeft(line, " "))[len(f):] == "":
+				fence = ""
+			}
+		}
+	}
+	flush()
+	return blocks
+}
+
+// fenceMarker returns the run of backticks or tildes that opens or closes a
+// fenced code block on line ("" when the line is not a fence).
+func fenceMarker(line string) string {
+	l := strings.TrimLeft(line, " ")
+	if len(line)-len(l) > 3 || len(l) < 3 || (l[0] != '`' && l[0] != '~') {
+		return ""
+	}
+	n := 0
+	for n < len(l) && l[n] == l[0] {
+		n++
+	}
+	if n < 3 {
+		return ""
+	}
+	return l[:n]
+}
+
+// markdownCache holds a reply's rendered blocks for one width, so a token
+// that extends the last block leaves every earlier block as it was.
+type markdownCache struct {
+	width  int
+	blocks []renderedBlock
+}
+
+type renderedBlock struct {
+	src  string
+	rows []string
+}
+
+// markdownRows renders a reply's text as Markdown, reusing every block
+// whose source has not changed since the last call; ok is false when
+// Markdown cannot be drawn at this width.
+func (m *Model) markdownRows(t *turn, width int) ([]string, bool) {
+	if width < minMarkdownWidth || m.md == nil {
+		return nil, false
+	}
+	text := strings.ReplaceAll(termtext.Sanitize(t.content), "\t", strings.Repeat(" ", termtext.TabWidth))
+	blocks := markdownBlocks(text)
+	c := &t.md
+	if c.width != width {
+		*c = markdownCache{width: width}
+	}
+	var out []string
+	for i, src := range blocks {
+		if i >= len(c.blocks) || c.blocks[i].src != src {
+			rows, ok := m.md.block(src, tableWidth(src, width))
+			if !ok {
+				return nil, false
+			}
+			rb := renderedBlock{src: src, rows: rows}
+			if i < len(c.blocks) {
+				c.blocks[i] = rb
+			} else {
+				c.blocks = append(c.blocks, rb)
+			}
+		}
+		if i > 0 {
+			out = append(out, "")
+		}
+		out = append(out, c.blocks[i].rows...)
+	}
+	c.blocks = c.blocks[:len(blocks)]
+	return out, true
+}

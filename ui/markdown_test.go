@@ -1,0 +1,219 @@
+package ui
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
+
+	"vkchat/ui/termtext"
+)
+
+// markdownReply has every block kind the transcript renders: a heading,
+// emphasis, a list, a table and a fenced code block with a tab.
+const markdownReply = "## Counting lines\n\nUse **two** steps and *no* regexp:\n\n" +
+	"- read the file with `os.ReadFile`\n- count the newlines\n\n" +
+	"| step | cost |\n|------|-----:|\n| read | 2 ms |\n| count | 1 ms |\n\n" +
+	"```go\nfunc count(b []byte) int {\n\treturn bytes.Count(b, []byte(\"\\n\"))\n}\n```\n\nThat is all."
+
+// pieces splits text into the token pieces a model might emit: each run of
+// blank space stays with the word after it.
+func pieces(text string) []string {
+	return regexp.MustCompile(`\s*\S+|\s+`).FindAllString(text, -1)
+}
+
+func TestMarkdownBlocks(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"paragraphs", "a\nb\n\n\nc", []string{"a\nb", "c"}},
+		{"trailing blank lines", "a\n\n", []string{"a"}},
+		{"fence keeps its blank lines", "```\nx\n\ny\n```\n\nz", []string{"```\nx\n\ny\n```", "z"}},
+		{"open fence runs to the end", "p\n\n~~~py\nx\n\n", []string{"p", "~~~py\nx\n\n"}},
+		{"longer closing fence", "````\n```\n\n````\n\nq", []string{"````\n```\n\n````", "q"}},
+		{"info string is not a close", "```\n```go\n\nx", []string{"```\n```go\n\nx"}},
+		{"indented line continues a list item", "- a\n\n  more\n\nb", []string{"- a\n\n  more", "b"}},
+		{"four-space indent is no fence", "    ```\n\nx", []string{"    ```", "x"}},
+		{"empty", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := markdownBlocks(tt.in); fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tt.want) {
+				t.Errorf("markdownBlocks(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func renderReply(t *testing.T, m *Model, text string, width int) []string {
+	t.Helper()
+	tr := &turn{role: "assistant", content: text}
+	rows, ok := m.markdownRows(tr, width)
+	if !ok {
+		t.Fatalf("no markdown at width %d", width)
+	}
+	return rows
+}
+
+func TestMarkdownRendersBlocks(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	rows := renderReply(t, m, markdownReply, 60)
+	text := strings.Join(rows, "\n")
+	for _, want := range []string{"## Counting lines", "• read the file with os.ReadFile", "• count the newlines",
+		"│", "─", "func count(b []byte) int {", `return bytes.Count(b, []byte("\n"))`, "That is all."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("rendered reply lacks %q:\n%s", want, text)
+		}
+	}
+	for _, raw := range []string{"**", "```", "|------|", "\t", "\x1b"} {
+		if strings.Contains(text, raw) {
+			t.Errorf("rendered reply still shows %q:\n%s", raw, text)
+		}
+	}
+	for i, r := range rows {
+		if w := termtext.Width(r); w > 60 {
+			t.Errorf("row %d is %d cells wide: %q", i, w, r)
+		}
+	}
+}
+
+func TestMarkdownHighlightsCodeInColour(t *testing.T) {
+	m := colourModel(t, newFakeEngine())
+	rows := renderReply(t, m, "```go\nfunc main() {}\n```", 40)
+	if len(rows) == 0 || !strings.Contains(rows[0], "\x1b[") || !strings.Contains(termtext.Sanitize(rows[0]), "func main() {}") {
+		t.Fatalf("code row not highlighted: %q", rows)
+	}
+	// A keyword and a name are drawn in different colours.
+	if strings.Count(rows[0], "\x1b[") < 2 {
+		t.Errorf("one style for the whole row: %q", rows[0])
+	}
+}
+
+func TestMarkdownDropsTerminalControls(t *testing.T) {
+	hostile := "# T\x1b]52;c;aGk=\x07itle\n\n- a\x1b[2Jb\n\n```\nx\x9b31m\n```"
+	for _, m := range []*Model{newTestModel(t, newFakeEngine(), Config{}), colourModel(t, newFakeEngine())} {
+		text := strings.Join(renderReply(t, m, hostile, 40), "\n")
+		if strings.Contains(text, "]52;") || strings.Contains(text, "\x1b[2J") || strings.ContainsRune(text, '\x9b') || strings.ContainsRune(text, '\a') {
+			t.Errorf("a control sequence from the reply reached the screen: %q", text)
+		}
+	}
+}
+
+// Streaming renders the same rows as rendering the finished prefix from
+// scratch, and only the open (last) block is rendered again per token.
+func TestMarkdownStreamingMatchesFreshRender(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	fresh := newTestModel(t, newFakeEngine(), Config{})
+	tr := &turn{role: "assistant"}
+	for i, p := range pieces(markdownReply) {
+		tr.content += p
+		before := m.md.renders
+		got, ok := m.markdownRows(tr, 50)
+		if !ok {
+			t.Fatal("no markdown")
+		}
+		if n := m.md.renders - before; n > 2 {
+			// The token may close one block and open the next; nothing
+			// older is drawn again.
+			t.Fatalf("token %d (%q) rendered %d blocks", i, p, n)
+		}
+		want := renderReply(t, fresh, tr.content, 50)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("after token %d (%q) the cached rows differ from a fresh render:\n%s\n---\n%s", i, p, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+func TestMarkdownNarrowFallsBackToPlain(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	if _, ok := m.markdownRows(&turn{role: "assistant", content: "# x"}, minMarkdownWidth-1); ok {
+		t.Error("markdown drawn below its minimum width")
+	}
+	for w := minMarkdownWidth; w < 90; w += 7 {
+		for _, r := range renderReply(t, m, markdownReply, w) {
+			if termtext.Width(r) > w+8 {
+				t.Errorf("width %d: row %q overflows by more than a table cell", w, r)
+			}
+		}
+	}
+}
+
+// The transcript draws Markdown, falls back to plain text (each token in
+// its place) in the inspector and the heatmap, and back again after.
+func TestTranscriptMarkdownAndInspectorFallback(t *testing.T) {
+	eng := newFakeEngine()
+	eng.replies = [][]string{pieces(markdownReply)}
+	for _, p := range eng.replies[0] {
+		eng.id(p)
+	}
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(120, 60)
+	h.say("How do I count lines?")
+	view := m.View()
+	if strings.Contains(view, "```go") || !strings.Contains(view, "• count the newlines") {
+		t.Fatalf("reply not drawn as Markdown:\n%s", view)
+	}
+	h.key("tab")
+	view = m.View()
+	if !strings.Contains(view, "```go") || !strings.Contains(view, "- count the newlines") {
+		t.Fatalf("inspector does not show the raw tokens:\n%s", view)
+	}
+	h.key("h", "tab")
+	if view = m.View(); !strings.Contains(view, "```go") {
+		t.Fatalf("heatmap left on but the reply is drawn as Markdown:\n%s", view)
+	}
+	h.key("tab", "h", "tab")
+	if view = m.View(); strings.Contains(view, "```go") {
+		t.Fatalf("Markdown not restored after the inspector:\n%s", view)
+	}
+}
+
+// Golden screens of a Markdown reply, mid-stream (inside the code block)
+// and finished. Regenerate with go test ./ui -run TestGoldenMarkdown -update
+func TestGoldenMarkdown(t *testing.T) {
+	toks := pieces(markdownReply)
+	hold := 0
+	for i := range toks {
+		if strings.Contains(strings.Join(toks[:i], ""), "bytes.Count") {
+			hold = i
+			break
+		}
+	}
+	for _, sz := range []struct{ w, h int }{{80, 24}, {160, 48}} {
+		name := fmt.Sprintf("%dx%d", sz.w, sz.h)
+		eng := newFakeEngine()
+		eng.replies = [][]string{toks}
+		for _, p := range toks {
+			eng.id(p)
+		}
+		eng.holdAfter = hold
+		m := newTestModel(t, eng, Config{})
+		h := newHarness(t, m)
+		h.size(sz.w, sz.h)
+		h.typeText("How do I count lines?")
+		h.key("enter")
+		h.waitFor("the code block to stream", func() bool {
+			r := m.lastTurn()
+			return r != nil && r.role == "assistant" && len(r.steps) == hold
+		})
+		markdownScreen(t, h, name+"_streaming", sz.w, sz.h)
+		close(eng.release)
+		h.idle()
+		markdownScreen(t, h, name+"_done", sz.w, sz.h)
+	}
+}
+
+func markdownScreen(t *testing.T, h *harness, name string, w, hgt int) {
+	t.Helper()
+	view := h.m.View()
+	checkScreen(t, view, w, hgt)
+	if strings.ContainsRune(view, '\x1b') {
+		t.Errorf("%s: escape byte in an Ascii-profile screen", name)
+	}
+	t.Run(name, func(t *testing.T) { golden.RequireEqual(t, []byte(view)) })
+}
