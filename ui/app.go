@@ -68,8 +68,6 @@ type Model struct {
 	savePath string
 	created  time.Time
 	saveErr  error
-	// saveRetry keeps retrying a failed autosave (persist.go).
-	saveRetry saveRetryState
 	loadErr  error
 
 	now     func() time.Time
@@ -151,21 +149,9 @@ func (m *Model) modelName() string {
 // Init implements tea.Model.
 func (m *Model) Init() tea.Cmd { return nil }
 
-// Update implements tea.Model. Any step may have failed to autosave; the
-// retry timer it asked for is started here.
+// Update implements tea.Model.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	model, cmd := m.update(msg)
-	if retry := m.takeSaveRetry(); retry != nil {
-		cmd = tea.Batch(cmd, retry)
-	}
-	return model, cmd
-}
-
-func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
-	case saveRetryMsg:
-		m.handleSaveRetry(msg)
-		return m, nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 0), max(msg.Height, 0)
 		return m, nil
