@@ -21,6 +21,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	prompt := fs.String("prompt", "Once upon a time", "prompt text (used as plain text, no chat template)")
 	n := fs.Int("n", 128, "tokens to generate")
 	params := samplerFlags(fs)
+	logprobs := fs.String("logprobs", "", "write every token's log-probability and top alternatives to this JSON Lines `FILE` (see vkchat replay)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -34,19 +35,28 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer s.Close()
 	var prefill *engine.PrefillInfo
 	var last engine.Event
-	err = s.Generate(ctx, engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: *prompt}}, MaxTokens: *n},
+	req := engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: *prompt}}, MaxTokens: *n}
+	export, err := openExport(*logprobs, s, req)
+	if err != nil {
+		return err
+	}
+	err = s.Generate(ctx, req,
 		func(ev engine.Event) {
 			last = ev
 			switch ev.Kind {
 			case engine.EventPrefill:
 				prefill = ev.Prefill
 			case engine.EventToken:
+				export.token(*ev.Token)
 				// Model output may hold terminal escapes (OSC 52
 				// clipboard writes, resets): print it defanged.
 				fmt.Fprint(stdout, termtext.Sanitize(ev.Token.Piece))
 			}
 		})
 	fmt.Fprintln(stdout)
+	if cerr := export.close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return err
 	}

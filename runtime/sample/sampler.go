@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 )
@@ -143,4 +144,16 @@ func weight(l, max float32) float64 {
 		return 1
 	}
 	return expNonPos(float64(l) - float64(max))
+}
+
+// State is the generator's state, so a later run can draw the same
+// numbers from this point (an export's replay).
+func (s *Sampler) State() ([]byte, error) { return s.pcg.MarshalBinary() }
+
+// SetState restores a state from State.
+func (s *Sampler) SetState(b []byte) error {
+	if err := s.pcg.UnmarshalBinary(b); err != nil {
+		return fmt.Errorf("sampler state: %w", err)
+	}
+	return nil
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"vkchat/internal/testenv"
+	"vkchat/runtime/engine"
+)
+
+// llamaRef is the part of a llama.cpp dump in shared/reference this test
+// needs: steps[i].top is [id, logit, prob] for the 10 likeliest tokens.
+type llamaRef struct {
+	Prompt       string  `json:"prompt"`
+	PromptTokens []int32 `json:"prompt_tokens"`
+	Steps        []struct {
+		Top [][3]float64 `json:"top"`
+	} `json:"steps"`
+	Greedy []int32 `json:"greedy"`
+}
+
+// refLogprob is ln p of id at a step of the dump, or false when id is not
+// in its top 10. The dump prints probabilities to six decimals, too coarse
+// for rare tokens, so ln p comes from the top token's probability (large,
+// so precise) plus the logit difference.
+func refLogprob(top [][3]float64, id int32) (float64, bool) {
+	for _, e := range top {
+		if int32(e[0]) == id {
+			return math.Log(top[0][2]) + e[1] - top[0][1], true
+		}
+	}
+	return 0, false
+}
+
+// TestRunLogprobsMatchLlamaCppAndReplay: `vkchat run --temp 0 --logprobs F`
+// writes llama.cpp's greedy tokens with log-probabilities within 0.05 of
+// llama.cpp's, for the chosen token and every alternative both list; then
+// `vkchat replay F` exits 0, and a tampered export makes it exit 1 naming
+// the first difference.
+func TestRunLogprobsMatchLlamaCppAndReplay(t *testing.T) {
+	model := testenv.Model(t, "stories260K.gguf")
+	const n = 40
+	for i := 1; i <= 4; i++ {
+		name := fmt.Sprintf("stories260K.p%d.json", i)
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(testenv.Shared(t, filepath.Join("reference", name)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ref llamaRef
+			if err := json.Unmarshal(data, &ref); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			out := filepath.Join(t.TempDir(), "lp.jsonl")
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{"run", "--model", model, "--prompt", ref.Prompt, "-n", fmt.Sprint(n),
+				"--temp", "0", "--logprobs", out}, &stdout, &stderr)
+			if code != 0 {
+				t.Fatalf("run exited %d: %s", code, stderr.String())
+			}
+			f, err := os.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, toks, err := engine.ReadLogprobs(f, out)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Prompt != ref.Prompt || h.Backend != "cpu" || h.Params.Temperature != 0 || len(h.ModelSHA256) != 64 || h.Vkchat == "" {
+				t.Errorf("header %+v", h)
+			}
+			if len(toks) != n {
+				t.Fatalf("%d token lines, want %d", len(toks), n)
+			}
+			worst := 0.0
+			for k, tok := range toks {
+				if tok.ID != ref.Greedy[k] {
+					t.Fatalf("token %d: id %d, llama.cpp's greedy %d", k, tok.ID, ref.Greedy[k])
+				}
+				if len(tok.Top) < 10 {
+					t.Errorf("token %d: %d alternatives, want at least 10", k, len(tok.Top))
+				}
+				step := ref.Steps[len(ref.PromptTokens)-1+k].Top
+				want, _ := refLogprob(step, tok.ID)
+				worst = max(worst, math.Abs(tok.Logprob-want))
+				if math.Abs(tok.Logprob-want) > 0.05 {
+					t.Errorf("token %d (%d): logprob %.4f, llama.cpp %.4f", k, tok.ID, tok.Logprob, want)
+				}
+				for _, alt := range tok.Top {
+					if w, ok := refLogprob(step, alt.ID); ok {
+						worst = max(worst, math.Abs(alt.Logprob-w))
+						if math.Abs(alt.Logprob-w) > 0.05 {
+							t.Errorf("token %d alternative %d: logprob %.4f, llama.cpp %.4f", k, alt.ID, alt.Logprob, w)
+						}
+					}
+				}
+			}
+			t.Logf("largest |logprob − llama.cpp's| over %d steps and their shared top-10: %.4f", n, worst)
+
+			stdout.Reset()
+			stderr.Reset()
+			if code := run(context.Background(), []string{"replay", out}, &stdout, &stderr); code != 0 {
+				t.Fatalf("replay exited %d: %s", code, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), fmt.Sprintf("all %d tokens", n)) {
+				t.Errorf("replay said %q", stdout.String())
+			}
+
+			// Change one recorded token: replay must fail there.
+			lines := strings.Split(strings.TrimSpace(readFile(t, out)), "\n")
+			var tok engine.LogprobToken
+			if err := json.Unmarshal([]byte(lines[1+7]), &tok); err != nil {
+				t.Fatal(err)
+			}
+			tok.ID = tok.Top[1].ID
+			b, _ := json.Marshal(tok)
+			lines[1+7] = string(b)
+			bad := filepath.Join(t.TempDir(), "bad.jsonl")
+			if err := os.WriteFile(bad, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			stdout.Reset()
+			stderr.Reset()
+			code = run(context.Background(), []string{"replay", bad}, &stdout, &stderr)
+			if code != 1 || !strings.Contains(stderr.String(), "token 7 differs") {
+				t.Errorf("tampered replay: exit %d, stderr %q; want 1 and \"token 7 differs\"", code, stderr.String())
+			}
+		})
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestReplayRejectsBadExports: broken files fail with the file, line and
+// field named, never a panic.
+func TestReplayRejectsBadExports(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct{ name, body, want string }{
+		{"empty", "", "empty file"},
+		{"not json", "hello\n", "line 1: not JSON"},
+		{"no header", `{"type":"token","index":0}` + "\n", `line 1: field "type" is "token", want "header"`},
+		{"no model", `{"type":"header"}` + "\n", `field "model" is empty`},
+		{"out of order", `{"type":"header","model":"m"}` + "\n" + `{"type":"token","index":3}` + "\n", `line 2: field "index" is 3, want 0`},
+		{"odd type", `{"type":"header","model":"m"}` + "\n" + `{"type":"what"}` + "\n", `line 2: field "type" is "what"`},
+	}
+	for _, tc := range cases {
+		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
+		if err := os.WriteFile(p, []byte(tc.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"replay", p}, &stdout, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), tc.want) || !strings.Contains(stderr.String(), p) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 naming %s and %q", tc.name, code, stderr.String(), p, tc.want)
+		}
+	}
+}
+
+// TestReplaySampled: with temperature, top-k/top-p/min-p and a repeat
+// penalty on, the same seed and backend reproduce every token and logprob.
+func TestReplaySampled(t *testing.T) {
+	model := testenv.Model(t, "stories260K.gguf")
+	out := filepath.Join(t.TempDir(), "lp.jsonl")
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"run", "--model", model, "--prompt", "The little dog wanted to", "-n", "60",
+		"--temp", "1.1", "--top-k", "20", "--top-p", "0.9", "--min-p", "0.02", "--repeat-penalty", "1.1", "--seed", "7", "--logprobs", out},
+		&stdout, &stderr); code != 0 {
+		t.Fatalf("run exited %d: %s", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"replay", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("replay exited %d: %s", code, stderr.String())
+	}
+}
