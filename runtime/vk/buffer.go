@@ -95,8 +95,8 @@ func (d *Device) NewBuffer(name string, size uint64, kind memKind) (*Buffer, err
 
 // Release destroys the buffer handle; safe to call more than once.
 func (b *Buffer) Release() {
-	if b == nil || b.done {
-		return
+	if b == nil || b.done || b.d.hung != nil {
+		return // a hung device's work may still use the buffer: leave it
 	}
 	b.done = true
 	for _, v := range b.views {

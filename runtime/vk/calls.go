@@ -87,13 +87,13 @@ func (d *Device) createPipelineLayout(set vk.DescriptorSetLayout, push uint32) (
 	return vk.PipelineLayout(unsafe.Pointer(out)), nil
 }
 
-func (d *Device) createComputePipeline(module vk.ShaderModule, layout vk.PipelineLayout, spec []uint32) (vk.Pipeline, vk.Result) {
+func (d *Device) createComputePipeline(module vk.ShaderModule, layout vk.PipelineLayout, spec []uint32, subgroup uint32, full bool) (vk.Pipeline, vk.Result) {
 	s := make([]C.uint32_t, max(len(spec), 1))
 	for i, x := range spec {
 		s[i] = C.uint32_t(x)
 	}
 	var out C.vkc_handle
-	r := C.vkc_create_compute_pipeline(d.calls, hnd(d.cache.handle()), hnd(module), hnd(layout), &s[0], C.uint32_t(len(spec)), &out)
+	r := C.vkc_create_compute_pipeline(d.calls, hnd(d.cache.handle()), hnd(module), hnd(layout), &s[0], C.uint32_t(len(spec)), C.uint32_t(subgroup), b32(full), &out)
 	return vk.Pipeline(unsafe.Pointer(out)), vk.Result(r)
 }
 

@@ -39,21 +39,48 @@ func (d *Device) run(rs ...*Recorder) error {
 	return d.submitWait(fmt.Sprintf("%d dispatches", n), cbs...)
 }
 
+// defaultFenceTimeout bounds one submission: far beyond any step (a 1B
+// model's first prefill on lavapipe compiles for about a minute), short
+// enough that a hung device surfaces as an error.
+const defaultFenceTimeout = 10 * time.Minute
+
 // submitWait submits cbs and blocks until the device has finished them. The
-// fence wait is bounded so that a hung device surfaces as an error.
+// fence wait is bounded: past it the device is marked hung (ErrTimeout, not
+// device loss: the work may still be running and owns its buffers), every
+// later submission is refused, and Close leaves the objects alone.
 func (d *Device) submitWait(what string, cbs ...vk.CommandBuffer) error {
+	if d.hung != nil {
+		return d.hung
+	}
 	r := d.queueSubmit(cbs)
 	if err := check("vkQueueSubmit", r, "%s", what); err != nil {
 		return err
 	}
-	r = vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, uint64(10*time.Minute))
+	r = d.waitFence()
 	if r == vk.Timeout {
-		r = vk.ErrorDeviceLost
+		d.hung = &Error{Call: "vkWaitForFences", Result: vk.Timeout, Detail: fmt.Sprintf(
+			"%s not finished after %v; the device is left as it is and refuses further work", what, d.timeout())}
+		return d.hung
 	}
 	if err := check("vkWaitForFences", r, "%s", what); err != nil {
 		return err
 	}
 	return check("vkResetFences", vk.ResetFences(d.dev, 1, []vk.Fence{d.fence}), "%s", what)
+}
+
+func (d *Device) timeout() time.Duration {
+	if d.fenceTimeout > 0 {
+		return d.fenceTimeout
+	}
+	return defaultFenceTimeout
+}
+
+// waitFence waits for the device's fence up to the timeout.
+func (d *Device) waitFence() vk.Result {
+	if d.fenceWait != nil {
+		return d.fenceWait(d.timeout())
+	}
+	return vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, uint64(d.timeout()))
 }
 
 // oneShot records commands into the device's transient command buffer and

@@ -6,6 +6,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -55,6 +56,15 @@ type Device struct {
 	// visible, so uploads and readbacks take the staging path of a
 	// discrete GPU without resizable BAR; tests set it on a fresh device.
 	unmapped bool
+
+	// hung is set when a submission outlived the fence timeout: the work
+	// may still be running and reading its buffers, so nothing is
+	// submitted or destroyed after it (see submitWait and Close).
+	hung error
+	// fenceTimeout bounds each submission (0: defaultFenceTimeout);
+	// fenceWait replaces vkWaitForFences in tests that play a hung device.
+	fenceTimeout time.Duration
+	fenceWait    func(time.Duration) vk.Result
 }
 
 // Open creates a logical device on the physical device index (-1: the best).
@@ -142,6 +152,16 @@ func (d *Device) Close() error {
 	if d == nil || d.closed {
 		return nil
 	}
+	if d.hung != nil {
+		if d.waitFence() != vk.Success {
+			// Destroying buffers, pipelines or the device under work
+			// still running is undefined behaviour (and vkDeviceWaitIdle
+			// could block for good): leave them, and say so. A later
+			// Close tries again.
+			return fmt.Errorf("closing %s: a submission is still running, so its objects are left alive: %w", d.Info.Name, d.hung)
+		}
+		d.hung = nil // it finished late: everything can go
+	}
 	d.closed = true
 	var errs []error
 	if d.dev != nil {
@@ -181,13 +201,20 @@ func (d *Device) Close() error {
 		d.calls = nil
 	}
 	if d.inst != nil {
-		vk.DestroyInstance(d.inst, nil)
+		destroyInstance(d.inst)
+	}
+	if err := validationError("using " + d.Info.Name); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
-// idle waits until the device has finished all submitted work.
+// idle waits until the device has finished all submitted work; on a hung
+// device it reports the hang instead of waiting without bound.
 func (d *Device) idle() error {
+	if d.hung != nil {
+		return d.hung
+	}
 	return check("vkDeviceWaitIdle", vk.DeviceWaitIdle(d.dev), "")
 }
 

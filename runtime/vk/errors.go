@@ -1,6 +1,7 @@
 package vk
 
 import (
+	"errors"
 	"fmt"
 
 	"vkchat/runtime/backend"
@@ -24,11 +25,20 @@ func (e *Error) Error() string {
 	return s
 }
 
+// ErrTimeout is a submission that did not finish within the fence timeout.
+// It is not device loss: the device may still be running the work (a
+// very slow step, or a kernel that never ends), so its objects stay alive
+// and the device takes no more work.
+var ErrTimeout = errors.New("vulkan: the device did not finish a submission in time")
+
 // Unwrap maps VK_ERROR_DEVICE_LOST to backend.ErrDeviceLost so the engine can
-// fall back to the CPU backend.
+// fall back to the CPU backend, and VK_TIMEOUT to ErrTimeout.
 func (e *Error) Unwrap() error {
-	if e.Result == vk.ErrorDeviceLost {
+	switch e.Result {
+	case vk.ErrorDeviceLost:
 		return backend.ErrDeviceLost
+	case vk.Timeout:
+		return ErrTimeout
 	}
 	return nil
 }

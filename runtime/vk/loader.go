@@ -62,39 +62,43 @@ type features struct {
 	IntegerDotAccelerated bool
 	SubgroupSizeControl   bool
 	ComputeFullSubgroups  bool
-	DriverID              uint32
-	MaxAllocationSize     uint64
-	DriverName            string
-	DriverInfo            string
+	// RequiredSubgroupStages: shader stages a pipeline may require a
+	// subgroup size for (1.3; 0 without it).
+	RequiredSubgroupStages uint32
+	DriverID               uint32
+	MaxAllocationSize      uint64
+	DriverName             string
+	DriverInfo             string
 }
 
 func handle(p unsafe.Pointer) C.vkc_handle { return C.vkc_handle(p) }
 
 func queryFeatures(inst vk.Instance, pd vk.PhysicalDevice) features {
 	var f C.vkc_features
-	C.vkc_query(handle(unsafe.Pointer(inst)), handle(unsafe.Pointer(pd)), &f)
+	C.vkc_query(handle(unsafe.Pointer(inst)), handle(unsafe.Pointer(pd)), C.uint32_t(requestedAPI()), &f)
 	return features{
-		APIVersion:            uint32(f.api_version),
-		SubgroupSize:          uint32(f.subgroup_size),
-		SubgroupStages:        uint32(f.subgroup_stages),
-		SubgroupOps:           uint32(f.subgroup_ops),
-		MinSubgroupSize:       uint32(f.min_subgroup_size),
-		MaxSubgroupSize:       uint32(f.max_subgroup_size),
-		Storage16:             f.storage16 != 0,
-		Storage8:              f.storage8 != 0,
-		Float16:               f.float16 != 0,
-		Int8:                  f.int8 != 0,
-		Int16:                 f.int16 != 0,
-		Int64:                 f.int64 != 0,
-		BufferDeviceAddress:   f.buffer_device_address != 0,
-		IntegerDot:            f.integer_dot != 0,
-		IntegerDotAccelerated: f.integer_dot_accelerated != 0,
-		SubgroupSizeControl:   f.subgroup_size_control != 0,
-		ComputeFullSubgroups:  f.compute_full_subgroups != 0,
-		DriverID:              uint32(f.driver_id),
-		MaxAllocationSize:     uint64(f.max_memory_allocation_size),
-		DriverName:            C.GoString(&f.driver_name[0]),
-		DriverInfo:            C.GoString(&f.driver_info[0]),
+		APIVersion:             uint32(f.api_version),
+		SubgroupSize:           uint32(f.subgroup_size),
+		SubgroupStages:         uint32(f.subgroup_stages),
+		SubgroupOps:            uint32(f.subgroup_ops),
+		MinSubgroupSize:        uint32(f.min_subgroup_size),
+		MaxSubgroupSize:        uint32(f.max_subgroup_size),
+		Storage16:              f.storage16 != 0,
+		Storage8:               f.storage8 != 0,
+		Float16:                f.float16 != 0,
+		Int8:                   f.int8 != 0,
+		Int16:                  f.int16 != 0,
+		Int64:                  f.int64 != 0,
+		BufferDeviceAddress:    f.buffer_device_address != 0,
+		IntegerDot:             f.integer_dot != 0,
+		IntegerDotAccelerated:  f.integer_dot_accelerated != 0,
+		SubgroupSizeControl:    f.subgroup_size_control != 0,
+		ComputeFullSubgroups:   f.compute_full_subgroups != 0,
+		RequiredSubgroupStages: uint32(f.required_subgroup_stages),
+		DriverID:               uint32(f.driver_id),
+		MaxAllocationSize:      uint64(f.max_memory_allocation_size),
+		DriverName:             C.GoString(&f.driver_name[0]),
+		DriverInfo:             C.GoString(&f.driver_info[0]),
 	}
 }
 
@@ -109,15 +113,16 @@ func b32(b bool) C.uint32_t {
 // optional features the kernels use enabled through the 1.2/1.3 structs.
 func createDevice(inst vk.Instance, pd vk.PhysicalDevice, family uint32, f features) (vk.Device, error) {
 	en := C.vkc_enable{
-		storage16:             b32(f.Storage16),
-		storage8:              b32(f.Storage8),
-		float16:               b32(f.Float16),
-		int8:                  b32(f.Int8),
-		int16:                 b32(f.Int16),
-		int64:                 b32(f.Int64),
-		buffer_device_address: b32(f.BufferDeviceAddress),
-		integer_dot:           b32(f.IntegerDot),
-		subgroup_size_control: b32(f.SubgroupSizeControl),
+		storage16:              b32(f.Storage16),
+		storage8:               b32(f.Storage8),
+		float16:                b32(f.Float16),
+		int8:                   b32(f.Int8),
+		int16:                  b32(f.Int16),
+		int64:                  b32(f.Int64),
+		buffer_device_address:  b32(f.BufferDeviceAddress),
+		integer_dot:            b32(f.IntegerDot),
+		subgroup_size_control:  b32(f.SubgroupSizeControl),
+		compute_full_subgroups: b32(f.ComputeFullSubgroups),
 	}
 	var dev C.vkc_handle
 	r := C.vkc_create_device(handle(unsafe.Pointer(inst)), handle(unsafe.Pointer(pd)), C.uint32_t(family), &en, &dev)

@@ -45,11 +45,40 @@ type block struct {
 type arena struct {
 	d      *Device
 	blocks []*block
-	// allocated counts device memory per kind, for Memory() and for error
-	// messages that say how much was already taken.
+	// allocated counts device memory per kind, for Memory().
 	allocated [memKinds]uint64
-	types     [memKinds]int
-	resolved  bool
+	// heapUsed counts what vkchat allocated from each heap: a heap's limit
+	// applies to the allocations on it, whatever kind they serve (a
+	// discrete GPU's host heap must not be charged for the weights in its
+	// device-local one).
+	heapUsed []uint64
+	types    [memKinds]int
+	resolved bool
+
+	// vkAlloc and vkMap are vkAllocateMemory and vkMapMemory; tests
+	// replace them to play a device whose heaps they describe.
+	vkAlloc func(size uint64, typ uint32) (vk.DeviceMemory, vk.Result)
+	vkMap   func(mem vk.DeviceMemory, size uint64) (unsafe.Pointer, vk.Result)
+}
+
+func (a *arena) allocate(size uint64, typ uint32) (vk.DeviceMemory, vk.Result) {
+	if a.vkAlloc != nil {
+		return a.vkAlloc(size, typ)
+	}
+	ai := &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: vk.DeviceSize(size), MemoryTypeIndex: typ}
+	var mem vk.DeviceMemory
+	r := vk.AllocateMemory(a.d.dev, ai, nil, &mem)
+	ai.Free()
+	return mem, r
+}
+
+func (a *arena) mapMemory(mem vk.DeviceMemory, size uint64) (unsafe.Pointer, vk.Result) {
+	if a.vkMap != nil {
+		return a.vkMap(mem, size)
+	}
+	var p unsafe.Pointer
+	r := vk.MapMemory(a.d.dev, mem, 0, vk.DeviceSize(size), 0, &p)
+	return p, r
 }
 
 const (
@@ -83,11 +112,15 @@ func (a *arena) pickType(bits uint32, kind memKind) (int, error) {
 			}
 			score = 1
 			// Host-visible device memory only helps if it is the main heap;
-			// a 256 MiB BAR window would run out under the weights.
+			// a 256 MiB BAR window would run out under the weights. A
+			// non-coherent type still serves, unmapped (see mappable).
 			if f&(propHostVisible|propCoherent) == propHostVisible|propCoherent && heap >= largestLocal {
 				score = 2
 			}
 		case memHost:
+			// Only coherent types: the runtime writes and reads mapped
+			// memory with plain copies and no vkFlush/vkInvalidate.
+
 			if f&(propHostVisible|propCoherent) != propHostVisible|propCoherent {
 				break
 			}
@@ -101,13 +134,22 @@ func (a *arena) pickType(bits uint32, kind memKind) (int, error) {
 		}
 	}
 	if best < 0 {
+		if kind == memHost {
+			return 0, fmt.Errorf("vulkan device %s has no host-visible, host-coherent memory type among bits %#x (vkchat does not flush or invalidate non-coherent memory)", a.d.Info.Name, bits)
+		}
 		return 0, fmt.Errorf("vulkan device %s has no %s memory type among bits %#x", a.d.Info.Name, kind, bits)
 	}
 	return best, nil
 }
 
-func (a *arena) hostVisible(typ int) bool {
-	return a.d.mem.typeFlags[typ]&propHostVisible != 0
+// mappable says whether blocks of type typ are mapped for plain copies:
+// host-visible and coherent. Host-visible memory without coherence would
+// need vkFlushMappedMemoryRanges after every write and an invalidate
+// before every read, so the runtime leaves it unmapped and moves data
+// through the (coherent) staging buffer instead.
+func (a *arena) mappable(typ int) bool {
+	f := a.d.mem.typeFlags[typ]
+	return f&(propHostVisible|propCoherent) == propHostVisible|propCoherent
 }
 
 func alignUp(n, a uint64) uint64 {
@@ -147,7 +189,10 @@ func (a *arena) alloc(req vk.MemoryRequirements, kind memKind, name string) (*bl
 	}
 	heapIdx := a.d.mem.typeHeap[typ]
 	heapSize := a.d.mem.heapSize[heapIdx]
-	used := a.allocated[memDevice] + a.allocated[memHost]
+	if len(a.heapUsed) < len(a.d.mem.heapSize) {
+		a.heapUsed = append(a.heapUsed, make([]uint64, len(a.d.mem.heapSize)-len(a.heapUsed))...)
+	}
+	used := a.heapUsed[heapIdx]
 	// Some drivers (lavapipe) grant allocations beyond the heap and fail
 	// later, or let the process be killed: refuse what cannot fit.
 	if used+size > heapSize {
@@ -158,41 +203,48 @@ func (a *arena) alloc(req vk.MemoryRequirements, kind memKind, name string) (*bl
 	if max := a.d.Info.Features.MaxAllocationSize; max > 0 && size > max {
 		return nil, 0, fmt.Errorf("buffer %q of %d bytes exceeds the device's maxMemoryAllocationSize of %d", name, size, max)
 	}
-	ai := &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: vk.DeviceSize(bs), MemoryTypeIndex: uint32(typ)}
-	var mem vk.DeviceMemory
-	r := vk.AllocateMemory(a.d.dev, ai, nil, &mem)
-	ai.Free()
+	if used+bs > heapSize {
+		bs = size // a whole block would overrun the heap; the exact size fits
+	}
+	mem, r := a.allocate(bs, uint32(typ))
 	if r != vk.Success && bs > size {
 		// A smaller, exact allocation may still fit where a block does not.
 		bs = size
-		ai = &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: vk.DeviceSize(bs), MemoryTypeIndex: uint32(typ)}
-		r = vk.AllocateMemory(a.d.dev, ai, nil, &mem)
-		ai.Free()
+		mem, r = a.allocate(bs, uint32(typ))
 	}
 	if err := check("vkAllocateMemory", r, "%q needs %d bytes of %s memory; %d of the %d-byte heap %d are already allocated by vkchat",
 		name, size, kind, used, heapSize, heapIdx); err != nil {
 		return nil, 0, err
 	}
 	b := &block{mem: mem, size: bs, typ: uint32(typ), kind: kind, used: size}
-	if a.hostVisible(typ) && !(kind == memDevice && a.d.unmapped) {
-		var p unsafe.Pointer
-		if err := check("vkMapMemory", vk.MapMemory(a.d.dev, mem, 0, vk.DeviceSize(bs), 0, &p), "%d bytes for %q", bs, name); err != nil {
-			vk.FreeMemory(a.d.dev, mem, nil)
+	if a.mappable(typ) && !(kind == memDevice && a.d.unmapped) {
+		p, r := a.mapMemory(mem, bs)
+		if err := check("vkMapMemory", r, "%d bytes for %q", bs, name); err != nil {
+			a.free(mem)
 			return nil, 0, err
 		}
 		b.mapped = p
 	}
 	a.blocks = append(a.blocks, b)
 	a.allocated[kind] += bs
+	a.heapUsed[heapIdx] += bs
 	return b, 0, nil
+}
+
+func (a *arena) free(mem vk.DeviceMemory) {
+	if a.vkAlloc == nil {
+		vk.FreeMemory(a.d.dev, mem, nil)
+	}
 }
 
 func (a *arena) release() {
 	for _, b := range a.blocks {
-		if b.mapped != nil {
+		if b.mapped != nil && a.vkMap == nil {
 			vk.UnmapMemory(a.d.dev, b.mem)
 		}
-		vk.FreeMemory(a.d.dev, b.mem, nil)
+		a.free(b.mem)
 	}
 	a.blocks = nil
+	clear(a.heapUsed)
+	a.allocated = [memKinds]uint64{}
 }

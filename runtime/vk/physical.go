@@ -75,24 +75,41 @@ func newInstance() (vk.Instance, error) {
 	if version := instanceVersion(); version < vk.MakeVersion(1, 2, 0) {
 		return nil, fmt.Errorf("%w: the Vulkan loader supports version %s, 1.2 is required", ErrNoVulkan, versionString(version))
 	}
+	api := requestedAPI()
 	app := &vk.ApplicationInfo{
 		SType:            vk.StructureTypeApplicationInfo,
 		PApplicationName: "vkchat\x00",
 		PEngineName:      "vkchat\x00",
-		ApiVersion:       vk.MakeVersion(1, 2, 0),
+		ApiVersion:       api,
 	}
-	ci := &vk.InstanceCreateInfo{SType: vk.StructureTypeInstanceCreateInfo, PApplicationInfo: app}
+	layers, exts := instanceLayers(), instanceExtensions()
+	ci := &vk.InstanceCreateInfo{
+		SType:                   vk.StructureTypeInstanceCreateInfo,
+		PApplicationInfo:        app,
+		EnabledLayerCount:       uint32(len(layers)),
+		PpEnabledLayerNames:     layers,
+		EnabledExtensionCount:   uint32(len(exts)),
+		PpEnabledExtensionNames: exts,
+	}
 	var inst vk.Instance
 	r := vk.CreateInstance(ci, nil, &inst)
 	ci.Free()
 	app.Free()
 	if r != vk.Success {
-		err := check("vkCreateInstance", r, "API version 1.2")
+		err := check("vkCreateInstance", r, "API version %s", versionString(api))
+		if validationEnabled() {
+			// not ErrNoVulkan: a missing layer must fail the run, not skip it
+			return nil, fmt.Errorf("%s=1 needs %s and VK_EXT_debug_utils (Debian: vulkan-validationlayers): %w", ValidationEnv, validationLayer, err)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrNoVulkan, err)
 	}
 	if err := vk.InitInstance(inst); err != nil {
 		vk.DestroyInstance(inst, nil)
 		return nil, fmt.Errorf("%w: %v", ErrNoVulkan, err)
+	}
+	if err := attachValidation(inst); err != nil {
+		vk.DestroyInstance(inst, nil)
+		return nil, err
 	}
 	return inst, nil
 }
@@ -180,14 +197,18 @@ func Devices() ([]DeviceInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer vk.DestroyInstance(inst, nil)
 	pds, err := physicalDevices(inst)
 	if err != nil {
+		destroyInstance(inst)
 		return nil, err
 	}
 	infos := make([]DeviceInfo, len(pds))
 	for i, pd := range pds {
 		infos[i], _ = describe(inst, pd, i)
+	}
+	destroyInstance(inst)
+	if err := validationError("listing devices"); err != nil {
+		return nil, err
 	}
 	return infos, nil
 }

@@ -16,8 +16,11 @@ import (
 // specialization constants fixed, all bindings storage buffers, and a push
 // constant block of push bytes.
 type Kernel struct {
-	Name     string
-	Spec     []uint32
+	Name string
+	Spec []uint32
+	// Subgroup is the subgroup size the pipeline was created to require
+	// (0: the driver's choice); see DeviceInfo.requiredSubgroup.
+	Subgroup uint32
 	types    []vk.DescriptorType
 	bindings int
 	push     uint32
@@ -97,8 +100,10 @@ func (d *Device) Kernel(name string, push uint32, spec ...uint32) (*Kernel, erro
 	if k.layout, err = d.createPipelineLayout(k.dsl, push); err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", name, err)
 	}
-	pipe, r := d.createComputePipeline(m, k.layout, spec)
-	if err := check("vkCreateComputePipelines", r, "kernel %s, specialization %v", name, spec); err != nil {
+	sg, full := d.Info.requiredSubgroup(spec)
+	k.Subgroup = sg
+	pipe, r := d.createComputePipeline(m, k.layout, spec, sg, full)
+	if err := check("vkCreateComputePipelines", r, "kernel %s, specialization %v, subgroup size %d (full %v)", name, spec, sg, full); err != nil {
 		return nil, err
 	}
 	k.pipe = pipe
@@ -106,6 +111,34 @@ func (d *Device) Kernel(name string, push uint32, spec ...uint32) (*Kernel, erro
 	d.kernels = append(d.kernels, k)
 	ok = true
 	return k, nil
+}
+
+// stageCompute is VK_SHADER_STAGE_COMPUTE_BIT.
+const stageCompute = uint32(vk.ShaderStageComputeBit)
+
+// requiredSubgroup is the subgroup size a pipeline whose workgroup is
+// spec[0] lanes (every kernel's local_size_x_id is 0) is created with, and
+// whether it also requires full subgroups. Without a requirement a driver
+// that compiles for several widths picks one per pipeline (RADV may run a
+// 32-lane workgroup as half a wave64, Intel may split one into SIMD8
+// pieces). The requirement is the largest size the device offers that the
+// workgroup fills (at most the workgroup, at least minSubgroupSize): the
+// kernels count on no more than SureSubgroup, the smallest size, so any
+// size from that range keeps them correct, and the largest leaves no lane
+// of a wave idle. Full subgroups are required where the workgroup is a
+// whole number of them, so no subgroup runs partly empty. Zero where the
+// device has no 1.3 subgroup-size control for compute.
+func (info DeviceInfo) requiredSubgroup(spec []uint32) (size uint32, full bool) {
+	f := info.Features
+	if !f.SubgroupSizeControl || f.RequiredSubgroupStages&stageCompute == 0 || len(spec) == 0 || f.MinSubgroupSize == 0 {
+		return 0, false
+	}
+	lanes := spec[0]
+	size = f.MinSubgroupSize
+	for size*2 <= f.MaxSubgroupSize && size*2 <= lanes {
+		size *= 2
+	}
+	return size, f.ComputeFullSubgroups && lanes%size == 0
 }
 
 func equalU32(a, b []uint32) bool {

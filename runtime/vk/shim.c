@@ -31,7 +31,7 @@ void *vkc_load(char *err, int errlen) {
 	return (void *)gipa;
 }
 
-void vkc_query(vkc_handle instance, vkc_handle phys, vkc_features *out) {
+void vkc_query(vkc_handle instance, vkc_handle phys, uint32_t api, vkc_features *out) {
 	VkInstance inst = (VkInstance)instance;
 	VkPhysicalDevice pd = (VkPhysicalDevice)phys;
 	memset(out, 0, sizeof(*out));
@@ -45,7 +45,10 @@ void vkc_query(vkc_handle instance, vkc_handle phys, vkc_features *out) {
 		// Without the 1.2 structs we report only what 1.0 can tell.
 		return;
 	}
-	int v13 = p.apiVersion >= VK_API_VERSION_1_3;
+	// The instance's version caps what may be chained as much as the
+	// device's does.
+	uint32_t effective = p.apiVersion < api ? p.apiVersion : api;
+	int v13 = effective >= VK_API_VERSION_1_3;
 
 	VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
 	VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = v13 ? &f13 : NULL};
@@ -75,6 +78,7 @@ void vkc_query(vkc_handle instance, vkc_handle phys, vkc_features *out) {
 	out->min_subgroup_size = v13 ? p13.minSubgroupSize : p11.subgroupSize;
 	out->max_subgroup_size = v13 ? p13.maxSubgroupSize : p11.subgroupSize;
 	out->integer_dot_accelerated = v13 && p13.integerDotProduct4x8BitPackedSignedAccelerated;
+	out->required_subgroup_stages = v13 ? p13.requiredSubgroupSizeStages : 0;
 	out->driver_id = p12.driverID;
 	memcpy(out->driver_name, p12.driverName, sizeof(out->driver_name) < VK_MAX_DRIVER_NAME_SIZE ? sizeof(out->driver_name) : VK_MAX_DRIVER_NAME_SIZE);
 	memcpy(out->driver_info, p12.driverInfo, sizeof(out->driver_info) < VK_MAX_DRIVER_INFO_SIZE ? sizeof(out->driver_info) : VK_MAX_DRIVER_INFO_SIZE);
@@ -91,7 +95,8 @@ int32_t vkc_create_device(vkc_handle instance, vkc_handle phys, uint32_t family,
 	VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
 	f13.shaderIntegerDotProduct = en->integer_dot;
 	f13.subgroupSizeControl = en->subgroup_size_control;
-	int need13 = en->integer_dot || en->subgroup_size_control;
+	f13.computeFullSubgroups = en->compute_full_subgroups;
+	int need13 = en->integer_dot || en->subgroup_size_control || en->compute_full_subgroups;
 	VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = need13 ? &f13 : NULL};
 	f12.storageBuffer8BitAccess = en->storage8;
 	f12.shaderFloat16 = en->float16;
@@ -265,7 +270,7 @@ int32_t vkc_create_pipeline_layout(vkc_dev *d, vkc_handle set_layout, uint32_t p
 	return r;
 }
 
-int32_t vkc_create_compute_pipeline(vkc_dev *d, vkc_handle cache, vkc_handle module, vkc_handle layout, const uint32_t *spec, uint32_t n, vkc_handle *out) {
+int32_t vkc_create_compute_pipeline(vkc_dev *d, vkc_handle cache, vkc_handle module, vkc_handle layout, const uint32_t *spec, uint32_t n, uint32_t subgroup, uint32_t full, vkc_handle *out) {
 	VkSpecializationMapEntry e[32];
 	if (n > 32) {
 		return VK_ERROR_TOO_MANY_OBJECTS;
@@ -274,10 +279,16 @@ int32_t vkc_create_compute_pipeline(vkc_dev *d, vkc_handle cache, vkc_handle mod
 		e[i] = (VkSpecializationMapEntry){.constantID = i, .offset = 4 * i, .size = 4};
 	}
 	VkSpecializationInfo si = {.mapEntryCount = n, .pMapEntries = e, .dataSize = 4 * n, .pData = spec};
+	VkPipelineShaderStageRequiredSubgroupSizeCreateInfo rs = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
+		.requiredSubgroupSize = subgroup,
+	};
 	VkComputePipelineCreateInfo ci = {
 		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
 		.stage = {
 			.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+			.pNext = subgroup ? &rs : NULL,
+			.flags = full ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT : 0,
 			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
 			.module = (VkShaderModule)module,
 			.pName = "main",
@@ -359,4 +370,98 @@ int32_t vkc_queue_submit(vkc_dev *d, vkc_handle queue, const vkc_handle *cbs, ui
 	}
 	VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = c};
 	return d->queueSubmit((VkQueue)queue, 1, &si, (VkFence)fence);
+}
+
+// The validation messenger. Messages arrive on whatever thread made the
+// call, so the record is guarded.
+#include <pthread.h>
+
+#define VKC_DEBUG_KEEP 16
+#define VKC_DEBUG_LEN 1024
+
+static pthread_mutex_t debug_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t debug_count;
+static char debug_msgs[VKC_DEBUG_KEEP][VKC_DEBUG_LEN];
+static struct {
+	VkInstance inst;
+	VkDebugUtilsMessengerEXT m;
+} debug_messengers[8];
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL debug_record(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
+						    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
+	(void)types;
+	(void)user;
+	const char *msg = data && data->pMessage ? data->pMessage : "(no message)";
+	const char *level = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error" : "warning";
+	fprintf(stderr, "vulkan validation %s: %s\n", level, msg);
+	pthread_mutex_lock(&debug_mu);
+	if (debug_count < VKC_DEBUG_KEEP) {
+		snprintf(debug_msgs[debug_count], VKC_DEBUG_LEN, "%s: %s", level, msg);
+	}
+	debug_count++;
+	pthread_mutex_unlock(&debug_mu);
+	return VK_FALSE; // the call itself goes on as without the layer
+}
+
+int32_t vkc_debug_open(vkc_handle instance) {
+	VkInstance inst = (VkInstance)instance;
+	PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)gipa(inst, "vkCreateDebugUtilsMessengerEXT");
+	if (!create) {
+		return VK_ERROR_EXTENSION_NOT_PRESENT;
+	}
+	VkDebugUtilsMessengerCreateInfoEXT ci = {
+		.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+		.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+		.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+		.pfnUserCallback = debug_record,
+	};
+	pthread_mutex_lock(&debug_mu);
+	int slot = -1;
+	for (int i = 0; i < 8; i++) {
+		if (!debug_messengers[i].inst) {
+			slot = i;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&debug_mu);
+	if (slot < 0) {
+		return VK_ERROR_TOO_MANY_OBJECTS;
+	}
+	VkDebugUtilsMessengerEXT m = VK_NULL_HANDLE;
+	VkResult r = create(inst, &ci, NULL, &m);
+	if (r != VK_SUCCESS) {
+		return r;
+	}
+	pthread_mutex_lock(&debug_mu);
+	debug_messengers[slot].inst = inst;
+	debug_messengers[slot].m = m;
+	pthread_mutex_unlock(&debug_mu);
+	return VK_SUCCESS;
+}
+
+void vkc_debug_close(vkc_handle instance) {
+	VkInstance inst = (VkInstance)instance;
+	PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)gipa(inst, "vkDestroyDebugUtilsMessengerEXT");
+	pthread_mutex_lock(&debug_mu);
+	for (int i = 0; i < 8; i++) {
+		if (debug_messengers[i].inst == inst) {
+			if (destroy) {
+				destroy(inst, debug_messengers[i].m, NULL);
+			}
+			debug_messengers[i].inst = NULL;
+			debug_messengers[i].m = VK_NULL_HANDLE;
+		}
+	}
+	pthread_mutex_unlock(&debug_mu);
+}
+
+uint32_t vkc_debug_take(char *buf, uint32_t len, uint32_t max) {
+	pthread_mutex_lock(&debug_mu);
+	uint32_t n = debug_count;
+	for (uint32_t i = 0; i < n && i < max && i < VKC_DEBUG_KEEP; i++) {
+		snprintf(buf + (size_t)i * len, len, "%s", debug_msgs[i]);
+	}
+	debug_count = 0;
+	pthread_mutex_unlock(&debug_mu);
+	return n;
 }

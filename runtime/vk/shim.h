@@ -27,6 +27,7 @@ typedef struct {
 	uint32_t integer_dot_accelerated;
 	uint32_t subgroup_size_control;
 	uint32_t compute_full_subgroups;
+	uint32_t required_subgroup_stages; // stages that take a required subgroup size (1.3)
 	uint32_t driver_id;
 	uint64_t max_memory_allocation_size;
 	char driver_name[256];
@@ -43,13 +44,30 @@ typedef struct {
 	uint32_t buffer_device_address;
 	uint32_t integer_dot;
 	uint32_t subgroup_size_control;
+	uint32_t compute_full_subgroups;
 } vkc_enable;
 
 // vkc_load opens the Vulkan loader; it returns vkGetInstanceProcAddr or NULL
 // with a message in err.
 void *vkc_load(char *err, int errlen);
-void vkc_query(vkc_handle instance, vkc_handle phys, vkc_features *out);
+// vkc_query reports what the physical device supports through the structs
+// of the API version both the instance (api) and the device allow: chaining
+// a 1.3 struct where either is older is invalid usage
+// (VUID-VkPhysicalDeviceProperties2-pNext-pNext).
+void vkc_query(vkc_handle instance, vkc_handle phys, uint32_t api, vkc_features *out);
+// vkc_create_device chains the 1.3 feature struct only when en asks for a
+// 1.3 feature, which vkc_query reports only under 1.3.
 int32_t vkc_create_device(vkc_handle instance, vkc_handle phys, uint32_t family, const vkc_enable *en, vkc_handle *device);
+
+// Validation: vkc_debug_open attaches a debug-utils messenger to instance
+// that records every warning and error message (and prints it to stderr);
+// vkc_debug_close destroys it before the instance goes. vkc_debug_take
+// copies up to max recorded messages into buf (each NUL-terminated, at
+// most len bytes) and returns how many were recorded since the last take,
+// clearing them.
+int32_t vkc_debug_open(vkc_handle instance);
+void vkc_debug_close(vkc_handle instance);
+uint32_t vkc_debug_take(char *buf, uint32_t len, uint32_t max);
 uint32_t vkc_instance_version(void);
 uint64_t vkc_buffer_address(vkc_handle instance, vkc_handle device, vkc_handle buffer);
 
@@ -82,7 +100,9 @@ int32_t vkc_compute_family(vkc_handle instance, vkc_handle phys, uint32_t *flags
 
 int32_t vkc_create_set_layout(vkc_dev *d, const uint32_t *types, uint32_t n, vkc_handle *out);
 int32_t vkc_create_pipeline_layout(vkc_dev *d, vkc_handle set_layout, uint32_t push_bytes, vkc_handle *out);
-int32_t vkc_create_compute_pipeline(vkc_dev *d, vkc_handle cache, vkc_handle module, vkc_handle layout, const uint32_t *spec, uint32_t n, vkc_handle *out);
+// subgroup > 0 requires that subgroup size (1.3 subgroupSizeControl);
+// full also requires full subgroups (computeFullSubgroups).
+int32_t vkc_create_compute_pipeline(vkc_dev *d, vkc_handle cache, vkc_handle module, vkc_handle layout, const uint32_t *spec, uint32_t n, uint32_t subgroup, uint32_t full, vkc_handle *out);
 int32_t vkc_create_descriptor_pool(vkc_dev *d, uint32_t max_sets, const uint32_t *types, const uint32_t *counts, uint32_t n, vkc_handle *out);
 void vkc_write_set(vkc_dev *d, vkc_handle set, uint32_t n, const uint32_t *types, const vkc_handle *buffers, const uint64_t *offsets, const uint64_t *ranges, const vkc_handle *views);
 void vkc_cmd_barrier(vkc_dev *d, vkc_handle cb, int32_t host);
