@@ -68,7 +68,9 @@ type Model struct {
 	savePath string
 	created  time.Time
 	saveErr  error
-	loadErr  error
+	// saveRetry keeps retrying a failed autosave (persist.go).
+	saveRetry saveRetryState
+	loadErr   error
 
 	now     func() time.Time
 	newSeed func() uint64
@@ -149,9 +151,21 @@ func (m *Model) modelName() string {
 // Init implements tea.Model.
 func (m *Model) Init() tea.Cmd { return nil }
 
-// Update implements tea.Model.
+// Update implements tea.Model. Any step may have failed to autosave; the
+// retry timer it asked for is started here.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	model, cmd := m.update(msg)
+	if retry := m.takeSaveRetry(); retry != nil {
+		cmd = tea.Batch(cmd, retry)
+	}
+	return model, cmd
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case saveRetryMsg:
+		m.handleSaveRetry(msg)
+		return m, nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 0), max(msg.Height, 0)
 		return m, nil

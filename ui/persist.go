@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/runtime/chat"
 	"vkchat/runtime/sample"
@@ -163,7 +166,10 @@ func (m *Model) newSavePath() string {
 }
 
 // autosave writes the conversation to its file; it runs after every turn,
-// on errors and on quit. An empty chat is not written.
+// on errors and on quit. An empty chat is not written. When the write fails
+// (a full disk, a state dir gone read-only) the conversation stays in
+// memory, the status line says so, and the save is tried again on a timer
+// and at the next turn until it goes through.
 func (m *Model) autosave() {
 	if len(m.messages(true)) == 0 || (len(m.turns) == 0 && m.savePath == "") {
 		return
@@ -171,17 +177,117 @@ func (m *Model) autosave() {
 	if m.savePath == "" {
 		m.savePath = m.newSavePath()
 	}
-	if err := writeConversation(m.savePath, m.snapshot()); err != nil {
+	r := &m.saveRetry
+	if err := r.writer()(m.savePath, m.snapshot()); err != nil {
 		m.saveErr = err
-		m.setError("could not save the conversation: " + err.Error())
+		r.failures++
+		if r.delay == 0 {
+			r.delay = cmp.Or(r.firstDelay, saveRetryFirst)
+		}
+		if !r.pending {
+			r.armed = true
+		}
+		m.setError(fmt.Sprintf("could not save the conversation (kept in memory, retrying in %s): %v", r.delay, err))
 		return
 	}
+	if m.saveErr != nil {
+		m.setStatus(fmt.Sprintf("saved to %s after %d failed attempts", m.savePath, r.failures))
+	}
 	m.saveErr = nil
+	r.failures, r.delay, r.armed = 0, 0, false
+	r.seq++ // a timer still pending finds nothing to do
+	r.pending = false
+}
+
+// Retry timing after a failed save: soon at first, then backing off so a
+// disk that stays full is not hammered.
+const (
+	saveRetryFirst = 2 * time.Second
+	saveRetryMax   = 30 * time.Second
+)
+
+// saveRetryState is the autosave's failure state.
+type saveRetryState struct {
+	// write saves a conversation; nil means writeConversation. Tests put
+	// faults here (a full disk, a failing rename).
+	write      func(path string, c savedConversation) error
+	firstDelay time.Duration // 0: saveRetryFirst (tests shorten it)
+	failures   int           // consecutive failed saves
+	delay      time.Duration // wait before the next retry; 0 while saves succeed
+	armed      bool          // a retry timer is due to be started
+	pending    bool          // a retry timer is running
+	seq        int           // tells the running timer from abandoned ones
+	// rescueDir is where Run writes a conversation it could not save
+	// (empty: os.TempDir()); rescueOut gets it as JSON when even that
+	// fails (nil: os.Stderr).
+	rescueDir string
+	rescueOut io.Writer
+}
+
+func (r *saveRetryState) writer() func(string, savedConversation) error {
+	if r.write != nil {
+		return r.write
+	}
+	return writeConversation
+}
+
+// saveRetryMsg is a retry timer going off.
+type saveRetryMsg struct{ seq int }
+
+// takeSaveRetry starts the retry timer a failed save asked for, if any;
+// Update hands the command to bubbletea.
+func (m *Model) takeSaveRetry() tea.Cmd {
+	r := &m.saveRetry
+	if !r.armed {
+		return nil
+	}
+	r.armed, r.pending = false, true
+	r.seq++
+	seq, d := r.seq, r.delay
+	r.delay = min(2*r.delay, saveRetryMax)
+	return tea.Tick(d, func(time.Time) tea.Msg { return saveRetryMsg{seq: seq} })
+}
+
+func (m *Model) handleSaveRetry(msg saveRetryMsg) {
+	r := &m.saveRetry
+	if msg.seq != r.seq || m.saveErr == nil {
+		return
+	}
+	r.pending = false
+	m.autosave()
+}
+
+// rescueUnsaved runs when the chat ends with the last save failed: the
+// conversation goes to a file in the temp dir (another disk, often), and
+// when that fails too, to stderr as JSON, so the terminal's scrollback
+// still holds it. The error says where it went.
+func (m *Model) rescueUnsaved() error {
+	if m.saveErr == nil {
+		return nil
+	}
+	r := &m.saveRetry
+	c := m.snapshot()
+	dir := r.rescueDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	p := filepath.Join(dir, "vkchat-unsaved-"+m.now().Format("2006-01-02T15-04-05")+".json")
+	werr := r.writer()(p, c)
+	if werr == nil {
+		return fmt.Errorf("ui: saving the conversation to %s: %w; saved it to %s instead", m.savePath, m.saveErr, p)
+	}
+	out := r.rescueOut
+	if out == nil {
+		out = os.Stderr
+	}
+	data, _ := json.MarshalIndent(c, "", "  ")
+	fmt.Fprintf(out, "vkchat: the conversation could not be saved (%v; %v); here it is as JSON:\n%s\n", m.saveErr, werr, data)
+	return fmt.Errorf("ui: saving the conversation to %s: %w (also failed in %s: %v; printed above as JSON)", m.savePath, m.saveErr, dir, werr)
 }
 
 // saveCopy writes the conversation to a file the user named.
 func (m *Model) saveCopy(path string) error {
-	return writeConversation(expandHome(path), m.snapshot())
+	return m.saveRetry.writer()(expandHome(path), m.snapshot())
 }
 
 // resolveConversation finds a file to load: the path as given, else a name

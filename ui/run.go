@@ -47,8 +47,8 @@ func Run(ctx context.Context, eng Engine, cfg Config) error {
 	if err != nil {
 		return errors.Join(err, werr)
 	}
-	if m.saveErr != nil {
-		return errors.Join(fmt.Errorf("ui: saving the conversation: %w", m.saveErr), werr)
+	if err := m.rescueUnsaved(); err != nil {
+		return errors.Join(err, werr)
 	}
 	return werr
 }
