@@ -16,6 +16,11 @@
 // is what makes the backends agree end to end on quantized models. It is
 // chosen on CPU devices, where a workgroup runs its positions one after
 // another anyway; GPUs keep the position-parallel form.
+//
+// A sliding-window layer sees only keys with q - k < window, and its cache
+// may be a ring of slots positions (position at lives in slot at % slots).
+// CAP soft-caps the scores as llama.cpp's flash attention does:
+// s = cap·tanh(dot·scale) with scale already divided by cap on the host.
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -24,6 +29,7 @@ layout(constant_id = 2) const uint G = 1;     // query heads per KV head
 layout(constant_id = 3) const uint KVF32 = 0;
 layout(constant_id = 4) const uint ORDERED = 0;
 layout(constant_id = 5) const uint LANES = 8; // the workgroup size, for ORDERED
+layout(constant_id = 6) const uint CAP = 0;   // soft-cap the scores
 const uint DPL = (HD + LANES - 1) / LANES;    // dimensions per lane, for ORDERED
 
 layout(binding = 0) uniform usamplerBuffer Q;  // [token][head][dim] f32 bits, 4 per texel
@@ -34,9 +40,20 @@ layout(std430, binding = 4) readonly buffer Step { uint ntok; uint pos; };
 
 layout(push_constant) uniform Push {
 	uint qstride;  // floats per token in Q and Out
-	uint ctx;      // cache positions per head
-	float scale;   // 1/sqrt(HD)
+	uint slots;    // cache positions per head (a ring on a sliding-window layer)
+	float scale;   // of the scores (1/sqrt(HD) or the model's; ÷ cap with CAP)
+	float cap;     // the soft-cap, with CAP
+	uint window;   // keys with q - k >= window are masked; 0: none
 } p;
+
+// score turns a dot product into the softmax's input.
+float score(float dot) {
+	float s = dot * p.scale;
+	return CAP != 0 ? p.cap * tanh(s) : s;
+}
+
+// first_pos is the first key position query position at sees.
+uint first_pos(uint at) { return p.window != 0 && at + 1 > p.window ? at + 1 - p.window : 0; }
 
 const uint PER = KVF32 != 0 ? 4 : 8; // elements per texel
 const uint TX = HD / PER;            // texels per cache row
@@ -84,13 +101,15 @@ void main_ordered() {
 		m[g] = -1e30;
 		l[g] = 0.0;
 	}
-	uint rowb = kvh * p.ctx * TX;
-	for (uint at = 0; at < span; at++) {
+	uint rowb = kvh * p.slots * TX;
+	uint at0 = first_pos(pos + t);
+	uint slot = at0 % p.slots;
+	for (uint at = at0; at < span; at++, slot = slot + 1 == p.slots ? 0 : slot + 1) {
 		float kd[DPL], vd[DPL];
 		if (DPL % PER == 0 && DPL * LANES == HD) {
 			// whole texels per lane: one fetch per PER elements
 			[[unroll]] for (uint i = 0; i < DPL / PER; i++) {
-				uint tx = rowb + at * TX + lane * (DPL / PER) + i;
+				uint tx = rowb + slot * TX + lane * (DPL / PER) + i;
 				uvec4 kw = texelFetch(KC, int(tx)), vw = texelFetch(VC, int(tx));
 				[[unroll]] for (uint e = 0; e < PER; e++) {
 					kd[PER * i + e] = texel_elem(kw, e);
@@ -101,14 +120,14 @@ void main_ordered() {
 			[[unroll]] for (uint j = 0; j < DPL; j++) {
 				uint e = min(lane * DPL + j, HD - 1);
 				bool ok = lane * DPL + j < HD;
-				kd[j] = ok ? cache_elem(KC, rowb + at * TX, e) : 0.0;
-				vd[j] = ok ? cache_elem(VC, rowb + at * TX, e) : 0.0;
+				kd[j] = ok ? cache_elem(KC, rowb + slot * TX, e) : 0.0;
+				vd[j] = ok ? cache_elem(VC, rowb + slot * TX, e) : 0.0;
 			}
 		}
 		[[unroll]] for (uint g = 0; g < G; g++) {
 			float s = 0.0;
 			[[unroll]] for (uint j = 0; j < DPL; j++) s += qd[g][j] * kd[j];
-			s = subgroupAdd(s) * p.scale;
+			s = score(subgroupAdd(s));
 			float ms = 1.0, vs = 1.0;
 			if (s > m[g]) {
 				ms = exp(m[g] - s);
@@ -164,12 +183,12 @@ void main() {
 		m[g] = -1e30;
 		l[g] = 0.0;
 	}
-	uint rowb = kvh * p.ctx * TX;
-	for (uint at = lane; at < span; at += gl_WorkGroupSize.x) {
+	uint rowb = kvh * p.slots * TX;
+	for (uint at = first_pos(pos + t) + lane; at < span; at += gl_WorkGroupSize.x) {
 		// K and V are streamed a texel at a time rather than held as rows:
 		// a lane already keeps G*HD query and accumulator values, and on a
 		// GPU every row held would be registers taken from occupancy.
-		uint row = rowb + at * TX;
+		uint row = rowb + (at % p.slots) * TX;
 		float sc[G];
 		[[unroll]] for (uint g = 0; g < G; g++) sc[g] = 0.0;
 		[[unroll]] for (uint i = 0; i < TX; i++) {
@@ -181,9 +200,10 @@ void main() {
 		}
 		float a[G], b[G];
 		[[unroll]] for (uint g = 0; g < G; g++) {
-			float mn = max(m[g], sc[g] * p.scale);
+			float s = score(sc[g]);
+			float mn = max(m[g], s);
 			a[g] = exp(m[g] - mn);
-			b[g] = exp(sc[g] * p.scale - mn);
+			b[g] = exp(s - mn);
 			m[g] = mn;
 			l[g] = l[g] * a[g] + b[g];
 		}

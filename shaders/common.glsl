@@ -37,3 +37,13 @@ float round_f16(float x) {
 	float inf = uintBitsToFloat((b & 0x80000000u) | 0x7F800000u);
 	return e < 113u ? sub : (((r >> 23) & 0xFFu) <= 142u ? uintBitsToFloat(r) : inf);
 }
+
+// gelu_f16 is GELU in its tanh form as llama.cpp's CPU backend computes it
+// (GGML_GELU_FP16): x rounded to F16 and looked up in an F16 table of
+// 0.5x(1+tanh(√(2/π)·x·(1+0.044715x²))), so the result has F16 precision;
+// zero for x <= -10 and x itself for x >= 10.
+float gelu_f16(float x) {
+	float h = round_f16(x);
+	float g = round_f16(0.5 * h * (1.0 + tanh(0.79788456080286535587989211986876 * h * (1.0 + 0.044715 * h * h))));
+	return x <= -10.0 ? 0.0 : (x >= 10.0 ? x : g);
+}

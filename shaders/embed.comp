@@ -1,6 +1,7 @@
 #version 450
 // x[t] = dequantized row tokens[t] of the token embedding, for the tokens
-// of the step (one workgroup per token; lanes take units of the row).
+// of the step (one workgroup per token; lanes take units of the row),
+// times the model's embedding scale.
 // variants: embed_f32:WTYPE_F32 embed_f16:WTYPE_F16 embed_bf16:WTYPE_BF16 embed_q4_0:WTYPE_Q4_0 embed_q4_1:WTYPE_Q4_1 embed_q5_0:WTYPE_Q5_0 embed_q5_1:WTYPE_Q5_1 embed_q8_0:WTYPE_Q8_0 embed_q2_k:WTYPE_Q2_K embed_q3_k:WTYPE_Q3_K embed_q4_k:WTYPE_Q4_K embed_q5_k:WTYPE_Q5_K embed_q6_k:WTYPE_Q6_K
 #include "common.glsl"
 #include "wtype.glsl"
@@ -19,6 +20,7 @@ layout(push_constant) uniform Push {
 	uint xstride; // floats per token in X
 	uint row0;    // first vocabulary row held by this part of the matrix
 	uint rows;    // rows in this part
+	float scale;  // embeddings × scale (gemma √embd, granite's multiplier; 1 elsewhere)
 } p;
 
 void main() {
@@ -40,7 +42,7 @@ void main() {
 			[[unroll]] for (uint i = 0; i < SUBN; i++) {
 				uint e = u * UNIT + s * SUBN + i;
 				if (e < p.cols) {
-					x[t * p.xstride + e] = sc * q[i] + bi;
+					x[t * p.xstride + e] = (sc * q[i] + bi) * p.scale;
 				}
 			}
 		}

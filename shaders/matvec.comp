@@ -1,7 +1,8 @@
 #version 450
 // y = W·x for NT tokens at once: decode (NT = 1) and prefill (NT = 8) are the
 // same kernel. Optional fusions: RMSNorm×weight on x before the product
-// (NORM), a second matrix and out = silu(W·x)·(W2·x) (PAIR, for gate/up),
+// (NORM), a second matrix and out = act(W·x)·(W2·x) (PAIR, for gate/up; act
+// is SiLU, or llama.cpp's F16 GELU-tanh with ACT),
 // and an epilogue adding a residual or bias (EPI).
 //
 // Work split, chosen for llvmpipe (see common.glsl): a team of LPR lanes
@@ -21,12 +22,13 @@ layout(constant_id = 1) const uint LPR = 8;  // lanes per row: power of two, <= 
 layout(constant_id = 2) const uint NU = 1;   // units per lane: ceil(units per row / LPR)
 layout(constant_id = 3) const uint NT = 1;   // tokens per pass
 // EPI 0: y = v; 1: y += v (residual, or a later chunk of K); 2: y = v + bias[row];
-// 3: y = silu(y) * v (up after gate); 4: y = silu(y) * (v + y2) (last chunk of up)
+// 3: y = act(y) * v (up after gate); 4: y = act(y) * (v + y2) (last chunk of up)
 layout(constant_id = 4) const uint EPI = 0;
 layout(constant_id = 5) const uint NORM = 0; // 1: x := rmsnorm(x) * nw first; 2: the same with K split over dispatches
-layout(constant_id = 6) const uint PAIR = 0; // 1: y = silu(W·x) * (W2·x)
+layout(constant_id = 6) const uint PAIR = 0; // 1: y = act(W·x) * (W2·x)
 layout(constant_id = 7) const uint RB = 1;   // rows per team pass: power of two, <= LPR
 layout(constant_id = 8) const uint ACTQ = 1; // 1: round x to the weight's vec_dot_type as llama.cpp does; 0: f32 x
+layout(constant_id = 9) const uint ACT = 0;  // the gate's activation in PAIR and EPI 3, 4: 0 SiLU, 1 GELU-tanh (F16 table)
 
 layout(binding = 0) uniform usamplerBuffer A0;
 layout(binding = 1) uniform usamplerBuffer A1;
@@ -61,6 +63,13 @@ vec4 xs[NT][NU][UNIT / 4];
 float xsum[NT][NU][SUBS];
 
 #include "actquant.glsl"
+
+float act(float x) {
+	if (ACT != 0) {
+		return gelu_f16(x);
+	}
+	return silu(x);
+}
 
 // Butterfly sum over the team. The levels are written out (LPR <= 8):
 // loops stepping by shifts are not unrolled by the compilers, and a loop
@@ -232,7 +241,7 @@ void main() {
 		[[unroll]] for (uint t = 0; t < NT; t++) {
 			float v = team_rows(acc[t]);
 			if (PAIR != 0) {
-				v = silu(v) * team_rows(acc2[t]);
+				v = act(v) * team_rows(acc2[t]);
 			}
 			uint tok = tok0 + t;
 			if (lane < RB && row < p.rows && tok < n) {
@@ -242,9 +251,9 @@ void main() {
 				} else if (EPI == 2) {
 					v += bias[p.row0 + row];
 				} else if (EPI == 3) {
-					v *= silu(y[o]);
+					v *= act(y[o]);
 				} else if (EPI == 4) {
-					v = silu(y[o]) * (v + y2[o]);
+					v = act(y[o]) * (v + y2[o]);
 				}
 				y[o] = v;
 			}

@@ -1,10 +1,19 @@
 #version 450
-// Rotary embedding of the step's queries and keys, and the key/value cache
-// write: per token, q (rotated) goes to Q, k (rotated) and v to the layer's
-// caches at position pos+t, head-major [kv head][position][dim]. cos and
-// sin come from the step buffer, computed on the host in float64 exactly as
-// the reference backend does. One workgroup per token; a lane handles two
-// adjacent elements so the F16 cache is written as packed pairs.
+// Q/K normalization, rotary embedding and the key/value cache write: per
+// token, q (normalized, rotated, scaled) goes to Q, k (normalized, rotated)
+// and v to the layer's caches at position pos+t, head-major
+// [kv head][slot][dim], where a position's slot is pos % slots (a sliding-
+// window layer's cache is a ring; a full cache has slots = context). cos and
+// sin come from the step buffer (one table per distinct RoPE base and
+// scale), computed on the host in float64 exactly as the reference backend
+// does. One workgroup per token; a lane handles two adjacent elements so the
+// F16 cache is written as packed pairs.
+//
+// QKNORM 1 RMS-normalizes each head of Q and K with one [HD] weight per
+// side (qwen3, gemma3); 2 normalizes all of Q and all of K as two vectors
+// with [heads*HD] / [kvheads*HD] weights (olmo2). As ggml: (x * scale) * w,
+// before RoPE. The sums of squares are taken first, a subgroup per head,
+// into shared memory.
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -12,6 +21,10 @@ layout(constant_id = 1) const uint HD = 64;     // head size
 layout(constant_id = 2) const uint DIMS = 64;   // rotated dimensions per head
 layout(constant_id = 3) const uint NEOX = 0;    // rotate (i, i+DIMS/2) instead of (2i, 2i+1)
 layout(constant_id = 4) const uint KVF32 = 0;   // cache element is f32 (else f16)
+layout(constant_id = 5) const uint QKNORM = 0;  // 0 none, 1 per head, 2 over the full width
+
+// Heads (Q and K together) a per-head norm can hold; the host checks it.
+const uint MAXG = 512;
 
 layout(binding = 0) uniform usamplerBuffer QKV;  // [token][q | k | v], R32_UINT view
 layout(binding = 1) uniform usamplerBuffer ROPE; // [token][pair] (cos, sin) bits, R32G32_UINT view
@@ -22,29 +35,72 @@ layout(std430, binding = 2) writeonly buffer Q { float q[]; };
 layout(binding = 3, r32ui) uniform writeonly uimageBuffer KC;
 layout(binding = 4, r32ui) uniform writeonly uimageBuffer VC;
 layout(std430, binding = 5) readonly buffer Step { uint ntok; uint pos; };
+layout(binding = 6) uniform usamplerBuffer QN;   // Q norm weight, f32 bits, R32_UINT view
+layout(binding = 7) uniform usamplerBuffer KN;   // K norm weight
 
 layout(push_constant) uniform Push {
 	uint heads;
 	uint kvheads;
 	uint qkvstride; // floats per token in QKV
 	uint qstride;   // floats per token in Q
-	uint ctx;       // cache positions
+	uint slots;     // cache positions (the ring's size on a sliding-window layer)
+	uint rope;      // 0: a layer without RoPE
+	float qscale;   // Q × qscale after RoPE (1 unless the model scales Q, not the scores)
+	float eps;      // of the Q/K norm
 } p;
 
-// rotated value of element d of the head starting at base
-float rot(uint base, uint d, uint t) {
-	float xd = uintBitsToFloat(texelFetch(QKV, int(base + d)).x);
-	if (d >= DIMS) {
+shared float nscale[QKNORM == 1 ? MAXG : 2];
+
+// value of element off (< qw + kvw: Q or K) of the token's row at base,
+// normalized when the model does.
+float qk(uint base, uint off) {
+	float x = uintBitsToFloat(texelFetch(QKV, int(base + off)).x);
+	if (QKNORM == 0) {
+		return x;
+	}
+	uint qw = p.heads * HD;
+	bool isq = off < qw;
+	uint g = QKNORM == 1 ? off / HD : (isq ? 0 : 1);
+	uint wi = QKNORM == 1 ? off % HD : (isq ? off : off - qw);
+	float w = uintBitsToFloat(isq ? texelFetch(QN, int(wi)).x : texelFetch(KN, int(wi)).x);
+	return (x * nscale[g]) * w;
+}
+
+// rotated value of element d of the head starting at row offset h0
+float rot(uint base, uint h0, uint d, uint t) {
+	float xd = qk(base, h0 + d);
+	if (d >= DIMS || p.rope == 0) {
 		return xd;
 	}
 	const uint half_ = DIMS / 2;
 	uint i = NEOX != 0 ? d % half_ : d / 2;
 	bool first = NEOX != 0 ? d < half_ : (d & 1u) == 0;
 	uint partner = NEOX != 0 ? (first ? d + half_ : d - half_) : d ^ 1u;
-	float xp = uintBitsToFloat(texelFetch(QKV, int(base + partner)).x);
+	float xp = qk(base, h0 + partner);
 	uvec2 cs = texelFetch(ROPE, int(t * half_ + i)).xy;
 	float c = uintBitsToFloat(cs.x), s = uintBitsToFloat(cs.y);
 	return first ? xd * c - xp * s : xp * s + xd * c;
+}
+
+// norm_scales fills nscale: 1/rms of each normalized group (a head, or
+// all of Q and all of K), one subgroup per group.
+void norm_scales(uint base) {
+	uint qw = p.heads * HD, kvw = p.kvheads * HD;
+	uint groups = QKNORM == 1 ? p.heads + p.kvheads : 2;
+	for (uint g = gl_SubgroupID; g < groups; g += gl_NumSubgroups) {
+		uint start = QKNORM == 1 ? g * HD : (g == 0 ? 0 : qw);
+		uint len = QKNORM == 1 ? HD : (g == 0 ? qw : kvw);
+		float ss = 0.0;
+		for (uint i = gl_SubgroupInvocationID; i < len; i += gl_SubgroupSize) {
+			float x = uintBitsToFloat(texelFetch(QKV, int(base + start + i)).x);
+			ss += x * x;
+		}
+		ss = subgroupAdd(ss);
+		if (subgroupElect()) {
+			nscale[g] = 1.0 / sqrt(ss / float(len) + p.eps);
+		}
+	}
+	barrier();
 }
 
 void main() {
@@ -53,30 +109,34 @@ void main() {
 		return;
 	}
 	uint at = pos + t;
+	uint slot = at % p.slots;
 	uint qw = p.heads * HD, kvw = p.kvheads * HD;
 	uint pairs = (qw + 2 * kvw) / 2;
+	uint base = t * p.qkvstride;
+	if (QKNORM != 0) {
+		norm_scales(base);
+	}
 	for (uint e = gl_LocalInvocationID.x; e < pairs; e += gl_WorkGroupSize.x) {
 		uint d0 = 2 * e;
-		uint base = t * p.qkvstride;
 		if (d0 < qw) {
 			uint h = d0 / HD, d = d0 % HD;
-			q[t * p.qstride + d0] = rot(base + h * HD, d, t);
-			q[t * p.qstride + d0 + 1] = rot(base + h * HD, d + 1, t);
+			q[t * p.qstride + d0] = rot(base, h * HD, d, t) * p.qscale;
+			q[t * p.qstride + d0 + 1] = rot(base, h * HD, d + 1, t) * p.qscale;
 			continue;
 		}
 		bool isK = d0 < qw + kvw;
 		uint off = d0 - qw - (isK ? 0 : kvw);
 		uint h = off / HD, d = off % HD;
-		uint hb = base + qw + (isK ? 0 : kvw) + h * HD;
 		float a, b;
 		if (isK) {
-			a = rot(hb, d, t);
-			b = rot(hb, d + 1, t);
+			a = rot(base, qw + h * HD, d, t);
+			b = rot(base, qw + h * HD, d + 1, t);
 		} else {
+			uint hb = base + qw + kvw + h * HD;
 			a = uintBitsToFloat(texelFetch(QKV, int(hb + d)).x);
 			b = uintBitsToFloat(texelFetch(QKV, int(hb + d + 1)).x);
 		}
-		uint cell = (h * p.ctx + at) * HD + d;
+		uint cell = (h * p.slots + slot) * HD + d;
 		if (KVF32 != 0) {
 			if (isK) {
 				imageStore(KC, int(cell), uvec4(floatBitsToUint(a)));

@@ -30,10 +30,18 @@ type Backend struct {
 	layers          []*layerWeights
 	weightBytes     uint64
 
-	kc, vc []*Buffer // per layer, head-major [kv head][position][dim]
+	rec        recipe
+	plans      []layerPlan // per layer
+	ropeTables []ropeTable // one per distinct RoPE base and scale
+	// ringLow is, per layer, the lowest position its cache still holds
+	// (only a ring's moves): a rewind to pos needs pos's window above it.
+	ringLow []int
+
+	kc, vc []*Buffer // per layer, head-major [kv head][slot][dim]
 
 	// activations, prefillChunk tokens each
 	x, qkv, q, att, h *Buffer
+	o                 *Buffer // a branch's output before its post-norm or scale (recipe.postBranch), else nil
 	h2                *Buffer // up-projection partial sums when its K is split
 	logits            *Buffer // host-visible, [prefillChunk][vocab]
 	headOut           *Buffer // host-visible, the head kernel's result (head.go)
@@ -103,7 +111,10 @@ func newBackendOn(dev *Device, m *models.Model, opts backend.Options, profile, s
 	if c.HeadDim%8 != 0 {
 		return nil, fmt.Errorf("vulkan backend: head size %d is not a multiple of 8, which the attention kernel needs", c.HeadDim)
 	}
-	b = &Backend{d: dev, m: m, cfg: c, opts: opts, profile: profile, sharedDevice: true}
+	if c.Block.QKNorm == models.QKNormHead && c.Heads+c.KVHeads > 512 {
+		return nil, fmt.Errorf("vulkan backend: %d query and %d key heads, over the 512 the Q/K norm kernel holds", c.Heads, c.KVHeads)
+	}
+	b = &Backend{d: dev, m: m, cfg: c, opts: opts, profile: profile, sharedDevice: true, rec: newRecipe(&c)}
 	dev.trace = &b.buffers
 	defer func() {
 		dev.trace = nil
@@ -119,6 +130,9 @@ func newBackendOn(dev *Device, m *models.Model, opts backend.Options, profile, s
 	b.qkvStride = int(alignUp(uint64(qw+2*kvw), 4))
 	b.qStride = int(alignUp(uint64(qw), 256))
 	b.ffStride = int(alignUp(uint64(c.FF), 256))
+	if err := b.planLayers(); err != nil {
+		return nil, fmt.Errorf("vulkan backend: %s: %w", m.Name, err)
+	}
 	if err := b.uploadWeights(); err != nil {
 		return nil, fmt.Errorf("vulkan backend: loading %s: %w", m.Name, err)
 	}
@@ -134,18 +148,22 @@ func newBackendOn(dev *Device, m *models.Model, opts backend.Options, profile, s
 // allocate creates the KV cache and the activation buffers.
 func (b *Backend) allocate() error {
 	c, d := &b.cfg, b.d
-	kvBytes := uint64(c.KVHeads) * uint64(b.opts.ContextSize) * uint64(c.HeadDim) * uint64(b.opts.KVType.Bytes())
-	// The cache is written 4 bytes per texel: that view bounds the size.
-	if lim := d.Info.Limits.MaxTexelElements * 4; kvBytes > lim {
-		return fmt.Errorf("a KV cache of %d positions needs %d bytes per layer for keys, over the %d a texel buffer spans on %s: use a smaller context",
-			b.opts.ContextSize, kvBytes, lim, d.Info.Name)
-	}
-	for l := 0; l < c.Layers; l++ {
-		k, err := d.NewBuffer(fmt.Sprintf("KV cache keys, layer %d (%d positions)", l, b.opts.ContextSize), kvBytes, memDevice)
+	for l, pl := range b.plans {
+		kvBytes := uint64(c.KVHeads) * uint64(pl.slots) * uint64(c.HeadDim) * uint64(b.opts.KVType.Bytes())
+		// The cache is written 4 bytes per texel: that view bounds the size.
+		if lim := d.Info.Limits.MaxTexelElements * 4; kvBytes > lim {
+			return fmt.Errorf("a KV cache of %d positions needs %d bytes per layer for keys, over the %d a texel buffer spans on %s: use a smaller context",
+				pl.slots, kvBytes, lim, d.Info.Name)
+		}
+		what := fmt.Sprintf("%d positions", pl.slots)
+		if pl.slots < b.opts.ContextSize {
+			what = fmt.Sprintf("a ring of %d positions for a window of %d", pl.slots, pl.window)
+		}
+		k, err := d.NewBuffer(fmt.Sprintf("KV cache keys, layer %d (%s)", l, what), kvBytes, memDevice)
 		if err != nil {
 			return err
 		}
-		v, err := d.NewBuffer(fmt.Sprintf("KV cache values, layer %d (%d positions)", l, b.opts.ContextSize), kvBytes, memDevice)
+		v, err := d.NewBuffer(fmt.Sprintf("KV cache values, layer %d (%s)", l, what), kvBytes, memDevice)
 		if err != nil {
 			return err
 		}
@@ -179,21 +197,27 @@ func (b *Backend) allocate() error {
 	if b.h2, err = act("activations ffn partial sums", n*b.ffStride, memDevice); err != nil {
 		return err
 	}
+	if b.rec.postBranch {
+		if b.o, err = act("activations branch output", n*b.xStride, memDevice); err != nil {
+			return err
+		}
+	}
 	if b.logits, err = act("logits", n*c.Vocab, memHost); err != nil {
 		return err
 	}
 	if b.headOut, err = act("next-token head", headWords, memHost); err != nil {
 		return err
 	}
-	pairs := c.Rope.Dims / 2
 	b.ropeOff = int(alignUp(uint64(16+4*n), regionAlign))
-	if b.step, err = act("step parameters", (b.ropeOff+8*n*pairs)/4+4, memHost); err != nil {
+	if b.step, err = act("step parameters", (b.ropeOff+len(b.ropeTables)*b.ropeTableBytes())/4+4, memHost); err != nil {
 		return err
 	}
 	// Padding columns of the activations must read as zero.
 	return d.oneShot(func(cb vkCommandBuffer) {
-		for _, buf := range []*Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2} {
-			fillZero(cb, buf)
+		for _, buf := range []*Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o} {
+			if buf != nil {
+				fillZero(cb, buf)
+			}
 		}
 	})
 }
@@ -248,34 +272,67 @@ func (b *Backend) Device() DeviceInfo { return b.d.Info }
 // bandwidth it is the step's speed bound.
 func (b *Backend) DecodeBytes(pos int) uint64 {
 	c := b.cfg
-	kv := uint64(c.Layers) * 2 * uint64(c.KVHeads*c.HeadDim) * uint64(b.opts.KVType.Bytes()) * uint64(pos+1)
+	var positions uint64
+	for _, pl := range b.plans {
+		if pl.window > 0 {
+			positions += uint64(min(pos+1, pl.window))
+		} else {
+			positions += uint64(pos + 1)
+		}
+	}
+	kv := 2 * uint64(c.KVHeads*c.HeadDim) * uint64(b.opts.KVType.Bytes()) * positions
 	return b.decode.WeightBytes + kv
 }
 
-// ropeAngles fills the step buffer's table for tokens at positions
-// pos..pos+n-1 the way the reference backend computes them: theta starts at
-// the position and is multiplied by base^(-2/dims) per pair in float32, then
-// divided by the frequency factor and scaled, and cos/sin are taken in
-// float64.
+// ropeAngles fills the step buffer's tables (one per distinct base and
+// scale) for tokens at positions pos..pos+n-1 the way the reference backend
+// computes them: theta starts at the position and is multiplied by
+// base^(-2/dims) per pair in float32, then divided by the frequency factor
+// and scaled, and cos/sin are taken in float64.
 func (b *Backend) ropeAngles(pos, n int) {
 	r := b.cfg.Rope
 	pairs := r.Dims / 2
-	step := float32(math.Pow(float64(r.Base), -2.0/float64(r.Dims)))
 	m := b.step.Mapped()
-	for t := 0; t < n; t++ {
-		theta := float32(pos + t)
-		for i := 0; i < pairs; i++ {
-			th := theta
-			if r.FreqFactors != nil {
-				th /= r.FreqFactors[i]
+	for ti, tab := range b.ropeTables {
+		step := float32(math.Pow(float64(tab.base), -2.0/float64(r.Dims)))
+		off := b.ropeOff + ti*b.ropeTableBytes()
+		for t := 0; t < n; t++ {
+			theta := float32(pos + t)
+			for i := 0; i < pairs; i++ {
+				th := theta
+				if r.FreqFactors != nil {
+					th /= r.FreqFactors[i]
+				}
+				th *= tab.scale
+				o := off + 8*(t*pairs+i)
+				putF32(m, o, float32(math.Cos(float64(th))))
+				putF32(m, o+4, float32(math.Sin(float64(th))))
+				theta *= step
 			}
-			th *= r.Scale
-			o := b.ropeOff + 8*(t*pairs+i)
-			putF32(m, o, float32(math.Cos(float64(th))))
-			putF32(m, o+4, float32(math.Sin(float64(th))))
-			theta *= step
 		}
 	}
+}
+
+// checkRewind refuses a step at pos whose window reaches back past what a
+// ring cache still holds (a rewind further back than the ring's spare
+// room), and then records what the step's writes overwrite.
+func (b *Backend) checkRewind(pos, n int) error {
+	for l, pl := range b.plans {
+		if pl.slots == b.opts.ContextSize || pos == 0 {
+			continue
+		}
+		if need := max(pos-pl.window+1, 0); need < b.ringLow[l] {
+			return fmt.Errorf("vulkan backend: layer %d: %w: position %d sees back to %d, but its ring of %d positions holds only from %d on",
+				l, ErrRingOverwritten, pos, need, pl.slots, b.ringLow[l])
+		}
+	}
+	for l, pl := range b.plans {
+		if pos == 0 {
+			b.ringLow[l] = 0 // a fresh start: nothing before it is needed
+		}
+		b.ringLow[l] = max(b.ringLow[l], pos+n-pl.slots)
+	}
+	return nil
 }
 
 // Forward implements backend.Backend.
@@ -303,6 +360,9 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		if t < 0 || int(t) >= vocab {
 			return nil, fmt.Errorf("vulkan backend: token id %d outside the vocabulary of %d", t, vocab)
 		}
+	}
+	if err := b.checkRewind(pos, len(tokens)); err != nil {
+		return nil, err
 	}
 	var out []float32
 	switch {

@@ -6,16 +6,18 @@ import (
 )
 
 // The forward pass as dispatches. Per layer (6 dispatches when Q/K/V and
-// gate/up share types):
+// gate/up share types, 8 with post-norms or a residual scale):
 //
-//	matvec   x → qkv      RMSNorm(attn_norm) fused, Q|K|V stacked (+bias)
-//	rope     qkv → q, K/V cache at pos..pos+n-1
-//	attn     q, cache → att
-//	matvec   att → x      Wo with the residual add as epilogue
-//	matvec   x → h        RMSNorm(ffn_norm), gate and up paired: silu(g)·u
-//	matvec   h → x        down with the residual add
+//	matvec   x → qkv      RMSNorm(attn_norm) fused (pre-norm recipes), Q|K|V stacked (+bias)
+//	rope     qkv → q, K/V cache at pos..pos+n-1 (Q/K norm, RoPE unless NoPE, Q scale)
+//	attn     q, cache → att (scale, soft-cap, sliding window)
+//	matvec   att → x      Wo with the residual add as epilogue, or
+//	matvec   att → o      and residual o → x: post-norm and/or residual scale, then the add
+//	matvec   x → h        RMSNorm(ffn_norm), gate and up paired: act(g)·u (SiLU or GELU-tanh)
+//	matvec   h → x        down with the residual add (or → o, residual o → x)
 //
-// then the head: RMSNorm(output_norm) and the output projection → logits.
+// then the head: RMSNorm(output_norm) and the output projection → logits,
+// and, where the model has them, its logit scale and final soft-cap.
 
 // bodyShape is what differs between the decode and prefill recordings: the
 // tokens dispatched (kernels skip those past the step's count).
@@ -102,10 +104,62 @@ func (b *Backend) recorders(n int, all, last bool) ([]*Recorder, error) {
 }
 
 func (b *Backend) recordHead(r *Recorder, s bodyShape, last bool) error {
-	return r.matvec(matvecOp{
+	err := r.matvec(matvecOp{
 		label: "output", m: b.output, x: b.x, xstride: b.xStride, norm: b.outNorm, eps: b.cfg.NormEps,
 		y: b.logits, ystride: b.cfg.Vocab, tokens: s.cap, last: last, step: b.step,
 	})
+	if err != nil || (b.rec.logitScale == 1 && b.rec.finalCap == 0) {
+		return err
+	}
+	return b.recordLogits(r, s, last)
+}
+
+// recordLogits applies the logit scale and the final soft-cap in place.
+func (b *Backend) recordLogits(r *Recorder, s bodyShape, last bool) error {
+	const wg = 64
+	cp := b.rec.finalCap
+	k, err := b.d.Kernel("logits", 5*4, wg, flag(cp != 0))
+	if err != nil {
+		return err
+	}
+	inv := float32(0)
+	if cp != 0 {
+		inv = 1 / cp
+	}
+	tokens := uint32(s.cap)
+	if last {
+		tokens = 1
+	}
+	v := b.cfg.Vocab
+	return r.Dispatch("logit scale and cap", k, []Arg{{B: b.logits, Format: fmtU32}, W(b.logits), R(b.step)},
+		[]uint32{uint32(v), flag(last), math.Float32bits(b.rec.logitScale), math.Float32bits(cp), math.Float32bits(inv)},
+		uint32((v+wg-1)/wg), tokens, 1)
+}
+
+func flag(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// recordBranchEnd adds a branch's output o to x through its post-norm (nil:
+// none) and the residual scale.
+func (b *Backend) recordBranchEnd(r *Recorder, label string, norm *Buffer, s bodyShape) error {
+	const wg = 64
+	k, err := b.d.Kernel("residual", 4*4, wg, flag(norm != nil))
+	if err != nil {
+		return err
+	}
+	nw := norm
+	if nw == nil {
+		if nw, err = b.d.dummy(); err != nil {
+			return err
+		}
+	}
+	return r.Dispatch(label, k, []Arg{{B: b.o, Format: fmtU32}, {B: nw, Format: fmtU32}, {B: b.x, Write: true}, R(b.step)},
+		[]uint32{uint32(b.cfg.Embd), uint32(b.xStride), math.Float32bits(b.cfg.NormEps), math.Float32bits(b.rec.residualScale)},
+		uint32(s.cap), 1, 1)
 }
 
 func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
@@ -119,23 +173,24 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 	if b.opts.KVType.Bytes() == 4 {
 		kvf32 = 1
 	}
-	neox := uint32(0)
-	if c.Rope.NeoX {
-		neox = 1
-	}
-	rope, err := d.Kernel("rope", 5*4, 64, uint32(c.HeadDim), uint32(c.Rope.Dims), neox, kvf32)
+	rope, err := d.Kernel("rope", 8*4, 64, uint32(c.HeadDim), uint32(c.Rope.Dims), flag(c.Rope.NeoX), kvf32, b.rec.qkNorm)
 	if err != nil {
 		return err
 	}
 	// one subgroup per workgroup: the kernel reduces with subgroup operations
 	sg := d.Info.SureSubgroup()
-	attn, err := d.Kernel("attention", 3*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg)
+	attn, err := d.Kernel("attention", 5*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0))
 	if err != nil {
 		return err
 	}
-	ropeTable := Arg{B: b.step, Off: uint64(b.ropeOff), Size: b.step.Size - uint64(b.ropeOff), Format: fmtU32x2}
+	dum, err := d.dummy()
+	if err != nil {
+		return err
+	}
+	tb := uint64(b.ropeTableBytes())
 	for l, lw := range b.layers {
 		name := func(s string) string { return fmt.Sprintf("L%d %s", l, s) }
+		pl := b.plans[l]
 		mv := matvecOp{x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps, y: b.qkv, ystride: b.qkvStride, tokens: s.cap, step: b.step}
 		if lw.bias != nil {
 			mv.bias, mv.epi = lw.bias, epiBias
@@ -158,22 +213,38 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 				}
 			}
 		}
+		table := Arg{B: b.step, Off: uint64(b.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2}
+		qn, kn := lw.qNorm, lw.kNorm
+		if qn == nil {
+			qn, kn = dum, dum
+		}
 		err := r.Dispatch(name("rope"), rope, []Arg{
-			{B: b.qkv, Format: fmtU32}, ropeTable, W(b.q), {B: b.kc[l], Write: true, Format: fmtU32}, {B: b.vc[l], Write: true, Format: fmtU32}, R(b.step),
-		}, []uint32{uint32(c.Heads), uint32(c.KVHeads), uint32(b.qkvStride), uint32(b.qStride), uint32(b.opts.ContextSize)}, uint32(s.cap), 1, 1)
+			{B: b.qkv, Format: fmtU32}, table, W(b.q), {B: b.kc[l], Write: true, Format: fmtU32}, {B: b.vc[l], Write: true, Format: fmtU32}, R(b.step),
+			{B: qn, Format: fmtU32}, {B: kn, Format: fmtU32},
+		}, []uint32{uint32(c.Heads), uint32(c.KVHeads), uint32(b.qkvStride), uint32(b.qStride), uint32(pl.slots), flag(pl.rope),
+			math.Float32bits(b.rec.qScale), math.Float32bits(c.NormEps)}, uint32(s.cap), 1, 1)
 		if err != nil {
 			return err
 		}
 		err = r.Dispatch(name("attention"), attn, []Arg{R(b.q), R(b.kc[l]), R(b.vc[l]), W(b.att), R(b.step)},
-			[]uint32{uint32(b.qStride), uint32(b.opts.ContextSize), math.Float32bits(float32(1 / math.Sqrt(float64(c.HeadDim))))},
+			[]uint32{uint32(b.qStride), uint32(pl.slots), math.Float32bits(b.rec.scoreScale), math.Float32bits(b.rec.attnCap), uint32(pl.window)},
 			uint32(c.KVHeads), uint32(s.cap), 1)
 		if err != nil {
 			return err
 		}
-		if err := r.matvec(matvecOp{label: name("wo"), m: lw.wo, x: b.att, xstride: b.qStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}); err != nil {
+		wo := matvecOp{label: name("wo"), m: lw.wo, x: b.att, xstride: b.qStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}
+		if b.rec.postBranch {
+			wo.y, wo.epi = b.o, epiStore
+		}
+		if err := r.matvec(wo); err != nil {
 			return err
 		}
-		ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.h, y2: b.h2, ystride: b.ffStride, tokens: s.cap, step: b.step}
+		if b.rec.postBranch {
+			if err := b.recordBranchEnd(r, name("attention out"), lw.postAttn, s); err != nil {
+				return err
+			}
+		}
+		ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.h, y2: b.h2, ystride: b.ffStride, tokens: s.cap, step: b.step, act: b.rec.act}
 		if lw.gate.Type == lw.up.Type {
 			if err := r.matvec(ffn); err != nil {
 				return err
@@ -185,13 +256,22 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 				return err
 			}
 			upOp := ffn
-			upOp.label, upOp.m, upOp.m2, upOp.epi = name("up·silu(gate)"), lw.up, nil, epiSwiGLU
+			upOp.label, upOp.m, upOp.m2, upOp.epi = name("up·act(gate)"), lw.up, nil, epiSwiGLU
 			if err := r.matvec(upOp); err != nil {
 				return err
 			}
 		}
-		if err := r.matvec(matvecOp{label: name("down"), m: lw.down, x: b.h, xstride: b.ffStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}); err != nil {
+		down := matvecOp{label: name("down"), m: lw.down, x: b.h, xstride: b.ffStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}
+		if b.rec.postBranch {
+			down.y, down.epi = b.o, epiStore
+		}
+		if err := r.matvec(down); err != nil {
 			return err
+		}
+		if b.rec.postBranch {
+			if err := b.recordBranchEnd(r, name("ffn out"), lw.postFFN, s); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -199,7 +279,7 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 
 func (b *Backend) recordEmbed(r *Recorder, s bodyShape) error {
 	m := b.tokEmbd
-	k, err := b.d.Kernel("embed_"+wtypeName(m), 5*4, 32)
+	k, err := b.d.Kernel("embed_"+wtypeName(m), 6*4, 32)
 	if err != nil {
 		return err
 	}
@@ -217,7 +297,7 @@ func (b *Backend) recordEmbed(r *Recorder, s bodyShape) error {
 			}
 		}
 		args = append(args, W(b.x), R(b.step))
-		push := []uint32{uint32(m.Units), uint32(m.Cols), uint32(b.xStride), uint32(part.row0), uint32(part.rows)}
+		push := []uint32{uint32(m.Units), uint32(m.Cols), uint32(b.xStride), uint32(part.row0), uint32(part.rows), math.Float32bits(one(b.rec.embedScale))}
 		if err := r.Dispatch(fmt.Sprintf("embed part %d", pi), k, args, push, uint32(s.cap), 1, 1); err != nil {
 			return err
 		}

@@ -50,7 +50,8 @@ func runOnce(t *testing.T, d *Device, record func(r *Recorder) error) {
 }
 
 // TestEmbed checks the embedding gather for every type (and a matrix split
-// into parts) against quant.Dequantize; it must match to rounding.
+// into parts, there with gemma's scale by √embd) against quant.Dequantize;
+// it must match to rounding.
 func TestEmbed(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(3))
@@ -78,6 +79,11 @@ func TestEmbed(t *testing.T) {
 				xb.Write(0, f32bytes(x0))
 				step := stepBuffer(t, d, len(tokens)-1, 0, tokens) // the last token is not in the batch
 				b := &Backend{d: d, tokEmbd: m, x: xb, step: step, xStride: stride}
+				scale := float32(1)
+				if parts > 0 {
+					scale = float32(math.Sqrt(float64(cols)))
+					b.rec.embedScale = scale
+				}
 				runOnce(t, d, func(r *Recorder) error { return b.recordEmbed(r, bodyShape{cap: len(tokens)}) })
 				out := make([]byte, 4*len(x0))
 				xb.Read(0, out)
@@ -95,6 +101,9 @@ func TestEmbed(t *testing.T) {
 						continue
 					}
 					quant.Dequantize(typ, w[uint64(tk)*rb:uint64(tk+1)*rb], ref)
+					for i := range ref {
+						ref[i] *= scale
+					}
 					if e := nmse(ref, row[:cols]); e > 1e-7 {
 						t.Errorf("token %d (%d): NMSE %.3g", i, tk, e)
 					}
@@ -123,25 +132,74 @@ func refRope(x []float32, cos, sin []float32, dims int, neox bool) {
 	}
 }
 
+// refNorm RMS-normalizes x in place with weight w as runtime/cpu does
+// ((x·scale)·w, the mean in float64).
+func refNorm(x, w []float32, eps float32) {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	scale := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
+	for i := range x {
+		x[i] = x[i] * scale * w[i]
+	}
+}
+
 // TestRopeKV checks rotation of queries and keys (normal and NeoX pairing,
-// partial rotary dims) and the cache write (F16 and F32) against plain
-// loops, with sentinels around the written cache rows.
+// partial rotary dims, none on a NoPE layer), the Q/K norms (per head and
+// over the full width) and Q scale, and the cache write (F16 and F32, into
+// a ring that wraps) against plain loops, with sentinels around the
+// written cache rows.
 func TestRopeKV(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(4))
 	for _, c := range []struct {
-		neox bool
-		dims int
-		kv   backend.KVType
-	}{{false, 64, backend.KVF16}, {true, 64, backend.KVF32}, {true, 32, backend.KVF16}, {false, 48, backend.KVF32}} {
-		t.Run(fmt.Sprintf("neox%v/dims%d/%s", c.neox, c.dims, c.kv), func(t *testing.T) {
+		neox   bool
+		dims   int
+		kv     backend.KVType
+		qkNorm models.QKNorm
+		noRope bool
+		qscale float32
+		slots  int // 0: the whole context
+	}{
+		{false, 64, backend.KVF16, 0, false, 1, 0}, {true, 64, backend.KVF32, 0, false, 1, 0}, {true, 32, backend.KVF16, 0, false, 1, 0}, {false, 48, backend.KVF32, 0, false, 1, 0},
+		{true, 64, backend.KVF16, models.QKNormHead, false, 1, 0},
+		{true, 64, backend.KVF32, models.QKNormFull, false, 1, 0},
+		{true, 32, backend.KVF16, models.QKNormHead, false, 0.125, 0},
+		{false, 64, backend.KVF32, 0, true, 1, 0},
+		{true, 64, backend.KVF16, models.QKNormHead, true, 0.125, 0},
+		{true, 64, backend.KVF32, 0, false, 1, 7}, // positions 17..21 wrap around a ring of 7
+	} {
+		t.Run(fmt.Sprintf("neox%v/dims%d/%s/qknorm%d/norope%v/qscale%g/slots%d", c.neox, c.dims, c.kv, c.qkNorm, c.noRope, c.qscale, c.slots), func(t *testing.T) {
 			cfg := models.Config{Embd: 256, Heads: 4, KVHeads: 2, HeadDim: 64, Rope: models.Rope{Dims: c.dims, Base: 10000, NeoX: c.neox, Scale: 1}}
 			ctx, n, pos := 40, 5, 17
+			if c.slots > 0 {
+				ctx = c.slots
+			}
+			const eps = 1e-6
 			hd, qw, kvw := cfg.HeadDim, cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
 			qkvStride := qw + 2*kvw
 			qkv := randomVec(n*qkvStride, rng)
-			b := &Backend{d: d, cfg: cfg, opts: backend.Options{ContextSize: ctx, KVType: c.kv}}
+			b := &Backend{d: d, cfg: cfg, opts: backend.Options{ContextSize: ctx, KVType: c.kv}, ropeTables: []ropeTable{{10000, 1}}}
 			b.ropeOff = 256
+			nq, nk := 0, 0
+			switch c.qkNorm {
+			case models.QKNormHead:
+				nq, nk = hd, hd
+			case models.QKNormFull:
+				nq, nk = qw, kvw
+			}
+			qn, kn := make([]float32, max(nq, 1)), make([]float32, max(nk, 1))
+			for i := range qn {
+				qn[i] = 1 + 0.5*float32(rng.NormFloat64())
+			}
+			for i := range kn {
+				kn[i] = 1 + 0.5*float32(rng.NormFloat64())
+			}
+			qnb, _ := d.NewBuffer("qn", uint64(4*len(qn)), memDevice)
+			knb, _ := d.NewBuffer("kn", uint64(4*len(kn)), memDevice)
+			qnb.Write(0, f32bytes(qn))
+			knb.Write(0, f32bytes(kn))
 			var err error
 			b.step, err = d.NewBuffer("step", uint64(b.ropeOff+8*n*c.dims/2+64), memHost)
 			if err != nil {
@@ -171,13 +229,14 @@ func TestRopeKV(t *testing.T) {
 			if c.neox {
 				neox = 1
 			}
-			k, err := d.Kernel("rope", 5*4, 64, uint32(hd), uint32(c.dims), neox, kvf32)
+			k, err := d.Kernel("rope", 8*4, 64, uint32(hd), uint32(c.dims), neox, kvf32, uint32(c.qkNorm))
 			if err != nil {
 				t.Fatal(err)
 			}
 			runOnce(t, d, func(r *Recorder) error {
-				return r.Dispatch("rope", k, []Arg{{B: qkvb, Format: fmtU32}, {B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, W(qb), {B: kc, Write: true, Format: fmtU32}, {B: vc, Write: true, Format: fmtU32}, R(b.step)},
-					[]uint32{uint32(cfg.Heads), uint32(cfg.KVHeads), uint32(qkvStride), uint32(qw), uint32(ctx)}, uint32(n+2), 1, 1)
+				return r.Dispatch("rope", k, []Arg{{B: qkvb, Format: fmtU32}, {B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, W(qb), {B: kc, Write: true, Format: fmtU32}, {B: vc, Write: true, Format: fmtU32}, R(b.step),
+					{B: qnb, Format: fmtU32}, {B: knb, Format: fmtU32}},
+					[]uint32{uint32(cfg.Heads), uint32(cfg.KVHeads), uint32(qkvStride), uint32(qw), uint32(ctx), flag(!c.noRope), math.Float32bits(c.qscale), math.Float32bits(eps)}, uint32(n+2), 1, 1)
 			})
 			// reference
 			cos := make([]float32, c.dims/2)
@@ -191,8 +250,23 @@ func TestRopeKV(t *testing.T) {
 					cos[i], sin[i] = getF32(m, o), getF32(m, o+4)
 				}
 				row := append([]float32(nil), qkv[tk*qkvStride:(tk+1)*qkvStride]...)
-				for h := 0; h < cfg.Heads+cfg.KVHeads; h++ {
+				switch c.qkNorm {
+				case models.QKNormHead:
+					for h := 0; h < cfg.Heads; h++ {
+						refNorm(row[h*hd:(h+1)*hd], qn, eps)
+					}
+					for h := 0; h < cfg.KVHeads; h++ {
+						refNorm(row[qw+h*hd:qw+(h+1)*hd], kn, eps)
+					}
+				case models.QKNormFull:
+					refNorm(row[:qw], qn, eps)
+					refNorm(row[qw:qw+kvw], kn, eps)
+				}
+				for h := 0; h < cfg.Heads+cfg.KVHeads && !c.noRope; h++ {
 					refRope(row[h*hd:(h+1)*hd], cos, sin, c.dims, c.neox)
+				}
+				for i := 0; i < qw; i++ {
+					row[i] *= c.qscale
 				}
 				copy(qref[tk*qw:], row[:qw])
 				kref[tk] = row[qw:]
@@ -220,10 +294,16 @@ func TestRopeKV(t *testing.T) {
 						i := (h*ctx+p)*hd + dd
 						kv, kun := elem(kraw, i)
 						vv, vun := elem(vraw, i)
-						tk := p - pos
-						if tk < 0 || tk >= n {
+						// the last of the step's positions that maps to slot p
+						tk := -1
+						for j := 0; j < n; j++ {
+							if (pos+j)%ctx == p {
+								tk = j
+							}
+						}
+						if tk < 0 {
 							if !kun || !vun {
-								t.Fatalf("cache written at position %d outside the step", p)
+								t.Fatalf("cache written at slot %d outside the step", p)
 							}
 							continue
 						}
@@ -254,17 +334,35 @@ func TestRopeKV(t *testing.T) {
 func TestAttention(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(5))
-	for _, c := range []struct {
+	type attnCase struct {
 		hd, heads, kvheads, n, pos int
 		kv                         backend.KVType
 		ordered                    uint32
-	}{
-		{64, 4, 2, 3, 20, backend.KVF16, 0}, {64, 4, 4, 1, 0, backend.KVF32, 0}, {32, 8, 2, 5, 37, backend.KVF32, 0}, {8, 8, 4, 2, 5, backend.KVF16, 0},
-		{64, 4, 2, 3, 20, backend.KVF16, 1}, {64, 4, 4, 1, 0, backend.KVF32, 1}, {32, 8, 2, 5, 37, backend.KVF32, 1}, {8, 8, 4, 2, 5, backend.KVF16, 1},
-		{72, 2, 1, 2, 9, backend.KVF16, 1}, // dimensions not a multiple of the lanes
-	} {
-		t.Run(fmt.Sprintf("hd%d/h%d/kv%d/n%d/pos%d/%s/ordered%d", c.hd, c.heads, c.kvheads, c.n, c.pos, c.kv, c.ordered), func(t *testing.T) {
+		window, slots              int     // sliding window (0: none) and ring slots (0: the whole context)
+		cap                        float32 // soft-cap (0: none)
+	}
+	cases := []attnCase{
+		{64, 4, 2, 3, 20, backend.KVF16, 0, 0, 0, 0}, {64, 4, 4, 1, 0, backend.KVF32, 0, 0, 0, 0}, {32, 8, 2, 5, 37, backend.KVF32, 0, 0, 0, 0}, {8, 8, 4, 2, 5, backend.KVF16, 0, 0, 0, 0},
+		{64, 4, 2, 3, 20, backend.KVF16, 1, 0, 0, 0}, {64, 4, 4, 1, 0, backend.KVF32, 1, 0, 0, 0}, {32, 8, 2, 5, 37, backend.KVF32, 1, 0, 0, 0}, {8, 8, 4, 2, 5, backend.KVF16, 1, 0, 0, 0},
+		{72, 2, 1, 2, 9, backend.KVF16, 1, 0, 0, 0}, // dimensions not a multiple of the lanes
+	}
+	// sliding windows (on a full cache and on a ring shorter than the
+	// positions, which wraps), soft-caps, and both together, on both forms
+	for _, ord := range []uint32{0, 1} {
+		cases = append(cases,
+			attnCase{64, 4, 2, 3, 20, backend.KVF16, ord, 8, 0, 0},
+			attnCase{32, 4, 2, 4, 37, backend.KVF32, ord, 5, 8, 0},
+			attnCase{64, 4, 2, 3, 20, backend.KVF16, ord, 0, 0, 4},
+			attnCase{32, 8, 2, 5, 30, backend.KVF16, ord, 6, 10, 2.5},
+			attnCase{16, 2, 1, 2, 1, backend.KVF32, ord, 40, 0, 0}, // window wider than the span
+		)
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("hd%d/h%d/kv%d/n%d/pos%d/%s/ordered%d/w%d/slots%d/cap%g", c.hd, c.heads, c.kvheads, c.n, c.pos, c.kv, c.ordered, c.window, c.slots, c.cap), func(t *testing.T) {
 			ctx := c.pos + c.n + 3
+			if c.slots > 0 {
+				ctx = c.slots
+			}
 			hd, qw := c.hd, c.heads*c.hd
 			q := randomVec(c.n*qw, rng)
 			es := c.kv.Bytes()
@@ -299,13 +397,18 @@ func TestAttention(t *testing.T) {
 			if es == 4 {
 				kvf32 = 1
 			}
-			k, err := d.Kernel("attention", 3*4, d.Info.SureSubgroup(), uint32(hd), uint32(c.heads/c.kvheads), kvf32, c.ordered, d.Info.SureSubgroup())
+			k, err := d.Kernel("attention", 5*4, d.Info.SureSubgroup(), uint32(hd), uint32(c.heads/c.kvheads), kvf32, c.ordered, d.Info.SureSubgroup(), flag(c.cap != 0))
 			if err != nil {
 				t.Fatal(err)
 			}
 			scale := float32(1 / math.Sqrt(float64(hd)))
+			kscale := scale
+			if c.cap != 0 {
+				kscale /= c.cap
+			}
 			runOnce(t, d, func(r *Recorder) error {
-				return r.Dispatch("attn", k, []Arg{R(qb), R(kc), R(vc), W(ob), R(step)}, []uint32{uint32(qw), uint32(ctx), math.Float32bits(scale)}, uint32(c.kvheads), uint32(c.n+1), 1)
+				return r.Dispatch("attn", k, []Arg{R(qb), R(kc), R(vc), W(ob), R(step)},
+					[]uint32{uint32(qw), uint32(ctx), math.Float32bits(kscale), math.Float32bits(c.cap), uint32(c.window)}, uint32(c.kvheads), uint32(c.n+1), 1)
 			})
 			raw := make([]byte, 4*len(out0))
 			ob.Read(0, raw)
@@ -317,29 +420,36 @@ func TestAttention(t *testing.T) {
 					kvh := h / g
 					qh := q[tk*qw+h*hd : tk*qw+(h+1)*hd]
 					span := c.pos + tk + 1
+					first := 0
+					if c.window > 0 {
+						first = max(0, span-c.window)
+					}
 					sc := make([]float64, span)
 					mx := math.Inf(-1)
-					for p := 0; p < span; p++ {
+					for p := first; p < span; p++ {
 						var s float64
 						for dd := 0; dd < hd; dd++ {
 							qv := qh[dd]
 							if es == 2 {
 								qv = quant.FP16ToFP32(quant.FP32ToFP16(qv))
 							}
-							s += float64(qv) * float64(kvals[(kvh*ctx+p)*hd+dd])
+							s += float64(qv) * float64(kvals[(kvh*ctx+p%ctx)*hd+dd])
 						}
 						sc[p] = s * float64(scale)
+						if c.cap != 0 {
+							sc[p] = float64(c.cap) * math.Tanh(sc[p]/float64(c.cap))
+						}
 						mx = math.Max(mx, sc[p])
 					}
 					var sum float64
-					for p := range sc {
+					for p := first; p < span; p++ {
 						sc[p] = math.Exp(sc[p] - mx)
 						sum += sc[p]
 					}
 					for dd := 0; dd < hd; dd++ {
 						var o float64
-						for p := range sc {
-							o += sc[p] * float64(vvals[(kvh*ctx+p)*hd+dd])
+						for p := first; p < span; p++ {
+							o += sc[p] * float64(vvals[(kvh*ctx+p%ctx)*hd+dd])
 						}
 						ref = append(ref, float32(o/sum))
 					}
@@ -405,13 +515,13 @@ func TestDispatchRejectsLargeRange(t *testing.T) {
 	defer func() { d.Info.Limits.MaxStorageBufferRange = saved }()
 	big, _ := d.NewBuffer("big output", 4096, memDevice)
 	step := stepBuffer(t, d, 1, 0, []int32{0})
-	k, err := d.Kernel("attention", 3*4, d.Info.SureSubgroup(), 64, 1, 0)
+	k, err := d.Kernel("attention", 5*4, d.Info.SureSubgroup(), 64, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, _ := d.NewRecorder(0)
 	r.Begin()
-	err = r.Dispatch("attn", k, []Arg{R(big), R(big), R(big), W(big), R(step)}, []uint32{64, 1, 0}, 1, 1, 1)
+	err = r.Dispatch("attn", k, []Arg{R(big), R(big), R(big), W(big), R(step)}, []uint32{64, 1, 0, 0, 0}, 1, 1, 1)
 	r.End()
 	if err == nil || !strings.Contains(err.Error(), "big output") || !strings.Contains(err.Error(), "maxStorageBufferRange") {
 		t.Fatalf("got %v", err)

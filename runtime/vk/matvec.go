@@ -36,7 +36,8 @@ type matvecOp struct {
 	nt      int // tokens per pass (kernel constant); 0 chooses by type
 	last    bool
 	step    *Buffer
-	f32x    bool // keep x in f32 instead of rounding it to the weight type's vec_dot_type (tests)
+	f32x    bool   // keep x in f32 instead of rounding it to the weight type's vec_dot_type (tests)
+	act     uint32 // the gate's activation (matvec.comp's ACT): 0 SiLU, 1 GELU-tanh
 }
 
 // mvPlan is how one mat-vec is laid out: lanes per row, units per lane per
@@ -171,12 +172,6 @@ func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 	lpr, nu, rb, chunks := pl.lpr, pl.nu, pl.rb, pl.chunks
 	u0 := c * lpr * nu
 	cu := min(lpr*nu, m.Units-u0)
-	flag := func(b bool) uint32 {
-		if b {
-			return 1
-		}
-		return 0
-	}
 	norm := uint32(0)
 	if op.norm != nil {
 		norm = 1
@@ -184,7 +179,7 @@ func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 			norm = 2 // the RMS needs the whole row, not this chunk of it
 		}
 	}
-	k, err := d.Kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), norm, flag(op.m2 != nil), uint32(rb), flag(!op.f32x))
+	k, err := d.Kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), norm, flag(op.m2 != nil), uint32(rb), flag(!op.f32x), op.act)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,8 @@ type mvCase struct {
 	ntok, nt   int // nt 0: chosen by type as the backend does
 	norm       bool
 	epi        int
-	pair       bool   // y = silu(W·x)·(W2·x)
+	pair       bool   // y = act(W·x)·(W2·x)
+	gelu       bool   // act is llama.cpp's F16 GELU-tanh, not SiLU (matvec.comp's ACT)
 	partBytes  uint64 // split the matrix into parts of at most this size
 	f32x       bool   // f32 activations (the kernel's ACTQ off)
 }
@@ -88,7 +89,7 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 	}
 	rec.Begin()
 	y2b, _ := d.NewBuffer("y2", uint64(4*len(y0)+64), memDevice)
-	op := matvecOp{label: "test", m: m, m2: m2, x: xb, xstride: xstride, norm: nwb, eps: 1e-5, bias: biasb, y: yb, y2: y2b, ystride: ystride, yoff: 5, epi: c.epi, tokens: c.ntok, nt: c.nt, step: step, f32x: c.f32x}
+	op := matvecOp{label: "test", m: m, m2: m2, x: xb, xstride: xstride, norm: nwb, eps: 1e-5, bias: biasb, y: yb, y2: y2b, ystride: ystride, yoff: 5, epi: c.epi, tokens: c.ntok, nt: c.nt, step: step, f32x: c.f32x, act: flag(c.gelu)}
 	if err := rec.matvec(op); err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +137,16 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 				quant.MatVec(uv, quant.Matrix{Type: c.typ, Rows: c.rows, Cols: c.cols, Data: w2}, xt)
 			}
 		}
+		act := func(g float32) float32 {
+			if c.gelu {
+				return refGELU(g)
+			}
+			return float32(float64(g) / (1 + math.Exp(-float64(g))))
+		}
 		for r := 0; r < c.rows; r++ {
 			v := wv[r]
 			if c.pair {
-				u := uv[r]
-				v = float32(float64(v)/(1+math.Exp(-float64(v)))) * u
+				v = act(v) * uv[r]
 			}
 			switch c.epi {
 			case epiResidual:
@@ -148,8 +154,7 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 			case epiBias:
 				v += bias[r]
 			case epiSwiGLU:
-				g := float64(y0[tk*ystride+5+r])
-				v *= float32(g / (1 + math.Exp(-g)))
+				v *= act(y0[tk*ystride+5+r])
 			}
 			ref = append(ref, v)
 			res = append(res, got[tk*ystride+5+r])

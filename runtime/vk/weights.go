@@ -19,8 +19,12 @@ type layerWeights struct {
 	wo         *Matrix   //
 	gate, up   *Matrix   // paired when types match
 	down       *Matrix   //
-	attnNorm   *Buffer   // padded with zeros to the x stride
+	attnNorm   *Buffer   // padded with zeros to the x stride; nil without pre-norms
 	ffnNorm    *Buffer   //
+	qNorm      *Buffer   // Q/K norms ([head_dim] or the full width), or nil
+	kNorm      *Buffer   //
+	postAttn   *Buffer   // post-attention and post-FFN norms, or nil
+	postFFN    *Buffer   //
 	matrices   []*Matrix // everything above, for accounting
 	vectorSize uint64
 }
@@ -69,10 +73,28 @@ func (b *Backend) uploadWeights() error {
 		if err != nil {
 			return err
 		}
-		if lw.attnNorm, err = b.vector(L.AttnNorm, b.xStride); err != nil {
-			return err
+		if L.AttnNorm.Data != nil {
+			if lw.attnNorm, err = b.vector(L.AttnNorm, b.xStride); err != nil {
+				return err
+			}
 		}
-		if lw.ffnNorm, err = b.vector(L.FFNNorm, b.xStride); err != nil {
+		if L.FFNNorm.Data != nil {
+			if lw.ffnNorm, err = b.vector(L.FFNNorm, b.xStride); err != nil {
+				return err
+			}
+		}
+		for _, v := range []struct {
+			w   *models.Weight
+			dst **Buffer
+		}{{L.QNorm, &lw.qNorm}, {L.KNorm, &lw.kNorm}, {L.PostAttnNorm, &lw.postAttn}, {L.PostFFNNorm, &lw.postFFN}} {
+			if v.w == nil {
+				continue
+			}
+			if *v.dst, err = b.vector(*v.w, v.w.Cols); err != nil {
+				return err
+			}
+		}
+		if err := b.checkLayer(i, lw); err != nil {
 			return err
 		}
 		if L.Bq != nil {
@@ -128,4 +150,33 @@ func (b *Backend) floats(name string, v []float32, n int) (*Buffer, error) {
 	}
 	b.weightBytes += buf.Size
 	return buf, nil
+}
+
+// checkLayer makes sure the recipe's optional weights are there, so a
+// model assembled inconsistently fails at load, naming what is missing,
+// rather than reading a dummy binding.
+func (b *Backend) checkLayer(i int, lw *layerWeights) error {
+	c := &b.cfg
+	missing := func(what string) error {
+		return fmt.Errorf("layer %d: the block recipe needs %s, which the model does not have", i, what)
+	}
+	switch {
+	case c.Block.PreNorm && (lw.attnNorm == nil || lw.ffnNorm == nil):
+		return missing("attn_norm and ffn_norm")
+	case c.Block.PostNorm && (lw.postAttn == nil || lw.postFFN == nil):
+		return missing("post_attention_norm and post_ffw_norm")
+	case c.Block.QKNorm != models.QKNormNone && (lw.qNorm == nil || lw.kNorm == nil):
+		return missing("attn_q_norm and attn_k_norm")
+	}
+	if c.Block.QKNorm != models.QKNormNone {
+		wq, wk := c.HeadDim, c.HeadDim
+		if c.Block.QKNorm == models.QKNormFull {
+			wq, wk = c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+		}
+		L := &b.m.Layers[i]
+		if L.QNorm.Cols != wq || L.KNorm.Cols != wk {
+			return fmt.Errorf("layer %d: Q/K norms of %d and %d values, the recipe needs %d and %d", i, L.QNorm.Cols, L.KNorm.Cols, wq, wk)
+		}
+	}
+	return nil
 }

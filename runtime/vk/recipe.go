@@ -1,0 +1,145 @@
+package vk
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"vkchat/models"
+)
+
+// What a model's block recipe (models.Config.Block, the multipliers and
+// each layer's LayerConfig) asks of the graph, resolved once at load.
+
+// recipe holds the model-wide numbers the kernels take.
+type recipe struct {
+	embedScale    float32 // embeddings ×
+	residualScale float32 // each branch × before its residual add
+	qScale        float32 // Q × after RoPE (1 unless the model scales Q)
+	scoreScale    float32 // scores × (÷ the soft-cap when there is one)
+	attnCap       float32 // 0: no attention soft-cap
+	logitScale    float32
+	finalCap      float32 // 0: no final soft-cap
+	qkNorm        uint32  // rope.comp's QKNORM
+	act           uint32  // matvec.comp's ACT
+	// postBranch: a branch's output goes through residual.comp (a norm
+	// after it, or a scale) instead of the mat-vec's residual epilogue.
+	postBranch bool
+}
+
+// one is x, or 1 when x is unset (a Config built without the loader's
+// resolution, as tests do).
+func one(x float32) float32 {
+	if x == 0 {
+		return 1
+	}
+	return x
+}
+
+func newRecipe(c *models.Config) recipe {
+	r := recipe{
+		embedScale:    one(c.EmbedScale),
+		residualScale: one(c.ResidualScale),
+		logitScale:    one(c.LogitScale),
+		attnCap:       c.AttnSoftcap,
+		finalCap:      c.FinalSoftcap,
+		qScale:        1,
+		qkNorm:        uint32(c.Block.QKNorm),
+	}
+	scale := c.AttnScale
+	if scale == 0 {
+		scale = float32(1 / math.Sqrt(float64(c.HeadDim)))
+	}
+	r.scoreScale = scale
+	if c.ScaleQ {
+		r.qScale, r.scoreScale = scale, 1
+	}
+	if r.attnCap != 0 {
+		// as ggml's flash attention: scale /= cap; s = cap·tanh(s·scale)
+		r.scoreScale /= r.attnCap
+	}
+	if c.Block.Act == models.ActGELUTanh {
+		r.act = 1
+	}
+	r.postBranch = c.Block.PostNorm || r.residualScale != 1
+	return r
+}
+
+// ErrRingOverwritten: a step rewound further back than a sliding-window
+// layer's ring cache remembers; the positions before it must be processed
+// again from the start (or from where the ring still holds them).
+var ErrRingOverwritten = errors.New("the sliding-window cache no longer holds the positions before the rewind")
+
+// ropeTable is one (base, scale) pair's cos/sin table in the step buffer.
+type ropeTable struct {
+	base, scale float32
+}
+
+// layerPlan is what differs between layers in the recording.
+type layerPlan struct {
+	rope   bool
+	table  int // index into Backend.ropeTables
+	window int // 0: full causal attention
+	slots  int // cache positions held (a ring when < the context)
+}
+
+// cacheSlots is how many positions a layer's cache holds for a context of
+// ctx. A sliding-window layer keeps a ring: its window plus the positions a
+// prefill chunk writes before its first token attends (every key of a chunk
+// is stored before attention runs, so a ring of only the window would lose
+// keys the chunk's first tokens still see), as llama.cpp sizes its SWA
+// cache at window + batch.
+func cacheSlots(lc models.LayerConfig, ctx int) int {
+	if lc.Window > 0 && lc.Window+prefillChunk-1 < ctx {
+		return lc.Window + prefillChunk - 1
+	}
+	return ctx
+}
+
+// planLayers resolves each layer's RoPE table, window and cache size. A
+// zero LayerConfig (a model assembled without the loader, as tests do) is
+// the global RoPE on a full cache.
+func (b *Backend) planLayers() error {
+	c := &b.cfg
+	b.plans = b.plans[:0]
+	b.ropeTables = b.ropeTables[:0]
+	for i := range b.m.Layers {
+		lc := b.m.Layers[i].Config
+		if lc == (models.LayerConfig{}) {
+			lc = models.LayerConfig{Rope: true, RopeBase: c.Rope.Base, RopeScale: c.Rope.Scale}
+		}
+		if lc.Window < 0 {
+			return fmt.Errorf("layer %d: sliding window %d is negative", i, lc.Window)
+		}
+		p := layerPlan{rope: lc.Rope, window: lc.Window, slots: cacheSlots(lc, b.opts.ContextSize)}
+		if lc.Rope {
+			t := ropeTable{base: lc.RopeBase, scale: one(lc.RopeScale)}
+			if !(t.base > 0) {
+				return fmt.Errorf("layer %d: RoPE base %g must be positive", i, t.base)
+			}
+			p.table = -1
+			for j, have := range b.ropeTables {
+				if have == t {
+					p.table = j
+				}
+			}
+			if p.table < 0 {
+				p.table = len(b.ropeTables)
+				b.ropeTables = append(b.ropeTables, t)
+			}
+		}
+		b.plans = append(b.plans, p)
+	}
+	b.ringLow = make([]int, len(b.plans))
+	if len(b.ropeTables) == 0 {
+		// every layer is NoPE; the kernels still bind a table
+		b.ropeTables = append(b.ropeTables, ropeTable{base: c.Rope.Base, scale: one(c.Rope.Scale)})
+	}
+	return nil
+}
+
+// ropeTableBytes is the room one table takes in the step buffer, aligned
+// so each can be bound at its own offset.
+func (b *Backend) ropeTableBytes() int {
+	return int(alignUp(uint64(8*prefillChunk*(b.cfg.Rope.Dims/2)), regionAlign))
+}

@@ -1,0 +1,250 @@
+package vk
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"vkchat/models"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/quant"
+)
+
+// refGELU is GELU-tanh as llama.cpp's CPU backend computes it: x rounded to
+// F16, looked up in a table of F16 results; 0 at or below -10, x at or
+// above 10.
+func refGELU(x float32) float32 {
+	switch {
+	case x <= -10:
+		return 0
+	case x >= 10:
+		return x
+	}
+	h := float64(quant.FP16ToFP32(quant.FP32ToFP16(x)))
+	g := 0.5 * h * (1 + math.Tanh(0.7978845608028654*h*(1+0.044715*h*h)))
+	return quant.FP16ToFP32(quant.FP32ToFP16(float32(g)))
+}
+
+// TestMatvecGELU checks the GELU-gated FFN epilogue (matvec.comp's ACT):
+// gate and up paired in one dispatch for one token and for a batch, and
+// the up-after-gate epilogue used when their types differ or K is split.
+// The pre-activations span ±10, so both cut-offs are crossed.
+func TestMatvecGELU(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(12))
+	for _, c := range []mvCase{
+		{typ: ggml.Q8_0, rows: 37, cols: 768, ntok: 1, norm: true, pair: true, gelu: true},
+		{typ: ggml.Q4_K, rows: 29, cols: 1024, ntok: 9, norm: true, pair: true, gelu: true},
+		{typ: ggml.F32, rows: 13, cols: 512, ntok: 3, epi: epiSwiGLU, gelu: true},
+		{typ: ggml.Q8_0, rows: 13, cols: 4096, ntok: 2, epi: epiSwiGLU, gelu: true}, // K split into chunks
+	} {
+		t.Run(fmt.Sprintf("%s/%dx%d/ntok%d/pair%v/epi%d", c.typ, c.rows, c.cols, c.ntok, c.pair, c.epi), func(t *testing.T) {
+			checkMatvec(t, d, c, rng)
+		})
+	}
+}
+
+// TestGELUCutoffs pins the reference's edges to llama.cpp's rule.
+func TestGELUCutoffs(t *testing.T) {
+	for _, c := range []struct{ x, want float32 }{{-10, 0}, {-11, 0}, {10, 10}, {12.5, 12.5}, {0, 0}} {
+		if got := refGELU(c.x); got != c.want {
+			t.Errorf("gelu(%g) = %g, want %g", c.x, got, c.want)
+		}
+	}
+	// just inside the cut-off the table's F16 result is x to F16 precision
+	if got := refGELU(9.99); math.Abs(float64(got)-9.99) > 0.01 {
+		t.Errorf("gelu(9.99) = %g", got)
+	}
+}
+
+// TestResidual checks residual.comp: x += rs·(rms(o)·w) with a post-norm
+// and x += rs·o without, for a batch with a token past the step's count
+// left alone, against runtime/cpu's rounding ((o·scale)·w, the mean in
+// float64).
+func TestResidual(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(13))
+	for _, c := range []struct {
+		n    int
+		norm bool
+		rs   float32
+	}{{256, true, 1}, {200, false, 0.22}, {2048, true, 0.5}, {72, false, 1}} {
+		t.Run(fmt.Sprintf("n%d/norm%v/rs%g", c.n, c.norm, c.rs), func(t *testing.T) {
+			const ntok, eps = 3, 1e-6
+			stride := int(alignUp(uint64(c.n), 256))
+			o := randomVec(ntok*stride, rng)
+			x := randomVec(ntok*stride, rng)
+			w := randomVec(c.n, rng)
+			ob, _ := d.NewBuffer("o", uint64(4*len(o)), memDevice)
+			xb, _ := d.NewBuffer("x", uint64(4*len(x)), memDevice)
+			wb, _ := d.NewBuffer("w", uint64(4*len(w)), memDevice)
+			ob.Write(0, f32bytes(o))
+			xb.Write(0, f32bytes(x))
+			wb.Write(0, f32bytes(w))
+			step := stepBuffer(t, d, ntok-1, 0, nil) // the last token is not in the batch
+			b := &Backend{d: d, o: ob, x: xb, step: step, xStride: stride, cfg: models.Config{Embd: c.n, NormEps: eps}, rec: recipe{residualScale: c.rs}}
+			var norm *Buffer
+			if c.norm {
+				norm = wb
+			}
+			runOnce(t, d, func(r *Recorder) error { return b.recordBranchEnd(r, "residual", norm, bodyShape{cap: ntok}) })
+			raw := make([]byte, 4*len(x))
+			xb.Read(0, raw)
+			got := bytesF32(raw)
+			var ref, res []float32
+			for tk := 0; tk < ntok; tk++ {
+				row := got[tk*stride : (tk+1)*stride]
+				if tk == ntok-1 {
+					for i, v := range row {
+						if v != x[tk*stride+i] {
+							t.Fatalf("token %d beyond the batch was changed at %d", tk, i)
+						}
+					}
+					continue
+				}
+				br := append([]float32(nil), o[tk*stride:tk*stride+c.n]...)
+				if c.norm {
+					refNorm(br, w, eps)
+				}
+				for i := 0; i < c.n; i++ {
+					ref = append(ref, x[tk*stride+i]+br[i]*c.rs)
+					res = append(res, row[i])
+				}
+				for i := c.n; i < stride; i++ {
+					if row[i] != x[tk*stride+i] {
+						t.Fatalf("token %d: padding changed at %d", tk, i)
+					}
+				}
+			}
+			// float32 sums of squares against float64: one-ulp scales
+			if e := nmse(ref, res); e > 1e-12 {
+				t.Errorf("NMSE %.3g over 1e-12", e)
+			} else {
+				t.Logf("NMSE %.3g", e)
+			}
+		})
+	}
+}
+
+// TestLogitsScaleCap checks logits.comp: the logit scale and the final
+// soft-cap as llama.cpp's graph builds them (scale by 1/cap, tanh, scale by
+// cap), for the last token only and for every token of a batch.
+func TestLogitsScaleCap(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(14))
+	for _, c := range []struct {
+		scale, cap float32
+		last       bool
+	}{{0.125, 0, true}, {1, 30, false}, {1, 8, true}, {0.5, 8, false}} {
+		t.Run(fmt.Sprintf("scale%g/cap%g/last%v", c.scale, c.cap, c.last), func(t *testing.T) {
+			const vocab, ntok = 1000, 4
+			lg := randomVec(ntok*vocab, rng)
+			for i := range lg {
+				lg[i] *= 20 // well into tanh's flat part
+			}
+			b := &Backend{d: d, cfg: models.Config{Vocab: vocab}, rec: recipe{logitScale: c.scale, finalCap: c.cap}}
+			b.logits, _ = d.NewBuffer("logits", uint64(4*len(lg)), memHost)
+			b.logits.Write(0, f32bytes(lg))
+			b.step = stepBuffer(t, d, ntok-1, 0, nil)
+			runOnce(t, d, func(r *Recorder) error { return b.recordLogits(r, bodyShape{cap: ntok}, c.last) })
+			raw := make([]byte, 4*len(lg))
+			b.logits.Read(0, raw)
+			got := bytesF32(raw)
+			done := ntok - 1
+			if c.last {
+				done = 1
+			}
+			var ref, res []float32
+			for i, v := range lg {
+				if i >= done*vocab {
+					if got[i] != v {
+						t.Fatalf("logit %d beyond the step's was changed", i)
+					}
+					continue
+				}
+				w := v * c.scale
+				if c.cap != 0 {
+					w = c.cap * float32(math.Tanh(float64(w*(1/c.cap))))
+				}
+				ref = append(ref, w)
+				res = append(res, got[i])
+			}
+			if e := nmse(ref, res); e > 1e-12 {
+				t.Errorf("NMSE %.3g over 1e-12", e)
+			} else {
+				t.Logf("NMSE %.3g", e)
+			}
+		})
+	}
+}
+
+// TestPlanLayers checks the per-layer resolution: one RoPE table per
+// distinct base and scale, NoPE layers, and ring caches of window + chunk
+// - 1 positions only where that is below the context.
+func TestPlanLayers(t *testing.T) {
+	m := &models.Model{Config: models.Config{Rope: models.Rope{Base: 1e6, Scale: 0.125, Dims: 64}}}
+	m.Layers = []models.Layer{
+		{Config: models.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1, Window: 512}},
+		{Config: models.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1, Window: 512}},
+		{Config: models.LayerConfig{Rope: true, RopeBase: 1e6, RopeScale: 0.125}},
+		{Config: models.LayerConfig{Rope: false, RopeBase: 1e6, RopeScale: 0.125}},
+		{Config: models.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1, Window: 4096}},
+		{}, // assembled by hand: the global RoPE
+	}
+	b := &Backend{m: m, cfg: m.Config, opts: backend.Options{ContextSize: 2048}}
+	if err := b.planLayers(); err != nil {
+		t.Fatal(err)
+	}
+	want := []layerPlan{
+		{rope: true, table: 0, window: 512, slots: 512 + prefillChunk - 1},
+		{rope: true, table: 0, window: 512, slots: 512 + prefillChunk - 1},
+		{rope: true, table: 1, slots: 2048},
+		{rope: false, slots: 2048},
+		{rope: true, table: 0, window: 4096, slots: 2048}, // the window exceeds the context
+		{rope: true, table: 1, slots: 2048},
+	}
+	for i := range want {
+		if b.plans[i] != want[i] {
+			t.Errorf("layer %d: %+v, want %+v", i, b.plans[i], want[i])
+		}
+	}
+	if len(b.ropeTables) != 2 || b.ropeTables[0] != (ropeTable{10000, 1}) || b.ropeTables[1] != (ropeTable{1e6, 0.125}) {
+		t.Errorf("tables %v", b.ropeTables)
+	}
+	m.Layers[2].Config.RopeBase = 0
+	if err := b.planLayers(); err == nil {
+		t.Error("a RoPE layer with base 0 was accepted")
+	}
+}
+
+// TestRingRewind: decoding forward always works; a rewind is refused, with
+// ErrRingOverwritten, exactly when the ring has overwritten a position the
+// rewound step's window needs.
+func TestRingRewind(t *testing.T) {
+	const window, ctx = 8, 512
+	slots := window + prefillChunk - 1
+	b := &Backend{opts: backend.Options{ContextSize: ctx}, plans: []layerPlan{{window: window, slots: slots}, {slots: ctx}}}
+	b.ringLow = make([]int, 2)
+	for pos := 0; pos < 300; pos++ {
+		if err := b.checkRewind(pos, 1); err != nil {
+			t.Fatalf("decode at %d: %v", pos, err)
+		}
+	}
+	// positions 300-slots .. 299 are held; a step at p needs p-window+1..
+	lowest := 300 - slots
+	if err := b.checkRewind(lowest+window-1, 5); err != nil {
+		t.Errorf("rewind to %d, whose window is still held: %v", lowest+window-1, err)
+	}
+	if err := b.checkRewind(lowest+window-3, 1); !errors.Is(err, ErrRingOverwritten) {
+		t.Errorf("rewind past the ring: got %v", err)
+	}
+	if err := b.checkRewind(0, 10); err != nil {
+		t.Errorf("a fresh start at 0: %v", err)
+	}
+	if err := b.checkRewind(10, 1); err != nil {
+		t.Errorf("decoding after a fresh start: %v", err)
+	}
+}

@@ -1,0 +1,58 @@
+#version 450
+// The end of a block's branch whose recipe normalizes or scales its output
+// before the residual add: x[t] += rs · (NORM ? rms(o[t]) · w : o[t]) for
+// the step's tokens (gemma2/3 and olmo2 post-attention and post-FFN norms,
+// granite's residual scale). Rounded as ggml: (o · scale) · w, then × rs,
+// then added. One workgroup per token; the sum of squares is reduced per
+// subgroup, then over the subgroups in shared memory.
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint NORM = 0;
+
+layout(binding = 0) uniform usamplerBuffer O;  // branch output, f32 bits, R32_UINT view
+layout(binding = 1) uniform usamplerBuffer NW; // norm weight, R32_UINT view
+layout(std430, binding = 2) buffer X { float x[]; };
+layout(std430, binding = 3) readonly buffer Step { uint ntok; uint pos; };
+
+layout(push_constant) uniform Push {
+	uint n;      // elements per token
+	uint stride; // floats per token in O and X
+	float eps;
+	float rs;    // residual scale (1: none)
+} p;
+
+shared float part[gl_WorkGroupSize.x];
+
+void main() {
+	uint t = gl_WorkGroupID.x;
+	if (t >= ntok) {
+		return;
+	}
+	uint base = t * p.stride;
+	float scale = 1.0;
+	if (NORM != 0) {
+		float ss = 0.0;
+		for (uint i = gl_LocalInvocationID.x; i < p.n; i += gl_WorkGroupSize.x) {
+			float v = uintBitsToFloat(texelFetch(O, int(base + i)).x);
+			ss += v * v;
+		}
+		ss = subgroupAdd(ss);
+		if (subgroupElect()) {
+			part[gl_SubgroupID] = ss;
+		}
+		barrier();
+		float total = 0.0;
+		for (uint s = 0; s < gl_NumSubgroups; s++) {
+			total += part[s];
+		}
+		scale = 1.0 / sqrt(total / float(p.n) + p.eps);
+	}
+	for (uint i = gl_LocalInvocationID.x; i < p.n; i += gl_WorkGroupSize.x) {
+		float v = uintBitsToFloat(texelFetch(O, int(base + i)).x);
+		if (NORM != 0) {
+			v = (v * scale) * uintBitsToFloat(texelFetch(NW, int(i)).x);
+		}
+		x[base + i] += v * p.rs;
+	}
+}
