@@ -48,4 +48,7 @@ type Request struct {
 	// Fork, when set, continues an earlier reply from one of its steps with
 	// a token the caller chose (see ForkPoint).
 	Fork *ForkPoint
+	// DisableThinking passes enable_thinking=false to the chat template (the
+	// user's /think off); Qwen3's template then pre-fills an empty block.
+	DisableThinking bool
 }

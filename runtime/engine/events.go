@@ -58,6 +58,15 @@ type TokenInfo struct {
 	// SinceStart is the time from the start of the request; for Index 0 it
 	// is the time to first token.
 	SinceStart time.Duration
+	// Thinking marks a token of a thinking model's reasoning: its
+	// <think>…</think> block, the tags included. Thought and Answer are the
+	// piece split between that block and the reply proper, tags left out;
+	// bytes that may begin a tag wait for the next token, and those still
+	// waiting when the model ends its turn (at most a tag's length) are
+	// shown in neither. Piece stays the raw text, which the conversation
+	// keeps so the template decides what earlier reasoning the model sees.
+	Thinking        bool
+	Thought, Answer string
 	// Funnel is what each stage of the sampler chain left at this step.
 	Funnel sample.Funnel
 	// LogProb is the natural log of this token's probability in the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"vkchat/runtime/backend"
+	"vkchat/runtime/chat"
 	"vkchat/runtime/sample"
 )
 
@@ -31,10 +32,11 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		emit(Event{Kind: EventDone, Done: &DoneInfo{Reason: reason, Err: err, Generated: generated, Decode: decode}, Stats: s.Stats()})
 		return err
 	}
-	prompt, dropped, err := s.fitConversation(req.Messages, s.replyReserve(req.MaxTokens))
+	enc, dropped, err := s.fitRequest(req, s.replyReserve(req.MaxTokens))
 	if err != nil {
 		return done(StopError, err, 0, 0)
 	}
+	prompt := enc.ids
 	base := 0 // reply tokens kept from before a fork point
 	if f := req.Fork; f != nil {
 		prompt = append(prompt, f.Prefix...)
@@ -54,11 +56,14 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		DroppedMessages: dropped, Duration: time.Since(start)}, Stats: s.Stats()})
 
 	stream := s.tok.NewStream()
+	// think tells the reasoning of a thinking model from its answer.
+	think := chat.NewThinkSplitter(enc.thinkOpen)
 	if f := req.Fork; f != nil {
 		// The caller shows the prefix already; the stream only needs it so
-		// a character split across the fork point comes out whole.
+		// a character split across the fork point comes out whole, and the
+		// splitter so it knows whether the fork point is in the reasoning.
 		for _, id := range f.Prefix {
-			stream.Add(id)
+			think.Add(stream.Add(id))
 		}
 	}
 	var decodeTime time.Duration
@@ -92,6 +97,11 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		if last {
 			piece += stream.Flush()
 		}
+		thought, answer, thinking := think.Add(piece)
+		if last {
+			ft, fa := think.Flush()
+			thought, answer = thought+ft, answer+fa
+		}
 		dur := time.Since(stepStart)
 		stepStart = time.Now()
 		if i > 0 {
@@ -99,7 +109,8 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		}
 		emit(Event{Kind: EventToken, Token: &TokenInfo{ID: res.Token, Piece: piece, Candidates: res.Candidates,
 			Entropy: res.Entropy, Params: params, Index: base + i, Duration: dur, SinceStart: time.Since(start),
-			Funnel: res.Funnel, LogProb: res.TokenLogProb(), LogZ: res.LogZ, Forced: forced}, Stats: s.Stats()})
+			Funnel: res.Funnel, LogProb: res.TokenLogProb(), LogZ: res.LogZ, Forced: forced,
+			Thinking: thinking, Thought: thought, Answer: answer}, Stats: s.Stats()})
 		pos := len(s.cached)
 		switch {
 		case last:

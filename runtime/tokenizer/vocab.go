@@ -117,6 +117,13 @@ func (t *Tokenizer) IsControl(id int32) bool {
 	return t.valid(id) && t.tokens[id].attr&attrControl != 0
 }
 
+// IsSpecial reports whether id is a token special-token parsing matches
+// whole: control and user-defined tokens (chat markup such as <|im_start|>,
+// and Qwen3's <think>, which is user-defined).
+func (t *Tokenizer) IsSpecial(id int32) bool {
+	return t.valid(id) && t.tokens[id].attr&(attrControl|attrUserDefined) != 0
+}
+
 // TokenText is the token's text as stored in the vocabulary ("" if id is out
 // of range).
 func (t *Tokenizer) TokenText(id int32) string {

@@ -1,0 +1,137 @@
+package chat
+
+import "strings"
+
+// The tags thinking models (Qwen3, DeepSeek-R1 and its distills, SmolLM3)
+// put around their reasoning.
+const (
+	ThinkOpen  = "<think>"
+	ThinkClose = "</think>"
+)
+
+// OpensThinking reports whether a rendered prompt leaves a <think> block
+// open, so the reply starts inside the reasoning: DeepSeek-R1's template
+// ends its generation prompt with "<think>\n". Only template markup counts:
+// a tag a user typed is content.
+func OpensThinking(segs []Segment) bool {
+	open := false
+	for _, s := range segs {
+		if s.Content {
+			continue
+		}
+		o, c := strings.LastIndex(s.Text, ThinkOpen), strings.LastIndex(s.Text, ThinkClose)
+		switch {
+		case o > c:
+			open = true
+		case c > o:
+			open = false
+		}
+	}
+	return open
+}
+
+// ThinkSplitter separates a streamed reply into the reasoning inside its
+// <think>…</think> block and the answer after it, as llama.cpp's reasoning
+// parser does: the block counts only at the start of the reply (or when the
+// prompt opened it), and a reply that never closes it is all reasoning.
+// Tags are left out of both parts. A tag may arrive split over several
+// tokens, so bytes that could begin one are held back until the next piece
+// (or Flush) shows whether they do.
+type ThinkSplitter struct {
+	inside  bool // within the block
+	decided bool // past the point where a block could still open
+	closed  bool // the block has just closed: the answer's leading blank space is dropped
+	held    string
+}
+
+// NewThinkSplitter starts a reply; open says the prompt already opened the
+// block (see OpensThinking).
+func NewThinkSplitter(open bool) *ThinkSplitter {
+	return &ThinkSplitter{inside: open, decided: open}
+}
+
+// Add takes the next piece of the reply and returns the text it adds to
+// the reasoning and to the answer, and whether any of it (tags included)
+// was part of the reasoning block.
+func (s *ThinkSplitter) Add(piece string) (thought, answer string, thinking bool) {
+	text := s.held + piece
+	s.held = ""
+	var th, an strings.Builder
+	for text != "" {
+		if s.inside {
+			thinking = true
+			if i := strings.Index(text, ThinkClose); i >= 0 {
+				th.WriteString(text[:i])
+				text = text[i+len(ThinkClose):]
+				s.inside, s.closed = false, true
+				continue
+			}
+			keep := partialSuffix(text, ThinkClose)
+			th.WriteString(text[:len(text)-keep])
+			s.held = text[len(text)-keep:]
+			break
+		}
+		if s.decided {
+			if s.closed {
+				// As llama.cpp's parser, the answer starts at its first
+				// non-blank byte (templates write "</think>\n\n").
+				if text = strings.TrimLeft(text, " \t\r\n"); text == "" {
+					break
+				}
+				s.closed = false
+			}
+			an.WriteString(text)
+			break
+		}
+		// Before any answer text: a block may still open, after
+		// leading whitespace.
+		lead := len(text) - len(strings.TrimLeft(text, " \t\r\n"))
+		rest := text[lead:]
+		switch {
+		case strings.HasPrefix(rest, ThinkOpen):
+			thinking = true
+			s.inside, s.decided = true, true
+			text = rest[len(ThinkOpen):]
+		case rest == "" || strings.HasPrefix(ThinkOpen, rest):
+			s.held = text
+			text = ""
+		default:
+			s.decided = true
+		}
+	}
+	return th.String(), an.String(), thinking
+}
+
+// Flush releases held bytes at the end of the reply: they were not a tag.
+func (s *ThinkSplitter) Flush() (thought, answer string) {
+	h := s.held
+	s.held = ""
+	if s.inside {
+		return h, ""
+	}
+	return "", h
+}
+
+// Inside reports whether the reply is within the reasoning block now.
+func (s *ThinkSplitter) Inside() bool { return s.inside }
+
+// partialSuffix is the length of the longest suffix of text that is a
+// proper prefix of tag.
+func partialSuffix(text, tag string) int {
+	for n := min(len(text), len(tag)-1); n > 0; n-- {
+		if strings.HasSuffix(text, tag[:n]) {
+			return n
+		}
+	}
+	return 0
+}
+
+// SplitThinking splits a whole reply as ThinkSplitter would stream it:
+// reasoning (tags left out) and answer. open says the prompt opened the
+// block. A reply without a block has no reasoning.
+func SplitThinking(reply string, open bool) (thought, answer string) {
+	s := NewThinkSplitter(open)
+	th, an, _ := s.Add(reply)
+	fth, fan := s.Flush()
+	return th + fth, an + fan
+}
