@@ -179,7 +179,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		return m, m.handleTick(msg)
 	}
-	return m, nil
+	// What the editor's own commands answer (the clipboard after Ctrl+V).
+	return m, m.input.Receive(msg)
 }
 
 func (m *Model) setStatus(s string) { m.status = statusLine{text: s} }
@@ -232,8 +233,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return m.submit()
 	case key.Matches(msg, k.Newline):
 		m.input.InsertNewline()
+		m.showInputError()
 	default:
-		m.input.Update(msg)
+		return m.inputKey(msg)
 	}
 	return nil
 }
@@ -285,6 +287,7 @@ func (m *Model) submit() tea.Cmd {
 	text := m.input.Value()
 	cmd, err := ParseCommand(text)
 	if err == nil {
+		m.input.Remember(text)
 		m.input.Reset()
 		return m.runCommand(cmd)
 	}
@@ -307,6 +310,7 @@ func (m *Model) submit() tea.Cmd {
 	if text != "" {
 		m.turns = append(m.turns, &turn{role: "user", content: text})
 	}
+	m.input.Remember(m.input.Value())
 	m.input.Reset()
 	m.clearStatus()
 	m.autosave()

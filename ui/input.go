@@ -1,60 +1,150 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
-	"unicode"
 
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
 )
 
-// Input is the multi-line message editor. bubbles/textarea would do, but
-// it imports a clipboard package this module does not carry, so this is a
-// small editor with the usual readline keys.
+// Input is the message editor: bubbles/textarea for editing, wrapping,
+// word motions and clipboard paste, plus what a chat needs around it: the
+// editor grows with its text up to a height, a bracketed paste is cleaned
+// of terminal controls, and ↑/↓ on the first/last row walk the history of
+// sent lines the way readline does.
 type Input struct {
-	value       []rune
-	pos         int // cursor, an index into value
+	ta          textarea.Model
 	width       int
 	maxHeight   int
-	offset      int // first visual row shown
-	focused     bool
 	placeholder string
+
+	// lastRow is written by the prompt function while the textarea
+	// draws: the index of the last row drawn, from which the number of
+	// rows the text fills is known. A pointer, so copies of Input share it.
+	lastRow *int
+	rows    int // rows the text fills at the current width; 0: not known
+	// overflowed: the text was taller than the editor, so the textarea's
+	// viewport may be scrolled and must be put back once the text fits.
+	overflowed bool
+	peakRows   int // the most rows the text filled while it overflowed
+
+	history []string
+	histPos int    // index into history; len(history) is the unsent line
+	draft   string // the unsent line, kept while browsing the history
+	err     error  // a refused paste, for the status line
 }
 
 const inputPrompt = "> "
 
+// maxInputLines is the most lines the textarea holds; it drops lines past
+// it silently, so a paste that would not fit is refused instead.
+const maxInputLines = 10000
+
+// maxInputBytes bounds the text: textarea wraps the cursor's whole line
+// again on every key, which for a 64 KiB line costs ~80 ms a key and for
+// 1 MiB over a second (TestInputLargePaste logs the figures), so a bigger
+// paste is refused with a message rather than left to freeze the editor.
+const maxInputBytes = 64 << 10
+
+// inputKeys are textarea's default keys, less the ones the chat uses for
+// itself: Enter sends (Alt+Enter and Ctrl+J add a line, through
+// InsertNewline), Ctrl+N starts a chat, and ↑/↓ are handled here first for
+// the history. Ctrl+←/→ also move by words, as in most editors.
+func inputKeys() textarea.KeyMap {
+	k := textarea.DefaultKeyMap
+	k.InsertNewline = key.NewBinding(key.WithDisabled())
+	k.LineNext = key.NewBinding(key.WithKeys("down"))
+	k.LinePrevious = key.NewBinding(key.WithKeys("up"))
+	k.WordForward = key.NewBinding(key.WithKeys("alt+right", "ctrl+right", "alt+f"))
+	k.WordBackward = key.NewBinding(key.WithKeys("alt+left", "ctrl+left", "alt+b"))
+	return k
+}
+
 // NewInput returns a focused, empty editor.
-func NewInput() Input { return Input{focused: true, maxHeight: 1, width: 20} }
+func NewInput() Input {
+	ta := textarea.New()
+	ta.ShowLineNumbers = false
+	ta.MaxHeight = 0 // the layout decides; the default (99) also caps lines
+	ta.MaxWidth = 0
+	ta.KeyMap = inputKeys()
+	ta.Cursor.SetMode(cursor.CursorStatic)
+	last := new(int)
+	ta.SetPromptFunc(len(inputPrompt), func(row int) string {
+		*last = row
+		if row == 0 {
+			return inputPrompt
+		}
+		return ""
+	})
+	ta.Focus()
+	in := Input{ta: ta, lastRow: last, maxHeight: 1, width: 20}
+	in.SetSize(20, 1)
+	return in
+}
 
 // Value is the text typed so far.
-func (in *Input) Value() string { return string(in.value) }
+func (in *Input) Value() string { return in.ta.Value() }
 
 // SetValue replaces the text and puts the cursor at its end.
 func (in *Input) SetValue(s string) {
-	in.value = []rune(cleanInput(s))
-	in.pos = len(in.value)
+	in.ta.SetValue(cleanInput(s))
+	in.changed()
 }
 
-// Reset empties the editor.
-func (in *Input) Reset() { in.value, in.pos, in.offset = nil, 0, 0 }
+// Reset empties the editor and ends any walk through the history.
+func (in *Input) Reset() {
+	in.ta.Reset()
+	in.histPos, in.draft = len(in.history), ""
+	in.changed()
+}
+
+// Remember adds a sent line to the history (not twice in a row).
+func (in *Input) Remember(s string) {
+	if strings.TrimSpace(s) != "" && (len(in.history) == 0 || in.history[len(in.history)-1] != s) {
+		in.history = append(in.history, s)
+	}
+	in.histPos, in.draft = len(in.history), ""
+}
 
 // SetSize sets the width in cells, prompt included, and the most rows the
 // editor may grow to.
 func (in *Input) SetSize(width, maxHeight int) {
-	in.width, in.maxHeight = max(width, 1), max(maxHeight, 1)
+	width, maxHeight = max(width, len(inputPrompt)+2), max(maxHeight, 1)
+	if width == in.width && maxHeight == in.maxHeight {
+		return
+	}
+	in.width, in.maxHeight = width, maxHeight
+	in.ta.SetWidth(width)
+	in.ta.SetHeight(maxHeight)
+	in.changed()
 }
 
 // Focus and Blur say whether keys go to the editor (and the cursor shows).
-func (in *Input) Focus() { in.focused = true }
+func (in *Input) Focus() { in.ta.Focus() }
 
 // Blur hides the cursor.
-func (in *Input) Blur() { in.focused = false }
+func (in *Input) Blur() { in.ta.Blur() }
+
+// Focused reports whether the editor has the keyboard.
+func (in *Input) Focused() bool { return in.ta.Focused() }
+
+// TakeError returns and clears the last refused edit, if any.
+func (in *Input) TakeError() error {
+	err := in.err
+	in.err = nil
+	return err
+}
 
 // cleanInput turns pasted line endings into '\n' and tabs into spaces, and
 // drops escape sequences and other controls (a paste from a terminal can
-// carry colour codes): what the user sends should look as typed.
+// carry colour codes): what the user sends should look as typed. (The
+// textarea's own filter would turn "\r\n" into two line breaks.)
 func cleanInput(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
@@ -62,247 +152,194 @@ func cleanInput(s string) string {
 	return strings.ReplaceAll(s, "\t", strings.Repeat(" ", termtext.TabWidth))
 }
 
-func (in *Input) insert(s string) {
-	rs := []rune(cleanInput(s))
-	if len(rs) == 0 {
-		return
-	}
-	v := make([]rune, 0, len(in.value)+len(rs))
-	v = append(v, in.value[:in.pos]...)
-	v = append(v, rs...)
-	v = append(v, in.value[in.pos:]...)
-	in.value = v
-	in.pos += len(rs)
-}
-
 // InsertNewline breaks the line at the cursor.
 func (in *Input) InsertNewline() { in.insert("\n") }
 
-func (in *Input) deleteRange(from, to int) {
-	from, to = max(from, 0), min(to, len(in.value))
-	if from >= to {
+func (in *Input) insert(s string) {
+	s = cleanInput(s)
+	if n := len(in.Value()) + len(s); n > maxInputBytes {
+		in.err = fmt.Errorf("paste refused: the message would be %d KiB, and the input takes at most %d KiB", (n+1023)>>10, maxInputBytes>>10)
 		return
 	}
-	in.value = append(in.value[:from:from], in.value[to:]...)
-	in.pos = from
+	if n := in.ta.LineCount() + strings.Count(s, "\n"); n > maxInputLines {
+		in.err = fmt.Errorf("paste refused: the message would be %d lines, and the input takes at most %d", n, maxInputLines)
+		return
+	}
+	in.ta.InsertString(s)
+	in.changed()
 }
 
-func (in *Input) lineStart() int {
-	i := in.pos
-	for i > 0 && in.value[i-1] != '\n' {
-		i--
-	}
-	return i
-}
-
-func (in *Input) lineEnd() int {
-	i := in.pos
-	for i < len(in.value) && in.value[i] != '\n' {
-		i++
-	}
-	return i
-}
-
-func (in *Input) wordLeft() int {
-	i := in.pos
-	for i > 0 && unicode.IsSpace(in.value[i-1]) {
-		i--
-	}
-	for i > 0 && !unicode.IsSpace(in.value[i-1]) {
-		i--
-	}
-	return i
-}
-
-func (in *Input) wordRight() int {
-	i := in.pos
-	for i < len(in.value) && unicode.IsSpace(in.value[i]) {
-		i++
-	}
-	for i < len(in.value) && !unicode.IsSpace(in.value[i]) {
-		i++
-	}
-	return i
-}
-
-// Update applies an editing key and reports whether it was one.
-func (in *Input) Update(msg tea.KeyMsg) bool {
-	switch msg.Type {
-	case tea.KeyRunes:
-		if msg.Alt && !msg.Paste {
-			switch string(msg.Runes) {
-			case "b":
-				in.pos = in.wordLeft()
-				return true
-			case "f":
-				in.pos = in.wordRight()
-				return true
-			case "d":
-				in.deleteRange(in.pos, in.wordRight())
-				return true
-			}
-			return false
-		}
+// Update applies an editing key and reports whether it was one; the
+// command, if any, reads the clipboard (Ctrl+V).
+func (in *Input) Update(msg tea.KeyMsg) (bool, tea.Cmd) {
+	switch {
+	case msg.Paste:
 		in.insert(string(msg.Runes))
-	case tea.KeySpace:
-		in.insert(" ")
-	case tea.KeyBackspace, tea.KeyCtrlH:
-		if msg.Alt {
-			in.deleteRange(in.wordLeft(), in.pos)
-		} else {
-			in.deleteRange(in.pos-1, in.pos)
-		}
-	case tea.KeyDelete, tea.KeyCtrlD:
-		in.deleteRange(in.pos, in.pos+1)
-	case tea.KeyLeft, tea.KeyCtrlB:
-		if msg.Alt {
-			in.pos = in.wordLeft()
-		} else {
-			in.pos = max(in.pos-1, 0)
-		}
-	case tea.KeyRight, tea.KeyCtrlF:
-		if msg.Alt {
-			in.pos = in.wordRight()
-		} else {
-			in.pos = min(in.pos+1, len(in.value))
-		}
-	case tea.KeyCtrlLeft:
-		in.pos = in.wordLeft()
-	case tea.KeyCtrlRight:
-		in.pos = in.wordRight()
-	case tea.KeyHome, tea.KeyCtrlA:
-		in.pos = in.lineStart()
-	case tea.KeyEnd, tea.KeyCtrlE:
-		in.pos = in.lineEnd()
-	case tea.KeyCtrlU:
-		in.deleteRange(in.lineStart(), in.pos)
-	case tea.KeyCtrlK:
-		in.deleteRange(in.pos, in.lineEnd())
-	case tea.KeyCtrlW:
-		in.deleteRange(in.wordLeft(), in.pos)
-	case tea.KeyUp:
-		in.moveRow(-1)
-	case tea.KeyDown:
-		in.moveRow(+1)
-	default:
-		return false
+		return true, nil
+	case msg.Type == tea.KeyUp && in.onFirstRow():
+		in.browse(-1)
+		return true, nil
+	case msg.Type == tea.KeyDown && in.onLastRow():
+		in.browse(+1)
+		return true, nil
+	case msg.Type == tea.KeyRunes && msg.Alt && !in.bound(msg):
+		// textarea would type the letter of an Alt chord it does not
+		// know; here those chords belong to the chat, or to nothing.
+		return false, nil
+	case msg.Type == tea.KeySpace:
+		msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{' '}}
+	case msg.Type != tea.KeyRunes && !in.bound(msg):
+		return false, nil
 	}
-	return true
+	return true, in.apply(msg)
 }
 
-// visualRow is one screen row of the editor: value[start:end].
-type visualRow struct{ start, end int }
-
-// rows wraps the text into screen rows. One cell per row is kept free so
-// the cursor can sit after the last character without overflowing.
-func (in *Input) rows() []visualRow {
-	textW := max(in.width-len(inputPrompt)-1, 1)
-	var rows []visualRow
-	start, w := 0, 0
-	for i, r := range in.value {
-		if r == '\n' {
-			rows = append(rows, visualRow{start, i})
-			start, w = i+1, 0
-			continue
-		}
-		rw := termtext.Width(string(r))
-		if w+rw > textW && i > start {
-			rows = append(rows, visualRow{start, i})
-			start, w = i, 0
-		}
-		w += rw
+// Receive passes the textarea the messages its commands produce (the
+// clipboard's contents after Ctrl+V).
+func (in *Input) Receive(msg tea.Msg) tea.Cmd {
+	cmd := in.apply(msg)
+	if err := in.ta.Err; err != nil {
+		in.err = fmt.Errorf("could not paste from the clipboard: %w", err)
+		in.ta.Err = nil
 	}
-	return append(rows, visualRow{start, len(in.value)})
+	return cmd
 }
 
-// cursorRow is the row holding the cursor; at a soft wrap the cursor
-// belongs to the start of the next row.
-func cursorRow(rows []visualRow, pos int) int {
-	for i, r := range rows {
-		if pos >= r.start && pos < r.end {
-			return i
-		}
-		if pos == r.end && (i == len(rows)-1 || rows[i+1].start > r.end) {
-			return i
-		}
-	}
-	return len(rows) - 1
+// inputKey gives a key to the editor and shows an edit it refused.
+func (m *Model) inputKey(msg tea.KeyMsg) tea.Cmd {
+	_, cmd := m.input.Update(msg)
+	m.showInputError()
+	return cmd
 }
 
-func (in *Input) moveRow(d int) {
-	rows := in.rows()
-	cr := cursorRow(rows, in.pos)
-	nr := cr + d
-	if nr < 0 {
-		in.pos = 0
+func (m *Model) showInputError() {
+	if err := m.input.TakeError(); err != nil {
+		m.setError(err.Error())
+	}
+}
+
+func (in *Input) apply(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	in.ta, cmd = in.ta.Update(msg)
+	in.changed()
+	return cmd
+}
+
+// bound reports whether msg is one of the textarea's editing keys.
+func (in *Input) bound(msg tea.KeyMsg) bool {
+	k := in.ta.KeyMap
+	for _, b := range []key.Binding{k.CharacterBackward, k.CharacterForward, k.DeleteAfterCursor,
+		k.DeleteBeforeCursor, k.DeleteCharacterBackward, k.DeleteCharacterForward, k.DeleteWordBackward,
+		k.DeleteWordForward, k.LineEnd, k.LineNext, k.LinePrevious, k.LineStart, k.Paste, k.WordBackward,
+		k.WordForward, k.InputBegin, k.InputEnd, k.UppercaseWordForward, k.LowercaseWordForward,
+		k.CapitalizeWordForward, k.TransposeCharacterBackward} {
+		if key.Matches(msg, b) {
+			return true
+		}
+	}
+	return false
+}
+
+func (in *Input) onFirstRow() bool { return in.ta.Line() == 0 && in.ta.LineInfo().RowOffset == 0 }
+
+func (in *Input) onLastRow() bool {
+	li := in.ta.LineInfo()
+	return in.ta.Line() == in.ta.LineCount()-1 && li.RowOffset >= li.Height-1
+}
+
+// browse moves through the history: back from the first row, forward from
+// the last; past either end the cursor goes to the start or the end of
+// the text, as in readline.
+func (in *Input) browse(dir int) {
+	next := in.histPos + dir
+	if next < 0 || next > len(in.history) {
+		if dir < 0 {
+			in.ta.CursorStart()
+		} else {
+			in.ta.CursorEnd()
+		}
 		return
 	}
-	if nr >= len(rows) {
-		in.pos = len(in.value)
-		return
+	if in.histPos == len(in.history) {
+		in.draft = in.Value()
 	}
-	col := 0
-	for _, r := range in.value[rows[cr].start:in.pos] {
-		col += termtext.Width(string(r))
+	in.histPos = next
+	text := in.draft
+	if next < len(in.history) {
+		text = in.history[next]
 	}
-	t := rows[nr]
-	p, w := t.start, 0
-	for p < t.end {
-		rw := termtext.Width(string(in.value[p]))
-		if w+rw > col {
-			break
-		}
-		w += rw
-		p++
-	}
-	in.pos = p
+	in.ta.SetValue(text)
+	in.changed()
 }
 
-// Height is how many rows View will draw.
-func (in *Input) Height() int { return min(len(in.rows()), in.maxHeight) }
+// changed notes that the text or its size changed, and puts the
+// textarea's view back at the top once the text fits the editor again:
+// its viewport only scrolls to keep the cursor in view, so after deleting
+// a tall text's lines it would go on showing empty rows below the text
+// and hiding its first rows.
+func (in *Input) changed() {
+	in.rows = 0
+	if in.ta.Focused() {
+		// SetValue and friends move the cursor without scrolling to it;
+		// an Update with no message does.
+		in.ta, _ = in.ta.Update(nil)
+	}
+	in.Height()
+	if in.rows > in.maxHeight {
+		in.overflowed, in.peakRows = true, max(in.peakRows, in.rows)
+		return
+	}
+	if in.overflowed && in.ta.Focused() {
+		// The textarea's viewport answers the mouse wheel (3 rows a
+		// notch) even though the program sends it no mouse events; that
+		// is the one way in to its scroll offset.
+		wheel := tea.MouseMsg{Button: tea.MouseButtonWheelUp, Action: tea.MouseActionPress}
+		for i := 0; i*3 < in.peakRows; i++ {
+			in.ta, _ = in.ta.Update(wheel)
+		}
+		in.overflowed, in.peakRows = false, 0
+	}
+}
+
+// Height is how many rows View will draw: the rows the text fills, at
+// most the editor's height.
+func (in *Input) Height() int {
+	if in.rows == 0 {
+		in.ta.Placeholder = in.placeholder
+		*in.lastRow = -1
+		in.ta.View()
+		// The textarea draws the text's rows and then a screenful of
+		// blank rows.
+		in.rows = max(*in.lastRow+1-in.ta.Height(), 1)
+	}
+	return min(in.rows, in.maxHeight)
+}
 
 // View draws the editor, scrolled so the cursor is visible.
 func (in *Input) View(st theme.Styles) []string {
-	rows := in.rows()
-	h := min(len(rows), in.maxHeight)
-	cr := cursorRow(rows, in.pos)
-	if cr < in.offset {
-		in.offset = cr
-	}
-	if cr >= in.offset+h {
-		in.offset = cr - h + 1
-	}
-	in.offset = min(max(in.offset, 0), max(len(rows)-h, 0))
+	in.setStyles(st)
+	h := in.Height()
+	rows := strings.Split(in.ta.View(), "\n")
+	return termtext.FitLines(rows[:min(h, len(rows))], in.width, h)
+}
 
-	out := make([]string, 0, h)
-	for i := in.offset; i < in.offset+h; i++ {
-		prompt := strings.Repeat(" ", len(inputPrompt))
-		if i == 0 {
-			prompt = inputPrompt
-		}
-		line := st.Prompt.Render(prompt)
-		if len(in.value) == 0 {
-			if in.focused {
-				line += st.Cursor.Render(" ")
-			}
-			line += st.Placeholder.Render(in.placeholder)
-			out = append(out, termtext.Fit(line, in.width))
-			continue
-		}
-		r := rows[i]
-		text := in.value[r.start:r.end]
-		if in.focused && i == cr {
-			c := in.pos - r.start
-			cur := " "
-			var after []rune
-			if c < len(text) {
-				cur, after = string(text[c]), text[c+1:]
-			}
-			line += st.InputText.Render(string(text[:c])) + st.Cursor.Render(cur) + st.InputText.Render(string(after))
-		} else {
-			line += st.InputText.Render(string(text))
-		}
-		out = append(out, termtext.Fit(line, in.width))
+func (in *Input) setStyles(st theme.Styles) {
+	focused := textarea.Style{
+		Base:        st.InputText,
+		CursorLine:  st.InputText,
+		EndOfBuffer: st.InputText,
+		Placeholder: st.Placeholder,
+		Prompt:      st.Prompt,
+		Text:        st.InputText,
 	}
-	return out
+	blurred := focused
+	blurred.CursorLine, blurred.Text = st.Placeholder, st.Placeholder
+	in.ta.FocusedStyle, in.ta.BlurredStyle = focused, blurred
+	in.ta.Cursor.Style = st.Cursor
+	// The textarea keeps a pointer to whichever of the two applies.
+	if in.ta.Focused() {
+		in.ta.Focus()
+	} else {
+		in.ta.Blur()
+	}
 }

@@ -345,11 +345,11 @@ func TestControlKeys(t *testing.T) {
 		}
 		h.say("hi")
 		h.key("tab")
-		if m.focus != focusTranscript || m.input.focused {
+		if m.focus != focusTranscript || m.input.Focused() {
 			t.Fatal("tab did not focus the transcript")
 		}
 		h.key("tab")
-		if m.focus != focusInput || !m.input.focused {
+		if m.focus != focusInput || !m.input.Focused() {
 			t.Fatal("tab did not return to the input")
 		}
 	})
