@@ -54,7 +54,20 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	w("parameters", "%s (%d)", humanCount(m.Params()), m.Params())
 	w("tensor types", "%s", tensorTypes(f))
 	w("layers", "%d (embd %d, ff %d, heads %d, kv heads %d, head dim %d)", m.Config.Layers, m.Embd, m.FF, m.Heads, m.KVHeads, m.HeadDim)
-	w("rope", "dims %d, base %g, %s", m.Rope.Dims, m.Rope.Base, map[bool]string{true: "neox", false: "normal"}[m.Rope.NeoX])
+	rope := fmt.Sprintf("dims %d of %d, base %g, %s pairs", m.Rope.Dims, m.HeadDim, m.Rope.Base, map[bool]string{true: "neox", false: "normal"}[m.Rope.NeoX])
+	if m.Rope.Scale != 1 {
+		rope += fmt.Sprintf(", positions ×%g", m.Rope.Scale)
+	}
+	if m.Rope.AttnFactor != 1 {
+		rope += fmt.Sprintf(", cos/sin ×%g", m.Rope.AttnFactor)
+	}
+	if m.Rope.LongFactors != nil || m.Rope.FreqFactors != nil {
+		rope += ", per-pair frequency factors"
+	}
+	w("rope", "%s", rope)
+	for _, f := range archFeatures(m) {
+		w(f[0], "%s", f[1])
+	}
 	w("context length", "%d (trained)", m.TrainCtx)
 	model, _, _ := f.String("tokenizer.ggml.model")
 	w("vocabulary", "%d tokens (%s), bos %d, eos %d", tok.VocabSize(), printable(model), tok.BOS(), tok.EOS())
@@ -63,9 +76,10 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else {
 		w("chat template", "none (completion mode)")
 	}
-	kv := m.KVBytesPerToken(2) * int64(*ctxSize)
-	w("memory", "weights %s + KV cache %s at ctx %d (f16: %d layers × %d ctx × %d kv heads × %d head dim × 2 × 2 B) = %s",
-		humanBytes(m.WeightBytes()), humanBytes(kv), *ctxSize, m.Config.Layers, *ctxSize, m.KVHeads, m.HeadDim, humanBytes(m.WeightBytes()+kv))
+	kv := m.KVBytes(*ctxSize, 2)
+	w("memory", "weights %s + KV cache %s at ctx %d = %s",
+		humanBytes(m.WeightBytes()), humanBytes(kv), *ctxSize, humanBytes(m.WeightBytes()+kv))
+	w("KV cache", "f16: %s", m.KVFormula(*ctxSize, 2))
 	return nil
 }
 

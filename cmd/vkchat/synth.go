@@ -7,13 +7,14 @@ import (
 	"sort"
 	"strings"
 
+	"vkchat/models"
 	"vkchat/models/synth"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
 )
 
 func init() {
-	register(command{name: "synth", summary: "write a llama GGUF with seeded random weights (for benchmarks)", run: runSynth})
+	register(command{name: "synth", summary: "write a GGUF of any supported architecture with seeded random weights (for benchmarks and trying a chat)", run: runSynth})
 }
 
 func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -22,7 +23,8 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fs := newFlags("synth", "--vocab VOCAB.gguf --out FILE [--shape 110m] [--type Q4_0]", stderr)
+	fs := newFlags("synth", "--vocab VOCAB.gguf --out FILE [--arch llama] [--shape 110m] [--type Q4_0]", stderr)
+	arch := fs.String("arch", "llama", "architecture: "+strings.Join(models.Supported(), ", "))
 	shape := fs.String("shape", "110m", "preset shape: "+strings.Join(names, ", "))
 	typ := fs.String("type", "Q4_0", "matrix weight type: F32, F16, BF16, Q8_0 or Q4_0")
 	vocab := fs.String("vocab", "", "GGUF file whose tokenizer is copied (e.g. ../shared/vocab/ggml-vocab-llama-spm.gguf)")
@@ -34,6 +36,8 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&s.Heads, "heads", 0, "override head count")
 	fs.IntVar(&s.KVHeads, "kv-heads", 0, "override KV head count")
 	fs.IntVar(&s.Layers, "layers", 0, "override layer count")
+	fs.IntVar(&s.HeadDim, "head-dim", 0, "head size apart from embd/heads (qwen3, gemma2, gemma3 read attention.key_length)")
+	window := fs.Int("window", 0, "sliding window of gemma2/gemma3 (0: a quarter of the context)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,7 +48,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, o := range []struct {
 		dst *int
 		v   int
-	}{{&base.Embd, s.Embd}, {&base.FF, s.FF}, {&base.Heads, s.Heads}, {&base.KVHeads, s.KVHeads}, {&base.Layers, s.Layers}} {
+	}{{&base.Embd, s.Embd}, {&base.FF, s.FF}, {&base.Heads, s.Heads}, {&base.KVHeads, s.KVHeads}, {&base.Layers, s.Layers}, {&base.HeadDim, s.HeadDim}} {
 		if o.v > 0 {
 			*o.dst = o.v
 		}
@@ -62,9 +66,9 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer vf.Close()
-	if err := synth.Write(*out, base, synth.Options{Type: t, Vocab: vf, Seed: *seed}); err != nil {
+	if err := synth.Write(*out, base, synth.Options{Arch: *arch, Type: t, Vocab: vf, Seed: *seed, Window: *window}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s (%+v, %s)\n", *out, base, t)
+	fmt.Fprintf(stdout, "wrote %s (%s, %+v, %s)\n", *out, *arch, base, t)
 	return nil
 }

@@ -1,13 +1,18 @@
-// Package synth writes llama-architecture GGUF models with seeded random
-// weights, for benchmarks and tests that need a model of a given shape.
+// Package synth writes GGUF models of any supported architecture with
+// seeded random weights, for benchmarks and tests that need a model of a
+// given shape (and, with a real vocabulary and its chat template, for
+// trying a chat end to end).
 package synth
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
+	"vkchat/models"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
 	"vkchat/runtime/quant"
@@ -17,6 +22,9 @@ import (
 type Shape struct {
 	Embd, FF, Heads, KVHeads, Layers int
 	Context                          int
+	// HeadDim sets attention.key_length apart from Embd/Heads, for the
+	// architectures that read it (qwen3, gemma2/3); 0 = Embd/Heads.
+	HeadDim int
 }
 
 // Shapes are named presets: llama2.c's 110M and TinyLlama's 1.1B.
@@ -26,11 +34,16 @@ var Shapes = map[string]Shape{
 	"tiny": {Embd: 64, FF: 128, Heads: 4, KVHeads: 2, Layers: 2, Context: 256},
 }
 
-// Options choose the weight type, the vocabulary source and the seed.
+// Options choose the architecture, the weight type, the vocabulary source
+// and the seed.
 type Options struct {
+	Arch  string    // a supported architecture (models.Supported); "" = llama
 	Type  ggml.Type // type of the matrices; norms stay F32
 	Vocab *gguf.File
 	Seed  uint64
+	// Window is the sliding window of the architectures that have one
+	// (gemma2, gemma3); 0 = a quarter of the context.
+	Window int
 }
 
 // Write generates the model and writes it to path.
@@ -42,10 +55,62 @@ func Write(path string, s Shape, o Options) error {
 	return w.WriteFile(path)
 }
 
-// Build returns a writer holding the model.
+// extras are the keys and layout choices of each architecture beyond what
+// its declaration implies, with values of the real models where they have
+// one (Gemma 2's caps, Granite 3's multipliers).
+type extras struct {
+	keys     func(s Shape, window int) map[string]any // without the arch prefix
+	fusedQKV bool                                     // write attn_qkv as the converter does (phi3)
+	tied     bool                                     // no output.weight where the declaration allows either
+}
+
+var archExtras = map[string]extras{
+	"llama": {},
+	"qwen2": {},
+	"qwen3": {keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(1e6)} }},
+	"gemma2": {tied: true, keys: func(_ Shape, w int) map[string]any {
+		return map[string]any{"attention.sliding_window": uint32(w), "attn_logit_softcapping": float32(50), "final_logit_softcapping": float32(30)}
+	}},
+	"gemma3": {tied: true, keys: func(_ Shape, w int) map[string]any {
+		return map[string]any{"attention.sliding_window": uint32(w), "rope.freq_base": float32(1e6), "rope.freq_base_swa": float32(10000)}
+	}},
+	"phi3": {fusedQKV: true, keys: func(s Shape, _ int) map[string]any {
+		return map[string]any{"rope.scaling.original_context_length": uint32(s.Context)}
+	}},
+	"smollm3": {tied: true, keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(2e6)} }},
+	"olmo2":   {keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(500000)} }},
+	"granite": {keys: func(s Shape, _ int) map[string]any {
+		return map[string]any{"embedding_scale": float32(12), "residual_scale": float32(0.22),
+			"attention.scale": float32(1) / float32(s.Embd/s.Heads), "logit_scale": float32(8)}
+	}},
+}
+
+// Build returns a writer holding the model. The tensors follow the
+// architecture's declaration (norm placement, Q/K norms, fused tensors,
+// output rule), so what Load accepts is what is written.
 func Build(s Shape, o Options) (*gguf.Writer, error) {
-	if s.Embd <= 0 || s.Heads <= 0 || s.Embd%s.Heads != 0 || s.KVHeads <= 0 || s.Heads%s.KVHeads != 0 || s.FF <= 0 || s.Layers <= 0 {
+	if o.Arch == "" {
+		o.Arch = "llama"
+	}
+	a, ok := models.Lookup(o.Arch)
+	if !ok {
+		return nil, fmt.Errorf("synth: architecture %q is not supported (supported: %s)", o.Arch, strings.Join(models.Supported(), ", "))
+	}
+	ex, ok := archExtras[o.Arch]
+	if !ok {
+		return nil, fmt.Errorf("synth: no synthetic recipe for architecture %q", o.Arch)
+	}
+	hd := s.HeadDim
+	if s.Heads > 0 && hd == 0 && s.Embd%s.Heads == 0 {
+		hd = s.Embd / s.Heads
+	}
+	switch {
+	case s.Embd <= 0 || s.Heads <= 0 || s.KVHeads <= 0 || s.Heads%s.KVHeads != 0 || s.FF <= 0 || s.Layers <= 0 || s.Context <= 0:
 		return nil, fmt.Errorf("synth: inconsistent shape %+v", s)
+	case hd <= 0 || hd%2 != 0:
+		return nil, fmt.Errorf("synth: head dim %d (embd %d / heads %d) must be even and positive", hd, s.Embd, s.Heads)
+	case s.Heads*hd != s.Embd && !a.KeyLength:
+		return nil, fmt.Errorf("synth: %s needs heads × head dim = embd (%d × %d ≠ %d)", o.Arch, s.Heads, hd, s.Embd)
 	}
 	if o.Vocab == nil {
 		return nil, fmt.Errorf("synth: a vocabulary file is required")
@@ -55,31 +120,52 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		return nil, fmt.Errorf("synth: %s has no tokenizer.ggml.tokens: %v", o.Vocab.Path, err)
 	}
 	vocab := len(tokens)
-	be := s.Embd % int(o.Type.BlockElems())
-	bf := s.FF % int(o.Type.BlockElems())
-	if be != 0 || bf != 0 {
-		return nil, fmt.Errorf("synth: embd %d and ff %d must be multiples of the %s block size %d", s.Embd, s.FF, o.Type, o.Type.BlockElems())
+	q, kv := s.Heads*hd, s.KVHeads*hd
+	for _, n := range []int{s.Embd, s.FF, q} {
+		if n%int(o.Type.BlockElems()) != 0 {
+			return nil, fmt.Errorf("synth: embd %d, ff %d and heads × head dim %d must be multiples of the %s block size %d", s.Embd, s.FF, q, o.Type, o.Type.BlockElems())
+		}
+	}
+	window := o.Window
+	if window <= 0 {
+		window = max(1, s.Context/4)
 	}
 	w := gguf.NewWriter()
-	w.Set("general.architecture", "llama")
-	w.Set("general.name", fmt.Sprintf("synthetic-%s", strings.ToLower(o.Type.String())))
-	w.Set("llama.context_length", uint32(s.Context))
-	w.Set("llama.embedding_length", uint32(s.Embd))
-	w.Set("llama.feed_forward_length", uint32(s.FF))
-	w.Set("llama.block_count", uint32(s.Layers))
-	w.Set("llama.attention.head_count", uint32(s.Heads))
-	w.Set("llama.attention.head_count_kv", uint32(s.KVHeads))
-	w.Set("llama.rope.dimension_count", uint32(s.Embd/s.Heads))
-	w.Set("llama.rope.freq_base", float32(10000))
-	w.Set("llama.attention.layer_norm_rms_epsilon", float32(1e-5))
+	set := func(k string, v any) { w.Set(o.Arch+"."+k, v) }
+	w.Set("general.architecture", o.Arch)
+	w.Set("general.name", fmt.Sprintf("synthetic-%s-%s", o.Arch, strings.ToLower(o.Type.String())))
+	set("context_length", uint32(s.Context))
+	set("embedding_length", uint32(s.Embd))
+	set("feed_forward_length", uint32(s.FF))
+	set("block_count", uint32(s.Layers))
+	set("attention.head_count", uint32(s.Heads))
+	set("attention.head_count_kv", uint32(s.KVHeads))
+	if a.KeyLength {
+		set("attention.key_length", uint32(hd))
+		set("attention.value_length", uint32(hd))
+	} else {
+		set("rope.dimension_count", uint32(hd))
+	}
+	set("rope.freq_base", float32(10000))
+	set("attention.layer_norm_rms_epsilon", float32(1e-5))
+	if ex.keys != nil {
+		keys := ex.keys(s, window)
+		for _, k := range slices.Sorted(maps.Keys(keys)) { // a seed writes the same bytes
+			set(k, keys[k])
+		}
+	}
 	for _, kv := range o.Vocab.KVs {
+		// The whole tokenizer, chat template included.
 		if strings.HasPrefix(kv.Key, "tokenizer.") {
 			w.Set(kv.Key, kv.Value)
 		}
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
-	hd := s.Embd / s.Heads
-	add := func(name string, cols, rows int, typ ggml.Type, norm bool) error {
+	add := func(name string, cols, rows int, norm bool) error {
+		typ := o.Type
+		if norm {
+			typ = ggml.F32
+		}
 		data := make([]float32, cols*rows)
 		if norm {
 			for i := range data {
@@ -107,29 +193,72 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		cols, rows int
 		norm       bool
 	}
-	specs := []spec{{"token_embd.weight", s.Embd, vocab, false}, {"output_norm.weight", s.Embd, 1, true}, {"output.weight", s.Embd, vocab, false}}
+	specs := []spec{{"token_embd.weight", s.Embd, vocab, false}, {"output_norm.weight", s.Embd, 1, true}}
+	if a.Output == models.OutputRequired || (a.Output == models.OutputOrTied && !ex.tied) {
+		specs = append(specs, spec{"output.weight", s.Embd, vocab, false})
+	}
 	for l := 0; l < s.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
-		specs = append(specs,
-			spec{p + "attn_norm.weight", s.Embd, 1, true},
-			spec{p + "attn_q.weight", s.Embd, s.Heads * hd, false},
-			spec{p + "attn_k.weight", s.Embd, s.KVHeads * hd, false},
-			spec{p + "attn_v.weight", s.Embd, s.KVHeads * hd, false},
-			spec{p + "attn_output.weight", s.Heads * hd, s.Embd, false},
-			spec{p + "ffn_norm.weight", s.Embd, 1, true},
-			spec{p + "ffn_gate.weight", s.Embd, s.FF, false},
-			spec{p + "ffn_up.weight", s.Embd, s.FF, false},
-			spec{p + "ffn_down.weight", s.FF, s.Embd, false},
-		)
+		vec := func(name string, n int) spec { return spec{p + name, n, 1, true} }
+		mat := func(name string, cols, rows int) spec { return spec{p + name, cols, rows, false} }
+		if a.Block.PreNorm {
+			specs = append(specs, vec("attn_norm.weight", s.Embd))
+		}
+		if ex.fusedQKV {
+			specs = append(specs, mat("attn_qkv.weight", s.Embd, q+2*kv))
+		} else {
+			specs = append(specs, mat("attn_q.weight", s.Embd, q), mat("attn_k.weight", s.Embd, kv), mat("attn_v.weight", s.Embd, kv))
+		}
+		if a.QKVBias == models.Required {
+			// Biases are vectors but not norms: small random values.
+			specs = append(specs, spec{p + "attn_q.bias", q, 1, false}, spec{p + "attn_k.bias", kv, 1, false}, spec{p + "attn_v.bias", kv, 1, false})
+		}
+		switch a.Block.QKNorm {
+		case models.QKNormHead:
+			specs = append(specs, vec("attn_q_norm.weight", hd), vec("attn_k_norm.weight", hd))
+		case models.QKNormFull:
+			specs = append(specs, vec("attn_q_norm.weight", q), vec("attn_k_norm.weight", kv))
+		}
+		specs = append(specs, mat("attn_output.weight", q, s.Embd))
+		if a.Block.PostNorm {
+			specs = append(specs, vec("post_attention_norm.weight", s.Embd))
+		}
+		if a.Block.PreNorm {
+			specs = append(specs, vec("ffn_norm.weight", s.Embd))
+		}
+		if a.FusedGateUp {
+			specs = append(specs, mat("ffn_up.weight", s.Embd, 2*s.FF))
+		} else {
+			specs = append(specs, mat("ffn_gate.weight", s.Embd, s.FF), mat("ffn_up.weight", s.Embd, s.FF))
+		}
+		specs = append(specs, mat("ffn_down.weight", s.FF, s.Embd))
+		if a.Block.PostNorm {
+			specs = append(specs, vec("post_ffw_norm.weight", s.Embd))
+		}
 	}
 	for _, sp := range specs {
-		typ := o.Type
-		if sp.norm {
-			typ = ggml.F32
+		if strings.HasSuffix(sp.name, ".bias") {
+			if err := addBias(w, rng, sp.name, sp.cols); err != nil {
+				return nil, err
+			}
+			continue
 		}
-		if err := add(sp.name, sp.cols, sp.rows, typ, sp.norm); err != nil {
+		if err := add(sp.name, sp.cols, sp.rows, sp.norm); err != nil {
 			return nil, err
 		}
 	}
 	return w, nil
+}
+
+// addBias writes an F32 bias vector of small random values.
+func addBias(w *gguf.Writer, rng *rand.Rand, name string, n int) error {
+	data := make([]float32, n)
+	for i := range data {
+		data[i] = float32(rng.NormFloat64() * 0.02)
+	}
+	enc, err := quant.Quantize(ggml.F32, data)
+	if err != nil {
+		return fmt.Errorf("synth: %s: %w", name, err)
+	}
+	return w.AddTensor(name, ggml.F32, []uint64{uint64(n)}, enc)
 }

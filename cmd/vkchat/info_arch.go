@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"vkchat/models"
+)
+
+// archFeatures describes what the architecture's recipe does for this
+// model, one labelled line each; windows, NoPE layers, caps and
+// multipliers appear only where the model has them.
+func archFeatures(m *models.Model) [][2]string {
+	var out [][2]string
+	add := func(k, format string, a ...any) { out = append(out, [2]string{k, fmt.Sprintf(format, a...)}) }
+	b := m.Block
+	var norms []string
+	if b.PreNorm {
+		norms = append(norms, "pre-norm")
+	}
+	if b.PostNorm {
+		norms = append(norms, "post-norm")
+	}
+	switch b.QKNorm {
+	case models.QKNormHead:
+		norms = append(norms, fmt.Sprintf("Q/K RMSNorm per head [%d]", m.HeadDim))
+	case models.QKNormFull:
+		norms = append(norms, fmt.Sprintf("Q/K RMSNorm over the full width [%d]/[%d]", m.Heads*m.HeadDim, m.KVHeads*m.HeadDim))
+	}
+	add("block", "%s; FFN %s-gated", strings.Join(norms, ", "), b.Act)
+	if m.Heads*m.HeadDim != m.Embd {
+		add("heads", "%d × head dim %d = %d ≠ embd %d", m.Heads, m.HeadDim, m.Heads*m.HeadDim, m.Embd)
+	}
+	var local, global, nope []int
+	var lc models.LayerConfig
+	for i, l := range m.Layers {
+		if l.Config.Window > 0 {
+			local = append(local, i)
+			lc = l.Config
+		} else {
+			global = append(global, i)
+		}
+		if !l.Config.Rope {
+			nope = append(nope, i)
+		}
+	}
+	if len(local) > 0 {
+		add("sliding window", "%d positions on layers %s (RoPE base %g, scale %g); full attention on %s",
+			lc.Window, layerList(local), lc.RopeBase, lc.RopeScale, orNone(layerList(global)))
+	}
+	if len(nope) > 0 {
+		add("no RoPE", "layers %s", layerList(nope))
+	}
+	var caps []string
+	if m.AttnSoftcap != 0 {
+		caps = append(caps, fmt.Sprintf("attention %g·tanh(s/%g)", m.AttnSoftcap, m.AttnSoftcap))
+	}
+	if m.FinalSoftcap != 0 {
+		caps = append(caps, fmt.Sprintf("final logits %g·tanh(x/%g)", m.FinalSoftcap, m.FinalSoftcap))
+	}
+	if len(caps) > 0 {
+		add("soft-caps", "%s", strings.Join(caps, ", "))
+	}
+	var mult []string
+	if m.EmbedScale != 1 {
+		mult = append(mult, fmt.Sprintf("embeddings ×%g", m.EmbedScale))
+	}
+	if m.ResidualScale != 1 {
+		mult = append(mult, fmt.Sprintf("residual branches ×%g", m.ResidualScale))
+	}
+	where := "scores"
+	if m.ScaleQ {
+		where = "Q"
+	}
+	mult = append(mult, fmt.Sprintf("attention ×%.6g on %s", m.AttnScale, where))
+	if m.LogitScale != 1 {
+		mult = append(mult, fmt.Sprintf("logits ×%g", m.LogitScale))
+	}
+	add("scales", "%s", strings.Join(mult, ", "))
+	return out
+}
+
+// layerList writes sorted layer indexes compactly: "0-4, 6-10".
+func layerList(ls []int) string {
+	var parts []string
+	for i := 0; i < len(ls); {
+		j := i
+		for j+1 < len(ls) && ls[j+1] == ls[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, strconv.Itoa(ls[i])+"-"+strconv.Itoa(ls[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(ls[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,139 @@
+package synth
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"vkchat/internal/testenv"
+	"vkchat/models"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/cpu"
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/gguf"
+)
+
+// TestEveryArchRoundTrips: a synthetic model of every supported
+// architecture loads back through models.Load with the recipe its
+// declaration promises, and runs: the CPU backend gives finite logits.
+func TestEveryArchRoundTrips(t *testing.T) {
+	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-llama-spm.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vocab.Close()
+	shape := Shapes["tiny"]
+	shape.Layers = 6 // a full gemma3 window pattern and smollm3's NoPE layer
+	for _, arch := range models.Supported() {
+		for _, typ := range []ggml.Type{ggml.F32, ggml.Q8_0} {
+			t.Run(arch+"-"+typ.String(), func(t *testing.T) {
+				s := shape
+				if arch == "qwen3" || arch == "gemma3" {
+					s.HeadDim = 32 // heads × head dim ≠ embd, as in the real models
+				}
+				path := filepath.Join(t.TempDir(), "m.gguf")
+				if err := Write(path, s, Options{Arch: arch, Type: typ, Vocab: vocab, Seed: 7, Window: 8}); err != nil {
+					t.Fatal(err)
+				}
+				f, err := gguf.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				m, err := models.Load(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, _ := models.Lookup(arch)
+				if m.Arch != arch || m.Block != a.Block || len(m.Layers) != s.Layers || m.HeadDim != max(s.HeadDim, s.Embd/s.Heads) {
+					t.Errorf("loaded %s, block %+v, %d layers, head dim %d", m.Arch, m.Block, len(m.Layers), m.HeadDim)
+				}
+				windows := 0
+				for _, l := range m.Layers {
+					if l.Config.Window > 0 {
+						windows++
+					}
+				}
+				wantWindows := map[string]int{"gemma2": 3, "gemma3": 5}[arch]
+				if windows != wantWindows {
+					t.Errorf("%d sliding-window layers, want %d", windows, wantWindows)
+				}
+				be, err := cpu.New(m, backend.Options{ContextSize: 32, Threads: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				logits, err := be.Forward(context.Background(), []int32{1, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120}, 0, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range logits {
+					if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+						t.Fatalf("logit %d is %g", i, v)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestChatTemplateCarriedOver: a model on the Qwen3 vocabulary keeps its
+// chat template, so a chat can be tried end to end.
+func TestChatTemplateCarriedOver(t *testing.T) {
+	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-qwen3.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vocab.Close()
+	want, ok, err := vocab.String("tokenizer.chat_template")
+	if err != nil || !ok {
+		t.Fatalf("the Qwen3 vocabulary has no chat template (%v)", err)
+	}
+	w, err := Build(Shapes["tiny"], Options{Arch: "qwen3", Type: ggml.F32, Vocab: vocab, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "q.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got, _, _ := f.String("tokenizer.chat_template"); got != want {
+		t.Errorf("chat template not carried over (%d bytes, want %d)", len(got), len(want))
+	}
+	if _, err := models.Load(f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBuildRefuses: shapes an architecture cannot have are refused, naming
+// the problem.
+func TestBuildRefuses(t *testing.T) {
+	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-llama-spm.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vocab.Close()
+	s := Shapes["tiny"]
+	s.HeadDim = 32
+	for _, c := range []struct {
+		name string
+		s    Shape
+		o    Options
+	}{
+		{"unknown architecture", Shapes["tiny"], Options{Arch: "gpt2", Type: ggml.F32, Vocab: vocab}},
+		{"llama with head dim apart", s, Options{Arch: "llama", Type: ggml.F32, Vocab: vocab}},
+		{"no vocabulary", Shapes["tiny"], Options{Arch: "qwen3", Type: ggml.F32}},
+		{"embd not a block multiple", Shapes["tiny"], Options{Arch: "gemma3", Type: ggml.Q4_K, Vocab: vocab}},
+	} {
+		if _, err := Build(c.s, c.o); err == nil {
+			t.Errorf("%s: built", c.name)
+		} else {
+			t.Logf("%s: %v", c.name, err)
+		}
+	}
+}
