@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"vkchat/runtime/ggml"
+	"vkchat/runtime/simd"
 )
 
 // actView is one activation vector converted to a weight type's vec_dot_type,
@@ -29,6 +30,7 @@ type acts struct {
 	sums    []int32
 	py      []uint64
 	views   []actView
+	native  simd.Acts // the same buffers for the native kernels
 }
 
 var actsFree = freeList[acts]{make(chan *acts, 16), func() *acts { return new(acts) }}
@@ -68,7 +70,9 @@ func (a *acts) view(v int) actView {
 }
 
 // prepare converts nvec vectors of n elements (token-major in x) to typ.
-func (a *acts) prepare(typ ggml.Type, x []float32, n, nvec int) {
+// For the native kernels (native true) it skips the SWAR packing they do
+// not read and quantizes with the vectorized, bit-identical quantizer.
+func (a *acts) prepare(typ ggml.Type, x []float32, n, nvec int, native bool) {
 	a.typ, a.n, a.nvec = typ, n, nvec
 	x = x[:n*nvec]
 	switch typ {
@@ -90,8 +94,13 @@ func (a *acts) prepare(typ ggml.Type, x []float32, n, nvec int) {
 		a.d = grow(a.d, nb)
 		a.sums = grow(a.sums, nb)
 		a.py = grow(a.py, len(x)/4)
+		var s []float32
 		if typ == ggml.Q8_1 {
 			a.s = grow(a.s, nb)
+			s = a.s
+		}
+		if native && simd.QuantizeQ8(x, a.qs, a.d, a.sums, s) {
+			break
 		}
 		for i := 0; i < nb; i++ {
 			q := (*[32]int8)(a.qs[i*32:])
@@ -116,10 +125,13 @@ func (a *acts) prepare(typ ggml.Type, x []float32, n, nvec int) {
 		for i := 0; i < nb; i++ {
 			a.d[i] = quantQ8KBlock((*[256]float32)(x[i*256:]), (*[256]int8)(a.qs[i*256:]), (*[16]int32)(a.sums[i*16:]))
 		}
-		packY(a.py, a.qs)
+		if !native {
+			packY(a.py, a.qs)
+		}
 	default:
 		panic("quant: no activation format " + typ.String())
 	}
+	a.native = simd.Acts{Qs: a.qs, D: a.d, S: a.s, Sums: a.sums, F: a.f, N: n}
 }
 
 // quantQ8Block is quantize_row_q8_0_ref (and the quants of q8_1_ref) for one

@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"vkchat/runtime/ggml"
+	"vkchat/runtime/simd"
 )
 
 // Matrix is a 2-D weight: Rows rows of Cols elements each (GGUF dims
@@ -29,6 +30,16 @@ const chunkWork = 16 << 10
 // passes by once per tile; without tiles a long prompt would stream all its
 // activations from memory for every row.
 const tileBytes = 128 << 10
+
+// portableOnly turns the native kernels off for this process (tests compare
+// the two paths with it; VKCHAT_CPU_KERNELS=portable does it for a run).
+var portableOnly = false
+
+func init() {
+	for t, f := range formats {
+		f.native = simd.Has(int(t))
+	}
+}
 
 func (m *Matrix) check(op string) (*format, int) {
 	f, err := formatOf(m.Type)
@@ -74,22 +85,33 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 	if m.Rows == 0 || n == 0 {
 		return
 	}
+	native := f.native && !portableOnly
 	a := actsFree.get()
-	a.prepare(f.vecType, x, m.Cols, n)
+	a.prepare(f.vecType, x, m.Cols, n, native)
 	a.views = grow(a.views, n)
-	for v := range a.views {
-		a.views[v] = a.view(v)
+	if !native {
+		for v := range a.views {
+			a.views[v] = a.view(v)
+		}
 	}
 	j := jobs.get()
 	j.f, j.data, j.rowBytes, j.rows = f, m.Data, rb, m.Rows
 	j.views, j.dst = a.views, dst
+	j.typ, j.native, j.acts = int(m.Type), native, &a.native
 	j.vtile = max(1, min(n, tileBytes/max(1, a.bytesPerVector())))
-	j.chunk = max(1, chunkWork/max(1, m.Cols*j.vtile))
 	// More goroutines than Ps cannot run at once; they would only add
 	// hand-offs.
 	threads := min(int(pool.threads.Load()), runtime.GOMAXPROCS(0))
 	if m.Cols*n*m.Rows < inlineWork {
 		threads = 1
+	}
+	if native {
+		// Each chunk is one cgo call (~50-100 ns): about eight chunks per
+		// thread and tile balance the cores at a negligible call cost.
+		// Multiples of 4 rows keep the kernels' row tiles whole.
+		j.chunk = max(4, (m.Rows/(8*threads)+3)&^3)
+	} else {
+		j.chunk = max(1, chunkWork/max(1, m.Cols*j.vtile))
 	}
 	j.run(threads)
 	if f.vecType == ggml.F32 {
@@ -101,6 +123,9 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 // compute does rows [lo, hi) for vectors [v0, v1). Each weight row is read
 // once per call and applied to every vector while it is in L1.
 func (j *job) compute(lo, hi, v0, v1 int) {
+	if j.native && simd.MatMul(j.typ, j.data, j.rowBytes, lo, hi, j.acts, v0, v1, j.dst, j.rows) {
+		return
+	}
 	dot, rb, rows := j.f.dot, j.rowBytes, j.rows
 	if v1-v0 == 1 {
 		av := &j.views[v0]

@@ -106,7 +106,7 @@ func activation(t testing.TB, typ ggml.Type, x []float32) []float32 {
 		}
 	case ggml.Q8_K:
 		var a acts
-		a.prepare(ggml.Q8_K, x, len(x), 1)
+		a.prepare(ggml.Q8_K, x, len(x), 1, false)
 		v := a.view(0)
 		for i, q := range v.qs {
 			out[i] = v.d[i/256] * float32(q)
@@ -374,7 +374,7 @@ func TestMatMulTiles(t *testing.T) {
 		const n = 53
 		x := randVec(r, n*m.Cols)
 		var a acts
-		a.prepare(formats[typ].vecType, x[:m.Cols], m.Cols, 1)
+		a.prepare(formats[typ].vecType, x[:m.Cols], m.Cols, 1, false)
 		if tile := tileBytes / a.bytesPerVector(); tile >= n || n%tile == 0 {
 			t.Fatalf("%v: tile of %d vectors does not exercise a ragged tiling of %d", typ, tile, n)
 		}
@@ -406,7 +406,7 @@ func TestQ8KActivation(t *testing.T) {
 		x[i] = 0
 	}
 	var a acts
-	a.prepare(ggml.Q8_K, x, len(x), 1)
+	a.prepare(ggml.Q8_K, x, len(x), 1, false)
 	v := a.view(0)
 	for b := 0; b < 4; b++ {
 		xb, qb := x[256*b:256*b+256], v.qs[256*b:256*b+256]

@@ -2,8 +2,10 @@ package quant
 
 import (
 	"runtime"
+
 	"sync"
 	"sync/atomic"
+	"vkchat/runtime/simd"
 )
 
 // The shared pool: persistent worker goroutines that help the calling
@@ -84,9 +86,12 @@ type job struct {
 	rows     int
 	views    []actView
 	dst      []float32
-	chunk    int // rows per chunk
-	vtile    int // vectors per tile
-	rchunks  int // row chunks per tile
+	typ      int        // ggml type id, for the native kernels
+	native   bool       // run the native kernels on acts
+	acts     *simd.Acts // the converted activations, in native form
+	chunk    int        // rows per chunk
+	vtile    int        // vectors per tile
+	rchunks  int        // row chunks per tile
 	nchunk   int32
 	next     atomic.Int32 // next chunk to hand out
 	pending  atomic.Int32 // chunks not yet finished
@@ -151,7 +156,7 @@ func (j *job) release() {
 }
 
 func (j *job) recycle() {
-	j.data, j.views, j.dst, j.f = nil, nil, nil, nil
+	j.data, j.views, j.dst, j.f, j.acts = nil, nil, nil, nil, nil
 	jobs.put(j)
 }
 

@@ -1,0 +1,69 @@
+//go:build cgo && amd64
+
+#include "simd.h"
+#include <stddef.h>
+
+#define DECL(sfx)                                                                                            \
+	void mm_q4_0##sfx(const MMArgs *);                                                                  \
+	void mm_q4_1##sfx(const MMArgs *);                                                                  \
+	void mm_q5_0##sfx(const MMArgs *);                                                                  \
+	void mm_q5_1##sfx(const MMArgs *);                                                                  \
+	void mm_q8_0##sfx(const MMArgs *);                                                                  \
+	void mm_q2_k##sfx(const MMArgs *);                                                                  \
+	void mm_q3_k##sfx(const MMArgs *);                                                                  \
+	void mm_q4_k##sfx(const MMArgs *);                                                                  \
+	void mm_q5_k##sfx(const MMArgs *);                                                                  \
+	void mm_q6_k##sfx(const MMArgs *);                                                                  \
+	void quant_q8_0##sfx(const float *, int64_t, int8_t *, float *, int32_t *, float *);
+DECL(_avx2)
+DECL(_vnni)
+
+// Levels: 0 none (portable Go), 1 AVX2+FMA+F16C, 2 that plus AVX-512 F/BW/VL/VNNI.
+int vk_cpu_level(void) {
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return 0;
+	// F16C has no __builtin_cpu_supports name in gcc 12; every AVX2 CPU has it.
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
+		return 2;
+	return 1;
+}
+
+typedef void (*mmfn)(const MMArgs *);
+
+static mmfn pick(int level, int type) {
+#define T(id, name) \
+	case id: return level >= 2 ? mm_##name##_vnni : mm_##name##_avx2;
+	switch (type) {
+		T(2, q4_0)
+		T(3, q4_1)
+		T(6, q5_0)
+		T(7, q5_1)
+		T(8, q8_0)
+		T(10, q2_k)
+		T(11, q3_k)
+		T(12, q4_k)
+		T(13, q5_k)
+		T(14, q6_k)
+	}
+#undef T
+	return NULL;
+}
+
+int vk_mm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t r1, const int8_t *qs, const float *d,
+	  const float *s, const int32_t *bs, const float *f, int64_t n, int64_t v0, int64_t v1, float *dst, int64_t ds) {
+	mmfn fn = pick(level, type);
+	if (!fn) return 0;
+	MMArgs a = {w, rb, r0, r1, qs, d, s, bs, f, n, v0, v1, dst, ds};
+	fn(&a);
+	return 1;
+}
+
+void vk_quant_q8_0(int level, const float *x, int64_t n, int8_t *qs, float *d, int32_t *sums, float *s) {
+	if (level >= 2)
+		quant_q8_0_vnni(x, n, qs, d, sums, s);
+	else
+		quant_q8_0_avx2(x, n, qs, d, sums, s);
+}
+
+int vk_has(int level, int type) { return level > 0 && pick(level, type) != NULL; }

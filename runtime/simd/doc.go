@@ -1,0 +1,23 @@
+// Package simd holds the native CPU kernels: the quantized and float
+// matrix products of llama.cpp's x86 vec_dot kernels (AVX2+FMA+F16C, with
+// AVX-512 VNNI where the CPU has it) and the activation quantizer, written
+// in C with intrinsics and called through cgo.
+//
+// Why C through cgo: the Vulkan shim already requires cgo and gcc, intrinsics
+// give register allocation and instruction scheduling for free (Go
+// assembly would need both by hand for every tile shape), and one build
+// serves every x86-64 CPU: each kernel file is compiled for its own target
+// (#pragma GCC target) and the level is chosen at run time. A cgo call costs
+// ~40-100 ns, so callers hand over whole row ranges, never single blocks.
+//
+// Results: every product is computed as llama.cpp's AVX2 kernels compute
+// it (exact integer block sums in eight 32-bit lanes, scaled and
+// accumulated with FMA in eight float lanes, lanes added at the end), so
+// they are identical at every level and for every tile shape, and differ
+// from the portable Go kernels (ggml's generic order) only in float
+// rounding.
+//
+// VKCHAT_CPU_KERNELS=portable turns the package off (Level reports 0) so
+// the portable Go path can be tested and compared on the same machine;
+// VKCHAT_CPU_KERNELS=avx2 caps it at the AVX2 kernels.
+package simd

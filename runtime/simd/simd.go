@@ -1,0 +1,63 @@
+//go:build cgo && amd64
+
+package simd
+
+/*
+#cgo CFLAGS: -O3 -fno-strict-aliasing
+#include "simd.h"
+*/
+import "C"
+
+import (
+	"os"
+	"unsafe"
+)
+
+var level = func() int {
+	l := int(C.vk_cpu_level())
+	switch os.Getenv("VKCHAT_CPU_KERNELS") {
+	case "portable":
+		return 0
+	case "avx2":
+		return min(l, 1)
+	}
+	return l
+}()
+
+func ptr[T any](s []T) unsafe.Pointer {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(unsafe.SliceData(s))
+}
+
+// MatMul computes dst[v*dstStride+r] = row r · vector v for rows [r0, r1)
+// and vectors [v0, v1) of a weight matrix of type typ (a ggml type id)
+// whose rows are rowBytes apart in w, against activations in a's layout. It
+// reports false, doing nothing, when there is no kernel for typ at this
+// level. The caller guarantees the sizes (see quant.product).
+func MatMul(typ int, w []byte, rowBytes, r0, r1 int, a *Acts, v0, v1 int, dst []float32, dstStride int) bool {
+	if level == 0 {
+		return false
+	}
+	ok := C.vk_mm(C.int(level), C.int(typ), (*C.uint8_t)(ptr(w)), C.int64_t(rowBytes), C.int64_t(r0), C.int64_t(r1),
+		(*C.int8_t)(ptr(a.Qs)), (*C.float)(ptr(a.D)), (*C.float)(ptr(a.S)), (*C.int32_t)(ptr(a.Sums)), (*C.float)(ptr(a.F)),
+		C.int64_t(a.N), C.int64_t(v0), C.int64_t(v1), (*C.float)(ptr(dst)), C.int64_t(dstStride))
+	return ok != 0
+}
+
+// QuantizeQ8 converts x (a multiple of 32 long) to Q8_0 blocks, or Q8_1
+// when s is not nil: quants qs, fp16-rounded scales d, quant sums and, for
+// Q8_1, the fp16-rounded d*sum in s; bit-identical to the portable
+// quantizer. It reports false when the level is 0.
+func QuantizeQ8(x []float32, qs []int8, d []float32, sums []int32, s []float32) bool {
+	if level == 0 {
+		return false
+	}
+	C.vk_quant_q8_0(C.int(level), (*C.float)(ptr(x)), C.int64_t(len(x)), (*C.int8_t)(ptr(qs)), (*C.float)(ptr(d)),
+		(*C.int32_t)(ptr(sums)), (*C.float)(ptr(s)))
+	return true
+}
+
+// Has reports whether MatMul has a kernel for typ at this level.
+func Has(typ int) bool { return level > 0 && C.vk_has(C.int(level), C.int(typ)) != 0 }

@@ -1,0 +1,22 @@
+#include <stdint.h>
+
+// One product: dst[v*ds + r] = row r . vector v for rows [r0, r1) and
+// vectors [v0, v1). Rows are rb bytes apart from w. Vector v's activations
+// are qs[v*n ...] with per-block scales d (and s, bs) or floats f[v*n ...].
+typedef struct {
+	const uint8_t *w;
+	int64_t rb, r0, r1;
+	const int8_t *qs;
+	const float *d, *s;
+	const int32_t *bs;
+	const float *f;
+	int64_t n, v0, v1;
+	float *dst;
+	int64_t ds;
+} MMArgs;
+
+int vk_cpu_level(void);
+int vk_has(int level, int type);
+int vk_mm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t r1, const int8_t *qs, const float *d,
+	  const float *s, const int32_t *bs, const float *f, int64_t n, int64_t v0, int64_t v1, float *dst, int64_t ds);
+void vk_quant_q8_0(int level, const float *x, int64_t n, int8_t *qs, float *d, int32_t *sums, float *s);
