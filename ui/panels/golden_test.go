@@ -20,6 +20,7 @@ func goldenData() (Metrics, Memory, Probs) {
 		Load: 2300 * time.Millisecond, Prefill: &engine.PrefillInfo{Tokens: 812, Reused: 400, Duration: 950 * time.Millisecond},
 		TTFT: 1010 * time.Millisecond, Last: 31 * time.Millisecond, Avg: 30.4,
 		Speeds: []float64{28, 29, 31, 33, 30, 12, 30, 32, 31, 30}, Generated: 57, ContextUsed: 1234, ContextSize: 4096,
+		Latencies: latencies(),
 	}
 	text := map[int32]string{10: " Paris", 11: " the", 12: " a", 13: "\n\n", 14: " Lyon", 15: "\xe2\x80"}
 	pr := Probs{Title: "step 7", Chosen: 10, HasChosen: true, Entropy: 0.87, Text: func(id int32) string { return text[id] },
@@ -27,8 +28,8 @@ func goldenData() (Metrics, Memory, Probs) {
 			{ID: 10, Logit: 18.2, Prob: 0.81, Final: 0.93},
 			{ID: 11, Logit: 16.1, Prob: 0.09, Final: 0.05},
 			{ID: 12, Logit: 15.0, Prob: 0.03, Final: 0.02},
-			{ID: 13, Logit: 14.2, Prob: 0.014, Cut: true},
-			{ID: 14, Logit: 13.9, Prob: 0.010, Cut: true},
+			{ID: 13, Logit: 14.2, Prob: 0.014, Cut: true, CutBy: sample.StageMinP},
+			{ID: 14, Logit: 13.9, Prob: 0.010, Cut: true, CutBy: sample.StageTopP},
 			{ID: 15, Logit: 11.0, Prob: 0.0006, Cut: true},
 		}}
 	return met, Memory{Info: info, Stats: stats}, pr

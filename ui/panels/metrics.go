@@ -22,6 +22,12 @@ type Metrics struct {
 	Generated   int
 	ContextUsed int
 	ContextSize int
+	// Latencies are the recent per-token decode times, for the histogram.
+	Latencies []time.Duration
+	// Progress is the prompt being read in chunks (nil when it is not);
+	// Waiting is how long the reply has waited for its first token so far.
+	Progress *engine.PrefillProgress
+	Waiting  time.Duration
 }
 
 const metricLabelW = 11
@@ -53,16 +59,26 @@ func contextFrac(used, size int) float64 {
 func MetricsLines(st theme.Styles, m Metrics, width int) []string {
 	valW := max(width-metricLabelW-1, 0)
 	ttft := "—"
-	if m.TTFT > 0 {
+	switch {
+	case m.TTFT > 0:
 		ttft = Duration(m.TTFT)
+	case m.Waiting > 0:
+		ttft = Duration(m.Waiting.Round(100*time.Millisecond)) + "…"
+	}
+	prefill := PrefillText(m.Prefill)
+	if p := m.Progress; p != nil && m.Prefill == nil {
+		prefill = ProgressText(p.Done, p.Total, p.ETA())
 	}
 	now := 0.0
 	if m.Last > 0 {
 		now = 1 / m.Last.Seconds()
 	}
 	prefillRate := "—"
-	if m.Prefill != nil {
+	switch {
+	case m.Prefill != nil:
 		prefillRate = Rate(PerSecond(m.Prefill.Tokens, m.Prefill.Duration))
+	case m.Progress != nil:
+		prefillRate = Rate(PerSecond(m.Progress.Done, m.Progress.Elapsed))
 	}
 	spark := st.Spark.Render(Sparkline(m.Speeds, valW))
 	if len(m.Speeds) == 0 {
@@ -80,17 +96,20 @@ func MetricsLines(st theme.Styles, m Metrics, width int) []string {
 	}
 	rows := []string{
 		row(st, "load", metricLabelW, st.Value.Render(Duration(m.Load))),
-		row(st, "prefill", metricLabelW, st.Value.Render(PrefillText(m.Prefill))),
+		row(st, "prefill", metricLabelW, st.Value.Render(prefill)),
 		row(st, "prefill/s", metricLabelW, st.Value.Render(prefillRate)),
 	}
 	if m.Prefill != nil && m.Prefill.Reused > 0 {
 		rows = append(rows, row(st, "KV reused", metricLabelW, st.Value.Render(fmt.Sprintf("%d tok", m.Prefill.Reused))))
 	}
-	return append(rows,
+	rows = append(rows,
 		row(st, "first tok", metricLabelW, st.Value.Render(ttft)),
 		row(st, "decode now", metricLabelW, st.Value.Render(Rate(now))),
 		row(st, "decode avg", metricLabelW, st.Value.Render(avg)),
 		row(st, "speed", metricLabelW, spark),
+	)
+	rows = append(rows, LatencyLines(st, m.Latencies, width)...)
+	return append(rows,
 		row(st, "generated", metricLabelW, st.Value.Render(fmt.Sprintf("%d tokens", m.Generated))),
 		row(st, "context", metricLabelW, ctx),
 	)

@@ -63,7 +63,8 @@ func layoutProbs(width int) probColumns {
 // likely first. The bar and "drawn" are the probability after the sampler
 // settings (what the token was drawn with), "model" is the model's own
 // probability before them. The sampled token is marked "●"; candidates the
-// sampler cut are dimmed and say "cut" where their drawn probability would be.
+// sampler cut are dimmed and name the stage that cut them (top-k, top-p,
+// min-p) where their drawn probability would be.
 func ProbsLines(st theme.Styles, p Probs, width, maxRows int) []string {
 	if maxRows <= 0 {
 		return nil
@@ -101,12 +102,20 @@ func ProbsLines(st theme.Styles, p Probs, width, maxRows int) []string {
 	return lines
 }
 
+// CutLabel names the stage that cut a candidate, "cut" when unknown.
+func CutLabel(c sample.Candidate) string {
+	if c.CutBy != sample.StageNone {
+		return c.CutBy.String()
+	}
+	return "cut"
+}
+
 func probRow(st theme.Styles, p Probs, cand sample.Candidate, c probColumns) string {
 	sampled := p.HasChosen && cand.ID == p.Chosen
 	tok := termtext.Fit(p.TokenLabel(cand.ID), c.tok)
 	nums := fmt.Sprintf(" %6s", Percent(cand.Final))
 	if cand.Cut {
-		nums = fmt.Sprintf(" %6s", "cut")
+		nums = fmt.Sprintf(" %6s", CutLabel(cand))
 	}
 	if c.showFull {
 		nums += fmt.Sprintf(" %6s", Percent(cand.Prob))

@@ -3,6 +3,7 @@ package panels
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"vkchat/runtime/sample"
 	"vkchat/ui/termtext"
@@ -17,6 +18,9 @@ type Status struct {
 	Metrics Metrics
 	Memory  Memory
 	Probs   Probs
+	// Funnel, when set, takes the speed row's place: the inspector and a
+	// settings change are about the sampler, not the speed.
+	Funnel *sample.Funnel
 }
 
 // StatusLines renders up to rows rows of width cells: the sampler
@@ -38,8 +42,14 @@ func StatusLines(st theme.Styles, s Status, width, rows int) []string {
 		speed += " " + st.Spark.Render(Sparkline(m.Speeds, 8))
 	}
 	parts := []string{speed}
-	if m.TTFT > 0 {
+	if p := m.Progress; p != nil && m.Prefill == nil {
+		parts = []string{st.Label.Render("prefill ") + st.Value.Render(ProgressText(p.Done, p.Total, p.ETA()))}
+	}
+	switch {
+	case m.TTFT > 0:
 		parts = append(parts, st.Label.Render("ttft ")+st.Value.Render(Duration(m.TTFT)))
+	case m.Waiting > 0:
+		parts = append(parts, st.Label.Render("ttft ")+st.Value.Render(Duration(m.Waiting.Round(100*time.Millisecond))+"…"))
 	}
 	parts = append(parts,
 		st.Label.Render("ctx ")+Bar(st, contextFrac(m.ContextUsed, m.ContextSize), 6)+" "+st.Value.Render(fmt.Sprintf("%d/%d", m.ContextUsed, m.ContextSize)),
@@ -47,6 +57,9 @@ func StatusLines(st theme.Styles, s Status, width, rows int) []string {
 		st.Label.Render("weights ")+st.Value.Render(Bytes(s.Memory.Stats.Weights)),
 	)
 	out = append(out, strings.Join(parts, sep))
+	if s.Funnel != nil {
+		out[1] = FunnelLine(st, *s.Funnel)
+	}
 
 	p := s.Probs
 	line := st.Label.Render(p.Title + ":")
@@ -60,7 +73,7 @@ func StatusLines(st theme.Styles, s Status, width, rows int) []string {
 		item := p.TokenLabel(c.ID) + " " + Percent(c.Final)
 		switch {
 		case c.Cut:
-			item = st.Cut.Render(p.TokenLabel(c.ID) + " cut")
+			item = st.Cut.Render(p.TokenLabel(c.ID) + " " + CutLabel(c))
 		case p.HasChosen && c.ID == p.Chosen:
 			item = st.Sampled.Render("●" + item)
 		default:
