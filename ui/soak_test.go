@@ -1,0 +1,145 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"vkchat/models/demo"
+	"vkchat/runtime/engine"
+	"vkchat/runtime/sample"
+)
+
+// Soak bounds. The UI keeps, for the inspector, every generated token with
+// its candidates, so retained memory grows with the conversation; what
+// must not grow is anything per turn beyond that (caches, engine buffers,
+// goroutines). soakHeapPerToken bounds the retained growth per generated
+// token between turn 5 and turn 20, a figure set from what one step holds
+// (its TokenInfo with the sampler's candidate list, a few hundred bytes to
+// a few KB), not from the measurement.
+const (
+	soakTurns        = 20
+	soakContext      = 320
+	soakMinTokens    = 5000
+	soakHeapPerToken = 8 << 10
+	soakGoroutines   = 4 // slack for timers and the runtime's own
+)
+
+// TestSoakDemoModel chats 20 turns with the demo model through the real
+// engine on the cpu backend and the UI's model and autosave path. The
+// context (320 positions) overflows again and again: a reply runs until
+// it fills the context, and the next turn drops old messages to fit. It
+// checks that more than 5,000 tokens went through, that retained heap
+// after GC grows no more than the conversation needs between turns 5 and
+// 20, that no goroutines pile up, and that the saved file holds every
+// turn as shown.
+func TestSoakDemoModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak: -short")
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	path, err := demo.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sample.Defaults()
+	p.Seed = 7
+	s, err := engine.Load(context.Background(), path, engine.Options{Backend: "cpu", ContextSize: soakContext, Params: p, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	m := newTestModel(t, s, Config{})
+	h := newHarness(t, m)
+	h.size(120, 40)
+
+	start := time.Now()
+	goroutines0 := runtime.NumGoroutine()
+	var heap5, tokens5 uint64
+	tokens, overflows, dropped := 0, 0, 0
+	for turn := 1; turn <= soakTurns; turn++ {
+		h.typeText(fmt.Sprintf("Turn %d. Once upon a time there was a little dog named Max who liked to run.", turn))
+		h.key("enter")
+		waitIdle(t, h, 60*time.Second)
+		last := m.turns[len(m.turns)-1]
+		if last.role != "assistant" || last.done == nil {
+			t.Fatalf("turn %d: no finished reply (last turn %q, done %v)", turn, last.role, last.done)
+		}
+		tokens += last.done.Generated
+		if last.done.Reason == engine.StopContext {
+			overflows++
+		}
+		for _, n := range last.notes {
+			if n.kind == noteWarn && n.top { // "N older messages were left out…"
+				dropped++
+			}
+		}
+		if m.saveErr != nil {
+			t.Fatalf("turn %d: autosave failed: %v", turn, m.saveErr)
+		}
+		if turn == 5 {
+			heap5, tokens5 = heapAfterGC(), uint64(tokens)
+		}
+	}
+	heap20 := heapAfterGC()
+	elapsed := time.Since(start)
+	growth := int64(heap20) - int64(heap5)
+	perToken := float64(growth) / float64(uint64(tokens)-tokens5)
+	t.Logf("%d turns, %d tokens in %.1fs; %d replies stopped at the full context, %d turns dropped old messages; heap after GC: turn 5 %.2f MiB, turn 20 %.2f MiB (%+.0f bytes per token generated since turn 5); goroutines %d -> %d",
+		soakTurns, tokens, elapsed.Seconds(), overflows, dropped, mib(heap5), mib(heap20), perToken, goroutines0, runtime.NumGoroutine())
+
+	if tokens < soakMinTokens {
+		t.Errorf("%d tokens generated, want at least %d", tokens, soakMinTokens)
+	}
+	if overflows < 3 && dropped < 3 {
+		t.Errorf("the context overflowed %d times and old messages were dropped %d times, want several", overflows, dropped)
+	}
+	if perToken > soakHeapPerToken {
+		t.Errorf("retained heap grew %.0f bytes per generated token between turns 5 and 20, bound %d", perToken, soakHeapPerToken)
+	}
+	if g := runtime.NumGoroutine(); g > goroutines0+soakGoroutines {
+		t.Errorf("goroutines %d -> %d over the soak", goroutines0, g)
+	}
+
+	// The saved file is the whole conversation as the screen has it.
+	c, err := readConversation(m.savePath, sample.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Messages) != 2*soakTurns || len(m.turns) != 2*soakTurns {
+		t.Fatalf("saved %d messages, UI holds %d turns; want %d", len(c.Messages), len(m.turns), 2*soakTurns)
+	}
+	for i, msg := range c.Messages {
+		if msg.Role != m.turns[i].role || msg.Content != m.turns[i].content {
+			t.Fatalf("saved message %d (%s, %d bytes) differs from the screen's (%s, %d bytes)", i, msg.Role, len(msg.Content), m.turns[i].role, len(m.turns[i].content))
+		}
+	}
+}
+
+// waitIdle is harness.idle with a longer deadline: a reply that fills a
+// 320-token context takes a while on a loaded CI machine.
+func waitIdle(t *testing.T, h *harness, d time.Duration) {
+	t.Helper()
+	deadline := time.After(d)
+	for h.m.gen != nil {
+		select {
+		case msg := <-h.msgs:
+			h.send(msg)
+		case <-deadline:
+			t.Fatalf("reply still running after %s", d)
+		}
+	}
+}
+
+func heapAfterGC() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
