@@ -12,8 +12,9 @@ import (
 
 // PromptToken is one token of a rendered prompt.
 type PromptToken struct {
-	ID   int32
-	Text string // as the vocabulary stores it
+	ID    int32
+	Text  string // as the vocabulary stores it
+	Piece string // the bytes it decodes to ("" for control tokens)
 	// Special: a control or user-defined token (template markup such as
 	// <|im_start|>), never produced from message content.
 	Special bool
@@ -140,7 +141,7 @@ func describePrompt(tok *tokenizer.Tokenizer, tmpl *chat.Template, e encoded) Re
 		r.Template, r.FoldsSystem = tmpl.Name(), tmpl.FoldsSystem()
 	}
 	for i, id := range e.ids {
-		r.Tokens[i] = PromptToken{ID: id, Text: tok.TokenText(id), Special: tok.IsSpecial(id)}
+		r.Tokens[i] = PromptToken{ID: id, Text: tok.TokenText(id), Piece: string(tok.Piece(id)), Special: tok.IsSpecial(id)}
 	}
 	return r
 }
