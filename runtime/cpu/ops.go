@@ -8,17 +8,17 @@ import (
 	"vkchat/runtime/quant"
 )
 
-// rmsNorm writes x / rms(x) * w into out (out may be x) as ggml computes
-// it: the squares in float32 summed in float64, the mean and 1/sqrt in
-// float32, then x·scale and ·w as two roundings. That order matters for
-// agreement at 1e-3 on logits. w nil skips the weight.
+// rmsNorm writes x / rms(x) * w into out (out may be x); w nil skips the
+// weight. The mean is accumulated in float64 as ggml does, which matters for
+// agreement at 1e-3 on logits. (Rounding the squares, the mean and 1/sqrt to
+// float32 as ggml's C reads was tried: stories260K.p3's greedy text then
+// left llama.cpp's at token 111, so the float64 form stays.)
 func rmsNorm(out, x, w []float32, eps float32) {
 	var ss float64
 	for _, v := range x {
-		ss += float64(v * v)
+		ss += float64(v) * float64(v)
 	}
-	mean := float32(ss / float64(len(x)))
-	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	scale := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
 	if w == nil {
 		for i := range x {
 			out[i] = x[i] * scale
@@ -26,8 +26,7 @@ func rmsNorm(out, x, w []float32, eps float32) {
 		return
 	}
 	for i := range x {
-		y := x[i] * scale
-		out[i] = y * w[i]
+		out[i] = x[i] * scale * w[i]
 	}
 }
 
