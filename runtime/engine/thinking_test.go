@@ -9,60 +9,26 @@ import (
 	"vkchat/internal/scriptmodel"
 	"vkchat/internal/testenv"
 	"vkchat/runtime/chat"
-	"vkchat/runtime/gguf"
 )
 
-// qwen3Script is a model on the real Qwen3 vocabulary and chat template
-// whose greedy reply to any prompt is "<think>Hmm</think>Hi!<|im_end|>",
-// or "Hi!<|im_end|>" when the template pre-fills an empty block
-// (enable_thinking=false). A random model would never write a <think>
-// block or end its turn; this one follows the script by construction
-// (see scriptmodel).
-type qwen3Script struct {
-	path string
-	ids  map[string]int32
-}
-
-func writeQwen3Script(t testing.TB) qwen3Script {
+// writeQwen3Script writes a qwen3-architecture model on the real Qwen3
+// vocabulary and chat template whose greedy reply is "<think>Hmm</think>Hi!<|im_end|>", or
+// "Hi!<|im_end|>" when the template pre-fills an empty block. A random
+// model would never write a <think> block or end its turn; this one
+// follows the script by construction (see scriptmodel).
+func writeQwen3Script(t testing.TB) scriptmodel.Qwen3Thinker {
 	t.Helper()
-	vf, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-qwen3.gguf"))
+	m, err := scriptmodel.WriteQwen3Thinker(testenv.Shared(t, "vocab/ggml-vocab-qwen3.gguf"),
+		filepath.Join(t.TempDir(), "qwen3-script.gguf"), "qwen3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer vf.Close()
-	toks, _, err := vf.Strings("tokenizer.ggml.tokens")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := map[string]int32{}
-	for _, s := range []string{"Ċ", "ĊĊ", "<think>", "Hmm", "</think>", "Hi", "!", "<|im_end|>"} {
-		for i, tok := range toks {
-			if tok == s {
-				ids[s] = int32(i)
-				break
-			}
-		}
-		if _, ok := ids[s]; !ok {
-			t.Fatalf("%q is not in the Qwen3 vocabulary", s)
-		}
-	}
-	// The thinking prompt ends "assistant\n" (Ċ); the pre-filled one ends
-	// "</think>\n\n" (ĊĊ).
-	next, err := scriptmodel.Chain(ids["Ċ"], ids["<think>"], ids["Hmm"], ids["</think>"], ids["Hi"], ids["!"], ids["<|im_end|>"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	next[ids["ĊĊ"]] = ids["Hi"]
-	path := filepath.Join(t.TempDir(), "qwen3-script.gguf")
-	if err := scriptmodel.Write(path, scriptmodel.Spec{Vocab: vf, Next: next, Embd: 16}); err != nil {
-		t.Fatal(err)
-	}
-	return qwen3Script{path: path, ids: ids}
+	return m
 }
 
 func TestThinkingTokensAndEndOfTurn(t *testing.T) {
 	m := writeQwen3Script(t)
-	s, err := Load(context.Background(), m.path, Options{Backend: "cpu", ContextSize: 256})
+	s, err := Load(context.Background(), m.Path, Options{Backend: "cpu", ContextSize: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +84,7 @@ func TestThinkingTokensAndEndOfTurn(t *testing.T) {
 
 func TestRenderPrompt(t *testing.T) {
 	m := writeQwen3Script(t)
-	s, err := Load(context.Background(), m.path, Options{Backend: "cpu", ContextSize: 256})
+	s, err := Load(context.Background(), m.Path, Options{Backend: "cpu", ContextSize: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +138,7 @@ func TestRenderPrompt(t *testing.T) {
 		t.Errorf("thinking off: %q (opens %v)", off.Text, off.OpensThinking)
 	}
 	// The Prompter renders the same without loading the weights.
-	p, err := OpenPrompter(m.path, "")
+	p, err := OpenPrompter(m.Path, "")
 	if err != nil {
 		t.Fatal(err)
 	}
