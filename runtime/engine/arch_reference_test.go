@@ -91,3 +91,41 @@ func checkArchReference(t *testing.T, backendName, name string, b archBound) {
 	t.Logf("%s on %s: max |Δlogit| (reference top-5) prompt %.2e, generated %.2e; greedy %d/%d identical (%d compared)",
 		name, backendName, worstPrompt, worstGen, firstDiff(res.Greedy, r.Greedy), len(r.Greedy), len(want))
 }
+
+// TestWindowedKVStats: the session reports the sliding-window layers'
+// rings (at least the window, less than the context: a backend may keep
+// a batch's worth more), KV allocated adds up from them, and KV used stops
+// growing for them once they are full.
+func TestWindowedKVStats(t *testing.T) {
+	for _, backendName := range testBackends(t) {
+		if !archBackendReady[backendName] {
+			continue
+		}
+		t.Run(backendName, func(t *testing.T) {
+			const ctx, n = 512, 100
+			s := loadSession(t, "synth-gemma3-F32.gguf", backendName)
+			st := s.Stats()
+			if len(st.KVWindows) != 1 || st.KVWindows[0].Layers != 5 || st.KVWindows[0].Window < 8 || st.KVWindows[0].Window >= n {
+				t.Fatalf("KV windows %v, want 5 layers holding 8 to %d positions", st.KVWindows, n-1)
+			}
+			ring := int64(st.KVWindows[0].Window)
+			perLayer := int64(2 * 2 * 128 * 2) // K and V, 2 KV heads × 128 dims, F16
+			if want := (1*ctx + 5*ring) * perLayer; st.KVAllocated != want {
+				t.Errorf("KV allocated %d, want %d", st.KVAllocated, want)
+			}
+			ids := make([]int32, n)
+			for i := range ids {
+				ids[i] = int32(i%500 + 1)
+			}
+			if _, err := s.be.Forward(context.Background(), ids, 0, false); err != nil {
+				t.Fatal(err)
+			}
+			s.mu.Lock()
+			s.cached = append(s.cached[:0], ids...)
+			s.mu.Unlock()
+			if got, want := s.Stats().KVUsed, (n+5*ring)*perLayer; got != want {
+				t.Errorf("KV used after %d positions %d, want %d (the global layer's %d, each local layer's %d)", n, got, want, n, ring)
+			}
+		})
+	}
+}

@@ -102,9 +102,15 @@ type DoneInfo struct {
 type Stats struct {
 	ContextUsed int // positions filled in the KV cache
 	ContextSize int
-	KVUsed      int64 // ContextUsed × KVPerToken
+	KVUsed      int64 // ContextUsed × KVPerToken, less what sliding-window layers no longer keep
 	KVAllocated int64
 	KVPerToken  int64
 	Weights     int64
 	Scratch     int64
+	// KVWindows are the sliding-window layers whose cache holds only their
+	// window; nil when every layer holds the whole context.
+	KVWindows []KVWindow
 }
+
+// KVWindow is a group of layers whose KV cache holds Window positions.
+type KVWindow struct{ Layers, Window int }

@@ -228,11 +228,15 @@ func (s *Session) Stats() Stats {
 	used, be := len(s.cached), s.be
 	s.mu.Unlock()
 	mem := be.Memory()
-	return Stats{
+	st := Stats{
 		ContextUsed: used, ContextSize: s.ctxSize,
 		KVUsed: mem.KVUsedAt(used), KVAllocated: mem.KVAllocated, KVPerToken: mem.KVPerToken,
 		Weights: mem.Weights, Scratch: mem.Scratch,
 	}
+	for _, r := range mem.KVRings {
+		st.KVWindows = append(st.KVWindows, KVWindow{Layers: r.Layers, Window: r.Window})
+	}
+	return st
 }
 
 // SwitchBackend replaces the compute backend, for example with "cpu" after

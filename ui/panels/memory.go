@@ -65,6 +65,9 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 	}
 	elem := "?"
 	total, perElem, ok := KVFormula(info, ctx)
+	if ok && len(s.KVWindows) > 0 {
+		total = windowedKV(info, ctx, s.KVWindows, perElem)
+	}
 	if ok {
 		elem = strconv.FormatFloat(perElem, 'f', -1, 64)
 	}
@@ -75,11 +78,16 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 	terms := []string{
 		fmt.Sprintf("%d layers", info.Layers),
 		fmt.Sprintf("× %d ctx", ctx),
+	}
+	if len(s.KVWindows) > 0 {
+		terms = windowTerms(info, ctx, s.KVWindows)
+	}
+	terms = append(terms,
 		fmt.Sprintf("× %d kv heads", info.KVHeads),
 		fmt.Sprintf("× %d head dim", info.HeadDim),
 		"× 2 (K,V)",
 		fmt.Sprintf("× %s B %s", elem, termtext.Sanitize(kvType)),
-	}
+	)
 	if ok {
 		res := "= " + ExactBytes(total)
 		switch {
@@ -96,4 +104,32 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 		lines = append(lines, "  "+st.Value.Render(l))
 	}
 	return lines
+}
+
+// windowedKV is KVFormula when sliding-window layers hold only their
+// window: (full layers × ctx + Σ window layers × window) × the rest.
+func windowedKV(info engine.ModelInfo, ctx int, ws []engine.KVWindow, perElem float64) int64 {
+	pos := 0
+	full := info.Layers
+	for _, w := range ws {
+		pos += w.Layers * w.Window
+		full -= w.Layers
+	}
+	pos += full * ctx
+	return int64(math.Round(float64(pos) * float64(info.KVHeads) * float64(info.HeadDim) * 2 * perElem))
+}
+
+// windowTerms are the formula's position terms with sliding-window layers:
+// "(1 layers × 4096 ctx", "+ 5 layers × 512 window)".
+func windowTerms(info engine.ModelInfo, ctx int, ws []engine.KVWindow) []string {
+	full := info.Layers
+	for _, w := range ws {
+		full -= w.Layers
+	}
+	terms := []string{fmt.Sprintf("(%d layers × %d ctx", full, ctx)}
+	for _, w := range ws {
+		terms = append(terms, fmt.Sprintf("+ %d layers × %d window", w.Layers, w.Window))
+	}
+	terms[len(terms)-1] += ")"
+	return terms
 }
