@@ -171,6 +171,9 @@ func TestArchRefusals(t *testing.T) {
 			s.Tensor("blk.0.ffn_up.weight").Dims = []uint64{256, 512}
 			s.Tensor("blk.0.ffn_up.weight").Data = s.Tensor("blk.0.ffn_up.weight").Data[:4*256*512]
 		}},
+		{"qwen3 with an attn_output bias", "qwen3", `tensor "blk.1.attn_output.bias"`, "is not supported", func(s *ggufspec.Spec) {
+			s.Tensors = append(s.Tensors, ggufspec.Tensor{Name: "blk.1.attn_output.bias", Type: ggml.F32, Dims: []uint64{256}, Data: f32s(256, 0.5)})
+		}},
 		{"gemma3 rope.freq_base_swa 0", "gemma3", `key "gemma3.rope.freq_base_swa"`, "must be positive", func(s *ggufspec.Spec) {
 			s.Set("gemma3.rope.freq_base_swa", float32(0))
 		}},

@@ -77,6 +77,14 @@ func Load(f *gguf.File) (*Model, error) {
 	if w.err != nil {
 		return nil, w.err
 	}
+	// A bias the recipe does not add (attn_output, FFN, output) would be
+	// silently dropped and every logit wrong; llama.cpp's loader likewise
+	// refuses a tensor it does not use.
+	for i := range f.Tensors {
+		if name := f.Tensors[i].Name; strings.HasSuffix(name, ".bias") && !w.used[name] {
+			return nil, tensorErr(f, name, fmt.Sprintf("is not supported: %s as vkchat runs it adds no such bias", a.Name))
+		}
+	}
 	half := cfg.Rope.Dims / 2
 	for _, rf := range []struct {
 		name string
@@ -507,8 +515,9 @@ func checkVocab(f *gguf.File, n int) error {
 }
 
 type weights struct {
-	f   *gguf.File
-	err error
+	f    *gguf.File
+	err  error
+	used map[string]bool
 }
 
 func tensorErr(f *gguf.File, name, msg string) error {
@@ -540,6 +549,10 @@ func (w *weights) get(name string, cols, rows int, vector bool) Weight {
 		w.err = tensorErr(w.f, name, fmt.Sprintf("vector must be F32, found %s", t.Type))
 		return Weight{}
 	}
+	if w.used == nil {
+		w.used = map[string]bool{}
+	}
+	w.used[name] = true
 	return Weight{Name: name, Type: t.Type, Cols: cols, Rows: rows, Data: w.f.TensorData(t)}
 }
 
