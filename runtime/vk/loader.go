@@ -10,6 +10,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"unsafe"
 
@@ -25,14 +26,27 @@ var (
 // skip on it and the engine falls back to the CPU backend.
 var ErrNoVulkan = errors.New("vulkan is not available")
 
+// LibraryEnv names the Vulkan loader to open instead of the platform's
+// usual names (libvulkan.so.1; libvulkan.1.dylib or MoltenVK on macOS): a
+// loader outside the search path, or a path to nothing to run as on a
+// machine without Vulkan.
+const LibraryEnv = "VKCHAT_VULKAN_LIBRARY"
+
 // load opens the loader once and hands vulkan-go the same
 // vkGetInstanceProcAddr the shim uses, so both see one set of dispatch tables.
+// The loader is opened at run time, never linked, so a binary built here
+// runs with --backend cpu on a machine that has no Vulkan at all.
 func load() error {
 	loadOnce.Do(func() {
 		var buf [512]C.char
-		p := C.vkc_load(&buf[0], C.int(len(buf)))
+		var path *C.char
+		if p := os.Getenv(LibraryEnv); p != "" {
+			path = C.CString(p)
+			defer C.free(unsafe.Pointer(path))
+		}
+		p := C.vkc_load(path, &buf[0], C.int(len(buf)))
 		if p == nil {
-			loadErr = fmt.Errorf("%w: %s", ErrNoVulkan, C.GoString(&buf[0]))
+			loadErr = fmt.Errorf("%w: no Vulkan loader (%s); scripts/deps.sh installs one", ErrNoVulkan, C.GoString(&buf[0]))
 			return
 		}
 		vk.SetGetInstanceProcAddr(p)
@@ -144,3 +158,24 @@ func instanceVersion() uint32 { return uint32(C.vkc_instance_version()) }
 func cAlloc(n int) unsafe.Pointer { return C.calloc(C.size_t(max(n, 1)), 1) }
 
 func cFree(p unsafe.Pointer) { C.free(p) }
+
+// portabilityEnumeration is the instance extension that makes the loader
+// list portability drivers (MoltenVK on macOS): since loader 1.3.216 they
+// are hidden unless the instance enables it and sets the flag below.
+const portabilityEnumeration = "VK_KHR_portability_enumeration"
+
+// instanceCreatePortabilityBit is VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR,
+// newer than vulkan-go's header.
+const instanceCreatePortabilityBit vk.InstanceCreateFlags = 0x00000001
+
+// portability returns the extension and flag to create the instance with
+// when the loader offers portability enumeration, and nothing otherwise
+// (asking for an extension the loader lacks fails vkCreateInstance).
+func portability() ([]string, vk.InstanceCreateFlags) {
+	name := C.CString(portabilityEnumeration)
+	defer C.free(unsafe.Pointer(name))
+	if C.vkc_instance_has_extension(name) == 0 {
+		return nil, 0
+	}
+	return []string{portabilityEnumeration + "\x00"}, instanceCreatePortabilityBit
+}

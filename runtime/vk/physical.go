@@ -83,8 +83,11 @@ func newInstance() (vk.Instance, error) {
 		ApiVersion:       api,
 	}
 	layers, exts := instanceLayers(), instanceExtensions()
+	pexts, pflags := portability()
+	exts = append(exts, pexts...)
 	ci := &vk.InstanceCreateInfo{
 		SType:                   vk.StructureTypeInstanceCreateInfo,
+		Flags:                   pflags,
 		PApplicationInfo:        app,
 		EnabledLayerCount:       uint32(len(layers)),
 		PpEnabledLayerNames:     layers,

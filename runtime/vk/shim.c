@@ -2,25 +2,39 @@
 #include <vulkan/vulkan.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "shim.h"
 
 static PFN_vkGetInstanceProcAddr gipa;
 
-void *vkc_load(char *err, int errlen) {
+void *vkc_load(const char *path, char *err, int errlen) {
 	if (gipa) {
 		return (void *)gipa;
 	}
 	// libvulkan.so.1 is the runtime name; libvulkan.so exists only with
-	// development packages installed.
+	// development packages installed. On macOS the loader is a dylib that
+	// Homebrew puts outside dlopen's default search on Apple Silicon, and
+	// MoltenVK alone can stand in for it.
+#ifdef __APPLE__
+	const char *names[] = {"libvulkan.1.dylib", "/opt/homebrew/lib/libvulkan.1.dylib", "/usr/local/lib/libvulkan.1.dylib",
+			       "libMoltenVK.dylib", "/opt/homebrew/lib/libMoltenVK.dylib", "/usr/local/lib/libMoltenVK.dylib"};
+#else
 	const char *names[] = {"libvulkan.so.1", "libvulkan.so"};
+#endif
+	int n = (int)(sizeof names / sizeof names[0]);
+	if (path && *path) {
+		// An explicit loader (VKCHAT_VULKAN_LIBRARY) is the only one tried.
+		names[0] = path;
+		n = 1;
+	}
 	void *lib = NULL;
-	for (int i = 0; i < 2 && !lib; i++) {
+	for (int i = 0; i < n && !lib; i++) {
 		lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
 	}
 	if (!lib) {
-		snprintf(err, errlen, "dlopen libvulkan.so.1: %s", dlerror());
+		snprintf(err, errlen, "dlopen %s: %s", names[0], dlerror());
 		return NULL;
 	}
 	gipa = (PFN_vkGetInstanceProcAddr)dlsym(lib, "vkGetInstanceProcAddr");
@@ -121,6 +135,13 @@ int32_t vkc_create_device(vkc_handle instance, vkc_handle phys, uint32_t family,
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &q,
 	};
+	// A portability driver (MoltenVK) lists VK_KHR_portability_subset, and
+	// the spec requires enabling it wherever it is offered.
+	const char *portability[] = {"VK_KHR_portability_subset"};
+	if (vkc_device_has_extension(instance, phys, portability[0])) {
+		ci.enabledExtensionCount = 1;
+		ci.ppEnabledExtensionNames = portability;
+	}
 	VkDevice dev = VK_NULL_HANDLE;
 	VkResult r = create((VkPhysicalDevice)phys, &ci, NULL, &dev);
 	*device = (vkc_handle)dev;
@@ -464,4 +485,46 @@ uint32_t vkc_debug_take(char *buf, uint32_t len, uint32_t max) {
 	debug_count = 0;
 	pthread_mutex_unlock(&debug_mu);
 	return n;
+}
+
+int32_t vkc_instance_has_extension(const char *name) {
+	PFN_vkEnumerateInstanceExtensionProperties f =
+		(PFN_vkEnumerateInstanceExtensionProperties)gipa(NULL, "vkEnumerateInstanceExtensionProperties");
+	uint32_t n = 0;
+	if (!f || f(NULL, &n, NULL) != VK_SUCCESS || n == 0) {
+		return 0;
+	}
+	VkExtensionProperties *p = calloc(n, sizeof *p);
+	if (!p) {
+		return 0;
+	}
+	int32_t found = 0;
+	if (f(NULL, &n, p) >= 0) { // VK_INCOMPLETE still lists n of them
+		for (uint32_t i = 0; i < n && !found; i++) {
+			found = strcmp(p[i].extensionName, name) == 0;
+		}
+	}
+	free(p);
+	return found;
+}
+
+int32_t vkc_device_has_extension(vkc_handle instance, vkc_handle phys, const char *name) {
+	PFN_vkEnumerateDeviceExtensionProperties f =
+		(PFN_vkEnumerateDeviceExtensionProperties)gipa((VkInstance)instance, "vkEnumerateDeviceExtensionProperties");
+	uint32_t n = 0;
+	if (!f || f((VkPhysicalDevice)phys, NULL, &n, NULL) != VK_SUCCESS || n == 0) {
+		return 0;
+	}
+	VkExtensionProperties *p = calloc(n, sizeof *p);
+	if (!p) {
+		return 0;
+	}
+	int32_t found = 0;
+	if (f((VkPhysicalDevice)phys, NULL, &n, p) >= 0) {
+		for (uint32_t i = 0; i < n && !found; i++) {
+			found = strcmp(p[i].extensionName, name) == 0;
+		}
+	}
+	free(p);
+	return found;
 }

@@ -47,9 +47,14 @@ typedef struct {
 	uint32_t compute_full_subgroups;
 } vkc_enable;
 
-// vkc_load opens the Vulkan loader; it returns vkGetInstanceProcAddr or NULL
-// with a message in err.
-void *vkc_load(char *err, int errlen);
+// vkc_load opens the Vulkan loader (path, when not NULL or empty, else the
+// platform's usual names); it returns vkGetInstanceProcAddr or NULL with a
+// message in err.
+void *vkc_load(const char *path, char *err, int errlen);
+// vkc_instance_has_extension and vkc_device_has_extension report whether
+// the loader (or the device) offers the named extension.
+int32_t vkc_instance_has_extension(const char *name);
+int32_t vkc_device_has_extension(vkc_handle instance, vkc_handle phys, const char *name);
 // vkc_query reports what the physical device supports through the structs
 // of the API version both the instance (api) and the device allow: chaining
 // a 1.3 struct where either is older is invalid usage
