@@ -40,7 +40,7 @@ var archBounds = map[string]archBound{
 
 // archBackendReady lists the backends that interpret the architecture
 // recipe; a backend joins the table here once it does.
-var archBackendReady = map[string]bool{"cpu": true}
+var archBackendReady = map[string]bool{"cpu": true, "vulkan": true}
 
 func TestArchsMatchLlamaCpp(t *testing.T) {
 	for _, backendName := range testBackends(t) {

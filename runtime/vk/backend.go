@@ -34,8 +34,10 @@ type Backend struct {
 	plans      []layerPlan // per layer
 	ropeTables []ropeTable // one per distinct RoPE base and scale
 	// ringLow is, per layer, the lowest position its cache still holds
-	// (only a ring's moves): a rewind to pos needs pos's window above it.
+	// (only a ring's moves): a rewind to pos needs pos's window above it,
+	// or a replay of history, the token at every position written.
 	ringLow []int
+	history []int32
 
 	kc, vc []*Buffer // per layer, head-major [kv head][slot][dim]
 
@@ -231,13 +233,22 @@ func (b *Backend) Memory() backend.Memory {
 	for l := range b.kc {
 		kv += b.kc[l].Size + b.vc[l].Size
 	}
-	return backend.Memory{
+	elem := b.opts.KVType.Bytes()
+	mem := backend.Memory{
 		Weights:     int64(b.weightBytes),
 		KVAllocated: int64(kv),
-		KVPerToken:  b.cfg.KVBytesPerToken(b.opts.KVType.Bytes()),
+		KVPerToken:  b.cfg.KVBytesPerToken(elem),
 		Scratch:     int64(b.scratchBytes),
 		Device:      fmt.Sprintf("%s (%s)", b.d.Info.Name, b.d.Info.Type),
+		KVFormula:   b.kvFormula(int64(kv)),
 	}
+	perLayer := int64(2 * b.cfg.KVHeads * b.cfg.HeadDim * elem)
+	for _, g := range b.kvGroups() {
+		if g.window > 0 {
+			mem.KVRings = append(mem.KVRings, backend.KVRing{Layers: g.layers, Window: g.slots, BytesPerPosition: int64(g.layers) * perLayer})
+		}
+	}
+	return mem
 }
 
 // Close releases the device and everything on it; safe to call twice.
@@ -292,47 +303,94 @@ func (b *Backend) DecodeBytes(pos int) uint64 {
 func (b *Backend) ropeAngles(pos, n int) {
 	r := b.cfg.Rope
 	pairs := r.Dims / 2
+	factors := r.Factors(b.opts.ContextSize)
+	mscale := one(r.AttnFactor)
 	m := b.step.Mapped()
 	for ti, tab := range b.ropeTables {
-		step := float32(math.Pow(float64(tab.base), -2.0/float64(r.Dims)))
+		// powf(base, -2.0f/n_dims) as ggml computes it, the exponent in float32
+		step := float32(math.Pow(float64(tab.base), float64(float32(-2)/float32(r.Dims))))
 		off := b.ropeOff + ti*b.ropeTableBytes()
 		for t := 0; t < n; t++ {
 			theta := float32(pos + t)
 			for i := 0; i < pairs; i++ {
 				th := theta
-				if r.FreqFactors != nil {
-					th /= r.FreqFactors[i]
+				if factors != nil {
+					th /= factors[i]
 				}
 				th *= tab.scale
+				c, s := float32(math.Cos(float64(th))), float32(math.Sin(float64(th)))
+				if mscale != 1 {
+					c, s = c*mscale, s*mscale
+				}
 				o := off + 8*(t*pairs+i)
-				putF32(m, o, float32(math.Cos(float64(th))))
-				putF32(m, o+4, float32(math.Sin(float64(th))))
+				putF32(m, o, c)
+				putF32(m, o+4, s)
 				theta *= step
 			}
 		}
 	}
 }
 
-// checkRewind refuses a step at pos whose window reaches back past what a
-// ring cache still holds (a rewind further back than the ring's spare
-// room), and then records what the step's writes overwrite.
-func (b *Backend) checkRewind(pos, n int) error {
+// ringsKeep reports whether every ring cache still holds the positions a
+// step at pos sees (a rewind further back than a ring's spare room finds
+// them overwritten).
+func (b *Backend) ringsKeep(pos int) bool {
 	for l, pl := range b.plans {
-		if pl.slots == b.opts.ContextSize || pos == 0 {
-			continue
-		}
-		if need := max(pos-pl.window+1, 0); need < b.ringLow[l] {
-			return fmt.Errorf("vulkan backend: layer %d: %w: position %d sees back to %d, but its ring of %d positions holds only from %d on",
-				l, ErrRingOverwritten, pos, need, pl.slots, b.ringLow[l])
+		if pl.slots < b.opts.ContextSize && pos > 0 && max(pos-pl.window+1, 0) < b.ringLow[l] {
+			return false
 		}
 	}
+	return true
+}
+
+// runChunk runs the command buffers of one step of at most prefillChunk
+// tokens at positions pos...
+func (b *Backend) runChunk(tokens []int32, pos int, runs []*Recorder) error {
+	n := len(tokens)
+	m := b.step.Mapped()
+	putU32(m, 0, uint32(n))
+	putU32(m, 4, uint32(pos))
+	for i, t := range tokens {
+		putU32(m, 16+4*i, uint32(t))
+	}
+	b.ropeAngles(pos, n)
+	b.wrote(pos, n) // before the run: a failed step may have written them
+	b.seq++
+	if err := b.d.run(runs...); err != nil {
+		return fmt.Errorf("vulkan backend: step at position %d (%d tokens): %w", pos, n, err)
+	}
+	b.lastRun = runs
+	return nil
+}
+
+// replay recomputes the cache for positions 0..pos-1 from the tokens kept
+// in history, without logits.
+func (b *Backend) replay(ctx context.Context, pos int) error {
+	for start := 0; start < pos; start += prefillChunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		end := min(start+prefillChunk, pos)
+		runs, err := b.recorders(end-start, false, false)
+		if err != nil {
+			return fmt.Errorf("vulkan backend: recording the prefill pass: %w", err)
+		}
+		if err := b.runChunk(b.history[start:end], start, runs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wrote records that positions pos..pos+n-1 were written: a ring's lowest
+// held position moves up past what they overwrote.
+func (b *Backend) wrote(pos, n int) {
 	for l, pl := range b.plans {
 		if pos == 0 {
 			b.ringLow[l] = 0 // a fresh start: nothing before it is needed
 		}
 		b.ringLow[l] = max(b.ringLow[l], pos+n-pl.slots)
 	}
-	return nil
 }
 
 // Forward implements backend.Backend.
@@ -361,9 +419,15 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 			return nil, fmt.Errorf("vulkan backend: token id %d outside the vocabulary of %d", t, vocab)
 		}
 	}
-	if err := b.checkRewind(pos, len(tokens)); err != nil {
-		return nil, err
+	if !b.ringsKeep(pos) {
+		// A rewind past what a ring holds: recompute the positions before
+		// pos from the start, as llama.cpp re-processes the prompt when its
+		// SWA cache lacks them (and as the reference backend does).
+		if err := b.replay(ctx, pos); err != nil {
+			return nil, err
+		}
 	}
+	copy(b.history[pos:], tokens)
 	var out []float32
 	switch {
 	case all:
@@ -377,13 +441,6 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		}
 		end := min(start+prefillChunk, len(tokens))
 		n := end - start
-		m := b.step.Mapped()
-		putU32(m, 0, uint32(n))
-		putU32(m, 4, uint32(pos+start))
-		for i, t := range tokens[start:end] {
-			putU32(m, 16+4*i, uint32(t))
-		}
-		b.ropeAngles(pos+start, n)
 		last := end == len(tokens)
 		runs, err := b.recorders(n, all, last)
 		if err != nil {
@@ -392,11 +449,9 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		if last && extra != nil {
 			runs = append(runs[:len(runs):len(runs)], extra)
 		}
-		b.seq++
-		if err := b.d.run(runs...); err != nil {
-			return nil, fmt.Errorf("vulkan backend: step at position %d (%d tokens): %w", pos+start, n, err)
+		if err := b.runChunk(tokens[start:end], pos+start, runs); err != nil {
+			return nil, err
 		}
-		b.lastRun = runs
 		lg := b.logits.Mapped()
 		switch {
 		case all:

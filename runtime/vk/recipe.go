@@ -1,9 +1,9 @@
 package vk
 
 import (
-	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"vkchat/models"
 )
@@ -64,11 +64,6 @@ func newRecipe(c *models.Config) recipe {
 	r.postBranch = c.Block.PostNorm || r.residualScale != 1
 	return r
 }
-
-// ErrRingOverwritten: a step rewound further back than a sliding-window
-// layer's ring cache remembers; the positions before it must be processed
-// again from the start (or from where the ring still holds them).
-var ErrRingOverwritten = errors.New("the sliding-window cache no longer holds the positions before the rewind")
 
 // ropeTable is one (base, scale) pair's cos/sin table in the step buffer.
 type ropeTable struct {
@@ -131,6 +126,7 @@ func (b *Backend) planLayers() error {
 		b.plans = append(b.plans, p)
 	}
 	b.ringLow = make([]int, len(b.plans))
+	b.history = make([]int32, b.opts.ContextSize)
 	if len(b.ropeTables) == 0 {
 		// every layer is NoPE; the kernels still bind a table
 		b.ropeTables = append(b.ropeTables, ropeTable{base: c.Rope.Base, scale: one(c.Rope.Scale)})
@@ -142,4 +138,60 @@ func (b *Backend) planLayers() error {
 // so each can be bound at its own offset.
 func (b *Backend) ropeTableBytes() int {
 	return int(alignUp(uint64(8*prefillChunk*(b.cfg.Rope.Dims/2)), regionAlign))
+}
+
+// kvGroup is a set of layers whose caches hold the same positions.
+type kvGroup struct {
+	layers, slots, window int
+}
+
+// kvGroups groups the layers by cache size, full layers first.
+func (b *Backend) kvGroups() []kvGroup {
+	var out []kvGroup
+	for _, ring := range []bool{false, true} {
+		for _, pl := range b.plans {
+			if (pl.slots < b.opts.ContextSize) != ring {
+				continue
+			}
+			g := kvGroup{layers: 1, slots: pl.slots}
+			if ring {
+				g.window = pl.window
+			}
+			found := false
+			for i := range out {
+				if out[i].slots == g.slots && out[i].window == g.window {
+					out[i].layers++
+					found = true
+				}
+			}
+			if !found {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// kvFormula says how the cache adds up, as models.KVFormula does for the
+// reference backend, with this backend's ring size (window + a prefill
+// chunk - 1).
+func (b *Backend) kvFormula(total int64) string {
+	var parts []string
+	for _, g := range b.kvGroups() {
+		layers := "layers"
+		if g.layers == 1 {
+			layers = "layer"
+		}
+		what := fmt.Sprintf("%d ctx", g.slots)
+		if g.window > 0 {
+			what = fmt.Sprintf("%d ring (window %d + %d)", g.slots, g.window, g.slots-g.window)
+		}
+		parts = append(parts, fmt.Sprintf("%d %s × %s", g.layers, layers, what))
+	}
+	pos := strings.Join(parts, " + ")
+	if len(parts) > 1 {
+		pos = "(" + pos + ")"
+	}
+	return fmt.Sprintf("%s × %d kv heads × %d head dim × 2 (K,V) × %d B = %d B",
+		pos, b.cfg.KVHeads, b.cfg.HeadDim, b.opts.KVType.Bytes(), total)
 }

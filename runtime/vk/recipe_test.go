@@ -1,7 +1,6 @@
 package vk
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -220,31 +219,34 @@ func TestPlanLayers(t *testing.T) {
 	}
 }
 
-// TestRingRewind: decoding forward always works; a rewind is refused, with
-// ErrRingOverwritten, exactly when the ring has overwritten a position the
-// rewound step's window needs.
+// TestRingRewind: decoding forward always keeps what the next step needs;
+// a rewind is found to need a replay exactly when the ring has overwritten
+// a position the rewound step's window sees.
 func TestRingRewind(t *testing.T) {
 	const window, ctx = 8, 512
 	slots := window + prefillChunk - 1
 	b := &Backend{opts: backend.Options{ContextSize: ctx}, plans: []layerPlan{{window: window, slots: slots}, {slots: ctx}}}
 	b.ringLow = make([]int, 2)
 	for pos := 0; pos < 300; pos++ {
-		if err := b.checkRewind(pos, 1); err != nil {
-			t.Fatalf("decode at %d: %v", pos, err)
+		if !b.ringsKeep(pos) {
+			t.Fatalf("decode at %d needs a replay", pos)
 		}
+		b.wrote(pos, 1)
 	}
-	// positions 300-slots .. 299 are held; a step at p needs p-window+1..
+	// positions 300-slots .. 299 are held; a step at p sees p-window+1..p
 	lowest := 300 - slots
-	if err := b.checkRewind(lowest+window-1, 5); err != nil {
-		t.Errorf("rewind to %d, whose window is still held: %v", lowest+window-1, err)
+	if !b.ringsKeep(lowest + window - 1) {
+		t.Errorf("rewind to %d, whose window is still held, needs a replay", lowest+window-1)
 	}
-	if err := b.checkRewind(lowest+window-3, 1); !errors.Is(err, ErrRingOverwritten) {
-		t.Errorf("rewind past the ring: got %v", err)
+	b.wrote(lowest+window-1, 5)
+	if b.ringsKeep(lowest + window - 3) {
+		t.Errorf("rewind past the ring does not ask for a replay")
 	}
-	if err := b.checkRewind(0, 10); err != nil {
-		t.Errorf("a fresh start at 0: %v", err)
+	if !b.ringsKeep(0) {
+		t.Errorf("a fresh start at 0 needs a replay")
 	}
-	if err := b.checkRewind(10, 1); err != nil {
-		t.Errorf("decoding after a fresh start: %v", err)
+	b.wrote(0, 10)
+	if !b.ringsKeep(10) {
+		t.Errorf("decoding after a fresh start needs a replay")
 	}
 }
