@@ -137,7 +137,8 @@ func TestFusedSplitsAreRowSlices(t *testing.T) {
 // TestArchRefusals: what a declaration forbids or requires is refused by
 // name, in one line wrapping gguf.ErrFormat.
 func TestArchRefusals(t *testing.T) {
-	spec := func(arch string) *ggufspec.Spec {
+	// t is the subtest's: a missing file skips that case, not the parent.
+	spec := func(t *testing.T, arch string) *ggufspec.Spec {
 		f, err := gguf.Open(testenv.Model(t, "synth-"+arch+"-F32.gguf"))
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +181,7 @@ func TestArchRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := spec(c.arch).Clone()
+			s := spec(t, c.arch).Clone()
 			c.edit(s)
 			_, err, _ := loadMeasured(t, encode(t, s))
 			if err == nil {
