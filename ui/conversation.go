@@ -39,6 +39,7 @@ type turn struct {
 	notes     []note
 	streaming bool
 	done      *engine.DoneInfo
+	tree      turnTree // branch point and fork, see fork.go
 	cache     turnRender
 	md        markdownCache
 }

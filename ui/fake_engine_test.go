@@ -169,15 +169,16 @@ func rank(in []sample.Candidate, p sample.Params) sample.Result {
 	}
 	cum := float32(0)
 	for i := range cs {
-		if p.TopK > 0 && i >= p.TopK {
-			cs[i].Cut = true
+		cs[i].CutBy = sample.StageNone
+		switch {
+		case p.TopK > 0 && i >= p.TopK:
+			cs[i].CutBy = sample.StageTopK
+		case p.TopP < 1 && cum >= p.TopP && i > 0:
+			cs[i].CutBy = sample.StageTopP
+		case p.MinP > 0 && cs[i].Prob < p.MinP*cs[0].Prob:
+			cs[i].CutBy = sample.StageMinP
 		}
-		if p.TopP < 1 && cum >= p.TopP && i > 0 {
-			cs[i].Cut = true
-		}
-		if p.MinP > 0 && cs[i].Prob < p.MinP*cs[0].Prob {
-			cs[i].Cut = true
-		}
+		cs[i].Cut = cs[i].CutBy != sample.StageNone
 		cum += cs[i].Prob
 	}
 	temp := float64(p.Temperature)
@@ -205,7 +206,43 @@ func rank(in []sample.Candidate, p sample.Params) sample.Result {
 			cs[i].Final = float32(math.Exp(float64(cs[i].Logit)/temp) / zf)
 		}
 	}
-	return sample.Result{Token: cs[0].ID, Candidates: cs, Entropy: float32(h)}
+	return sample.Result{Token: cs[0].ID, Candidates: cs, Entropy: float32(h), Funnel: fakeFunnel(cs, p, cs[0].ID)}
+}
+
+// fakeFunnel counts the stages over the candidates, as if the rest of the
+// 32000-token vocabulary had been cut by top-k.
+func fakeFunnel(cs []sample.Candidate, p sample.Params, chosen int32) sample.Funnel {
+	mass := func(n int) float64 {
+		m := 0.0
+		for _, c := range cs[:n] {
+			m += float64(c.Prob)
+		}
+		return m
+	}
+	left := func(upTo sample.Stage) int {
+		n := 0
+		for _, c := range cs {
+			if c.CutBy == sample.StageNone || c.CutBy > upTo {
+				n++
+			}
+		}
+		return n
+	}
+	k, tp, mp := left(sample.StageTopK), left(sample.StageTopP), left(sample.StageMinP)
+	var draw float64
+	for _, c := range cs {
+		if c.ID == chosen {
+			draw = float64(c.Prob)
+		}
+	}
+	return sample.Funnel{
+		{Stage: sample.StagePenalties, Left: 32000, Exact: true, Mass: 1},
+		{Stage: sample.StageTopK, Left: k, Exact: true, Mass: mass(k), Active: p.TopK > 0},
+		{Stage: sample.StageTopP, Left: tp, Exact: true, Mass: mass(tp), Active: p.TopP < 1},
+		{Stage: sample.StageMinP, Left: mp, Exact: true, Mass: mass(mp), Active: p.MinP > 0},
+		{Stage: sample.StageTemperature, Left: mp, Exact: true, Mass: mass(mp), Active: p.Temperature > 0},
+		{Stage: sample.StageDraw, Left: 1, Exact: true, Mass: draw, Active: true},
+	}
 }
 
 func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func(engine.Event)) error {
@@ -223,6 +260,13 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func
 	}
 	reply := f.replies[f.nGen%len(f.replies)]
 	f.nGen++
+	base := 0
+	if fk := req.Fork; fk != nil {
+		// A fork: the forced token, then the short reply, numbered on
+		// from the kept prefix.
+		reply = append([]string{f.vocab[fk.Token]}, fakeReplyShort...)
+		base = len(fk.Prefix)
+	}
 	prompt := 0
 	for _, m := range req.Messages {
 		prompt += 4 + len(strings.Fields(m.Content))
@@ -260,6 +304,7 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func
 		f.mu.Lock()
 		id := f.ids[piece]
 		res := rank(f.stepCandidates(i, id), f.params)
+		res.Funnel = fakeFunnel(res.Candidates, f.params, id)
 		f.last = f.stepCandidates(i, id)
 		f.lastID = id
 		params := f.params
@@ -277,7 +322,7 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func
 		since += d
 		emit(engine.Event{Kind: engine.EventToken, Stats: stats, Token: &engine.TokenInfo{
 			ID: id, Piece: piece, Candidates: res.Candidates, Entropy: res.Entropy, Params: params,
-			Index: i, Duration: d, SinceStart: since,
+			Index: base + i, Duration: d, SinceStart: since, Funnel: res.Funnel, Forced: req.Fork != nil && i == 0,
 		}})
 		n++
 	}

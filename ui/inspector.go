@@ -7,6 +7,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/runtime/sample"
+	"vkchat/ui/panels"
+	"vkchat/ui/termtext"
 )
 
 type focusArea int
@@ -20,6 +22,7 @@ const (
 type inspector struct {
 	turn *turn
 	step int
+	cand int // the candidate ↑/↓ selected at that step, for a fork
 }
 
 // probsView is the distribution the probability panel shows, with where
@@ -30,6 +33,11 @@ type probsView struct {
 	chosen     int32
 	hasChosen  bool
 	entropy    float32
+	// funnel and params: what each stage of the sampler left at this
+	// step, under the settings it was drawn (or previewed) with.
+	funnel sample.Funnel
+	params sample.Params
+	cursor int // the inspector's candidate cursor; -1 for none
 }
 
 // repliesWithTokens lists the replies generated in this session, oldest first.
@@ -77,12 +85,50 @@ func (m *Model) showStep(t *turn, k int, inspecting bool) {
 	}
 	s := t.steps[k].info
 	title := fmt.Sprintf("step %d", k+1)
+	cursor := -1
 	if inspecting {
-		m.insp = inspector{turn: t, step: k}
+		// The cursor starts on the token the reply has.
+		cursor = 0
+		for i, c := range s.Candidates {
+			if c.ID == s.ID {
+				cursor = i
+			}
+		}
+		m.insp = inspector{turn: t, step: k, cand: cursor}
 		m.revealSelection = true
 		title = fmt.Sprintf("inspecting step %d/%d", k+1, len(t.steps))
+		if s.Forced {
+			title += " · forked"
+		}
 	}
-	m.probs = probsView{title: title, candidates: s.Candidates, chosen: s.ID, hasChosen: true, entropy: s.Entropy}
+	m.probs = probsView{title: title, candidates: s.Candidates, chosen: s.ID, hasChosen: true, entropy: s.Entropy,
+		funnel: s.Funnel, params: s.Params, cursor: cursor}
+}
+
+// moveCandidate moves the fork cursor over the inspected step's candidates.
+func (m *Model) moveCandidate(delta int) {
+	n := len(m.probs.candidates)
+	if m.insp.turn == nil || n == 0 || m.probs.cursor < 0 {
+		return
+	}
+	m.insp.cand = min(max(m.insp.cand+delta, 0), n-1)
+	m.probs.cursor = m.insp.cand
+	c := m.probs.candidates[m.insp.cand]
+	m.setStatus(fmt.Sprintf("enter: continue the reply from step %d with %q (%s)", m.insp.step+1,
+		termtext.Visible(m.eng.TokenText(c.ID)), panels.Percent(c.Prob)))
+}
+
+// forkHere forks the inspected reply at the cursor's candidate.
+func (m *Model) forkHere() tea.Cmd {
+	t, k := m.insp.turn, m.insp.step
+	if t == nil || k < 0 || k >= len(t.steps) {
+		return nil
+	}
+	cands := t.steps[k].info.Candidates
+	if m.insp.cand < 0 || m.insp.cand >= len(cands) {
+		return nil
+	}
+	return m.fork(t, k, cands[m.insp.cand].ID)
 }
 
 // moveInspector moves the token cursor by delta, crossing into the
@@ -130,6 +176,18 @@ func (m *Model) inspectorKey(msg tea.KeyMsg) tea.Cmd {
 		if t := m.insp.turn; t != nil {
 			m.showStep(t, len(t.steps)-1, true)
 		}
+	case key.Matches(msg, k.CandUp):
+		m.moveCandidate(-1)
+	case key.Matches(msg, k.CandDown):
+		m.moveCandidate(+1)
+	case key.Matches(msg, k.Fork):
+		return m.forkHere()
+	case key.Matches(msg, k.PrevBranch):
+		m.switchBranch(-1)
+	case key.Matches(msg, k.NextBranch):
+		m.switchBranch(+1)
+	case key.Matches(msg, k.HeatBasis):
+		m.toggleHeatBasis()
 	case key.Matches(msg, k.Heatmap):
 		m.heat = !m.heat
 		if m.heat {

@@ -24,6 +24,8 @@ type runStats struct {
 	decodeSum time.Duration // every token after the first
 	decodeN   int
 	speeds    []float64
+	latencies []time.Duration         // recent decode times, first token excluded
+	progress  *engine.PrefillProgress // the prompt being read, before EventPrefill
 	generated int
 	done      *engine.DoneInfo
 }
@@ -45,6 +47,11 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 	m.stats = ev.Stats
 	reply := g.reply
 	switch ev.Kind {
+	case engine.EventPrefillProgress:
+		if ev.Progress != nil {
+			p := *ev.Progress
+			m.run.progress = &p
+		}
 	case engine.EventPrefill:
 		if ev.Prefill == nil {
 			return
@@ -70,6 +77,10 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 			m.run.decodeN++
 			if t.Duration > 0 {
 				m.run.speeds = append(m.run.speeds, 1/t.Duration.Seconds())
+				m.run.latencies = append(m.run.latencies, t.Duration)
+				if len(m.run.latencies) > latencyHistory {
+					m.run.latencies = m.run.latencies[len(m.run.latencies)-latencyHistory:]
+				}
 				if len(m.run.speeds) > speedHistory {
 					m.run.speeds = m.run.speeds[len(m.run.speeds)-speedHistory:]
 				}
@@ -157,6 +168,7 @@ func (m *Model) removeTurn(t *turn) {
 	for i, x := range m.turns {
 		if x == t {
 			m.turns = append(m.turns[:i], m.turns[i+1:]...)
+			m.dropBranch(t, i)
 			break
 		}
 	}
@@ -184,6 +196,9 @@ func plural(n int, one, many string) string {
 func (m *Model) metricsData() panels.Metrics {
 	r := m.run
 	return panels.Metrics{
+		Latencies:   r.latencies,
+		Progress:    r.progress,
+		Waiting:     m.waiting(),
 		Load:        m.info.LoadTime,
 		Prefill:     r.prefill,
 		TTFT:        r.ttft,

@@ -281,8 +281,16 @@ func TestPrefillTimer(t *testing.T) {
 	if v := m.View(); !strings.Contains(v, "reading prompt 2.30s") {
 		t.Errorf("no elapsed time in the title:\n%s", strings.SplitN(v, "\n", 2)[0])
 	}
+	// Read, but no token yet: the time to first token still counts up.
 	m.run.prefill = &engine.PrefillInfo{}
+	if cmd := m.handleTick(tickMsg{gen: 4}); cmd == nil {
+		t.Fatal("the timer stopped before the first token")
+	}
+	if v := m.View(); !strings.Contains(v, "first tok   2.30s…") {
+		t.Errorf("time to first token not counting up:\n%s", v)
+	}
+	m.run.generated = 1
 	if cmd := m.handleTick(tickMsg{gen: 4}); cmd != nil {
-		t.Fatal("the timer kept ticking after the prompt was read")
+		t.Fatal("the timer kept ticking after the first token")
 	}
 }

@@ -19,10 +19,11 @@ func tickFor(gen int) tea.Cmd {
 	return tea.Tick(prefillTick, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
 }
 
-// handleTick keeps ticking only while its generation is still reading the
-// prompt; once tokens flow, their events redraw the screen.
+// handleTick keeps ticking until its generation's first token, so the
+// prompt timer and the time to first token count up; once tokens flow,
+// their events redraw the screen.
 func (m *Model) handleTick(msg tickMsg) tea.Cmd {
-	if m.gen == nil || msg.gen != m.gen.id || m.run.prefill != nil {
+	if m.gen == nil || msg.gen != m.gen.id || m.run.generated > 0 {
 		return nil
 	}
 	return tickFor(msg.gen)

@@ -19,6 +19,10 @@ type Probs struct {
 	Text func(id int32) string
 	// Empty is shown instead of candidates when there are none.
 	Empty string
+	// Cursor marks the candidate the inspector would fork with (Enter),
+	// when HasCursor.
+	Cursor    int
+	HasCursor bool
 }
 
 // TokenLabel is a candidate's piece with whitespace and control bytes
@@ -93,11 +97,16 @@ func ProbsLines(st theme.Styles, p Probs, width, maxRows int) []string {
 		hdr += fmt.Sprintf(" %7s", "logit")
 	}
 	lines = append(lines, st.Label.Render(hdr))
-	for _, cand := range p.Candidates {
+	// Keep the cursor's row in view when the list is longer than the panel.
+	from := 0
+	if p.HasCursor && p.Cursor >= maxRows-2 {
+		from = p.Cursor - (maxRows - 2) + 1
+	}
+	for i, cand := range p.Candidates[min(from, len(p.Candidates)):] {
 		if len(lines) >= maxRows {
 			break
 		}
-		lines = append(lines, probRow(st, p, cand, c))
+		lines = append(lines, probRow(st, p, cand, c, p.HasCursor && from+i == p.Cursor))
 	}
 	return lines
 }
@@ -110,7 +119,7 @@ func CutLabel(c sample.Candidate) string {
 	return "cut"
 }
 
-func probRow(st theme.Styles, p Probs, cand sample.Candidate, c probColumns) string {
+func probRow(st theme.Styles, p Probs, cand sample.Candidate, c probColumns, cursor bool) string {
 	sampled := p.HasChosen && cand.ID == p.Chosen
 	tok := termtext.Fit(p.TokenLabel(cand.ID), c.tok)
 	nums := fmt.Sprintf(" %6s", Percent(cand.Final))
@@ -123,13 +132,26 @@ func probRow(st theme.Styles, p Probs, cand sample.Candidate, c probColumns) str
 	if c.showLog {
 		nums += fmt.Sprintf(" %7.2f", cand.Logit)
 	}
+	lead := ""
+	if cursor {
+		// The inspector's fork cursor: Enter continues the reply with this token.
+		lead = st.Selected.Render("▸")
+	}
 	if cand.Cut {
+		if cursor {
+			return lead + st.Cut.Render(" "+tok+" "+termtext.Fit("", c.bar)+nums)
+		}
 		return st.Cut.Render("  " + tok + " " + termtext.Fit("", c.bar) + nums)
 	}
 	mark := "  "
-	if sampled {
-		mark = st.Sampled.Render("● ")
+	switch {
+	case sampled:
+		// On the token the reply has, the cursor needs no mark of its own:
+		// forking there would change nothing.
+		mark, lead = st.Sampled.Render("● "), ""
 		tok = st.Sampled.Render(tok)
+	case cursor:
+		mark = " "
 	}
-	return mark + tok + " " + Bar(st, float64(cand.Final), c.bar) + st.Value.Render(nums)
+	return lead + mark + tok + " " + Bar(st, float64(cand.Final), c.bar) + st.Value.Render(nums)
 }
