@@ -14,23 +14,31 @@ import (
 )
 
 // BenchmarkDecode measures single-token decode (tok/s) on stories260K and
-// on the synthetic 110M model in Q4_0, over the first 128 positions.
+// on the synthetic 110M shape in Q4_0 as llama, qwen3 and gemma3 (window
+// 256: its local layers wrap their ring only past 256), over the first 128
+// positions.
 func BenchmarkDecode(b *testing.B) {
 	b.Run("stories260K", func(b *testing.B) {
 		benchDecode(b, testenv.Model(b, "stories260K.gguf"))
 	})
-	b.Run("110M-Q4_0", func(b *testing.B) {
-		vocab, err := gguf.Open(testenv.Shared(b, "vocab/ggml-vocab-llama-spm.gguf"))
-		if err != nil {
-			b.Fatal(err)
+	for _, arch := range []string{"llama", "qwen3", "gemma3"} {
+		name := "110M-Q4_0"
+		if arch != "llama" {
+			name = arch + "-" + name
 		}
-		defer vocab.Close()
-		path := filepath.Join(b.TempDir(), "110m-q4_0.gguf")
-		if err := synth.Write(path, synth.Shapes["110m"], synth.Options{Type: ggml.Q4_0, Vocab: vocab, Seed: 1}); err != nil {
-			b.Fatal(err)
-		}
-		benchDecode(b, path)
-	})
+		b.Run(name, func(b *testing.B) {
+			vocab, err := gguf.Open(testenv.Shared(b, "vocab/ggml-vocab-llama-spm.gguf"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer vocab.Close()
+			path := filepath.Join(b.TempDir(), "110m-q4_0.gguf")
+			if err := synth.Write(path, synth.Shapes["110m"], synth.Options{Arch: arch, Type: ggml.Q4_0, Vocab: vocab, Seed: 1}); err != nil {
+				b.Fatal(err)
+			}
+			benchDecode(b, path)
+		})
+	}
 }
 
 func benchDecode(b *testing.B, path string) {
