@@ -59,11 +59,11 @@ type Model struct {
 	focus           focusArea
 	insp            inspector
 	heat            bool
-	heatBySurprisal bool         // the heatmap colours by surprisal, not probability
-	pending         *pendingFork // the fork the next generation continues
 	scroll          scrollState
 	revealSelection bool
 	showHelp        bool
+	prompt          *engine.RenderedPrompt // shown in the help pane by /prompt
+	think           thinkSettings
 	helpOffset      int
 	status          statusLine
 
@@ -195,10 +195,13 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return m.quit()
 	case key.Matches(msg, k.Help):
-		m.showHelp, m.helpOffset = !m.showHelp, 0
+		m.showHelp, m.helpOffset, m.prompt = !m.showHelp, 0, nil
 		return nil
 	case m.showHelp && msg.Type == tea.KeyEsc:
-		m.showHelp = false
+		m.showHelp, m.prompt = false, nil
+		return nil
+	case key.Matches(msg, k.Thinking):
+		m.toggleThinking()
 		return nil
 	}
 	for _, sk := range samplerKeys() {
@@ -281,8 +284,7 @@ func (m *Model) handlePreview(msg previewMsg) {
 		return
 	}
 	r := msg.res
-	m.probs = probsView{title: "preview · new settings", candidates: r.Candidates, chosen: r.Token, hasChosen: true, entropy: r.Entropy,
-		funnel: r.Funnel, params: m.params}
+	m.probs = probsView{title: "preview · new settings", candidates: r.Candidates, chosen: r.Token, hasChosen: true, entropy: r.Entropy}
 }
 
 // submit sends the typed message or runs the typed command.
@@ -332,27 +334,16 @@ func (m *Model) regenerate() tea.Cmd {
 		return nil
 	}
 	last := m.lastTurn()
-	if last == nil || (last.role != "user" && last.role != "assistant") || (last.role == "assistant" && len(m.turns) < 2 && !m.info.Completion) {
+	if last != nil && last.role == "assistant" {
+		m.removeTurn(last)
+		last = m.lastTurn()
+	}
+	if last == nil || (last.role != "user" && !m.info.Completion) {
 		m.setError("nothing to regenerate")
 		return nil
 	}
-	// The old reply stays as a sibling branch of the new one ([ and ]).
-	var set *branchSet
-	if last.role == "assistant" {
-		set = m.openBranch(len(m.turns) - 1)
-		if m.focus == focusTranscript {
-			m.leaveInspector()
-		}
-	}
 	m.setStatus("regenerating")
-	if set != nil {
-		m.setStatus("regenerating · the previous reply stays as a branch ([ ])")
-	}
-	cmd := m.startGeneration()
-	if m.gen != nil {
-		m.joinBranch(set, m.gen.reply)
-	}
-	return cmd
+	return m.startGeneration()
 }
 
 // resetChat empties the conversation (the caller saves first).
@@ -451,6 +442,12 @@ func (m *Model) runCommand(c Command) tea.Cmd {
 		return m.quit()
 	case CmdBackend:
 		m.switchBackend(c.Text)
+		return nil
+	case CmdThink:
+		m.setThinking(c.Text)
+		return nil
+	case CmdPrompt:
+		m.showPrompt()
 		return nil
 	default:
 		return nil

@@ -27,6 +27,8 @@ const (
 	CmdHelp
 	CmdQuit
 	CmdBackend
+	CmdThink
+	CmdPrompt
 )
 
 // Command is a parsed slash command. Only the fields its Kind uses are set.
@@ -88,6 +90,9 @@ var commands = []commandSpec{
 	{kind: CmdQuit, name: "quit", aliases: []string{"exit"}, help: "save and quit"},
 	{kind: CmdBackend, name: "backend", args: "NAME", arg: argTextRequired,
 		help: "continue on another compute backend (cpu or vulkan), e.g. after a GPU fault"},
+	{kind: CmdThink, name: "think", args: "on|off", arg: argTextRequired,
+		help: "enable_thinking for thinking models (Qwen3, SmolLM3): off asks for the answer without reasoning"},
+	{kind: CmdPrompt, name: "prompt", help: "show the exact prompt of the next reply and its tokens"},
 }
 
 func lookupCommand(name string) (commandSpec, bool) {

@@ -39,7 +39,7 @@ type turn struct {
 	notes     []note
 	streaming bool
 	done      *engine.DoneInfo
-	tree      turnTree // branch point and fork, see fork.go
+	think     *thinkBlock // a thinking model's reasoning; content is then the answer alone
 	cache     turnRender
 	md        markdownCache
 }
@@ -50,6 +50,10 @@ func (t *turn) addNote(kind noteKind, text string, top bool) {
 
 // appendToken adds a generated token to a reply.
 func (t *turn) appendToken(info engine.TokenInfo) {
+	if t.think != nil || info.Thinking {
+		t.appendThinking(info)
+		return
+	}
 	start := len(t.content)
 	t.content += info.Piece
 	t.steps = append(t.steps, step{info: info, start: start, end: len(t.content)})
@@ -97,10 +101,11 @@ func (m *Model) messages(withPartial bool) []chat.Message {
 		if t.streaming && !withPartial {
 			continue
 		}
-		if t.content == "" {
+		text := t.modelText()
+		if text == "" {
 			continue
 		}
-		out = append(out, chat.Message{Role: t.role, Content: t.content})
+		out = append(out, chat.Message{Role: t.role, Content: text})
 	}
 	return out
 }

@@ -19,6 +19,7 @@ type KeyMap struct {
 	PageDown   key.Binding
 	Help       key.Binding
 	Quit       key.Binding
+	Thinking   key.Binding
 
 	TempDown   key.Binding
 	TempUp     key.Binding
@@ -37,12 +38,6 @@ type KeyMap struct {
 	FirstToken key.Binding
 	LastToken  key.Binding
 	Heatmap    key.Binding
-	HeatBasis  key.Binding
-	CandUp     key.Binding
-	CandDown   key.Binding
-	Fork       key.Binding
-	PrevBranch key.Binding
-	NextBranch key.Binding
 	LineUp     key.Binding
 	LineDown   key.Binding
 	Back       key.Binding
@@ -67,6 +62,7 @@ func DefaultKeyMap() KeyMap {
 		PageDown:   quiet("pgdown"),
 		Help:       b([]string{"f1"}, "f1", "help"),
 		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "quit"),
+		Thinking:   thinkingKey,
 
 		TempDown:   b([]string{"alt+t"}, "alt+t/T", "temp"),
 		TempUp:     quiet("alt+T"),
@@ -85,14 +81,8 @@ func DefaultKeyMap() KeyMap {
 		FirstToken: b([]string{"home"}, "home/end", "first/last"),
 		LastToken:  quiet("end"),
 		Heatmap:    b([]string{"h"}, "h", "heatmap"),
-		HeatBasis:  b([]string{"s"}, "s", "heat by surprisal/prob"),
-		CandUp:     b([]string{"up"}, "↑/↓", "candidate"),
-		CandDown:   quiet("down"),
-		Fork:       b([]string{"enter"}, "enter", "fork with it"),
-		PrevBranch: b([]string{"["}, "[/]", "branch"),
-		NextBranch: quiet("]"),
-		LineUp:     b([]string{"ctrl+up"}, "ctrl+↑/↓", "scroll"),
-		LineDown:   quiet("ctrl+down"),
+		LineUp:     b([]string{"up"}, "↑/↓", "scroll"),
+		LineDown:   quiet("down"),
 		Back:       b([]string{"tab", "esc"}, "tab/esc", "back"),
 	}
 }
@@ -104,7 +94,7 @@ func (k KeyMap) inputHelp() []key.Binding {
 
 // inspectHelp is the first footer row while inspecting tokens.
 func (k KeyMap) inspectHelp() []key.Binding {
-	return []key.Binding{k.PrevToken, k.CandUp, k.Fork, k.PrevBranch, k.Heatmap, k.HeatBasis, k.Back, k.Help, k.Quit, k.FirstToken, k.LineUp, k.Stop}
+	return []key.Binding{k.PrevToken, k.FirstToken, k.Heatmap, k.Back, k.Help, k.Quit, k.LineUp, k.Stop}
 }
 
 // samplerHelp is the second footer row: the live sampler keys.
@@ -134,8 +124,8 @@ func (k KeyMap) ShortHelp() []key.Binding { return k.inputHelp() }
 // FullHelp implements help.KeyMap; the columns of the F1 screen.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Send, k.Newline, k.Stop, k.Regenerate, k.NewChat, k.PageUp, k.Help, k.Quit},
+		{k.Send, k.Newline, k.Stop, k.Regenerate, k.NewChat, k.PageUp, k.Thinking, k.Help, k.Quit},
 		{k.TempDown, k.TopPDown, k.TopKDown, k.MinPDown, k.RepeatDown, k.Seed},
-		{k.Inspect, k.PrevToken, k.FirstToken, k.CandUp, k.Fork, k.PrevBranch, k.Heatmap, k.HeatBasis, k.LineUp, k.Back},
+		{k.Inspect, k.PrevToken, k.FirstToken, k.Heatmap, k.LineUp, k.Back},
 	}
 }

@@ -54,9 +54,8 @@ func (m *Model) startGeneration() tea.Cmd {
 	ctx, cancel := context.WithCancel(m.baseCtx)
 	m.genSeq++
 	g := &generation{id: m.genSeq, cancel: cancel, ch: make(chan streamItem, streamBuffer), started: m.now()}
-	req := engine.Request{Messages: m.messages(false), MaxTokens: m.cfg.MaxTokens}
+	req := m.nextRequest()
 	g.reply = &turn{role: "assistant", streaming: true}
-	m.applyPendingFork(&req, g.reply)
 	m.turns = append(m.turns, g.reply)
 	m.gen = g
 	m.run = runStats{}

@@ -24,7 +24,6 @@ type turnRender struct {
 type renderKey struct {
 	width, content, notes, steps    int
 	streaming, done, heat, markdown bool
-	bySurprisal, branch             bool
 	sel                             int
 }
 
@@ -57,10 +56,8 @@ type bodyRender struct {
 	st    theme.Styles
 	width int
 	heat  bool
-	// bySurprisal colours the heatmap by surprisal instead of probability.
-	bySurprisal bool
-	sel         *turn
-	step        int
+	sel   *turn
+	step  int
 }
 
 func (b bodyRender) style(c textClass) lipgloss.Style {
@@ -141,7 +138,7 @@ func (b bodyRender) render(segs []segment) ([]string, int) {
 				t := segs[tg.seg].t
 				if tg.step >= 0 {
 					if b.heat {
-						c = classHeat + textClass(t.heatLevel(tg.step, b.bySurprisal))
+						c = classHeat + textClass(theme.HeatLevel(t.chosenProb(tg.step)))
 					}
 					if t == b.sel && tg.step == b.step {
 						c = classSelected
@@ -187,8 +184,7 @@ func (m *Model) renderTurn(t *turn, width int) turnRender {
 	}
 	markdown := t.role == "assistant" && m.markdownMode()
 	key := renderKey{width: width, content: len(t.content), notes: len(t.notes), steps: len(t.steps),
-		streaming: t.streaming, done: t.done != nil, heat: m.heat, markdown: markdown, sel: sel,
-		bySurprisal: m.heatBySurprisal, branch: t.tree.branch != nil}
+		streaming: t.streaming, done: t.done != nil, heat: m.heat, markdown: markdown, sel: sel}
 	if t.cache.valid && t.cache.key == key {
 		return t.cache
 	}
@@ -200,8 +196,9 @@ func (m *Model) renderTurn(t *turn, width int) turnRender {
 			lines = append(lines, m.noteLines(n, width)...)
 		}
 	}
+	lines = append(lines, m.thinkingLines(t, width)...)
 	selLine := -1
-	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: m.heat, sel: m.insp.turn, step: sel, bySurprisal: m.heatBySurprisal}
+	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: m.heat, sel: m.insp.turn, step: sel}
 	var mdRows []string
 	if markdown && t.content != "" {
 		mdRows, markdown = m.markdownRows(t, width-len(bodyIndent))
@@ -252,9 +249,6 @@ func (m *Model) turnLabel(t *turn) string {
 		if d := t.done; d != nil && d.Decode > 0 && d.Generated > 1 {
 			meta = append(meta, panels.Rate(float64(d.Generated-1)/d.Decode.Seconds()))
 		}
-	}
-	if b := m.branchLabel(t); b != "" {
-		meta = append([]string{b}, meta...)
 	}
 	if len(meta) > 0 {
 		label += st.Meta.Render(" · " + strings.Join(meta, " · "))
@@ -333,7 +327,7 @@ func (m *Model) completionLines(width int) ([]string, int) {
 	if m.focus == focusTranscript {
 		sel = m.insp.step
 	}
-	body := bodyRender{st: m.styles, width: width, heat: m.heat, sel: m.insp.turn, step: sel, bySurprisal: m.heatBySurprisal}
+	body := bodyRender{st: m.styles, width: width, heat: m.heat, sel: m.insp.turn, step: sel}
 	lines, selLine := body.render(segs)
 	if g := m.gen; g != nil && g.reply != nil && g.reply.streaming && g.reply.content == "" {
 		lines = append(lines, m.styles.Meta.Render("…"))

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
@@ -25,7 +26,6 @@ type layout struct {
 	statusH      int // the compact status bar (narrow only)
 	inputH       int
 	footerH      int
-	stripH       int // the surprisal strip under the transcript
 }
 
 func (m *Model) layout() layout {
@@ -55,8 +55,6 @@ func (m *Model) layout() layout {
 	l.inputH = m.input.Height()
 	// title, separator and footer around the transcript
 	l.transcriptH = max(h-1-l.footerH-1-l.inputH-l.statusH, 1)
-	l.stripH = m.stripRows(l.transcriptH)
-	l.transcriptH -= l.stripH
 	return l
 }
 
@@ -154,7 +152,10 @@ func (m *Model) titleBar(w int) string {
 	case m.gen != nil && m.gen.canceled:
 		state, stateStyle = "stopping", st.Busy
 	case m.gen != nil && m.run.prefill == nil:
-		state, stateStyle = m.readingState(), st.Busy
+		state, stateStyle = "reading prompt", st.Busy
+		if d := m.prefillElapsed(); d >= time.Second/10 {
+			state += " " + panels.Duration(d.Round(100*time.Millisecond))
+		}
 	case m.gen != nil:
 		state, stateStyle = "generating", st.Busy
 	case m.focus == focusTranscript:
@@ -181,9 +182,6 @@ func (m *Model) mainColumn(l layout) []string {
 		out = termtext.FitLines(lines, l.mainW, l.transcriptH)
 	} else {
 		out = m.transcriptView(l)
-	}
-	if l.stripH > 0 {
-		out = append(out, termtext.FitLines(m.stripLines(l.mainW), l.mainW, l.stripH)...)
 	}
 	if l.statusH > 0 {
 		out = append(out, panels.StatusLines(m.styles, m.statusData(), l.mainW, l.statusH)...)
@@ -254,6 +252,9 @@ func (m *Model) footer(rows int) []string {
 
 // helpLines is the F1 screen: every key, every command, where chats go.
 func (m *Model) helpLines(w int) []string {
+	if m.prompt != nil {
+		return m.promptLines(w)
+	}
 	st := m.styles
 	m.help.Width = w
 	out := []string{st.PanelTitle.Render("Keys") + st.Hint.Render("  (f1 or esc closes)"), ""}
@@ -286,8 +287,6 @@ func (m *Model) probsData() panels.Probs {
 		Entropy:    p.entropy,
 		Text:       m.eng.TokenText,
 		Empty:      "no token sampled yet",
-		Cursor:     p.cursor,
-		HasCursor:  p.cursor >= 0 && m.focus == focusTranscript,
 	}
 }
 
@@ -298,7 +297,6 @@ func (m *Model) statusData() panels.Status {
 		Metrics: m.metricsData(),
 		Memory:  panels.Memory{Info: m.info, Stats: m.stats},
 		Probs:   m.probsData(),
-		Funnel:  m.statusFunnel(),
 	}
 }
 
@@ -311,14 +309,8 @@ func (m *Model) sideColumn(l layout, h int) []string {
 	sampler := panels.Box(st, "Sampler", panels.SamplerLines(st, m.params, m.changed, inner), w)
 	metrics := panels.Box(st, "Speed", panels.MetricsLines(st, m.metricsData(), inner), w)
 	memory := panels.Box(st, "Memory", panels.MemoryLines(st, panels.Memory{Info: m.info, Stats: m.stats}, inner), w)
-	fv, fp, changed := m.funnelView()
-	funnel := panels.Box(st, "Sampler funnel", panels.FunnelLines(st, fv, fp, changed, inner), w)
 	const minProbs = 2 + 2 + 3 // borders, title, header, three candidates
 	room := h - len(sampler)
-	showFunnel := room-len(funnel) >= minProbs
-	if showFunnel {
-		room -= len(funnel)
-	}
 	showMetrics := room-len(metrics) >= minProbs
 	if showMetrics {
 		room -= len(metrics)
@@ -333,9 +325,6 @@ func (m *Model) sideColumn(l layout, h int) []string {
 
 	out := append([]string{}, sampler...)
 	out = append(out, probs...)
-	if showFunnel {
-		out = append(out, funnel...)
-	}
 	if showMetrics {
 		out = append(out, metrics...)
 	}

@@ -1,0 +1,87 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"vkchat/runtime/engine"
+	"vkchat/ui/termtext"
+)
+
+// PromptRenderer is implemented by engines that can show the exact prompt
+// a request renders to (the /prompt command); *engine.Session does.
+type PromptRenderer interface {
+	RenderPrompt(req engine.Request) (engine.RenderedPrompt, error)
+}
+
+// nextRequest is the request the next reply is generated from.
+func (m *Model) nextRequest() engine.Request {
+	return engine.Request{Messages: m.messages(false), MaxTokens: m.cfg.MaxTokens, DisableThinking: m.think.off}
+}
+
+// showPrompt is /prompt: the prompt of the next reply and its tokens, in
+// the help pane (esc closes it).
+func (m *Model) showPrompt() {
+	pr, ok := m.eng.(PromptRenderer)
+	if !ok {
+		m.setError("this engine cannot show its prompt")
+		return
+	}
+	r, err := pr.RenderPrompt(m.nextRequest())
+	if err != nil {
+		m.setError("prompt: " + termtext.Sanitize(err.Error()))
+		return
+	}
+	m.prompt = &r
+	m.showHelp, m.helpOffset = true, 0
+}
+
+// promptLines draws the rendered prompt: its text as the model reads it,
+// then every token, template markup in [brackets] and text quoted.
+func (m *Model) promptLines(w int) []string {
+	r := m.prompt
+	st := m.styles
+	w = max(w, 1)
+	tmpl := r.Template
+	if tmpl == "" {
+		tmpl = "none (completion mode)"
+	}
+	head := fmt.Sprintf("Prompt of the next reply · template %s · %d tokens · enable_thinking=%v", tmpl, len(r.Tokens), !m.think.off)
+	lines := m.plainRows(head, st.PanelTitle, w)
+	if r.FoldsSystem {
+		lines = append(lines, m.plainRows("the template refuses or drops the system role: the system prompt is folded into the first user turn", st.Meta, w)...)
+	}
+	if r.DroppedMessages > 0 {
+		lines = append(lines, m.plainRows(fmt.Sprintf("%d older messages left out to fit the context", r.DroppedMessages), st.Notice, w)...)
+	}
+	if r.OpensThinking {
+		lines = append(lines, m.plainRows("the prompt opens a <think> block: the reply starts with reasoning", st.Meta, w)...)
+	}
+	lines = append(lines, m.plainRows("esc closes · pgup/pgdn scroll", st.Hint, w)...)
+	lines = append(lines, "")
+	for _, l := range strings.Split(termtext.Sanitize(r.Text), "\n") {
+		gs := termtext.Glyphs(l, func(int) int { return 0 })
+		rows := termtext.WrapHard(gs, w)
+		if len(rows) == 0 {
+			rows = append(rows, nil)
+		}
+		for _, row := range rows {
+			var sb strings.Builder
+			for _, g := range row {
+				sb.WriteString(g.Text)
+			}
+			lines = append(lines, st.InputText.Render(sb.String()))
+		}
+	}
+	lines = append(lines, "", st.PanelTitle.Render("tokens (template markup in [brackets])"))
+	words := make([]string, len(r.Tokens))
+	for i, t := range r.Tokens {
+		if t.Special {
+			words[i] = fmt.Sprintf("%d[%s]", t.ID, t.Text)
+		} else {
+			words[i] = fmt.Sprintf("%d%q", t.ID, t.Piece)
+		}
+	}
+	lines = append(lines, m.plainRows(strings.Join(words, " "), st.Meta, w)...)
+	return lines
+}
