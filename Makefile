@@ -5,7 +5,7 @@ BIN     := bin/vkchat
 # offer, or offline the demo model built into the binary). MODEL=demo opens
 # the demo directly.
 MODEL   ?=
-BACKEND ?= cpu
+BACKEND ?= auto
 FUZZTIME ?= 15s
 
 .PHONY: all deps build run test vet shaders shaders-check fuzz race bench clean
@@ -41,6 +41,11 @@ fuzz:
 
 test: deps shaders-check vet
 	$(GO) test -count=1 ./...
+	@# the portable Go kernels (the fallback and the oracle) and the AVX2
+	@# level, on machines whose default is a faster native level
+	VKCHAT_CPU_KERNELS=portable $(GO) test -count=1 ./runtime/quant ./runtime/simd ./runtime/cpu
+	VKCHAT_CPU_KERNELS=portable $(GO) test -count=1 -run 'Stories|Synth' ./runtime/engine
+	VKCHAT_CPU_KERNELS=avx2 $(GO) test -count=1 ./runtime/quant ./runtime/simd
 	$(MAKE) --no-print-directory race
 	$(MAKE) --no-print-directory fuzz
 

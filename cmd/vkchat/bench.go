@@ -15,6 +15,7 @@ import (
 	"vkchat/models"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
+	"vkchat/runtime/engine"
 	"vkchat/runtime/gguf"
 	"vkchat/runtime/vk"
 )
@@ -43,9 +44,9 @@ type benchResult struct {
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "--model FILE [--backend cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile] [--head auto|on|off]", stderr)
+	fs := newFlags("bench", "--model FILE [--backend auto|cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile] [--head auto|on|off]", stderr)
 	path := fs.String("model", "", "GGUF model file")
-	name := fs.String("backend", "vulkan", "backend: cpu or vulkan")
+	name := fs.String("backend", "auto", "backend: auto (Vulkan on a GPU, else the CPU), cpu or vulkan")
 	pp := fs.Int("p", 128, "prompt tokens for the prefill test (0 skips it)")
 	tg := fs.Int("n", 64, "generated tokens for the decode test (0 skips it)")
 	reps := fs.Int("r", 3, "repetitions of each test")
@@ -65,7 +66,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *reps < 1 || *pp < 0 || *tg < 0 {
 		return fmt.Errorf("-r must be at least 1 and -p, -n not negative")
 	}
-	if *profile && *name != "vulkan" {
+	choice, err := engine.ChooseBackend(*name, *device)
+	if err != nil {
+		return err
+	}
+	if *profile && choice.Backend != "vulkan" {
 		return fmt.Errorf("--profile needs --backend vulkan")
 	}
 	var headMode backend.HeadMode
@@ -88,7 +93,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opts := backend.Options{ContextSize: max(*pp, *tg, 1) + 1, Threads: *threads, KVType: backend.KVType(*kvType), Device: *device, DeviceHead: headMode}
 	var b backend.Backend
 	var prof *vk.Backend
-	switch *name {
+	switch choice.Backend {
 	case "cpu":
 		b, err = cpu.New(m, opts)
 	case "vulkan":
@@ -155,6 +160,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			// at the mean context position of the test's steps
 			res.bound = decodeBound(vb, *tg/2, texel, res.TokensPerSecond)
+		}
+		if cb, ok := b.(*cpu.Backend); ok {
+			res.bound = cpuDecodeBound(cb, *tg/2, *threads, res.TokensPerSecond)
 		}
 		results = append(results, res)
 	}

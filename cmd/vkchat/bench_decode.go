@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"vkchat/runtime/backend"
+	"vkchat/runtime/cpu"
+	"vkchat/runtime/simd"
 	"vkchat/runtime/vk"
 )
 
@@ -77,6 +80,21 @@ func decodeBound(b *vk.Backend, pos int, texel, tps float64) bound {
 	r := bound{BytesPerToken: b.DecodeBytes(pos), ReadBandwidth: texel}
 	if r.BytesPerToken > 0 && texel > 0 {
 		r.BoundTPS = texel / float64(r.BytesPerToken)
+		r.FractionOfBound = tps / r.BoundTPS
+	}
+	return r
+}
+
+// cpuDecodeBound judges tps for a CPU decode step at context position pos
+// against the machine's streaming read bandwidth with the backend's thread
+// count, measured the way the kernels read (simd.ReadBandwidth).
+func cpuDecodeBound(b *cpu.Backend, pos, threads int, tps float64) bound {
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	r := bound{BytesPerToken: uint64(b.DecodeBytes(pos)), ReadBandwidth: simd.ReadBandwidth(threads, 5)}
+	if r.BytesPerToken > 0 && r.ReadBandwidth > 0 {
+		r.BoundTPS = r.ReadBandwidth / float64(r.BytesPerToken)
 		r.FractionOfBound = tps / r.BoundTPS
 	}
 	return r

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"vkchat/runtime/engine"
+	"vkchat/runtime/simd"
 	"vkchat/runtime/vk"
 )
 
@@ -24,6 +26,7 @@ func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if len(infos) == 0 {
 		fmt.Fprintln(stdout, "no Vulkan devices")
+		printAutoBackend(stdout, -1)
 		return nil
 	}
 	yes := func(b bool) string {
@@ -60,5 +63,21 @@ func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprintln(stdout, "  no compute queue: not usable")
 		}
 	}
+	printAutoBackend(stdout, -1)
 	return nil
+}
+
+// printAutoBackend says what --backend auto (the default) runs on this
+// machine and why.
+func printAutoBackend(w io.Writer, device int) {
+	c, err := engine.ChooseBackend("auto", device)
+	if err != nil {
+		fmt.Fprintf(w, "backend auto: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "backend auto: %s (%s)", c.Backend, c.Reason)
+	if c.Backend == "cpu" {
+		fmt.Fprintf(w, ", %s", simd.Describe())
+	}
+	fmt.Fprintln(w)
 }

@@ -11,6 +11,7 @@ import (
 	"vkchat/models"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/quant"
+	"vkchat/runtime/simd"
 )
 
 // maxBatch bounds the tokens processed together in one prefill pass, which
@@ -113,7 +114,7 @@ func (b *Backend) Memory() backend.Memory {
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.m.KVBytesPerToken(elem),
 		Scratch:     b.s.bytes() + int64(len(b.attnWork)*(2*b.opts.ContextSize+1)*b.m.HeadDim*4) + int64(4*len(b.gelu)),
-		Device:      fmt.Sprintf("CPU (%d threads)", b.opts.Threads),
+		Device:      fmt.Sprintf("CPU (%d threads, %s)", b.opts.Threads, simd.Describe()),
 		KVFormula:   b.m.KVFormula(b.opts.ContextSize, elem),
 	}
 	perLayer := int64(2 * b.m.KVHeads * b.m.HeadDim * elem)

@@ -34,8 +34,11 @@ type ModelInfo struct {
 	TemplateName string
 	Completion   bool // no chat template: the conversation is plain text
 	Backend      string
-	Device       string
-	LoadTime     time.Duration
+	// BackendReason says why Backend runs: asked for by name, or what
+	// --backend auto found (a GPU, or only a CPU Vulkan driver).
+	BackendReason string
+	Device        string
+	LoadTime      time.Duration
 }
 
 // Request asks for one reply.

@@ -9,15 +9,60 @@ import (
 	"vkchat/runtime/vk"
 )
 
-// Backends lists the names accepted by Options.Backend.
-var Backends = []string{"cpu", "vulkan"}
+// Backends lists the names accepted by Options.Backend. "auto" (the
+// default) resolves to one of the others for the machine (ChooseBackend).
+var Backends = []string{"auto", "cpu", "vulkan"}
+
+// Choice is a backend picked for the machine and the reason, for the
+// devices list and the chat header.
+type Choice struct {
+	Backend string // "cpu" or "vulkan"
+	Reason  string
+}
+
+// vulkanDevices is vk.Devices; tests replace it.
+var vulkanDevices = vk.Devices
+
+// ChooseBackend resolves a backend name: "cpu" and "vulkan" stand, and
+// "auto" ("" too) is Vulkan on a discrete or integrated GPU and the native
+// CPU path otherwise. A CPU-only Vulkan driver (lavapipe) reads weights
+// through the same cores and caches as the native kernels, only slower, so
+// it is used only when asked for by name. device is the Vulkan device index
+// the backend would use (-1: the one it picks).
+func ChooseBackend(name string, device int) (Choice, error) {
+	switch name {
+	case "cpu":
+		return Choice{"cpu", "requested"}, nil
+	case "vulkan":
+		return Choice{"vulkan", "requested"}, nil
+	case "", "auto":
+	default:
+		return Choice{}, fmt.Errorf("unknown backend %q (choose auto, cpu or vulkan)", name)
+	}
+	infos, err := vulkanDevices()
+	if err != nil {
+		return Choice{"cpu", "auto: no usable Vulkan driver"}, nil
+	}
+	if len(infos) == 0 {
+		return Choice{"cpu", "auto: no Vulkan device"}, nil
+	}
+	pick, err := vk.Chosen(infos, device)
+	if err != nil {
+		return Choice{"cpu", fmt.Sprintf("auto: no usable Vulkan device (%v)", err)}, nil
+	}
+	d := infos[pick]
+	if d.IsGPU() {
+		return Choice{"vulkan", fmt.Sprintf("auto: %s GPU", d.Type)}, nil
+	}
+	return Choice{"cpu", fmt.Sprintf("auto: no GPU; Vulkan device %d is a %s driver", pick, d.Type)}, nil
+}
 
 func newBackend(name string, m *models.Model, o backend.Options) (backend.Backend, error) {
 	switch name {
-	case "", "cpu":
+	case "cpu":
 		return cpu.New(m, o)
 	case "vulkan":
 		return vk.New(m, o)
 	}
-	return nil, fmt.Errorf("unknown backend %q (choose cpu or vulkan)", name)
+	return nil, fmt.Errorf("unknown backend %q (choose auto, cpu or vulkan)", name)
 }

@@ -18,7 +18,7 @@ import (
 
 // Options configure Load.
 type Options struct {
-	Backend     string // "cpu" (default) or "vulkan"
+	Backend     string // "auto" (default: Vulkan on a GPU, else the CPU), "cpu" or "vulkan"
 	ContextSize int    // 0: the model's trained context, capped at DefaultContext
 	Threads     int
 	Device      int // Vulkan device index, -1 for the best
@@ -101,9 +101,19 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 		return nil, err
 	}
 	beOpts := backend.Options{ContextSize: ctxSize, Threads: opts.Threads, KVType: opts.KVType, Device: opts.Device, DeviceHead: opts.DeviceHead}
-	be, err := newBackend(opts.Backend, m, beOpts)
+	choice, err := ChooseBackend(opts.Backend, opts.Device)
 	if err != nil {
-		if opts.Backend == "vulkan" {
+		return nil, err
+	}
+	be, err := newBackend(choice.Backend, m, beOpts)
+	if err != nil && choice.Backend == "vulkan" && opts.Backend != "vulkan" {
+		// auto picked a GPU that cannot take the model (memory, driver):
+		// the CPU needs none of that.
+		choice = Choice{"cpu", fmt.Sprintf("auto: the GPU failed (%v); native CPU kernels", err)}
+		be, err = newBackend("cpu", m, beOpts)
+	}
+	if err != nil {
+		if choice.Backend == "vulkan" {
 			// Out of device memory, no device, a driver fault: the
 			// reference backend needs none of that.
 			return nil, fmt.Errorf("%w; the model may still run with --backend cpu", err)
@@ -121,6 +131,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 		ContextSize: ctxSize, TrainContext: m.TrainCtx, Vocab: m.Vocab, Layers: m.Config.Layers,
 		KVHeads: m.KVHeads, HeadDim: m.HeadDim, KVType: string(opts.KVType),
 		Backend: be.Name(), Device: be.Memory().Device, Completion: tmpl == nil,
+		BackendReason: choice.Reason,
 	}
 	if s.info.Name == "" {
 		s.info.Name = filepath.Base(f.Path)
@@ -245,16 +256,20 @@ func (s *Session) Stats() Stats {
 func (s *Session) SwitchBackend(name string) error {
 	s.genMu.Lock()
 	defer s.genMu.Unlock()
-	be, err := newBackend(name, s.model, s.beOpts)
+	choice, err := ChooseBackend(name, s.beOpts.Device)
 	if err != nil {
 		return fmt.Errorf("switch to the %s backend: %w", name, err)
+	}
+	be, err := newBackend(choice.Backend, s.model, s.beOpts)
+	if err != nil {
+		return fmt.Errorf("switch to the %s backend: %w", choice.Backend, err)
 	}
 	old := s.be
 	s.mu.Lock()
 	s.be = be
 	s.cached = s.cached[:0]
 	s.logits, s.head = nil, nil
-	s.info.Backend, s.info.Device = be.Name(), be.Memory().Device
+	s.info.Backend, s.info.Device, s.info.BackendReason = be.Name(), be.Memory().Device, choice.Reason
 	s.mu.Unlock()
 	if err := old.Close(); err != nil {
 		return fmt.Errorf("close the %s backend: %w", old.Name(), err)

@@ -23,12 +23,29 @@ func Level() int { return level }
 func Describe() string {
 	switch level {
 	case 1:
-		return "AVX2+FMA+F16C"
+		return "AVX2 kernels"
 	case 2:
-		return "AVX2+FMA+F16C, AVX-512 VNNI"
+		return "AVX-512 VNNI kernels"
 	}
 	if os.Getenv("VKCHAT_CPU_KERNELS") == "portable" {
-		return "portable Go (VKCHAT_CPU_KERNELS=portable)"
+		return "portable Go kernels (VKCHAT_CPU_KERNELS=portable)"
 	}
-	return "portable Go"
+	return "portable Go kernels"
+}
+
+func readSumGo(b []byte) uint64 {
+	var s0, s1, s2, s3 uint64
+	for i := 0; i+32 <= len(b); i += 32 {
+		s0 ^= le64(b[i:])
+		s1 ^= le64(b[i+8:])
+		s2 ^= le64(b[i+16:])
+		s3 ^= le64(b[i+24:])
+	}
+	return s0 ^ s1 ^ s2 ^ s3
+}
+
+func le64(b []byte) uint64 {
+	_ = b[7]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }

@@ -2,6 +2,7 @@
 
 #include "simd.h"
 #include <stddef.h>
+#include <immintrin.h>
 
 #define DECL(sfx)                                                                                            \
 	void mm_q4_0##sfx(const MMArgs *);                                                                  \
@@ -67,3 +68,18 @@ void vk_quant_q8_0(int level, const float *x, int64_t n, int8_t *qs, float *d, i
 }
 
 int vk_has(int level, int type) { return level > 0 && pick(level, type) != NULL; }
+
+// vk_read_sum streams n bytes (a multiple of 128) with 256-bit loads and
+// returns a value that depends on all of them, so the reads cannot be
+// dropped: the machine's read bandwidth, measured the way the kernels read.
+__attribute__((target("avx2"))) uint64_t vk_read_sum(const uint8_t *p, int64_t n) {
+	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+	for (int64_t i = 0; i + 128 <= n; i += 128) {
+		a0 = _mm256_xor_si256(a0, _mm256_loadu_si256((const __m256i *)(p + i)));
+		a1 = _mm256_xor_si256(a1, _mm256_loadu_si256((const __m256i *)(p + i + 32)));
+		a2 = _mm256_xor_si256(a2, _mm256_loadu_si256((const __m256i *)(p + i + 64)));
+		a3 = _mm256_xor_si256(a3, _mm256_loadu_si256((const __m256i *)(p + i + 96)));
+	}
+	__m256i a = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
+	return (uint64_t)_mm256_extract_epi64(a, 0) ^ (uint64_t)_mm256_extract_epi64(a, 3);
+}

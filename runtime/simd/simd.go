@@ -61,3 +61,13 @@ func QuantizeQ8(x []float32, qs []int8, d []float32, sums []int32, s []float32) 
 
 // Has reports whether MatMul has a kernel for typ at this level.
 func Has(typ int) bool { return level > 0 && C.vk_has(C.int(level), C.int(typ)) != 0 }
+
+// ReadSum streams b (with 256-bit loads where the CPU has AVX2) and returns
+// a checksum of it; its speed is the machine's read bandwidth as the
+// kernels see it. Only whole 128-byte groups are read.
+func ReadSum(b []byte) uint64 {
+	if level == 0 {
+		return readSumGo(b)
+	}
+	return uint64(C.vk_read_sum((*C.uint8_t)(ptr(b)), C.int64_t(len(b))))
+}

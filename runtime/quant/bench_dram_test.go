@@ -1,0 +1,92 @@
+package quant
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/simd"
+)
+
+// dramBytes is well beyond any last-level cache, so products over that much
+// weight data run at memory speed, as decode does.
+const dramBytes = 256 << 20
+
+var readBound = sync.OnceValue(func() float64 { return simd.ReadBandwidth(runtime.GOMAXPROCS(0), 5) })
+
+// sink keeps the checksums alive so the reads cannot be optimized away.
+var sink atomic.Uint64
+
+// BenchmarkRead is the machine's streaming read bandwidth over 256 MiB with
+// all cores, the bound the DRAM product benchmarks are judged against.
+func BenchmarkRead(b *testing.B) {
+	buf := make([]byte, dramBytes)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	threads := runtime.GOMAXPROCS(0)
+	part := len(buf) / threads &^ 127
+	b.SetBytes(int64(threads * part))
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for t := 0; t < threads; t++ {
+			wg.Add(1)
+			go func(p []byte) {
+				defer wg.Done()
+				sink.Add(simd.ReadSum(p))
+			}(buf[t*part : (t+1)*part])
+		}
+		wg.Wait()
+	}
+}
+
+// BenchmarkMatVecDRAM runs decode-shaped products (2048 columns, 2048 rows)
+// over 256 MiB of distinct weights per type, so they stream from memory, and
+// reports the fraction of the measured read bandwidth (BenchmarkRead) they
+// reach: 1.0 is as fast as reading the weights can be.
+func BenchmarkMatVecDRAM(b *testing.B) {
+	bound := readBound()
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, typ := range allTypes {
+		b.Run(typ.String(), func(b *testing.B) {
+			one := randomMatrix(r, typ, 2048, 2048)
+			ms := make([]Matrix, max(1, dramBytes/len(one.Data)))
+			for i := range ms {
+				ms[i] = one
+				ms[i].Data = append([]byte(nil), one.Data...)
+			}
+			x := randVec(r, one.Cols)
+			dst := make([]float32, one.Rows)
+			b.SetBytes(int64(len(one.Data)))
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				MatVec(dst, ms[i%len(ms)], x)
+				i++
+			}
+			gbs := float64(b.N) * float64(len(one.Data)) / b.Elapsed().Seconds()
+			b.ReportMetric(gbs/bound, "of_bound")
+		})
+	}
+}
+
+// BenchmarkMatMulPrefill is a 64-token prefill batch through 2048x2048
+// weights (the engine's batch size), in tokens per second per matrix.
+func BenchmarkMatMulPrefill(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 5))
+	const n = 64
+	for _, typ := range []ggml.Type{ggml.Q4_0, ggml.Q8_0, ggml.Q4_K, ggml.Q6_K} {
+		b.Run(typ.String(), func(b *testing.B) {
+			m := randomMatrix(r, typ, 2048, 2048)
+			x := randVec(r, n*m.Cols)
+			dst := make([]float32, n*m.Rows)
+			for b.Loop() {
+				MatMul(dst, m, x, n)
+			}
+			b.ReportMetric(float64(b.N)*n*2048*2048/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
+	}
+}
