@@ -59,6 +59,8 @@ type Model struct {
 	focus           focusArea
 	insp            inspector
 	heat            bool
+	heatBySurprisal bool         // the heatmap colours by surprisal, not probability
+	pending         *pendingFork // the fork the next generation continues
 	scroll          scrollState
 	revealSelection bool
 	showHelp        bool
@@ -284,7 +286,8 @@ func (m *Model) handlePreview(msg previewMsg) {
 		return
 	}
 	r := msg.res
-	m.probs = probsView{title: "preview · new settings", candidates: r.Candidates, chosen: r.Token, hasChosen: true, entropy: r.Entropy}
+	m.probs = probsView{title: "preview · new settings", candidates: r.Candidates, chosen: r.Token, hasChosen: true, entropy: r.Entropy,
+		funnel: r.Funnel, params: m.params}
 }
 
 // submit sends the typed message or runs the typed command.
@@ -334,16 +337,27 @@ func (m *Model) regenerate() tea.Cmd {
 		return nil
 	}
 	last := m.lastTurn()
-	if last != nil && last.role == "assistant" {
-		m.removeTurn(last)
-		last = m.lastTurn()
-	}
-	if last == nil || (last.role != "user" && !m.info.Completion) {
+	if last == nil || (last.role != "user" && last.role != "assistant") || (last.role == "assistant" && len(m.turns) < 2 && !m.info.Completion) {
 		m.setError("nothing to regenerate")
 		return nil
 	}
+	// The old reply stays as a sibling branch of the new one ([ and ]).
+	var set *branchSet
+	if last.role == "assistant" {
+		set = m.openBranch(len(m.turns) - 1)
+		if m.focus == focusTranscript {
+			m.leaveInspector()
+		}
+	}
 	m.setStatus("regenerating")
-	return m.startGeneration()
+	if set != nil {
+		m.setStatus("regenerating · the previous reply stays as a branch ([ ])")
+	}
+	cmd := m.startGeneration()
+	if m.gen != nil {
+		m.joinBranch(set, m.gen.reply)
+	}
+	return cmd
 }
 
 // resetChat empties the conversation (the caller saves first).

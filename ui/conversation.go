@@ -40,6 +40,7 @@ type turn struct {
 	streaming bool
 	done      *engine.DoneInfo
 	think     *thinkBlock // a thinking model's reasoning; content is then the answer alone
+	tree      turnTree    // branch point and fork, see fork.go
 	cache     turnRender
 	md        markdownCache
 }

@@ -38,6 +38,12 @@ type KeyMap struct {
 	FirstToken key.Binding
 	LastToken  key.Binding
 	Heatmap    key.Binding
+	HeatBasis  key.Binding
+	CandUp     key.Binding
+	CandDown   key.Binding
+	Fork       key.Binding
+	PrevBranch key.Binding
+	NextBranch key.Binding
 	LineUp     key.Binding
 	LineDown   key.Binding
 	Back       key.Binding
@@ -81,8 +87,14 @@ func DefaultKeyMap() KeyMap {
 		FirstToken: b([]string{"home"}, "home/end", "first/last"),
 		LastToken:  quiet("end"),
 		Heatmap:    b([]string{"h"}, "h", "heatmap"),
-		LineUp:     b([]string{"up"}, "↑/↓", "scroll"),
-		LineDown:   quiet("down"),
+		HeatBasis:  b([]string{"s"}, "s", "heat by surprisal/prob"),
+		CandUp:     b([]string{"up"}, "↑/↓", "candidate"),
+		CandDown:   quiet("down"),
+		Fork:       b([]string{"enter"}, "enter", "fork with it"),
+		PrevBranch: b([]string{"["}, "[/]", "branch"),
+		NextBranch: quiet("]"),
+		LineUp:     b([]string{"ctrl+up"}, "ctrl+↑/↓", "scroll"),
+		LineDown:   quiet("ctrl+down"),
 		Back:       b([]string{"tab", "esc"}, "tab/esc", "back"),
 	}
 }
@@ -94,7 +106,7 @@ func (k KeyMap) inputHelp() []key.Binding {
 
 // inspectHelp is the first footer row while inspecting tokens.
 func (k KeyMap) inspectHelp() []key.Binding {
-	return []key.Binding{k.PrevToken, k.FirstToken, k.Heatmap, k.Back, k.Help, k.Quit, k.LineUp, k.Stop}
+	return []key.Binding{k.PrevToken, k.CandUp, k.Fork, k.PrevBranch, k.Heatmap, k.HeatBasis, k.Back, k.Help, k.Quit, k.FirstToken, k.LineUp, k.Stop}
 }
 
 // samplerHelp is the second footer row: the live sampler keys.
@@ -126,6 +138,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Send, k.Newline, k.Stop, k.Regenerate, k.NewChat, k.PageUp, k.Thinking, k.Help, k.Quit},
 		{k.TempDown, k.TopPDown, k.TopKDown, k.MinPDown, k.RepeatDown, k.Seed},
-		{k.Inspect, k.PrevToken, k.FirstToken, k.Heatmap, k.LineUp, k.Back},
+		{k.Inspect, k.PrevToken, k.FirstToken, k.CandUp, k.Fork, k.PrevBranch, k.Heatmap, k.HeatBasis, k.LineUp, k.Back},
 	}
 }

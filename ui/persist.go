@@ -33,8 +33,11 @@ type savedConversation struct {
 	Completion bool           `json:"completion,omitempty"`
 	Params     savedParams    `json:"params"`
 	Messages   []chat.Message `json:"messages"`
-	Created    time.Time      `json:"created"`
-	Updated    time.Time      `json:"updated"`
+	// Tree holds the branches of a conversation that has some (see
+	// persist_tree.go); Messages is then the branch on screen.
+	Tree    []savedNode `json:"tree,omitempty"`
+	Created time.Time   `json:"created"`
+	Updated time.Time   `json:"updated"`
 }
 
 // savedParams names the sampler settings explicitly so the file format
@@ -128,6 +131,9 @@ func readConversation(path string, base sample.Params) (savedConversation, error
 			return savedConversation{}, fmt.Errorf("%s: message %d: unknown role %q", path, i+1, msg.Role)
 		}
 	}
+	if err := checkTree(c.Tree); err != nil {
+		return savedConversation{}, fmt.Errorf("%s: %w", path, err)
+	}
 	return c, nil
 }
 
@@ -144,6 +150,7 @@ func (m *Model) snapshot() savedConversation {
 		Completion: m.info.Completion,
 		Params:     toSaved(m.params),
 		Messages:   m.messages(true),
+		Tree:       m.saveTree(),
 		Created:    m.created,
 		Updated:    now,
 	}
@@ -327,6 +334,12 @@ func (m *Model) loadConversation(name string) error {
 		t := &turn{role: msg.Role, content: msg.Content}
 		t.splitLoaded()
 		m.turns = append(m.turns, t)
+	}
+	if len(c.Tree) > 0 {
+		// Checked by readConversation, so it cannot fail here.
+		if turns, err := treeTurns(c.Tree); err == nil {
+			m.turns = turns
+		}
 	}
 	m.setParams(c.Params.params())
 	m.savePath = path

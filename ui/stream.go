@@ -56,6 +56,7 @@ func (m *Model) startGeneration() tea.Cmd {
 	g := &generation{id: m.genSeq, cancel: cancel, ch: make(chan streamItem, streamBuffer), started: m.now()}
 	req := m.nextRequest()
 	g.reply = &turn{role: "assistant", streaming: true}
+	m.applyPendingFork(&req, g.reply)
 	m.turns = append(m.turns, g.reply)
 	m.gen = g
 	m.run = runStats{}

@@ -24,6 +24,7 @@ type turnRender struct {
 type renderKey struct {
 	width, content, notes, steps    int
 	streaming, done, heat, markdown bool
+	bySurprisal, branch             bool
 	sel                             int
 }
 
@@ -56,8 +57,10 @@ type bodyRender struct {
 	st    theme.Styles
 	width int
 	heat  bool
-	sel   *turn
-	step  int
+	// bySurprisal colours the heatmap by surprisal instead of probability.
+	bySurprisal bool
+	sel         *turn
+	step        int
 }
 
 func (b bodyRender) style(c textClass) lipgloss.Style {
@@ -138,7 +141,7 @@ func (b bodyRender) render(segs []segment) ([]string, int) {
 				t := segs[tg.seg].t
 				if tg.step >= 0 {
 					if b.heat {
-						c = classHeat + textClass(theme.HeatLevel(t.chosenProb(tg.step)))
+						c = classHeat + textClass(t.heatLevel(tg.step, b.bySurprisal))
 					}
 					if t == b.sel && tg.step == b.step {
 						c = classSelected
@@ -184,7 +187,8 @@ func (m *Model) renderTurn(t *turn, width int) turnRender {
 	}
 	markdown := t.role == "assistant" && m.markdownMode()
 	key := renderKey{width: width, content: len(t.content), notes: len(t.notes), steps: len(t.steps),
-		streaming: t.streaming, done: t.done != nil, heat: m.heat, markdown: markdown, sel: sel}
+		streaming: t.streaming, done: t.done != nil, heat: m.heat, markdown: markdown, sel: sel,
+		bySurprisal: m.heatBySurprisal, branch: t.tree.branch != nil}
 	if t.cache.valid && t.cache.key == key {
 		return t.cache
 	}
@@ -198,7 +202,7 @@ func (m *Model) renderTurn(t *turn, width int) turnRender {
 	}
 	lines = append(lines, m.thinkingLines(t, width)...)
 	selLine := -1
-	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: m.heat, sel: m.insp.turn, step: sel}
+	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: m.heat, sel: m.insp.turn, step: sel, bySurprisal: m.heatBySurprisal}
 	var mdRows []string
 	if markdown && t.content != "" {
 		mdRows, markdown = m.markdownRows(t, width-len(bodyIndent))
@@ -249,6 +253,9 @@ func (m *Model) turnLabel(t *turn) string {
 		if d := t.done; d != nil && d.Decode > 0 && d.Generated > 1 {
 			meta = append(meta, panels.Rate(float64(d.Generated-1)/d.Decode.Seconds()))
 		}
+	}
+	if b := m.branchLabel(t); b != "" {
+		meta = append([]string{b}, meta...)
 	}
 	if len(meta) > 0 {
 		label += st.Meta.Render(" · " + strings.Join(meta, " · "))
@@ -327,7 +334,7 @@ func (m *Model) completionLines(width int) ([]string, int) {
 	if m.focus == focusTranscript {
 		sel = m.insp.step
 	}
-	body := bodyRender{st: m.styles, width: width, heat: m.heat, sel: m.insp.turn, step: sel}
+	body := bodyRender{st: m.styles, width: width, heat: m.heat, sel: m.insp.turn, step: sel, bySurprisal: m.heatBySurprisal}
 	lines, selLine := body.render(segs)
 	if g := m.gen; g != nil && g.reply != nil && g.reply.streaming && g.reply.content == "" {
 		lines = append(lines, m.styles.Meta.Render("…"))

@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
@@ -26,6 +25,7 @@ type layout struct {
 	statusH      int // the compact status bar (narrow only)
 	inputH       int
 	footerH      int
+	stripH       int // the surprisal strip under the transcript
 }
 
 func (m *Model) layout() layout {
@@ -55,6 +55,8 @@ func (m *Model) layout() layout {
 	l.inputH = m.input.Height()
 	// title, separator and footer around the transcript
 	l.transcriptH = max(h-1-l.footerH-1-l.inputH-l.statusH, 1)
+	l.stripH = m.stripRows(l.transcriptH)
+	l.transcriptH -= l.stripH
 	return l
 }
 
@@ -137,9 +139,6 @@ func (m *Model) titleBar(w int) string {
 		mode = "completion"
 	}
 	dev := strings.TrimSpace(termtext.Sanitize(info.Backend) + " " + termtext.Sanitize(info.Device))
-	if why := termtext.Sanitize(info.BackendReason); why != "" {
-		dev += " (" + why + ")"
-	}
 	var meta []string
 	for _, s := range []string{desc, mode, dev} {
 		if s != "" {
@@ -155,10 +154,7 @@ func (m *Model) titleBar(w int) string {
 	case m.gen != nil && m.gen.canceled:
 		state, stateStyle = "stopping", st.Busy
 	case m.gen != nil && m.run.prefill == nil:
-		state, stateStyle = "reading prompt", st.Busy
-		if d := m.prefillElapsed(); d >= time.Second/10 {
-			state += " " + panels.Duration(d.Round(100*time.Millisecond))
-		}
+		state, stateStyle = m.readingState(), st.Busy
 	case m.gen != nil:
 		state, stateStyle = "generating", st.Busy
 	case m.focus == focusTranscript:
@@ -185,6 +181,9 @@ func (m *Model) mainColumn(l layout) []string {
 		out = termtext.FitLines(lines, l.mainW, l.transcriptH)
 	} else {
 		out = m.transcriptView(l)
+	}
+	if l.stripH > 0 {
+		out = append(out, termtext.FitLines(m.stripLines(l.mainW), l.mainW, l.stripH)...)
 	}
 	if l.statusH > 0 {
 		out = append(out, panels.StatusLines(m.styles, m.statusData(), l.mainW, l.statusH)...)
@@ -290,6 +289,8 @@ func (m *Model) probsData() panels.Probs {
 		Entropy:    p.entropy,
 		Text:       m.eng.TokenText,
 		Empty:      "no token sampled yet",
+		Cursor:     p.cursor,
+		HasCursor:  p.cursor >= 0 && m.focus == focusTranscript,
 	}
 }
 
@@ -300,6 +301,7 @@ func (m *Model) statusData() panels.Status {
 		Metrics: m.metricsData(),
 		Memory:  panels.Memory{Info: m.info, Stats: m.stats},
 		Probs:   m.probsData(),
+		Funnel:  m.statusFunnel(),
 	}
 }
 
@@ -312,8 +314,14 @@ func (m *Model) sideColumn(l layout, h int) []string {
 	sampler := panels.Box(st, "Sampler", panels.SamplerLines(st, m.params, m.changed, inner), w)
 	metrics := panels.Box(st, "Speed", panels.MetricsLines(st, m.metricsData(), inner), w)
 	memory := panels.Box(st, "Memory", panels.MemoryLines(st, panels.Memory{Info: m.info, Stats: m.stats}, inner), w)
+	fv, fp, changed := m.funnelView()
+	funnel := panels.Box(st, "Sampler funnel", panels.FunnelLines(st, fv, fp, changed, inner), w)
 	const minProbs = 2 + 2 + 3 // borders, title, header, three candidates
 	room := h - len(sampler)
+	showFunnel := room-len(funnel) >= minProbs
+	if showFunnel {
+		room -= len(funnel)
+	}
 	showMetrics := room-len(metrics) >= minProbs
 	if showMetrics {
 		room -= len(metrics)
@@ -328,6 +336,9 @@ func (m *Model) sideColumn(l layout, h int) []string {
 
 	out := append([]string{}, sampler...)
 	out = append(out, probs...)
+	if showFunnel {
+		out = append(out, funnel...)
+	}
 	if showMetrics {
 		out = append(out, metrics...)
 	}
