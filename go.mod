@@ -48,3 +48,5 @@ require (
 	golang.org/x/term v0.36.0 // indirect
 	golang.org/x/text v0.30.0 // indirect
 )
+
+replace github.com/ardanlabs/jinja => ./third_party/ardanlabs-jinja
