@@ -8,7 +8,7 @@ MODEL   ?=
 BACKEND ?= auto
 FUZZTIME ?= 15s
 
-.PHONY: all deps build run test vet shaders shaders-check fuzz race bench clean
+.PHONY: all deps build run test vet shaders shaders-check fuzz race bench clean vk-validate gpu-check-dry
 
 all: build
 
@@ -39,6 +39,18 @@ race:
 fuzz:
 	sh scripts/fuzz.sh $(FUZZTIME)
 
+# The Vulkan tests once more under the Khronos validation layer (with
+# synchronization validation): any message fails (scripts/vk-validate.sh).
+vk-validate:
+	@WITH_VALIDATION=1 sh scripts/deps.sh
+	sh scripts/vk-validate.sh
+
+# scripts/gpu-check.sh's dry run on lavapipe must fail because the device is
+# a CPU (the real run is for the device tool: README, "Real GPUs").
+gpu-check-dry: build
+	$(GO) test -c -o bin/vk.test ./runtime/vk
+	sh scripts/gpu-check-dry.sh
+
 test: deps shaders-check vet
 	$(GO) test -count=1 ./...
 	@# the portable Go kernels (the fallback and the oracle) and the AVX2
@@ -46,6 +58,8 @@ test: deps shaders-check vet
 	VKCHAT_CPU_KERNELS=portable $(GO) test -count=1 ./runtime/quant ./runtime/simd ./runtime/cpu
 	VKCHAT_CPU_KERNELS=portable $(GO) test -count=1 -run 'Stories|Synth' ./runtime/engine
 	VKCHAT_CPU_KERNELS=avx2 $(GO) test -count=1 ./runtime/quant ./runtime/simd
+	$(MAKE) --no-print-directory vk-validate
+	$(MAKE) --no-print-directory gpu-check-dry
 	$(MAKE) --no-print-directory race
 	$(MAKE) --no-print-directory fuzz
 

@@ -44,7 +44,7 @@ type benchResult struct {
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "--model FILE [--backend auto|cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile] [--head auto|on|off]", stderr)
+	fs := newFlags("bench", "--model FILE [--backend auto|cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile] [--head auto|on|off] [--depth D]", stderr)
 	path := fs.String("model", "", "GGUF model file")
 	name := fs.String("backend", "auto", "backend: auto (Vulkan on a GPU, else the CPU), cpu or vulkan")
 	pp := fs.Int("p", 128, "prompt tokens for the prefill test (0 skips it)")
@@ -56,6 +56,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	threads := fs.Int("threads", 0, "cpu worker threads (0: all cores)")
 	kvType := fs.String("kv", "f16", "KV cache type: f16 or f32")
 	head := fs.String("head", "auto", "vulkan: next-token top-k on the device: auto (on GPUs), on or off")
+	depth := fs.Int("depth", 0, "context position the decode test starts at (the cache is filled by an untimed prefill first)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -63,8 +64,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return fmt.Errorf("--model is required")
 	}
-	if *reps < 1 || *pp < 0 || *tg < 0 {
-		return fmt.Errorf("-r must be at least 1 and -p, -n not negative")
+	if *reps < 1 || *pp < 0 || *tg < 0 || *depth < 0 {
+		return fmt.Errorf("-r must be at least 1 and -p, -n, --depth not negative")
 	}
 	choice, err := engine.ChooseBackend(*name, *device)
 	if err != nil {
@@ -90,7 +91,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	opts := backend.Options{ContextSize: max(*pp, *tg, 1) + 1, Threads: *threads, KVType: backend.KVType(*kvType), Device: *device, DeviceHead: headMode}
+	opts := backend.Options{ContextSize: max(*pp, *depth+*tg, 1) + 1, Threads: *threads, KVType: backend.KVType(*kvType), Device: *device, DeviceHead: headMode}
 	var b backend.Backend
 	var prof *vk.Backend
 	switch choice.Backend {
@@ -136,13 +137,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		r.benchResult = base
 		results = append(results, r.result(fmt.Sprintf("pp%d", *pp), *pp))
 	}
+	var decodeTPS float64
 	if *tg > 0 {
+		if *depth > 0 {
+			// the positions before the test hold real keys and values
+			if _, err := b.Forward(ctx, tokens(*depth), 0, false); err != nil {
+				return fmt.Errorf("filling the cache to position %d: %w", *depth, err)
+			}
+		}
 		step, path := decodeStep(b)
 		r, err := measure(ctx, *reps, *tg, func() error {
 			next := int32(1)
 			for i := 0; i < *tg; i++ {
 				var err error
-				if next, err = step(ctx, next, i); err != nil {
+				if next, err = step(ctx, next, *depth+i); err != nil {
 					return err
 				}
 			}
@@ -152,17 +160,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("decode: %w", err)
 		}
 		r.benchResult = base
-		res := r.result(fmt.Sprintf("tg%d", *tg), *tg)
+		test := fmt.Sprintf("tg%d", *tg)
+		if *depth > 0 {
+			test += fmt.Sprintf(" @ d%d", *depth)
+		}
+		res := r.result(test, *tg)
 		res.DecodePath = path
+		decodeTPS = res.TokensPerSecond
 		if vb, ok := b.(*vk.Backend); ok {
 			if texel, ssbo, err = readBandwidth(vb); err != nil {
 				return err
 			}
 			// at the mean context position of the test's steps
-			res.bound = decodeBound(vb, *tg/2, texel, res.TokensPerSecond)
+			res.bound = decodeBound(vb, *depth+*tg/2, texel, res.TokensPerSecond)
 		}
 		if cb, ok := b.(*cpu.Backend); ok {
-			res.bound = cpuDecodeBound(cb, *tg/2, *threads, res.TokensPerSecond)
+			res.bound = cpuDecodeBound(cb, *depth+*tg/2, *threads, res.TokensPerSecond)
 		}
 		results = append(results, res)
 	}
@@ -181,7 +194,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return err
 			}
 		}
-		return printProfile(ctx, stdout, prof, *pp, texel, ssbo)
+		return printProfile(ctx, stdout, prof, *depth, *pp, texel, ssbo, decodeTPS)
 	}
 	return nil
 }
@@ -273,10 +286,13 @@ func profileKind(k vk.KernelTime) string {
 	return name + " (" + k.Kernel + ")"
 }
 
-// printProfile prints where a decode step and a prefill chunk spend device
-// time per kernel, with the mat-vec bandwidth against the measured bound.
-func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pp int, texel, ssbo float64) error {
-	p, err := b.Profile(ctx, 0, max(pp, 2))
+// printProfile prints where a decode step at position pos and a prefill
+// chunk spend device time per kernel, with the mat-vec bandwidth against
+// the measured bound, and the decode step's device time against its wall
+// time in the bench (decodeTPS, 0 when not measured): the gap is what the
+// host, the submission and the idle device between dispatches cost.
+func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pos, pp int, texel, ssbo, decodeTPS float64) error {
+	p, err := b.Profile(ctx, pos, max(pp, 2))
 	if err != nil {
 		return err
 	}
@@ -345,7 +361,15 @@ func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pp int, texel
 			fmt.Fprintf(w, "  whole chunk: %.1f GFLOP/s in the mat-vecs and everything else\n", 2*float64(macs)*float64(tokens)/total.Seconds()/1e9)
 		}
 	}
-	show("decode step", p.Decode, 1)
+	show(fmt.Sprintf("decode step at position %d", pos), p.Decode, 1)
+	if decodeTPS > 0 {
+		var sum time.Duration
+		for _, k := range p.Decode {
+			sum += k.Time
+		}
+		wall := 1e3 / decodeTPS
+		fmt.Fprintf(w, "  kernels %.3f ms of %.3f ms wall per token in the decode test (%.0f%%)\n", ms(sum), wall, 100*ms(sum)/wall)
+	}
 	if len(p.Prefill) > 0 {
 		show(fmt.Sprintf("prefill chunk of %d tokens", p.PrefillTokens), p.Prefill, p.PrefillTokens)
 		var head time.Duration

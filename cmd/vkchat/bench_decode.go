@@ -55,19 +55,11 @@ func decodeStep(b backend.Backend) (func(ctx context.Context, tok int32, pos int
 
 // readBandwidth measures the device's read bandwidth with the minimal
 // streaming kernel, through texel fetches (what the kernels use) and
-// storage-buffer loads. The buffer must be larger than the device's caches
-// to measure memory (an H200 has 50 MB of L2): 256 MiB where the largest
-// heap has room for it next to a model, 64 MiB on small heaps (lavapipe's
-// is 2 GiB). The memory stays with the backend until it closes, so the
-// bench measures once.
+// storage-buffer loads, timed by the device's timestamps on a buffer the
+// runtime sizes for the device (vk.Device.BandwidthBytes). The memory stays
+// with the backend until it closes, so the bench measures once.
 func readBandwidth(b *vk.Backend) (texel, ssbo float64, err error) {
-	size := uint64(64 << 20)
-	for _, h := range b.Device().Heaps {
-		if h.DeviceLocal && h.Size >= 8<<30 {
-			size = 256 << 20
-		}
-	}
-	texel, ssbo, err = b.ReadBandwidth(size)
+	texel, ssbo, err = b.ReadBandwidth(0)
 	if err != nil {
 		return 0, 0, fmt.Errorf("read bandwidth: %w", err)
 	}

@@ -16,17 +16,25 @@ func init() {
 }
 
 func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("devices", "", stderr)
+	fs := newFlags("devices", "[--device N] [--require-gpu]", stderr)
+	device := fs.Int("device", -1, "the device the check is about (as the other commands take it); -1: the one they pick")
+	requireGPU := fs.Bool("require-gpu", false, "fail unless that device is a discrete or integrated GPU (for scripted GPU checks: lavapipe or a missing driver must not pass for a GPU)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	infos, err := vk.Devices()
 	if err != nil {
+		if *requireGPU {
+			return fmt.Errorf("no GPU: %w", err)
+		}
 		return err
 	}
 	if len(infos) == 0 {
 		fmt.Fprintln(stdout, "no Vulkan devices")
-		printAutoBackend(stdout, -1)
+		printAutoBackend(stdout, *device)
+		if *requireGPU {
+			return fmt.Errorf("no GPU: the Vulkan loader lists no devices")
+		}
 		return nil
 	}
 	yes := func(b bool) string {
@@ -59,11 +67,22 @@ func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		l := d.Limits
 		fmt.Fprintf(stdout, "  max storage buffer range %s, max texel buffer %d texels, push constants %d bytes, shared memory %s, workgroups %v\n",
 			humanBytes(int64(l.MaxStorageBufferRange)), l.MaxTexelElements, l.MaxPushConstants, humanBytes(int64(l.MaxSharedMemory)), l.MaxWorkGroupCount)
+		fmt.Fprintf(stdout, "  timestamps: %d bits, %.3g ns per tick; max allocation %s, max workgroup %d invocations\n",
+			l.TimestampBits, l.TimestampPeriod, humanBytes(int64(f.MaxAllocationSize)), l.MaxWorkGroupSize)
 		if !d.ComputeQueue {
 			fmt.Fprintln(stdout, "  no compute queue: not usable")
 		}
 	}
-	printAutoBackend(stdout, -1)
+	pick, err := vk.Chosen(infos, *device)
+	if err != nil {
+		return err
+	}
+	chosen := infos[pick]
+	fmt.Fprintf(stdout, "chosen: device %d, %s (%s)\n", pick, chosen.Name, chosen.Type)
+	printAutoBackend(stdout, *device)
+	if *requireGPU && !chosen.IsGPU() {
+		return fmt.Errorf("no GPU: the chosen Vulkan device %d is %s, a %s device (a missing GPU driver or VK_DRIVER_FILES pointing elsewhere leaves only the CPU driver)", pick, chosen.Name, chosen.Type)
+	}
 	return nil
 }
 

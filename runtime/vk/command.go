@@ -86,6 +86,9 @@ func (d *Device) waitFence() vk.Result {
 // oneShot records commands into the device's transient command buffer and
 // runs them to completion.
 func (d *Device) oneShot(record func(cb vk.CommandBuffer)) error {
+	if d.hung != nil {
+		return d.hung // the buffer may still be pending: no reset
+	}
 	cb := d.oneOff
 	if err := check("vkResetCommandBuffer", vk.ResetCommandBuffer(cb, 0), "one-shot"); err != nil {
 		return err
@@ -205,6 +208,9 @@ func (d *Device) NewRecorder(profile int) (*Recorder, error) {
 
 // Begin starts (re)recording.
 func (r *Recorder) Begin() error {
+	if r.d.hung != nil {
+		return r.d.hung // the buffer may still be pending: no reset
+	}
 	if err := check("vkResetCommandBuffer", vk.ResetCommandBuffer(r.cb, 0), "recorder"); err != nil {
 		return err
 	}

@@ -86,6 +86,7 @@ const (
 	propHostVisible = vk.MemoryPropertyFlags(vk.MemoryPropertyHostVisibleBit)
 	propCoherent    = vk.MemoryPropertyFlags(vk.MemoryPropertyHostCoherentBit)
 	propCached      = vk.MemoryPropertyFlags(vk.MemoryPropertyHostCachedBit)
+	heapDeviceLocal = vk.MemoryHeapFlags(vk.MemoryHeapDeviceLocalBit)
 )
 
 // pickType chooses the memory type for kind among those allowed by bits.

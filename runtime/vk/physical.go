@@ -242,6 +242,29 @@ func pickDevice(infos []DeviceInfo, types []vk.PhysicalDeviceType, want int) (in
 	return order[0], nil
 }
 
+// Chosen is the device Open(want) would use among infos (as Devices
+// lists them): want itself when it is 0 or more, else the best by type.
+func Chosen(infos []DeviceInfo, want int) (int, error) {
+	byName := map[string]vk.PhysicalDeviceType{}
+	for t, name := range typeNames {
+		byName[name] = t
+	}
+	types := make([]vk.PhysicalDeviceType, len(infos))
+	for i, d := range infos {
+		t, ok := byName[d.Type]
+		if !ok {
+			t = vk.PhysicalDeviceTypeOther
+		}
+		types[i] = t
+	}
+	return pickDevice(infos, types, want)
+}
+
+// IsGPU says whether the device is a discrete or integrated GPU: the kinds
+// a real-GPU check may count as one (virtual GPUs and CPU drivers such as
+// lavapipe are not).
+func (d DeviceInfo) IsGPU() bool { return d.Type == "discrete" || d.Type == "integrated" }
+
 // Vendor IDs whose drivers pick a subgroup size per pipeline.
 const (
 	vendorAMD   = 0x1002

@@ -62,14 +62,56 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (*Profile, error) {
 // ReadBandwidth measures how fast a minimal kernel streams size bytes on
 // the backend's device through storage-buffer loads and through texel
 // fetches (the path the kernels use), in bytes per second: the bound the
-// mat-vec kernels are judged against.
+// mat-vec kernels are judged against. size 0 picks BandwidthBytes.
 func (b *Backend) ReadBandwidth(size uint64) (texel, ssbo float64, err error) {
 	return b.d.ReadBandwidth(size)
 }
 
-// ReadBandwidth is Backend.ReadBandwidth for a bare device.
+// BandwidthBytes is the buffer the read-bandwidth kernel streams: large
+// against the device's caches (an H200 has 50 MB of L2; 1/16 of the
+// largest device-local heap, 64 MiB to 1 GiB) and within what one binding
+// and one allocation may span and half of what the heap has left.
+func (d *Device) BandwidthBytes() uint64 {
+	var heap, used uint64
+	for h, size := range d.mem.heapSize {
+		if d.mem.heapFlags[h]&heapDeviceLocal != 0 && size > heap {
+			heap = size
+			used = 0
+			if h < len(d.arena.heapUsed) {
+				used = d.arena.heapUsed[h]
+			}
+		}
+	}
+	size := min(max(heap/16, 64<<20), 1<<30)
+	if heap > used {
+		size = min(size, (heap-used)/2)
+	}
+	lim := d.Info.Limits
+	size = min(size, lim.MaxStorageBufferRange, lim.MaxTexelElements*16)
+	if m := d.Info.Features.MaxAllocationSize; m > 0 {
+		size = min(size, m)
+	}
+	const unit = 16 * bandwidthPerGroup
+	return max(size/unit, 1) * unit
+}
+
+const (
+	bandwidthWorkgroup = 64   // invocations
+	bandwidthPerGroup  = 4096 // uvec4 per workgroup
+)
+
+// ReadBandwidth is Backend.ReadBandwidth for a bare device. Each kernel
+// runs once to warm up and three times timed by the device's timestamps
+// around the dispatch alone, so the submission and the fence wait (tens
+// of microseconds, a large share of a fast device's pass over the buffer)
+// do not count; the best run is the result. A queue without timestamps
+// falls back to the wall clock around submission and wait, an
+// underestimate.
 func (d *Device) ReadBandwidth(size uint64) (texel, ssbo float64, err error) {
-	const wg, per = 64, 4096 // invocations, uvec4 per workgroup
+	const wg, per = bandwidthWorkgroup, bandwidthPerGroup
+	if size == 0 {
+		size = d.BandwidthBytes()
+	}
 	size = max(size/(16*per), 1) * 16 * per
 	src, err := d.NewBuffer("bandwidth source", size, memDevice)
 	if err != nil {
@@ -90,7 +132,7 @@ func (d *Device) ReadBandwidth(size uint64) (texel, ssbo float64, err error) {
 		if err != nil {
 			return 0, err
 		}
-		r, err := d.NewRecorder(0)
+		r, err := d.NewRecorder(1)
 		if err != nil {
 			return 0, err
 		}
@@ -116,8 +158,18 @@ func (d *Device) ReadBandwidth(size uint64) (texel, ssbo float64, err error) {
 			if err := r.Run(); err != nil {
 				return 0, err
 			}
-			if i > 0 {
-				best = min(best, time.Since(t0))
+			wall := time.Since(t0)
+			if i == 0 {
+				continue
+			}
+			ts, err := r.Timings()
+			if err != nil {
+				return 0, err
+			}
+			if len(ts) == 1 && ts[0].Time > 0 {
+				best = min(best, ts[0].Time)
+			} else {
+				best = min(best, wall)
 			}
 		}
 		return float64(size) / best.Seconds(), nil

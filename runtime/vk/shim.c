@@ -402,6 +402,7 @@ int32_t vkc_queue_submit(vkc_dev *d, vkc_handle queue, const vkc_handle *cbs, ui
 
 static pthread_mutex_t debug_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t debug_count;
+static int32_t debug_expected;
 static char debug_msgs[VKC_DEBUG_KEEP][VKC_DEBUG_LEN];
 static struct {
 	VkInstance inst;
@@ -414,8 +415,8 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL debug_record(VkDebugUtilsMessageSeverityFl
 	(void)user;
 	const char *msg = data && data->pMessage ? data->pMessage : "(no message)";
 	const char *level = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error" : "warning";
-	fprintf(stderr, "vulkan validation %s: %s\n", level, msg);
 	pthread_mutex_lock(&debug_mu);
+	fprintf(stderr, "vulkan validation %s%s: %s\n", debug_expected ? "(expected) " : "", level, msg);
 	if (debug_count < VKC_DEBUG_KEEP) {
 		snprintf(debug_msgs[debug_count], VKC_DEBUG_LEN, "%s: %s", level, msg);
 	}
@@ -485,6 +486,12 @@ uint32_t vkc_debug_take(char *buf, uint32_t len, uint32_t max) {
 	debug_count = 0;
 	pthread_mutex_unlock(&debug_mu);
 	return n;
+}
+
+void vkc_debug_expect(int32_t on) {
+	pthread_mutex_lock(&debug_mu);
+	debug_expected = on;
+	pthread_mutex_unlock(&debug_mu);
 }
 
 int32_t vkc_instance_has_extension(const char *name) {

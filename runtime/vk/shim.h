@@ -73,6 +73,10 @@ int32_t vkc_create_device(vkc_handle instance, vkc_handle phys, uint32_t family,
 int32_t vkc_debug_open(vkc_handle instance);
 void vkc_debug_close(vkc_handle instance);
 uint32_t vkc_debug_take(char *buf, uint32_t len, uint32_t max);
+// vkc_debug_expect marks the messages that follow as provoked on purpose
+// (a test of the messenger): they are printed as "expected", so a run that
+// fails on any printed message can tell them apart.
+void vkc_debug_expect(int32_t on);
 uint32_t vkc_instance_version(void);
 uint64_t vkc_buffer_address(vkc_handle instance, vkc_handle device, vkc_handle buffer);
 

@@ -92,6 +92,16 @@ func takeValidation() (int, []string) {
 	return n, msgs
 }
 
+// expectValidation marks the messages that follow as provoked on purpose
+// (see vkc_debug_expect).
+func expectValidation(on bool) {
+	v := C.int32_t(0)
+	if on {
+		v = 1
+	}
+	C.vkc_debug_expect(v)
+}
+
 // validationError is an error listing the messages recorded since the last
 // call, or nil when validation is off or reported nothing.
 func validationError(what string) error {

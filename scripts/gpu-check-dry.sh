@@ -1,0 +1,31 @@
+#!/bin/sh
+# CI's test of scripts/gpu-check.sh (make gpu-check-dry): its dry run on
+# lavapipe must exit non-zero because the device is a CPU, name the CPU
+# device as the reason, and still run every later step at its small scale,
+# within a tight budget. Needs bin/vkchat and bin/vk.test built first.
+set -u
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+GPU_CHECK_BUDGET=${GPU_CHECK_BUDGET:-150} sh scripts/gpu-check.sh --dry-run "$out/run" >"$out/stdout" 2>&1
+rc=$?
+sum=$out/run/summary.txt
+bad=0
+no() {
+	echo "gpu-check-dry: $*" >&2
+	bad=1
+}
+[ $rc != 0 ] || no "the dry run exited 0 on a CPU device"
+grep -q '^FAIL: devices' "$sum" || no "the device check did not fail"
+grep -q 'no GPU: the chosen Vulkan device .*a cpu device' "$sum" || no "the failure does not name the CPU device"
+for s in vk-tests profile-d0 profile-d64 head-on head-off; do
+	grep -q "^$s: exit 0 " "$sum" || no "step $s did not run to a clean exit"
+done
+grep -q 'kernels .* ms of .* ms wall per token' "$sum" || no "no kernel-time against wall-time line"
+n=$(grep -c '^FAIL' "$sum")
+[ "$n" = 1 ] || no "$n failures, want only the device's"
+if [ $bad != 0 ]; then
+	cat "$out/stdout" >&2
+	exit 1
+fi
+echo "gpu-check-dry: the dry run fails on $(sed -n 's/^device: //p' "$sum") as it must, after running every step"
