@@ -32,6 +32,8 @@ type Spec struct {
 	// it. Every token in it, on either side, needs a dimension of the
 	// embedding, so Embd must be at least the number of distinct tokens.
 	Next map[int32]int32
+	// Template, when set, replaces the vocabulary's chat template.
+	Template string
 	// Embd is the embedding width (default 64); Layers default 1.
 	Embd, Layers int
 	Context      int // default 512
@@ -119,6 +121,9 @@ func Build(s Spec) (*gguf.Writer, error) {
 		if strings.HasPrefix(kv.Key, "tokenizer.") {
 			w.Set(kv.Key, kv.Value)
 		}
+	}
+	if s.Template != "" {
+		w.Set("tokenizer.chat_template", s.Template)
 	}
 	add := func(name string, data []float32, dims ...uint64) error {
 		enc, err := quant.Quantize(ggml.F32, data)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"vkchat/internal/scriptmodel"
 	"vkchat/internal/testenv"
 	"vkchat/runtime/chat"
+	"vkchat/runtime/gguf"
 )
 
 // writeQwen3Script writes a qwen3-architecture model on the real Qwen3
@@ -146,5 +148,67 @@ func TestRenderPrompt(t *testing.T) {
 	pr, err := p.Render(Request{Messages: conv})
 	if err != nil || pr.Text != r.Text || len(pr.Tokens) != len(r.Tokens) {
 		t.Errorf("Prompter: %q (%d tokens), %v; want the session's %d tokens", pr.Text, len(pr.Tokens), err, len(r.Tokens))
+	}
+}
+
+// TestThinkingOpenedByThePrompt: DeepSeek-R1's template ends its
+// generation prompt with "<think>\n", so the reply starts inside the block
+// and only closes it.
+func TestThinkingOpenedByThePrompt(t *testing.T) {
+	vf, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-qwen3.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	ids := map[string]int32{}
+	toks, _, err := vf.Strings("tokenizer.ggml.tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range toks {
+		switch s {
+		case "Ċ", "Hmm", "</think>", "Hi", "!", "<|im_end|>":
+			if _, ok := ids[s]; !ok {
+				ids[s] = int32(i)
+			}
+		}
+	}
+	// The generation prompt ends "<think>\n": its last token is Ċ.
+	next, err := scriptmodel.Chain(ids["Ċ"], ids["Hmm"], ids["</think>"], ids["Hi"], ids["!"], ids["<|im_end|>"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1 := "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}" +
+		"{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}"
+	path := filepath.Join(t.TempDir(), "r1-script.gguf")
+	if err := scriptmodel.Write(path, scriptmodel.Spec{Arch: "qwen3", Vocab: vf, Next: next, Embd: 16, Template: r1}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(context.Background(), path, Options{Backend: "cpu", ContextSize: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetParams(greedy())
+	r, err := s.RenderPrompt(Request{Messages: userMsg("hello")})
+	if err != nil || !r.OpensThinking {
+		t.Fatalf("prompt %q opens the block: %v, %v", r.Text, r.OpensThinking, err)
+	}
+	evs, err := collect(t, s, context.Background(), Request{Messages: userMsg("hello"), MaxTokens: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		if e.Kind == EventToken {
+			got = append(got, fmt.Sprintf("%s:%v:%q:%q", e.Token.Piece, e.Token.Thinking, e.Token.Thought, e.Token.Answer))
+		}
+	}
+	want := []string{`Hmm:true:"Hmm":""`, `</think>:true:"":""`, `Hi:false:"":"Hi"`, `!:false:"":"!"`}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("tokens %q, want %q", got, want)
+	}
+	if d := evs[len(evs)-1].Done; d == nil || d.Reason != StopEOS {
+		t.Errorf("done %+v, want the end of turn", d)
 	}
 }
