@@ -220,6 +220,12 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Regenerate):
 		return m.regenerate()
+	case key.Matches(msg, k.BranchPrev):
+		m.switchBranch(-1)
+		return nil
+	case key.Matches(msg, k.BranchNext):
+		m.switchBranch(+1)
+		return nil
 	case key.Matches(msg, k.NewChat):
 		m.newChat()
 		return nil

@@ -38,6 +38,10 @@ type fakeEngine struct {
 	doneErr   error // DoneInfo.Err to report after the tokens
 	genErr    error // returned before any event
 	panicMsg  string
+	// progress is reported before the prefill event; with holdPrefill the
+	// prompt then stays "being read" until release is closed.
+	progress    []engine.PrefillProgress
+	holdPrefill bool
 }
 
 var fakeAlternatives = []string{" the", " a", "\n", ",", "\x1b]52;c;aGk=\x07"}
@@ -276,7 +280,20 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func
 	stats.KVUsed = int64(prompt) * stats.KVPerToken
 	f.stats = stats
 	dropped, doneErr, holdAfter := f.dropped, f.doneErr, f.holdAfter
+	progress, holdPrefill := f.progress, f.holdPrefill
 	f.mu.Unlock()
+	for _, p := range progress {
+		emit(engine.Event{Kind: engine.EventPrefillProgress, Stats: stats, Progress: &p})
+	}
+	if holdPrefill {
+		close(f.held)
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+			emit(engine.Event{Kind: engine.EventDone, Stats: stats, Done: &engine.DoneInfo{Reason: engine.StopCanceled}})
+			return ctx.Err()
+		}
+	}
 
 	const prefill = 120 * time.Millisecond
 	emit(engine.Event{Kind: engine.EventPrefill, Stats: stats,

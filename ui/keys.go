@@ -44,6 +44,10 @@ type KeyMap struct {
 	Fork       key.Binding
 	PrevBranch key.Binding
 	NextBranch key.Binding
+	// BranchPrev and BranchNext switch branches while typing too,
+	// for conversations loaded from a file (no tokens to inspect).
+	BranchPrev key.Binding
+	BranchNext key.Binding
 	LineUp     key.Binding
 	LineDown   key.Binding
 	Back       key.Binding
@@ -93,6 +97,8 @@ func DefaultKeyMap() KeyMap {
 		Fork:       b([]string{"enter"}, "enter", "fork with it"),
 		PrevBranch: b([]string{"["}, "[/]", "branch"),
 		NextBranch: quiet("]"),
+		BranchPrev: b([]string{"alt+,"}, "alt+,/.", "branch"),
+		BranchNext: quiet("alt+."),
 		LineUp:     b([]string{"ctrl+up"}, "ctrl+↑/↓", "scroll"),
 		LineDown:   quiet("ctrl+down"),
 		Back:       b([]string{"tab", "esc"}, "tab/esc", "back"),
@@ -138,6 +144,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Send, k.Newline, k.Stop, k.Regenerate, k.NewChat, k.PageUp, k.Thinking, k.Help, k.Quit},
 		{k.TempDown, k.TopPDown, k.TopKDown, k.MinPDown, k.RepeatDown, k.Seed},
-		{k.Inspect, k.PrevToken, k.FirstToken, k.CandUp, k.Fork, k.PrevBranch, k.Heatmap, k.HeatBasis, k.LineUp, k.Back},
+		{k.Inspect, k.PrevToken, k.FirstToken, k.CandUp, k.Fork, k.PrevBranch, k.BranchPrev, k.Heatmap, k.HeatBasis, k.LineUp, k.Back},
 	}
 }
