@@ -31,10 +31,10 @@ func TestBenchJSON(t *testing.T) {
 		name     string
 		args     []string
 		path     string // the decode path the rows must report
-		bound    bool   // whether the decode row carries the device bound
+		bound    bool   // whether the decode row carries the device bound (the CPU's: its read bandwidth)
 		needsGPU bool
 	}{
-		{"cpu", []string{"--backend", "cpu"}, "logits", false, false},
+		{"cpu", []string{"--backend", "cpu"}, "logits", true, false},
 		{"vulkan, head off", []string{"--backend", "vulkan", "--head", "off"}, "logits", true, true},
 		{"vulkan, head on", []string{"--backend", "vulkan", "--head", "on"}, "device head", true, true},
 	} {
