@@ -167,6 +167,7 @@ func (m *Model) applyPendingFork(req *engine.Request, reply *turn) {
 	p := f.point
 	req.Fork = &p
 	reply.content, reply.steps = f.content, f.steps
+	reply.replaySteps()
 }
 
 // switchBranch shows the next (dir=+1) or previous alternative at the

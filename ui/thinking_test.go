@@ -221,3 +221,25 @@ func TestThinkingModelEndToEnd(t *testing.T) {
 		t.Errorf("saved conversation: %+v, %v", c, err)
 	}
 }
+
+// TestThinkingFork: a fork keeps a prefix of the steps; a reply with
+// reasoning gets its block and raw text back from them.
+func TestThinkingFork(t *testing.T) {
+	full := &turn{role: "assistant"}
+	for _, tk := range thinkingTokens() {
+		full.appendToken(tk)
+	}
+	for _, k := range []int{2, 4} {
+		r := &turn{role: "assistant", content: full.content[:full.steps[k].start], steps: append([]step(nil), full.steps[:k]...)}
+		r.replaySteps()
+		wantRaw := strings.Join([]string{"<think>", "\nHmm\n", "</think>", "\n\nHi"}[:k], "")
+		if r.think == nil || r.think.raw != wantRaw || r.think.text != "\nHmm\n" || r.modelText() != wantRaw {
+			t.Errorf("fork at %d: %+v, model text %q; want raw %q", k, r.think, r.modelText(), wantRaw)
+		}
+	}
+	plain := &turn{role: "assistant", content: "ab", steps: []step{{info: engine.TokenInfo{Piece: "a"}, start: 0, end: 1}, {info: engine.TokenInfo{Piece: "b"}, start: 1, end: 2}}}
+	plain.replaySteps()
+	if plain.think != nil || plain.content != "ab" || len(plain.steps) != 2 {
+		t.Errorf("plain reply changed: %+v", plain)
+	}
+}
