@@ -175,6 +175,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyMsg:
 		return m, m.handleKey(msg)
+	case tea.MouseMsg:
+		m.handleMouse(msg)
+		return m, nil
 	case streamMsg:
 		return m, m.handleStream(msg)
 	case previewMsg:

@@ -94,8 +94,8 @@ func TestInspectorScrollsToTheToken(t *testing.T) {
 	if sel < 0 || sel >= len(lines) {
 		t.Fatalf("selected row %d of %d", sel, len(lines))
 	}
-	if sel < m.scroll.offset || sel >= m.scroll.offset+m.layout().transcriptH {
-		t.Fatalf("selected row %d not in view [%d, %d)", sel, m.scroll.offset, m.scroll.offset+m.layout().transcriptH)
+	if sel < m.scroll.vp.YOffset || sel >= m.scroll.vp.YOffset+m.layout().transcriptH {
+		t.Fatalf("selected row %d not in view [%d, %d)", sel, m.scroll.vp.YOffset, m.scroll.vp.YOffset+m.layout().transcriptH)
 	}
 	if !strings.Contains(lines[sel], "Here") {
 		t.Errorf("selected row %q does not hold the first token", lines[sel])

@@ -382,19 +382,19 @@ func TestControlKeys(t *testing.T) {
 		h.say("one")
 		h.say("two")
 		m.View()
-		bottom := m.scroll.offset
+		bottom := m.scroll.vp.YOffset
 		h.key("pgup")
 		m.View()
-		if m.scroll.follow || m.scroll.offset >= bottom {
-			t.Fatalf("pgup: offset %d (bottom %d), follow %v", m.scroll.offset, bottom, m.scroll.follow)
+		if m.scroll.follow || m.scroll.vp.YOffset >= bottom {
+			t.Fatalf("pgup: offset %d (bottom %d), follow %v", m.scroll.vp.YOffset, bottom, m.scroll.follow)
 		}
 		if !strings.Contains(m.View(), "scrolled up") {
 			t.Error("no hint that the view is scrolled")
 		}
 		h.key("pgdown", "pgdown", "pgdown")
 		m.View()
-		if !m.scroll.follow || m.scroll.offset != bottom {
-			t.Fatalf("pgdown: offset %d, follow %v", m.scroll.offset, m.scroll.follow)
+		if !m.scroll.follow || m.scroll.vp.YOffset != bottom {
+			t.Fatalf("pgdown: offset %d, follow %v", m.scroll.vp.YOffset, m.scroll.follow)
 		}
 	})
 	t.Run("ctrl+c saves and quits", func(t *testing.T) {

@@ -3,6 +3,7 @@ package ui
 import (
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/glamour/ansi"
@@ -35,7 +36,22 @@ type markdownRenderer struct {
 	style   ansi.StyleConfig
 	byWidth map[int]*glamour.TermRenderer
 	renders int // blocks rendered so far, for tests and benchmarks
+
+	// clock, when set, paces the open block of a streaming reply: one
+	// that took d to render is not rendered again until debounceFactor×d
+	// later (its last rows stand in meanwhile), so a long code block,
+	// which costs glamour and chroma tens of milliseconds in colour,
+	// takes at most about a fifth of the time however fast tokens come.
+	// Blocks under minDebounce are always drawn at once. nil (tests)
+	// draws every token.
+	clock func() time.Time
 }
+
+const (
+	debounceFactor = 4
+	minDebounce    = 2 * time.Millisecond
+	maxDebounce    = 250 * time.Millisecond
+)
 
 func newMarkdownRenderer(r *lipgloss.Renderer) *markdownRenderer {
 	st := styles.DarkStyleConfig
@@ -53,7 +69,7 @@ func newMarkdownRenderer(r *lipgloss.Renderer) *markdownRenderer {
 		// background colour; without colour it reads as a double space.
 		st.Code.Prefix, st.Code.Suffix = "", ""
 	}
-	return &markdownRenderer{profile: prof, style: st, byWidth: map[int]*glamour.TermRenderer{}}
+	return &markdownRenderer{profile: prof, style: st, byWidth: map[int]*glamour.TermRenderer{}, clock: time.Now}
 }
 
 func (mr *markdownRenderer) renderer(width int) (*glamour.TermRenderer, error) {
@@ -106,21 +122,28 @@ func (mr *markdownRenderer) block(src string, width int) ([]string, bool) {
 	return rows, true
 }
 
-// styledBlank is a space (or nothing) in a foreground colour at the end of
-// a row: glamour pads every row to the wrap width that way, one escape
-// sequence per cell.
-var styledBlank = regexp.MustCompile(`\x1b\[([0-9;]*)m ?\x1b\[0m$`)
-
-// trimPadding drops the padding glamour puts after a row's text. Cells
-// with a background colour (a code block's shading) are kept.
+// trimPadding drops the padding glamour puts after a row's text: plain
+// spaces, and spaces (or nothing) wrapped one cell at a time in a
+// foreground colour. Cells with a background colour (a code block's
+// shading) are kept.
 func trimPadding(row string) string {
+	const reset = "\x1b[0m"
 	for {
-		t := strings.TrimRight(row, " ")
-		loc := styledBlank.FindStringSubmatchIndex(t)
-		if loc == nil || hasBackground(t[loc[2]:loc[3]]) {
-			return t
+		row = strings.TrimRight(row, " ")
+		body, ok := strings.CutSuffix(row, reset)
+		if !ok {
+			return row
 		}
-		row = t[:loc[0]]
+		body = strings.TrimSuffix(body, " ")
+		i := strings.LastIndex(body, "\x1b[")
+		if i < 0 || !strings.HasSuffix(body, "m") {
+			return row
+		}
+		params := body[i+2 : len(body)-1]
+		if strings.Trim(params, "0123456789;") != "" || hasBackground(params) {
+			return row
+		}
+		row = body[:i]
 	}
 }
 
@@ -231,6 +254,16 @@ type markdownCache struct {
 type renderedBlock struct {
 	src  string
 	rows []string
+	at   time.Time     // when it was rendered (only with a clock)
+	cost time.Duration // how long that took
+}
+
+// stale reports whether the open block b may keep its last rows for now.
+func (mr *markdownRenderer) stale(b renderedBlock) bool {
+	if mr.clock == nil || b.cost < minDebounce {
+		return false
+	}
+	return mr.clock().Sub(b.at) < min(debounceFactor*b.cost, maxDebounce)
 }
 
 // markdownRows renders a reply's text as Markdown, reusing every block
@@ -248,12 +281,21 @@ func (m *Model) markdownRows(t *turn, width int) ([]string, bool) {
 	}
 	var out []string
 	for i, src := range blocks {
-		if i >= len(c.blocks) || c.blocks[i].src != src {
+		open := t.streaming && i == len(blocks)-1
+		if i >= len(c.blocks) || c.blocks[i].src != src && !(open && m.md.stale(c.blocks[i])) {
+			var start time.Time
+			if m.md.clock != nil {
+				start = m.md.clock()
+			}
 			rows, ok := m.md.block(src, tableWidth(src, width))
 			if !ok {
 				return nil, false
 			}
 			rb := renderedBlock{src: src, rows: rows}
+			if m.md.clock != nil {
+				rb.at = m.md.clock()
+				rb.cost = rb.at.Sub(start)
+			}
 			if i < len(c.blocks) {
 				c.blocks[i] = rb
 			} else {

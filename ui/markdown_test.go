@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
 
@@ -125,6 +126,37 @@ func TestMarkdownStreamingMatchesFreshRender(t *testing.T) {
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("after token %d (%q) the cached rows differ from a fresh render:\n%s\n---\n%s", i, p, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
+	}
+}
+
+// A slow open block is drawn again only after debounceFactor times its
+// cost; finished blocks and the finished reply are drawn at once.
+func TestMarkdownDebouncesASlowOpenBlock(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	now := time.Unix(0, 0)
+	m.md.clock = func() time.Time { now = now.Add(10 * time.Millisecond); return now } // each render "costs" 10 ms
+	tr := &turn{role: "assistant", streaming: true}
+	var shown []string
+	for _, p := range []string{"one", " two", " three", " four", " five", " six"} {
+		tr.content += p
+		rows, _ := m.markdownRows(tr, 40)
+		shown = append(shown, strings.Join(rows, "/"))
+	}
+	want := []string{"one", "one", "one", "one", "one two three four five", "one two three four five"}
+	if fmt.Sprint(shown) != fmt.Sprint(want) {
+		t.Fatalf("drawn %q, want %q", shown, want)
+	}
+	tr.streaming = false
+	if rows, _ := m.markdownRows(tr, 40); strings.Join(rows, "/") != "one two three four five six" {
+		t.Errorf("the finished reply shows %q", rows)
+	}
+	// Under minDebounce a block is drawn for every token.
+	m.md.clock = func() time.Time { now = now.Add(time.Millisecond); return now }
+	tr = &turn{role: "assistant", streaming: true, content: "a"}
+	m.markdownRows(tr, 40)
+	tr.content += " b"
+	if rows, _ := m.markdownRows(tr, 40); strings.Join(rows, "/") != "a b" {
+		t.Errorf("a fast block was held back: %q", rows)
 	}
 }
 

@@ -60,38 +60,6 @@ func (m *Model) layout() layout {
 	return l
 }
 
-// scrollState is the transcript's scroll position; follow keeps it pinned
-// to the bottom while a reply streams in, until the user scrolls up.
-type scrollState struct {
-	offset int
-	follow bool
-}
-
-// page scrolls the help screen when it is open, else the transcript, by a
-// screenful less one row so the reader keeps their place.
-func (m *Model) page(dir int) {
-	step := max(m.layout().transcriptH-1, 1)
-	if m.showHelp {
-		m.helpOffset = max(m.helpOffset+dir*step, 0)
-		return
-	}
-	m.scrollBy(dir * step)
-}
-
-func (m *Model) scrollBy(n int) {
-	l := m.layout()
-	if l.tiny {
-		return
-	}
-	lines, _ := m.transcriptLines(l.mainW)
-	maxOff := max(len(lines)-l.transcriptH, 0)
-	if m.scroll.follow {
-		m.scroll.offset = maxOff
-	}
-	m.scroll.offset = min(max(m.scroll.offset+n, 0), maxOff)
-	m.scroll.follow = m.scroll.offset >= maxOff
-}
-
 // View implements tea.Model. It always returns exactly height rows of
 // exactly width cells, so nothing the model writes can push the layout.
 func (m *Model) View() string {
@@ -191,28 +159,6 @@ func (m *Model) mainColumn(l layout) []string {
 	out = append(out, m.separator(l.mainW))
 	out = append(out, m.input.View(m.styles)...)
 	return out
-}
-
-// transcriptView is the visible window of the transcript.
-func (m *Model) transcriptView(l layout) []string {
-	lines, sel := m.transcriptLines(l.mainW)
-	h := l.transcriptH
-	maxOff := max(len(lines)-h, 0)
-	if m.scroll.follow {
-		m.scroll.offset = maxOff
-	}
-	if m.revealSelection && sel >= 0 {
-		switch {
-		case sel < m.scroll.offset:
-			m.scroll.offset, m.scroll.follow = sel, false
-		case sel >= m.scroll.offset+h:
-			m.scroll.offset, m.scroll.follow = sel-h+1, false
-		}
-		m.revealSelection = false
-	}
-	m.scroll.offset = min(max(m.scroll.offset, 0), maxOff)
-	end := min(m.scroll.offset+h, len(lines))
-	return termtext.FitLines(lines[m.scroll.offset:end], l.mainW, h)
 }
 
 // separator divides the transcript from the input and carries the status
