@@ -266,8 +266,12 @@ func printBench(w io.Writer, rs []benchResult) {
 	tw.Flush()
 	for _, r := range rs {
 		if r.BoundTPS > 0 {
-			fmt.Fprintf(w, "\n%s bound: %s read per token at %.2f GB/s (texel fetches, measured on this device) = %.1f tok/s\n",
-				r.Test, humanBytes(int64(r.BytesPerToken)), r.ReadBandwidth/1e9, r.BoundTPS)
+			how := "texel fetches, measured on this device"
+			if r.Backend == "cpu" {
+				how = "streaming reads by the CPU threads, measured on this machine"
+			}
+			fmt.Fprintf(w, "\n%s bound: %s read per token at %.2f GB/s (%s) = %.1f tok/s\n",
+				r.Test, humanBytes(int64(r.BytesPerToken)), r.ReadBandwidth/1e9, how, r.BoundTPS)
 		}
 	}
 }
