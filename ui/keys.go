@@ -18,6 +18,7 @@ type KeyMap struct {
 	PageUp     key.Binding
 	PageDown   key.Binding
 	Help       key.Binding
+	History    key.Binding
 	Quit       key.Binding
 	Thinking   key.Binding
 
@@ -71,6 +72,7 @@ func DefaultKeyMap() KeyMap {
 		PageUp:     b([]string{"pgup"}, "pgup/pgdn", "scroll"),
 		PageDown:   quiet("pgdown"),
 		Help:       b([]string{"f1"}, "f1", "help"),
+		History:    b([]string{"up", "down"}, "↑/↓", "sent lines (first/last row)"), // help only: the editor takes ↑/↓
 		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "quit"),
 		Thinking:   thinkingKey,
 
@@ -142,7 +144,7 @@ func (k KeyMap) ShortHelp() []key.Binding { return k.inputHelp() }
 // FullHelp implements help.KeyMap; the columns of the F1 screen.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Send, k.Newline, k.Stop, k.Regenerate, k.NewChat, k.PageUp, k.Thinking, k.Help, k.Quit},
+		{k.Send, k.Newline, k.Stop, k.Regenerate, k.NewChat, k.PageUp, k.History, k.Thinking, k.Help, k.Quit},
 		{k.TempDown, k.TopPDown, k.TopKDown, k.MinPDown, k.RepeatDown, k.Seed},
 		{k.Inspect, k.PrevToken, k.FirstToken, k.CandUp, k.Fork, k.PrevBranch, k.BranchPrev, k.Heatmap, k.HeatBasis, k.LineUp, k.Back},
 	}
