@@ -58,6 +58,14 @@ func TestWithoutVulkanLoader(t *testing.T) {
 	}
 	t.Logf("cpu backend without a Vulkan loader: %q in %s", strings.TrimSpace(out), time.Since(start).Round(time.Millisecond))
 
+	// The default backend (auto) picks the CPU when there is no loader.
+	code, out, errs = run("run", "--model", "demo", "-n", "4")
+	if code != 0 || strings.TrimSpace(out) == "" {
+		t.Errorf("run with the default backend and no loader: exit %d, stdout %q, stderr:\n%s", code, out, errs)
+	} else if !strings.Contains(errs, "on cpu") {
+		t.Errorf("the default backend did not report running on the CPU:\n%s", errs)
+	}
+
 	for _, args := range [][]string{
 		{"run", "--model", "demo", "--backend", "vulkan", "-n", "4"},
 		{"devices"},
