@@ -1,4 +1,5 @@
-// Package vk is the Vulkan compute backend: the whole llama forward pass as
+// Package vk is the Vulkan compute backend: the whole forward pass of every
+// supported architecture, as models.Config's block recipe declares it, as
 // compute shaders (shaders/), over vulkan-go with a small cgo shim
 // (shim.c) for the Vulkan 1.2/1.3 queries and device creation vulkan-go's
 // 1.1 headers cannot express, and for the calls taking arrays of structs,
@@ -17,6 +18,7 @@
 //	layout.go, matrix.go weights in a structure-of-arrays texel layout, split by rows
 //	matvec.go            the mat-vec/mat-mat kernel's planning and recording
 //	weights.go           a model's weights on the device
+//	recipe.go            the block recipe resolved: multipliers, caps, RoPE tables, ring caches
 //	graph.go             the forward pass as dispatches
 //	backend.go           backend.Backend: New, Forward, Memory, Close
 //	head.go              backend.HeadBackend: the next-token head (topk.comp) read instead of the vocabulary
