@@ -16,7 +16,7 @@ var archNames = []string{"qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2"
 
 // archNMSE bounds the logits NMSE between the backends per weight type.
 // F32: float summation order only, measured 1.5e-12 (granite) to 7.1e-7
-// (phi3). Q8_0: llama.cpp's 8-bit activations, which both backends round
+// (gemma3). Q8_0: llama.cpp's 8-bit activations, which both backends round
 // the same way, turn one-ulp differences upstream into whole quantization
 // steps on these random weights: measured 2.9e-6 (granite) to 4.9e-4
 // (gemma3), as plain llama's synth-Q8_0 does (1.2e-4 on the same prompt).
