@@ -35,6 +35,9 @@ type Model struct {
 	keys   KeyMap
 	help   help.Model
 
+	// redrawPending: a markdownRedrawMsg is on its way (markdown.go).
+	redrawPending bool
+
 	width, height int
 
 	system  string
@@ -179,7 +182,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.handleMouse(msg)
 		return m, nil
 	case streamMsg:
-		return m, m.handleStream(msg)
+		return m, tea.Batch(m.handleStream(msg), m.scheduleRedraw())
+	case markdownRedrawMsg:
+		return m, m.handleRedraw(msg)
 	case previewMsg:
 		m.handlePreview(msg)
 		return m, nil

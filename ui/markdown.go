@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/glamour/ansi"
 	"github.com/charmbracelet/glamour/styles"
@@ -249,6 +250,9 @@ func fenceMarker(line string) string {
 type markdownCache struct {
 	width  int
 	blocks []renderedBlock
+	// heldUntil: the open block shows rows older than the text until
+	// then (zero when it is up to date).
+	heldUntil time.Time
 }
 
 type renderedBlock struct {
@@ -280,9 +284,13 @@ func (m *Model) markdownRows(t *turn, width int) ([]string, bool) {
 		*c = markdownCache{width: width}
 	}
 	var out []string
+	c.heldUntil = time.Time{}
 	for i, src := range blocks {
 		open := t.streaming && i == len(blocks)-1
-		if i >= len(c.blocks) || c.blocks[i].src != src && !(open && m.md.stale(c.blocks[i])) {
+		if open && i < len(c.blocks) && c.blocks[i].src != src && m.md.stale(c.blocks[i]) {
+			b := c.blocks[i]
+			c.heldUntil = b.at.Add(min(debounceFactor*b.cost, maxDebounce))
+		} else if i >= len(c.blocks) || c.blocks[i].src != src {
 			var start time.Time
 			if m.md.clock != nil {
 				start = m.md.clock()
@@ -309,4 +317,42 @@ func (m *Model) markdownRows(t *turn, width int) ([]string, bool) {
 	}
 	c.blocks = c.blocks[:len(blocks)]
 	return out, true
+}
+
+// markdownRedrawMsg comes when the streaming reply's open block may be
+// drawn again.
+type markdownRedrawMsg struct{ gen int }
+
+// scheduleRedraw draws the streaming reply now, in Update, and when its
+// open block is being held back asks for a redraw once the hold is over:
+// otherwise the last tokens before a pause in the stream would wait for
+// the next event to show. One redraw is pending at a time. (View finds
+// the turn already rendered and reuses it.)
+func (m *Model) scheduleRedraw() tea.Cmd {
+	g := m.gen
+	if g == nil || g.reply == nil || m.md == nil || m.md.clock == nil || m.redrawPending || !m.markdownMode() {
+		return nil
+	}
+	l := m.layout()
+	if l.tiny {
+		return nil
+	}
+	m.renderTurn(g.reply, l.mainW)
+	until := g.reply.md.heldUntil
+	if until.IsZero() {
+		return nil
+	}
+	m.redrawPending = true
+	id := g.id
+	return tea.Tick(max(until.Sub(m.md.clock()), time.Millisecond), func(time.Time) tea.Msg { return markdownRedrawMsg{gen: id} })
+}
+
+// handleRedraw draws the held-back reply again (and schedules the next
+// redraw if it is still held).
+func (m *Model) handleRedraw(msg markdownRedrawMsg) tea.Cmd {
+	m.redrawPending = false
+	if g := m.gen; g != nil && g.id == msg.gen && g.reply != nil {
+		g.reply.cache.valid = false
+	}
+	return m.scheduleRedraw()
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"vkchat/ui/termtext"
@@ -157,6 +158,40 @@ func TestMarkdownDebouncesASlowOpenBlock(t *testing.T) {
 	tr.content += " b"
 	if rows, _ := m.markdownRows(tr, 40); strings.Join(rows, "/") != "a b" {
 		t.Errorf("a fast block was held back: %q", rows)
+	}
+}
+
+// When the open block is held back, a redraw is scheduled for when the
+// hold ends, so the tokens before a pause in the stream still show.
+func TestMarkdownHeldBlockIsRedrawn(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	now := time.Unix(0, 0)
+	step := 10 * time.Millisecond
+	m.md.clock = func() time.Time { now = now.Add(step); return now }
+	reply := &turn{role: "assistant", streaming: true, content: "one"}
+	m.turns = []*turn{{role: "user", content: "hi"}, reply}
+	m.gen = &generation{id: 7, reply: reply}
+	defer func() { m.gen = nil }()
+
+	if cmd := m.scheduleRedraw(); cmd != nil {
+		t.Fatal("a redraw was scheduled for a block that is up to date")
+	}
+	reply.content += " two"
+	cmd := m.scheduleRedraw()
+	if cmd == nil || !m.redrawPending || strings.Contains(strings.Join(reply.cache.lines, "\n"), "two") {
+		t.Fatalf("held block: cmd %v, pending %v, rows %q", cmd != nil, m.redrawPending, reply.cache.lines)
+	}
+	if m.scheduleRedraw() != nil {
+		t.Error("a second redraw was scheduled while one is pending")
+	}
+	now = now.Add(time.Second) // the hold is over; no token comes
+	if cmd := m.handleRedraw(markdownRedrawMsg{gen: 7}); cmd != nil {
+		t.Error("still held after the redraw")
+	}
+	// The redraw rendered the turn again although its text did not change.
+	if got := strings.Join(reply.cache.lines, "\n"); !strings.Contains(got, "one two") {
+		t.Errorf("after the redraw the reply shows %q", got)
 	}
 }
 
