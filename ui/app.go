@@ -463,6 +463,9 @@ func (m *Model) runCommand(c Command) tea.Cmd {
 			m.setError("could not load: " + err.Error())
 		}
 		return nil
+	case CmdExport:
+		m.exportReply(c.Text)
+		return nil
 	case CmdHelp:
 		m.showHelp, m.helpOffset = true, 0
 		return nil

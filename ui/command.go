@@ -24,6 +24,7 @@ const (
 	CmdClear
 	CmdSave
 	CmdLoad
+	CmdExport
 	CmdHelp
 	CmdQuit
 	CmdBackend
@@ -86,6 +87,8 @@ var commands = []commandSpec{
 		help: "save the conversation now, or a copy to FILE"},
 	{kind: CmdLoad, name: "load", args: "FILE", arg: argTextRequired,
 		help: "resume a saved conversation (a path, or a name in the state dir)"},
+	{kind: CmdExport, name: "export", args: "FILE", arg: argTextRequired,
+		help: "write the inspected (else the latest) reply's tokens, log-probabilities and top alternatives as JSON Lines; vkchat replay FILE re-runs it"},
 	{kind: CmdHelp, name: "help", aliases: []string{"?"}, help: "show keys and commands"},
 	{kind: CmdQuit, name: "quit", aliases: []string{"exit"}, help: "save and quit"},
 	{kind: CmdBackend, name: "backend", args: "NAME", arg: argTextRequired,

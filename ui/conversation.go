@@ -41,6 +41,7 @@ type turn struct {
 	done      *engine.DoneInfo
 	think     *thinkBlock // a thinking model's reasoning; content is then the answer alone
 	tree      turnTree    // branch point and fork, see fork.go
+	export    *exportInfo // how it was requested, for /export
 	cache     turnRender
 	md        markdownCache
 }

@@ -157,13 +157,16 @@ func (m *Model) fork(t *turn, k int, token int32) tea.Cmd {
 
 // applyPendingFork turns the next generation into the pending fork: its
 // request continues from the fork point and its reply starts with the
-// kept text and steps. startGeneration calls it.
+// kept text and steps. startGeneration calls it for every reply, which
+// also keeps the request for /export.
 func (m *Model) applyPendingFork(req *engine.Request, reply *turn) {
 	f := m.pending
 	m.pending = nil
 	if f == nil {
+		m.recordRequest(*req, reply)
 		return
 	}
+	defer func() { m.recordRequest(*req, reply) }()
 	p := f.point
 	req.Fork = &p
 	reply.content, reply.steps = f.content, f.steps

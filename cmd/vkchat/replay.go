@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"vkchat/runtime/backend"
-	"vkchat/runtime/chat"
 	"vkchat/runtime/engine"
 	"vkchat/ui/termtext"
 )
@@ -51,77 +50,30 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if h.ModelSHA256 != "" && sum != h.ModelSHA256 {
 		return fmt.Errorf("%s has SHA-256 %s but %s was recorded with %s (%s): not the same model", *model, sum, path, h.ModelSHA256, h.Model)
 	}
+	tmpl := h.Template
+	if tmpl == "gguf" {
+		tmpl = "" // the model's own template, as the chat names it
+	}
 	s, err := engine.Load(ctx, *model, engine.Options{Backend: h.Backend, ContextSize: h.Context, Threads: *threads, Device: -1,
-		KVType: backend.KVType(h.KVType), Params: h.Params.Sample(), Template: h.Template})
+		KVType: backend.KVType(h.KVType), Params: h.Params.Sample(), Template: tmpl})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if len(h.SamplerState) > 0 {
-		if err := s.SetSamplerState(h.SamplerState); err != nil {
-			return fmt.Errorf("%s: field \"sampler_state\": %w", path, err)
-		}
+	res, err := s.Replay(ctx, h, toks)
+	var mm *engine.Mismatch
+	if errors.As(err, &mm) {
+		mm.WantText, mm.GotText = termtext.Visible(mm.WantText), termtext.Visible(mm.GotText)
+		return mm
 	}
-	msgs := h.Messages
-	if h.Template == "none" || len(msgs) == 0 {
-		msgs = []chat.Message{{Role: chat.RoleUser, Content: h.Prompt}}
-	}
-	got, err := replayTokens(ctx, s, msgs, toks)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	text := func(id int32) string { return termtext.Visible(s.TokenText(id)) }
-	for i, want := range toks {
-		if i >= len(got) {
-			return fmt.Errorf("replay ended after %d tokens; the export has %d (token %d was %d %q)", len(got), len(toks), i, want.ID, text(want.ID))
-		}
-		g := got[i]
-		if g.ID != want.ID {
-			return fmt.Errorf("token %d differs: recorded %d %q (logprob %.6f), replay %d %q (logprob %.6f)",
-				i, want.ID, text(want.ID), want.Logprob, g.ID, text(g.ID), g.LogProb)
-		}
-		if g.LogProb != want.Logprob {
-			return fmt.Errorf("token %d (%d %q) is the same but its logprob differs: recorded %v, replay %v (Δ %.3g)",
-				i, want.ID, text(want.ID), want.Logprob, g.LogProb, g.LogProb-want.Logprob)
-		}
+	given := ""
+	if res.Given > 0 {
+		given = fmt.Sprintf(" after the %d tokens it was forked from", res.Given)
 	}
-	fmt.Fprintf(stdout, "replay: all %d tokens and logprobs match (%s on %s, model sha256 %s…)\n", len(toks), termtext.Sanitize(*model), s.Info().Backend, sum[:12])
+	fmt.Fprintf(stdout, "replay: all %d tokens and logprobs match%s (%s on %s, model sha256 %s…)\n",
+		res.Checked, given, termtext.Sanitize(*model), s.Info().Backend, sum[:12])
 	return nil
-}
-
-// replayTokens generates as the export did: sampled stretches in between
-// the tokens a user forced, each fork continuing from the recorded prefix.
-func replayTokens(ctx context.Context, s *engine.Session, msgs []chat.Message, toks []engine.LogprobToken) ([]engine.TokenInfo, error) {
-	var got []engine.TokenInfo
-	start := 0
-	for start < len(toks) {
-		end := start + 1
-		for end < len(toks) && !toks[end].Forced {
-			end++
-		}
-		req := engine.Request{Messages: msgs, MaxTokens: end}
-		if toks[start].Forced {
-			prefix := make([]int32, start)
-			for i := range prefix {
-				prefix[i] = toks[i].ID
-			}
-			req.Fork = &engine.ForkPoint{Prefix: prefix, Token: toks[start].ID}
-		} else if start > 0 {
-			return nil, fmt.Errorf("token %d: a stretch may only start at a forced token", start)
-		}
-		n := len(got)
-		err := s.Generate(ctx, req, func(ev engine.Event) {
-			if ev.Kind == engine.EventToken {
-				got = append(got, *ev.Token)
-			}
-		})
-		if err != nil {
-			return got, err
-		}
-		if len(got)-n < end-start {
-			return got, nil // ended early: the caller reports where
-		}
-		start = end
-	}
-	return got, nil
 }

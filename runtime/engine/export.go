@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -258,4 +259,92 @@ func ReadLogprobs(r io.Reader, name string) (LogprobHeader, []LogprobToken, erro
 		return h, nil, errors.New(name + ": empty file, no header line")
 	}
 	return h, toks, nil
+}
+
+// ReplayResult is what a replay found.
+type ReplayResult struct {
+	Checked int // tokens generated again and compared
+	// Given counts the tokens before the export's last forced one: a fork
+	// keeps them from the reply it was forked from, so they are the
+	// replay's prefix rather than generated again.
+	Given int
+}
+
+// Mismatch is the first token a replay did not reproduce.
+type Mismatch struct {
+	Index             int
+	Want, Got         int32
+	WantText, GotText string
+	WantLogp, GotLogp float64
+	Ended             bool // the replay stopped before this token
+}
+
+func (e *Mismatch) Error() string {
+	switch {
+	case e.Ended:
+		return fmt.Sprintf("replay ended before token %d (recorded %d %q)", e.Index, e.Want, e.WantText)
+	case e.Want != e.Got:
+		return fmt.Sprintf("token %d differs: recorded %d %q (logprob %.6f), replay %d %q (logprob %.6f)",
+			e.Index, e.Want, e.WantText, e.WantLogp, e.Got, e.GotText, e.GotLogp)
+	}
+	return fmt.Sprintf("token %d (%d %q) is the same but its logprob differs: recorded %v, replay %v (Δ %.3g)",
+		e.Index, e.Want, e.WantText, e.WantLogp, e.GotLogp, e.GotLogp-e.WantLogp)
+}
+
+// Replay generates an export's tokens again on this session, which must be
+// loaded as the header says, and returns a *Mismatch at the first token or
+// log-probability that differs. The sampler starts from the recorded state;
+// a forked reply continues from its recorded prefix with its forced token.
+func (s *Session) Replay(ctx context.Context, h LogprobHeader, toks []LogprobToken) (ReplayResult, error) {
+	if len(toks) == 0 {
+		return ReplayResult{}, errors.New("no tokens to replay")
+	}
+	if len(h.SamplerState) > 0 {
+		if err := s.SetSamplerState(h.SamplerState); err != nil {
+			return ReplayResult{}, fmt.Errorf("field \"sampler_state\": %w", err)
+		}
+	}
+	msgs := h.Messages
+	if h.Template == "none" || len(msgs) == 0 {
+		msgs = []chat.Message{{Role: chat.RoleUser, Content: h.Prompt}}
+	}
+	start := 0
+	for i, t := range toks {
+		if t.Forced {
+			start = i
+		}
+	}
+	req := Request{Messages: msgs, MaxTokens: len(toks)}
+	if toks[start].Forced {
+		prefix := make([]int32, start)
+		for i := range prefix {
+			prefix[i] = toks[i].ID
+		}
+		req.Fork = &ForkPoint{Prefix: prefix, Token: toks[start].ID}
+	}
+	var got []TokenInfo
+	err := s.Generate(ctx, req, func(ev Event) {
+		if ev.Kind == EventToken {
+			got = append(got, *ev.Token)
+		}
+	})
+	res := ReplayResult{Given: start}
+	if err != nil {
+		return res, err
+	}
+	text := func(id int32) string { return s.TokenText(id) }
+	for i, want := range toks[start:] {
+		m := &Mismatch{Index: start + i, Want: want.ID, WantText: text(want.ID), WantLogp: want.Logprob}
+		if i >= len(got) {
+			m.Ended = true
+			return res, m
+		}
+		g := got[i]
+		m.Got, m.GotText, m.GotLogp = g.ID, text(g.ID), g.LogProb
+		if g.ID != want.ID || g.LogProb != want.Logprob {
+			return res, m
+		}
+		res.Checked++
+	}
+	return res, nil
 }

@@ -1,0 +1,108 @@
+package ui
+
+import (
+	"fmt"
+	"os"
+
+	"vkchat/runtime/engine"
+)
+
+// SamplerStater is implemented by engines whose sampler state can be read,
+// so an export replays a reply that was not its session's first.
+type SamplerStater interface {
+	SamplerState() ([]byte, error)
+}
+
+// exportInfo is what a reply's export needs from when it was requested.
+type exportInfo struct {
+	req   engine.Request
+	state []byte // the sampler's generator state as the reply began
+}
+
+// recordRequest keeps req and the sampler state with the reply for /export.
+func (m *Model) recordRequest(req engine.Request, reply *turn) {
+	reply.export = &exportInfo{req: req}
+	if s, ok := m.eng.(SamplerStater); ok {
+		if st, err := s.SamplerState(); err == nil {
+			reply.export.state = st
+		}
+	}
+}
+
+// exportTurn is the reply /export writes: the inspected one, else the newest
+// reply generated in this session.
+func (m *Model) exportTurn() *turn {
+	if m.focus == focusTranscript && m.insp.turn != nil {
+		return m.insp.turn
+	}
+	rs := m.repliesWithTokens()
+	if len(rs) == 0 {
+		return nil
+	}
+	return rs[len(rs)-1]
+}
+
+// exportReply writes a reply as the JSON Lines export vkchat replay reads.
+func (m *Model) exportReply(path string) {
+	t := m.exportTurn()
+	switch {
+	case t == nil || t.export == nil:
+		m.setError("nothing to export: /export writes a reply generated in this session")
+		return
+	case t.streaming:
+		m.setError("the reply is still being written: export it when it is done")
+		return
+	}
+	path = expandHome(path)
+	if err := writeExport(path, m.info, m.cfg.MaxTokens, t, m.eng.TokenText); err != nil {
+		m.setError("could not export: " + err.Error())
+		return
+	}
+	m.setStatus(fmt.Sprintf("exported %d tokens to %s · vkchat replay %s re-runs them", len(t.steps), path, path))
+}
+
+// exportHeader describes how reply t was generated.
+func exportHeader(info engine.ModelInfo, maxTokens int, t *turn) (engine.LogprobHeader, error) {
+	sum, err := engine.FileSHA256(info.Path)
+	if err != nil {
+		return engine.LogprobHeader{}, fmt.Errorf("hash the model file: %w", err)
+	}
+	h := engine.LogprobHeader{Type: "header", Model: info.Path, ModelSHA256: sum, Backend: info.Backend,
+		Context: info.ContextSize, KVType: info.KVType, MaxTokens: maxTokens,
+		Params: engine.ExportParams(t.steps[0].info.Params), SamplerState: t.export.state, Vkchat: engine.Version()}
+	if info.Completion {
+		h.Template = "none"
+		for _, msg := range t.export.req.Messages {
+			h.Prompt += msg.Content
+		}
+	} else {
+		h.Template, h.Messages = info.TemplateName, t.export.req.Messages
+	}
+	return h, nil
+}
+
+func writeExport(path string, info engine.ModelInfo, maxTokens int, t *turn, text func(int32) string) (err error) {
+	h, err := exportHeader(info, maxTokens, t)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	w, err := engine.NewLogprobWriter(f, h, text)
+	if err != nil {
+		return err
+	}
+	for _, s := range t.steps {
+		if err := w.Token(s.info); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}

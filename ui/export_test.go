@@ -1,0 +1,109 @@
+package ui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"vkchat/internal/testenv"
+	"vkchat/runtime/engine"
+	"vkchat/runtime/sample"
+)
+
+// TestExportReplaysExactly: on the real engine, with sampling on, the
+// second reply of a chat and then a fork of it are exported with /export;
+// a fresh session loaded as the header says reproduces every token and
+// log-probability bit for bit (the sampler state was recorded as each reply
+// began, and the fork continues from its recorded prefix).
+func TestExportReplaysExactly(t *testing.T) {
+	model := testenv.Model(t, "stories260K.gguf")
+	p := sample.Defaults()
+	p.Temperature, p.Seed = 1.0, 42
+	s, err := engine.Load(context.Background(), model, engine.Options{Backend: "cpu", ContextSize: 256, Params: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := newTestModel(t, s, Config{MaxTokens: 30})
+	h := newHarness(t, m)
+	h.size(160, 48)
+	h.say("Once upon a time")
+	h.say(" The dog")
+	dir := t.TempDir()
+
+	check := func(path string, wantForked bool) {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hdr, toks, err := engine.ReadLogprobs(f, path)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hdr.Model != model || hdr.Backend != "cpu" || hdr.Params.Temperature != 1 || hdr.Params.Seed != 42 || len(hdr.SamplerState) == 0 {
+			t.Fatalf("header %+v", hdr)
+		}
+		forked := false
+		for _, tk := range toks {
+			forked = forked || tk.Forced
+			if len(tk.Top) < 10 {
+				t.Fatalf("token %d has %d alternatives", tk.Index, len(tk.Top))
+			}
+		}
+		if forked != wantForked {
+			t.Fatalf("forced token in export: %v, want %v", forked, wantForked)
+		}
+		fresh, err := engine.Load(context.Background(), model, engine.Options{Backend: hdr.Backend, ContextSize: hdr.Context,
+			Params: hdr.Params.Sample(), Template: hdr.Template})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fresh.Close()
+		res, err := fresh.Replay(context.Background(), hdr, toks)
+		if err != nil {
+			t.Fatalf("replay of %s: %v", filepath.Base(path), err)
+		}
+		if res.Checked+res.Given != len(toks) || res.Checked == 0 {
+			t.Fatalf("replay checked %d and took %d as given of %d", res.Checked, res.Given, len(toks))
+		}
+	}
+
+	plain := filepath.Join(dir, "reply.jsonl")
+	h.typeText("/export " + plain)
+	h.key("enter")
+	if m.status.err {
+		t.Fatalf("/export: %s", m.status.text)
+	}
+	check(plain, false)
+
+	// Fork the second reply at its fifth token with another candidate.
+	h.key("tab", "home", "right", "right", "right", "right", "down")
+	if m.insp.cand == 0 {
+		h.key("down")
+	}
+	h.key("enter")
+	h.idle()
+	forked := filepath.Join(dir, "fork.jsonl")
+	h.typeText("/export " + forked)
+	h.key("enter")
+	if m.status.err || !strings.Contains(m.status.text, "exported") {
+		t.Fatalf("/export after the fork: %q", m.status.text)
+	}
+	check(forked, true)
+}
+
+// TestExportNeedsAReply: /export before any reply says so.
+func TestExportNeedsAReply(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	h := newHarness(t, m)
+	h.size(100, 30)
+	h.typeText("/export " + filepath.Join(t.TempDir(), "x.jsonl"))
+	h.key("enter")
+	if !m.status.err || !strings.Contains(m.status.text, "nothing to export") {
+		t.Fatalf("status %q", m.status.text)
+	}
+}
