@@ -45,9 +45,11 @@ type Backend struct {
 	x, qkv, q, att, h *Buffer
 	o                 *Buffer // a branch's output before its post-norm or scale (recipe.postBranch), else nil
 	h2                *Buffer // up-projection partial sums when its K is split
-	logits            *Buffer // host-visible, [prefillChunk][vocab]
+	logits            *Buffer // [prefillChunk][vocab]; device-local under the GPU layout (head.go reads it)
 	headOut           *Buffer // host-visible, the head kernel's result (head.go)
-	step              *Buffer // host-visible per-step parameters
+	headParts         *Buffer // the head's per-workgroup records before the merge
+	step              *Buffer // per-step parameters; device-local under the GPU layout
+	stepHost          *Buffer // host-visible source of step's copy when step is device-local, else nil
 	scratchBytes      uint64
 
 	xStride, qkvStride, qStride, ffStride int
@@ -204,15 +206,24 @@ func (b *Backend) allocate() error {
 			return err
 		}
 	}
-	if b.logits, err = act("logits", n*c.Vocab, memHost); err != nil {
+	if b.logits, err = act("logits", n*c.Vocab, d.tune.logitsKind()); err != nil {
 		return err
 	}
 	if b.headOut, err = act("next-token head", headWords, memHost); err != nil {
 		return err
 	}
-	b.ropeOff = int(alignUp(uint64(16+4*n), regionAlign))
-	if b.step, err = act("step parameters", (b.ropeOff+len(b.ropeTables)*b.ropeTableBytes())/4+4, memHost); err != nil {
+	if b.headParts, err = act("next-token head, per workgroup", maxHeadGroups*headWords, memDevice); err != nil {
 		return err
+	}
+	b.ropeOff = int(alignUp(uint64(16+4*n), regionAlign))
+	stepWords := (b.ropeOff+len(b.ropeTables)*b.ropeTableBytes())/4 + 4
+	if b.step, err = act("step parameters", stepWords, d.tune.stepKind()); err != nil {
+		return err
+	}
+	if b.step.Kind != memHost {
+		if b.stepHost, err = act("step parameters (host copy)", stepWords, memHost); err != nil {
+			return err
+		}
 	}
 	// Padding columns of the activations must read as zero.
 	return d.oneShot(func(cb vkCommandBuffer) {
@@ -305,7 +316,7 @@ func (b *Backend) ropeAngles(pos, n int) {
 	pairs := r.Dims / 2
 	factors := r.Factors(b.opts.ContextSize)
 	mscale := one(r.AttnFactor)
-	m := b.step.Mapped()
+	m := b.stepMapped()
 	for ti, tab := range b.ropeTables {
 		// powf(base, -2.0f/n_dims) as ggml computes it, the exponent in float32
 		step := float32(math.Pow(float64(tab.base), float64(float32(-2)/float32(r.Dims))))
@@ -347,7 +358,7 @@ func (b *Backend) ringsKeep(pos int) bool {
 // tokens at positions pos...
 func (b *Backend) runChunk(tokens []int32, pos int, runs []*Recorder) error {
 	n := len(tokens)
-	m := b.step.Mapped()
+	m := b.stepMapped()
 	putU32(m, 0, uint32(n))
 	putU32(m, 4, uint32(pos))
 	for i, t := range tokens {
@@ -452,7 +463,17 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		if err := b.runChunk(tokens[start:end], pos+start, runs); err != nil {
 			return nil, err
 		}
-		lg := b.logits.Mapped()
+		var lg []byte
+		switch {
+		case all:
+			if lg, err = b.readLogits(n); err != nil {
+				return nil, err
+			}
+		case last && out != nil:
+			if lg, err = b.readLogits(1); err != nil {
+				return nil, err
+			}
+		}
 		switch {
 		case all:
 			for i := 0; i < n*vocab; i++ {

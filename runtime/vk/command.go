@@ -148,6 +148,12 @@ type Arg struct {
 	// Format of a texel-buffer binding's view; 0 means R32G32B32A32_UINT,
 	// the widest fetch.
 	Format vk.Format
+	// Span, when not zero, is the part [Span[0], Span[1]) of the bound
+	// range (in bytes from Off) the dispatch actually touches: the binding
+	// still covers the whole range, but the barrier placement looks only at
+	// the span, so dispatches writing disjoint parts of one buffer run
+	// without a barrier between them.
+	Span [2]uint64
 }
 
 // R and W bind a whole buffer for reading or writing.
@@ -176,6 +182,8 @@ type Recorder struct {
 
 	Dispatches int
 	Barriers   int
+	// barrierAt is, for each barrier, how many dispatches preceded it.
+	barrierAt []int
 	// WeightBytes is what the recorded dispatches stream from weights per
 	// run: a decode step's bytes per token, the numerator of its
 	// bandwidth bound.
@@ -221,6 +229,7 @@ func (r *Recorder) Begin() error {
 		return err
 	}
 	r.open, r.pending, r.labels, r.Dispatches, r.Barriers, r.WeightBytes = true, r.pending[:0], r.labels[:0], 0, 0, 0
+	r.barrierAt = r.barrierAt[:0]
 	// A fence wait makes earlier submissions' writes available, not
 	// visible: one barrier at the start orders this buffer after them.
 	r.Barrier()
@@ -231,8 +240,22 @@ func (r *Recorder) Begin() error {
 	return nil
 }
 
+// touched is the byte range of a.B that a dispatch with argument a reads or
+// writes.
+func (a Arg) touched() (lo, hi uint64) {
+	if a.Span != [2]uint64{} {
+		return a.Off + a.Span[0], a.Off + a.Span[1]
+	}
+	return a.Off, a.end()
+}
+
 func overlaps(a, b Arg) bool {
-	return a.B == b.B && a.Off < b.end() && b.Off < a.end() && (a.Write || b.Write)
+	if a.B != b.B || !(a.Write || b.Write) {
+		return false
+	}
+	alo, ahi := a.touched()
+	blo, bhi := b.touched()
+	return alo < bhi && blo < ahi
 }
 
 // Barrier makes all earlier shader writes visible to later shader access.
@@ -245,6 +268,7 @@ func (r *Recorder) barrier(host bool) {
 	r.d.cmdBarrier(r.cb, host)
 	r.pending = r.pending[:0]
 	r.Barriers++
+	r.barrierAt = append(r.barrierAt, r.Dispatches)
 }
 
 func (r *Recorder) hazard(args []Arg) {
@@ -312,6 +336,17 @@ func (r *Recorder) Dispatch(label string, k *Kernel, args []Arg, push []uint32, 
 		vk.CmdWriteTimestamp(r.cb, vk.PipelineStageBottomOfPipeBit, r.query, uint32(len(r.labels)))
 	}
 	return nil
+}
+
+// Upload records a copy of src into dst (as much as both hold): a
+// host-visible staging of data the dispatches then read from device-local
+// memory. dst counts as written, so the first dispatch that reads it waits
+// for the copy.
+func (r *Recorder) Upload(src, dst *Buffer) {
+	w := Arg{B: dst, Write: true}
+	r.hazard([]Arg{w, {B: src}})
+	r.d.cmdCopy(r.cb, src.buf, dst.buf, 0, 0, min(src.Size, dst.Size))
+	r.pending = append(r.pending, w)
 }
 
 // Fill records a vkCmdFillBuffer of the range with the 32-bit pattern v.

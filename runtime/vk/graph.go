@@ -163,6 +163,9 @@ func (b *Backend) recordBranchEnd(r *Recorder, label string, norm *Buffer, s bod
 }
 
 func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
+	if b.stepHost != nil {
+		r.Upload(b.stepHost, b.step) // the step's parameters, once, then read on the device
+	}
 	c := &b.cfg
 	d := b.d
 	if err := b.recordEmbed(r, s); err != nil {

@@ -15,8 +15,26 @@ const maxHead = 64
 // padding, then maxHead ids and maxHead logits.
 const headWords = 8 + 2*maxHead
 
-// headWorkgroup is the head kernel's one workgroup.
+// headWorkgroup is the head kernels' workgroup size.
 const headWorkgroup = 256
+
+// The head's first pass gives each workgroup a slice of about headSlice
+// logits (fewer than one workgroup per SM on a GPU would leave the pass
+// latency-bound: one workgroup over a 128K vocabulary reads it with one
+// SM); the merge ranks the groups' k best together, which its candidate
+// buffer (1024 in topk.comp) bounds to maxHeadGroups.
+const (
+	headSlice     = 4096
+	maxHeadGroups = 1024 / maxHead
+)
+
+// headPlan is the first pass's workgroups and logits per workgroup for a
+// vocabulary of n.
+func headPlan(n int) (groups, per int) {
+	groups = min(max((n+headSlice-1)/headSlice, 1), maxHeadGroups)
+	per = int(alignUp(uint64((n+groups-1)/groups), headWorkgroup))
+	return (n + per - 1) / per, per
+}
 
 // MaxHead implements backend.HeadBackend; 0 when the head is off or the
 // device cannot view the vocabulary's logits as one texel buffer.
@@ -70,7 +88,7 @@ func (b *Backend) ForwardHead(ctx context.Context, tokens []int32, pos int, k in
 }
 
 // LastLogits implements backend.HeadBackend: the logits the step seq left
-// in the host-visible buffer, unless a later step has overwritten them.
+// on the device, unless a later step has overwritten them.
 func (b *Backend) LastLogits(seq uint64) ([]float32, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -78,7 +96,10 @@ func (b *Backend) LastLogits(seq uint64) ([]float32, error) {
 		return nil, fmt.Errorf("vulkan backend: the logits of step %d were overwritten by step %d", seq, b.seq)
 	}
 	out := make([]float32, b.cfg.Vocab)
-	lg := b.logits.Mapped()
+	lg, err := b.readLogits(1)
+	if err != nil {
+		return nil, err
+	}
 	for i := range out {
 		out[i] = getF32(lg, 4*i)
 	}
@@ -86,10 +107,53 @@ func (b *Backend) LastLogits(seq uint64) ([]float32, error) {
 }
 
 func (b *Backend) recordNextHead(r *Recorder) error {
-	k, err := b.d.Kernel("topk", 2*4, headWorkgroup, maxHead)
+	return b.d.recordHead(r, b.logits, b.headParts, b.headOut, b.cfg.Vocab)
+}
+
+// recordHead records the head over the first n logits of logits (f32) into
+// out (headWords words): one dispatch for a vocabulary of one slice, else
+// the per-slice pass into parts (maxHeadGroups records) and the merge.
+func (d *Device) recordHead(r *Recorder, logits, parts, out *Buffer, n int) error {
+	groups, per := headPlan(n)
+	k, err := d.Kernel("topk", 3*4, headWorkgroup, maxHead)
 	if err != nil {
 		return err
 	}
-	return r.Dispatch("next-token head", k, []Arg{{B: b.logits, Format: fmtU32}, W(b.headOut)},
-		[]uint32{uint32(b.cfg.Vocab), maxHead}, 1, 1, 1)
+	first := out
+	if groups > 1 {
+		first = parts
+	}
+	err = r.Dispatch("next-token head", k, []Arg{{B: logits, Format: fmtU32}, W(first)}, []uint32{uint32(n), maxHead, uint32(per)}, uint32(groups), 1, 1)
+	if err != nil || groups == 1 {
+		return err
+	}
+	merge, err := d.Kernel("topk_merge", 3*4, headWorkgroup, maxHead)
+	if err != nil {
+		return err
+	}
+	return r.Dispatch("next-token head merge", merge, []Arg{R(parts), W(out)}, []uint32{uint32(groups), maxHead, 0}, 1, 1, 1)
+}
+
+// stepMapped is the host's view of the step parameters: their host copy
+// where the step buffer is device-local.
+func (b *Backend) stepMapped() []byte {
+	if b.stepHost != nil {
+		return b.stepHost.Mapped()
+	}
+	return b.step.Mapped()
+}
+
+// readLogits returns the logits of the first n tokens of the last step:
+// the mapped memory itself where the logits are host-visible, else a copy
+// through the staging buffer (only when the sampler needs the vocabulary).
+func (b *Backend) readLogits(n int) ([]byte, error) {
+	size := 4 * n * b.cfg.Vocab
+	if m := b.logits.Mapped(); m != nil {
+		return m[:size], nil
+	}
+	buf := make([]byte, size)
+	if err := b.logits.Read(0, buf); err != nil {
+		return nil, fmt.Errorf("vulkan backend: reading the logits: %w", err)
+	}
+	return buf, nil
 }

@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// runHead runs the head kernel on logits and returns its raw result.
+// runHead runs the head kernels on logits (recordHead: one workgroup, or
+// the per-slice pass and the merge) and returns the final record.
 func runHead(t *testing.T, d *Device, logits []float32) []byte {
 	t.Helper()
 	lb, err := d.NewBuffer("logits", uint64(4*len(logits)), memHost)
@@ -23,14 +24,27 @@ func runHead(t *testing.T, d *Device, logits []float32) []byte {
 		t.Fatal(err)
 	}
 	defer out.Release()
-	k, err := d.Kernel("topk", 2*4, headWorkgroup, maxHead)
+	parts, err := d.NewBuffer("head parts", 4*maxHeadGroups*headWords, memDevice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runOnce(t, d, func(r *Recorder) error {
-		return r.Dispatch("head", k, []Arg{{B: lb, Format: fmtU32}, W(out)}, []uint32{uint32(len(logits)), maxHead}, 1, 1, 1)
-	})
+	defer parts.Release()
+	runOnce(t, d, func(r *Recorder) error { return d.recordHead(r, lb, parts, out, len(logits)) })
 	return append([]byte(nil), out.Mapped()...)
+}
+
+// TestHeadPlan: the first pass covers the vocabulary with slices of whole
+// workgroups, as many as the merge can take, none empty.
+func TestHeadPlan(t *testing.T) {
+	for _, n := range []int{1, 40, 512, 4096, 4097, 32000, 128256, 151936, 1 << 20} {
+		g, per := headPlan(n)
+		if g < 1 || g > maxHeadGroups || per%headWorkgroup != 0 || g*per < n || (g-1)*per >= n {
+			t.Errorf("vocabulary %d: %d groups of %d", n, g, per)
+		}
+		if n >= 8*headSlice && g != maxHeadGroups {
+			t.Errorf("vocabulary %d: %d groups, want %d", n, g, maxHeadGroups)
+		}
+	}
 }
 
 // TestHeadKernel checks the device's top-k and softmax statistics against
@@ -49,6 +63,12 @@ func TestHeadKernel(t *testing.T) {
 		{"llama vocab", 32000, nil},
 		{"qwen vocab", 151936, nil},
 		{"smaller than k", 40, nil},
+		{"ties across slices", 40000, func(l []float32) {
+			for i := 3; i < len(l); i += 997 {
+				l[i] = 20 // 41 tied best tokens in every slice of the first pass
+			}
+			l[39999] = float32(math.NaN())
+		}},
 		{"ties, NaN and -Inf", 5000, func(l []float32) {
 			for i := 100; i < 200; i++ {
 				l[i] = l[7] // a tie with the best

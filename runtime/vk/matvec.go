@@ -219,6 +219,12 @@ func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 			// read-modify-write of y
 			args[11].Write = true
 		}
+		if op.tokens == 1 {
+			// one token's rows: separate Q, K and V mat-vecs into one
+			// buffer touch disjoint spans and need no barrier between them
+			row := uint64(op.yoff + part.row0)
+			args[11].Span = [2]uint64{4 * row, 4 * (row + uint64(part.rows))}
+		}
 		perGroup := teams * rb // rows per workgroup pass
 		passes := d.tune.mvPasses(op.nt)
 		groups := (part.rows + perGroup*passes - 1) / (perGroup * passes)

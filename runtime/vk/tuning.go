@@ -38,11 +38,29 @@ type tuning struct {
 	// kernel's barriers cost more (stories260K decode: 496 tok/s with the
 	// head, 571 without, vkchat run -n 400).
 	deviceHead bool
+	// deviceResident keeps the step parameters and the logits in
+	// device-local memory: on a discrete GPU host-visible memory is read
+	// across PCIe, by every kernel for the step's parameters (one copy at
+	// the start of the command buffer instead) and by the head's pass
+	// over the vocabulary's logits (read back only when the sampler needs
+	// them). On a CPU device all memory is host memory: nothing to gain.
+	deviceResident bool
+}
+
+// stepKind and logitsKind are where the step parameters and the logits live.
+func (t tuning) stepKind() memKind   { return t.residentKind() }
+func (t tuning) logitsKind() memKind { return t.residentKind() }
+
+func (t tuning) residentKind() memKind {
+	if t.deviceResident {
+		return memDevice
+	}
+	return memHost
 }
 
 var (
 	cpuTuning = tuning{mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
-	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, deviceHead: true}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, deviceHead: true, deviceResident: true}
 )
 
 // tuningFor picks the layout for a device type ("discrete", "integrated",
