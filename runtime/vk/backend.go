@@ -17,7 +17,8 @@ const prefillChunk = 64
 // Backend runs a model's forward pass on a Vulkan device: weights uploaded
 // once, the KV cache on the device, and each step one submission of a
 // command buffer recorded at load (the per-step position, token ids and
-// rope angles live in a small host-visible buffer the kernels read).
+// rope angles are written to a small host-visible buffer, which the GPU
+// layout copies to device-local memory at the start of the step).
 type Backend struct {
 	mu   sync.Mutex
 	d    *Device

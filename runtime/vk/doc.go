@@ -23,6 +23,7 @@
 //	backend.go           backend.Backend: New, Forward, Memory, Close
 //	head.go              backend.HeadBackend: the next-token head (topk.comp) read instead of the vocabulary
 //	profile.go           per-dispatch timings and the read-bandwidth bound
+//	validation.go        the validation layer and its recording messenger (VKCHAT_VALIDATION=1)
 //
 // What the design follows from (measured on lavapipe, Mesa 22.3, 2 cores):
 // storage-buffer loads compile to a scalar loop over the 8 lanes with a
@@ -45,5 +46,13 @@
 //
 // Each decode step is one submission of a command buffer recorded at load;
 // the step's token ids, position and rope angles are written to a small
-// host-visible buffer the kernels read.
+// host-visible buffer. Under the GPU layout (tuning.go) the command buffer
+// copies it to device-local memory first and the logits stay on the device
+// (a discrete GPU reads host-visible memory across PCIe); on CPU devices
+// the kernels read the host-visible buffers directly.
+//
+// Checks that need no GPU: VKCHAT_VALIDATION=1 (validation.go) runs every
+// instance under the Khronos validation layer and fails Device.Close on any
+// message (make vk-validate); a submission past the fence timeout is
+// ErrTimeout, and the hung device then takes no work and destroys nothing.
 package vk
