@@ -30,6 +30,7 @@ type Backend struct {
 	gelu     []float32     // llama.cpp's F16 GELU table, when the recipe uses it
 	attnWork []attnScratch // one per KV head
 	f16Acc   bool          // mimic llama.cpp's F16 attention accumulation
+	unpack   func()        // drops the repacked weights (packWeights)
 
 	// history holds the token at every position up to filled, so that a
 	// rewind past what a sliding-window ring still holds can recompute it.
@@ -71,6 +72,7 @@ func New(m *models.Model, opts backend.Options) (*Backend, error) {
 	}
 	quant.SetThreads(opts.Threads)
 	b := &Backend{m: m, opts: opts, f16Acc: opts.KVType == backend.KVF16, history: make([]int32, opts.ContextSize)}
+	b.unpack = packWeights(m)
 	b.kv = newKVCache(m, opts.ContextSize, opts.KVType)
 	b.s = newScratch(&m.Config, maxBatch)
 	b.outNorm = vectorF32(m.OutputNorm)
@@ -126,8 +128,15 @@ func (b *Backend) Memory() backend.Memory {
 	return mem
 }
 
-// Close implements backend.Backend; the weights belong to the mapped file.
-func (b *Backend) Close() error { return nil }
+// Close implements backend.Backend; the weights belong to the mapped file,
+// their repacked copies to the backend.
+func (b *Backend) Close() error {
+	if b.unpack != nil {
+		b.unpack()
+		b.unpack = nil
+	}
+	return nil
+}
 
 // Forward implements backend.Backend.
 func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool) ([]float32, error) {

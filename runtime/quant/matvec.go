@@ -105,11 +105,14 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 	if m.Cols*n*m.Rows < inlineWork {
 		threads = 1
 	}
+	j.packed = nil
 	if native {
+		j.packed = lookupPacked(m)
 		// Each chunk is one cgo call (~50-100 ns): about eight chunks per
 		// thread and tile balance the cores at a negligible call cost.
-		// Multiples of 4 rows keep the kernels' row tiles whole.
-		j.chunk = max(4, (m.Rows/(8*threads)+3)&^3)
+		// Multiples of 8 rows keep the kernels' row tiles and the packed
+		// groups whole.
+		j.chunk = max(8, (m.Rows/(8*threads)+7)&^7)
 	} else {
 		j.chunk = max(1, chunkWork/max(1, m.Cols*j.vtile))
 	}
@@ -123,6 +126,15 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 // compute does rows [lo, hi) for vectors [v0, v1). Each weight row is read
 // once per call and applied to every vector while it is in L1.
 func (j *job) compute(lo, hi, v0, v1 int) {
+	if p := j.packed; p != nil {
+		// lo is a multiple of 8 (chunks are); the rows%8 tail is unpacked
+		if end := min(hi, p.rows&^7); end > lo && simd.MatMulPacked(j.typ, p.data, p.groupBytes, lo, end, j.acts, v0, v1, j.dst, j.rows) {
+			lo = end
+		}
+		if lo >= hi {
+			return
+		}
+	}
 	if j.native && simd.MatMul(j.typ, j.data, j.rowBytes, lo, hi, j.acts, v0, v1, j.dst, j.rows) {
 		return
 	}

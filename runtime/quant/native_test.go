@@ -106,3 +106,75 @@ func TestNativeQuantizerBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedMatchesPortable checks the kernels for repacked Q4_0 and Q8_0
+// weights (groups of 8 rows, with a row tail that stays unpacked) bit for
+// bit against the portable path, and that freeing the packed copies goes
+// back to the unpacked kernels.
+func TestPackedMatchesPortable(t *testing.T) {
+	if simd.Level() == 0 {
+		t.Skip("no native kernels on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, typ := range []ggml.Type{ggml.Q4_0, ggml.Q8_0} {
+		for _, shape := range []struct{ rows, cols, n int }{{8, 32, 1}, {16, 64, 3}, {37, 96, 5}, {64, 2048, 2}, {13, 640, 9}, {8, 32, 70}} {
+			m := randomMatrix(r, typ, shape.rows, shape.cols)
+			x := randVec(r, shape.n*shape.cols)
+			want := make([]float32, shape.n*m.Rows)
+			withPortable(func() { MatMul(want, m, x, shape.n) })
+			free := Pack([]Matrix{m})
+			if lookupPacked(&m) == nil {
+				t.Fatalf("%v %dx%d: not packed", typ, m.Rows, m.Cols)
+			}
+			got := make([]float32, len(want))
+			MatMul(got, m, x, shape.n)
+			one := make([]float32, m.Rows)
+			MatVec(one, m, x[:m.Cols])
+			free()
+			if lookupPacked(&m) != nil {
+				t.Fatalf("%v: still packed after free", typ)
+			}
+			for k := range want {
+				if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+					t.Fatalf("%v %dx%d n=%d: vector %d row %d: packed %g, portable %g", typ, m.Rows, m.Cols, shape.n, k/m.Rows, k%m.Rows, got[k], want[k])
+				}
+			}
+			for i := range one {
+				if math.Float32bits(one[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v %dx%d MatVec row %d: packed %g, portable %g", typ, m.Rows, m.Cols, i, one[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestPackShared checks that two backends packing the same weights share
+// one copy and that it lives until both have freed it.
+func TestPackShared(t *testing.T) {
+	if simd.Level() == 0 {
+		t.Skip("no native kernels on this CPU or build")
+	}
+	m := randomMatrix(rand.New(rand.NewPCG(27, 28)), ggml.Q4_0, 16, 64)
+	free1 := Pack([]Matrix{m})
+	p := lookupPacked(&m)
+	free2 := Pack([]Matrix{m})
+	if p == nil || lookupPacked(&m) != p {
+		t.Fatal("the second Pack did not share the first one's copy")
+	}
+	free1()
+	free1() // idempotent
+	if lookupPacked(&m) != p {
+		t.Fatal("freed while another Pack still holds it")
+	}
+	free2()
+	if lookupPacked(&m) != nil {
+		t.Fatal("still packed after both frees")
+	}
+	other := m
+	other.Rows = 8 // same data, another shape: not the packed copy
+	free3 := Pack([]Matrix{m})
+	defer free3()
+	if lookupPacked(&other) != nil {
+		t.Fatal("a matrix of another shape over the same data found the packed copy")
+	}
+}

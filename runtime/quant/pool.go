@@ -89,9 +89,10 @@ type job struct {
 	typ      int        // ggml type id, for the native kernels
 	native   bool       // run the native kernels on acts
 	acts     *simd.Acts // the converted activations, in native form
-	chunk    int        // rows per chunk
-	vtile    int        // vectors per tile
-	rchunks  int        // row chunks per tile
+	packed   *packedMatrix
+	chunk    int // rows per chunk
+	vtile    int // vectors per tile
+	rchunks  int // row chunks per tile
 	nchunk   int32
 	next     atomic.Int32 // next chunk to hand out
 	pending  atomic.Int32 // chunks not yet finished
@@ -156,7 +157,7 @@ func (j *job) release() {
 }
 
 func (j *job) recycle() {
-	j.data, j.views, j.dst, j.f, j.acts = nil, nil, nil, nil, nil
+	j.data, j.views, j.dst, j.f, j.acts, j.packed = nil, nil, nil, nil, nil, nil
 	jobs.put(j)
 }
 

@@ -13,4 +13,6 @@
 #define TRK 2
 #define TVK 4
 #include "kern.h"
+#define TVP 2
+#include "packed.h"
 #include "quant.h"

@@ -71,3 +71,16 @@ func ReadSum(b []byte) uint64 {
 	}
 	return uint64(C.vk_read_sum((*C.uint8_t)(ptr(b)), C.int64_t(len(b))))
 }
+
+// MatMulPacked is MatMul for Q4_0 or Q8_0 weights repacked in groups of 8
+// rows (see packed.h; groupBytes is one group's size) over rows [r0, r1),
+// both multiples of 8. It reports false when there is no such kernel.
+func MatMulPacked(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int, dst []float32, dstStride int) bool {
+	if level == 0 {
+		return false
+	}
+	ok := C.vk_pm(C.int(level), C.int(typ), (*C.uint8_t)(ptr(w)), C.int64_t(groupBytes), C.int64_t(r0), C.int64_t(r1),
+		(*C.int8_t)(ptr(a.Qs)), (*C.float)(ptr(a.D)), (*C.int32_t)(ptr(a.Sums)),
+		C.int64_t(a.N), C.int64_t(v0), C.int64_t(v1), (*C.float)(ptr(dst)), C.int64_t(dstStride))
+	return ok != 0
+}

@@ -17,3 +17,8 @@ func Has(typ int) bool { return false }
 
 // ReadSum streams b and returns a checksum of it (see the cgo version).
 func ReadSum(b []byte) uint64 { return readSumGo(b) }
+
+// MatMulPacked has no native kernels on this platform.
+func MatMulPacked(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int, dst []float32, dstStride int) bool {
+	return false
+}

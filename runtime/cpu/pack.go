@@ -1,0 +1,35 @@
+package cpu
+
+import (
+	"unsafe"
+
+	"vkchat/models"
+	"vkchat/runtime/quant"
+)
+
+// packWeights hands every matrix of the model file to quant.Pack, which
+// repacks those its native kernels run faster on (Q4_0, Q8_0) and ignores
+// the rest; products find the packed copies by the original data. The token
+// embedding table is only gathered from, one row per token, so it is left
+// alone unless it doubles as the output matrix. The returned function drops
+// the copies.
+func packWeights(m *models.Model) func() {
+	var ms []quant.Matrix
+	var emb *byte
+	if len(m.TokenEmbd.Data) > 0 && (len(m.Output.Data) == 0 || &m.Output.Data[0] != &m.TokenEmbd.Data[0]) {
+		emb = &m.TokenEmbd.Data[0]
+	}
+	f := m.File
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if len(t.Dims) != 2 {
+			continue
+		}
+		data := f.TensorData(t)
+		if len(data) == 0 || unsafe.SliceData(data) == emb {
+			continue
+		}
+		ms = append(ms, quant.Matrix{Type: t.Type, Cols: int(t.Dims[0]), Rows: int(t.Dims[1]), Data: data})
+	}
+	return quant.Pack(ms)
+}

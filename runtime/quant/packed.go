@@ -1,0 +1,134 @@
+package quant
+
+import (
+	"sync"
+	"unsafe"
+
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/simd"
+)
+
+// Repacked weights. The native Q4_0 and Q8_0 kernels run fastest on rows
+// interleaved in groups of 8 (runtime/simd/packed.h): one activation load
+// then feeds 8 rows and each row's block sum lands in its own lane, so no
+// horizontal sums are needed. llama.cpp repacks Q4_0 at load for the same
+// reason. A backend packs its matrices once (Pack) and frees the copies
+// when it closes; products look the packed copy up by the address of the
+// original data, so callers keep passing the Matrix they have.
+
+type packedMatrix struct {
+	typ        ggml.Type
+	rows, cols int
+	groupBytes int    // one group of 8 rows
+	data       []byte // rows/8 groups; the rows%8 tail stays in the original
+}
+
+// packedByData maps the first byte of a Matrix's Data to its packed copy,
+// counted per Pack that asked for it (two backends on one model share it).
+var packed struct {
+	sync.RWMutex
+	byData map[*byte]*packedEntry
+}
+
+type packedEntry struct {
+	p    *packedMatrix
+	refs int
+}
+
+// packable reports whether m has a packed kernel on this machine.
+func packable(m *Matrix) bool {
+	return !portableOnly && (m.Type == ggml.Q4_0 || m.Type == ggml.Q8_0) && m.Rows >= 8 && m.Cols > 0 &&
+		m.Cols%32 == 0 && len(m.Data) > 0 && simd.Level() > 0
+}
+
+// Pack prepares repacked copies of the matrices that have packed kernels
+// and returns the function that drops them. The matrices' data must not
+// change while they are packed. Matrices without packed kernels (other
+// types, fewer than 8 rows, the portable path) are left alone.
+func Pack(ms []Matrix) (free func()) {
+	var keys []*byte
+	for i := range ms {
+		m := &ms[i]
+		if !packable(m) {
+			continue
+		}
+		f, err := formatOf(m.Type)
+		if err != nil {
+			continue
+		}
+		if rb, err := f.rowBytes(m.Type, m.Cols); err != nil || len(m.Data) < rb*m.Rows {
+			continue
+		}
+		key := unsafe.SliceData(m.Data)
+		packed.Lock()
+		e := packed.byData[key]
+		if e == nil {
+			if packed.byData == nil {
+				packed.byData = map[*byte]*packedEntry{}
+			}
+			e = &packedEntry{p: pack(m)}
+			packed.byData[key] = e
+		}
+		e.refs++
+		packed.Unlock()
+		keys = append(keys, key)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			packed.Lock()
+			defer packed.Unlock()
+			for _, k := range keys {
+				if e := packed.byData[k]; e != nil {
+					if e.refs--; e.refs == 0 {
+						delete(packed.byData, k)
+					}
+				}
+			}
+		})
+	}
+}
+
+// lookupPacked returns m's packed copy, if it has a matching one.
+func lookupPacked(m *Matrix) *packedMatrix {
+	if len(m.Data) == 0 {
+		return nil
+	}
+	packed.RLock()
+	e := packed.byData[unsafe.SliceData(m.Data)]
+	packed.RUnlock()
+	if e == nil {
+		return nil
+	}
+	p := e.p
+	if p.typ != m.Type || p.rows != m.Rows || p.cols != m.Cols {
+		return nil
+	}
+	return p
+}
+
+func pack(m *Matrix) *packedMatrix {
+	nb := m.Cols / 32
+	bb, qb := 18, 16 // block bytes, quant bytes per row and block
+	if m.Type == ggml.Q8_0 {
+		bb, qb = 34, 32
+	}
+	rb := nb * bb
+	gb := nb * (16 + 8*qb)
+	groups := m.Rows / 8
+	p := &packedMatrix{typ: m.Type, rows: m.Rows, cols: m.Cols, groupBytes: gb, data: make([]byte, groups*gb)}
+	for g := 0; g < groups; g++ {
+		for b := 0; b < nb; b++ {
+			out := p.data[g*gb+b*(16+8*qb):]
+			for r := 0; r < 8; r++ {
+				blk := m.Data[(8*g+r)*rb+b*bb:]
+				out[2*r], out[2*r+1] = blk[0], blk[1] // fp16 scale
+				q := blk[2 : 2+qb]
+				for k := 0; k < qb/4; k++ {
+					copy(out[16+32*k+4*r:16+32*k+4*r+4], q[4*k:4*k+4])
+				}
+			}
+		}
+	}
+	return p
+}

@@ -1,0 +1,100 @@
+// Kernels for weights repacked in groups of 8 rows (runtime/quant/packed.go):
+// per group and block, the 8 rows' fp16 scales (16 bytes), then their
+// quants interleaved 4 bytes at a time so that one 32-bit lane holds 4
+// consecutive quants of one row. Broadcasting 4 activations against such a
+// vector gives 8 rows' partial dot products in 8 lanes with one
+// vpdpbusd (or maddubs+madd); after a block's loads, lane r holds row r's
+// exact integer block sum with no horizontal reduction. The float work
+// then runs for the 8 rows in one vector in the portable order, so results
+// stay bit-identical.
+//
+//   Q4_0: 16 + 128 bytes per group-block; load k (0..3) holds bytes 4k..4k+3
+//         of each row's 16 nibble bytes: low nibbles are elements 4k..4k+3,
+//         high nibbles elements 16+4k..16+4k+3.
+//   Q8_0: 16 + 256 bytes; load k (0..7) holds elements 4k..4k+3 (int8).
+
+#define PQ4 (16 + 128)
+#define PQ8 (16 + 256)
+
+INL __m256i FN(bcast4)(const int8_t *p) {
+	int32_t v;
+	memcpy(&v, p, 4);
+	return _mm256_set1_epi32(v);
+}
+
+// rows [r0, r1) (multiples of 8) x vectors [v0, v1); A->rb is the bytes of
+// one group of 8 rows.
+INL void FN(ptile)(const int T, const MMArgs *A, int64_t r, int64_t v, const int VT) {
+	const int64_t nb = A->n / 32;
+	const int GB = T == T_Q4_0 ? PQ4 : PQ8;
+	const uint8_t *g = A->w + (r / 8) * A->rb;
+	const __m256i m4 = _mm256_set1_epi8(0x0F);
+	__m256 sum[4];
+	for (int j = 0; j < VT; j++) sum[j] = _mm256_setzero_ps();
+	for (int64_t b = 0; b < nb; b++, g += GB) {
+		const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
+		__m256i q[8];
+		if (T == T_Q4_0) {
+			for (int k = 0; k < 4; k++) {
+				__m256i bits = _mm256_loadu_si256((const __m256i *)(g + 16 + 32 * k));
+				q[k] = _mm256_and_si256(bits, m4);
+				q[k + 4] = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
+			}
+		} else {
+			for (int k = 0; k < 8; k++) {
+				q[k] = _mm256_loadu_si256((const __m256i *)(g + 16 + 32 * k));
+#if VNNI
+				q[k] = _mm256_xor_si256(q[k], _mm256_set1_epi8((char)0x80)); // x+128, unsigned
+#endif
+			}
+		}
+		for (int j = 0; j < VT; j++) {
+			const int8_t *y = A->qs + (v + j) * A->n + b * 32;
+			const int32_t ys = A->bs[(v + j) * nb + b];
+			__m256i s0, s1;
+			if (T == T_Q4_0) {
+				s0 = _mm256_set1_epi32(-8 * ys), s1 = _mm256_setzero_si256();
+			} else {
+#if VNNI
+				s0 = _mm256_set1_epi32(-128 * ys), s1 = _mm256_setzero_si256();
+#else
+				s0 = s1 = _mm256_setzero_si256();
+#endif
+			}
+			for (int k = 0; k < 8; k += 2) {
+				__m256i y0 = FN(bcast4)(y + 4 * k), y1 = FN(bcast4)(y + 4 * k + 4);
+				if (T == T_Q4_0 || VNNI) {
+					s0 = FN(dpus)(s0, q[k], y0);
+					s1 = FN(dpus)(s1, q[k + 1], y1);
+				} else {
+					s0 = FN(dpus)(s0, _mm256_sign_epi8(q[k], q[k]), _mm256_sign_epi8(y0, q[k]));
+					s1 = FN(dpus)(s1, _mm256_sign_epi8(q[k + 1], q[k + 1]), _mm256_sign_epi8(y1, q[k + 1]));
+				}
+			}
+			const __m256 S = CVT(_mm256_add_epi32(s0, s1));
+			const __m256 dy = _mm256_set1_ps(A->d[(v + j) * nb + b]);
+			__m256 t;
+			if (T == T_Q4_0)
+				t = MUL(MUL(S, dx), dy);
+			else
+				t = MUL(S, MUL(dx, dy));
+			sum[j] = ADD(sum[j], t);
+		}
+	}
+	for (int j = 0; j < VT; j++) {
+		float out[8];
+		_mm256_storeu_ps(out, sum[j]);
+		for (int i = 0; i < 8; i++) A->dst[(v + j) * A->ds + r + i] = out[i];
+	}
+}
+
+#define PDRIVER(NAME, T, VT)                                                                                 \
+	void FN(pm_##NAME)(const MMArgs *A) {                                                                   \
+		for (int64_t r = A->r0; r + 8 <= A->r1; r += 8) {                                                   \
+			int64_t v = A->v0;                                                                          \
+			for (; v + VT <= A->v1; v += VT) FN(ptile)(T, A, r, v, VT);                                    \
+			for (; v < A->v1; v++) FN(ptile)(T, A, r, v, 1);                                              \
+		}                                                                                                   \
+	}
+PDRIVER(q4_0, T_Q4_0, TVP)
+PDRIVER(q8_0, T_Q8_0, TVP)
