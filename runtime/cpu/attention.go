@@ -61,6 +61,9 @@ func (b *Backend) attention(layer, n, pos int) {
 // A soft-cap c applies to the scaled score before the softmax, as ggml's
 // flash attention does it: scale/c folded into the scale, then c·tanh.
 func attendOnline(q, keys, vals, out []float32, span int, scale, softcap float32, qh []float32, f16 bool) {
+	if attendNative(q, keys, vals, out, span, scale, softcap, qh, f16) {
+		return // the same computation with native vector loops
+	}
 	hd := len(q)
 	if softcap != 0 {
 		scale /= softcap

@@ -84,3 +84,37 @@ func MatMulPacked(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int
 		C.int64_t(a.N), C.int64_t(v0), C.int64_t(v1), (*C.float)(ptr(dst)), C.int64_t(dstStride))
 	return ok != 0
 }
+
+// AttnScores sets scores[t] = q · keys[t*len(q):] for t < len(scores), as
+// runtime/cpu's portable vecDot computes it, bit for bit. It reports false
+// when the level is 0.
+func AttnScores(q, keys, scores []float32) bool {
+	if level == 0 || len(scores) == 0 {
+		return level != 0
+	}
+	hd := len(q)
+	_ = keys[len(scores)*hd-1]
+	C.vk_attn_scores((*C.float)(ptr(q)), (*C.float)(ptr(keys)), C.int64_t(hd), C.int64_t(len(scores)), (*C.float)(ptr(scores)))
+	return true
+}
+
+// AttnAccumulate runs the value side of online softmax over len(vs)
+// positions, as runtime/cpu's portable attention does it, bit for bit: at
+// step t, where rescale[t] != 0, out *= ms[t]; then out = fma(vals_t,
+// vs[t], out); each result rounded to F16 when f16. It reports false when
+// the level is 0.
+func AttnAccumulate(out, vals, ms, vs []float32, rescale []uint8, f16 bool) bool {
+	if level == 0 || len(vs) == 0 {
+		return level != 0
+	}
+	hd := len(out)
+	span := len(vs)
+	_, _, _ = vals[span*hd-1], ms[span-1], rescale[span-1]
+	h := C.int(0)
+	if f16 {
+		h = 1
+	}
+	C.vk_attn_accumulate((*C.float)(ptr(out)), (*C.float)(ptr(vals)), C.int64_t(hd), C.int64_t(span), (*C.float)(ptr(ms)),
+		(*C.float)(ptr(vs)), (*C.uint8_t)(ptr(rescale)), h)
+	return true
+}

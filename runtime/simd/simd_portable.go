@@ -22,3 +22,9 @@ func ReadSum(b []byte) uint64 { return readSumGo(b) }
 func MatMulPacked(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int, dst []float32, dstStride int) bool {
 	return false
 }
+
+// AttnScores has no native kernel on this platform.
+func AttnScores(q, keys, scores []float32) bool { return false }
+
+// AttnAccumulate has no native kernel on this platform.
+func AttnAccumulate(out, vals, ms, vs []float32, rescale []uint8, f16 bool) bool { return false }

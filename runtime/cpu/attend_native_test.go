@@ -1,0 +1,55 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"vkchat/runtime/simd"
+)
+
+// TestAttendNativeMatchesPortable checks the native attention loops bit for
+// bit against attendOnline's portable ones: head sizes with and without a
+// tail past the 32-wide blocks, spans of one to many positions, F16 and F32
+// accumulation, with and without a soft-cap, and scores that set a new
+// maximum late (a rescale mid-way).
+func TestAttendNativeMatchesPortable(t *testing.T) {
+	if simd.Level() == 0 {
+		t.Skip("no native kernels on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, hd := range []int{8, 48, 64, 80, 128} {
+		for _, span := range []int{1, 2, 7, 33, 200} {
+			for _, f16 := range []bool{true, false} {
+				for _, softcap := range []float32{0, 30} {
+					q := make([]float32, hd)
+					keys := make([]float32, span*hd)
+					vals := make([]float32, span*hd)
+					for i := range q {
+						q[i] = float32(r.NormFloat64())
+					}
+					for i := range keys {
+						keys[i] = float32(r.NormFloat64())
+						vals[i] = float32(r.NormFloat64())
+					}
+					if span > 3 {
+						for i := 0; i < hd; i++ {
+							keys[(span-2)*hd+i] = 4 * q[i] // a late maximum
+						}
+					}
+					scale := float32(1 / math.Sqrt(float64(hd)))
+					got, want := make([]float32, hd), make([]float32, hd)
+					attendOnline(q, keys, vals, got, span, scale, softcap, make([]float32, hd), f16)
+					nativeAttention = false
+					attendOnline(q, keys, vals, want, span, scale, softcap, make([]float32, hd), f16)
+					nativeAttention = true
+					for d := range got {
+						if math.Float32bits(got[d]) != math.Float32bits(want[d]) {
+							t.Fatalf("hd %d span %d f16 %v softcap %g: out[%d] native %g, portable %g", hd, span, f16, softcap, d, got[d], want[d])
+						}
+					}
+				}
+			}
+		}
+	}
+}

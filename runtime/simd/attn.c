@@ -1,0 +1,78 @@
+//go:build cgo && amd64
+
+// Attention helpers, bit-identical to runtime/cpu's portable attention:
+// scores as its vecDot (ggml_vec_dot_f16's AVX2 lane order: four 8-lane
+// accumulators updated with a float32 FMA emulated as a double FMA rounded
+// once to float32, reduced pairwise, the tail and total in double), and
+// the value accumulation out = fma(v, vs, out) the same way, with
+// optional F16 rounding after each step.
+#pragma GCC target("avx2,fma,f16c")
+#pragma GCC optimize("fp-contract=off")
+#include <immintrin.h>
+#include <stdint.h>
+#include "simd.h"
+
+static inline __m256 fma_dd(__m256 a, __m256 b, __m256 c) {
+	__m256d lo = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_castps256_ps128(b)),
+				     _mm256_cvtps_pd(_mm256_castps256_ps128(c)));
+	__m256d hi = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)),
+				     _mm256_cvtps_pd(_mm256_extractf128_ps(c, 1)));
+	return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+}
+
+static inline float vec_dot(const float *a, const float *b, int64_t n) {
+	const int64_t np = n & ~(int64_t)31;
+	double s = 0;
+	if (np > 0) {
+		__m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+		for (int64_t i = 0; i < np; i += 32)
+			for (int j = 0; j < 4; j++)
+				acc[j] = fma_dd(_mm256_loadu_ps(a + i + 8 * j), _mm256_loadu_ps(b + i + 8 * j), acc[j]);
+		float v[8];
+		_mm256_storeu_ps(v, _mm256_add_ps(_mm256_add_ps(acc[0], acc[2]), _mm256_add_ps(acc[1], acc[3])));
+		float t0 = v[0] + v[4], t1 = v[1] + v[5], t2 = v[2] + v[6], t3 = v[3] + v[7];
+		s = (double)((t0 + t1) + (t2 + t3));
+	}
+	for (int64_t i = np; i < n; i++) s += (double)(a[i] * b[i]);
+	return (float)s;
+}
+
+void vk_attn_scores(const float *q, const float *keys, int64_t hd, int64_t span, float *scores) {
+	for (int64_t t = 0; t < span; t++) scores[t] = vec_dot(q, keys + t * hd, hd);
+}
+
+static inline __m256 round16v(__m256 x) { return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)); }
+
+static inline float round16s(float x) { return _cvtsh_ss(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT)); }
+
+// out (hd floats) goes through span steps: where rescale[t], out *= ms[t]
+// (then rounded to F16 when f16); then out = fma(v_t, vs[t], out) (rounded
+// to F16 when f16).
+void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span, const float *ms, const float *vs,
+			const uint8_t *rescale, int f16) {
+	for (int64_t t = 0; t < span; t++) {
+		const float *v = vals + t * hd;
+		int64_t d = 0;
+		if (rescale[t]) {
+			const __m256 m = _mm256_set1_ps(ms[t]);
+			for (; d + 8 <= hd; d += 8) {
+				__m256 o = _mm256_mul_ps(_mm256_loadu_ps(out + d), m);
+				_mm256_storeu_ps(out + d, f16 ? round16v(o) : o);
+			}
+			for (; d < hd; d++) {
+				float o = out[d] * ms[t];
+				out[d] = f16 ? round16s(o) : o;
+			}
+		}
+		const __m256 w = _mm256_set1_ps(vs[t]);
+		for (d = 0; d + 8 <= hd; d += 8) {
+			__m256 o = fma_dd(_mm256_loadu_ps(v + d), w, _mm256_loadu_ps(out + d));
+			_mm256_storeu_ps(out + d, f16 ? round16v(o) : o);
+		}
+		for (; d < hd; d++) {
+			__m256 o = fma_dd(_mm256_set1_ps(v[d]), w, _mm256_set1_ps(out[d]));
+			float r = _mm256_cvtss_f32(o);
+			out[d] = f16 ? round16s(r) : r;
+		}
+	}
+}
