@@ -2,10 +2,13 @@ package ui
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 
 	"vkchat/runtime/engine"
 )
@@ -21,26 +24,54 @@ func longMarkdownReply() []string {
 	return pieces(b.String())
 }
 
+// longCodeReply is a reply that is one fenced block of 150 lines of Go,
+// about 1,500 tokens: the case where the open block is big.
+func longCodeReply() []string {
+	var b strings.Builder
+	b.WriteString("Here it is:\n\n```go\n")
+	for i := range 150 {
+		fmt.Fprintf(&b, "\tx%d := compute(%d, \"str\") // step %d\n", i, i, i)
+	}
+	b.WriteString("```\n")
+	return pieces(b.String())
+}
+
 // BenchmarkStreamToken measures what one streamed token costs the UI: the
 // token is appended to the reply and the whole screen is drawn, as the
 // program does for each token event. history is how many earlier
 // exchanges the chat holds; the reply streams through ~2,600 tokens of
-// Markdown and starts over.
+// Markdown and starts over. colour renders in true colour (syntax
+// highlighting included) instead of the tests' Ascii profile; every turns
+// the debouncing of slow open blocks off.
 //
 //	go test ./ui -run '^$' -bench StreamToken -benchtime 3000x
 func BenchmarkStreamToken(b *testing.B) {
-	toks := longMarkdownReply()
+	prose, code := longMarkdownReply(), longCodeReply()
 	for _, bc := range []struct {
-		name    string
-		history int
-		inspect bool
+		name                   string
+		history                int
+		inspect, colour, every bool
+		code                   bool
 	}{
-		{"markdown", 0, false},
-		{"markdown-history100", 100, false},
-		{"plain-inspect", 0, true},
+		{name: "code-colour", colour: true, code: true},
+		{name: "code-colour-every", colour: true, every: true, code: true},
+		{name: "markdown"},
+		{name: "markdown-history100", history: 100},
+		{name: "markdown-colour", colour: true},
+		{name: "markdown-colour-every", colour: true, every: true},
+		{name: "plain-inspect", inspect: true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			m := newModel(newFakeEngine(), Config{StateDir: b.TempDir()}, testRenderer())
+			r := testRenderer()
+			if bc.colour {
+				r = lipgloss.NewRenderer(io.Discard)
+				r.SetColorProfile(termenv.TrueColor)
+				r.SetHasDarkBackground(true)
+			}
+			m := newModel(newFakeEngine(), Config{StateDir: b.TempDir()}, r)
+			if bc.every {
+				m.md.clock = nil
+			}
 			m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 			for i := range bc.history {
 				m.turns = append(m.turns, &turn{role: "user", content: fmt.Sprintf("question %d", i)},
@@ -48,6 +79,10 @@ func BenchmarkStreamToken(b *testing.B) {
 			}
 			if bc.inspect {
 				m.focus = focusTranscript
+			}
+			toks := prose
+			if bc.code {
+				toks = code
 			}
 			var reply *turn
 			next := len(toks)
