@@ -51,24 +51,22 @@ layout(push_constant) uniform Push {
 
 shared float nscale[QKNORM == 1 ? MAXG : 2];
 
-// value of element off (< qw + kvw: Q or K) of the token's row at base,
-// normalized when the model does.
-float qk(uint base, uint off) {
-	float x = uintBitsToFloat(texelFetch(QKV, int(base + off)).x);
+// value of element d of the Q (isq) or K head starting at row offset h0,
+// normalized when the model does: g is its group in nscale, wb the index of
+// its first weight. The call sites pass isq as a constant, so each inlined
+// copy fetches from one weight buffer only.
+float qk(uint base, uint h0, uint d, bool isq, uint g, uint wb) {
+	float x = uintBitsToFloat(texelFetch(QKV, int(base + h0 + d)).x);
 	if (QKNORM == 0) {
 		return x;
 	}
-	uint qw = p.heads * HD;
-	bool isq = off < qw;
-	uint g = QKNORM == 1 ? off / HD : (isq ? 0 : 1);
-	uint wi = QKNORM == 1 ? off % HD : (isq ? off : off - qw);
-	float w = uintBitsToFloat(isq ? texelFetch(QN, int(wi)).x : texelFetch(KN, int(wi)).x);
+	float w = uintBitsToFloat(isq ? texelFetch(QN, int(wb + d)).x : texelFetch(KN, int(wb + d)).x);
 	return (x * nscale[g]) * w;
 }
 
-// rotated value of element d of the head starting at row offset h0
-float rot(uint base, uint h0, uint d, uint t) {
-	float xd = qk(base, h0 + d);
+// rotated value of element d of that head at the step's token t
+float rot(uint base, uint h0, uint d, uint t, bool isq, uint g, uint wb) {
+	float xd = qk(base, h0, d, isq, g, wb);
 	if (d >= DIMS || p.rope == 0) {
 		return xd;
 	}
@@ -76,7 +74,7 @@ float rot(uint base, uint h0, uint d, uint t) {
 	uint i = NEOX != 0 ? d % half_ : d / 2;
 	bool first = NEOX != 0 ? d < half_ : (d & 1u) == 0;
 	uint partner = NEOX != 0 ? (first ? d + half_ : d - half_) : d ^ 1u;
-	float xp = qk(base, h0 + partner);
+	float xp = qk(base, h0, partner, isq, g, wb);
 	uvec2 cs = texelFetch(ROPE, int(t * half_ + i)).xy;
 	float c = uintBitsToFloat(cs.x), s = uintBitsToFloat(cs.y);
 	return first ? xd * c - xp * s : xp * s + xd * c;
@@ -120,8 +118,9 @@ void main() {
 		uint d0 = 2 * e;
 		if (d0 < qw) {
 			uint h = d0 / HD, d = d0 % HD;
-			q[t * p.qstride + d0] = rot(base, h * HD, d, t) * p.qscale;
-			q[t * p.qstride + d0 + 1] = rot(base, h * HD, d + 1, t) * p.qscale;
+			uint g = QKNORM == 1 ? h : 0, wb = QKNORM == 1 ? 0 : h * HD;
+			q[t * p.qstride + d0] = rot(base, h * HD, d, t, true, g, wb) * p.qscale;
+			q[t * p.qstride + d0 + 1] = rot(base, h * HD, d + 1, t, true, g, wb) * p.qscale;
 			continue;
 		}
 		bool isK = d0 < qw + kvw;
@@ -129,8 +128,9 @@ void main() {
 		uint h = off / HD, d = off % HD;
 		float a, b;
 		if (isK) {
-			a = rot(base, qw + h * HD, d, t);
-			b = rot(base, qw + h * HD, d + 1, t);
+			uint g = QKNORM == 1 ? p.heads + h : 1, wb = QKNORM == 1 ? 0 : h * HD;
+			a = rot(base, qw + h * HD, d, t, false, g, wb);
+			b = rot(base, qw + h * HD, d + 1, t, false, g, wb);
 		} else {
 			uint hb = base + qw + kvw + h * HD;
 			a = uintBitsToFloat(texelFetch(QKV, int(hb + d)).x);
