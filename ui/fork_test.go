@@ -261,3 +261,20 @@ func TestPrefillProgressShown(t *testing.T) {
 		t.Errorf("ETA still shown after the prompt was read")
 	}
 }
+
+// TestForkInCompletionMode: completion mode has no turn labels, so the
+// branch shows as a note under the running text.
+func TestForkInCompletionMode(t *testing.T) {
+	eng := newFakeEngine()
+	eng.info.Completion, eng.info.TemplateName = true, ""
+	m := newTestModel(t, eng, Config{})
+	h := newHarness(t, m)
+	h.size(120, 40)
+	forkSecondStep(t, h, eng)
+	if v := m.View(); !strings.Contains(v, "⑂ branch 2/2 · [ ] switch") || !strings.Contains(v, "forked at token 3") {
+		t.Errorf("fork not marked in completion mode:\n%s", v)
+	}
+	if req := eng.lastRequest(); req.Fork == nil || len(req.Messages) != 1 {
+		t.Errorf("completion fork request %+v", req)
+	}
+}

@@ -106,7 +106,8 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 		case d.Reason == engine.StopCanceled:
 			reply.addNote(noteInfo, "stopped", false)
 		case d.Reason == engine.StopMaxTokens:
-			reply.addNote(noteInfo, fmt.Sprintf("stopped at the %d-token limit", d.Generated), false)
+			// A fork's reply counts the tokens it kept from before the fork.
+			reply.addNote(noteInfo, fmt.Sprintf("stopped at the %d-token limit", len(reply.steps)), false)
 		case d.Reason == engine.StopContext:
 			reply.addNote(noteWarn, fmt.Sprintf("the %d-token context is full; /clear starts a new chat", m.contextSize()), false)
 		}

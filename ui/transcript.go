@@ -342,6 +342,10 @@ func (m *Model) completionLines(width int) ([]string, int) {
 	// Notes of the latest exchange only: older ones belong to text that has
 	// long been continued.
 	for _, t := range m.turns[max(len(m.turns)-2, 0):] {
+		if b := m.branchLabel(t); b != "" {
+			// Completion mode has no turn labels to carry it.
+			lines = append(lines, m.noteLines(note{kind: noteInfo, text: b + " · [ ] switch"}, width)...)
+		}
 		for _, n := range t.notes {
 			lines = append(lines, m.noteLines(n, width)...)
 		}

@@ -64,10 +64,10 @@ func LatencyLines(st theme.Styles, ds []time.Duration, width int) []string {
 	ends := Duration(lo) + " … " + Duration(hi)
 	hw := max(valW-len([]rune(ends))-1, 1)
 	out := []string{row(st, "latency", metricLabelW, st.Spark.Render(Histogram(ds, min(hw, 32)))+" "+st.Dim.Render(ends))}
-	lo50 := fmt.Sprintf("p50 %s  p90 %s", Duration(l.P50), Duration(l.P90))
-	hi99 := fmt.Sprintf("p99 %s  max %s", Duration(l.P99), Duration(l.Max))
-	if len(lo50)+2+len(hi99) <= valW {
-		return append(out, row(st, "", metricLabelW, st.Value.Render(lo50+"  "+hi99)))
+	lo50 := fmt.Sprintf("p50 %s p90 %s", Duration(l.P50), Duration(l.P90))
+	hi99 := fmt.Sprintf("p99 %s max %s", Duration(l.P99), Duration(l.Max))
+	if len(lo50)+1+len(hi99) <= valW {
+		return append(out, row(st, "", metricLabelW, st.Value.Render(lo50+" "+hi99)))
 	}
 	return append(out, row(st, "", metricLabelW, st.Value.Render(lo50)), row(st, "", metricLabelW, st.Value.Render(hi99)))
 }
