@@ -2,8 +2,8 @@
 # Prepares what scripts/gpu-check.sh needs on the device tool's machine,
 # which has no Go and no ../shared: the binaries (bin/vkchat, bin/vk.test,
 # stripped, built here for x86-64), a subset of the shared data
-# (.gpucheck/shared: stories260K, the llama-family synthetic models and
-# their llama.cpp dumps, the llama vocabulary for `vkchat synth`) and the
+# (.gpucheck/shared: stories260K, some synthetic models and their
+# llama.cpp dumps, the llama vocabulary for `vkchat synth`) and the
 # Vulkan loader debs (.gl, as the device tool's README says). All three are
 # ignored by git and named in the call's carry list (README, "Real GPUs").
 set -eu
@@ -16,7 +16,11 @@ rm -rf .gpucheck
 mkdir -p .gpucheck/shared/models .gpucheck/shared/reference .gpucheck/shared/vocab
 cp models/demo/stories260K.gguf .gpucheck/shared/models/ 2>/dev/null || cp "$shared/models/stories260K.gguf" .gpucheck/shared/models/
 cp testdata/reference/stories260K.*.json .gpucheck/shared/reference/ 2>/dev/null || cp "$shared"/reference/stories260K.*.json .gpucheck/shared/reference/
-for t in F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K_M Q4_K_M Q5_K_M Q6_K; do
+# Within the device tool's 64 MiB: a few weight types for
+# TestSynthLogitsMatchCPU, and the two architectures the GPU layout test
+# runs (the other synth-<arch> files are left: gpu-check.sh names the
+# tests that need them as not run).
+for t in F16 Q4_0 Q8_0 Q4_K_M Q6_K gemma2-F32 qwen3-F32; do
 	cp "$shared/models/synth-$t.gguf" .gpucheck/shared/models/
 	cp "$shared/reference/synth-$t.json" .gpucheck/shared/reference/ 2>/dev/null || true
 done

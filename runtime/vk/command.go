@@ -179,6 +179,9 @@ type Recorder struct {
 	maxQ    uint32
 	labels  []dispatchMeta
 	open    bool
+	// fresh: nothing but uploads recorded since Begin, whose barrier is
+	// placed before the first dispatch or fill (so an upload shares it).
+	fresh bool
 
 	Dispatches int
 	Barriers   int
@@ -231,8 +234,9 @@ func (r *Recorder) Begin() error {
 	r.open, r.pending, r.labels, r.Dispatches, r.Barriers, r.WeightBytes = true, r.pending[:0], r.labels[:0], 0, 0, 0
 	r.barrierAt = r.barrierAt[:0]
 	// A fence wait makes earlier submissions' writes available, not
-	// visible: one barrier at the start orders this buffer after them.
-	r.Barrier()
+	// visible: one barrier before the first dispatch orders this buffer
+	// after them (and after the uploads recorded first).
+	r.fresh = true
 	if r.maxQ > 0 {
 		vk.CmdResetQueryPool(r.cb, r.query, 0, r.maxQ)
 		vk.CmdWriteTimestamp(r.cb, vk.PipelineStageTopOfPipeBit, r.query, 0)
@@ -266,12 +270,17 @@ func (r *Recorder) Barrier() { r.barrier(false) }
 // of a step whose results the host reads after the fence.
 func (r *Recorder) barrier(host bool) {
 	r.d.cmdBarrier(r.cb, host)
+	r.fresh = false
 	r.pending = r.pending[:0]
 	r.Barriers++
 	r.barrierAt = append(r.barrierAt, r.Dispatches)
 }
 
 func (r *Recorder) hazard(args []Arg) {
+	if r.fresh {
+		r.Barrier()
+		return
+	}
 	for _, a := range args {
 		for _, p := range r.pending {
 			if overlaps(a, p) {
@@ -341,10 +350,14 @@ func (r *Recorder) Dispatch(label string, k *Kernel, args []Arg, push []uint32, 
 // Upload records a copy of src into dst (as much as both hold): a
 // host-visible staging of data the dispatches then read from device-local
 // memory. dst counts as written, so the first dispatch that reads it waits
-// for the copy.
+// for the copy. Right after Begin it shares the buffer's first barrier:
+// the earlier submissions that read dst have finished (their fence was
+// waited for), and the copy needs only to be visible to what follows.
 func (r *Recorder) Upload(src, dst *Buffer) {
 	w := Arg{B: dst, Write: true}
-	r.hazard([]Arg{w, {B: src}})
+	if !r.fresh {
+		r.hazard([]Arg{w, {B: src}})
+	}
 	r.d.cmdCopy(r.cb, src.buf, dst.buf, 0, 0, min(src.Size, dst.Size))
 	r.pending = append(r.pending, w)
 }
