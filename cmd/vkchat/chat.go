@@ -19,7 +19,9 @@ func init() {
 
 // demoNotice is the chat's first status line on the demo model: what it is
 // and how to get a model that chats.
-const demoNotice = "demo model: stories260K writes tiny stories, it does not chat · for a chat model: vkchat pull"
+// It must fit the status line whole at 80 columns and in the wide layout's
+// narrowest main column (TestDemoNoticeFits).
+const demoNotice = "demo model (tiny stories) · real chat: vkchat pull"
 
 func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("chat", "--model FILE|demo [flags]", stderr)

@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"vkchat/models/demo"
+	"vkchat/runtime/sample"
+	"vkchat/ui"
 	"vkchat/ui/picker"
 )
 
@@ -138,5 +142,25 @@ func TestRunDemo(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "decode: 16 tokens") && !strings.Contains(errb.String(), "stop:") {
 		t.Errorf("no decode summary:\n%s", errb.String())
+	}
+}
+
+// TestDemoNoticeFits: the demo's notice is shown whole, the command
+// included, at the usual terminal widths (the status line cuts what does
+// not fit with an ellipsis).
+func TestDemoNoticeFits(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ef := engineFlags{model: demo.Ref, backend: "cpu", kvType: "f16", device: -1}
+	s, err := ef.load(context.Background(), sample.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, w := range []int{80, 100, 120, 160, 200} {
+		m := ui.New(s, ui.Config{Notice: demoNotice, StateDir: t.TempDir()})
+		m, _ = m.Update(tea.WindowSizeMsg{Width: w, Height: 24})
+		if view := m.View(); !strings.Contains(view, demoNotice) {
+			t.Errorf("at %d columns the notice is not shown whole:\n%s", w, view)
+		}
 	}
 }
