@@ -76,3 +76,10 @@ void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span,
 		}
 	}
 }
+
+// vk_f16_to_f32 widens n halves (exact; F16C quiets signalling NaNs).
+void vk_f16_to_f32(float *dst, const uint16_t *src, int64_t n) {
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
+	for (; i < n; i++) dst[i] = _cvtsh_ss(src[i]);
+}

@@ -118,3 +118,15 @@ func AttnAccumulate(out, vals, ms, vs []float32, rescale []uint8, f16 bool) bool
 		(*C.float)(ptr(vs)), (*C.uint8_t)(ptr(rescale)), h)
 	return true
 }
+
+// F16ToF32 widens src into dst (len(dst) >= len(src)) with F16C; the
+// values are exact, as in quant.FP16ToFP32 (signalling NaNs come out
+// quiet). It reports false when the level is 0.
+func F16ToF32(dst []float32, src []uint16) bool {
+	if level == 0 {
+		return false
+	}
+	_ = dst[:len(src)]
+	C.vk_f16_to_f32((*C.float)(ptr(dst)), (*C.uint16_t)(ptr(src)), C.int64_t(len(src)))
+	return true
+}

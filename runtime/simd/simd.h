@@ -26,3 +26,4 @@ int vk_pm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t
 void vk_attn_scores(const float *q, const float *keys, int64_t hd, int64_t span, float *scores);
 void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span, const float *ms, const float *vs,
 			const uint8_t *rescale, int f16);
+void vk_f16_to_f32(float *dst, const uint16_t *src, int64_t n);

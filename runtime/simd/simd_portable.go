@@ -28,3 +28,6 @@ func AttnScores(q, keys, scores []float32) bool { return false }
 
 // AttnAccumulate has no native kernel on this platform.
 func AttnAccumulate(out, vals, ms, vs []float32, rescale []uint8, f16 bool) bool { return false }
+
+// F16ToF32 has no native kernel on this platform.
+func F16ToF32(dst []float32, src []uint16) bool { return false }
