@@ -130,6 +130,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 	if !m.info.Completion {
 		m.system = cfg.SystemPrompt
 	}
+	m.think.off = cfg.NoThinking
 	m.input.placeholder = "Message " + m.modelName() + "…"
 	if m.info.Completion {
 		m.input.placeholder = "Text for the model to continue… (Enter on empty continues)"

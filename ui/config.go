@@ -17,6 +17,9 @@ type Config struct {
 	StateDir string
 	// LoadConversation is a saved conversation to resume; "" starts afresh.
 	LoadConversation string
+	// NoThinking starts the chat with enable_thinking=false, as /think off
+	// does (a thinking model's template then asks for no reasoning).
+	NoThinking bool
 	// Notice is shown in the status line when the chat opens (the demo
 	// model says what it is and how to get a real one).
 	Notice string

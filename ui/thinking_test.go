@@ -243,3 +243,12 @@ func TestThinkingFork(t *testing.T) {
 		t.Errorf("plain reply changed: %+v", plain)
 	}
 }
+
+func TestNoThinkingConfig(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		m := newTestModel(t, newFakeEngine(), Config{NoThinking: off})
+		if m.nextRequest().DisableThinking != off {
+			t.Errorf("Config.NoThinking %v: request DisableThinking %v", off, m.nextRequest().DisableThinking)
+		}
+	}
+}

@@ -30,12 +30,14 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	params := samplerFlags(fs)
 	var cfg ui.Config
 	fs.StringVar(&cfg.SystemPrompt, "system", "", "system prompt")
+	think := fs.Bool("think", true, "enable_thinking for thinking models (--think=false: no reasoning; /think on|off in the chat)")
 	fs.IntVar(&cfg.MaxTokens, "n", 0, "maximum tokens per reply (0: until the model stops)")
 	fs.StringVar(&cfg.LoadConversation, "load", "", "resume a saved conversation (JSON)")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "where conversations are saved (default $XDG_STATE_HOME/vkchat)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	cfg.NoThinking = !*think
 	if ef.model == "" {
 		if !isTerminal(os.Stdin) {
 			return fmt.Errorf("no model: pass --model FILE (a GGUF file), or --model demo for the model built into vkchat")
