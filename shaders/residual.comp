@@ -12,8 +12,10 @@ layout(constant_id = 1) const uint NORM = 0;
 
 layout(binding = 0) uniform usamplerBuffer O;  // branch output, f32 bits, R32_UINT view
 layout(binding = 1) uniform usamplerBuffer NW; // norm weight, R32_UINT view
-layout(std430, binding = 2) buffer X { float x[]; };
+layout(std430, binding = 2) writeonly buffer X { float x[]; };
 layout(std430, binding = 3) readonly buffer Step { uint ntok; uint pos; };
+// x read through a texel view: storage-buffer loads are llvmpipe's slow path
+layout(binding = 4) uniform usamplerBuffer XR;
 
 layout(push_constant) uniform Push {
 	uint n;      // elements per token
@@ -53,6 +55,6 @@ void main() {
 		if (NORM != 0) {
 			v = (v * scale) * uintBitsToFloat(texelFetch(NW, int(i)).x);
 		}
-		x[base + i] += v * p.rs;
+		x[base + i] = uintBitsToFloat(texelFetch(XR, int(base + i)).x) + v * p.rs;
 	}
 }

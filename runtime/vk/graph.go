@@ -157,7 +157,7 @@ func (b *Backend) recordBranchEnd(r *Recorder, label string, norm *Buffer, s bod
 			return err
 		}
 	}
-	return r.Dispatch(label, k, []Arg{{B: b.o, Format: fmtU32}, {B: nw, Format: fmtU32}, {B: b.x, Write: true}, R(b.step)},
+	return r.Dispatch(label, k, []Arg{{B: b.o, Format: fmtU32}, {B: nw, Format: fmtU32}, {B: b.x, Write: true}, R(b.step), {B: b.x, Format: fmtU32}},
 		[]uint32{uint32(b.cfg.Embd), uint32(b.xStride), math.Float32bits(b.cfg.NormEps), math.Float32bits(b.rec.residualScale)},
 		uint32(s.cap), 1, 1)
 }
