@@ -4,7 +4,6 @@ import (
 	"vkchat/models"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/quant"
-	"vkchat/runtime/simd"
 )
 
 // kvCache stores keys and values per layer, position-major:
@@ -66,15 +65,15 @@ func (kv *kvCache) store(layer, pos int, k, v []float32) {
 // load reads head h's key and value rows for positions [from, to) into
 // keys/vals ([to-from x headDim]) as float32.
 func (kv *kvCache) load(layer, h, headDim, from, to int, keys, vals []float32) {
+	if kv.loadNative(layer, h, headDim, from, to, keys, vals) {
+		return
+	}
 	c := kv.capacity[layer]
 	for t := from; t < to; t++ {
 		o := (t%c)*kv.width + h*headDim
 		kd, vd := keys[(t-from)*headDim:(t-from+1)*headDim], vals[(t-from)*headDim:(t-from+1)*headDim]
 		if kv.typ == backend.KVF16 {
 			ks, vs := kv.k16[layer][o:o+headDim], kv.v16[layer][o:o+headDim]
-			if simd.F16ToF32(kd, ks) && simd.F16ToF32(vd, vs) {
-				continue // the same exact widening with F16C
-			}
 			for i := range kd {
 				kd[i] = quant.FP16ToFP32(ks[i])
 				vd[i] = quant.FP16ToFP32(vs[i])

@@ -83,3 +83,9 @@ void vk_f16_to_f32(float *dst, const uint16_t *src, int64_t n) {
 	for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
 	for (; i < n; i++) dst[i] = _cvtsh_ss(src[i]);
 }
+
+// vk_f16_rows widens rows rows of cols halves, src rows stride halves
+// apart, into dst rows of cols floats.
+void vk_f16_rows(float *dst, const uint16_t *src, int64_t cols, int64_t stride, int64_t rows) {
+	for (int64_t r = 0; r < rows; r++) vk_f16_to_f32(dst + r * cols, src + r * stride, cols);
+}

@@ -130,3 +130,14 @@ func F16ToF32(dst []float32, src []uint16) bool {
 	C.vk_f16_to_f32((*C.float)(ptr(dst)), (*C.uint16_t)(ptr(src)), C.int64_t(len(src)))
 	return true
 }
+
+// F16Rows widens rows rows of cols halves, stride halves apart in src, into
+// dst (rows*cols floats), as F16ToF32 does per row, in one call.
+func F16Rows(dst []float32, src []uint16, cols, stride, rows int) bool {
+	if level == 0 || rows <= 0 {
+		return level != 0
+	}
+	_, _ = dst[rows*cols-1], src[(rows-1)*stride+cols-1]
+	C.vk_f16_rows((*C.float)(ptr(dst)), (*C.uint16_t)(ptr(src)), C.int64_t(cols), C.int64_t(stride), C.int64_t(rows))
+	return true
+}

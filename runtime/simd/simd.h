@@ -27,3 +27,4 @@ void vk_attn_scores(const float *q, const float *keys, int64_t hd, int64_t span,
 void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span, const float *ms, const float *vs,
 			const uint8_t *rescale, int f16);
 void vk_f16_to_f32(float *dst, const uint16_t *src, int64_t n);
+void vk_f16_rows(float *dst, const uint16_t *src, int64_t cols, int64_t stride, int64_t rows);
