@@ -70,7 +70,9 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 		reply.appendToken(t)
 		m.run.generated++
 		m.run.last = t.Duration
-		if t.Index == 0 {
+		// The first token of this generation: a fork's starts past its
+		// kept prefix, so its index is not 0.
+		if m.run.generated == 1 {
 			m.run.ttft = t.SinceStart
 		} else {
 			m.run.decodeSum += t.Duration
