@@ -207,6 +207,15 @@ func (in *Input) Receive(msg tea.Msg) tea.Cmd {
 
 // inputKey gives a key to the editor and shows an edit it refused.
 func (m *Model) inputKey(msg tea.KeyMsg) tea.Cmd {
+	if msg.Type == tea.KeyUp && len(m.input.history) == 0 {
+		// Nothing sent yet in this session: a resumed conversation's
+		// messages are the history, so they can be sent again or edited.
+		for _, t := range m.turns {
+			if t.role == "user" {
+				m.input.Remember(t.content)
+			}
+		}
+	}
 	_, cmd := m.input.Update(msg)
 	m.showInputError()
 	return cmd

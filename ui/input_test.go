@@ -124,6 +124,28 @@ func TestInputHistory(t *testing.T) {
 	}
 }
 
+// In a resumed conversation with nothing sent yet, ↑ recalls its messages.
+func TestInputHistoryFromAResumedChat(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	m.turns = []*turn{{role: "user", content: "first question"}, {role: "assistant", content: "an answer"},
+		{role: "user", content: "second\nquestion"}, {role: "assistant", content: "another"}}
+	m.Update(keyMsg("up"))
+	if got := m.input.Value(); got != "second\nquestion" {
+		t.Fatalf("↑ recalled %q", got)
+	}
+	m.Update(keyMsg("up"))
+	m.Update(keyMsg("up"))
+	if got := m.input.Value(); got != "first question" {
+		t.Fatalf("↑↑↑ recalled %q", got)
+	}
+	m.Update(keyMsg("down"))
+	m.Update(keyMsg("down"))
+	if got := m.input.Value(); got != "" {
+		t.Errorf("↓ past the newest left %q", got)
+	}
+}
+
 func TestInputRefusesAPasteOverTheLineLimit(t *testing.T) {
 	in := NewInput()
 	pressInput(t, &in, "type:keep")
