@@ -20,6 +20,9 @@
 	void quant_q8_0##sfx(const float *, int64_t, int8_t *, float *, int32_t *, float *);
 DECL(_avx2)
 DECL(_vnni)
+void mm_f32(const MMArgs *);
+void mm_f16(const MMArgs *);
+void mm_bf16(const MMArgs *);
 
 // Levels: 0 none (portable Go), 1 AVX2+FMA+F16C, 2 that plus AVX-512 F/BW/VL/VNNI.
 int vk_cpu_level(void) {
@@ -48,6 +51,9 @@ static mmfn pick(int level, int type) {
 		T(12, q4_k)
 		T(13, q5_k)
 		T(14, q6_k)
+	case 0: return mm_f32;
+	case 1: return mm_f16;
+	case 30: return mm_bf16;
 	}
 #undef T
 	return NULL;

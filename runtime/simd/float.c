@@ -1,0 +1,78 @@
+//go:build cgo && amd64
+
+// F32, F16 and BF16 weights against float activations (already rounded to
+// the weight's type by the caller, so every product is exact in float32
+// for F16 and BF16). Bit-identical to the portable kernels: products in
+// float32, summed in four double chains by element index modulo 4 (one
+// 4-lane double accumulator), a tail of n%4 into chain 0, and
+// (s0+s1)+(s2+s3) rounded to float32.
+#pragma GCC target("avx2,fma,f16c")
+#pragma GCC optimize("fp-contract=off")
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+#include "simd.h"
+
+enum { F32 = 0, F16 = 1, BF16 = 30 };
+
+static inline __m128 load4(int T, const uint8_t *p) {
+	if (T == F32) return _mm_loadu_ps((const float *)p);
+	__m128i h = _mm_loadl_epi64((const __m128i *)p);
+	if (T == F16) return _mm_cvtph_ps(h);
+	return _mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), h)); // bf16 << 16
+}
+
+static inline float load1(int T, const uint8_t *p) {
+	if (T == F32) {
+		float f;
+		memcpy(&f, p, 4);
+		return f;
+	}
+	uint16_t h;
+	memcpy(&h, p, 2);
+	if (T == F16) return _cvtsh_ss(h);
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline __attribute__((always_inline)) void ftile(const int T, const MMArgs *A, int64_t r, int64_t v, const int RT, const int VT) {
+	const int es = T == F32 ? 4 : 2;
+	const int64_t n = A->n, n4 = n & ~(int64_t)3;
+	__m256d acc[8];
+	for (int k = 0; k < RT * VT; k++) acc[k] = _mm256_setzero_pd();
+	for (int64_t i = 0; i < n4; i += 4) {
+		__m128 x[8];
+		for (int j = 0; j < VT; j++) x[j] = _mm_loadu_ps(A->f + (v + j) * n + i);
+		for (int ri = 0; ri < RT; ri++) {
+			const __m128 w = load4(T, A->w + (r + ri) * A->rb + i * es);
+			for (int j = 0; j < VT; j++) acc[ri * VT + j] = _mm256_add_pd(acc[ri * VT + j], _mm256_cvtps_pd(_mm_mul_ps(w, x[j])));
+		}
+	}
+	for (int ri = 0; ri < RT; ri++)
+		for (int j = 0; j < VT; j++) {
+			double s[4];
+			_mm256_storeu_pd(s, acc[ri * VT + j]);
+			for (int64_t i = n4; i < n; i++) s[0] += (double)(load1(T, A->w + (r + ri) * A->rb + i * es) * A->f[(v + j) * n + i]);
+			A->dst[(v + j) * A->ds + r + ri] = (float)((s[0] + s[1]) + (s[2] + s[3]));
+		}
+}
+
+#define FDRIVER(NAME, T)                                                                                     \
+	void mm_##NAME(const MMArgs *A) {                                                                       \
+		int64_t v = A->v0;                                                                                  \
+		for (; v + 2 <= A->v1; v += 2) {                                                                    \
+			int64_t r = A->r0;                                                                          \
+			for (; r + 4 <= A->r1; r += 4) ftile(T, A, r, v, 4, 2);                                        \
+			for (; r < A->r1; r++) ftile(T, A, r, v, 1, 2);                                                \
+		}                                                                                                   \
+		for (; v < A->v1; v++) {                                                                            \
+			int64_t r = A->r0;                                                                          \
+			for (; r + 8 <= A->r1; r += 8) ftile(T, A, r, v, 8, 1);                                        \
+			for (; r < A->r1; r++) ftile(T, A, r, v, 1, 1);                                                \
+		}                                                                                                   \
+	}
+FDRIVER(f32, F32)
+FDRIVER(f16, F16)
+FDRIVER(bf16, BF16)
