@@ -70,11 +70,16 @@ type TokenInfo struct {
 	// Funnel is what each stage of the sampler chain left at this step.
 	Funnel sample.Funnel
 	// LogProb is the natural log of this token's probability in the
-	// distribution the sampler saw (softmax of the logits after
-	// penalties, before truncation and temperature); a candidate's is its
-	// Logit − LogZ.
+	// model's distribution: the softmax of the logits, before penalties,
+	// truncation and temperature. LogZ is the log normaliser of what the
+	// sampler saw (after penalties): a candidate's log-probability there is
+	// its Logit − LogZ, the model's own too when no penalty changed it.
 	LogProb float64
 	LogZ    float64
+	// Top is set when penalties changed the distribution: the model's own
+	// likeliest tokens with their log-probabilities, which Candidates (the
+	// penalised ranking) then are not.
+	Top []TokenLogprob
 	// Forced: the caller chose this token (a fork) instead of the sampler.
 	Forced bool
 }

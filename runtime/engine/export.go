@@ -66,9 +66,8 @@ func (p LogprobParams) Sample() sample.Params {
 }
 
 // LogprobToken is one generated token with the most likely alternatives.
-// Log-probabilities are natural logs of the distribution the sampler saw:
-// the softmax of the logits (after repetition penalties, when they are on),
-// before truncation and temperature.
+// Log-probabilities are natural logs of the model's distribution: the
+// softmax of the logits before penalties, truncation and temperature.
 type LogprobToken struct {
 	Type    string       `json:"type"` // "token"
 	Index   int          `json:"index"`
@@ -202,8 +201,16 @@ func (lw *LogprobWriter) Flush() error { return lw.w.Flush() }
 
 // TokenLine is the export line of one token.
 func TokenLine(t TokenInfo, text func(int32) string) LogprobToken {
-	out := LogprobToken{Type: "token", Index: t.Index, ID: t.ID, Text: text(t.ID), Logprob: t.LogProb, Forced: t.Forced,
-		Top: make([]LogprobAlt, len(t.Candidates))}
+	out := LogprobToken{Type: "token", Index: t.Index, ID: t.ID, Text: text(t.ID), Logprob: t.LogProb, Forced: t.Forced}
+	if t.Top != nil {
+		// Penalties changed what the sampler saw; the export holds the
+		// model's own distribution.
+		for _, a := range t.Top {
+			out.Top = append(out.Top, LogprobAlt{ID: a.ID, Text: text(a.ID), Logprob: a.Logprob})
+		}
+		return out
+	}
+	out.Top = make([]LogprobAlt, len(t.Candidates))
 	for i, c := range t.Candidates {
 		out.Top[i] = LogprobAlt{ID: c.ID, Text: text(c.ID), Logprob: float64(c.Logit) - t.LogZ}
 	}

@@ -84,6 +84,7 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		} else {
 			res, err = s.sampleNext(next)
 		}
+		logp, top := s.modelLogprobs(res)
 		s.mu.Unlock()
 		if err != nil {
 			return done(StopError, fmt.Errorf("sample: %w", err), i, decodeTime)
@@ -109,7 +110,7 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		}
 		emit(Event{Kind: EventToken, Token: &TokenInfo{ID: res.Token, Piece: piece, Candidates: res.Candidates,
 			Entropy: res.Entropy, Params: params, Index: base + i, Duration: dur, SinceStart: time.Since(start),
-			Funnel: res.Funnel, LogProb: res.TokenLogProb(), LogZ: res.LogZ, Forced: forced,
+			Funnel: res.Funnel, LogProb: logp, LogZ: res.LogZ, Top: top, Forced: forced,
 			Thinking: thinking, Thought: thought, Answer: answer}, Stats: s.Stats()})
 		pos := len(s.cached)
 		switch {
