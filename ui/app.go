@@ -192,8 +192,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		return m, m.handleTick(msg)
 	}
-	// What the editor's own commands answer (the clipboard after Ctrl+V).
-	return m, m.input.Receive(msg)
+	// What the editor's own commands answer (a failed clipboard read).
+	return m, m.receiveInput(msg)
 }
 
 func (m *Model) setStatus(s string) { m.status = statusLine{text: s} }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/atotto/clipboard"
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textarea"
@@ -176,6 +177,8 @@ func (in *Input) Update(msg tea.KeyMsg) (bool, tea.Cmd) {
 	case msg.Paste:
 		in.insert(string(msg.Runes))
 		return true, nil
+	case key.Matches(msg, in.ta.KeyMap.Paste):
+		return true, readClipboard
 	case msg.Type == tea.KeyUp && in.onFirstRow():
 		in.browse(-1)
 		return true, nil
@@ -194,15 +197,28 @@ func (in *Input) Update(msg tea.KeyMsg) (bool, tea.Cmd) {
 	return true, in.apply(msg)
 }
 
-// Receive passes the textarea the messages its commands produce (the
-// clipboard's contents after Ctrl+V).
+// Receive passes the editor the messages its commands produce (a failed
+// clipboard read after Ctrl+V) and any the chat has no use for.
 func (in *Input) Receive(msg tea.Msg) tea.Cmd {
-	cmd := in.apply(msg)
-	if err := in.ta.Err; err != nil {
-		in.err = fmt.Errorf("could not paste from the clipboard: %w", err)
-		in.ta.Err = nil
+	if e, ok := msg.(clipboardErrMsg); ok {
+		in.err = fmt.Errorf("could not paste from the clipboard: %w", e.err)
+		return nil
 	}
-	return cmd
+	return in.apply(msg)
+}
+
+type clipboardErrMsg struct{ err error }
+
+// readClipboard reads the system clipboard for Ctrl+V and hands it back
+// as a bracketed paste, so it is cleaned and size-checked like one (the
+// textarea's own paste would take "\r\n" as two line breaks and keep
+// the text of escape sequences).
+func readClipboard() tea.Msg {
+	s, err := clipboard.ReadAll()
+	if err != nil {
+		return clipboardErrMsg{err}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s), Paste: true}
 }
 
 // inputKey gives a key to the editor and shows an edit it refused.
@@ -217,6 +233,13 @@ func (m *Model) inputKey(msg tea.KeyMsg) tea.Cmd {
 		}
 	}
 	_, cmd := m.input.Update(msg)
+	m.showInputError()
+	return cmd
+}
+
+// receiveInput passes the editor a message the chat does not handle.
+func (m *Model) receiveInput(msg tea.Msg) tea.Cmd {
+	cmd := m.input.Receive(msg)
 	m.showInputError()
 	return cmd
 }

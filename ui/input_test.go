@@ -146,6 +146,34 @@ func TestInputHistoryFromAResumedChat(t *testing.T) {
 	}
 }
 
+// Ctrl+V reads the clipboard and pastes it like a bracketed paste; where
+// there is no clipboard (no display, no xclip) the status line says so.
+func TestInputClipboardPaste(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlV})
+	if cmd == nil {
+		t.Fatal("ctrl+v gave no command")
+	}
+	switch msg := cmd().(type) {
+	case tea.KeyMsg:
+		if !msg.Paste {
+			t.Fatalf("the clipboard came back as a key, not a paste: %v", msg)
+		}
+		m.Update(msg)
+		if want := cleanInput(string(msg.Runes)); m.input.Value() != want && m.status.text == "" {
+			t.Errorf("pasted %q, want %q", m.input.Value(), want)
+		}
+	case clipboardErrMsg:
+		m.Update(msg)
+		if !m.status.err || !strings.Contains(m.status.text, "clipboard") {
+			t.Errorf("status %+v after a failed clipboard read", m.status)
+		}
+	default:
+		t.Fatalf("unexpected %T", msg)
+	}
+}
+
 func TestInputRefusesAPasteOverTheLineLimit(t *testing.T) {
 	in := NewInput()
 	pressInput(t, &in, "type:keep")
