@@ -27,6 +27,13 @@
 //     kernels llama.cpp really runs, so logits agree with llama.cpp's to a
 //     few ulps, not bits, as they would between two llama.cpp machines.
 //
+// Where the CPU has them, MatVec and MatMul run the native kernels of
+// runtime/simd instead of the Go ones (and Pack'd Q4_0/Q8_0 weights run
+// their repacked kernels). Those compute the same integers and the same
+// float32 operations in the same order, so results are bit-identical
+// either way; the Go kernels stay as the portable path and as the oracle
+// the native ones are tested against (VKCHAT_CPU_KERNELS=portable).
+//
 // Float arithmetic that ggml rounds step by step is written with explicit
 // float32 conversions: the Go spec allows fusing x*y+z into an FMA (and Go
 // does on arm64), which would silently change results against ggml.
