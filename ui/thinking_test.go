@@ -252,3 +252,32 @@ func TestNoThinkingConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestPromptPane(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	c, err := ParseCommand("/prompt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.runCommand(c)
+	if m.prompt != nil || !m.status.err || !strings.Contains(m.status.text, "cannot show its prompt") {
+		t.Errorf("an engine without RenderPrompt: prompt %v, status %+v", m.prompt, m.status)
+	}
+	m.prompt = &engine.RenderedPrompt{Template: "gguf", FoldsSystem: true, OpensThinking: true,
+		Text: "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n",
+		Tokens: []engine.PromptToken{{ID: 1, Text: "<|im_start|>", Special: true}, {ID: 2, Text: "user", Piece: "user"}, {ID: 3, Text: "Ċ", Piece: "\n"}}}
+	m.showHelp = true
+	view := strings.Join(m.helpLines(60), "\n")
+	for _, want := range []string{"template gguf · 3 tokens", "folded into the first user turn", "opens a <think> block",
+		"<|im_start|>user\nhi<|im_end|>", "1[<|im_start|>] 2\"user\" 3\"\\n\""} {
+		if !strings.Contains(view, want) {
+			t.Errorf("prompt pane lacks %q:\n%s", want, view)
+		}
+	}
+	// Esc closes it, and F1 then shows the keys again.
+	h := newHarness(t, m)
+	h.key("esc")
+	if m.showHelp || m.prompt != nil {
+		t.Errorf("esc left the pane open: help %v prompt %v", m.showHelp, m.prompt)
+	}
+}
