@@ -79,6 +79,10 @@ func StatusLines(st theme.Styles, s Status, width, rows int) []string {
 		default:
 			item = st.Value.Render(item)
 		}
+		if p.HasCursor && i == p.Cursor && !(p.HasChosen && c.ID == p.Chosen) {
+			// The inspector's fork cursor.
+			item = st.Selected.Render("▸") + item
+		}
 		if i == 0 {
 			line += " " + item
 		} else {
