@@ -79,6 +79,7 @@ type features struct {
 	// RequiredSubgroupStages: shader stages a pipeline may require a
 	// subgroup size for (1.3; 0 without it).
 	RequiredSubgroupStages uint32
+	MaxWorkgroupSubgroups  uint32 // subgroups one workgroup may hold under a required size
 	DriverID               uint32
 	MaxAllocationSize      uint64
 	DriverName             string
@@ -109,6 +110,7 @@ func queryFeatures(inst vk.Instance, pd vk.PhysicalDevice) features {
 		SubgroupSizeControl:    f.subgroup_size_control != 0,
 		ComputeFullSubgroups:   f.compute_full_subgroups != 0,
 		RequiredSubgroupStages: uint32(f.required_subgroup_stages),
+		MaxWorkgroupSubgroups:  uint32(f.max_workgroup_subgroups),
 		DriverID:               uint32(f.driver_id),
 		MaxAllocationSize:      uint64(f.max_memory_allocation_size),
 		DriverName:             C.GoString(&f.driver_name[0]),

@@ -138,6 +138,11 @@ func (info DeviceInfo) requiredSubgroup(spec []uint32) (size uint32, full bool) 
 	for size*2 <= f.MaxSubgroupSize && size*2 <= lanes {
 		size *= 2
 	}
+	if f.MaxWorkgroupSubgroups > 0 && lanes > size*f.MaxWorkgroupSubgroups {
+		// a workgroup of that many subgroups is not allowed: leave the
+		// choice to the driver
+		return 0, false
+	}
 	return size, f.ComputeFullSubgroups && lanes%size == 0
 }
 

@@ -12,6 +12,8 @@ func TestRequiredSubgroup(t *testing.T) {
 	}
 	noStage := ctl(8, 32, true)
 	noStage.Features.RequiredSubgroupStages = 0
+	few := ctl(8, 32, true)
+	few.Features.MaxWorkgroupSubgroups = 4
 	for _, tc := range []struct {
 		name  string
 		info  DeviceInfo
@@ -29,6 +31,8 @@ func TestRequiredSubgroup(t *testing.T) {
 		{"no full-subgroups feature", ctl(32, 64, false), 64, 64, false},
 		{"no compute stage", noStage, 32, 0, false},
 		{"no control", DeviceInfo{Features: features{MinSubgroupSize: 8, MaxSubgroupSize: 32}}, 32, 0, false},
+		{"more subgroups than a workgroup may hold", few, 256, 0, false},
+		{"within that many", few, 64, 32, true},
 	} {
 		size, full := tc.info.requiredSubgroup([]uint32{tc.lanes, 7})
 		if size != tc.size || full != tc.full {

@@ -93,6 +93,7 @@ void vkc_query(vkc_handle instance, vkc_handle phys, uint32_t api, vkc_features 
 	out->max_subgroup_size = v13 ? p13.maxSubgroupSize : p11.subgroupSize;
 	out->integer_dot_accelerated = v13 && p13.integerDotProduct4x8BitPackedSignedAccelerated;
 	out->required_subgroup_stages = v13 ? p13.requiredSubgroupSizeStages : 0;
+	out->max_workgroup_subgroups = v13 ? p13.maxComputeWorkgroupSubgroups : 0;
 	out->driver_id = p12.driverID;
 	memcpy(out->driver_name, p12.driverName, sizeof(out->driver_name) < VK_MAX_DRIVER_NAME_SIZE ? sizeof(out->driver_name) : VK_MAX_DRIVER_NAME_SIZE);
 	memcpy(out->driver_info, p12.driverInfo, sizeof(out->driver_info) < VK_MAX_DRIVER_INFO_SIZE ? sizeof(out->driver_info) : VK_MAX_DRIVER_INFO_SIZE);

@@ -28,6 +28,7 @@ typedef struct {
 	uint32_t subgroup_size_control;
 	uint32_t compute_full_subgroups;
 	uint32_t required_subgroup_stages; // stages that take a required subgroup size (1.3)
+	uint32_t max_workgroup_subgroups;  // maxComputeWorkgroupSubgroups (1.3)
 	uint32_t driver_id;
 	uint64_t max_memory_allocation_size;
 	char driver_name[256];
