@@ -89,8 +89,14 @@ type features struct {
 func handle(p unsafe.Pointer) C.vkc_handle { return C.vkc_handle(p) }
 
 func queryFeatures(inst vk.Instance, pd vk.PhysicalDevice) features {
+	return queryFeaturesAt(inst, pd, requestedAPI())
+}
+
+// queryFeaturesAt queries through the structs API version api allows (the
+// instance's version; the shim also caps it by the device's).
+func queryFeaturesAt(inst vk.Instance, pd vk.PhysicalDevice, api uint32) features {
 	var f C.vkc_features
-	C.vkc_query(handle(unsafe.Pointer(inst)), handle(unsafe.Pointer(pd)), C.uint32_t(requestedAPI()), &f)
+	C.vkc_query(handle(unsafe.Pointer(inst)), handle(unsafe.Pointer(pd)), C.uint32_t(api), &f)
 	return features{
 		APIVersion:             uint32(f.api_version),
 		SubgroupSize:           uint32(f.subgroup_size),
