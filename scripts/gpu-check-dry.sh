@@ -2,7 +2,8 @@
 # CI's test of scripts/gpu-check.sh (make gpu-check-dry): its dry run on
 # lavapipe must exit non-zero because the device is a CPU, name the CPU
 # device as the reason, and still run every later step at its small scale,
-# within a tight budget. Needs bin/vkchat and bin/vk.test built first.
+# within a tight budget; the real run must stop at the device check. Needs
+# bin/vkchat and bin/vk.test built first.
 set -u
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
@@ -24,6 +25,12 @@ done
 grep -q 'kernels .* ms of .* ms wall per token' "$sum" || no "no kernel-time against wall-time line"
 n=$(grep -c '^FAIL' "$sum")
 [ "$n" = 1 ] || no "$n failures, want only the device's"
+# Without --dry-run the check stops at the device, before measuring anything.
+GPU_CHECK_BUDGET=60 sh scripts/gpu-check.sh "$out/real" >"$out/real.stdout" 2>&1
+rc=$?
+[ $rc != 0 ] || no "the real run exited 0 on a CPU device"
+grep -q 'FAILED before any measurement' "$out/real/summary.txt" || no "the real run did not stop at the device check"
+[ ! -e "$out/real/vk-tests.txt" ] || no "the real run went on to the tests on a CPU device"
 if [ $bad != 0 ]; then
 	cat "$out/stdout" >&2
 	exit 1
