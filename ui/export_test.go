@@ -18,10 +18,18 @@ import (
 // log-probability bit for bit (the sampler state was recorded as each reply
 // began, and the fork continues from its recorded prefix).
 func TestExportReplaysExactly(t *testing.T) {
+	// Plain completion (the model has no template) records the prompt; a
+	// chat template records the messages and the template's name.
+	for _, tmpl := range []string{"", "chatml"} {
+		t.Run("template="+tmpl, func(t *testing.T) { testExportReplays(t, tmpl) })
+	}
+}
+
+func testExportReplays(t *testing.T, tmpl string) {
 	model := testenv.Model(t, "stories260K.gguf")
 	p := sample.Defaults()
 	p.Temperature, p.Seed = 1.0, 42
-	s, err := engine.Load(context.Background(), model, engine.Options{Backend: "cpu", ContextSize: 256, Params: p})
+	s, err := engine.Load(context.Background(), model, engine.Options{Backend: "cpu", ContextSize: 256, Params: p, Template: tmpl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +54,9 @@ func TestExportReplaysExactly(t *testing.T) {
 		}
 		if hdr.Model != model || hdr.Backend != "cpu" || hdr.Params.Temperature != 1 || hdr.Params.Seed != 42 || len(hdr.SamplerState) == 0 {
 			t.Fatalf("header %+v", hdr)
+		}
+		if chatMode := tmpl != ""; chatMode != (hdr.Template == tmpl && len(hdr.Messages) == 3 && hdr.Prompt == "") {
+			t.Fatalf("template %q: header template %q, %d messages, prompt %q", tmpl, hdr.Template, len(hdr.Messages), hdr.Prompt)
 		}
 		forked := false
 		for _, tk := range toks {
