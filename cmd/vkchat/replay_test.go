@@ -13,6 +13,7 @@ import (
 
 	"vkchat/internal/testenv"
 	"vkchat/runtime/engine"
+	"vkchat/runtime/vk"
 )
 
 // llamaRef is the part of a llama.cpp dump in shared/reference this test
@@ -172,18 +173,32 @@ func TestReplayRejectsBadExports(t *testing.T) {
 }
 
 // TestReplaySampled: with temperature, top-k/top-p/min-p and a repeat
-// penalty on, the same seed and backend reproduce every token and logprob.
+// penalty on, the same seed and backend reproduce every token and logprob,
+// on the reference backend and on Vulkan when a device is there.
 func TestReplaySampled(t *testing.T) {
 	model := testenv.Model(t, "stories260K.gguf")
-	out := filepath.Join(t.TempDir(), "lp.jsonl")
-	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"run", "--model", model, "--prompt", "The little dog wanted to", "-n", "60",
-		"--temp", "1.1", "--top-k", "20", "--top-p", "0.9", "--min-p", "0.02", "--repeat-penalty", "1.1", "--seed", "7", "--logprobs", out},
-		&stdout, &stderr); code != 0 {
-		t.Fatalf("run exited %d: %s", code, stderr.String())
+	backends := []string{"cpu"}
+	if devs, err := vk.Devices(); err == nil && len(devs) > 0 {
+		backends = append(backends, "vulkan")
+	} else {
+		t.Logf("vulkan not tested: no Vulkan device (%v)", err)
 	}
-	stdout.Reset()
-	if code := run(context.Background(), []string{"replay", out}, &stdout, &stderr); code != 0 {
-		t.Fatalf("replay exited %d: %s", code, stderr.String())
+	for _, be := range backends {
+		t.Run(be, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "lp.jsonl")
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), []string{"run", "--model", model, "--backend", be, "--prompt", "The little dog wanted to", "-n", "60",
+				"--temp", "1.1", "--top-k", "20", "--top-p", "0.9", "--min-p", "0.02", "--repeat-penalty", "1.1", "--seed", "7", "--logprobs", out},
+				&stdout, &stderr); code != 0 {
+				t.Fatalf("run exited %d: %s", code, stderr.String())
+			}
+			stdout.Reset()
+			if code := run(context.Background(), []string{"replay", out}, &stdout, &stderr); code != 0 {
+				t.Fatalf("replay exited %d: %s", code, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), "on "+be) {
+				t.Errorf("replay ran elsewhere: %q", stdout.String())
+			}
+		})
 	}
 }
