@@ -284,3 +284,37 @@ func markdownScreen(t *testing.T, h *harness, name string, w, hgt int) {
 	}
 	t.Run(name, func(t *testing.T) { golden.RequireEqual(t, []byte(view)) })
 }
+
+// FuzzMarkdownRows: any reply text renders without a panic or a control
+// character (Ascii profile), and rendering it after one of its prefixes
+// (as streaming does, through the block cache) gives the rows a fresh
+// render gives.
+func FuzzMarkdownRows(f *testing.F) {
+	for _, s := range []string{markdownReply, "```", "- a\n\n  b\n\n|x|\n|-|\n|1|", "# \x1b]52;c;aGk=\x07t\n\n~~~\n\t\n~~~", "> q\n>\n> > r", "1. a\n   ```go\n   x\n   ```"} {
+		f.Add(s, uint16(len(s)/2))
+	}
+	m := newModel(newFakeEngine(), Config{StateDir: f.TempDir()}, testRenderer())
+	m.md.clock = nil
+	fresh := newModel(newFakeEngine(), Config{StateDir: f.TempDir()}, testRenderer())
+	fresh.md.clock = nil
+	f.Fuzz(func(t *testing.T, text string, cut uint16) {
+		if len(text) > 4096 {
+			return
+		}
+		tr := &turn{role: "assistant", streaming: true, content: text[:int(cut)%(len(text)+1)]}
+		m.markdownRows(tr, 40)
+		tr.content = text
+		got, ok := m.markdownRows(tr, 40)
+		want, _ := fresh.markdownRows(&turn{role: "assistant", content: text}, 40)
+		if !ok || strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("cached rows differ from a fresh render (ok %v):\n%q\n%q", ok, got, want)
+		}
+		for _, r := range got {
+			for _, c := range r {
+				if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) {
+					t.Fatalf("control %U in row %q", c, r)
+				}
+			}
+		}
+	})
+}
