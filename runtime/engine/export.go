@@ -76,6 +76,9 @@ type LogprobToken struct {
 	Logprob float64      `json:"logprob"`
 	Forced  bool         `json:"forced,omitempty"` // chosen by the user (a fork), not drawn
 	Top     []LogprobAlt `json:"top"`
+	// Params, when set, are the settings this token and the ones after it
+	// were drawn with: they changed while the reply was generated.
+	Params *LogprobParams `json:"params,omitempty"`
 }
 
 // LogprobAlt is one of the most likely tokens at a step.
@@ -171,12 +174,13 @@ type LogprobWriter struct {
 	w    *bufio.Writer
 	text func(int32) string
 	n    int
+	last sample.Params // the settings of the previous line
 }
 
 // NewLogprobWriter writes h and returns a writer for the tokens; text
 // gives a token's piece.
 func NewLogprobWriter(w io.Writer, h LogprobHeader, text func(int32) string) (*LogprobWriter, error) {
-	lw := &LogprobWriter{w: bufio.NewWriter(w), text: text}
+	lw := &LogprobWriter{w: bufio.NewWriter(w), text: text, last: h.Params.Sample()}
 	h.Type = "header"
 	return lw, lw.line(h)
 }
@@ -191,9 +195,17 @@ func (lw *LogprobWriter) line(v any) error {
 }
 
 // Token writes one generated token.
+// A token drawn with other settings than the line before it (a key
+// pressed while the reply was written) carries them.
 func (lw *LogprobWriter) Token(t TokenInfo) error {
 	lw.n++
-	return lw.line(TokenLine(t, lw.text))
+	line := TokenLine(t, lw.text)
+	if t.Params != lw.last {
+		p := ExportParams(t.Params)
+		line.Params = &p
+		lw.last = t.Params
+	}
+	return lw.line(line)
 }
 
 // Flush writes out what is buffered.
@@ -306,11 +318,6 @@ func (s *Session) Replay(ctx context.Context, h LogprobHeader, toks []LogprobTok
 	if len(toks) == 0 {
 		return ReplayResult{}, errors.New("no tokens to replay")
 	}
-	if len(h.SamplerState) > 0 {
-		if err := s.SetSamplerState(h.SamplerState); err != nil {
-			return ReplayResult{}, fmt.Errorf("field \"sampler_state\": %w", err)
-		}
-	}
 	msgs := h.Messages
 	if h.Template == "none" || len(msgs) == 0 {
 		msgs = []chat.Message{{Role: chat.RoleUser, Content: h.Prompt}}
@@ -319,6 +326,20 @@ func (s *Session) Replay(ctx context.Context, h LogprobHeader, toks []LogprobTok
 	for i, t := range toks {
 		if t.Forced {
 			start = i
+		}
+	}
+	// The settings in force at the first replayed token; then the
+	// recorded state, since a changed seed reseeds the sampler.
+	p := h.Params
+	for _, t := range toks[:start+1] {
+		if t.Params != nil {
+			p = *t.Params
+		}
+	}
+	s.SetParams(p.Sample())
+	if len(h.SamplerState) > 0 {
+		if err := s.SetSamplerState(h.SamplerState); err != nil {
+			return ReplayResult{}, fmt.Errorf("field \"sampler_state\": %w", err)
 		}
 	}
 	req := Request{Messages: msgs, MaxTokens: len(toks)}
@@ -331,8 +352,14 @@ func (s *Session) Replay(ctx context.Context, h LogprobHeader, toks []LogprobTok
 	}
 	var got []TokenInfo
 	err := s.Generate(ctx, req, func(ev Event) {
-		if ev.Kind == EventToken {
-			got = append(got, *ev.Token)
+		if ev.Kind != EventToken {
+			return
+		}
+		got = append(got, *ev.Token)
+		// emit runs before the next token is drawn, so a change of
+		// settings lands exactly where it did when the export was made.
+		if next := start + len(got); next < len(toks) && toks[next].Params != nil {
+			s.SetParams(toks[next].Params.Sample())
 		}
 	})
 	res := ReplayResult{Given: start}

@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+)
+
+// TestReplayFollowsSettingChanges: settings changed while a reply is
+// generated (as the chat's keys do) are recorded on the token they first
+// apply to, and a replay applies them at the same token and reproduces the
+// reply bit for bit; without them the replay finds the difference.
+func TestReplayFollowsSettingChanges(t *testing.T) {
+	ctx := context.Background()
+	s := loadSession(t, "stories260K.gguf", "cpu")
+	p := greedy()
+	p.Temperature, p.Seed = 0.9, 3
+	s.SetParams(p)
+	req := Request{Messages: userMsg("Once upon a time"), MaxTokens: 50}
+	h, err := s.ExportHeader(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := NewLogprobWriter(&buf, h, s.TokenText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hot := p
+	hot.Temperature, hot.TopK, hot.Seed = 1.6, 0, 99
+	err = s.Generate(ctx, req, func(ev Event) {
+		if ev.Kind != EventToken {
+			return
+		}
+		if err := w.Token(*ev.Token); err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Token.Index {
+		case 9:
+			s.SetParams(hot) // from token 10 on
+		case 29:
+			s.SetParams(p) // back, from token 30 on
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	h2, toks, err := ReadLogprobs(bytes.NewReader(buf.Bytes()), "export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tk := range toks {
+		if changed := tk.Params != nil; changed != (i == 10 || i == 30) {
+			t.Errorf("token %d: params recorded %v", i, changed)
+		}
+	}
+	if toks[10].Params.Temperature != 1.6 || toks[30].Params.Temperature != 0.9 {
+		t.Fatalf("recorded settings %+v, %+v", toks[10].Params, toks[30].Params)
+	}
+
+	fresh := loadSession(t, "stories260K.gguf", "cpu")
+	if res, err := fresh.Replay(ctx, h2, toks); err != nil || res.Checked != 50 {
+		t.Fatalf("replay: %+v, %v", res, err)
+	}
+	for i := range toks {
+		toks[i].Params = nil
+	}
+	again := loadSession(t, "stories260K.gguf", "cpu")
+	var mm *Mismatch
+	if _, err := again.Replay(ctx, h2, toks); !errors.As(err, &mm) || mm.Index < 10 {
+		t.Fatalf("replay without the recorded changes: %v, want a mismatch from token 10 on", err)
+	}
+}
