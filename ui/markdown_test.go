@@ -2,13 +2,17 @@ package ui
 
 import (
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/muesli/termenv"
 
 	"vkchat/ui/termtext"
 )
@@ -92,6 +96,25 @@ func TestMarkdownHighlightsCodeInColour(t *testing.T) {
 	// A keyword and a name are drawn in different colours.
 	if strings.Count(rows[0], "\x1b[") < 2 {
 		t.Errorf("one style for the whole row: %q", rows[0])
+	}
+}
+
+// NO_COLOR on a colour terminal: the replies carry no escape sequence,
+// like the rest of the screen; without it the code is highlighted.
+func TestMarkdownRespectsNoColor(t *testing.T) {
+	t.Setenv("TERM", "xterm-256color")
+	t.Setenv("COLORTERM", "truecolor")
+	for _, noColor := range []string{"", "1"} {
+		t.Setenv("NO_COLOR", noColor)
+		r := lipgloss.NewRenderer(io.Discard, termenv.WithTTY(true))
+		m := newModel(newFakeEngine(), Config{StateDir: t.TempDir()}, r)
+		text := strings.Join(renderReply(t, m, markdownReply, 60), "\n")
+		if got := strings.Contains(text, "\x1b["); got != (noColor == "") {
+			t.Errorf("NO_COLOR=%q: escape sequences %v", noColor, got)
+		}
+		if !strings.Contains(ansi.Strip(text), "• count the newlines") {
+			t.Errorf("NO_COLOR=%q: no list:\n%s", noColor, text)
+		}
 	}
 }
 
