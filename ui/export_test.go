@@ -91,7 +91,9 @@ func testExportReplays(t *testing.T, tmpl string) {
 	}
 	check(plain, false)
 
-	// Fork the second reply at its fifth token with another candidate.
+	// Lower the temperature, then fork the second reply at its fifth token
+	// with another candidate: the fork is drawn with the new setting.
+	h.key("alt+t")
 	h.key("tab", "home", "right", "right", "right", "right", "down")
 	if m.insp.cand == 0 {
 		h.key("down")
@@ -105,6 +107,13 @@ func testExportReplays(t *testing.T, tmpl string) {
 		t.Fatalf("/export after the fork: %q", m.status.text)
 	}
 	check(forked, true)
+	raw, err := os.ReadFile(forked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"params":{"temperature":0.9`) {
+		t.Errorf("the fork's export does not record the lowered temperature")
+	}
 }
 
 // TestExportNeedsAReply: /export before any reply says so.
