@@ -105,14 +105,6 @@ func (in *Input) Reset() {
 	in.changed()
 }
 
-// Remember adds a sent line to the history (not twice in a row).
-func (in *Input) Remember(s string) {
-	if strings.TrimSpace(s) != "" && (len(in.history) == 0 || in.history[len(in.history)-1] != s) {
-		in.history = append(in.history, s)
-	}
-	in.histPos, in.draft = len(in.history), ""
-}
-
 // SetSize sets the width in cells, prompt included, and the most rows the
 // editor may grow to.
 func (in *Input) SetSize(width, maxHeight int) {
@@ -224,13 +216,7 @@ func readClipboard() tea.Msg {
 // inputKey gives a key to the editor and shows an edit it refused.
 func (m *Model) inputKey(msg tea.KeyMsg) tea.Cmd {
 	if msg.Type == tea.KeyUp && len(m.input.history) == 0 {
-		// Nothing sent yet in this session: a resumed conversation's
-		// messages are the history, so they can be sent again or edited.
-		for _, t := range m.turns {
-			if t.role == "user" {
-				m.input.Remember(t.content)
-			}
-		}
+		m.input.seedHistory(m.turns)
 	}
 	_, cmd := m.input.Update(msg)
 	m.showInputError()
@@ -270,38 +256,6 @@ func (in *Input) bound(msg tea.KeyMsg) bool {
 		}
 	}
 	return false
-}
-
-func (in *Input) onFirstRow() bool { return in.ta.Line() == 0 && in.ta.LineInfo().RowOffset == 0 }
-
-func (in *Input) onLastRow() bool {
-	li := in.ta.LineInfo()
-	return in.ta.Line() == in.ta.LineCount()-1 && li.RowOffset >= li.Height-1
-}
-
-// browse moves through the history: back from the first row, forward from
-// the last; past either end the cursor goes to the start or the end of
-// the text, as in readline.
-func (in *Input) browse(dir int) {
-	next := in.histPos + dir
-	if next < 0 || next > len(in.history) {
-		if dir < 0 {
-			in.ta.CursorStart()
-		} else {
-			in.ta.CursorEnd()
-		}
-		return
-	}
-	if in.histPos == len(in.history) {
-		in.draft = in.Value()
-	}
-	in.histPos = next
-	text := in.draft
-	if next < len(in.history) {
-		text = in.history[next]
-	}
-	in.ta.SetValue(text)
-	in.changed()
 }
 
 // changed notes that the text or its size changed, and puts the
