@@ -16,6 +16,6 @@
 #define TRK 1
 #define TVK 8
 #include "kern.h"
-#define TVP 4
+#define TVP 8
 #include "packed.h"
 #include "quant.h"

@@ -29,7 +29,7 @@ INL void FN(ptile)(const int T, const MMArgs *A, int64_t r, int64_t v, const int
 	const int GB = T == T_Q4_0 ? PQ4 : PQ8;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
 	const __m256i m4 = _mm256_set1_epi8(0x0F);
-	__m256 sum[4];
+	__m256 sum[8];
 	for (int j = 0; j < VT; j++) sum[j] = _mm256_setzero_ps();
 	for (int64_t b = 0; b < nb; b++, g += GB) {
 		const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
