@@ -109,9 +109,17 @@ func (mr *markdownRenderer) block(src string, width int) ([]string, bool) {
 	if mr.profile == termenv.Ascii {
 		out = xansi.Strip(out)
 	}
-	rows := strings.Split(out, "\n")
-	for i, r := range rows {
-		rows[i] = trimPadding(r)
+	var rows []string
+	for _, r := range strings.Split(out, "\n") {
+		r = trimPadding(r)
+		if xansi.StringWidth(r) > width {
+			// glamour leaves a word longer than the width (a URL, a
+			// path) whole; cut it rather than lose its end at the
+			// screen's edge.
+			rows = append(rows, strings.Split(xansi.Hardwrap(r, width, true), "\n")...)
+			continue
+		}
+		rows = append(rows, r)
 	}
 	for len(rows) > 0 && strings.TrimSpace(xansi.Strip(rows[0])) == "" {
 		rows = rows[1:]

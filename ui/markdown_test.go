@@ -223,10 +223,19 @@ func TestMarkdownNarrowFallsBackToPlain(t *testing.T) {
 	if _, ok := m.markdownRows(&turn{role: "assistant", content: "# x"}, minMarkdownWidth-1); ok {
 		t.Error("markdown drawn below its minimum width")
 	}
+	long := markdownReply + "\n\nSee https://example.com/a/very/long/path/that/goes/on/and/on/forever and `averylongidentifierwithoutanybreakatall`.\n\n```\nx := f(\"a very long line of code that does not fit at all\", y)\n```"
 	for w := minMarkdownWidth; w < 90; w += 7 {
-		for _, r := range renderReply(t, m, markdownReply, w) {
-			if termtext.Width(r) > w+8 {
-				t.Errorf("width %d: row %q overflows by more than a table cell", w, r)
+		rows := renderReply(t, m, long, w)
+		for _, r := range rows {
+			if termtext.Width(r) > w {
+				t.Errorf("width %d: row %q overflows", w, r)
+			}
+		}
+		// Nothing is lost: every character of the long words is drawn.
+		flat := strings.ReplaceAll(strings.ReplaceAll(strings.Join(rows, ""), " ", ""), "│", "")
+		for _, word := range []string{"https://example.com/a/very/long/path/that/goes/on/and/on/forever", "averylongidentifierwithoutanybreakatall"} {
+			if !strings.Contains(flat, word) {
+				t.Errorf("width %d: %q is not all on screen", w, word)
 			}
 		}
 	}
