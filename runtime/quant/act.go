@@ -122,8 +122,10 @@ func (a *acts) prepare(typ ggml.Type, x []float32, n, nvec int, native bool) {
 		a.d = grow(a.d, nb)
 		a.sums = grow(a.sums, nb*16)
 		a.py = grow(a.py, len(x)/4)
-		for i := 0; i < nb; i++ {
-			a.d[i] = quantQ8KBlock((*[256]float32)(x[i*256:]), (*[256]int8)(a.qs[i*256:]), (*[16]int32)(a.sums[i*16:]))
+		if !native || !simd.QuantizeQ8K(x, a.qs, a.d, a.sums) {
+			for i := 0; i < nb; i++ {
+				a.d[i] = quantQ8KBlock((*[256]float32)(x[i*256:]), (*[256]int8)(a.qs[i*256:]), (*[16]int32)(a.sums[i*16:]))
+			}
 		}
 		if !native {
 			packY(a.py, a.qs)

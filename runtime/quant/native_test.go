@@ -66,10 +66,11 @@ func TestNativeMatchesPortable(t *testing.T) {
 	}
 }
 
-// TestNativeQuantizerBitIdentical checks that the vectorized Q8_0/Q8_1
-// activation quantizer gives the portable quantizer's bytes: quants,
-// fp16-rounded scales, sums and Q8_1's s, including all-zero blocks, exact
-// halves (round away from zero) and values that round to the clamp.
+// TestNativeQuantizerBitIdentical checks that the vectorized Q8_0/Q8_1/Q8_K
+// activation quantizers give the portable quantizers' bytes: quants,
+// scales, sums (Q8_K: bsums per 16) and Q8_1's s, including all-zero
+// blocks, exact halves (round away from zero for Q8_0, to even for Q8_K),
+// ties for the largest magnitude and tiny and huge scales.
 func TestNativeQuantizerBitIdentical(t *testing.T) {
 	if simd.Level() == 0 {
 		t.Skip("no native kernels on this CPU or build")
@@ -78,7 +79,7 @@ func TestNativeQuantizerBitIdentical(t *testing.T) {
 	x := randVec(r, 32*40)
 	for i := 0; i < 32; i++ {
 		x[32+i] = 0                   // a zero block
-		x[64+i] = float32(i-16) * 0.5 // halves after scaling by 127/amax? make amax 127 exactly
+		x[64+i] = float32(i-16) * 0.5 // halves; with amax 127 (below) the scale is 1
 	}
 	x[64+31] = 127 // scale 1: every half is a tie
 	for i := 0; i < 32; i++ {
@@ -87,17 +88,26 @@ func TestNativeQuantizerBitIdentical(t *testing.T) {
 	for i := 128; i < 160; i++ {
 		x[i] *= 1e6
 	}
-	for _, typ := range []ggml.Type{ggml.Q8_0, ggml.Q8_1} {
+	for i := 0; i < 256; i++ {
+		x[512+i] = float32(i%7) - 3 // +3 and -3 tie for the largest magnitude: the first one wins
+		x[768+i] = 0                // a zero Q8_K block
+	}
+	for _, typ := range []ggml.Type{ggml.Q8_0, ggml.Q8_1, ggml.Q8_K} {
 		var a, b acts
 		a.prepare(typ, x, len(x), 1, true)
 		b.prepare(typ, x, len(x), 1, false)
+		for i := range b.sums {
+			if a.sums[i] != b.sums[i] {
+				t.Fatalf("%v: sum %d: native %d, portable %d", typ, i, a.sums[i], b.sums[i])
+			}
+		}
 		for i := range b.qs {
 			if a.qs[i] != b.qs[i] {
 				t.Fatalf("%v: quant %d (x=%g): native %d, portable %d", typ, i, x[i], a.qs[i], b.qs[i])
 			}
 		}
 		for i := range b.d {
-			if math.Float32bits(a.d[i]) != math.Float32bits(b.d[i]) || a.sums[i] != b.sums[i] {
+			if math.Float32bits(a.d[i]) != math.Float32bits(b.d[i]) {
 				t.Fatalf("%v: block %d: native d=%g sum=%d, portable d=%g sum=%d", typ, i, a.d[i], a.sums[i], b.d[i], b.sums[i])
 			}
 			if typ == ggml.Q8_1 && math.Float32bits(a.s[i]) != math.Float32bits(b.s[i]) {

@@ -10,6 +10,7 @@
 #pragma GCC optimize("fp-contract=off")
 #include <immintrin.h>
 #include <stdint.h>
+#include <string.h>
 #include "simd.h"
 
 static inline __m256 fma_dd(__m256 a, __m256 b, __m256 c) {
@@ -88,4 +89,51 @@ void vk_f16_to_f32(float *dst, const uint16_t *src, int64_t n) {
 // apart, into dst rows of cols floats.
 void vk_f16_rows(float *dst, const uint16_t *src, int64_t cols, int64_t stride, int64_t rows) {
 	for (int64_t r = 0; r < rows; r++) vk_f16_to_f32(dst + r * cols, src + r * stride, cols);
+}
+
+// vk_quant_q8_k is quantize_row_q8_K_ref as the portable quantQ8KBlock
+// computes it, per 256-element block: the first element of largest
+// magnitude sets iscale = -127/max; quants are iscale*x rounded to nearest
+// even (cvtps with the default rounding, as ggml's nearest_int) and clamped
+// to 127 (by the saturating packs); bsums per 16; d = 1/iscale.
+void vk_quant_q8_k(const float *x, int64_t n, int8_t *qs, float *d, int32_t *bsums) {
+	const __m256 sign = _mm256_set1_ps(-0.0f);
+	for (int64_t b = 0; b < n / 256; b++, x += 256, qs += 256, bsums += 16) {
+		__m256 m = _mm256_setzero_ps();
+		for (int i = 0; i < 256; i += 8) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)));
+		__m128 m4 = _mm_max_ps(_mm256_extractf128_ps(m, 1), _mm256_castps256_ps128(m));
+		m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+		m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+		const float amax = _mm_cvtss_f32(m4);
+		if (amax == 0) {
+			memset(qs, 0, 256);
+			memset(bsums, 0, 16 * sizeof(int32_t));
+			d[b] = 0;
+			continue;
+		}
+		float mx = 0;
+		for (int i = 0; i < 256; i++)
+			if (x[i] == amax || x[i] == -amax) {
+				mx = x[i];
+				break;
+			}
+		const float iscale = -127.f / mx;
+		const __m256 is = _mm256_set1_ps(iscale);
+		for (int i = 0; i < 256; i += 32) {
+			__m256i v[4];
+			for (int k = 0; k < 4; k++) v[k] = _mm256_cvtps_epi32(_mm256_mul_ps(is, _mm256_loadu_ps(x + i + 8 * k)));
+			__m256i a = _mm256_packs_epi32(v[0], v[1]), c = _mm256_packs_epi32(v[2], v[3]);
+			__m256i q = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(a, c), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+			_mm256_storeu_si256((__m256i *)(qs + i), q);
+		}
+		for (int j = 0; j < 16; j++) {
+			__m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(qs + 16 * j)));
+			__m256i s = _mm256_madd_epi16(w, _mm256_set1_epi16(1));
+			__m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+			s4 = _mm_add_epi32(s4, _mm_unpackhi_epi64(s4, s4));
+			s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 1));
+			bsums[j] = _mm_cvtsi128_si32(s4);
+		}
+		d[b] = 1 / iscale;
+	}
 }

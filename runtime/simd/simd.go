@@ -141,3 +141,19 @@ func F16Rows(dst []float32, src []uint16, cols, stride, rows int) bool {
 	C.vk_f16_rows((*C.float)(ptr(dst)), (*C.uint16_t)(ptr(src)), C.int64_t(cols), C.int64_t(stride), C.int64_t(rows))
 	return true
 }
+
+// QuantizeQ8K converts x (a multiple of 256 long) to Q8_K: quants qs, one
+// d per 256 and 16 bsums per 256, bit-identical to the portable quantizer.
+// It reports false when the level is 0.
+func QuantizeQ8K(x []float32, qs []int8, d []float32, bsums []int32) bool {
+	if level == 0 {
+		return false
+	}
+	nb := len(x) / 256
+	if nb == 0 {
+		return true
+	}
+	_, _, _ = qs[nb*256-1], d[nb-1], bsums[nb*16-1]
+	C.vk_quant_q8_k((*C.float)(ptr(x)), C.int64_t(len(x)), (*C.int8_t)(ptr(qs)), (*C.float)(ptr(d)), (*C.int32_t)(ptr(bsums)))
+	return true
+}

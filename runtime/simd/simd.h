@@ -28,3 +28,4 @@ void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span,
 			const uint8_t *rescale, int f16);
 void vk_f16_to_f32(float *dst, const uint16_t *src, int64_t n);
 void vk_f16_rows(float *dst, const uint16_t *src, int64_t cols, int64_t stride, int64_t rows);
+void vk_quant_q8_k(const float *x, int64_t n, int8_t *qs, float *d, int32_t *bsums);

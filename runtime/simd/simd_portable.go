@@ -34,3 +34,6 @@ func F16ToF32(dst []float32, src []uint16) bool { return false }
 
 // F16Rows has no native kernel on this platform.
 func F16Rows(dst []float32, src []uint16, cols, stride, rows int) bool { return false }
+
+// QuantizeQ8K has no native kernel on this platform.
+func QuantizeQ8K(x []float32, qs []int8, d []float32, bsums []int32) bool { return false }
