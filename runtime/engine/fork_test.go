@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"vkchat/runtime/sample"
 )
 
 // tokenEvents returns the token events of evs and the prefill event.
@@ -71,6 +73,9 @@ func testForkContinues(t *testing.T, backendName string) {
 		t.Fatalf("fork produced %d tokens, want 15 (the forced one and 14 more)", len(forked))
 	}
 	first := forked[0]
+	if first.Funnel[5].Stage != sample.StageForced {
+		t.Errorf("the forced step's funnel ends in %v, want forced", first.Funnel[5].Stage)
+	}
 	if !first.Forced || first.ID != alt || first.Index != k {
 		t.Fatalf("first fork token: forced %v id %d index %d, want forced %d at %d", first.Forced, first.ID, first.Index, alt, k)
 	}

@@ -14,7 +14,9 @@ func (s *Sampler) Force(logits []float32, history []int32, token int32) (Result,
 	if !ok {
 		return Result{Token: -1}, fmt.Errorf("empty vocabulary")
 	}
-	return s.result(st, token), nil
+	res := s.result(st, token)
+	res.Funnel[5].Stage = StageForced
+	return res, nil
 }
 
 // ForceHead is Force on a head; ok is false when token is not in it (the
@@ -34,5 +36,7 @@ func (s *Sampler) ForceHead(h Head, token int32) (Result, bool) {
 	if !ok {
 		return Result{}, false
 	}
-	return s.headResult(h, st, int32(pos)), true
+	res := s.headResult(h, st, int32(pos))
+	res.Funnel[5].Stage = StageForced
+	return res, true
 }

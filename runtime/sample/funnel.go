@@ -11,9 +11,12 @@ const (
 	StageMinP
 	StageTemperature
 	StageDraw
+	// StageForced takes the draw's place when the token was chosen by the
+	// caller (a fork) instead of drawn.
+	StageForced
 )
 
-var stageNames = [...]string{"", "penalties", "top-k", "top-p", "min-p", "temperature", "draw"}
+var stageNames = [...]string{"", "penalties", "top-k", "top-p", "min-p", "temperature", "draw", "forced"}
 
 // String is the stage's name as the settings panel spells it.
 func (s Stage) String() string {

@@ -94,6 +94,9 @@ func TestForce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.Funnel[5].Stage != StageForced || math.Abs(res.Funnel[5].Mass-0.1) > 1e-6 {
+		t.Errorf("last funnel stage %+v, want forced with the token's probability 0.1", res.Funnel[5])
+	}
 	if res.Token != 3 || math.Abs(res.TokenLogProb()-math.Log(0.1)) > 1e-6 {
 		t.Fatalf("forced token %d logprob %.4f, want 3 and ln 0.1", res.Token, res.TokenLogProb())
 	}

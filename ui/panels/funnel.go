@@ -36,6 +36,8 @@ func stageLabel(f sample.FunnelStage, p sample.Params) string {
 			return "temp 0 (greedy)"
 		}
 		return fmt.Sprintf("temp %.2f", p.Temperature)
+	case sample.StageForced:
+		return "forced (fork)"
 	case sample.StageDraw:
 		return "draw"
 	}
