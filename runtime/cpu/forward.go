@@ -109,9 +109,12 @@ func (b *Backend) activate(gate, up []float32) {
 		}
 		return
 	}
-	for i, g := range gate {
-		gate[i] = silu(g) * up[i]
-	}
+	// element-wise, so both cores share it (quant's pool)
+	quant.ParallelRange(len(gate), 2048, func(lo, hi int) {
+		for i, g := range gate[lo:hi] {
+			gate[lo+i] = silu(g) * up[lo+i]
+		}
+	})
 }
 
 // logits applies the final norm and output projection to batch rows

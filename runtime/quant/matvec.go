@@ -126,6 +126,10 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 // compute does rows [lo, hi) for vectors [v0, v1). Each weight row is read
 // once per call and applied to every vector while it is in L1.
 func (j *job) compute(lo, hi, v0, v1 int) {
+	if j.fn != nil {
+		j.fn(lo, hi)
+		return
+	}
 	if p := j.packed; p != nil {
 		// lo is a multiple of 8 (chunks are); the rows%8 tail is unpacked
 		if end := min(hi, p.rows&^7); end > lo && simd.MatMulPacked(j.typ, p.data, p.groupBytes, lo, end, j.acts, v0, v1, j.dst, j.rows) {

@@ -188,3 +188,21 @@ func TestPackShared(t *testing.T) {
 		t.Fatal("a matrix of another shape over the same data found the packed copy")
 	}
 }
+
+// TestParallelRange checks that every index is visited exactly once for
+// sizes below, at and above the grain, with the pool's threads.
+func TestParallelRange(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 100, 4096, 10007} {
+		seen := make([]int32, n)
+		ParallelRange(n, 64, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				seen[i]++
+			}
+		})
+		for i, c := range seen {
+			if c != 1 {
+				t.Fatalf("n=%d: index %d visited %d times", n, i, c)
+			}
+		}
+	}
+}

@@ -86,9 +86,10 @@ type job struct {
 	rows     int
 	views    []actView
 	dst      []float32
-	typ      int        // ggml type id, for the native kernels
-	native   bool       // run the native kernels on acts
-	acts     *simd.Acts // the converted activations, in native form
+	typ      int              // ggml type id, for the native kernels
+	native   bool             // run the native kernels on acts
+	acts     *simd.Acts       // the converted activations, in native form
+	fn       func(lo, hi int) // a ParallelRange job: rows are its range
 	packed   *packedMatrix
 	chunk    int // rows per chunk
 	vtile    int // vectors per tile
@@ -157,7 +158,7 @@ func (j *job) release() {
 }
 
 func (j *job) recycle() {
-	j.data, j.views, j.dst, j.f, j.acts, j.packed = nil, nil, nil, nil, nil, nil
+	j.data, j.views, j.dst, j.f, j.acts, j.packed, j.fn = nil, nil, nil, nil, nil, nil, nil
 	jobs.put(j)
 }
 
@@ -187,4 +188,27 @@ func (j *job) run(threads int) {
 		<-j.done
 	}
 	j.release()
+}
+
+// oneTile is the single "vector" of a ParallelRange job.
+var oneTile = []actView{{}}
+
+// ParallelRange runs fn over [0, n) in chunks of about grain on the shared
+// pool, the calling goroutine included, and returns when all are done: for
+// the element-wise work between products (activations), so the second core
+// does not idle through it. fn must be safe to run concurrently on
+// disjoint ranges.
+func ParallelRange(n, grain int, fn func(lo, hi int)) {
+	threads := min(int(pool.threads.Load()), runtime.GOMAXPROCS(0))
+	if n <= 0 {
+		return
+	}
+	if threads <= 1 || n < 2*grain {
+		fn(0, n)
+		return
+	}
+	j := jobs.get()
+	j.fn, j.rows, j.views, j.vtile = fn, n, oneTile, 1
+	j.chunk = max(grain, (n+2*threads-1)/(2*threads))
+	j.run(threads)
 }
