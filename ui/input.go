@@ -84,7 +84,7 @@ func NewInput() Input {
 		return ""
 	})
 	ta.Focus()
-	in := Input{ta: ta, lastRow: last, maxHeight: 1, width: 20}
+	in := Input{ta: ta, lastRow: last}
 	in.SetSize(20, 1)
 	return in
 }

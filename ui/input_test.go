@@ -81,6 +81,16 @@ func TestInputEditing(t *testing.T) {
 	}
 }
 
+// A new editor is one row high and draws at the size it was given.
+func TestNewInputSize(t *testing.T) {
+	st := newTestModel(t, newFakeEngine(), Config{}).styles
+	in := NewInput()
+	in.placeholder = "Message…"
+	if rows := in.View(st); len(rows) != 1 || termtext.Width(rows[0]) != 20 || in.ta.Width() != 20-len(inputPrompt) {
+		t.Fatalf("new editor: rows %q, textarea width %d", rows, in.ta.Width())
+	}
+}
+
 func TestInputIgnoresUnknownAltChords(t *testing.T) {
 	in := NewInput()
 	pressInput(t, &in, "type:ab")
