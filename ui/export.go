@@ -69,7 +69,8 @@ func exportHeader(info engine.ModelInfo, maxTokens int, t *turn) (engine.Logprob
 	}
 	h := engine.LogprobHeader{Type: "header", Model: info.Path, ModelSHA256: sum, Backend: info.Backend,
 		Context: info.ContextSize, KVType: info.KVType, MaxTokens: maxTokens,
-		Params: engine.ExportParams(t.steps[0].info.Params), SamplerState: t.export.state, Vkchat: engine.Version()}
+		Params: engine.ExportParams(t.steps[0].info.Params), SamplerState: t.export.state, Vkchat: engine.Version(),
+		DisableThinking: t.export.req.DisableThinking}
 	if info.Completion {
 		h.Template = "none"
 		for _, msg := range t.export.req.Messages {

@@ -29,12 +29,14 @@ type LogprobHeader struct {
 	Context     int    `json:"context"`
 	// Prompt is the plain text of a completion (vkchat run); a chat
 	// records Messages and the Template that rendered them instead.
-	Prompt    string         `json:"prompt,omitempty"`
-	Messages  []chat.Message `json:"messages,omitempty"`
-	Template  string         `json:"template"` // "none" for plain completion
-	KVType    string         `json:"kv_type,omitempty"`
-	MaxTokens int            `json:"max_tokens"`
-	Params    LogprobParams  `json:"params"`
+	Prompt   string         `json:"prompt,omitempty"`
+	Messages []chat.Message `json:"messages,omitempty"`
+	Template string         `json:"template"` // "none" for plain completion
+	// DisableThinking: the template was rendered with enable_thinking=false.
+	DisableThinking bool          `json:"disable_thinking,omitempty"`
+	KVType          string        `json:"kv_type,omitempty"`
+	MaxTokens       int           `json:"max_tokens"`
+	Params          LogprobParams `json:"params"`
 	// SamplerState is the generator's state when the reply began, so a
 	// reply that was not its session's first still replays exactly.
 	SamplerState []byte `json:"sampler_state,omitempty"`
@@ -143,7 +145,8 @@ func (s *Session) ExportHeader(req Request) (LogprobHeader, error) {
 		return LogprobHeader{}, err
 	}
 	h := LogprobHeader{Type: "header", Model: info.Path, ModelSHA256: sum, Backend: info.Backend, Context: info.ContextSize,
-		KVType: info.KVType, MaxTokens: req.MaxTokens, Params: ExportParams(s.Params()), SamplerState: state, Vkchat: Version()}
+		KVType: info.KVType, MaxTokens: req.MaxTokens, Params: ExportParams(s.Params()), SamplerState: state, Vkchat: Version(),
+		DisableThinking: req.DisableThinking}
 	if info.Completion {
 		h.Template = "none"
 		for _, m := range req.Messages {
@@ -342,7 +345,7 @@ func (s *Session) Replay(ctx context.Context, h LogprobHeader, toks []LogprobTok
 			return ReplayResult{}, fmt.Errorf("field \"sampler_state\": %w", err)
 		}
 	}
-	req := Request{Messages: msgs, MaxTokens: len(toks)}
+	req := Request{Messages: msgs, MaxTokens: len(toks), DisableThinking: h.DisableThinking}
 	if toks[start].Forced {
 		prefix := make([]int32, start)
 		for i := range prefix {
