@@ -75,3 +75,57 @@ func TestReplayFollowsSettingChanges(t *testing.T) {
 		t.Fatalf("replay without the recorded changes: %v, want a mismatch from token 10 on", err)
 	}
 }
+
+// TestReplayDisableThinking: a reply made with enable_thinking=false (the
+// template pre-fills an empty block, so the script answers at once) records
+// it, and the replay renders the prompt the same way; with the flag dropped
+// the replay writes the reasoning instead and fails at the first token.
+func TestReplayDisableThinking(t *testing.T) {
+	ctx := context.Background()
+	m := writeQwen3Script(t)
+	load := func() *Session {
+		s, err := Load(ctx, m.Path, Options{Backend: "cpu", ContextSize: 256, Params: greedy()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	s := load()
+	req := Request{Messages: userMsg("hello"), DisableThinking: true}
+	h, err := s.ExportHeader(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.DisableThinking || h.Template != "gguf" || len(h.Messages) != 1 {
+		t.Fatalf("header %+v", h)
+	}
+	var buf bytes.Buffer
+	w, err := NewLogprobWriter(&buf, h, s.TokenText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Generate(ctx, req, func(ev Event) {
+		if ev.Kind == EventToken {
+			w.Token(*ev.Token)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	h2, toks, err := ReadLogprobs(bytes.NewReader(buf.Bytes()), "export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(toks) == 0 || toks[0].ID != m.IDs["Hi"] {
+		t.Fatalf("reply starts with %v, want the script's answer without reasoning", toks)
+	}
+	if _, err := load().Replay(ctx, h2, toks); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	h2.DisableThinking = false
+	var mm *Mismatch
+	if _, err := load().Replay(ctx, h2, toks); !errors.As(err, &mm) || mm.Index != 0 {
+		t.Fatalf("replay with thinking on: %v, want a mismatch at token 0", err)
+	}
+}
