@@ -70,7 +70,10 @@ func (m *Model) leaveInspector() {
 	m.focus = focusInput
 	m.input.Focus()
 	m.insp = inspector{}
-	// Back to the live view: the newest step of the newest reply.
+	// Back to the live view: the newest step of the newest reply, and the
+	// bottom of the transcript (drawn as Markdown again, its rows are not
+	// the ones the inspector scrolled through).
+	m.scroll.follow = true
 	if rs := m.repliesWithTokens(); len(rs) > 0 {
 		t := rs[len(rs)-1]
 		m.showStep(t, len(t.steps)-1, false)

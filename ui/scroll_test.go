@@ -88,3 +88,22 @@ func TestMouseWheelScrollsTheTranscript(t *testing.T) {
 		t.Error("a wheel release scrolled")
 	}
 }
+
+// The inspector scrolls to the token it shows; leaving it goes back to the
+// live view at the bottom, where the reply is Markdown again.
+func TestLeavingTheInspectorFollowsAgain(t *testing.T) {
+	h, eng := streamingHarness(t, 300)
+	close(eng.release)
+	h.idle()
+	m := h.m
+	h.key("tab", "home")
+	m.View()
+	if m.scroll.follow || m.scroll.vp.AtBottom() {
+		t.Fatal("the first token of a long reply did not scroll the transcript up")
+	}
+	h.key("tab")
+	m.View()
+	if !m.scroll.follow || !m.scroll.vp.AtBottom() {
+		t.Errorf("after leaving the inspector: offset %d, follow %v", m.scroll.vp.YOffset, m.scroll.follow)
+	}
+}
