@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"vkchat/internal/scriptmodel"
 	"vkchat/internal/testenv"
+	"vkchat/runtime/chat"
 	"vkchat/runtime/engine"
 	"vkchat/runtime/vk"
 )
@@ -200,5 +202,58 @@ func TestReplaySampled(t *testing.T) {
 				t.Errorf("replay ran elsewhere: %q", stdout.String())
 			}
 		})
+	}
+}
+
+// TestReplayChatExport: an export of a chat reply (the model's own
+// template, which the chat calls "gguf") replays through the command.
+func TestReplayChatExport(t *testing.T) {
+	ctx := context.Background()
+	m, err := scriptmodel.WriteQwen3Thinker(testenv.Shared(t, "vocab/ggml-vocab-qwen3.gguf"),
+		filepath.Join(t.TempDir(), "qwen3-script.gguf"), "qwen3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.Load(ctx, m.Path, engine.Options{Backend: "cpu", ContextSize: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	req := engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: "hello"}}}
+	h, err := s.ExportHeader(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Template != "gguf" {
+		t.Fatalf("template %q, want the model's own (gguf)", h.Template)
+	}
+	out := filepath.Join(t.TempDir(), "chat.jsonl")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := engine.NewLogprobWriter(f, h, s.TokenText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := s.Generate(ctx, req, func(ev engine.Event) {
+		if ev.Kind == engine.EventToken {
+			w.Token(*ev.Token)
+			n++
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var stdout, stderr bytes.Buffer
+	if code := run(ctx, []string{"replay", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("replay exited %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), fmt.Sprintf("all %d tokens", n)) {
+		t.Errorf("replay said %q", stdout.String())
 	}
 }
