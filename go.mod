@@ -50,3 +50,5 @@ require (
 )
 
 replace github.com/ardanlabs/jinja => ./third_party/ardanlabs-jinja
+
+replace github.com/charmbracelet/bubbles => ./third_party/charmbracelet-bubbles
