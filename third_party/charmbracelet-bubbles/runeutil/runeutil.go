@@ -67,6 +67,13 @@ func (s *sanitizer) Sanitize(runes []rune) []rune {
 		case r == utf8.RuneError:
 			// skip
 
+		case r == '\r' && src+1 < len(runes) && runes[src+1] == '\n':
+			// vkchat patch (NOTE-UPSTREAM.md, bug 1): "\r\n" is one line
+			// ending (text pasted from Windows, or a terminal that sends
+			// CRLF), not two; skip the '\r' and let the '\n' stand for
+			// both. Skipping never moves dst past src, so the in-place
+			// rewrite below stays safe.
+
 		case r == '\r' || r == '\n':
 			if len(dstrunes)+len(s.replaceNewLine) > src && !copied {
 				dst := len(dstrunes)

@@ -18,6 +18,12 @@ func TestSanitize(t *testing.T) {
 		{"hello", "hello"},
 		{"hel\nlo", "helXXlo"},
 		{"hel\rlo", "helXXlo"},
+		// vkchat patch: CRLF is one line ending, a lone CR still one.
+		{"hel\r\nlo", "helXXlo"},
+		{"a\r\n\r\nb", "aXXXXb"},
+		{"a\r\rb", "aXXXXb"},
+		{"a\n\rb", "aXXXXb"},
+		{"a\r", "aXX"},
 		{"hel\tlo", "hello"},
 		{"he\n\nl\tlo", "heXXXXllo"},
 		{"he\tl\n\nlo", "helXXXXlo"},

@@ -4,6 +4,7 @@ package textarea
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -33,6 +34,20 @@ const (
 	// XXX: in v2, make max lines dynamic and default max lines configurable.
 	maxLines = 10000
 )
+
+// ErrLineLimit is wrapped by the error Model.Err is set to when an edit would
+// take the text past the most lines it may hold (10,000, or MaxHeight for a
+// line break typed with InsertNewline), so the lines that did not fit were
+// left out. Err keeps it until the caller clears it.
+//
+// vkchat patch (NOTE-UPSTREAM.md, bug 3): upstream drops those lines
+// without a word, so a caller cannot tell a cut-short paste from a whole one.
+var ErrLineLimit = errors.New("textarea: line limit reached")
+
+// lineLimitErr reports that dropped lines did not fit under limit.
+func lineLimitErr(limit, dropped int) error {
+	return fmt.Errorf("%w: the text holds at most %d lines, %d more were left out", ErrLineLimit, limit, dropped)
+}
 
 // Internal messages for clipboard operations.
 type (
@@ -400,6 +415,7 @@ func (m *Model) insertRunesFromUserInput(runes []rune) {
 	// Obey the maximum line limit.
 	if maxLines > 0 && len(m.value)+len(lines)-1 > maxLines {
 		allowedHeight := max(0, maxLines-len(m.value)+1)
+		m.Err = lineLimitErr(maxLines, len(lines)-allowedHeight) // vkchat patch: say so
 		lines = lines[:allowedHeight]
 	}
 
@@ -854,15 +870,31 @@ func (m Model) LineInfo() LineInfo {
 
 // repositionView repositions the view of the viewport based on the defined
 // scrolling behavior.
+//
+// vkchat patch (NOTE-UPSTREAM.md, bug 2): the offset is worked out from the
+// text and set directly. Upstream moved it with viewport.ScrollUp/ScrollDown,
+// which clamp against the content of the last View: after the text grew
+// between two Views the cursor's row could stay hidden, and after it shrank
+// the offset stayed where it was, so rows past the text's end showed while
+// its first rows stayed scrolled out of sight.
 func (m *Model) repositionView() {
-	minimum := m.viewport.YOffset
-	maximum := minimum + m.viewport.Height - 1
-
-	if row := m.cursorLineNumber(); row < minimum {
-		m.viewport.ScrollUp(minimum - row)
-	} else if row > maximum {
-		m.viewport.ScrollDown(row - maximum)
+	offset := m.viewport.YOffset
+	if row := m.cursorLineNumber(); row < offset {
+		offset = row
+	} else if row > offset+m.viewport.Height-1 {
+		offset = row - m.viewport.Height + 1
 	}
+	// Never scroll past the text's last screenful.
+	m.viewport.YOffset = max(0, min(offset, m.textRows()-m.viewport.Height))
+}
+
+// textRows is how many rows the text fills once soft-wrapped.
+func (m Model) textRows() int {
+	rows := 0
+	for _, l := range m.value {
+		rows += len(m.memoizedWrap(l, m.width))
+	}
+	return rows
 }
 
 // Width returns the width of the textarea.
@@ -1026,6 +1058,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			m.deleteWordRight()
 		case key.Matches(msg, m.KeyMap.InsertNewline):
 			if m.MaxHeight > 0 && len(m.value) >= m.MaxHeight {
+				m.Err = lineLimitErr(m.MaxHeight, 1) // vkchat patch: say so
 				return m, nil
 			}
 			m.col = clamp(m.col, 0, len(m.value[m.row]))
@@ -1062,6 +1095,13 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			m.transposeLeft()
 
 		default:
+			// vkchat patch (NOTE-UPSTREAM.md, bug 4): an Alt chord that
+			// is not one of the KeyMap's bindings is a command meant for
+			// the application (or for nothing), not text: upstream typed
+			// its letter, so Alt+t inserted "t".
+			if msg.Alt {
+				break
+			}
 			m.insertRunesFromUserInput(msg.Runes)
 		}
 

@@ -28,6 +28,15 @@ func TestVerticalScrolling(t *testing.T) {
 		textarea, _ = textarea.Update(keyPress(k))
 	}
 
+	// vkchat patch (NOTE-UPSTREAM.md, bug 2): the view now follows the
+	// cursor to the last row as it is typed; upstream's view stayed at the
+	// top only because its scroll offset went stale. Start from the top to
+	// scroll through the rows by hand.
+	if !strings.Contains(textarea.View(), "the text area.") {
+		t.Error("the view did not follow the cursor to the last row")
+	}
+	textarea.viewport.GotoTop()
+
 	view := textarea.View()
 
 	// The view should contain the first "line" of the input.

@@ -1,0 +1,136 @@
+package textarea
+
+// Regression tests for the vkchat patches (see NOTE-UPSTREAM.md at the
+// module root); each fails on unpatched bubbles v1.0.0.
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// plainTextArea is a focused textarea of the given size with no prompt, line
+// numbers or placeholder, so View's rows are the text's own.
+func plainTextArea(width, height int) Model {
+	m := New()
+	m.Prompt = ""
+	m.ShowLineNumbers = false
+	m.SetWidth(width)
+	m.SetHeight(height)
+	m.Focus()
+	return m
+}
+
+// viewRows is View's rows without styling or trailing blanks.
+func viewRows(m Model) []string {
+	rows := strings.Split(ansi.Strip(m.View()), "\n")
+	for i := range rows {
+		rows[i] = strings.TrimRight(rows[i], " ")
+	}
+	return rows
+}
+
+// Bug 1: "\r\n" was two line breaks.
+func TestCRLFIsOneLineBreak(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Model)
+	}{
+		{"InsertString", func(m *Model) { m.InsertString("a\r\nb\r\n\r\nc\rd") }},
+		{"SetValue", func(m *Model) { m.SetValue("a\r\nb\r\n\r\nc\rd") }},
+		{"bracketed paste", func(m *Model) {
+			*m, _ = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a\r\nb\r\n\r\nc\rd"), Paste: true})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := plainTextArea(20, 3)
+			tt.edit(&m)
+			// A lone "\r" is still a line break of its own.
+			if got, want := m.Value(), "a\nb\n\nc\nd"; got != want {
+				t.Errorf("value %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// Bug 2: the scroll offset went stale when the text changed between Views.
+func TestViewFollowsTheTextAsItChanges(t *testing.T) {
+	m := plainTextArea(20, 3)
+	m.View() // the viewport now holds a one-row text's content
+	m.InsertString("1\n2\n3\n4\n5\n6")
+	m, _ = m.Update(nil)
+	if rows := viewRows(m); strings.Join(rows[:3], ",") != "4,5,6" {
+		t.Errorf("after the text grew: rows %q, want the cursor's row 6 last", rows[:3])
+	}
+	// Delete "6", "5", "4" and "3" with their line breaks, a View after each
+	// key as a program would draw it.
+	for range 8 {
+		m, _ = m.Update(tea.KeyMsg{Type: tea.KeyBackspace})
+		m.View()
+	}
+	if m.Value() != "1\n2" {
+		t.Fatalf("value %q", m.Value())
+	}
+	if rows := viewRows(m); strings.Join(rows[:3], ",") != "1,2," {
+		t.Fatalf("after the text shrank: rows %q, want the text from its first row", rows[:3])
+	}
+}
+
+// Bug 3: lines past the limit were dropped without a word.
+func TestLineLimitIsReported(t *testing.T) {
+	t.Run("insert", func(t *testing.T) {
+		m := plainTextArea(20, 3)
+		m.InsertString("fits\nfits")
+		if m.Err != nil {
+			t.Fatalf("an insert that fits set Err %v", m.Err)
+		}
+		m.Reset()
+		m.InsertString(strings.Repeat("x\n", maxLines+2)) // maxLines+3 lines
+		if m.LineCount() != maxLines {
+			t.Fatalf("%d lines kept, want the limit %d", m.LineCount(), maxLines)
+		}
+		if !errors.Is(m.Err, ErrLineLimit) || !strings.Contains(m.Err.Error(), "10000 lines, 3 more") {
+			t.Fatalf("Err %v, want ErrLineLimit naming the limit and the 3 lines left out", m.Err)
+		}
+	})
+	t.Run("InsertNewline at MaxHeight", func(t *testing.T) {
+		m := plainTextArea(20, 3) // MaxHeight stays at its default, 99
+		m.InsertString(strings.Repeat("\n", defaultMaxHeight-1))
+		if m.Err != nil {
+			t.Fatalf("%d lines set Err %v", m.LineCount(), m.Err)
+		}
+		m, _ = m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+		if m.LineCount() != defaultMaxHeight {
+			t.Fatalf("%d lines, want %d", m.LineCount(), defaultMaxHeight)
+		}
+		if !errors.Is(m.Err, ErrLineLimit) || !strings.Contains(m.Err.Error(), "99 lines, 1 more") {
+			t.Fatalf("Err %v, want ErrLineLimit naming MaxHeight", m.Err)
+		}
+	})
+}
+
+// Bug 4: an Alt chord the KeyMap does not bind typed its letter.
+func TestUnboundAltChordTypesNothing(t *testing.T) {
+	m := plainTextArea(20, 3)
+	m.InsertString("one two")
+	for _, k := range []tea.KeyMsg{
+		{Type: tea.KeyRunes, Runes: []rune("t"), Alt: true},
+		{Type: tea.KeyRunes, Runes: []rune("x"), Alt: true},
+		{Type: tea.KeySpace, Runes: []rune(" "), Alt: true},
+	} {
+		m, _ = m.Update(k)
+		if m.Value() != "one two" {
+			t.Fatalf("%s changed the text to %q", k, m.Value())
+		}
+	}
+	// A bound Alt chord still works, and plain letters are still typed.
+	m, _ = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("b"), Alt: true}) // word backward
+	m, _ = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("t")})
+	if m.Value() != "one ttwo" {
+		t.Fatalf("alt+b then t: %q, want %q", m.Value(), "one ttwo")
+	}
+}
