@@ -132,8 +132,16 @@ func (j *job) compute(lo, hi, v0, v1 int) {
 	}
 	if p := j.packed; p != nil {
 		// lo is a multiple of 8 (chunks are); the rows%8 tail is unpacked
-		if end := min(hi, p.rows&^7); end > lo && simd.MatMulPacked(j.typ, p.data, p.groupBytes, lo, end, j.acts, v0, v1, j.dst, j.rows) {
-			lo = end
+		if end := min(hi, p.rows&^7); end > lo {
+			var ok bool
+			if p.il {
+				ok = simd.MatMulInterleaved(j.typ, p.data, p.groupBytes, lo, end, j.acts, v0, v1, j.dst, j.rows)
+			} else {
+				ok = simd.MatMulPacked(j.typ, p.data, p.groupBytes, lo, end, j.acts, v0, v1, j.dst, j.rows)
+			}
+			if ok {
+				lo = end
+			}
 		}
 		if lo >= hi {
 			return

@@ -117,8 +117,9 @@ func TestNativeQuantizerBitIdentical(t *testing.T) {
 	}
 }
 
-// TestPackedMatchesPortable checks the kernels for repacked Q4_0 and Q8_0
-// weights (groups of 8 rows, with a row tail that stays unpacked) bit for
+// TestPackedMatchesPortable checks the kernels for repacked weights (Q4_0
+// and Q8_0 interleaved 4 bytes at a time, the other quantized types block
+// by block, groups of 8 rows with a row tail that stays unpacked) bit for
 // bit against the portable path, and that freeing the packed copies goes
 // back to the unpacked kernels.
 func TestPackedMatchesPortable(t *testing.T) {
@@ -126,8 +127,14 @@ func TestPackedMatchesPortable(t *testing.T) {
 		t.Skip("no native kernels on this CPU or build")
 	}
 	r := rand.New(rand.NewPCG(25, 26))
-	for _, typ := range []ggml.Type{ggml.Q4_0, ggml.Q8_0} {
+	for _, typ := range allTypes {
+		if !packable(&Matrix{Type: typ, Rows: 8, Cols: 256, Data: []byte{0}}) {
+			continue
+		}
 		for _, shape := range []struct{ rows, cols, n int }{{8, 32, 1}, {16, 64, 3}, {37, 96, 5}, {64, 2048, 2}, {13, 640, 9}, {8, 32, 70}} {
+			if shape.cols%formats[typ].elems != 0 {
+				shape.cols = (shape.cols + 255) / 256 * 256
+			}
 			m := randomMatrix(r, typ, shape.rows, shape.cols)
 			x := randVec(r, shape.n*shape.cols)
 			want := make([]float32, shape.n*m.Rows)

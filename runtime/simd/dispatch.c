@@ -60,10 +60,10 @@ static mmfn pick(int level, int type) {
 }
 
 int vk_mm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t r1, const int8_t *qs, const float *d,
-	  const float *s, const int32_t *bs, const float *f, int64_t n, int64_t v0, int64_t v1, float *dst, int64_t ds) {
+	  const float *s, const int32_t *bs, const float *f, int64_t n, int64_t v0, int64_t v1, float *dst, int64_t ds, int64_t il) {
 	mmfn fn = pick(level, type);
-	if (!fn) return 0;
-	MMArgs a = {w, rb, r0, r1, qs, d, s, bs, f, n, v0, v1, dst, ds};
+	if (!fn || (il && (type == 0 || type == 1 || type == 30))) return 0;
+	MMArgs a = {w, rb, r0, r1, qs, d, s, bs, f, n, v0, v1, dst, ds, il};
 	fn(&a);
 	return 1;
 }
@@ -100,7 +100,7 @@ int vk_pm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t
 	if (level >= 2) fn = type == 2 ? pm_q4_0_vnni : type == 8 ? pm_q8_0_vnni : NULL;
 	else if (level == 1) fn = type == 2 ? pm_q4_0_avx2 : type == 8 ? pm_q8_0_avx2 : NULL;
 	if (!fn) return 0;
-	MMArgs a = {w, rb, r0, r1, qs, d, NULL, sums, NULL, n, v0, v1, dst, ds};
+	MMArgs a = {w, rb, r0, r1, qs, d, NULL, sums, NULL, n, v0, v1, dst, ds, 0};
 	fn(&a);
 	return 1;
 }

@@ -74,6 +74,12 @@ INL __m256i FN(reduce8)(const __m256i *L) {
 	return _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x20), _mm256_permute2x128_si256(g0, g1, 0x31));
 }
 
+// Row row's first block: rows one after another, or (il) interleaved block
+// by block in groups of 8 so that a tile of rows reads one stream.
+INL const uint8_t *FN(rowp)(const MMArgs *A, int64_t row, int BB) {
+	return A->il ? A->w + (row >> 3) * A->rb + (row & 7) * BB : A->w + row * A->rb;
+}
+
 #define F8(a) _mm256_loadu_ps(a)
 #define CVT(S) _mm256_cvtepi32_ps(S)
 #define MUL _mm256_mul_ps
@@ -141,7 +147,7 @@ INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const 
 			if (T == T_Q5_0) c[j] = FN(negsum)(y[j], 16);
 		}
 		for (int i = 0; i < RT; i++) {
-			const uint8_t *p = A->w + (r + i) * A->rb + b * BB;
+			const uint8_t *p = FN(rowp)(A, r + i, BB) + b * (A->il ? 8 * BB : BB);
 			__m256i q, qa = _mm256_setzero_si256();
 			if (T == T_Q4_0) q = FN(nib32)(p + 2);
 			if (T == T_Q4_1) q = FN(nib32)(p + 4);
@@ -245,7 +251,7 @@ INL void FN(tile_kq)(const int T, const MMArgs *A, int64_t r, int64_t v, const i
 			dx[p] = dy[p] = mx[p] = 0;
 		}
 		for (int i = 0; i < RT; i++) {
-			const uint8_t *p = A->w + (r + i) * A->rb + b * BB;
+			const uint8_t *p = FN(rowp)(A, r + i, BB) + b * (A->il ? 8 * BB : BB);
 			__m256i q[8], s[8];
 			__m128i mins = _mm_setzero_si128();
 			float d = 0, m = 0;

@@ -42,7 +42,21 @@ func MatMul(typ int, w []byte, rowBytes, r0, r1 int, a *Acts, v0, v1 int, dst []
 	}
 	ok := C.vk_mm(C.int(level), C.int(typ), (*C.uint8_t)(ptr(w)), C.int64_t(rowBytes), C.int64_t(r0), C.int64_t(r1),
 		(*C.int8_t)(ptr(a.Qs)), (*C.float)(ptr(a.D)), (*C.float)(ptr(a.S)), (*C.int32_t)(ptr(a.Sums)), (*C.float)(ptr(a.F)),
-		C.int64_t(a.N), C.int64_t(v0), C.int64_t(v1), (*C.float)(ptr(dst)), C.int64_t(dstStride))
+		C.int64_t(a.N), C.int64_t(v0), C.int64_t(v1), (*C.float)(ptr(dst)), C.int64_t(dstStride), 0)
+	return ok != 0
+}
+
+// MatMulInterleaved is MatMul for quantized weights whose rows are
+// interleaved block by block in groups of 8 (groupBytes per group), rows
+// [r0, r1) within the whole groups. It reports false when there is no
+// kernel for typ (float types are never interleaved).
+func MatMulInterleaved(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int, dst []float32, dstStride int) bool {
+	if level == 0 {
+		return false
+	}
+	ok := C.vk_mm(C.int(level), C.int(typ), (*C.uint8_t)(ptr(w)), C.int64_t(groupBytes), C.int64_t(r0), C.int64_t(r1),
+		(*C.int8_t)(ptr(a.Qs)), (*C.float)(ptr(a.D)), (*C.float)(ptr(a.S)), (*C.int32_t)(ptr(a.Sums)), nil,
+		C.int64_t(a.N), C.int64_t(v0), C.int64_t(v1), (*C.float)(ptr(dst)), C.int64_t(dstStride), 1)
 	return ok != 0
 }
 

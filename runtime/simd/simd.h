@@ -13,13 +13,14 @@ typedef struct {
 	int64_t n, v0, v1;
 	float *dst;
 	int64_t ds;
+	int64_t il; // rows interleaved block by block in groups of 8; rb is one group's bytes
 } MMArgs;
 
 int vk_cpu_level(void);
 int vk_has(int level, int type);
 uint64_t vk_read_sum(const uint8_t *p, int64_t n);
 int vk_mm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t r1, const int8_t *qs, const float *d,
-	  const float *s, const int32_t *bs, const float *f, int64_t n, int64_t v0, int64_t v1, float *dst, int64_t ds);
+	  const float *s, const int32_t *bs, const float *f, int64_t n, int64_t v0, int64_t v1, float *dst, int64_t ds, int64_t il);
 void vk_quant_q8_0(int level, const float *x, int64_t n, int8_t *qs, float *d, int32_t *sums, float *s);
 int vk_pm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t r1, const int8_t *qs, const float *d,
 	  const int32_t *sums, int64_t n, int64_t v0, int64_t v1, float *dst, int64_t ds);

@@ -37,3 +37,8 @@ func F16Rows(dst []float32, src []uint16, cols, stride, rows int) bool { return 
 
 // QuantizeQ8K has no native kernel on this platform.
 func QuantizeQ8K(x []float32, qs []int8, d []float32, bsums []int32) bool { return false }
+
+// MatMulInterleaved has no native kernels on this platform.
+func MatMulInterleaved(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int, dst []float32, dstStride int) bool {
+	return false
+}
