@@ -44,7 +44,8 @@ func BenchmarkRead(b *testing.B) {
 }
 
 // BenchmarkMatVecDRAM runs decode-shaped products (2048 columns, 2048 rows)
-// over 256 MiB of distinct weights per type, so they stream from memory, and
+// over 256 MiB of distinct weights per type, packed as the backend packs
+// them, so they stream from memory, and
 // reports the fraction of the measured read bandwidth (BenchmarkRead) they
 // reach: 1.0 is as fast as reading the weights can be.
 func BenchmarkMatVecDRAM(b *testing.B) {
@@ -58,6 +59,7 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 				ms[i] = one
 				ms[i].Data = append([]byte(nil), one.Data...)
 			}
+			defer Pack(ms)() // as the CPU backend does at load
 			x := randVec(r, one.Cols)
 			dst := make([]float32, one.Rows)
 			b.SetBytes(int64(len(one.Data)))
@@ -81,6 +83,7 @@ func BenchmarkMatMulPrefill(b *testing.B) {
 	for _, typ := range []ggml.Type{ggml.Q4_0, ggml.Q8_0, ggml.Q4_K, ggml.Q6_K} {
 		b.Run(typ.String(), func(b *testing.B) {
 			m := randomMatrix(r, typ, 2048, 2048)
+			defer Pack([]Matrix{m})()
 			x := randVec(r, n*m.Cols)
 			dst := make([]float32, n*m.Rows)
 			for b.Loop() {
