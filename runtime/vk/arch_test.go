@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"vkchat/internal/testenv"
@@ -65,9 +66,21 @@ func TestWindowRingRewind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cb.Close()
-	rings := vb.Memory().KVRings
-	if len(rings) != 1 || rings[0].Window != 8+prefillChunk-1 || rings[0].Layers != 5 {
-		t.Fatalf("rings %+v, want 5 layers of %d positions", rings, 8+prefillChunk-1)
+	mem := vb.Memory()
+	if r := mem.KVRings; len(r) != 1 || r[0].Window != 8+prefillChunk-1 || r[0].Layers != 5 {
+		t.Fatalf("rings %+v, want 5 layers of %d positions", r, 8+prefillChunk-1)
+	}
+	// 1 full layer of 256 and 5 rings of 71, 2×(K,V) f16 rows of kv_heads×head_dim
+	row := int64(2 * m.KVHeads * m.HeadDim * 2)
+	if want := (256 + 5*int64(8+prefillChunk-1)) * row; mem.KVAllocated != want {
+		t.Errorf("KV allocated %d bytes, want %d", mem.KVAllocated, want)
+	}
+	if want := fmt.Sprintf("(1 layer × 256 ctx + 5 layers × %d ring (window 8 + %d))", 8+prefillChunk-1, prefillChunk-1); !strings.Contains(mem.KVFormula, want) ||
+		!strings.HasSuffix(mem.KVFormula, fmt.Sprintf("= %d B", mem.KVAllocated)) {
+		t.Errorf("KV formula %q, want it to start %q and end in the allocated bytes", mem.KVFormula, want)
+	}
+	if used, want := mem.KVUsedAt(200), (200+5*int64(8+prefillChunk-1))*row; used != want {
+		t.Errorf("KV used after 200 positions %d, want %d", used, want)
 	}
 	toks := make([]int32, 110)
 	for i := range toks {
