@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -19,6 +20,11 @@ import (
 // editor grows with its text up to a height, a bracketed paste is cleaned
 // of terminal controls, and ↑/↓ on the first/last row walk the history of
 // sent lines the way readline does.
+//
+// go.mod replaces bubbles with the patched copy in third_party (see its
+// NOTE-UPSTREAM.md): the editor relies on its fixes for CRLF line endings,
+// the scroll offset of a text that shrinks, the line limit being reported
+// and Alt chords typing nothing (TestPatchedTextareaInUse).
 type Input struct {
 	ta          textarea.Model
 	width       int
@@ -30,10 +36,6 @@ type Input struct {
 	// rows the text fills is known. A pointer, so copies of Input share it.
 	lastRow *int
 	rows    int // rows the text fills at the current width; 0: not known
-	// overflowed: the text was taller than the editor, so the textarea's
-	// viewport may be scrolled and must be put back once the text fits.
-	overflowed bool
-	peakRows   int // the most rows the text filled while it overflowed
 
 	history []string
 	histPos int    // index into history; len(history) is the unsent line
@@ -42,10 +44,6 @@ type Input struct {
 }
 
 const inputPrompt = "> "
-
-// maxInputLines is the most lines the textarea holds; it drops lines past
-// it silently, so a paste that would not fit is refused instead.
-const maxInputLines = 10000
 
 // maxInputBytes bounds the text: textarea wraps the cursor's whole line
 // again on every key, which for a 64 KiB line costs ~80 ms a key and for
@@ -71,7 +69,10 @@ func inputKeys() textarea.KeyMap {
 func NewInput() Input {
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
-	ta.MaxHeight = 0 // the layout decides; the default (99) also caps lines
+	// The layout decides the height; the default MaxHeight (99) would also
+	// stop Enter-typed lines there. The textarea's own line limit (10,000)
+	// still holds, and it says when a paste is cut short.
+	ta.MaxHeight = 0
 	ta.MaxWidth = 0
 	ta.KeyMap = inputKeys()
 	ta.Cursor.SetMode(cursor.CursorStatic)
@@ -136,8 +137,9 @@ func (in *Input) TakeError() error {
 
 // cleanInput turns pasted line endings into '\n' and tabs into spaces, and
 // drops escape sequences and other controls (a paste from a terminal can
-// carry colour codes): what the user sends should look as typed. (The
-// textarea's own filter would turn "\r\n" into two line breaks.)
+// carry colour codes): what the user sends should look as typed. Line
+// endings come first because termtext.Sanitize drops '\r', and a
+// terminal's bracketed paste may end each line with a lone one.
 func cleanInput(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
@@ -154,39 +156,34 @@ func (in *Input) insert(s string) {
 		in.err = fmt.Errorf("paste refused: the message would be %d KiB, and the input takes at most %d KiB", (n+1023)>>10, maxInputBytes>>10)
 		return
 	}
-	if n := in.ta.LineCount() + strings.Count(s, "\n"); n > maxInputLines {
-		in.err = fmt.Errorf("paste refused: the message would be %d lines, and the input takes at most %d", n, maxInputLines)
-		return
-	}
 	in.ta.InsertString(s)
 	in.changed()
 }
 
-// Update applies an editing key and reports whether it was one; the
-// command, if any, reads the clipboard (Ctrl+V).
-func (in *Input) Update(msg tea.KeyMsg) (bool, tea.Cmd) {
+// Update applies a key the chat left to the editor: text and editing keys
+// go to the textarea (which types nothing for a key or Alt chord it does
+// not bind), a bracketed paste is cleaned and size-checked first, and ↑/↓
+// on the first/last row walk the history. The command, if any, reads the
+// clipboard (Ctrl+V).
+func (in *Input) Update(msg tea.KeyMsg) tea.Cmd {
 	switch {
 	case msg.Paste:
 		in.insert(string(msg.Runes))
-		return true, nil
+		return nil
 	case key.Matches(msg, in.ta.KeyMap.Paste):
-		return true, readClipboard
+		return readClipboard
 	case msg.Type == tea.KeyUp && in.onFirstRow():
 		in.browse(-1)
-		return true, nil
+		return nil
 	case msg.Type == tea.KeyDown && in.onLastRow():
 		in.browse(+1)
-		return true, nil
-	case msg.Type == tea.KeyRunes && msg.Alt && !in.bound(msg):
-		// textarea would type the letter of an Alt chord it does not
-		// know; here those chords belong to the chat, or to nothing.
-		return false, nil
-	case msg.Type == tea.KeySpace:
-		msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{' '}}
-	case msg.Type != tea.KeyRunes && !in.bound(msg):
-		return false, nil
+		return nil
+	case msg.Type == tea.KeySpace && len(msg.Runes) == 0:
+		// bubbletea's reader sends the space as the key's rune; a
+		// message built by hand may not, and the textarea types runes.
+		msg.Runes = []rune{' '}
 	}
-	return true, in.apply(msg)
+	return in.apply(msg)
 }
 
 // Receive passes the editor the messages its commands produce (a failed
@@ -203,8 +200,8 @@ type clipboardErrMsg struct{ err error }
 
 // readClipboard reads the system clipboard for Ctrl+V and hands it back
 // as a bracketed paste, so it is cleaned and size-checked like one (the
-// textarea's own paste would take "\r\n" as two line breaks and keep
-// the text of escape sequences).
+// textarea's own paste drops only the ESC of an escape sequence and keeps
+// the rest of it as text).
 func readClipboard() tea.Msg {
 	s, err := clipboard.ReadAll()
 	if err != nil {
@@ -218,7 +215,7 @@ func (m *Model) inputKey(msg tea.KeyMsg) tea.Cmd {
 	if msg.Type == tea.KeyUp && len(m.input.history) == 0 {
 		m.input.seedHistory(m.turns)
 	}
-	_, cmd := m.input.Update(msg)
+	cmd := m.input.Update(msg)
 	m.showInputError()
 	return cmd
 }
@@ -243,47 +240,23 @@ func (in *Input) apply(msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
-// bound reports whether msg is one of the textarea's editing keys.
-func (in *Input) bound(msg tea.KeyMsg) bool {
-	k := in.ta.KeyMap
-	for _, b := range []key.Binding{k.CharacterBackward, k.CharacterForward, k.DeleteAfterCursor,
-		k.DeleteBeforeCursor, k.DeleteCharacterBackward, k.DeleteCharacterForward, k.DeleteWordBackward,
-		k.DeleteWordForward, k.LineEnd, k.LineNext, k.LinePrevious, k.LineStart, k.Paste, k.WordBackward,
-		k.WordForward, k.InputBegin, k.InputEnd, k.UppercaseWordForward, k.LowercaseWordForward,
-		k.CapitalizeWordForward, k.TransposeCharacterBackward} {
-		if key.Matches(msg, b) {
-			return true
-		}
-	}
-	return false
-}
-
-// changed notes that the text or its size changed, and puts the
-// textarea's view back at the top once the text fits the editor again:
-// its viewport only scrolls to keep the cursor in view, so after deleting
-// a tall text's lines it would go on showing empty rows below the text
-// and hiding its first rows.
+// changed notes that the text or its size changed, and takes over an edit
+// the textarea cut short (a paste past its 10,000-line limit keeps the
+// lines that fit) for the status line.
 func (in *Input) changed() {
 	in.rows = 0
-	if in.ta.Focused() {
-		// SetValue and friends move the cursor without scrolling to it;
-		// an Update with no message does.
-		in.ta, _ = in.ta.Update(nil)
-	}
-	in.Height()
-	if in.rows > in.maxHeight {
-		in.overflowed, in.peakRows = true, max(in.peakRows, in.rows)
-		return
-	}
-	if in.overflowed && in.ta.Focused() {
-		// The textarea's viewport answers the mouse wheel (3 rows a
-		// notch) even though the program sends it no mouse events; that
-		// is the one way in to its scroll offset.
-		wheel := tea.MouseMsg{Button: tea.MouseButtonWheelUp, Action: tea.MouseActionPress}
-		for i := 0; i*3 < in.peakRows; i++ {
-			in.ta, _ = in.ta.Update(wheel)
+	if err := in.ta.Err; err != nil {
+		in.ta.Err = nil
+		if errors.Is(err, textarea.ErrLineLimit) {
+			err = fmt.Errorf("the message was cut short: %w", err)
 		}
-		in.overflowed, in.peakRows = false, 0
+		in.err = err
+	}
+	if in.ta.Focused() {
+		// SetValue, InsertString and SetWidth move the cursor or change
+		// the rows without scrolling; an Update with no message puts the
+		// view on the cursor, within the text.
+		in.ta, _ = in.ta.Update(nil)
 	}
 }
 

@@ -26,9 +26,7 @@ func pressInput(t *testing.T, in *Input, keys ...string) {
 		case k == "alt+enter":
 			in.InsertNewline()
 		default:
-			if ok, _ := in.Update(keyMsg(k)); !ok {
-				t.Fatalf("key %q not handled", k)
-			}
+			in.Update(keyMsg(k))
 		}
 	}
 }
@@ -91,12 +89,13 @@ func TestNewInputSize(t *testing.T) {
 	}
 }
 
+// Keys the editor does not bind leave the text and the cursor alone.
 func TestInputIgnoresUnknownAltChords(t *testing.T) {
 	in := NewInput()
-	pressInput(t, &in, "type:ab")
-	for _, k := range []string{"alt+x", "alt+t", "tab", "esc", "f1"} {
-		if ok, _ := in.Update(keyMsg(k)); ok || in.Value() != "ab" {
-			t.Errorf("%s: handled %v, value %q", k, ok, in.Value())
+	pressInput(t, &in, "type:ab", "left")
+	for _, k := range []string{"alt+x", "alt+t", "alt+space", "tab", "esc", "f1"} {
+		if in.Update(keyMsg(k)); withCursor(&in) != "a|b" {
+			t.Errorf("%s: text %q", k, withCursor(&in))
 		}
 	}
 }
@@ -184,18 +183,25 @@ func TestInputClipboardPaste(t *testing.T) {
 	}
 }
 
-func TestInputRefusesAPasteOverTheLineLimit(t *testing.T) {
+// A paste past the textarea's 10,000-line limit keeps the lines that fit
+// and says how many were left out.
+func TestInputReportsAPasteCutAtTheLineLimit(t *testing.T) {
 	in := NewInput()
 	pressInput(t, &in, "type:keep")
-	pressInput(t, &in, "paste:"+strings.Repeat("x\n", maxInputLines))
-	if in.Value() != "keep" {
-		t.Fatalf("a refused paste changed the text to %d bytes", len(in.Value()))
+	pressInput(t, &in, "paste:x\n"+strings.Repeat("x\n", 10000)) // 10,002 lines in all
+	if got := in.ta.LineCount(); got != 10000 || !strings.HasPrefix(in.Value(), "keepx\nx\n") {
+		t.Fatalf("%d lines kept, starting %q; want 10000 from the text typed", got, in.Value()[:min(12, len(in.Value()))])
 	}
-	if err := in.TakeError(); err == nil || !strings.Contains(err.Error(), "10000") {
-		t.Fatalf("error %v, want one naming the limit", err)
+	err := in.TakeError()
+	if err == nil || !strings.Contains(err.Error(), "cut short") || !strings.Contains(err.Error(), "at most 10000 lines; 2 did not fit") {
+		t.Fatalf("error %v, want one naming the limit and the 2 lines left out", err)
 	}
 	if in.TakeError() != nil {
 		t.Error("the error is reported twice")
+	}
+	pressInput(t, &in, "type:y")
+	if err := in.TakeError(); err != nil {
+		t.Errorf("a key after the cut paste reported %v", err)
 	}
 }
 

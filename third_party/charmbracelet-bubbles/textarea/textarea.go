@@ -46,7 +46,7 @@ var ErrLineLimit = errors.New("textarea: line limit reached")
 
 // lineLimitErr reports that dropped lines did not fit under limit.
 func lineLimitErr(limit, dropped int) error {
-	return fmt.Errorf("%w: the text holds at most %d lines, %d more were left out", ErrLineLimit, limit, dropped)
+	return fmt.Errorf("%w: the text holds at most %d lines; %d did not fit", ErrLineLimit, limit, dropped)
 }
 
 // Internal messages for clipboard operations.

@@ -93,7 +93,7 @@ func TestLineLimitIsReported(t *testing.T) {
 		if m.LineCount() != maxLines {
 			t.Fatalf("%d lines kept, want the limit %d", m.LineCount(), maxLines)
 		}
-		if !errors.Is(m.Err, ErrLineLimit) || !strings.Contains(m.Err.Error(), "10000 lines, 3 more") {
+		if !errors.Is(m.Err, ErrLineLimit) || !strings.Contains(m.Err.Error(), "at most 10000 lines; 3 did not fit") {
 			t.Fatalf("Err %v, want ErrLineLimit naming the limit and the 3 lines left out", m.Err)
 		}
 	})
@@ -107,7 +107,7 @@ func TestLineLimitIsReported(t *testing.T) {
 		if m.LineCount() != defaultMaxHeight {
 			t.Fatalf("%d lines, want %d", m.LineCount(), defaultMaxHeight)
 		}
-		if !errors.Is(m.Err, ErrLineLimit) || !strings.Contains(m.Err.Error(), "99 lines, 1 more") {
+		if !errors.Is(m.Err, ErrLineLimit) || !strings.Contains(m.Err.Error(), "at most 99 lines; 1 did not fit") {
 			t.Fatalf("Err %v, want ErrLineLimit naming MaxHeight", m.Err)
 		}
 	})
