@@ -31,6 +31,12 @@ const chunkWork = 16 << 10
 // activations from memory for every row.
 const tileBytes = 128 << 10
 
+// nativeTileBytes is the activation tile for the native kernels: their
+// activations are smaller, and a tile below their 8-vector register tile
+// would fall back to one vector at a time (the 1B model's down projection,
+// 5632 columns, got 7-vector tiles from tileBytes).
+const nativeTileBytes = 512 << 10
+
 // portableOnly turns the native kernels off for this process (tests compare
 // the two paths with it; VKCHAT_CPU_KERNELS=portable does it for a run).
 var portableOnly = false
@@ -107,6 +113,14 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 	}
 	j.packed = nil
 	if native {
+		// The native kernels read only the int8 quants and per-block
+		// scale and sum (1.25 bytes per element), and tile 8 vectors at a
+		// time: tiles of a multiple of 8 that fit half of a 1 MiB L2.
+		perVec := m.Cols + m.Cols/4
+		j.vtile = max(1, min(n, nativeTileBytes/max(1, perVec)))
+		if j.vtile > 8 && j.vtile < n {
+			j.vtile &^= 7
+		}
 		j.packed = lookupPacked(m)
 		// Each chunk is one cgo call (~50-100 ns): about eight chunks per
 		// thread and tile balance the cores at a negligible call cost.

@@ -213,3 +213,36 @@ func TestParallelRange(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeMatMulRaggedTiles uses rows long enough that the native
+// activation tile (nativeTileBytes) holds fewer vectors than the batch, so
+// the batch splits into 8-aligned tiles and a ragged last one; every
+// result must equal MatVec's and the portable path's bit for bit.
+func TestNativeMatMulRaggedTiles(t *testing.T) {
+	if simd.Level() == 0 {
+		t.Skip("no native kernels on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(29, 30))
+	const cols, n = 8192, 53
+	if tile := nativeTileBytes / (cols + cols/4); tile >= n {
+		t.Fatalf("a tile of %d vectors does not split %d", tile, n)
+	}
+	for _, typ := range []ggml.Type{ggml.Q4_0, ggml.Q4_K, ggml.Q6_K} {
+		m := randomMatrix(r, typ, 19, cols)
+		defer Pack([]Matrix{m})()
+		x := randVec(r, n*cols)
+		got, want := make([]float32, n*m.Rows), make([]float32, n*m.Rows)
+		MatMul(got, m, x, n)
+		withPortable(func() { MatMul(want, m, x, n) })
+		one := make([]float32, m.Rows)
+		for v := 0; v < n; v++ {
+			MatVec(one, m, x[v*cols:(v+1)*cols])
+			for i := range one {
+				k := v*m.Rows + i
+				if math.Float32bits(got[k]) != math.Float32bits(want[k]) || math.Float32bits(one[i]) != math.Float32bits(got[k]) {
+					t.Fatalf("%v vector %d row %d: MatMul %g, MatVec %g, portable %g", typ, v, i, got[k], one[i], want[k])
+				}
+			}
+		}
+	}
+}
