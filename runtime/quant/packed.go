@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"sync"
 	"unsafe"
 
@@ -137,7 +138,7 @@ func pack(m *Matrix) *packedMatrix {
 				out[2*r], out[2*r+1] = blk[0], blk[1] // fp16 scale
 				q := blk[2 : 2+qb]
 				for k := 0; k < qb/4; k++ {
-					copy(out[16+32*k+4*r:16+32*k+4*r+4], q[4*k:4*k+4])
+					binary.LittleEndian.PutUint32(out[16+32*k+4*r:], binary.LittleEndian.Uint32(q[4*k:]))
 				}
 			}
 		}
