@@ -879,22 +879,24 @@ func (m Model) LineInfo() LineInfo {
 // its first rows stayed scrolled out of sight.
 func (m *Model) repositionView() {
 	offset := m.viewport.YOffset
-	if row := m.cursorLineNumber(); row < offset {
+	row := m.cursorLineNumber()
+	if row < offset {
 		offset = row
 	} else if row > offset+m.viewport.Height-1 {
 		offset = row - m.viewport.Height + 1
 	}
-	// Never scroll past the text's last screenful.
-	m.viewport.YOffset = max(0, min(offset, m.textRows()-m.viewport.Height))
-}
-
-// textRows is how many rows the text fills once soft-wrapped.
-func (m Model) textRows() int {
-	rows := 0
-	for _, l := range m.value {
-		rows += len(m.memoizedWrap(l, m.width))
+	// Never scroll past the text's last screenful. Only a view with rows
+	// below the cursor's can, and then only the rows from the cursor's
+	// line on need counting (the ones above are in row already): typing
+	// at the end of a long text costs no extra wrapping.
+	if offset > row-m.viewport.Height+1 {
+		rows := row - m.LineInfo().RowOffset
+		for _, l := range m.value[m.row:] {
+			rows += len(m.memoizedWrap(l, m.width))
+		}
+		offset = min(offset, rows-m.viewport.Height)
 	}
-	return rows
+	m.viewport.YOffset = max(0, offset)
 }
 
 // Width returns the width of the textarea.
