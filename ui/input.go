@@ -23,7 +23,7 @@ import (
 //
 // go.mod replaces bubbles with the patched copy in third_party (see its
 // NOTE-UPSTREAM.md): the editor relies on its fixes for CRLF line endings,
-// the scroll offset of a text that shrinks, the line limit being reported
+// the scroll offset as the text grows or shrinks, the line limit being reported
 // and Alt chords typing nothing (TestPatchedTextareaInUse).
 type Input struct {
 	ta          textarea.Model
