@@ -107,6 +107,9 @@ func (m *Model) titleBar(w int) string {
 		mode = "completion"
 	}
 	dev := strings.TrimSpace(termtext.Sanitize(info.Backend) + " " + termtext.Sanitize(info.Device))
+	if why := termtext.Sanitize(info.BackendReason); why != "" {
+		dev += " (" + why + ")"
+	}
 	var meta []string
 	for _, s := range []string{desc, mode, dev} {
 		if s != "" {
