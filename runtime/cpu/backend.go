@@ -25,12 +25,13 @@ type Backend struct {
 	kv   *kvCache
 	s    scratch
 
-	layers   []layerState // per layer: vectors decoded to float32 once, its rope
-	outNorm  []float32
-	gelu     []float32     // llama.cpp's F16 GELU table, when the recipe uses it
-	attnWork []attnScratch // one per KV head
-	f16Acc   bool          // mimic llama.cpp's F16 attention accumulation
-	unpack   func()        // drops the repacked weights (packWeights)
+	layers      []layerState // per layer: vectors decoded to float32 once, its rope
+	outNorm     []float32
+	gelu        []float32     // llama.cpp's F16 GELU table, when the recipe uses it
+	attnWork    []attnScratch // one per KV head
+	f16Acc      bool          // mimic llama.cpp's F16 attention accumulation
+	unpack      func()        // drops the repacked weights (packWeights)
+	packedBytes int64         // their size
 
 	// history holds the token at every position up to filled, so that a
 	// rewind past what a sliding-window ring still holds can recompute it.
@@ -72,7 +73,7 @@ func New(m *models.Model, opts backend.Options) (*Backend, error) {
 	}
 	quant.SetThreads(opts.Threads)
 	b := &Backend{m: m, opts: opts, f16Acc: opts.KVType == backend.KVF16, history: make([]int32, opts.ContextSize)}
-	b.unpack = packWeights(m)
+	b.unpack, b.packedBytes = packWeights(m)
 	b.kv = newKVCache(m, opts.ContextSize, opts.KVType)
 	b.s = newScratch(&m.Config, maxBatch)
 	b.outNorm = vectorF32(m.OutputNorm)
@@ -112,7 +113,7 @@ func (b *Backend) Name() string { return "cpu" }
 func (b *Backend) Memory() backend.Memory {
 	elem := b.opts.KVType.Bytes()
 	mem := backend.Memory{
-		Weights:     b.m.WeightBytes(),
+		Weights:     b.m.WeightBytes() + b.packedBytes, // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.m.KVBytesPerToken(elem),
 		Scratch:     b.s.bytes() + int64(len(b.attnWork)*(2*b.opts.ContextSize+1)*b.m.HeadDim*4) + int64(4*len(b.gelu)),

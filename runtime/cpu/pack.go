@@ -11,9 +11,9 @@ import (
 // repacks those its native kernels run faster on (Q4_0, Q8_0) and ignores
 // the rest; products find the packed copies by the original data. The token
 // embedding table is only gathered from, one row per token, so it is left
-// alone unless it doubles as the output matrix. The returned function drops
-// the copies.
-func packWeights(m *models.Model) func() {
+// alone unless it doubles as the output matrix. It returns the function
+// that drops the copies and their size.
+func packWeights(m *models.Model) (func(), int64) {
 	var ms []quant.Matrix
 	var emb *byte
 	if len(m.TokenEmbd.Data) > 0 && (len(m.Output.Data) == 0 || &m.Output.Data[0] != &m.TokenEmbd.Data[0]) {

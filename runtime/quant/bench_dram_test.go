@@ -59,7 +59,8 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 				ms[i] = one
 				ms[i].Data = append([]byte(nil), one.Data...)
 			}
-			defer Pack(ms)() // as the CPU backend does at load
+			free, _ := Pack(ms) // as the CPU backend does at load
+			defer free()
 			x := randVec(r, one.Cols)
 			dst := make([]float32, one.Rows)
 			b.SetBytes(int64(len(one.Data)))
@@ -83,7 +84,8 @@ func BenchmarkMatMulPrefill(b *testing.B) {
 	for _, typ := range []ggml.Type{ggml.Q4_0, ggml.Q8_0, ggml.Q4_K, ggml.Q6_K} {
 		b.Run(typ.String(), func(b *testing.B) {
 			m := randomMatrix(r, typ, 2048, 2048)
-			defer Pack([]Matrix{m})()
+			free, _ := Pack([]Matrix{m})
+			defer free()
 			x := randVec(r, n*m.Cols)
 			dst := make([]float32, n*m.Rows)
 			for b.Loop() {

@@ -139,7 +139,7 @@ func TestPackedMatchesPortable(t *testing.T) {
 			x := randVec(r, shape.n*shape.cols)
 			want := make([]float32, shape.n*m.Rows)
 			withPortable(func() { MatMul(want, m, x, shape.n) })
-			free := Pack([]Matrix{m})
+			free, _ := Pack([]Matrix{m})
 			if lookupPacked(&m) == nil {
 				t.Fatalf("%v %dx%d: not packed", typ, m.Rows, m.Cols)
 			}
@@ -172,11 +172,14 @@ func TestPackShared(t *testing.T) {
 		t.Skip("no native kernels on this CPU or build")
 	}
 	m := randomMatrix(rand.New(rand.NewPCG(27, 28)), ggml.Q4_0, 16, 64)
-	free1 := Pack([]Matrix{m})
+	free1, n1 := Pack([]Matrix{m})
 	p := lookupPacked(&m)
-	free2 := Pack([]Matrix{m})
+	free2, n2 := Pack([]Matrix{m})
 	if p == nil || lookupPacked(&m) != p {
 		t.Fatal("the second Pack did not share the first one's copy")
+	}
+	if n1 != int64(len(p.data)) || n2 != n1 || n1 < int64(len(m.Data)) {
+		t.Fatalf("Pack reported %d and %d bytes for a %d-byte copy of %d bytes", n1, n2, len(p.data), len(m.Data))
 	}
 	free1()
 	free1() // idempotent
@@ -189,7 +192,7 @@ func TestPackShared(t *testing.T) {
 	}
 	other := m
 	other.Rows = 8 // same data, another shape: not the packed copy
-	free3 := Pack([]Matrix{m})
+	free3, _ := Pack([]Matrix{m})
 	defer free3()
 	if lookupPacked(&other) != nil {
 		t.Fatal("a matrix of another shape over the same data found the packed copy")
@@ -229,7 +232,8 @@ func TestNativeMatMulRaggedTiles(t *testing.T) {
 	}
 	for _, typ := range []ggml.Type{ggml.Q4_0, ggml.Q4_K, ggml.Q6_K} {
 		m := randomMatrix(r, typ, 19, cols)
-		defer Pack([]Matrix{m})()
+		free, _ := Pack([]Matrix{m})
+		defer free()
 		x := randVec(r, n*cols)
 		got, want := make([]float32, n*m.Rows), make([]float32, n*m.Rows)
 		MatMul(got, m, x, n)

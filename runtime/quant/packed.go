@@ -2,6 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
+	"os"
 	"sync"
 	"unsafe"
 
@@ -28,6 +29,8 @@ type packedMatrix struct {
 
 // packedByData maps the first byte of a Matrix's Data to its packed copy,
 // counted per Pack that asked for it (two backends on one model share it).
+var repackOff = os.Getenv("VKCHAT_CPU_REPACK") == "off"
+
 var packed struct {
 	sync.RWMutex
 	byData map[*byte]*packedEntry
@@ -40,7 +43,7 @@ type packedEntry struct {
 
 // packable reports whether m has a packed kernel on this machine.
 func packable(m *Matrix) bool {
-	if portableOnly || simd.Level() == 0 || m.Rows < 8 || m.Cols <= 0 || len(m.Data) == 0 {
+	if portableOnly || repackOff || simd.Level() == 0 || m.Rows < 8 || m.Cols <= 0 || len(m.Data) == 0 {
 		return false
 	}
 	switch m.Type {
@@ -54,7 +57,12 @@ func packable(m *Matrix) bool {
 // and returns the function that drops them. The matrices' data must not
 // change while they are packed. Matrices without packed kernels (other
 // types, fewer than 8 rows, the portable path) are left alone.
-func Pack(ms []Matrix) (free func()) {
+//
+// bytes is the size of the copies this call holds (shared ones included),
+// memory the backend holds on top of the mapped file. VKCHAT_CPU_REPACK=off
+// packs nothing, for machines short of memory: the unpacked native kernels
+// give the same results, more slowly.
+func Pack(ms []Matrix) (free func(), bytes int64) {
 	var keys []*byte
 	for i := range ms {
 		m := &ms[i]
@@ -83,11 +91,12 @@ func Pack(ms []Matrix) (free func()) {
 			packed.byData[key] = e
 		}
 		e.refs++
+		bytes += int64(len(e.p.data))
 		packed.Unlock()
 		keys = append(keys, key)
 	}
 	var once sync.Once
-	return func() {
+	free = func() {
 		once.Do(func() {
 			packed.Lock()
 			defer packed.Unlock()
@@ -100,6 +109,7 @@ func Pack(ms []Matrix) (free func()) {
 			}
 		})
 	}
+	return free, bytes
 }
 
 // lookupPacked returns m's packed copy, if it has a matching one.
