@@ -58,6 +58,10 @@ test: deps shaders-check vet
 	VKCHAT_CPU_KERNELS=portable $(GO) test -count=1 ./runtime/quant ./runtime/simd ./runtime/cpu
 	VKCHAT_CPU_KERNELS=portable $(GO) test -count=1 -run 'Stories|Synth' ./runtime/engine
 	VKCHAT_CPU_KERNELS=avx2 $(GO) test -count=1 ./runtime/quant ./runtime/simd
+	@# the patched library copies are modules of their own: their tests
+	@# (each patch's regression test among them) run from their folders
+	cd third_party/ardanlabs-jinja && $(GO) test -count=1 ./...
+	cd third_party/charmbracelet-bubbles && $(GO) test -count=1 ./textarea ./textinput ./runeutil
 	$(MAKE) --no-print-directory vk-validate
 	$(MAKE) --no-print-directory gpu-check-dry
 	$(MAKE) --no-print-directory race
