@@ -62,8 +62,9 @@ type Model struct {
 	focus           focusArea
 	insp            inspector
 	heat            bool
-	heatBySurprisal bool         // the heatmap colours by surprisal, not probability
-	pending         *pendingFork // the fork the next generation continues
+	heatBySurprisal bool          // the heatmap colours by surprisal, not probability
+	pending         *pendingFork  // the fork the next generation continues
+	detail          detailHistory // the replies that keep per-token detail (stepdetail.go)
 	scroll          scrollState
 	revealSelection bool
 	showHelp        bool
@@ -378,6 +379,7 @@ func (m *Model) regenerate() tea.Cmd {
 // resetChat empties the conversation (the caller saves first).
 func (m *Model) resetChat() {
 	m.turns = nil
+	m.detail.reset()
 	m.savePath = ""
 	m.created = time.Time{}
 	m.run = runStats{}

@@ -7,13 +7,6 @@ import (
 	"vkchat/runtime/engine"
 )
 
-// step is one generated token of a reply and where its piece sits in the
-// reply's raw text.
-type step struct {
-	info       engine.TokenInfo
-	start, end int
-}
-
 type noteKind int
 
 const (
@@ -34,8 +27,9 @@ type note struct {
 // while generating it.
 type turn struct {
 	role      string
-	content   string // raw text, as the model produced it or the user typed it
-	steps     []step // tokens generated in this session; empty for loaded turns
+	content   string      // raw text, as the model produced it or the user typed it
+	steps     []step      // tokens generated in this session; empty for loaded turns
+	detail    *turnDetail // their candidates and funnel, while kept (stepdetail.go)
 	notes     []note
 	streaming bool
 	done      *engine.DoneInfo
@@ -58,7 +52,7 @@ func (t *turn) appendToken(info engine.TokenInfo) {
 	}
 	start := len(t.content)
 	t.content += info.Piece
-	t.steps = append(t.steps, step{info: info, start: start, end: len(t.content)})
+	t.addStep(info, start)
 }
 
 // stepIndex maps each byte of the raw content to the index of the step that
@@ -69,7 +63,7 @@ func (t *turn) stepIndex() []int {
 		idx[i] = -1
 	}
 	for k, s := range t.steps {
-		for b := s.start; b < s.end && b < len(idx); b++ {
+		for b := int(s.start); b < int(s.end) && b < len(idx); b++ {
 			idx[b] = k
 		}
 	}
@@ -82,13 +76,7 @@ func (t *turn) chosenProb(k int) float32 {
 	if k < 0 || k >= len(t.steps) {
 		return 0
 	}
-	s := t.steps[k].info
-	for _, c := range s.Candidates {
-		if c.ID == s.ID {
-			return c.Prob
-		}
-	}
-	return 0
+	return t.steps[k].prob
 }
 
 // messages is the conversation as the engine and the save file see it. The

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -12,6 +13,10 @@ import (
 type SamplerStater interface {
 	SamplerState() ([]byte, error)
 }
+
+// errDetailsNotKept: the reply is older than the ones that keep their
+// per-token detail (stepdetail.go).
+var errDetailsNotKept = errors.New("details not kept for this older reply")
 
 // exportInfo is what a reply's export needs from when it was requested.
 type exportInfo struct {
@@ -52,6 +57,9 @@ func (m *Model) exportReply(path string) {
 	case t.streaming:
 		m.setError("the reply is still being written: export it when it is done")
 		return
+	case !t.hasDetail():
+		m.setError(fmt.Sprintf("details not kept for this older reply (only the %d newest replies keep each token's alternatives): /export a recent one", detailReplies))
+		return
 	}
 	path = expandHome(path)
 	if err := writeExport(path, m.info, m.cfg.MaxTokens, t, m.eng.TokenText); err != nil {
@@ -63,13 +71,17 @@ func (m *Model) exportReply(path string) {
 
 // exportHeader describes how reply t was generated.
 func exportHeader(info engine.ModelInfo, maxTokens int, t *turn) (engine.LogprobHeader, error) {
+	first, ok := t.stepInfo(0)
+	if !ok {
+		return engine.LogprobHeader{}, errDetailsNotKept
+	}
 	sum, err := engine.FileSHA256(info.Path)
 	if err != nil {
 		return engine.LogprobHeader{}, fmt.Errorf("hash the model file: %w", err)
 	}
 	h := engine.LogprobHeader{Type: "header", Model: info.Path, ModelSHA256: sum, Backend: info.Backend,
 		Context: info.ContextSize, KVType: info.KVType, MaxTokens: maxTokens,
-		Params: engine.ExportParams(t.steps[0].info.Params), SamplerState: t.export.state, Vkchat: engine.Version(),
+		Params: engine.ExportParams(first.Params), SamplerState: t.export.state, Vkchat: engine.Version(),
 		DisableThinking: t.export.req.DisableThinking}
 	if info.Completion {
 		h.Template = "none"
@@ -100,8 +112,12 @@ func writeExport(path string, info engine.ModelInfo, maxTokens int, t *turn, tex
 	if err != nil {
 		return err
 	}
-	for _, s := range t.steps {
-		if err := w.Token(s.info); err != nil {
+	for k := range t.steps {
+		s, ok := t.stepInfo(k)
+		if !ok {
+			return errDetailsNotKept
+		}
+		if err := w.Token(s); err != nil {
 			return err
 		}
 	}

@@ -34,9 +34,8 @@ type turnTree struct {
 
 // pendingFork is a fork waiting for startGeneration to pick it up.
 type pendingFork struct {
-	point   engine.ForkPoint
-	content string
-	steps   []step
+	point engine.ForkPoint
+	kept  turn // the text, steps, detail and reasoning before the fork point
 }
 
 func (m *Model) turnIndex(t *turn) int {
@@ -123,21 +122,21 @@ func (m *Model) fork(t *turn, k int, token int32) tea.Cmd {
 		m.setError("nothing to fork here: pick a token of a reply generated in this session")
 		return nil
 	}
-	if token == t.steps[k].info.ID {
+	if token == t.steps[k].id {
 		m.setStatus("that is the token the reply already has; ↑/↓ picks another")
+		return nil
+	}
+	kept, ok := t.prefix(k)
+	if !ok {
+		m.setError(fmt.Sprintf("details not kept for this older reply (only the %d newest keep each token's alternatives): fork a recent one", detailReplies))
 		return nil
 	}
 	prefix := make([]int32, k)
 	for j := range prefix {
-		prefix[j] = t.steps[j].info.ID
+		prefix[j] = t.steps[j].id
 	}
-	steps := append([]step(nil), t.steps[:k]...)
-	m.pending = &pendingFork{
-		point:   engine.ForkPoint{Prefix: prefix, Token: token},
-		content: t.content[:t.steps[k].start],
-		steps:   steps,
-	}
-	was := t.steps[k].info.ID
+	m.pending = &pendingFork{point: engine.ForkPoint{Prefix: prefix, Token: token}, kept: kept}
+	was := t.steps[k].id
 	set := m.openBranch(i)
 	if m.focus == focusTranscript {
 		m.leaveInspector()
@@ -169,8 +168,7 @@ func (m *Model) applyPendingFork(req *engine.Request, reply *turn) {
 	defer func() { m.recordRequest(*req, reply) }()
 	p := f.point
 	req.Fork = &p
-	reply.content, reply.steps = f.content, f.steps
-	reply.replaySteps()
+	reply.content, reply.steps, reply.detail, reply.think = f.kept.content, f.kept.steps, f.kept.detail, f.kept.think
 }
 
 // switchBranch shows the next (dir=+1) or previous alternative at the

@@ -22,10 +22,10 @@ func forkSecondStep(t *testing.T, h *harness, eng *fakeEngine) (*turn, int, int3
 	if m.insp.turn != orig || m.insp.step != 2 {
 		t.Fatalf("inspector at step %d, want 2", m.insp.step)
 	}
-	cands := orig.steps[2].info.Candidates
+	cands := mustStepInfo(t, orig, 2).Candidates
 	h.key("down")
 	token := cands[m.insp.cand].ID
-	if token == orig.steps[2].info.ID {
+	if token == orig.steps[2].id {
 		h.key("down")
 		token = cands[m.insp.cand].ID
 	}
@@ -49,8 +49,8 @@ func TestForkFromCandidate(t *testing.T) {
 		t.Fatalf("fork request %+v, want token %d after %d kept tokens", req.Fork, token, k)
 	}
 	for i, id := range req.Fork.Prefix {
-		if id != orig.steps[i].info.ID {
-			t.Errorf("prefix token %d is %d, the reply had %d", i, id, orig.steps[i].info.ID)
+		if id != orig.steps[i].id {
+			t.Errorf("prefix token %d is %d, the reply had %d", i, id, orig.steps[i].id)
 		}
 	}
 	// The request's conversation is the one before the reply.
@@ -61,11 +61,11 @@ func TestForkFromCandidate(t *testing.T) {
 	if forked == orig || len(m.turns) != 2 {
 		t.Fatalf("turns %d, the fork did not replace the reply on screen", len(m.turns))
 	}
-	wantStart := orig.content[:orig.steps[k].start] + eng.TokenText(token)
+	wantStart := orig.content[:int(orig.steps[k].start)] + eng.TokenText(token)
 	if !strings.HasPrefix(forked.content, wantStart) {
 		t.Errorf("forked reply %q, want it to start with %q", forked.content, wantStart)
 	}
-	if s := forked.steps[k].info; s.ID != token || !s.Forced || s.Index != k {
+	if s := mustStepInfo(t, forked, k); s.ID != token || !s.Forced || s.Index != k {
 		t.Errorf("step %d of the fork: id %d forced %v index %d", k, s.ID, s.Forced, s.Index)
 	}
 	set := forked.tree.branch

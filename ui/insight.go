@@ -16,9 +16,8 @@ func (t *turn) surprisal(k int) float64 {
 	if k < 0 || k >= len(t.steps) {
 		return 0
 	}
-	s := t.steps[k].info
-	if s.LogZ != 0 {
-		return -s.LogProb / math.Ln2
+	if s := t.steps[k]; s.flags&stepLogZ != 0 {
+		return -s.logprob / math.Ln2
 	}
 	if p := t.chosenProb(k); p > 0 {
 		return -math.Log2(float64(p))
@@ -85,7 +84,7 @@ func (m *Model) surprisalData() panels.Surprisal {
 	}
 	for k, st := range t.steps {
 		s.Bits = append(s.Bits, t.surprisal(k))
-		s.Entropy = append(s.Entropy, float64(st.info.Entropy)/math.Ln2)
+		s.Entropy = append(s.Entropy, float64(st.entropy)/math.Ln2)
 	}
 	if m.focus == focusTranscript && m.insp.turn == t {
 		s.Cursor = m.insp.step

@@ -86,7 +86,7 @@ func (m *Model) showStep(t *turn, k int, inspecting bool) {
 	if t == nil || k < 0 || k >= len(t.steps) {
 		return
 	}
-	s := t.steps[k].info
+	s, kept := t.stepInfo(k)
 	title := fmt.Sprintf("step %d", k+1)
 	cursor := -1
 	if inspecting {
@@ -104,13 +104,30 @@ func (m *Model) showStep(t *turn, k int, inspecting bool) {
 			title += " · forked"
 		}
 	}
+	if !kept {
+		// An older reply keeps its tokens but not their alternatives
+		// (stepdetail.go): say so rather than show an empty distribution.
+		title += " · details not kept"
+		m.probs = probsView{title: title, chosen: s.ID, hasChosen: true, entropy: s.Entropy, cursor: -1}
+		if inspecting {
+			m.insp.cand = -1
+		}
+		return
+	}
 	m.probs = probsView{title: title, candidates: s.Candidates, chosen: s.ID, hasChosen: true, entropy: s.Entropy,
 		funnel: s.Funnel, params: s.Params, cursor: cursor}
 }
 
+// notKeptHint says why an older reply has no alternatives to pick from.
+var notKeptHint = fmt.Sprintf("details not kept for this older reply: only the %d newest replies keep each token's alternatives to inspect and fork", detailReplies)
+
 // moveCandidate moves the fork cursor over the inspected step's candidates.
 func (m *Model) moveCandidate(delta int) {
 	n := len(m.probs.candidates)
+	if m.insp.turn != nil && !m.insp.turn.hasDetail() {
+		m.setStatus(notKeptHint)
+		return
+	}
 	if m.insp.turn == nil || n == 0 || m.probs.cursor < 0 {
 		return
 	}
@@ -127,7 +144,12 @@ func (m *Model) forkHere() tea.Cmd {
 	if t == nil || k < 0 || k >= len(t.steps) {
 		return nil
 	}
-	cands := t.steps[k].info.Candidates
+	s, kept := t.stepInfo(k)
+	if !kept {
+		m.setError(notKeptHint)
+		return nil
+	}
+	cands := s.Candidates
 	if m.insp.cand < 0 || m.insp.cand >= len(cands) {
 		return nil
 	}

@@ -46,7 +46,7 @@ func TestInspectorNavigation(t *testing.T) {
 			t.Fatalf("step %d (%s): at turn %p step %d, want %p step %d", i, s.key, m.insp.turn, m.insp.step, s.want.turn, s.want.step)
 		}
 		// The panel shows that step's stored distribution, chosen token marked.
-		info := s.want.turn.steps[s.want.step].info
+		info := mustStepInfo(t, s.want.turn, s.want.step)
 		if m.probs.chosen != info.ID || len(m.probs.candidates) != len(info.Candidates) || m.probs.candidates[0] != info.Candidates[0] {
 			t.Fatalf("step %d: panel shows %+v, want step %d's candidates", i, m.probs, s.want.step)
 		}

@@ -57,6 +57,7 @@ func (m *Model) startGeneration() tea.Cmd {
 	req := m.nextRequest()
 	g.reply = &turn{role: "assistant", streaming: true}
 	m.applyPendingFork(&req, g.reply)
+	m.detail.add(g.reply)
 	m.turns = append(m.turns, g.reply)
 	m.gen = g
 	m.run = runStats{}

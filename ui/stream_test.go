@@ -74,7 +74,7 @@ func TestStreamingUpdatesPanels(t *testing.T) {
 	}
 	close(eng.release)
 	h.idle()
-	if got := m.lastTurn().steps[3].info.Params.Temperature; got != 0.9 {
+	if got := mustStepInfo(t, m.lastTurn(), 3).Params.Temperature; got != 0.9 {
 		t.Errorf("token after the change drawn at temperature %v", got)
 	}
 	if m.run.done == nil || m.run.done.Reason != engine.StopEOS {

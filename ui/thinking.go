@@ -53,25 +53,7 @@ func (t *turn) appendThinking(info engine.TokenInfo) {
 	b.open = info.Thinking && info.Answer == ""
 	start := len(t.content)
 	t.content += info.Answer
-	t.steps = append(t.steps, step{info: info, start: start, end: len(t.content)})
-}
-
-// replaySteps rebuilds a reply that had reasoning from its steps, as a
-// fork keeps a prefix of them: the kept reasoning goes back into its block
-// and the raw text, which the text kept by offset into the answer lacks.
-func (t *turn) replaySteps() {
-	thinking := false
-	for _, s := range t.steps {
-		thinking = thinking || s.info.Thinking
-	}
-	if !thinking {
-		return
-	}
-	steps := t.steps
-	t.content, t.steps, t.think = "", nil, nil
-	for _, s := range steps {
-		t.appendToken(s.info)
-	}
+	t.addStep(info, start)
 }
 
 // modelText is the turn as the model sees it in the conversation.

@@ -230,17 +230,29 @@ func TestThinkingFork(t *testing.T) {
 		full.appendToken(tk)
 	}
 	for _, k := range []int{2, 4} {
-		r := &turn{role: "assistant", content: full.content[:full.steps[k].start], steps: append([]step(nil), full.steps[:k]...)}
-		r.replaySteps()
+		kept, ok := full.prefix(k)
+		if !ok {
+			t.Fatalf("fork at %d: no prefix", k)
+		}
+		r := &turn{role: "assistant", content: kept.content, steps: kept.steps, detail: kept.detail, think: kept.think}
 		wantRaw := strings.Join([]string{"<think>", "\nHmm\n", "</think>", "\n\nHi"}[:k], "")
 		if r.think == nil || r.think.raw != wantRaw || r.think.text != "\nHmm\n" || r.modelText() != wantRaw {
 			t.Errorf("fork at %d: %+v, model text %q; want raw %q", k, r.think, r.modelText(), wantRaw)
 		}
+		// The kept steps rebuild as they were recorded.
+		for j := range k {
+			got, want := mustStepInfo(t, r, j), mustStepInfo(t, full, j)
+			if got.Piece != want.Piece || got.Thought != want.Thought || got.Thinking != want.Thinking {
+				t.Errorf("fork at %d, step %d: %+v, want %+v", k, j, got, want)
+			}
+		}
 	}
-	plain := &turn{role: "assistant", content: "ab", steps: []step{{info: engine.TokenInfo{Piece: "a"}, start: 0, end: 1}, {info: engine.TokenInfo{Piece: "b"}, start: 1, end: 2}}}
-	plain.replaySteps()
-	if plain.think != nil || plain.content != "ab" || len(plain.steps) != 2 {
-		t.Errorf("plain reply changed: %+v", plain)
+	plain := &turn{role: "assistant"}
+	plain.appendToken(engine.TokenInfo{Piece: "a"})
+	plain.appendToken(engine.TokenInfo{Piece: "b"})
+	kept, ok := plain.prefix(1)
+	if !ok || kept.think != nil || kept.content != "a" || len(kept.steps) != 1 {
+		t.Errorf("plain reply's prefix: %+v", kept)
 	}
 }
 
