@@ -38,6 +38,17 @@ type probsView struct {
 	funnel sample.Funnel
 	params sample.Params
 	cursor int // the inspector's candidate cursor; -1 for none
+	// notKept: the step is of an older reply that no longer keeps its
+	// candidates (stepdetail.go).
+	notKept bool
+}
+
+// emptyText is what the panel says when it has no candidates to show.
+func (p probsView) emptyText() string {
+	if p.notKept {
+		return fmt.Sprintf("details not kept: only the %d newest replies keep each token's alternatives", detailReplies)
+	}
+	return "no token sampled yet"
 }
 
 // repliesWithTokens lists the replies generated in this session, oldest first.
@@ -108,7 +119,7 @@ func (m *Model) showStep(t *turn, k int, inspecting bool) {
 		// An older reply keeps its tokens but not their alternatives
 		// (stepdetail.go): say so rather than show an empty distribution.
 		title += " · details not kept"
-		m.probs = probsView{title: title, chosen: s.ID, hasChosen: true, entropy: s.Entropy, cursor: -1}
+		m.probs = probsView{title: title, chosen: s.ID, hasChosen: true, entropy: s.Entropy, cursor: -1, notKept: true}
 		if inspecting {
 			m.insp.cand = -1
 		}

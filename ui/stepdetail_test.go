@@ -183,7 +183,7 @@ func TestInspectOldReply(t *testing.T) {
 	if !strings.Contains(m.probs.title, "details not kept") || len(m.probs.candidates) != 0 {
 		t.Fatalf("old reply's panel: %+v", m.probs)
 	}
-	if v := m.View(); !strings.Contains(v, "details not kept") {
+	if v := m.View(); !strings.Contains(v, "details not kept") || !strings.Contains(v, "only the 4 newest") || strings.Contains(v, "no token sampled yet") {
 		t.Errorf("screen does not say the details were not kept:\n%s", v)
 	}
 	h.key("down", "down")

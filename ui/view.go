@@ -237,7 +237,7 @@ func (m *Model) probsData() panels.Probs {
 		HasChosen:  p.hasChosen,
 		Entropy:    p.entropy,
 		Text:       m.eng.TokenText,
-		Empty:      "no token sampled yet",
+		Empty:      p.emptyText(),
 		Cursor:     p.cursor,
 		HasCursor:  p.cursor >= 0 && m.focus == focusTranscript,
 	}
