@@ -21,6 +21,14 @@
 // may be a ring of slots positions (position at lives in slot at % slots).
 // CAP soft-caps the scores as llama.cpp's flash attention does:
 // s = cap·tanh(dot·scale) with scale already divided by cap on the host.
+//
+// SPLIT (position-parallel form only) is flash-decoding: workgroup z of a
+// (KV head, token) takes only the SPLIT visible positions from
+// first + z·SPLIT on, so a long context spreads over many workgroups
+// instead of a few. Out then holds per query head and split the
+// unnormalized value sum, the max and the sum of exponentials
+// ([token][head][split][HD+2]), and attn_combine merges the splits. A
+// split past the span writes a neutral partial (max -1e30, sums 0).
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -30,6 +38,7 @@ layout(constant_id = 3) const uint KVF32 = 0;
 layout(constant_id = 4) const uint ORDERED = 0;
 layout(constant_id = 5) const uint LANES = 8; // the workgroup size, for ORDERED
 layout(constant_id = 6) const uint CAP = 0;   // soft-cap the scores
+layout(constant_id = 7) const uint SPLIT = 0; // positions per split (0: one split)
 const uint DPL = (HD + LANES - 1) / LANES;    // dimensions per lane, for ORDERED
 
 layout(binding = 0) uniform usamplerBuffer Q;  // [token][head][dim] f32 bits, 4 per texel
@@ -184,7 +193,13 @@ void main() {
 		l[g] = 0.0;
 	}
 	uint rowb = kvh * p.slots * TX;
-	for (uint at = first_pos(pos + t) + lane; at < span; at += gl_WorkGroupSize.x) {
+	uint lo = first_pos(pos + t);
+	uint hi = span;
+	if (SPLIT != 0) {
+		lo += gl_WorkGroupID.z * SPLIT;
+		hi = min(hi, lo + SPLIT);
+	}
+	for (uint at = lo + lane; at < hi; at += gl_WorkGroupSize.x) {
 		// K and V are streamed a texel at a time rather than held as rows:
 		// a lane already keeps G*HD query and accumulator values, and on a
 		// GPU every row held would be registers taken from occupancy.
@@ -218,8 +233,17 @@ void main() {
 	[[unroll]] for (uint g = 0; g < G; g++) {
 		float mx = subgroupMax(m[g]);
 		float f = exp(m[g] - mx);
-		float inv = 1.0 / subgroupAdd(l[g] * f);
+		float sum = subgroupAdd(l[g] * f);
+		float inv = SPLIT != 0 ? 1.0 : 1.0 / sum;
 		uint ob = t * p.qstride + (kvh * G + g) * HD;
+		if (SPLIT != 0) {
+			uint heads = gl_NumWorkGroups.x * G;
+			ob = ((t * heads + kvh * G + g) * gl_NumWorkGroups.z + gl_WorkGroupID.z) * (HD + 2);
+			if (lane == 0) {
+				o[ob + HD] = mx;
+				o[ob + HD + 1] = sum;
+			}
+		}
 		[[unroll]] for (uint d = 0; d < HD; d++) {
 			float s = subgroupAdd(acc[g][d] * f);
 			if (lane == d % gl_WorkGroupSize.x) {

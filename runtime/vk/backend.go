@@ -46,6 +46,7 @@ type Backend struct {
 	x, qkv, q, att, h *Buffer
 	o                 *Buffer // a branch's output before its post-norm or scale (recipe.postBranch), else nil
 	h2                *Buffer // up-projection partial sums when its K is split
+	attPart           *Buffer // split-K decode attention's partials [head][split][dim+2], else nil
 	logits            *Buffer // [prefillChunk][vocab]; device-local under the GPU layout (head.go reads it)
 	headOut           *Buffer // host-visible, the head kernel's result (head.go)
 	headParts         *Buffer // the head's per-workgroup records before the merge
@@ -195,6 +196,11 @@ func (b *Backend) allocate() error {
 	}
 	if b.att, err = act("activations attention", n*b.qStride, memDevice); err != nil {
 		return err
+	}
+	if splits := b.maxAttnSplits(); splits > 0 {
+		if b.attPart, err = act("split-K attention partials", c.Heads*splits*(c.HeadDim+2), memDevice); err != nil {
+			return err
+		}
 	}
 	if b.h, err = act("activations ffn", n*b.ffStride, memDevice); err != nil {
 		return err

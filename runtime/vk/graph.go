@@ -186,6 +186,17 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 	if err != nil {
 		return err
 	}
+	// decode on a GPU: split-K over the positions, then the combine pass
+	var comb *Kernel
+	split := s.cap == 1 && b.attPart != nil
+	if split {
+		if attn, err = d.Kernel("attention", 5*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0), uint32(d.tune.attnSplit)); err != nil {
+			return err
+		}
+		if comb, err = d.Kernel("attn_combine", 2*4, sg, uint32(c.HeadDim)); err != nil {
+			return err
+		}
+	}
 	dum, err := d.dummy()
 	if err != nil {
 		return err
@@ -229,9 +240,17 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 		if err != nil {
 			return err
 		}
-		err = r.Dispatch(name("attention"), attn, []Arg{R(b.q), R(b.kc[l]), R(b.vc[l]), W(b.att), R(b.step)},
-			[]uint32{uint32(b.qStride), uint32(pl.slots), math.Float32bits(b.rec.scoreScale), math.Float32bits(b.rec.attnCap), uint32(pl.window)},
-			uint32(c.KVHeads), uint32(s.cap), 1)
+		apush := []uint32{uint32(b.qStride), uint32(pl.slots), math.Float32bits(b.rec.scoreScale), math.Float32bits(b.rec.attnCap), uint32(pl.window)}
+		if split {
+			// enough splits for the whole cache; those past the span write neutral partials
+			n := d.tune.attnSplits(pl.slots)
+			err = r.Dispatch(name("attention"), attn, []Arg{R(b.q), R(b.kc[l]), R(b.vc[l]), W(b.attPart), R(b.step)}, apush, uint32(c.KVHeads), 1, uint32(n))
+			if err == nil {
+				err = r.Dispatch(name("attention combine"), comb, []Arg{R(b.attPart), W(b.att), R(b.step)}, []uint32{uint32(b.qStride), uint32(n)}, uint32(c.Heads), 1, 1)
+			}
+		} else {
+			err = r.Dispatch(name("attention"), attn, []Arg{R(b.q), R(b.kc[l]), R(b.vc[l]), W(b.att), R(b.step)}, apush, uint32(c.KVHeads), uint32(s.cap), 1)
+		}
 		if err != nil {
 			return err
 		}
@@ -306,4 +325,15 @@ func (b *Backend) recordEmbed(r *Recorder, s bodyShape) error {
 		}
 	}
 	return nil
+}
+
+// maxAttnSplits is the most split-K workgroups per KV head any layer's
+// decode attention takes (0: the tuning has no split-K), which sizes the
+// partials buffer.
+func (b *Backend) maxAttnSplits() int {
+	n := 0
+	for _, pl := range b.plans {
+		n = max(n, b.d.tune.attnSplits(pl.slots))
+	}
+	return n
 }

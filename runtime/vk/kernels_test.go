@@ -340,25 +340,37 @@ func TestAttention(t *testing.T) {
 		ordered                    uint32
 		window, slots              int     // sliding window (0: none) and ring slots (0: the whole context)
 		cap                        float32 // soft-cap (0: none)
+		split                      uint32  // split-K positions per workgroup (0: none), with attn_combine
 	}
 	cases := []attnCase{
-		{64, 4, 2, 3, 20, backend.KVF16, 0, 0, 0, 0}, {64, 4, 4, 1, 0, backend.KVF32, 0, 0, 0, 0}, {32, 8, 2, 5, 37, backend.KVF32, 0, 0, 0, 0}, {8, 8, 4, 2, 5, backend.KVF16, 0, 0, 0, 0},
-		{64, 4, 2, 3, 20, backend.KVF16, 1, 0, 0, 0}, {64, 4, 4, 1, 0, backend.KVF32, 1, 0, 0, 0}, {32, 8, 2, 5, 37, backend.KVF32, 1, 0, 0, 0}, {8, 8, 4, 2, 5, backend.KVF16, 1, 0, 0, 0},
-		{72, 2, 1, 2, 9, backend.KVF16, 1, 0, 0, 0}, // dimensions not a multiple of the lanes
+		{64, 4, 2, 3, 20, backend.KVF16, 0, 0, 0, 0, 0}, {64, 4, 4, 1, 0, backend.KVF32, 0, 0, 0, 0, 0}, {32, 8, 2, 5, 37, backend.KVF32, 0, 0, 0, 0, 0}, {8, 8, 4, 2, 5, backend.KVF16, 0, 0, 0, 0, 0},
+		{64, 4, 2, 3, 20, backend.KVF16, 1, 0, 0, 0, 0}, {64, 4, 4, 1, 0, backend.KVF32, 1, 0, 0, 0, 0}, {32, 8, 2, 5, 37, backend.KVF32, 1, 0, 0, 0, 0}, {8, 8, 4, 2, 5, backend.KVF16, 1, 0, 0, 0, 0},
+		{72, 2, 1, 2, 9, backend.KVF16, 1, 0, 0, 0, 0}, // dimensions not a multiple of the lanes
 	}
 	// sliding windows (on a full cache and on a ring shorter than the
 	// positions, which wraps), soft-caps, and both together, on both forms
 	for _, ord := range []uint32{0, 1} {
 		cases = append(cases,
-			attnCase{64, 4, 2, 3, 20, backend.KVF16, ord, 8, 0, 0},
-			attnCase{32, 4, 2, 4, 37, backend.KVF32, ord, 5, 8, 0},
-			attnCase{64, 4, 2, 3, 20, backend.KVF16, ord, 0, 0, 4},
-			attnCase{32, 8, 2, 5, 30, backend.KVF16, ord, 6, 10, 2.5},
-			attnCase{16, 2, 1, 2, 1, backend.KVF32, ord, 40, 0, 0}, // window wider than the span
+			attnCase{64, 4, 2, 3, 20, backend.KVF16, ord, 8, 0, 0, 0},
+			attnCase{32, 4, 2, 4, 37, backend.KVF32, ord, 5, 8, 0, 0},
+			attnCase{64, 4, 2, 3, 20, backend.KVF16, ord, 0, 0, 4, 0},
+			attnCase{32, 8, 2, 5, 30, backend.KVF16, ord, 6, 10, 2.5, 0},
+			attnCase{16, 2, 1, 2, 1, backend.KVF32, ord, 40, 0, 0, 0}, // window wider than the span
 		)
 	}
+	// split-K (GPU decode): spans over several splits and splits past the
+	// span, GQA, head sizes, windows over rings, soft-caps, both caches
+	cases = append(cases,
+		attnCase{64, 4, 2, 1, 40, backend.KVF16, 0, 0, 0, 0, 8},
+		attnCase{64, 4, 4, 1, 0, backend.KVF32, 0, 0, 0, 0, 8},
+		attnCase{32, 8, 2, 3, 37, backend.KVF32, 0, 0, 0, 0, 16},
+		attnCase{72, 2, 1, 1, 29, backend.KVF16, 0, 0, 0, 0, 8},
+		attnCase{32, 4, 2, 2, 37, backend.KVF32, 0, 5, 8, 0, 2},
+		attnCase{32, 8, 2, 1, 30, backend.KVF16, 0, 6, 10, 2.5, 4},
+		attnCase{64, 4, 2, 1, 50, backend.KVF16, 0, 0, 0, 4, 8},
+	)
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("hd%d/h%d/kv%d/n%d/pos%d/%s/ordered%d/w%d/slots%d/cap%g", c.hd, c.heads, c.kvheads, c.n, c.pos, c.kv, c.ordered, c.window, c.slots, c.cap), func(t *testing.T) {
+		t.Run(fmt.Sprintf("hd%d/h%d/kv%d/n%d/pos%d/%s/ordered%d/w%d/slots%d/cap%g/split%d", c.hd, c.heads, c.kvheads, c.n, c.pos, c.kv, c.ordered, c.window, c.slots, c.cap, c.split), func(t *testing.T) {
 			ctx := c.pos + c.n + 3
 			if c.slots > 0 {
 				ctx = c.slots
@@ -397,9 +409,25 @@ func TestAttention(t *testing.T) {
 			if es == 4 {
 				kvf32 = 1
 			}
-			k, err := d.Kernel("attention", 5*4, d.Info.SureSubgroup(), uint32(hd), uint32(c.heads/c.kvheads), kvf32, c.ordered, d.Info.SureSubgroup(), flag(c.cap != 0))
+			k, err := d.Kernel("attention", 5*4, d.Info.SureSubgroup(), uint32(hd), uint32(c.heads/c.kvheads), kvf32, c.ordered, d.Info.SureSubgroup(), flag(c.cap != 0), c.split)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// with split-K: enough splits for the cache, the last ones past the span
+			splits := 1
+			var part *Buffer
+			var comb *Kernel
+			if c.split != 0 {
+				splits = (ctx + int(c.split) - 1) / int(c.split)
+				if c.window > 0 {
+					splits = (min(ctx, c.window) + int(c.split) - 1) / int(c.split)
+				}
+				if part, err = d.NewBuffer("partials", uint64(4*(c.n+1)*c.heads*splits*(hd+2)), memDevice); err != nil {
+					t.Fatal(err)
+				}
+				if comb, err = d.Kernel("attn_combine", 2*4, d.Info.SureSubgroup(), uint32(hd)); err != nil {
+					t.Fatal(err)
+				}
 			}
 			scale := float32(1 / math.Sqrt(float64(hd)))
 			kscale := scale
@@ -407,8 +435,14 @@ func TestAttention(t *testing.T) {
 				kscale /= c.cap
 			}
 			runOnce(t, d, func(r *Recorder) error {
-				return r.Dispatch("attn", k, []Arg{R(qb), R(kc), R(vc), W(ob), R(step)},
-					[]uint32{uint32(qw), uint32(ctx), math.Float32bits(kscale), math.Float32bits(c.cap), uint32(c.window)}, uint32(c.kvheads), uint32(c.n+1), 1)
+				push := []uint32{uint32(qw), uint32(ctx), math.Float32bits(kscale), math.Float32bits(c.cap), uint32(c.window)}
+				if c.split == 0 {
+					return r.Dispatch("attn", k, []Arg{R(qb), R(kc), R(vc), W(ob), R(step)}, push, uint32(c.kvheads), uint32(c.n+1), 1)
+				}
+				if err := r.Dispatch("attn", k, []Arg{R(qb), R(kc), R(vc), W(part), R(step)}, push, uint32(c.kvheads), uint32(c.n+1), uint32(splits)); err != nil {
+					return err
+				}
+				return r.Dispatch("attn combine", comb, []Arg{R(part), W(ob), R(step)}, []uint32{uint32(qw), uint32(splits)}, uint32(c.heads), uint32(c.n+1), 1)
 			})
 			raw := make([]byte, 4*len(out0))
 			ob.Read(0, raw)

@@ -33,6 +33,13 @@ type tuning struct {
 	// rounding (a workgroup's lanes run one after another there anyway);
 	// GPUs want the positions spread over the lanes.
 	orderedAttention bool
+	// attnSplit is how many positions one decode attention workgroup takes
+	// (flash-decoding; 0: the whole span): with one workgroup per KV head
+	// a long context runs on a few compute units of a GPU, so the span is
+	// split over KV heads × ceil(slots/attnSplit) workgroups and a combine
+	// pass merges them. A CPU device keeps the ordered form, whose
+	// rounding order the splits would change.
+	attnSplit int
 	// deviceHead is what backend.HeadAuto means: on a CPU device the logits
 	// are already in host memory, so reading them is a copy and the head
 	// kernel's barriers cost more (stories260K decode: 496 tok/s with the
@@ -60,7 +67,7 @@ func (t tuning) residentKind() memKind {
 
 var (
 	cpuTuning = tuning{mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
-	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, deviceHead: true, deviceResident: true}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnSplit: 256, deviceHead: true, deviceResident: true}
 )
 
 // tuningFor picks the layout for a device type ("discrete", "integrated",
@@ -87,4 +94,13 @@ func (t tuning) attentionOrdered() uint32 {
 		return 1
 	}
 	return 0
+}
+
+// attnSplits is how many split-K workgroups per KV head a decode attention
+// over a cache of slots positions takes (0: no split-K).
+func (t tuning) attnSplits(slots int) int {
+	if t.orderedAttention || t.attnSplit <= 0 {
+		return 0
+	}
+	return (slots + t.attnSplit - 1) / t.attnSplit
 }

@@ -1,0 +1,47 @@
+#version 450
+// Merges the split-K partials of attention.comp (SPLIT): per (query head,
+// token) the splits' unnormalized value sums are rescaled to the largest
+// max and divided by the rescaled sum of exponentials. Lanes take the
+// head's dimensions; each lane recomputes the max and the sum, which is
+// a few splits' worth of reads, to need no shared memory or barrier.
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint HD = 64; // head size
+
+layout(std430, binding = 0) readonly buffer Part { float part[]; }; // [token][head][split][HD+2]
+layout(std430, binding = 1) writeonly buffer Out { float o[]; };    // [token][head][dim], qstride floats per token
+layout(std430, binding = 2) readonly buffer Step { uint ntok; uint pos; };
+
+layout(push_constant) uniform Push {
+	uint qstride; // floats per token in Out
+	uint splits;  // partials per head
+} p;
+
+void main() {
+	uint h = gl_WorkGroupID.x;
+	uint t = gl_WorkGroupID.y;
+	if (t >= ntok) {
+		return;
+	}
+	uint pb = (t * gl_NumWorkGroups.x + h) * p.splits * (HD + 2);
+	float mx = -1e30;
+	for (uint z = 0; z < p.splits; z++) {
+		mx = max(mx, part[pb + z * (HD + 2) + HD]);
+	}
+	float sum = 0.0;
+	for (uint z = 0; z < p.splits; z++) {
+		uint zb = pb + z * (HD + 2);
+		sum += part[zb + HD + 1] * exp(part[zb + HD] - mx);
+	}
+	float inv = 1.0 / sum;
+	uint ob = t * p.qstride + h * HD;
+	for (uint d = gl_LocalInvocationID.x; d < HD; d += gl_WorkGroupSize.x) {
+		float s = 0.0;
+		for (uint z = 0; z < p.splits; z++) {
+			uint zb = pb + z * (HD + 2);
+			s += part[zb + d] * exp(part[zb + HD] - mx);
+		}
+		o[ob + d] = s * inv;
+	}
+}
