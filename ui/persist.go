@@ -13,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/runtime/chat"
+	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
 )
 
@@ -40,29 +41,10 @@ type savedConversation struct {
 	Updated time.Time   `json:"updated"`
 }
 
-// savedParams names the sampler settings explicitly so the file format
-// does not change when sample.Params gains or renames a field; keys missing
-// from a file keep the current value.
-type savedParams struct {
-	Temperature      float32 `json:"temperature"`
-	TopK             int     `json:"top_k"`
-	TopP             float32 `json:"top_p"`
-	MinP             float32 `json:"min_p"`
-	RepeatPenalty    float32 `json:"repeat_penalty"`
-	RepeatLastN      int     `json:"repeat_last_n"`
-	PresencePenalty  float32 `json:"presence_penalty"`
-	FrequencyPenalty float32 `json:"frequency_penalty"`
-	Seed             uint64  `json:"seed"`
-}
-
-func toSaved(p sample.Params) savedParams {
-	return savedParams{p.Temperature, p.TopK, p.TopP, p.MinP, p.RepeatPenalty, p.RepeatLastN, p.PresencePenalty, p.FrequencyPenalty, p.Seed}
-}
-
-func (s savedParams) params() sample.Params {
-	return sample.Params{Temperature: s.Temperature, TopK: s.TopK, TopP: s.TopP, MinP: s.MinP, RepeatPenalty: s.RepeatPenalty,
-		RepeatLastN: s.RepeatLastN, PresencePenalty: s.PresencePenalty, FrequencyPenalty: s.FrequencyPenalty, Seed: s.Seed}
-}
+// savedParams is the export's named sampler settings (the same JSON keys):
+// the file format does not change when sample.Params gains or renames a
+// field, and keys missing from a file keep the current value.
+type savedParams = engine.LogprobParams
 
 // writeConversation replaces path atomically: the data goes to a temporary
 // file in the same directory, is synced, then renamed over path, so a crash
@@ -113,7 +95,7 @@ func readConversation(path string, base sample.Params) (savedConversation, error
 	if len(data) > maxConversationBytes {
 		return savedConversation{}, fmt.Errorf("%s: larger than %d MiB, not a conversation file", path, maxConversationBytes>>20)
 	}
-	c := savedConversation{Params: toSaved(base)}
+	c := savedConversation{Params: engine.ExportParams(base)}
 	if err := json.Unmarshal(data, &c); err != nil {
 		return savedConversation{}, fmt.Errorf("%s: not a conversation file: %w", path, err)
 	}
@@ -148,7 +130,7 @@ func (m *Model) snapshot() savedConversation {
 		Model:      m.info.Path,
 		ModelName:  m.info.Name,
 		Completion: m.info.Completion,
-		Params:     toSaved(m.params),
+		Params:     engine.ExportParams(m.params),
 		Messages:   m.messages(true),
 		Tree:       m.saveTree(),
 		Created:    m.created,
@@ -341,7 +323,7 @@ func (m *Model) loadConversation(name string) error {
 			m.turns = turns
 		}
 	}
-	m.setParams(c.Params.params())
+	m.setParams(c.Params.Sample())
 	m.savePath = path
 	m.created = c.Created
 	if c.Model != "" && m.info.Path != "" && c.Model != m.info.Path {
