@@ -2,9 +2,10 @@ package quant
 
 import (
 	"runtime"
-
 	"sync"
 	"sync/atomic"
+	"time"
+
 	"vkchat/runtime/simd"
 )
 
@@ -14,6 +15,15 @@ import (
 // chunks left and just drop their reference. A job is offered only to
 // workers known to be idle, so a busy machine cannot pile up offers (each of
 // which keeps its job alive). Nothing here allocates per job.
+//
+// Hand-offs spin before they sleep. A decode step is ~80 products a few
+// microseconds apart, each as short as a parked goroutine's wake-up (a
+// futex round trip, 5-20 µs): a worker that sleeps between them arrives
+// when the caller has done most of the chunks, and a caller that sleeps
+// waiting for the last chunk pays another wake-up. So an idle worker polls
+// for the next offer, and a caller for its job's end, for up to spinFor
+// before parking, as llama.cpp's thread pool spins between graph nodes.
+// Between turns of a chat the workers are parked again within spinFor.
 
 var pool struct {
 	mu      sync.Mutex
@@ -52,14 +62,88 @@ func ensureWorkers(n int) {
 	pool.mu.Unlock()
 }
 
+// spinFor is how long a hand-off polls before it parks: longer than the
+// gaps between a step's products (norms, RoPE, attention: tens of µs),
+// short enough that an idle chat costs nothing measurable.
+const spinFor = 200 * time.Microsecond
+
+// spinPoll is how many polls pass between looks at the clock and yields of
+// the processor to any other runnable goroutine (the UI, the GC).
+const spinPoll = 64
+
 func worker() {
 	for {
 		pool.idle.Add(1)
-		j := <-pool.work
+		j := nextOffer()
 		if j.runChunks() {
-			j.done <- struct{}{}
+			j.finish()
 		}
 		j.release()
+	}
+}
+
+// nextOffer polls for a job for up to spinFor, then parks until one comes.
+func nextOffer() *job {
+	var deadline time.Time
+	for i := 1; ; i++ {
+		select {
+		case j := <-pool.work:
+			return j
+		default:
+		}
+		if i%spinPoll == 0 {
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(spinFor)
+			} else if now.After(deadline) {
+				parks.workers.Add(1)
+				return <-pool.work
+			}
+			runtime.Gosched()
+		}
+	}
+}
+
+// parks counts the hand-offs that gave up spinning, for tests.
+var parks struct{ workers, callers atomic.Int64 }
+
+// Job end states (job.state): the caller is still spinning, the caller is
+// parked on done, the last chunk is finished.
+const (
+	jobRunning int32 = iota
+	jobWaiting
+	jobFinished
+)
+
+// finish marks the job's last chunk done, waking the caller only if it
+// has stopped spinning.
+func (j *job) finish() {
+	if j.state.Swap(jobFinished) == jobWaiting {
+		j.done <- struct{}{}
+	}
+}
+
+// wait returns when a helper has finished the job's last chunk: it polls
+// for up to spinFor, then parks on done.
+func (j *job) wait() {
+	var deadline time.Time
+	for i := 1; ; i++ {
+		if j.state.Load() == jobFinished {
+			return
+		}
+		if i%spinPoll == 0 {
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(spinFor)
+			} else if now.After(deadline) {
+				break
+			}
+			runtime.Gosched()
+		}
+	}
+	if j.state.CompareAndSwap(jobRunning, jobWaiting) {
+		parks.callers.Add(1)
+		<-j.done
 	}
 }
 
@@ -95,10 +179,11 @@ type job struct {
 	vtile    int // vectors per tile
 	rchunks  int // row chunks per tile
 	nchunk   int32
-	next     atomic.Int32 // next chunk to hand out
-	pending  atomic.Int32 // chunks not yet finished
-	refs     atomic.Int32 // goroutines still holding the job
-	done     chan struct{}
+	next     atomic.Int32  // next chunk to hand out
+	pending  atomic.Int32  // chunks not yet finished
+	refs     atomic.Int32  // goroutines still holding the job
+	state    atomic.Int32  // jobRunning, jobWaiting or jobFinished
+	done     chan struct{} // wakes a parked caller (jobWaiting)
 }
 
 // freeList recycles jobs and activation buffers. Unlike sync.Pool it is not
@@ -180,12 +265,13 @@ func (j *job) run(threads int) {
 	j.next.Store(0)
 	j.pending.Store(j.nchunk)
 	j.refs.Store(1)
+	j.state.Store(jobRunning)
 	for i := 0; i < helpers && claimIdle(); i++ {
 		j.refs.Add(1)
 		pool.work <- j // offers never outnumber waiting workers, so this is prompt
 	}
 	if !j.runChunks() {
-		<-j.done
+		j.wait()
 	}
 	j.release()
 }
