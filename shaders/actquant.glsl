@@ -6,7 +6,9 @@
 // integer sums by float rounding only. The formulas are the reference
 // backend's (runtime/quant/act.go), which are ggml's quantize_row_*_ref.
 // Included by matvec.comp after the weight type (which defines ACT_*) and
-// the x registers xs[NT][NU][UNIT / 4].
+// the x registers xs[NT][NU][UNIT / 4]; matvec_sg.comp, which keeps x in
+// shared memory, defines ACTQ_HELPERS_ONLY and uses the rounding functions
+// with act_quant's formulas on its own staging loop.
 
 // round_bf16 is ggml's fp32 → bf16 (ties to even, NaN kept quiet).
 float round_bf16(float x) {
@@ -26,6 +28,7 @@ float round_away(float v) {
 
 vec4 round_away4(vec4 v) { return vec4(round_away(v.x), round_away(v.y), round_away(v.z), round_away(v.w)); }
 
+#if !defined(ACTQ_HELPERS_ONLY)
 // act_quant rounds unit j of token t in place. For Q8_1 it returns the
 // block's s = f16(d * sum(q)) that ggml pairs with the weights' m; else 0.
 float act_quant(const uint t, const uint j) {
@@ -82,3 +85,4 @@ float act_quant(const uint t, const uint j) {
 #endif
 	return 0.0;
 }
+#endif

@@ -116,6 +116,13 @@ func (r *Recorder) matvec(op matvecOp) error {
 	if op.m2 != nil && (op.m2.Type != m.Type || op.m2.Rows != m.Rows || op.m2.Cols != m.Cols || len(op.m2.parts) != len(m.parts)) {
 		return fmt.Errorf("%s: paired matrices %s and %s differ in type or shape", op.label, m.Name, op.m2.Name)
 	}
+	if r.d.tune.sharedX {
+		if sp, ok := r.d.planShared(m.Type, m.Units, op.tokens, op.nt, op.f32x); ok {
+			return r.matvecShared(op, sp)
+		}
+		// x does not fit in shared memory even one token at a time:
+		// the register kernel, splitting K as its budget demands
+	}
 	pl := r.d.plan(m.Type, m.Units, op.tokens, op.m2 != nil)
 	if op.nt != 0 {
 		pl.nt = op.nt // a test's choice

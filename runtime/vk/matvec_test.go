@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"vkchat/runtime/ggml"
@@ -21,6 +22,7 @@ type mvCase struct {
 	gelu       bool   // act is llama.cpp's F16 GELU-tanh, not SiLU (matvec.comp's ACT)
 	partBytes  uint64 // split the matrix into parts of at most this size
 	f32x       bool   // f32 activations (the kernel's ACTQ off)
+	kernel     string // when set, every dispatch must run a kernel of this name (matvec_sg_q4_0: matvec_sg_)
 }
 
 // runMatvec runs one mat-vec case on the device and on the reference
@@ -98,6 +100,11 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 	}
 	if err := rec.Run(); err != nil {
 		t.Fatal(err)
+	}
+	for _, dm := range rec.labels {
+		if c.kernel != "" && dm.kernel != c.kernel+strings.ToLower(c.typ.String()) {
+			t.Errorf("dispatch %q ran %s, want %s%s", dm.label, dm.kernel, c.kernel, strings.ToLower(c.typ.String()))
+		}
 	}
 	out := make([]byte, 4*len(y0))
 	yb.Read(0, out)
@@ -212,17 +219,22 @@ func TestMatvecTypes(t *testing.T) {
 	}
 }
 
+// gpuRegisters is the GPU layout with the register mat-vec, which it falls
+// back on where x does not fit in shared memory.
+var gpuRegisters = func() tuning { t := gpuTuning; t.sharedX = false; return t }()
+
 // TestMatvecSplitK runs shapes whose K the plan splits into chunks (the
 // norm then needs the whole row, gate/up go unpaired and up sums through a
-// scratch buffer) under both the CPU and the GPU layouts, and checks that
-// they really are split.
+// scratch buffer) under both the CPU and the GPU layouts (the latter with
+// the register kernel, its fallback for rows too long for shared memory),
+// and checks that they really are split.
 func TestMatvecSplitK(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(3))
 	for _, tu := range []struct {
 		name string
 		t    tuning
-	}{{"cpu", cpuTuning}, {"gpu", gpuTuning}} {
+	}{{"cpu", cpuTuning}, {"gpu", gpuRegisters}} {
 		for _, c := range []mvCase{
 			{typ: ggml.Q4_0, rows: 29, cols: 2048, ntok: 9, norm: true, pair: true},
 			{typ: ggml.Q4_K, rows: 21, cols: 8192, ntok: 5, epi: epiBias},
@@ -266,4 +278,92 @@ func TestMatvecShapes(t *testing.T) {
 			checkMatvec(t, d, c, rng)
 		})
 	}
+}
+
+// TestMatvecShared checks the GPU layout's shared-x kernel (matvec_sg.comp)
+// for every weight type against the same references and bounds as the
+// register kernel: rows not a multiple of the workgroup's, K not a multiple
+// of the lanes per row, decode and prefill (a batch that is not a multiple
+// of the tokens per pass), the norm, gate/up pairs with SiLU and GELU, and
+// every epilogue.
+func TestMatvecShared(t *testing.T) {
+	d := testDevice(t)
+	withTuning(t, d, gpuTuning)
+	rng := rand.New(rand.NewSource(4))
+	for _, typ := range allTypes {
+		unit := layouts[typ].unit
+		k := 13 * unit // 13 units: no lanes-per-row divides it
+		if unit > 32 {
+			k = 3 * unit
+		}
+		for _, c := range []mvCase{
+			{typ: typ, rows: 37, cols: k, ntok: 1},
+			{typ: typ, rows: 53, cols: k, ntok: 11, epi: epiResidual},
+			{typ: typ, rows: 19, cols: k, ntok: 3, nt: 2, norm: true, epi: epiBias},
+			{typ: typ, rows: 29, cols: k, ntok: 1, norm: true, pair: true},
+			{typ: typ, rows: 23, cols: k, ntok: 5, norm: true, pair: true, gelu: true},
+			{typ: typ, rows: 13, cols: k, ntok: 2, epi: epiSwiGLU},
+		} {
+			c.kernel = "matvec_sg_"
+			t.Run(fmt.Sprintf("%s/%dx%d/tok%d/nt%d/norm%v/pair%v/gelu%v/epi%d", typ, c.rows, c.cols, c.ntok, c.nt, c.norm, c.pair, c.gelu, c.epi), func(t *testing.T) {
+				checkMatvec(t, d, c, rng)
+			})
+		}
+	}
+}
+
+// TestMatvecSharedShapes covers what a few types suffice for under the
+// shared-x kernel: rows far longer than a subgroup's stride (the 1B FFN's
+// down projection, which the register kernel splits into 3 dispatches),
+// float rows that are not whole units, matrices split into parts, x kept
+// in f32 (ACTQ 0), and the choice of tokens per pass and the fallback to
+// the register kernel when shared memory is small.
+func TestMatvecSharedShapes(t *testing.T) {
+	d := testDevice(t)
+	withTuning(t, d, gpuTuning)
+	rng := rand.New(rand.NewSource(5))
+	for _, c := range []mvCase{
+		{typ: ggml.Q4_0, rows: 31, cols: 5632, ntok: 1, norm: true, epi: epiResidual},
+		{typ: ggml.Q4_K, rows: 17, cols: 5632, ntok: 9, norm: true, pair: true},
+		{typ: ggml.Q6_K, rows: 21, cols: 4096, ntok: 2, epi: epiBias},
+		{typ: ggml.F32, rows: 33, cols: 172, ntok: 1, norm: true},
+		{typ: ggml.F16, rows: 47, cols: 172, ntok: 10, epi: epiResidual},
+		{typ: ggml.Q5_1, rows: 100, cols: 256, ntok: 1, partBytes: 3000},
+		{typ: ggml.Q6_K, rows: 40, cols: 512, ntok: 3, partBytes: 4000, epi: epiBias},
+		{typ: ggml.Q4_0, rows: 31, cols: 512, ntok: 1, norm: true, f32x: true},
+		{typ: ggml.Q4_1, rows: 31, cols: 512, ntok: 3, f32x: true},
+		{typ: ggml.Q4_K, rows: 31, cols: 512, ntok: 1, norm: true, f32x: true},
+		{typ: ggml.F16, rows: 31, cols: 512, ntok: 2, f32x: true},
+	} {
+		c.kernel = "matvec_sg_"
+		t.Run(fmt.Sprintf("%s/%dx%d/tok%d/norm%v/pair%v/epi%d/parts%d/f32x%v", c.typ, c.rows, c.cols, c.ntok, c.norm, c.pair, c.epi, c.partBytes, c.f32x), func(t *testing.T) {
+			checkMatvec(t, d, c, rng)
+		})
+	}
+
+	// x sized against maxComputeSharedMemorySize: fewer tokens per pass
+	// when a prefill's eight do not fit, the register kernel (K split)
+	// when not even one does.
+	limit := func(t *testing.T, bytes uint32) {
+		old := d.Info.Limits.MaxSharedMemory
+		d.Info.Limits.MaxSharedMemory = bytes
+		t.Cleanup(func() { d.Info.Limits.MaxSharedMemory = old })
+	}
+	t.Run("fewer tokens per pass", func(t *testing.T) {
+		limit(t, 12<<10)
+		c := mvCase{typ: ggml.Q4_0, rows: 27, cols: 2048, ntok: 9, norm: true, pair: true, kernel: "matvec_sg_"}
+		sp, ok := d.planShared(c.typ, c.cols/32, c.ntok, 0, false)
+		if !ok || sp.nt != 4 {
+			t.Fatalf("2048-wide Q4_0 with 12 KiB of shared memory: plan %+v (fits %v), want 4 tokens per pass", sp, ok)
+		}
+		checkMatvec(t, d, c, rng)
+	})
+	t.Run("fallback", func(t *testing.T) {
+		limit(t, 2<<10)
+		c := mvCase{typ: ggml.Q4_0, rows: 27, cols: 2048, ntok: 1, norm: true, epi: epiResidual, kernel: "matvec_"}
+		if sp, ok := d.planShared(c.typ, c.cols/32, c.ntok, 0, false); ok {
+			t.Fatalf("2048-wide Q4_0 fits 2 KiB of shared memory: %+v", sp)
+		}
+		checkMatvec(t, d, c, rng)
+	})
 }

@@ -52,6 +52,13 @@ type tuning struct {
 	// over the vocabulary's logits (read back only when the sampler needs
 	// them). On a CPU device all memory is host memory: nothing to gain.
 	deviceResident bool
+	// sharedX takes the mat-vec kernel that stages x once per workgroup in
+	// shared memory (matvec_sg.comp) wherever x fits: a GPU keeps a few
+	// rows per workgroup busy without per-lane copies of x in registers
+	// (which spill past a GPU's register limit) and without splitting K
+	// into dispatches, each a barrier over the whole matrix. On a CPU
+	// device the register kernel is the fast one.
+	sharedX bool
 }
 
 // stepKind and logitsKind are where the step parameters and the logits live.
@@ -67,7 +74,7 @@ func (t tuning) residentKind() memKind {
 
 var (
 	cpuTuning = tuning{mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
-	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnSplit: 256, deviceHead: true, deviceResident: true}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnSplit: 256, deviceHead: true, deviceResident: true, sharedX: true}
 )
 
 // tuningFor picks the layout for a device type ("discrete", "integrated",

@@ -1,0 +1,70 @@
+package vk
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"vkchat/internal/testenv"
+	"vkchat/models/synth"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/gguf"
+)
+
+// layerDispatches counts, per layer of a recorded step, the mat-vec
+// dispatches and all dispatches (labels are "L<n> ...").
+func layerDispatches(r *Recorder, layers int) (matvecs, all []int) {
+	matvecs, all = make([]int, layers), make([]int, layers)
+	for _, m := range r.labels {
+		var l int
+		var rest string
+		if n, _ := fmt.Sscanf(m.label, "L%d", &l); n != 1 || l >= layers {
+			continue
+		}
+		rest = m.label[strings.IndexByte(m.label, ' ')+1:]
+		all[l]++
+		if !strings.HasPrefix(rest, "rope") && !strings.HasPrefix(rest, "attention") {
+			matvecs[l]++
+		}
+	}
+	return matvecs, all
+}
+
+// TestGPULayoutDecodeDispatches counts the decode step's dispatches for the
+// 1B Llama shape (embd 2048, ff 5632; two layers suffice, every layer is
+// recorded alike) under the GPU layout: with x staged in shared memory no
+// mat-vec splits K, so a layer takes 4 mat-vecs (QKV, O + residual, the
+// gate/up pair, down + residual).
+func TestGPULayoutDecodeDispatches(t *testing.T) {
+	d := testDevice(t)
+	withTuning(t, d, gpuTuning)
+	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-llama-spm.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vocab.Close()
+	for _, typ := range []ggml.Type{ggml.Q4_0, ggml.Q4_K} {
+		t.Run(typ.String(), func(t *testing.T) {
+			shape := synth.Shapes["1b"]
+			shape.Layers = 2
+			path := filepath.Join(t.TempDir(), "1b.gguf")
+			if err := synth.Write(path, shape, synth.Options{Type: typ, Vocab: vocab, Seed: 1}); err != nil {
+				t.Fatal(err)
+			}
+			vb, err := newBackendOn(d, loadModel(t, path), backend.Options{ContextSize: 64, Device: -1}, true, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer vb.Close()
+			mv, all := layerDispatches(vb.decode, shape.Layers)
+			t.Logf("decode step: %d dispatches, %d barriers; per layer %d (%d mat-vecs)", vb.decode.Dispatches, vb.decode.Barriers, all[0], mv[0])
+			for l := range mv {
+				if mv[l] > 4 {
+					t.Errorf("layer %d: %d mat-vec dispatches, want at most 4", l, mv[l])
+				}
+			}
+		})
+	}
+}
