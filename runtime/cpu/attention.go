@@ -148,7 +148,7 @@ func vecDot(a, b []float32) float32 {
 			for j := range acc {
 				for l := range acc[j] {
 					k := i + 8*j + l
-					acc[j][l] = float32(math.FMA(float64(a[k]), float64(b[k]), float64(acc[j][l])))
+					acc[j][l] = fma32(a[k], b[k], acc[j][l])
 				}
 			}
 		}
@@ -171,8 +171,27 @@ func reduce8x4(acc *[4][8]float32) float32 {
 	return (t0 + t1) + (t2 + t3)
 }
 
-// fma32 is a*b+c rounded once, as the C compilers emit it for llama.cpp's
-// `y + x*v` and `S*ms + vs` on FMA hardware (GCC contracts by default).
+// fma32 is a*b+c rounded once to float32, as the FMA instructions the C
+// compilers emit for llama.cpp's `y + x*v` and `S*ms + vs` compute it (and
+// as the native kernels do, with the same instructions). The product of
+// two float32s is exact in float64, so only the sum rounds, but rounding it
+// to float64 and then to float32 can land on a float32 midpoint and break
+// the tie the wrong way: the float64 sum is rounded to odd instead (the
+// neighbour with an odd last bit when it is inexact), which makes the
+// second rounding exact, float64 having more than 24+2 bits.
 func fma32(a, b, c float32) float32 {
-	return float32(math.FMA(float64(a), float64(b), float64(c)))
+	p, cd := float64(a)*float64(b), float64(c)
+	s := p + cd
+	// TwoSum: the addition's rounding error, exactly
+	bb := s - p
+	e := (p - (s - bb)) + (cd - bb)
+	if bits := math.Float64bits(s); e != 0 && bits&1 == 0 && !math.IsInf(s, 0) {
+		if (e > 0) == (s > 0) {
+			bits++ // the exact sum is further from zero
+		} else {
+			bits--
+		}
+		s = math.Float64frombits(bits)
+	}
+	return float32(s)
 }

@@ -110,11 +110,7 @@ func (b *Backend) activate(gate, up []float32) {
 		return
 	}
 	// element-wise, so both cores share it (quant's pool)
-	quant.ParallelRange(len(gate), 2048, func(lo, hi int) {
-		for i, g := range gate[lo:hi] {
-			gate[lo+i] = silu(g) * up[lo+i]
-		}
-	})
+	quant.ParallelRange(len(gate), 2048, func(lo, hi int) { swiglu(gate[lo:hi], up[lo:hi]) })
 }
 
 // logits applies the final norm and output projection to batch rows

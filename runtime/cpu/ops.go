@@ -6,6 +6,7 @@ import (
 
 	"vkchat/models"
 	"vkchat/runtime/quant"
+	"vkchat/runtime/simd"
 )
 
 // rmsNorm writes x / rms(x) * w into out (out may be x); w nil skips the
@@ -78,7 +79,38 @@ func matrix(w models.Weight) quant.Matrix {
 	return quant.Matrix{Type: w.Type, Cols: w.Cols, Rows: w.Rows, Data: w.Data}
 }
 
-func silu(x float32) float32 { return x / (1 + float32(math.Exp(float64(-x)))) }
+// silu is x / (1 + e^-x), with e^-x rounded to float32 from a float64
+// value, as the C library's expf is within rounding of it (llama.cpp's
+// scalar ggml_silu_f32). Its vector expf (ggml_v_expf, within 2 ulp) was
+// tried: any change of those low bits moves synth-smollm3-F32's prompt
+// logits past the reference bound (4.3e-3 -> 5.5e-3), while this form
+// keeps every reference figure.
+func silu(x float32) float32 { return x / (1 + float32(exp64(-x))) }
+
+// exp64 is e^x in float64 for a float32 x, in operations the vector kernel
+// (runtime/simd's vk_swiglu) repeats lane for lane, so the two agree bit
+// for bit: x = k·ln2 + r with ln2 split so k·ln2hi is exact (|k| <= 160
+// needs 8 bits), e^r by Taylor terms to r^12/12! (|r| <= ln2/2: the first
+// term left out is below 2^-52 of the sum), then ·2^k by the exponent
+// bits. Its error, a few float64 ulps, changes the float32 rounding of
+// e^x only within ~1e-15 of a midpoint. Past the float32 range the result
+// is 0 or +inf after rounding, which clamping x preserves.
+func exp64(x float32) float64 {
+	const (
+		log2e = 1.4426950408889634
+		ln2hi = 0x1.62e42fefa3800p-1 // ln 2 to 43 bits
+		ln2lo = 0x1.ef35793c76730p-45
+	)
+	xd := min(max(float64(x), -110), 90)
+	k := math.RoundToEven(float64(xd * log2e))
+	// the conversions keep each product rounded: no FMA, as in the kernel
+	r := (xd - float64(k*ln2hi)) - float64(k*ln2lo)
+	p := 1.0 / 479001600 // 1/12!
+	for _, c := range [...]float64{1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1, 1} {
+		p = float64(p*r) + c
+	}
+	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)
+}
 
 // geluTable is llama.cpp's CPU GELU: a table over every F16 value of
 // 0.5x(1+tanh(√(2/π)·x·(1+0.044715x²))) computed in float32 and stored as
@@ -104,6 +136,20 @@ func gelu(table []float32, x float32) float32 {
 		return x
 	}
 	return table[quant.FP32ToFP16(x)]
+}
+
+// nativeSwiGLU lets tests run swiglu's portable loop on a machine with
+// native kernels.
+var nativeSwiGLU = true
+
+// swiglu writes silu(gate) * up into gate.
+func swiglu(gate, up []float32) {
+	if nativeSwiGLU && simd.SwiGLU(gate, up) {
+		return
+	}
+	for i, g := range gate {
+		gate[i] = silu(g) * up[i]
+	}
 }
 
 // parallelFor runs fn(i) for i in [0, n) over up to workers goroutines.

@@ -2,24 +2,16 @@
 
 // Attention helpers, bit-identical to runtime/cpu's portable attention:
 // scores as its vecDot (ggml_vec_dot_f16's AVX2 lane order: four 8-lane
-// accumulators updated with a float32 FMA emulated as a double FMA rounded
-// once to float32, reduced pairwise, the tail and total in double), and
-// the value accumulation out = fma(v, vs, out) the same way, with
-// optional F16 rounding after each step.
+// float32 FMA accumulators, reduced pairwise, the tail and total in
+// double), and the value accumulation out = fma(v, vs, out), with optional
+// F16 rounding after each step. The FMAs are the instructions themselves:
+// the portable fma32 rounds exactly as they do.
 #pragma GCC target("avx2,fma,f16c")
 #pragma GCC optimize("fp-contract=off")
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
 #include "simd.h"
-
-static inline __m256 fma_dd(__m256 a, __m256 b, __m256 c) {
-	__m256d lo = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_castps256_ps128(b)),
-				     _mm256_cvtps_pd(_mm256_castps256_ps128(c)));
-	__m256d hi = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)),
-				     _mm256_cvtps_pd(_mm256_extractf128_ps(c, 1)));
-	return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
-}
 
 static inline float vec_dot(const float *a, const float *b, int64_t n) {
 	const int64_t np = n & ~(int64_t)31;
@@ -28,7 +20,7 @@ static inline float vec_dot(const float *a, const float *b, int64_t n) {
 		__m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
 		for (int64_t i = 0; i < np; i += 32)
 			for (int j = 0; j < 4; j++)
-				acc[j] = fma_dd(_mm256_loadu_ps(a + i + 8 * j), _mm256_loadu_ps(b + i + 8 * j), acc[j]);
+				acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8 * j), _mm256_loadu_ps(b + i + 8 * j), acc[j]);
 		float v[8];
 		_mm256_storeu_ps(v, _mm256_add_ps(_mm256_add_ps(acc[0], acc[2]), _mm256_add_ps(acc[1], acc[3])));
 		float t0 = v[0] + v[4], t1 = v[1] + v[5], t2 = v[2] + v[6], t3 = v[3] + v[7];
@@ -67,12 +59,11 @@ void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span,
 		}
 		const __m256 w = _mm256_set1_ps(vs[t]);
 		for (d = 0; d + 8 <= hd; d += 8) {
-			__m256 o = fma_dd(_mm256_loadu_ps(v + d), w, _mm256_loadu_ps(out + d));
+			__m256 o = _mm256_fmadd_ps(_mm256_loadu_ps(v + d), w, _mm256_loadu_ps(out + d));
 			_mm256_storeu_ps(out + d, f16 ? round16v(o) : o);
 		}
 		for (; d < hd; d++) {
-			__m256 o = fma_dd(_mm256_set1_ps(v[d]), w, _mm256_set1_ps(out[d]));
-			float r = _mm256_cvtss_f32(o);
+			float r = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(v[d]), _mm256_castps256_ps128(w), _mm_set_ss(out[d])));
 			out[d] = f16 ? round16s(r) : r;
 		}
 	}

@@ -99,6 +99,17 @@ func MatMulPacked(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int
 	return ok != 0
 }
 
+// SwiGLU sets gate[i] = silu(gate[i]) * up[i] for every i, as
+// runtime/cpu's portable swiglu computes it, bit for bit. It reports false when the level is 0.
+func SwiGLU(gate, up []float32) bool {
+	if level == 0 || len(gate) == 0 {
+		return level != 0
+	}
+	_ = up[len(gate)-1]
+	C.vk_swiglu((*C.float)(ptr(gate)), (*C.float)(ptr(up)), C.int64_t(len(gate)))
+	return true
+}
+
 // AttnScores sets scores[t] = q · keys[t*len(q):] for t < len(scores), as
 // runtime/cpu's portable vecDot computes it, bit for bit. It reports false
 // when the level is 0.

@@ -23,6 +23,9 @@ func MatMulPacked(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int
 	return false
 }
 
+// SwiGLU has no native kernel on this platform.
+func SwiGLU(gate, up []float32) bool { return false }
+
 // AttnScores has no native kernel on this platform.
 func AttnScores(q, keys, scores []float32) bool { return false }
 
