@@ -153,12 +153,12 @@ func (r *Recorder) matvecShared(op matvecOp, pl sgPlan) error {
 			row := uint64(op.yoff + part.row0)
 			args[11].Span = [2]uint64{4 * row, 4 * (row + uint64(part.rows))}
 		}
-		groups := (part.rows + pl.rpg - 1) / pl.rpg
+		groups, rpg := sgGroups(part.rows, pl.rpg, pl.teams, int(d.Info.Limits.MaxWorkGroupCount[0]))
 		tg := (max(op.tokens, 1) + op.nt - 1) / op.nt
 		if op.last {
 			tg = 1
 		}
-		push := []uint32{uint32(part.rows), uint32(m.Units), uint32(op.xstride), uint32(op.ystride), uint32(op.yoff + part.row0), flag(op.last), uint32(m.Cols), math.Float32bits(op.eps), uint32(part.row0), uint32(pl.rpg)}
+		push := []uint32{uint32(part.rows), uint32(m.Units), uint32(op.xstride), uint32(op.ystride), uint32(op.yoff + part.row0), flag(op.last), uint32(m.Cols), math.Float32bits(op.eps), uint32(part.row0), uint32(rpg)}
 		label := op.label
 		if len(m.parts) > 1 {
 			label = fmt.Sprintf("%s part %d", label, pi)
@@ -173,4 +173,16 @@ func (r *Recorder) matvecShared(op matvecOp, pl sgPlan) error {
 		}
 	}
 	return nil
+}
+
+// sgGroups is the workgroup count and rows per workgroup for a part of
+// rows rows: rpg rows each, more (whole team passes) where that would take
+// more workgroups than the device allows in x (a 256k vocabulary at two
+// teams per workgroup, as with 64-lane subgroups, would need 65536).
+func sgGroups(rows, rpg, teams, maxGroups int) (groups, rows1 int) {
+	if maxGroups > 0 && (rows+rpg-1)/rpg > maxGroups {
+		rpg = (rows + maxGroups - 1) / maxGroups
+		rpg = (rpg + teams - 1) / teams * teams
+	}
+	return (rows + rpg - 1) / rpg, rpg
 }

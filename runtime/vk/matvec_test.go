@@ -367,3 +367,21 @@ func TestMatvecSharedShapes(t *testing.T) {
 		checkMatvec(t, d, c, rng)
 	})
 }
+
+func TestSgGroups(t *testing.T) {
+	for _, c := range []struct {
+		rows, rpg, teams, max int
+		groups, rpg1          int
+	}{
+		{2048, 8, 4, 65535, 256, 8},
+		{37, 32, 16, 65535, 2, 32},
+		{262144, 4, 2, 65535, 43691, 6},
+		{262144, 4, 2, 0, 65536, 4},
+		{100, 4, 2, 10, 10, 10},
+	} {
+		g, r := sgGroups(c.rows, c.rpg, c.teams, c.max)
+		if g != c.groups || r != c.rpg1 || (c.max > 0 && g > c.max) || g*r < c.rows || r%c.teams != 0 {
+			t.Errorf("sgGroups(%d, %d, %d, %d) = %d groups of %d rows, want %d of %d", c.rows, c.rpg, c.teams, c.max, g, r, c.groups, c.rpg1)
+		}
+	}
+}
