@@ -15,41 +15,52 @@ import (
 // window's ring never has to hold more than the window.
 func (b *Backend) attention(layer, n, pos int) {
 	c := &b.m.Config
-	s := &b.s
 	window := b.layers[layer].window
-	hd, group := c.HeadDim, c.Heads/c.KVHeads
-	qw, kvw := c.Heads*hd, c.KVHeads*hd
 	lo := 0 // the oldest position any query of the batch sees
 	if window > 0 {
 		lo = max(0, pos-window+1)
 	}
-	total := pos + n
 	scale := c.AttnScale
 	if c.ScaleQ {
 		scale = 1 // already applied to Q
 	}
-	parallelFor(c.KVHeads, b.opts.Threads, func(kvh int) {
-		ws := &b.attnWork[kvh]
-		keys, vals := ws.keys[:(total-lo)*hd], ws.vals[:(total-lo)*hd]
-		b.kv.load(layer, kvh, hd, lo, pos, keys, vals)
-		for i := 0; i < n; i++ {
-			o := (pos - lo + i) * hd
-			b.kv.asStored(keys[o:o+hd], s.k[i*kvw+kvh*hd:i*kvw+(kvh+1)*hd])
-			b.kv.asStored(vals[o:o+hd], s.v[i*kvw+kvh*hd:i*kvw+(kvh+1)*hd])
-		}
-		for g := 0; g < group; g++ {
-			h := kvh*group + g
-			for i := 0; i < n; i++ {
-				q := s.q[i*qw+h*hd : i*qw+(h+1)*hd]
-				out := s.att[i*qw+h*hd : i*qw+(h+1)*hd]
-				from := lo // causal: this token and all before it, within the window
-				if window > 0 {
-					from = max(lo, pos+i-window+1)
-				}
-				attendOnline(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, c.AttnSoftcap, ws.qh, b.f16Acc)
-			}
+	// on the shared pool, whose workers are already spinning between
+	// products: a goroutine per head would wait for a wake-up each
+	quant.ParallelRange(c.KVHeads, 1, func(from, to int) {
+		for kvh := from; kvh < to; kvh++ {
+			b.attendHead(layer, kvh, n, pos, lo, window, scale)
 		}
 	})
+}
+
+// attendHead is attention for KV head kvh and the query heads of its
+// group, against positions lo.. (see attention).
+func (b *Backend) attendHead(layer, kvh, n, pos, lo, window int, scale float32) {
+	c := &b.m.Config
+	s := &b.s
+	hd, group := c.HeadDim, c.Heads/c.KVHeads
+	qw, kvw := c.Heads*hd, c.KVHeads*hd
+	total := pos + n
+	ws := &b.attnWork[kvh]
+	keys, vals := ws.keys[:(total-lo)*hd], ws.vals[:(total-lo)*hd]
+	b.kv.load(layer, kvh, hd, lo, pos, keys, vals)
+	for i := 0; i < n; i++ {
+		o := (pos - lo + i) * hd
+		b.kv.asStored(keys[o:o+hd], s.k[i*kvw+kvh*hd:i*kvw+(kvh+1)*hd])
+		b.kv.asStored(vals[o:o+hd], s.v[i*kvw+kvh*hd:i*kvw+(kvh+1)*hd])
+	}
+	for g := 0; g < group; g++ {
+		h := kvh*group + g
+		for i := 0; i < n; i++ {
+			q := s.q[i*qw+h*hd : i*qw+(h+1)*hd]
+			out := s.att[i*qw+h*hd : i*qw+(h+1)*hd]
+			from := lo // causal: this token and all before it, within the window
+			if window > 0 {
+				from = max(lo, pos+i-window+1)
+			}
+			attendOnline(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, c.AttnSoftcap, ws.qh, b.f16Acc)
+		}
+	}
 }
 
 // attendOnline is single-pass softmax attention (running max and sum) as

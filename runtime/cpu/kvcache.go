@@ -4,6 +4,7 @@ import (
 	"vkchat/models"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/quant"
+	"vkchat/runtime/simd"
 )
 
 // kvCache stores keys and values per layer, position-major:
@@ -52,6 +53,9 @@ func (kv *kvCache) store(layer, pos int, k, v []float32) {
 	o := (pos % kv.capacity[layer]) * kv.width
 	if kv.typ == backend.KVF16 {
 		kd, vd := kv.k16[layer][o:o+kv.width], kv.v16[layer][o:o+kv.width]
+		if simd.F32ToF16(kd, k[:kv.width]) && simd.F32ToF16(vd, v[:kv.width]) {
+			return
+		}
 		for i := range kd {
 			kd[i] = quant.FP32ToFP16(k[i])
 			vd[i] = quant.FP32ToFP16(v[i])
@@ -91,6 +95,9 @@ func (kv *kvCache) load(layer, h, headDim, from, to int, keys, vals []float32) {
 func (kv *kvCache) asStored(dst, x []float32) {
 	if kv.typ != backend.KVF16 {
 		copy(dst, x)
+		return
+	}
+	if simd.RoundF16(dst, x) {
 		return
 	}
 	for i, v := range x {

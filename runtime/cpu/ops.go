@@ -151,25 +151,3 @@ func swiglu(gate, up []float32) {
 		gate[i] = silu(g) * up[i]
 	}
 }
-
-// parallelFor runs fn(i) for i in [0, n) over up to workers goroutines.
-func parallelFor(n, workers int, fn func(i int)) {
-	if workers <= 1 || n <= 1 {
-		for i := 0; i < n; i++ {
-			fn(i)
-		}
-		return
-	}
-	workers = min(workers, n)
-	var wg sync.WaitGroup
-	wg.Add(workers)
-	for w := 0; w < workers; w++ {
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				fn(i)
-			}
-		}(w)
-	}
-	wg.Wait()
-}

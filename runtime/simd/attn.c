@@ -76,6 +76,21 @@ void vk_f16_to_f32(float *dst, const uint16_t *src, int64_t n) {
 	for (; i < n; i++) dst[i] = _cvtsh_ss(src[i]);
 }
 
+// vk_f32_to_f16 narrows n floats to halves, rounding to nearest even.
+void vk_f32_to_f16(uint16_t *dst, const float *src, int64_t n) {
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+	for (; i < n; i++) dst[i] = _cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT);
+}
+
+// vk_round_f16 sets dst to src rounded through F16 (narrowed and widened).
+void vk_round_f16(float *dst, const float *src, int64_t n) {
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, round16v(_mm256_loadu_ps(src + i)));
+	for (; i < n; i++) dst[i] = round16s(src[i]);
+}
+
 // vk_f16_rows widens rows rows of cols halves, src rows stride halves
 // apart, into dst rows of cols floats.
 void vk_f16_rows(float *dst, const uint16_t *src, int64_t cols, int64_t stride, int64_t rows) {

@@ -33,6 +33,40 @@ func TestF16ToF32Exhaustive(t *testing.T) {
 	}
 }
 
+// TestF32ToF16 narrows floats around every half (exact halves, the
+// midpoints between neighbours and one float32 ulp either side of them,
+// subnormals, overflow to infinity) in a length with a tail past the
+// vectors, and compares with the portable conversion; RoundF16 must be the
+// same narrowing widened back.
+func TestF32ToF16(t *testing.T) {
+	var src []float32
+	for h := 0; h < 1<<16; h++ {
+		f := quant.FP16ToFP32(uint16(h))
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			continue
+		}
+		next := quant.FP16ToFP32(uint16(h + 1))
+		mid := float32((float64(f) + float64(next)) / 2)
+		src = append(src, f, mid, math.Nextafter32(mid, -1e9), math.Nextafter32(mid, 1e9))
+	}
+	src = append(src, 1e9, -1e9, 65520, 65519.99, 3)
+	dst := make([]uint16, len(src))
+	if !simd.F32ToF16(dst, src) {
+		t.Skip("no native kernels: " + simd.Describe())
+	}
+	round := make([]float32, len(src))
+	simd.RoundF16(round, src)
+	for i, f := range src {
+		want := quant.FP32ToFP16(f)
+		if dst[i] != want {
+			t.Fatalf("F32ToF16(%g) = %#04x, want %#04x", f, dst[i], want)
+		}
+		if w := quant.FP16ToFP32(want); math.Float32bits(round[i]) != math.Float32bits(w) {
+			t.Fatalf("RoundF16(%g) = %g, want %g", f, round[i], w)
+		}
+	}
+}
+
 // TestReadSum checks the streaming read's checksum against the portable
 // one on a buffer with a partial last group.
 func TestReadSumCoversTheBuffer(t *testing.T) {

@@ -156,6 +156,29 @@ func F16ToF32(dst []float32, src []uint16) bool {
 	return true
 }
 
+// F32ToF16 narrows src into dst (len(dst) >= len(src)) with F16C,
+// rounding to nearest even as quant.FP32ToFP16 does (NaN payloads aside).
+// It reports false when the level is 0.
+func F32ToF16(dst []uint16, src []float32) bool {
+	if level == 0 || len(src) == 0 {
+		return level != 0
+	}
+	_ = dst[:len(src)]
+	C.vk_f32_to_f16((*C.uint16_t)(ptr(dst)), (*C.float)(ptr(src)), C.int64_t(len(src)))
+	return true
+}
+
+// RoundF16 sets dst (len(dst) >= len(src)) to src rounded through F16, as
+// F32ToF16 then F16ToF32 would. It reports false when the level is 0.
+func RoundF16(dst, src []float32) bool {
+	if level == 0 || len(src) == 0 {
+		return level != 0
+	}
+	_ = dst[:len(src)]
+	C.vk_round_f16((*C.float)(ptr(dst)), (*C.float)(ptr(src)), C.int64_t(len(src)))
+	return true
+}
+
 // F16Rows widens rows rows of cols halves, stride halves apart in src, into
 // dst (rows*cols floats), as F16ToF32 does per row, in one call.
 func F16Rows(dst []float32, src []uint16, cols, stride, rows int) bool {

@@ -24,6 +24,8 @@ int vk_mm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t
 void vk_quant_q8_0(int level, const float *x, int64_t n, int8_t *qs, float *d, int32_t *sums, float *s);
 int vk_pm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t r1, const int8_t *qs, const float *d,
 	  const int32_t *sums, int64_t n, int64_t v0, int64_t v1, float *dst, int64_t ds);
+void vk_f32_to_f16(uint16_t *dst, const float *src, int64_t n);
+void vk_round_f16(float *dst, const float *src, int64_t n);
 void vk_swiglu(float *gate, const float *up, int64_t n);
 void vk_attn_scores(const float *q, const float *keys, int64_t hd, int64_t span, float *scores);
 void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span, const float *ms, const float *vs,

@@ -35,6 +35,12 @@ func AttnAccumulate(out, vals, ms, vs []float32, rescale []uint8, f16 bool) bool
 // F16ToF32 has no native kernel on this platform.
 func F16ToF32(dst []float32, src []uint16) bool { return false }
 
+// F32ToF16 has no native kernel on this platform.
+func F32ToF16(dst []uint16, src []float32) bool { return false }
+
+// RoundF16 has no native kernel on this platform.
+func RoundF16(dst, src []float32) bool { return false }
+
 // F16Rows has no native kernel on this platform.
 func F16Rows(dst []float32, src []uint16, cols, stride, rows int) bool { return false }
 
