@@ -385,3 +385,49 @@ func TestSgGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanShared: the shared-x mat-vec's lanes per row follow the subgroup
+// the pipeline will be created to require (else the size the device
+// guarantees), capped by the row's units; prefill takes the most tokens per
+// pass (up to 8) whose staged x fits maxComputeSharedMemorySize, and a row
+// that does not fit even alone is refused (the register kernel then).
+func TestPlanShared(t *testing.T) {
+	dev := func(vendor, size, min, max, shared uint32) *Device {
+		f := features{SubgroupSize: size, MinSubgroupSize: min, MaxSubgroupSize: max}
+		if min != max {
+			f.SubgroupSizeControl, f.ComputeFullSubgroups, f.RequiredSubgroupStages = true, true, stageCompute
+		}
+		return &Device{Info: DeviceInfo{VendorID: vendor, SubgroupSize: size, Features: f, Limits: Limits{MaxWorkGroupSize: 1024, MaxSharedMemory: shared}}}
+	}
+	nvidia := dev(0x10de, 32, 32, 32, 48<<10)
+	amd := dev(vendorAMD, 64, 32, 64, 64<<10)
+	intelOld := dev(vendorIntel, 32, 32, 32, 64<<10) // no 1.3 range: 8 is what is sure
+	lavapipe := dev(0x10005, 8, 8, 8, 32<<10)
+	for _, c := range []struct {
+		name        string
+		d           *Device
+		typ         ggml.Type
+		units, toks int
+		lpr, nt     int
+		ok          bool
+	}{
+		{"NVIDIA 1B QKV decode", nvidia, ggml.Q4_0, 64, 1, 32, 1, true},
+		{"NVIDIA 1B down prefill", nvidia, ggml.Q4_0, 176, 64, 32, 4, true},
+		{"NVIDIA 1B gate/up prefill", nvidia, ggml.Q4_0, 64, 64, 32, 8, true},
+		{"NVIDIA Q4_K 2048 wide: 8 lanes per row", nvidia, ggml.Q4_K, 8, 1, 8, 1, true},
+		{"AMD wave64 required", amd, ggml.Q4_0, 176, 1, 64, 1, true},
+		{"Intel without a range", intelOld, ggml.Q4_0, 64, 1, 8, 1, true},
+		{"lavapipe 1B down prefill", lavapipe, ggml.Q4_0, 176, 64, 8, 4, true},
+		{"F32 row of 8192 fits 48 KiB alone", nvidia, ggml.F32, 256, 64, 32, 1, true},
+		{"F32 row of 16384 does not", nvidia, ggml.F32, 512, 1, 0, 0, false},
+	} {
+		pl, ok := c.d.planShared(c.typ, c.units, c.toks, 0, false)
+		if ok != c.ok || (ok && (pl.lpr != c.lpr || pl.nt != c.nt)) {
+			t.Errorf("%s: plan %+v (fits %v), want %d lanes per row, %d tokens per pass (fits %v)", c.name, pl, ok, c.lpr, c.nt, c.ok)
+			continue
+		}
+		if ok && 4*(pl.nt*pl.words+pl.nt*pl.teams) > int(c.d.Info.Limits.MaxSharedMemory) {
+			t.Errorf("%s: %d tokens of %d words overflow %d bytes", c.name, pl.nt, pl.words, c.d.Info.Limits.MaxSharedMemory)
+		}
+	}
+}
