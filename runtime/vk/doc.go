@@ -17,6 +17,7 @@
 //	command.go           command buffers, descriptor sets, barriers, timestamps, submission
 //	layout.go, matrix.go weights in a structure-of-arrays texel layout, split by rows
 //	matvec.go            the mat-vec/mat-mat kernel's planning and recording
+//	matvec_shared.go     the GPU layout's mat-vec with x staged in shared memory (matvec_sg.comp)
 //	weights.go           a model's weights on the device
 //	recipe.go            the block recipe resolved: multipliers, caps, RoPE tables, ring caches
 //	graph.go             the forward pass as dispatches
@@ -42,7 +43,10 @@
 // backends differ by float summation order only. On CPU devices the
 // attention kernel walks positions in order with llama.cpp's F16 rounding
 // of the value sum (attention.comp, ORDERED) for the same reason; GPUs keep
-// positions spread over the lanes.
+// positions spread over the lanes. GPUs also take another mat-vec
+// (matvec_sg.comp): a workgroup stages x, rounded the same way, once in
+// shared memory and whole subgroups reduce rows, so x is not copied into
+// every lane's registers and K is never split into dispatches.
 //
 // Each decode step is one submission of a command buffer recorded at load;
 // the step's token ids, position and rope angles are written to a small
