@@ -22,30 +22,41 @@ func TestAttendNativeMatchesPortable(t *testing.T) {
 		for _, span := range []int{1, 2, 7, 33, 200} {
 			for _, f16 := range []bool{true, false} {
 				for _, softcap := range []float32{0, 30} {
-					q := make([]float32, hd)
-					keys := make([]float32, span*hd)
-					vals := make([]float32, span*hd)
-					for i := range q {
-						q[i] = float32(r.NormFloat64())
-					}
-					for i := range keys {
-						keys[i] = float32(r.NormFloat64())
-						vals[i] = float32(r.NormFloat64())
-					}
-					if span > 3 {
-						for i := 0; i < hd; i++ {
-							keys[(span-2)*hd+i] = 4 * q[i] // a late maximum
+					for _, rising := range []bool{false, true} {
+						q := make([]float32, hd)
+						keys := make([]float32, span*hd)
+						vals := make([]float32, span*hd)
+						for i := range q {
+							q[i] = float32(r.NormFloat64())
 						}
-					}
-					scale := float32(1 / math.Sqrt(float64(hd)))
-					got, want := make([]float32, hd), make([]float32, hd)
-					attendOnline(q, keys, vals, got, span, scale, softcap, make([]float32, hd), f16)
-					nativeAttention = false
-					attendOnline(q, keys, vals, want, span, scale, softcap, make([]float32, hd), f16)
-					nativeAttention = true
-					for d := range got {
-						if math.Float32bits(got[d]) != math.Float32bits(want[d]) {
-							t.Fatalf("hd %d span %d f16 %v softcap %g: out[%d] native %g, portable %g", hd, span, f16, softcap, d, got[d], want[d])
+						for i := range keys {
+							keys[i] = float32(r.NormFloat64())
+							vals[i] = float32(r.NormFloat64())
+						}
+						if span > 3 {
+							for i := 0; i < hd; i++ {
+								keys[(span-2)*hd+i] = 4 * q[i] // a late maximum
+							}
+						}
+						if rising {
+							// every position a new maximum: a rescale of out
+							// and of the sum at each step
+							for p := 0; p < span; p++ {
+								for i := 0; i < hd; i++ {
+									keys[p*hd+i] = q[i] * (0.3 + float32(p)*0.01*float32(r.Float64()+0.5))
+								}
+							}
+						}
+						scale := float32(1 / math.Sqrt(float64(hd)))
+						got, want := make([]float32, hd), make([]float32, hd)
+						attendOnline(q, keys, vals, got, span, scale, softcap, make([]float32, hd), f16)
+						nativeAttention = false
+						attendOnline(q, keys, vals, want, span, scale, softcap, make([]float32, hd), f16)
+						nativeAttention = true
+						for d := range got {
+							if math.Float32bits(got[d]) != math.Float32bits(want[d]) {
+								t.Fatalf("hd %d span %d f16 %v softcap %g rising %v: out[%d] native %g, portable %g", hd, span, f16, softcap, rising, d, got[d], want[d])
+							}
 						}
 					}
 				}

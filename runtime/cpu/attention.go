@@ -95,7 +95,7 @@ func attendOnline(q, keys, vals, out []float32, span int, scale, softcap float32
 		}
 		ms, vs := float32(1), float32(1)
 		if sc > m {
-			ms = float32(math.Exp(float64(m - sc)))
+			ms = float32(exp64(m - sc))
 			m = sc
 			for d := range out {
 				out[d] *= ms
@@ -104,7 +104,7 @@ func attendOnline(q, keys, vals, out []float32, span int, scale, softcap float32
 				roundAll16(out)
 			}
 		} else {
-			vs = float32(math.Exp(float64(sc - m)))
+			vs = float32(exp64(sc - m))
 		}
 		v := vals[t*hd : (t+1)*hd]
 		for d := range out {

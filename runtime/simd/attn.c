@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "simd.h"
+#include "exp4.h"
 
 static inline float vec_dot(const float *a, const float *b, int64_t n) {
 	const int64_t np = n & ~(int64_t)31;
@@ -74,6 +75,54 @@ void vk_f16_to_f32(float *dst, const uint16_t *src, int64_t n) {
 	int64_t i = 0;
 	for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
 	for (; i < n; i++) dst[i] = _cvtsh_ss(src[i]);
+}
+
+// vk_attn_online is one query's attention over span positions without a
+// soft-cap, as runtime/cpu's attendOnline computes it, bit for bit: q
+// (already rounded to F16 when f16) against each key, scores times
+// scale; the running maximum in order, where each position either raises
+// it (out is rescaled by e^(old-new)) or is weighted e^(s-max); those
+// exponentials eight at a time (expf8: the portable exp64); the sum as a
+// chain of single-rounded FMAs; the values (vk_attn_accumulate); out /=
+// sum. work holds 3*span floats and span bytes.
+void vk_attn_online(const float *q, const float *keys, const float *vals, float *out, int64_t hd, int64_t span,
+		    float scale, int f16, float *work, uint8_t *rescale) {
+	float *sc = work, *ms = work + span, *vs = work + 2 * span;
+	vk_attn_scores(q, keys, hd, span, sc);
+	float m = -__builtin_inff();
+	for (int64_t t = 0; t < span; t++) {
+		const float s = sc[t] * scale;
+		if (s > m) {
+			sc[t] = m - s; // the exponent of the rescale
+			rescale[t] = 1;
+			m = s;
+		} else {
+			sc[t] = s - m;
+			rescale[t] = 0;
+		}
+	}
+	int64_t t = 0;
+	for (; t + 8 <= span; t += 8) _mm256_storeu_ps(ms + t, expf8(_mm256_loadu_ps(sc + t)));
+	if (t < span) {
+		float b[8] = {0};
+		for (int64_t k = t; k < span; k++) b[k - t] = sc[k];
+		_mm256_storeu_ps(b, expf8(_mm256_loadu_ps(b)));
+		for (int64_t k = t; k < span; k++) ms[k] = b[k - t];
+	}
+	float sum = 0;
+	for (t = 0; t < span; t++) {
+		if (rescale[t]) {
+			vs[t] = 1;
+		} else {
+			vs[t] = ms[t];
+			ms[t] = 1;
+		}
+		sum = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(sum), _mm_set_ss(ms[t]), _mm_set_ss(vs[t])));
+	}
+	memset(out, 0, hd * sizeof(float));
+	vk_attn_accumulate(out, vals, hd, span, ms, vs, rescale, f16);
+	const float inv = 1 / sum;
+	for (int64_t d = 0; d < hd; d++) out[d] *= inv;
 }
 
 // vk_f32_to_f16 narrows n floats to halves, rounding to nearest even.

@@ -110,6 +110,26 @@ func SwiGLU(gate, up []float32) bool {
 	return true
 }
 
+// AttnOnline is one query's softmax attention over len(vals)/len(q)
+// positions without a soft-cap, as runtime/cpu's portable attendOnline
+// computes it, bit for bit (q already rounded to F16 when f16). work
+// needs 3 floats and rescale 1 byte per position. It reports false when
+// the level is 0.
+func AttnOnline(q, keys, vals, out []float32, span int, scale float32, f16 bool, work []float32, rescale []uint8) bool {
+	if level == 0 || span == 0 {
+		return level != 0
+	}
+	hd := len(q)
+	_, _, _, _, _ = keys[span*hd-1], vals[span*hd-1], out[hd-1], work[3*span-1], rescale[span-1]
+	h := C.int(0)
+	if f16 {
+		h = 1
+	}
+	C.vk_attn_online((*C.float)(ptr(q)), (*C.float)(ptr(keys)), (*C.float)(ptr(vals)), (*C.float)(ptr(out)), C.int64_t(hd),
+		C.int64_t(span), C.float(scale), h, (*C.float)(ptr(work)), (*C.uint8_t)(ptr(rescale)))
+	return true
+}
+
 // AttnScores sets scores[t] = q · keys[t*len(q):] for t < len(scores), as
 // runtime/cpu's portable vecDot computes it, bit for bit. It reports false
 // when the level is 0.

@@ -26,6 +26,11 @@ func MatMulPacked(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int
 // SwiGLU has no native kernel on this platform.
 func SwiGLU(gate, up []float32) bool { return false }
 
+// AttnOnline has no native kernel on this platform.
+func AttnOnline(q, keys, vals, out []float32, span int, scale float32, f16 bool, work []float32, rescale []uint8) bool {
+	return false
+}
+
 // AttnScores has no native kernel on this platform.
 func AttnScores(q, keys, scores []float32) bool { return false }
 
