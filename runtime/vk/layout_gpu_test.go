@@ -27,11 +27,11 @@ func withTuning(t *testing.T, d *Device, tu tuning) {
 	t.Cleanup(func() { d.tune = old })
 }
 
-// TestGPULayoutMatchesCPU runs the layout chosen for GPUs (one row pass per
-// workgroup, the smaller unroll budget and so split K, position-parallel
-// attention, the next-token head on the device) on whatever device the
-// tests have: on lavapipe this is the only place those code paths run
-// before they meet a real GPU.
+// TestGPULayoutMatchesCPU runs the layout chosen for GPUs (the shared-x
+// mat-vec with K never split, position-parallel and split-K attention, the
+// next-token head on the device) on whatever device the tests have: on
+// lavapipe this is the only place those code paths run before they meet a
+// real GPU.
 func TestGPULayoutMatchesCPU(t *testing.T) {
 	d := testDevice(t)
 	withTuning(t, d, gpuTuning)
@@ -55,8 +55,8 @@ func TestGPULayoutMatchesCPU(t *testing.T) {
 		if _, err := os.Stat(p); err != nil {
 			t.Skipf("no %s: %v", p, err)
 		}
-		// Prefill too: under the GPU budget the prefill kernels take
-		// fewer tokens per pass, another layout to check.
+		// Prefill too: the shared-x kernel takes as many tokens per
+		// pass as shared memory holds, another layout to check.
 		e := compareLogits(t, p, []int32{1, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110}, 3, backend.KVF16, true)
 		t.Logf("worst logits NMSE %.3g", e)
 		if e > 5e-3 {

@@ -109,8 +109,10 @@ func (d *Device) dummy() (*Buffer, error) {
 
 func wtypeName(m *Matrix) string { return strings.ToLower(m.Type.String()) }
 
-// matvec records op. With nt 0 the token count per pass is chosen for the
-// weight type from the batch (1 for a single token, else prefillNT).
+// matvec records op: with the shared-x kernel (matvec_shared.go) where the
+// tuning asks for it and x fits in shared memory, else with the register
+// kernel. With nt 0 the token count per pass is chosen for the weight type
+// from the batch (1 for a single token, else up to 8).
 func (r *Recorder) matvec(op matvecOp) error {
 	m := op.m
 	if op.m2 != nil && (op.m2.Type != m.Type || op.m2.Rows != m.Rows || op.m2.Cols != m.Cols || len(op.m2.parts) != len(m.parts)) {
