@@ -26,11 +26,26 @@ func (b *Backend) attention(layer, n, pos int) {
 	}
 	// on the shared pool, whose workers are already spinning between
 	// products: a goroutine per head would wait for a wake-up each
-	quant.ParallelRange(c.KVHeads, 1, func(from, to int) {
+	b.call.attn = attnCall{layer: layer, n: n, pos: pos, lo: lo, window: window, scale: scale}
+	quant.ParallelRange(c.KVHeads, 1, b.call.attnHeads)
+}
+
+// attnCall is one attention's arguments, for the pool's range function
+// (a closure per call would be an allocation per layer and token).
+type attnCall struct {
+	layer, n, pos, lo, window int
+	scale                     float32
+}
+
+// attnHeadsFn returns the pool function that runs KV heads [from, to) of
+// the attention in b.call.attn.
+func (b *Backend) attnHeadsFn() func(from, to int) {
+	return func(from, to int) {
+		a := &b.call.attn
 		for kvh := from; kvh < to; kvh++ {
-			b.attendHead(layer, kvh, n, pos, lo, window, scale)
+			b.attendHead(a.layer, kvh, a.n, a.pos, a.lo, a.window, a.scale)
 		}
-	})
+	}
 }
 
 // attendHead is attention for KV head kvh and the query heads of its

@@ -33,6 +33,8 @@ type Backend struct {
 	unpack      func()        // drops the repacked weights (packWeights)
 	packedBytes int64         // their size
 
+	call poolCalls // what the pool's range functions work on
+
 	// history holds the token at every position up to filled, so that a
 	// rewind past what a sliding-window ring still holds can recompute it.
 	history []int32
@@ -50,6 +52,14 @@ type layerState struct {
 	hasRope            bool
 	window             int
 	qNormRow, kNormRow int // width Q/K norms normalize over: head_dim or the full projection
+}
+
+// poolCalls are the range functions the backend hands the worker pool,
+// made once, and the arguments of the call in progress.
+type poolCalls struct {
+	attnHeads, swiglu func(lo, hi int)
+	attn              attnCall
+	gate, up          []float32
 }
 
 type attnScratch struct {
@@ -74,6 +84,8 @@ func New(m *models.Model, opts backend.Options) (*Backend, error) {
 	quant.SetThreads(opts.Threads)
 	b := &Backend{m: m, opts: opts, f16Acc: opts.KVType == backend.KVF16, history: make([]int32, opts.ContextSize)}
 	b.unpack, b.packedBytes = packWeights(m)
+	b.call.attnHeads = b.attnHeadsFn()
+	b.call.swiglu = func(lo, hi int) { swiglu(b.call.gate[lo:hi], b.call.up[lo:hi]) }
 	b.kv = newKVCache(m, opts.ContextSize, opts.KVType)
 	b.s = newScratch(&m.Config, maxBatch)
 	b.outNorm = vectorF32(m.OutputNorm)

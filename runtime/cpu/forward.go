@@ -31,9 +31,8 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 	for l := range b.m.Layers {
 		L, w := &b.m.Layers[l], &b.layers[l]
 		in := b.preNorm(s.x[:n*e], w.attn, n)
-		quant.MatMul(s.q[:n*qw], matrix(L.Wq), in, n)
-		quant.MatMul(s.k[:n*kvw], matrix(L.Wk), in, n)
-		quant.MatMul(s.v[:n*kvw], matrix(L.Wv), in, n)
+		// one job for the three: x converted once, workers handed out once
+		quant.MatMuls([][]float32{s.q[:n*qw], s.k[:n*kvw], s.v[:n*kvw]}, []quant.Matrix{matrix(L.Wq), matrix(L.Wk), matrix(L.Wv)}, in, n)
 		if w.bq != nil {
 			for i := 0; i < n; i++ {
 				addTo(s.q[i*qw:(i+1)*qw], w.bq)
@@ -67,8 +66,7 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 
 		in = b.preNorm(s.x[:n*e], w.ffn, n)
 		ff := c.FF
-		quant.MatMul(s.gate[:n*ff], matrix(L.Gate), in, n)
-		quant.MatMul(s.up[:n*ff], matrix(L.Up), in, n)
+		quant.MatMuls([][]float32{s.gate[:n*ff], s.up[:n*ff]}, []quant.Matrix{matrix(L.Gate), matrix(L.Up)}, in, n)
 		b.activate(s.gate[:n*ff], s.up[:n*ff])
 		quant.MatMul(s.proj[:n*e], matrix(L.Down), s.gate[:n*ff], n)
 		b.residual(s.proj[:n*e], w.postFFN, n)
@@ -110,7 +108,8 @@ func (b *Backend) activate(gate, up []float32) {
 		return
 	}
 	// element-wise, so both cores share it (quant's pool)
-	quant.ParallelRange(len(gate), 2048, func(lo, hi int) { swiglu(gate[lo:hi], up[lo:hi]) })
+	b.call.gate, b.call.up = gate, up
+	quant.ParallelRange(len(gate), 2048, b.call.swiglu)
 }
 
 // logits applies the final norm and output projection to batch rows

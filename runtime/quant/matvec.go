@@ -86,14 +86,49 @@ func MatMul(dst []float32, m Matrix, x []float32, n int) {
 	product(dst, &m, x, n, "MatMul")
 }
 
-func product(dst []float32, m *Matrix, x []float32, n int, op string) {
-	f, rb := m.check(op)
-	if m.Rows == 0 || n == 0 {
-		return
+// MatMuls runs MatMul(dsts[i], ms[i], x, n) for every i. Matrices that
+// take the same activations (same columns and vec_dot_type: a layer's Q, K
+// and V, or gate and up) share one conversion of x and one job on the
+// pool, so the workers are handed out once for all of them. Each result
+// is bit-identical to MatMul's.
+func MatMuls(dsts [][]float32, ms []Matrix, x []float32, n int) {
+	if len(dsts) != len(ms) {
+		panic(fmt.Sprintf("quant: MatMuls: %d destinations for %d matrices", len(dsts), len(ms)))
 	}
+	var group [maxParts]*Matrix
+	var gdst [maxParts][]float32
+	for i, m := range ms {
+		if n < 0 || len(x) != n*m.Cols || len(dsts[i]) < n*m.Rows {
+			panic(fmt.Sprintf("quant: MatMuls: %dx%d matrix, n=%d with len(x)=%d, len(dst)=%d", m.Rows, m.Cols, n, len(x), len(dsts[i])))
+		}
+	}
+	for i := 0; i < len(ms); {
+		m := &ms[i]
+		f, _ := m.check("MatMuls")
+		k := 0
+		for ; i < len(ms) && k < maxParts; i, k = i+1, k+1 {
+			g, _ := ms[i].check("MatMuls")
+			if k > 0 && (ms[i].Cols != m.Cols || g.vecType != f.vecType || g.native != f.native) {
+				break
+			}
+			group[k], gdst[k] = &ms[i], dsts[i]
+		}
+		products(gdst[:k], group[:k], x, n, "MatMuls")
+	}
+}
+
+func product(dst []float32, m *Matrix, x []float32, n int, op string) {
+	products([][]float32{dst}, []*Matrix{m}, x, n, op)
+}
+
+// products computes ms[i]·x into dsts[i] for matrices of the same columns
+// and vec_dot_type (at most maxParts), as one job.
+func products(dsts [][]float32, ms []*Matrix, x []float32, n int, op string) {
+	f, _ := ms[0].check(op)
+	cols := ms[0].Cols
 	native := f.native && !portableOnly
 	a := actsFree.get()
-	a.prepare(f.vecType, x, m.Cols, n, native)
+	a.prepare(f.vecType, x, cols, n, native)
 	a.views = grow(a.views, n)
 	if !native {
 		for v := range a.views {
@@ -101,36 +136,54 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 		}
 	}
 	j := jobs.get()
-	j.f, j.data, j.rowBytes, j.rows = f, m.Data, rb, m.Rows
-	j.views, j.dst = a.views, dst
-	j.typ, j.native, j.acts = int(m.Type), native, &a.native
+	j.views, j.native, j.acts = a.views, native, &a.native
 	j.vtile = max(1, min(n, tileBytes/max(1, a.bytesPerVector())))
-	// More goroutines than Ps cannot run at once; they would only add
-	// hand-offs.
-	threads := min(int(pool.threads.Load()), runtime.GOMAXPROCS(0))
-	if m.Cols*n*m.Rows < inlineWork {
-		threads = 1
-	}
-	j.packed = nil
 	if native {
 		// The native kernels read only the int8 quants and per-block
 		// scale and sum (1.25 bytes per element), and tile 8 vectors at a
 		// time: tiles of a multiple of 8 that fit half of a 1 MiB L2.
-		perVec := m.Cols + m.Cols/4
+		perVec := cols + cols/4
 		j.vtile = max(1, min(n, nativeTileBytes/max(1, perVec)))
 		if j.vtile > 8 && j.vtile < n {
 			j.vtile &^= 7
 		}
-		j.packed = lookupPacked(m)
-		// Each chunk is one cgo call (~50-100 ns): about eight chunks per
-		// thread and tile balance the cores at a negligible call cost.
-		// Multiples of 8 rows keep the kernels' row tiles and the packed
-		// groups whole.
-		j.chunk = max(8, (m.Rows/(8*threads)+7)&^7)
-	} else {
-		j.chunk = max(1, chunkWork/max(1, m.Cols*j.vtile))
 	}
-	j.run(threads)
+	// More goroutines than Ps cannot run at once; they would only add
+	// hand-offs.
+	threads := min(int(pool.threads.Load()), runtime.GOMAXPROCS(0))
+	work := 0
+	for _, m := range ms {
+		work += m.Cols * n * m.Rows
+	}
+	if work < inlineWork {
+		threads = 1
+	}
+	j.nparts = 0
+	for i, m := range ms {
+		if m.Rows == 0 || n == 0 {
+			continue
+		}
+		mf, rb := m.check(op)
+		p := &j.parts[j.nparts]
+		j.nparts++
+		p.f, p.data, p.rowBytes, p.rows, p.dst, p.typ = mf, m.Data, rb, m.Rows, dsts[i], int(m.Type)
+		p.packed = nil
+		if native {
+			p.packed = lookupPacked(m)
+			// Each chunk is one cgo call (~50-100 ns): about eight
+			// chunks per thread and tile balance the cores at a
+			// negligible call cost. Multiples of 8 rows keep the
+			// kernels' row tiles and the packed groups whole.
+			p.chunk = max(8, (m.Rows/(8*threads)+7)&^7)
+		} else {
+			p.chunk = max(1, chunkWork/max(1, m.Cols*j.vtile))
+		}
+	}
+	if j.nparts > 0 {
+		j.run(threads)
+	} else {
+		j.recycle()
+	}
 	if f.vecType == ggml.F32 {
 		a.f = nil // it aliased x
 	}
@@ -139,19 +192,19 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 
 // compute does rows [lo, hi) for vectors [v0, v1). Each weight row is read
 // once per call and applied to every vector while it is in L1.
-func (j *job) compute(lo, hi, v0, v1 int) {
+func (j *job) compute(pt *part, lo, hi, v0, v1 int) {
 	if j.fn != nil {
 		j.fn(lo, hi)
 		return
 	}
-	if p := j.packed; p != nil {
+	if p := pt.packed; p != nil {
 		// lo is a multiple of 8 (chunks are); the rows%8 tail is unpacked
 		if end := min(hi, p.rows&^7); end > lo {
 			var ok bool
 			if p.il {
-				ok = simd.MatMulInterleaved(j.typ, p.data, p.groupBytes, lo, end, j.acts, v0, v1, j.dst, j.rows)
+				ok = simd.MatMulInterleaved(pt.typ, p.data, p.groupBytes, lo, end, j.acts, v0, v1, pt.dst, pt.rows)
 			} else {
-				ok = simd.MatMulPacked(j.typ, p.data, p.groupBytes, lo, end, j.acts, v0, v1, j.dst, j.rows)
+				ok = simd.MatMulPacked(pt.typ, p.data, p.groupBytes, lo, end, j.acts, v0, v1, pt.dst, pt.rows)
 			}
 			if ok {
 				lo = end
@@ -161,22 +214,22 @@ func (j *job) compute(lo, hi, v0, v1 int) {
 			return
 		}
 	}
-	if j.native && simd.MatMul(j.typ, j.data, j.rowBytes, lo, hi, j.acts, v0, v1, j.dst, j.rows) {
+	if j.native && simd.MatMul(pt.typ, pt.data, pt.rowBytes, lo, hi, j.acts, v0, v1, pt.dst, pt.rows) {
 		return
 	}
-	dot, rb, rows := j.f.dot, j.rowBytes, j.rows
+	dot, rb, rows, data, dstAll := pt.f.dot, pt.rowBytes, pt.rows, pt.data, pt.dst
 	if v1-v0 == 1 {
 		av := &j.views[v0]
-		dst := j.dst[v0*rows+lo : v0*rows+hi]
+		dst := dstAll[v0*rows+lo : v0*rows+hi]
 		for r := range dst {
-			dst[r] = dot(j.data[(lo+r)*rb:(lo+r+1)*rb], av)
+			dst[r] = dot(data[(lo+r)*rb:(lo+r+1)*rb], av)
 		}
 		return
 	}
 	for r := lo; r < hi; r++ {
-		row := j.data[r*rb : (r+1)*rb]
+		row := data[r*rb : (r+1)*rb]
 		for v := v0; v < v1; v++ {
-			j.dst[v*rows+r] = dot(row, &j.views[v])
+			dstAll[v*rows+r] = dot(row, &j.views[v])
 		}
 	}
 }

@@ -160,30 +160,42 @@ func claimIdle() bool {
 	}
 }
 
-// job is one MatVec/MatMul split into chunks: a range of rows times a tile
-// of input vectors, tile-major, so that all goroutines work on the same
-// tile's activations (kept in their caches) while the weights stream by.
+// job is one or more products of the same activations (MatMul, MatMuls)
+// split into chunks: each part's rows in ranges, times tiles of input
+// vectors, tile-major within a part, so that all goroutines work on the
+// same tile's activations (kept in their caches) while the weights stream
+// by. A ParallelRange job is one part whose rows are its range.
 type job struct {
+	parts   [maxParts]part
+	nparts  int
+	views   []actView
+	native  bool       // run the native kernels on acts
+	acts    *simd.Acts // the converted activations, in native form
+	fn      func(lo, hi int)
+	vtile   int           // vectors per tile
+	nchunk  int32         // chunks of all parts
+	next    atomic.Int32  // next chunk to hand out
+	pending atomic.Int32  // chunks not yet finished
+	refs    atomic.Int32  // goroutines still holding the job
+	state   atomic.Int32  // jobRunning, jobWaiting or jobFinished
+	done    chan struct{} // wakes a parked caller (jobWaiting)
+}
+
+// maxParts is the most products one job carries: a layer's Q, K and V.
+const maxParts = 3
+
+// part is one matrix of a job.
+type part struct {
 	f        *format
 	data     []byte
 	rowBytes int
 	rows     int
-	views    []actView
 	dst      []float32
-	typ      int              // ggml type id, for the native kernels
-	native   bool             // run the native kernels on acts
-	acts     *simd.Acts       // the converted activations, in native form
-	fn       func(lo, hi int) // a ParallelRange job: rows are its range
+	typ      int // ggml type id, for the native kernels
 	packed   *packedMatrix
-	chunk    int // rows per chunk
-	vtile    int // vectors per tile
-	rchunks  int // row chunks per tile
-	nchunk   int32
-	next     atomic.Int32  // next chunk to hand out
-	pending  atomic.Int32  // chunks not yet finished
-	refs     atomic.Int32  // goroutines still holding the job
-	state    atomic.Int32  // jobRunning, jobWaiting or jobFinished
-	done     chan struct{} // wakes a parked caller (jobWaiting)
+	chunk    int   // rows per chunk
+	rchunks  int   // row chunks per tile
+	first    int32 // the job's index of this part's first chunk
 }
 
 // freeList recycles jobs and activation buffers. Unlike sync.Pool it is not
@@ -215,10 +227,15 @@ func (f *freeList[T]) put(v *T) {
 var jobs = freeList[job]{make(chan *job, 64), func() *job { return &job{done: make(chan struct{}, 1)} }}
 
 func (j *job) chunkAt(c int) {
-	t, rc := c/j.rchunks, c%j.rchunks
-	lo := rc * j.chunk
+	p := &j.parts[0]
+	for i := 1; i < j.nparts && int32(c) >= j.parts[i].first; i++ {
+		p = &j.parts[i]
+	}
+	c -= int(p.first)
+	t, rc := c/p.rchunks, c%p.rchunks
+	lo := rc * p.chunk
 	v0 := t * j.vtile
-	j.compute(lo, min(lo+j.chunk, j.rows), v0, min(v0+j.vtile, len(j.views)))
+	j.compute(p, lo, min(lo+p.chunk, p.rows), v0, min(v0+j.vtile, len(j.views)))
 }
 
 // runChunks processes chunks until none are left; it reports whether this
@@ -243,16 +260,22 @@ func (j *job) release() {
 }
 
 func (j *job) recycle() {
-	j.data, j.views, j.dst, j.f, j.acts, j.packed, j.fn = nil, nil, nil, nil, nil, nil, nil
+	j.parts = [maxParts]part{}
+	j.views, j.acts, j.fn = nil, nil, nil
 	jobs.put(j)
 }
 
 // run computes all chunks of j on up to threads goroutines and returns when
 // they are done.
 func (j *job) run(threads int) {
-	j.rchunks = (j.rows + j.chunk - 1) / j.chunk
 	ntiles := (len(j.views) + j.vtile - 1) / j.vtile
-	j.nchunk = int32(j.rchunks * ntiles)
+	j.nchunk = 0
+	for i := range j.nparts {
+		p := &j.parts[i]
+		p.rchunks = (p.rows + p.chunk - 1) / p.chunk
+		p.first = j.nchunk
+		j.nchunk += int32(p.rchunks * ntiles)
+	}
 	helpers := min(threads-1, int(j.nchunk)-1)
 	if helpers <= 0 {
 		for c := 0; c < int(j.nchunk); c++ {
@@ -294,7 +317,8 @@ func ParallelRange(n, grain int, fn func(lo, hi int)) {
 		return
 	}
 	j := jobs.get()
-	j.fn, j.rows, j.views, j.vtile = fn, n, oneTile, 1
-	j.chunk = max(grain, (n+2*threads-1)/(2*threads))
+	j.fn, j.views, j.vtile, j.nparts = fn, oneTile, 1, 1
+	j.parts[0].rows = n
+	j.parts[0].chunk = max(grain, (n+2*threads-1)/(2*threads))
 	j.run(threads)
 }
