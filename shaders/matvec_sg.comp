@@ -28,7 +28,8 @@
 // Q8_K d); then the sum of x over sub-block s of unit u at s*units + u, or
 // for Q8_1 ggml's s = f16(d·sum(q)). The values and sums are those
 // actquant.glsl gives matvec.comp (the same formulas in the same order), so
-// the two kernels differ by summation order only.
+// the two kernels differ by summation order (and where x's block scale is
+// applied) only.
 //
 // variants: matvec_sg_f32:WTYPE_F32 matvec_sg_f16:WTYPE_F16 matvec_sg_bf16:WTYPE_BF16 matvec_sg_q4_0:WTYPE_Q4_0 matvec_sg_q4_1:WTYPE_Q4_1 matvec_sg_q5_0:WTYPE_Q5_0 matvec_sg_q5_1:WTYPE_Q5_1 matvec_sg_q8_0:WTYPE_Q8_0 matvec_sg_q2_k:WTYPE_Q2_K matvec_sg_q3_k:WTYPE_Q3_K matvec_sg_q4_k:WTYPE_Q4_K matvec_sg_q5_k:WTYPE_Q5_K matvec_sg_q6_k:WTYPE_Q6_K
 #define ACTQ_HELPERS_ONLY
@@ -272,14 +273,16 @@ void main() {
 							vec4 xv;
 							if (I8) {
 								int wd = int(xsh[base + ii * units + u]);
-								xv = vec4(bitfieldExtract(wd, 0, 8), bitfieldExtract(wd, 8, 8), bitfieldExtract(wd, 16, 8), bitfieldExtract(wd, 24, 8)) * xd;
+								xv = vec4(bitfieldExtract(wd, 0, 8), bitfieldExtract(wd, 8, 8), bitfieldExtract(wd, 16, 8), bitfieldExtract(wd, 24, 8));
 							} else {
 								uint o = base + 4 * ii * units + u;
 								xv = uintBitsToFloat(uvec4(xsh[o], xsh[o + units], xsh[o + 2 * units], xsh[o + 3 * units]));
 							}
 							d4 += vec4(q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]) * xv;
 						}
-						float v = sc * (d4.x + d4.y + d4.z + d4.w) + bi * uintBitsToFloat(xsh[base + vw + sw + s * units + u]);
+						// the block scale of x once per sub-block, not per
+						// value: ggml scales its integer sums the same way
+						float v = sc * xd * (d4.x + d4.y + d4.z + d4.w) + bi * uintBitsToFloat(xsh[base + vw + sw + s * units + u]);
 						if (pass == 0) {
 							acc[t] += v;
 						} else {
