@@ -79,3 +79,23 @@ func attendNative(q, keys, vals, out []float32, span int, scale, softcap float32
 	}
 	return true
 }
+
+// attendCached is attendOnline with an F16 cache read in place (F16
+// accumulation, no soft-cap): keys and vals hold position t at t*stride
+// halves, so a decode step widens nothing. It is bit-identical to
+// attendOnline on the widened copy. It reports false, having done nothing,
+// where there are no native kernels.
+func attendCached(q []float32, keys, vals []uint16, stride int, out []float32, span int, scale float32, qh []float32) bool {
+	if !nativeAttention || simd.Level() == 0 {
+		return false
+	}
+	for d := range q {
+		qh[d] = round16(q[d])
+	}
+	b := attendBufs.Get().(*attendBuf)
+	defer attendBufs.Put(b)
+	if len(b.rescale) < span {
+		b.work, b.rescale = make([]float32, 3*span), make([]uint8, span)
+	}
+	return simd.AttnOnlineF16(qh, keys, vals, stride, out, span, scale, true, b.work, b.rescale)
+}

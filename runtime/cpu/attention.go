@@ -3,6 +3,9 @@ package cpu
 import (
 	"math"
 
+	"vkchat/runtime/backend"
+	"vkchat/runtime/simd"
+
 	"vkchat/runtime/quant"
 )
 
@@ -28,6 +31,16 @@ func (b *Backend) attention(layer, n, pos int) {
 	// products: a goroutine per head would wait for a wake-up each
 	b.call.attn = attnCall{layer: layer, n: n, pos: pos, lo: lo, window: window, scale: scale}
 	quant.ParallelRange(c.KVHeads, 1, b.call.attnHeads)
+}
+
+// inPlace reports whether layer's attention reads the F16 cache in place
+// (attendCached): a full-attention layer, whose slots are the positions
+// (a window's ring can wrap mid-span, and a batch could overwrite what its
+// first queries still need), without a soft-cap, with native kernels.
+// Such a layer stores the batch's keys and values before its attention.
+func (b *Backend) inPlace(layer int) bool {
+	return b.kv.typ == backend.KVF16 && b.layers[layer].window == 0 && b.kv.capacity[layer] >= b.opts.ContextSize &&
+		b.m.AttnSoftcap == 0 && nativeAttention && simd.Level() > 0
 }
 
 // attnCall is one attention's arguments, for the pool's range function
@@ -57,6 +70,21 @@ func (b *Backend) attendHead(layer, kvh, n, pos, lo, window int, scale float32) 
 	qw, kvw := c.Heads*hd, c.KVHeads*hd
 	total := pos + n
 	ws := &b.attnWork[kvh]
+	if b.inPlace(layer) {
+		// the batch is already stored: every position is in its slot
+		k16, v16 := b.kv.k16[layer][kvh*hd:], b.kv.v16[layer][kvh*hd:]
+		done := true
+		for g := 0; g < group && done; g++ {
+			h := kvh*group + g
+			for i := 0; i < n && done; i++ {
+				o := i*qw + h*hd
+				done = attendCached(s.q[o:o+hd], k16[lo*kvw:], v16[lo*kvw:], kvw, s.att[o:o+hd], total-n+i+1-lo, scale, ws.qh)
+			}
+		}
+		if done {
+			return
+		}
+	}
 	keys, vals := ws.keys[:(total-lo)*hd], ws.vals[:(total-lo)*hd]
 	b.kv.load(layer, kvh, hd, lo, pos, keys, vals)
 	for i := 0; i < n; i++ {

@@ -57,9 +57,16 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 		if c.ScaleQ {
 			scaleAll(s.q[:n*qw], c.AttnScale)
 		}
+		// a layer that reads its cache in place needs the batch there
+		// first; the others read the batch from the activations (see
+		// attention) and store it after
+		inPlace := b.inPlace(l)
+		if inPlace {
+			b.storeBatch(l, n, pos)
+		}
 		b.attention(l, n, pos)
-		for i := 0; i < n; i++ {
-			b.kv.store(l, pos+i, s.k[i*kvw:(i+1)*kvw], s.v[i*kvw:(i+1)*kvw])
+		if !inPlace {
+			b.storeBatch(l, n, pos)
 		}
 		quant.MatMul(s.proj[:n*e], matrix(L.Wo), s.att[:n*qw], n)
 		b.residual(s.proj[:n*e], w.postAttn, n)
@@ -70,6 +77,14 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 		b.activate(s.gate[:n*ff], s.up[:n*ff])
 		quant.MatMul(s.proj[:n*e], matrix(L.Down), s.gate[:n*ff], n)
 		b.residual(s.proj[:n*e], w.postFFN, n)
+	}
+}
+
+// storeBatch writes the batch's keys and values into layer's cache.
+func (b *Backend) storeBatch(layer, n, pos int) {
+	kvw := b.m.KVHeads * b.m.HeadDim
+	for i := 0; i < n; i++ {
+		b.kv.store(layer, pos+i, b.s.k[i*kvw:(i+1)*kvw], b.s.v[i*kvw:(i+1)*kvw])
 	}
 }
 

@@ -14,26 +14,40 @@
 #include "simd.h"
 #include "exp4.h"
 
-static inline float vec_dot(const float *a, const float *b, int64_t n) {
+// Keys and values are read as F32 or as F16 widened on the fly (exactly the
+// floats a widened copy would hold), each position stride elements after
+// the last: the same loops serve a packed F32 copy and the F16 cache.
+static inline __m256 ld8(const void *p, int64_t i, int h) {
+	return h ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i))) : _mm256_loadu_ps((const float *)p + i);
+}
+
+static inline float ld1(const void *p, int64_t i, int h) { return h ? _cvtsh_ss(((const uint16_t *)p)[i]) : ((const float *)p)[i]; }
+
+static inline float vec_dot(const float *a, const void *b, int64_t n, int h) {
 	const int64_t np = n & ~(int64_t)31;
 	double s = 0;
 	if (np > 0) {
 		__m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
 		for (int64_t i = 0; i < np; i += 32)
-			for (int j = 0; j < 4; j++)
-				acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8 * j), _mm256_loadu_ps(b + i + 8 * j), acc[j]);
+			for (int j = 0; j < 4; j++) acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8 * j), ld8(b, i + 8 * j, h), acc[j]);
 		float v[8];
 		_mm256_storeu_ps(v, _mm256_add_ps(_mm256_add_ps(acc[0], acc[2]), _mm256_add_ps(acc[1], acc[3])));
 		float t0 = v[0] + v[4], t1 = v[1] + v[5], t2 = v[2] + v[6], t3 = v[3] + v[7];
 		s = (double)((t0 + t1) + (t2 + t3));
 	}
-	for (int64_t i = np; i < n; i++) s += (double)(a[i] * b[i]);
+	for (int64_t i = np; i < n; i++) s += (double)(a[i] * ld1(b, i, h));
 	return (float)s;
 }
 
-void vk_attn_scores(const float *q, const float *keys, int64_t hd, int64_t span, float *scores) {
-	for (int64_t t = 0; t < span; t++) scores[t] = vec_dot(q, keys + t * hd, hd);
+static inline const void *row(const void *p, int64_t t, int64_t stride, int h) {
+	return h ? (const void *)((const uint16_t *)p + t * stride) : (const void *)((const float *)p + t * stride);
 }
+
+static void scores(const float *q, const void *keys, int64_t stride, int h, int64_t hd, int64_t span, float *sc) {
+	for (int64_t t = 0; t < span; t++) sc[t] = vec_dot(q, row(keys, t, stride, h), hd, h);
+}
+
+void vk_attn_scores(const float *q, const float *keys, int64_t hd, int64_t span, float *sc) { scores(q, keys, hd, 0, hd, span, sc); }
 
 static inline __m256 round16v(__m256 x) { return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)); }
 
@@ -42,10 +56,10 @@ static inline float round16s(float x) { return _cvtsh_ss(_cvtss_sh(x, _MM_FROUND
 // out (hd floats) goes through span steps: where rescale[t], out *= ms[t]
 // (then rounded to F16 when f16); then out = fma(v_t, vs[t], out) (rounded
 // to F16 when f16).
-void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span, const float *ms, const float *vs,
-			const uint8_t *rescale, int f16) {
+static void accumulate(float *out, const void *vals, int64_t stride, int h, int64_t hd, int64_t span, const float *ms,
+		       const float *vs, const uint8_t *rescale, int f16) {
 	for (int64_t t = 0; t < span; t++) {
-		const float *v = vals + t * hd;
+		const void *v = row(vals, t, stride, h);
 		int64_t d = 0;
 		if (rescale[t]) {
 			const __m256 m = _mm256_set1_ps(ms[t]);
@@ -60,14 +74,19 @@ void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span,
 		}
 		const __m256 w = _mm256_set1_ps(vs[t]);
 		for (d = 0; d + 8 <= hd; d += 8) {
-			__m256 o = _mm256_fmadd_ps(_mm256_loadu_ps(v + d), w, _mm256_loadu_ps(out + d));
+			__m256 o = _mm256_fmadd_ps(ld8(v, d, h), w, _mm256_loadu_ps(out + d));
 			_mm256_storeu_ps(out + d, f16 ? round16v(o) : o);
 		}
 		for (; d < hd; d++) {
-			float r = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(v[d]), _mm256_castps256_ps128(w), _mm_set_ss(out[d])));
+			float r = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(ld1(v, d, h)), _mm256_castps256_ps128(w), _mm_set_ss(out[d])));
 			out[d] = f16 ? round16s(r) : r;
 		}
 	}
+}
+
+void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span, const float *ms, const float *vs,
+			const uint8_t *rescale, int f16) {
+	accumulate(out, vals, hd, 0, hd, span, ms, vs, rescale, f16);
 }
 
 // vk_f16_to_f32 widens n halves (exact; F16C quiets signalling NaNs).
@@ -85,10 +104,11 @@ void vk_f16_to_f32(float *dst, const uint16_t *src, int64_t n) {
 // exponentials eight at a time (expf8: the portable exp64); the sum as a
 // chain of single-rounded FMAs; the values (vk_attn_accumulate); out /=
 // sum. work holds 3*span floats and span bytes.
-void vk_attn_online(const float *q, const float *keys, const float *vals, float *out, int64_t hd, int64_t span,
-		    float scale, int f16, float *work, uint8_t *rescale) {
+// Keys and values are F32 (h 0) or F16 (h 1), stride elements apart.
+void vk_attn_online(const float *q, const void *keys, const void *vals, int64_t stride, int h, float *out, int64_t hd,
+		    int64_t span, float scale, int f16, float *work, uint8_t *rescale) {
 	float *sc = work, *ms = work + span, *vs = work + 2 * span;
-	vk_attn_scores(q, keys, hd, span, sc);
+	scores(q, keys, stride, h, hd, span, sc);
 	float m = -__builtin_inff();
 	for (int64_t t = 0; t < span; t++) {
 		const float s = sc[t] * scale;
@@ -120,7 +140,7 @@ void vk_attn_online(const float *q, const float *keys, const float *vals, float 
 		sum = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(sum), _mm_set_ss(ms[t]), _mm_set_ss(vs[t])));
 	}
 	memset(out, 0, hd * sizeof(float));
-	vk_attn_accumulate(out, vals, hd, span, ms, vs, rescale, f16);
+	accumulate(out, vals, stride, h, hd, span, ms, vs, rescale, f16);
 	const float inv = 1 / sum;
 	for (int64_t d = 0; d < hd; d++) out[d] *= inv;
 }

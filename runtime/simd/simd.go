@@ -110,23 +110,41 @@ func SwiGLU(gate, up []float32) bool {
 	return true
 }
 
-// AttnOnline is one query's softmax attention over len(vals)/len(q)
-// positions without a soft-cap, as runtime/cpu's portable attendOnline
-// computes it, bit for bit (q already rounded to F16 when f16). work
-// needs 3 floats and rescale 1 byte per position. It reports false when
-// the level is 0.
+// AttnOnline is one query's softmax attention over span positions
+// without a soft-cap, as runtime/cpu's portable attendOnline computes it,
+// bit for bit (q already rounded to F16 when f16): keys and vals hold
+// position t at t*len(q). work needs 3 floats and rescale 1 byte per
+// position. It reports false when the level is 0.
 func AttnOnline(q, keys, vals, out []float32, span int, scale float32, f16 bool, work []float32, rescale []uint8) bool {
 	if level == 0 || span == 0 {
 		return level != 0
 	}
 	hd := len(q)
-	_, _, _, _, _ = keys[span*hd-1], vals[span*hd-1], out[hd-1], work[3*span-1], rescale[span-1]
-	h := C.int(0)
-	if f16 {
-		h = 1
+	_, _ = keys[span*hd-1], vals[span*hd-1]
+	return attnOnline(q, unsafe.Pointer(&keys[0]), unsafe.Pointer(&vals[0]), hd, 0, out, span, scale, f16, work, rescale)
+}
+
+// AttnOnlineF16 is AttnOnline reading F16 keys and values in place
+// (widened on the fly, exactly as a widened copy), position t at
+// t*stride halves: an F16 cache without a copy per step.
+func AttnOnlineF16(q []float32, keys, vals []uint16, stride int, out []float32, span int, scale float32, f16 bool, work []float32, rescale []uint8) bool {
+	if level == 0 || span == 0 {
+		return level != 0
 	}
-	C.vk_attn_online((*C.float)(ptr(q)), (*C.float)(ptr(keys)), (*C.float)(ptr(vals)), (*C.float)(ptr(out)), C.int64_t(hd),
-		C.int64_t(span), C.float(scale), h, (*C.float)(ptr(work)), (*C.uint8_t)(ptr(rescale)))
+	hd := len(q)
+	_, _ = keys[(span-1)*stride+hd-1], vals[(span-1)*stride+hd-1]
+	return attnOnline(q, unsafe.Pointer(&keys[0]), unsafe.Pointer(&vals[0]), stride, 1, out, span, scale, f16, work, rescale)
+}
+
+func attnOnline(q []float32, keys, vals unsafe.Pointer, stride, h int, out []float32, span int, scale float32, f16 bool, work []float32, rescale []uint8) bool {
+	hd := len(q)
+	_, _, _ = out[hd-1], work[3*span-1], rescale[span-1]
+	f := C.int(0)
+	if f16 {
+		f = 1
+	}
+	C.vk_attn_online((*C.float)(ptr(q)), keys, vals, C.int64_t(stride), C.int(h), (*C.float)(ptr(out)), C.int64_t(hd),
+		C.int64_t(span), C.float(scale), f, (*C.float)(ptr(work)), (*C.uint8_t)(ptr(rescale)))
 	return true
 }
 

@@ -27,8 +27,8 @@ int vk_pm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t
 void vk_f32_to_f16(uint16_t *dst, const float *src, int64_t n);
 void vk_round_f16(float *dst, const float *src, int64_t n);
 void vk_swiglu(float *gate, const float *up, int64_t n);
-void vk_attn_online(const float *q, const float *keys, const float *vals, float *out, int64_t hd, int64_t span,
-		    float scale, int f16, float *work, uint8_t *rescale);
+void vk_attn_online(const float *q, const void *keys, const void *vals, int64_t stride, int h, float *out, int64_t hd,
+		    int64_t span, float scale, int f16, float *work, uint8_t *rescale);
 void vk_attn_scores(const float *q, const float *keys, int64_t hd, int64_t span, float *scores);
 void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span, const float *ms, const float *vs,
 			const uint8_t *rescale, int f16);

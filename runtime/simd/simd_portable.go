@@ -31,6 +31,11 @@ func AttnOnline(q, keys, vals, out []float32, span int, scale float32, f16 bool,
 	return false
 }
 
+// AttnOnlineF16 has no native kernel on this platform.
+func AttnOnlineF16(q []float32, keys, vals []uint16, stride int, out []float32, span int, scale float32, f16 bool, work []float32, rescale []uint8) bool {
+	return false
+}
+
 // AttnScores has no native kernel on this platform.
 func AttnScores(q, keys, scores []float32) bool { return false }
 
