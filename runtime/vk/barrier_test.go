@@ -36,13 +36,26 @@ func TestOverlaps(t *testing.T) {
 
 // TestSeparateQKVShareABarrier: where Q, K and V are separate mat-vecs (a
 // Q4_K_M file stores V in Q6_K), the decode step runs them back to back
-// with no barrier between them, as they write disjoint rows of one buffer.
+// with no barrier between them, as they write disjoint rows of one buffer;
+// under both layouts (the GPU one records them with the shared-x kernel).
 func TestSeparateQKVShareABarrier(t *testing.T) {
 	d := testDevice(t)
 	p := filepath.Join(testenv.SharedDir(), "models", "synth-Q4_K_M.gguf")
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("no %s: %v", p, err)
 	}
+	for _, tu := range []struct {
+		name string
+		t    tuning
+	}{{"cpu", cpuTuning}, {"gpu", gpuTuning}} {
+		t.Run(tu.name, func(t *testing.T) {
+			withTuning(t, d, tu.t)
+			checkSeparateQKV(t, d, p)
+		})
+	}
+}
+
+func checkSeparateQKV(t *testing.T, d *Device, p string) {
 	m := loadModel(t, p)
 	vb, err := newBackendOn(d, m, backend.Options{ContextSize: 32, Device: -1}, true, true)
 	if err != nil {
