@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"runtime"
 
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
@@ -82,7 +81,7 @@ func decodeBound(b *vk.Backend, pos int, texel, tps float64) bound {
 // count, measured the way the kernels read (simd.ReadBandwidth).
 func cpuDecodeBound(b *cpu.Backend, pos, threads int, tps float64) bound {
 	if threads <= 0 {
-		threads = runtime.NumCPU()
+		threads = cpu.DefaultThreads()
 	}
 	r := bound{BytesPerToken: uint64(b.DecodeBytes(pos)), ReadBandwidth: simd.ReadBandwidth(threads, 5)}
 	if r.BytesPerToken > 0 && r.ReadBandwidth > 0 {

@@ -26,7 +26,7 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.model, "model", "", "GGUF model file, or demo for the model built into vkchat")
 	fs.StringVar(&e.backend, "backend", "auto", "compute backend: auto (Vulkan on a GPU, else native CPU kernels), cpu or vulkan")
 	fs.IntVar(&e.ctx, "ctx", 0, "context size in tokens (0: the model's, at most 4096)")
-	fs.IntVar(&e.threads, "threads", 0, "CPU threads (0: all cores)")
+	fs.IntVar(&e.threads, "threads", 0, "CPU threads (0: one per physical core)")
 	fs.IntVar(&e.device, "device", -1, "Vulkan device index (see 'vkchat devices'; -1: best)")
 	fs.StringVar(&e.kvType, "kv-type", "f16", "KV cache element type: f16 or f32")
 	fs.StringVar(&e.template, "template", "", "chat template: '' for the model's own, chatml, llama2, llama3, zephyr, phi3, or none")

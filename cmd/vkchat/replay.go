@@ -19,7 +19,7 @@ func init() {
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("replay", "[--model FILE] [--threads N] EXPORT.jsonl", stderr)
 	model := fs.String("model", "", "model file (default: the path the export recorded; its SHA-256 must match)")
-	threads := fs.Int("threads", 0, "CPU threads (0: all cores)")
+	threads := fs.Int("threads", 0, "CPU threads (0: one per physical core)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 // Options configure a backend instance for one model.
 type Options struct {
 	ContextSize int    // KV-cache positions to allocate
-	Threads     int    // CPU worker goroutines (0: runtime.NumCPU())
+	Threads     int    // CPU worker goroutines (0: one per physical core, cpu.DefaultThreads)
 	KVType      KVType // element type of the KV cache
 	Device      int    // Vulkan physical device index; -1 picks the best
 	// DeviceHead says whether a backend that can reduce the logits to

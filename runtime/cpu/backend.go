@@ -6,7 +6,6 @@ package cpu
 import (
 	"context"
 	"fmt"
-	"runtime"
 
 	"vkchat/models"
 	"vkchat/runtime/backend"
@@ -79,7 +78,7 @@ func New(m *models.Model, opts backend.Options) (*Backend, error) {
 		return nil, fmt.Errorf("cpu backend: unknown KV cache type %q (f16 or f32)", opts.KVType)
 	}
 	if opts.Threads <= 0 {
-		opts.Threads = runtime.NumCPU()
+		opts.Threads = DefaultThreads()
 	}
 	quant.SetThreads(opts.Threads)
 	b := &Backend{m: m, opts: opts, f16Acc: opts.KVType == backend.KVF16, history: make([]int32, opts.ContextSize)}
