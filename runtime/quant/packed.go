@@ -83,9 +83,12 @@ func Pack(ms []Matrix) (free func(), bytes int64) {
 			if packed.byData == nil {
 				packed.byData = map[*byte]*packedEntry{}
 			}
-			if m.Type == ggml.Q4_0 || m.Type == ggml.Q8_0 {
+			switch m.Type {
+			case ggml.Q4_0, ggml.Q8_0:
 				e = &packedEntry{p: pack(m)}
-			} else {
+			case ggml.Q4_K:
+				e = &packedEntry{p: packQ4K(m)}
+			default:
 				e = &packedEntry{p: packInterleaved(m, f)}
 			}
 			packed.byData[key] = e
@@ -149,6 +152,54 @@ func pack(m *Matrix) *packedMatrix {
 				q := blk[2 : 2+qb]
 				for k := 0; k < qb/4; k++ {
 					binary.LittleEndian.PutUint32(out[16+32*k+4*r:], binary.LittleEndian.Uint32(q[4*k:]))
+				}
+			}
+		}
+	}
+	return p
+}
+
+// Q4_K in groups of 8 rows (runtime/simd/packed.h), per super-block:
+// the 8 rows' d and dmin (fp16), their scales decoded to bytes (sub-block
+// major), their mins as int16 pairs of sub-blocks (for one madd against
+// two sub-block sums of the activations), and the quants interleaved 4
+// bytes at a time as Q4_0's are, per pair of sub-blocks (low nibbles the
+// even sub-block, high the odd one, as in the original). Decoding the
+// 6-bit scales once here, and 8 rows per lane vector in the kernel, is
+// what makes Q4_K as cheap per byte as Q4_0.
+const (
+	pq4kD      = 0
+	pq4kDmin   = 16
+	pq4kScales = 32
+	pq4kMins   = 96
+	pq4kQuants = 224
+	pq4kBytes  = pq4kQuants + 8*128
+)
+
+func packQ4K(m *Matrix) *packedMatrix {
+	const bb = 144
+	nb := m.Cols / 256
+	rb := nb * bb
+	gb := nb * pq4kBytes
+	groups := m.Rows / 8
+	p := &packedMatrix{typ: m.Type, rows: m.Rows, cols: m.Cols, groupBytes: gb, data: make([]byte, groups*gb)}
+	for g := 0; g < groups; g++ {
+		for b := 0; b < nb; b++ {
+			out := p.data[g*gb+b*pq4kBytes:][:pq4kBytes]
+			for r := 0; r < 8; r++ {
+				blk := m.Data[(8*g+r)*rb+b*bb:][:bb]
+				copy(out[pq4kD+2*r:][:2], blk[0:2])
+				copy(out[pq4kDmin+2*r:][:2], blk[2:4])
+				sc, mn := k4Scales((*[12]byte)(blk[4:16]))
+				for s := 0; s < 8; s++ {
+					out[pq4kScales+8*s+r] = sc[s]
+					binary.LittleEndian.PutUint16(out[pq4kMins+32*(s/2)+4*r+2*(s%2):], uint16(mn[s]))
+				}
+				q := blk[16:]
+				for pair := 0; pair < 4; pair++ {
+					for k := 0; k < 8; k++ {
+						copy(out[pq4kQuants+256*pair+32*k+4*r:][:4], q[32*pair+4*k:][:4])
+					}
 				}
 			}
 		}

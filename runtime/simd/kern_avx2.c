@@ -14,5 +14,6 @@
 #define TVK 4
 #include "kern.h"
 #define TVP 2
+#define TVPK 2
 #include "packed.h"
 #include "quant.h"

@@ -17,5 +17,6 @@
 #define TVK 8
 #include "kern.h"
 #define TVP 8
+#define TVPK 4
 #include "packed.h"
 #include "quant.h"

@@ -13,8 +13,18 @@
 //         high nibbles elements 16+4k..16+4k+3.
 //   Q8_0: 16 + 256 bytes; load k (0..7) holds elements 4k..4k+3 (int8).
 
+//   Q4_K: per super-block (runtime/quant's packQ4K): 8 fp16 d, 8 fp16
+//         dmin, scales as bytes [sub-block][row], mins as int16 pairs
+//         [sub-block pair][row][2], then per sub-block pair 8 loads whose
+//         lane r holds bytes 4k..4k+3 of row r's 32 quant bytes: low
+//         nibbles elements 4k..4k+3 of the even sub-block, high ones of
+//         the odd. Per sub-block the 8 rows' exact dots land in 8 lanes,
+//         times the scales (mullo), summed; the mins take one madd per
+//         sub-block pair against the activations' 32-element sums.
+
 #define PQ4 (16 + 128)
 #define PQ8 (16 + 256)
+#define PQ4K (224 + 1024)
 
 INL __m256i FN(bcast4)(const int8_t *p) {
 	int32_t v;
@@ -85,6 +95,65 @@ INL void FN(ptile)(const int T, const MMArgs *A, int64_t r, int64_t v, const int
 		float out[8];
 		_mm256_storeu_ps(out, sum[j]);
 		for (int i = 0; i < 8; i++) A->dst[(v + j) * A->ds + r + i] = out[i];
+	}
+}
+
+// Q4_K groups: t = (dx*dy)*S - (mx*dy)*M per super-block, as the
+// portable kernel (and tile_kq) computes it.
+INL void FN(ptile_q4k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
+	const int64_t nb = A->n / 256;
+	const uint8_t *g = A->w + (r / 8) * A->rb;
+	const __m256i m4 = _mm256_set1_epi8(0x0F);
+	__m256 sum[8];
+	for (int j = 0; j < VT; j++) sum[j] = _mm256_setzero_ps();
+	for (int64_t b = 0; b < nb; b++, g += PQ4K) {
+		__m256i S[8];
+		for (int j = 0; j < VT; j++) S[j] = _mm256_setzero_si256();
+		for (int s = 0; s < 8; s++) {
+			const uint8_t *qp = g + 224 + 256 * (s / 2);
+			__m256i q[8];
+			for (int k = 0; k < 8; k++) {
+				const __m256i bits = _mm256_loadu_si256((const __m256i *)(qp + 32 * k));
+				q[k] = _mm256_and_si256(s & 1 ? _mm256_srli_epi16(bits, 4) : bits, m4);
+			}
+			const __m256i sc = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 32 + 8 * s)));
+			for (int j = 0; j < VT; j++) {
+				const int8_t *y = A->qs + (v + j) * A->n + b * 256 + 32 * s;
+				__m256i d0 = _mm256_setzero_si256(), d1 = _mm256_setzero_si256();
+				for (int k = 0; k < 8; k += 2) {
+					d0 = FN(dpus)(d0, q[k], FN(bcast4)(y + 4 * k));
+					d1 = FN(dpus)(d1, q[k + 1], FN(bcast4)(y + 4 * k + 4));
+				}
+				S[j] = _mm256_add_epi32(S[j], _mm256_mullo_epi32(_mm256_add_epi32(d0, d1), sc));
+			}
+		}
+		const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
+		const __m256 mx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
+		for (int j = 0; j < VT; j++) {
+			const int32_t *bs = A->bs + ((v + j) * nb + b) * 16;
+			__m256i M = _mm256_setzero_si256();
+			for (int p = 0; p < 4; p++) {
+				const int32_t lo = bs[4 * p] + bs[4 * p + 1], hi = bs[4 * p + 2] + bs[4 * p + 3];
+				const __m256i pair = _mm256_set1_epi32((int32_t)(((uint32_t)hi << 16) | ((uint32_t)lo & 0xffff)));
+				M = _mm256_add_epi32(M, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(g + 96 + 32 * p)), pair));
+			}
+			const __m256 dy = _mm256_set1_ps(A->d[(v + j) * nb + b]);
+			const __m256 t = SUB(MUL(MUL(dx, dy), CVT(S[j])), MUL(MUL(mx, dy), CVT(M)));
+			sum[j] = ADD(sum[j], t);
+		}
+	}
+	for (int j = 0; j < VT; j++) {
+		float out[8];
+		_mm256_storeu_ps(out, sum[j]);
+		for (int i = 0; i < 8; i++) A->dst[(v + j) * A->ds + r + i] = out[i];
+	}
+}
+
+void FN(pm_q4_k)(const MMArgs *A) {
+	for (int64_t r = A->r0; r + 8 <= A->r1; r += 8) {
+		int64_t v = A->v0;
+		for (; v + TVPK <= A->v1; v += TVPK) FN(ptile_q4k)(A, r, v, TVPK);
+		for (; v < A->v1; v++) FN(ptile_q4k)(A, r, v, 1);
 	}
 }
 
