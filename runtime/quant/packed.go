@@ -10,9 +10,9 @@ import (
 	"vkchat/runtime/simd"
 )
 
-// Repacked weights. The native Q4_0 and Q8_0 kernels run fastest on rows
-// interleaved in groups of 8 (and the other quantized types' kernels on
-// rows whose blocks are interleaved, packInterleaved) (runtime/simd/packed.h): one activation load
+// Repacked weights. The native Q4_0, Q8_0, Q4_K and Q5_K kernels run
+// fastest on rows interleaved in groups of 8 (and the other quantized
+// types' kernels on rows whose blocks are interleaved, packInterleaved) (runtime/simd/packed.h): one activation load
 // then feeds 8 rows and each row's block sum lands in its own lane, so no
 // horizontal sums are needed. llama.cpp repacks Q4_0 at load for the same
 // reason. A backend packs its matrices once (Pack) and frees the copies
@@ -86,8 +86,8 @@ func Pack(ms []Matrix) (free func(), bytes int64) {
 			switch m.Type {
 			case ggml.Q4_0, ggml.Q8_0:
 				e = &packedEntry{p: pack(m)}
-			case ggml.Q4_K:
-				e = &packedEntry{p: packQ4K(m)}
+			case ggml.Q4_K, ggml.Q5_K:
+				e = &packedEntry{p: packQ45K(m)}
 			default:
 				e = &packedEntry{p: packInterleaved(m, f)}
 			}
@@ -159,33 +159,38 @@ func pack(m *Matrix) *packedMatrix {
 	return p
 }
 
-// Q4_K in groups of 8 rows (runtime/simd/packed.h), per super-block:
-// the 8 rows' d and dmin (fp16), their scales decoded to bytes (sub-block
-// major), their mins as int16 pairs of sub-blocks (for one madd against
-// two sub-block sums of the activations), and the quants interleaved 4
+// Q4_K and Q5_K in groups of 8 rows (runtime/simd/packed.h), per
+// super-block: the 8 rows' d and dmin (fp16), their scales decoded to
+// bytes (sub-block major), their mins as int16 pairs of sub-blocks (for
+// one madd against two sub-block sums of the activations), for Q5_K the
+// high-bit bytes interleaved 4 at a time, and the quants interleaved 4
 // bytes at a time as Q4_0's are, per pair of sub-blocks (low nibbles the
 // even sub-block, high the odd one, as in the original). Decoding the
 // 6-bit scales once here, and 8 rows per lane vector in the kernel, is
-// what makes Q4_K as cheap per byte as Q4_0.
+// what makes the K-quants as cheap per byte as Q4_0.
 const (
 	pq4kD      = 0
 	pq4kDmin   = 16
 	pq4kScales = 32
 	pq4kMins   = 96
-	pq4kQuants = 224
+	pq4kQuants = 224 // Q4_K; Q5_K's high bits are here, its quants 256 on
 	pq4kBytes  = pq4kQuants + 8*128
+	pq5kBytes  = pq4kBytes + 256
 )
 
-func packQ4K(m *Matrix) *packedMatrix {
-	const bb = 144
+func packQ45K(m *Matrix) *packedMatrix {
+	bb, pb, qoff := 144, pq4kBytes, pq4kQuants
+	if m.Type == ggml.Q5_K {
+		bb, pb, qoff = 176, pq5kBytes, pq4kQuants+256
+	}
 	nb := m.Cols / 256
 	rb := nb * bb
-	gb := nb * pq4kBytes
+	gb := nb * pb
 	groups := m.Rows / 8
 	p := &packedMatrix{typ: m.Type, rows: m.Rows, cols: m.Cols, groupBytes: gb, data: make([]byte, groups*gb)}
 	for g := 0; g < groups; g++ {
 		for b := 0; b < nb; b++ {
-			out := p.data[g*gb+b*pq4kBytes:][:pq4kBytes]
+			out := p.data[g*gb+b*pb:][:pb]
 			for r := 0; r < 8; r++ {
 				blk := m.Data[(8*g+r)*rb+b*bb:][:bb]
 				copy(out[pq4kD+2*r:][:2], blk[0:2])
@@ -196,9 +201,16 @@ func packQ4K(m *Matrix) *packedMatrix {
 					binary.LittleEndian.PutUint16(out[pq4kMins+32*(s/2)+4*r+2*(s%2):], uint16(mn[s]))
 				}
 				q := blk[16:]
+				if m.Type == ggml.Q5_K {
+					qh := blk[16:48]
+					q = blk[48:]
+					for k := 0; k < 8; k++ {
+						copy(out[pq4kQuants+32*k+4*r:][:4], qh[4*k:][:4])
+					}
+				}
 				for pair := 0; pair < 4; pair++ {
 					for k := 0; k < 8; k++ {
-						copy(out[pq4kQuants+256*pair+32*k+4*r:][:4], q[32*pair+4*k:][:4])
+						copy(out[qoff+256*pair+32*k+4*r:][:4], q[32*pair+4*k:][:4])
 					}
 				}
 			}

@@ -13,18 +13,21 @@
 //         high nibbles elements 16+4k..16+4k+3.
 //   Q8_0: 16 + 256 bytes; load k (0..7) holds elements 4k..4k+3 (int8).
 
-//   Q4_K: per super-block (runtime/quant's packQ4K): 8 fp16 d, 8 fp16
+//   Q4_K: per super-block (runtime/quant's packQ45K): 8 fp16 d, 8 fp16
 //         dmin, scales as bytes [sub-block][row], mins as int16 pairs
 //         [sub-block pair][row][2], then per sub-block pair 8 loads whose
 //         lane r holds bytes 4k..4k+3 of row r's 32 quant bytes: low
 //         nibbles elements 4k..4k+3 of the even sub-block, high ones of
-//         the odd. Per sub-block the 8 rows' exact dots land in 8 lanes,
+//         the odd. Q5_K (+256 bytes before the quants): lane r of load k
+//         holds row r's high-bit bytes 4k..4k+3 (bit s: sub-block s).
+//         Per sub-block the 8 rows' exact dots land in 8 lanes,
 //         times the scales (mullo), summed; the mins take one madd per
 //         sub-block pair against the activations' 32-element sums.
 
 #define PQ4 (16 + 128)
 #define PQ8 (16 + 256)
 #define PQ4K (224 + 1024)
+#define PQ5K (PQ4K + 256)
 
 INL __m256i FN(bcast4)(const int8_t *p) {
 	int32_t v;
@@ -98,23 +101,30 @@ INL void FN(ptile)(const int T, const MMArgs *A, int64_t r, int64_t v, const int
 	}
 }
 
-// Q4_K groups: t = (dx*dy)*S - (mx*dy)*M per super-block, as the
-// portable kernel (and tile_kq) computes it.
-INL void FN(ptile_q4k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
+// Q4_K and Q5_K groups: t = (dx*dy)*S - (mx*dy)*M per super-block, as
+// the portable kernel (and tile_kq) computes it.
+INL void FN(ptile_q45k)(const int T, const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	const int64_t nb = A->n / 256;
+	const int GB = T == T_Q5_K ? PQ5K : PQ4K, QO = T == T_Q5_K ? 224 + 256 : 224;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
 	const __m256i m4 = _mm256_set1_epi8(0x0F);
 	__m256 sum[8];
 	for (int j = 0; j < VT; j++) sum[j] = _mm256_setzero_ps();
-	for (int64_t b = 0; b < nb; b++, g += PQ4K) {
+	for (int64_t b = 0; b < nb; b++, g += GB) {
 		__m256i S[8];
 		for (int j = 0; j < VT; j++) S[j] = _mm256_setzero_si256();
 		for (int s = 0; s < 8; s++) {
-			const uint8_t *qp = g + 224 + 256 * (s / 2);
+			const uint8_t *qp = g + QO + 256 * (s / 2);
 			__m256i q[8];
 			for (int k = 0; k < 8; k++) {
 				const __m256i bits = _mm256_loadu_si256((const __m256i *)(qp + 32 * k));
 				q[k] = _mm256_and_si256(s & 1 ? _mm256_srli_epi16(bits, 4) : bits, m4);
+				if (T == T_Q5_K) {
+					// bit s of each high-bit byte, moved to bit 4
+					const __m256i hb = _mm256_loadu_si256((const __m256i *)(g + 224 + 32 * k));
+					const __m256i h = s < 4 ? _mm256_slli_epi16(hb, 4 - s) : _mm256_srli_epi16(hb, s - 4);
+					q[k] = _mm256_or_si256(q[k], _mm256_and_si256(h, _mm256_set1_epi8(0x10)));
+				}
 			}
 			const __m256i sc = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 32 + 8 * s)));
 			for (int j = 0; j < VT; j++) {
@@ -149,13 +159,16 @@ INL void FN(ptile_q4k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	}
 }
 
-void FN(pm_q4_k)(const MMArgs *A) {
-	for (int64_t r = A->r0; r + 8 <= A->r1; r += 8) {
-		int64_t v = A->v0;
-		for (; v + TVPK <= A->v1; v += TVPK) FN(ptile_q4k)(A, r, v, TVPK);
-		for (; v < A->v1; v++) FN(ptile_q4k)(A, r, v, 1);
+#define PDRIVER_K(NAME, T)                                                                                   \
+	void FN(pm_##NAME)(const MMArgs *A) {                                                                   \
+		for (int64_t r = A->r0; r + 8 <= A->r1; r += 8) {                                                   \
+			int64_t v = A->v0;                                                                          \
+			for (; v + TVPK <= A->v1; v += TVPK) FN(ptile_q45k)(T, A, r, v, TVPK);                       \
+			for (; v < A->v1; v++) FN(ptile_q45k)(T, A, r, v, 1);                                       \
+		}                                                                                                   \
 	}
-}
+PDRIVER_K(q4_k, T_Q4_K)
+PDRIVER_K(q5_k, T_Q5_K)
 
 #define PDRIVER(NAME, T, VT)                                                                                 \
 	void FN(pm_##NAME)(const MMArgs *A) {                                                                   \
