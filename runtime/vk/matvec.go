@@ -107,6 +107,28 @@ func (d *Device) dummy() (*Buffer, error) {
 	return d.scratch0, nil
 }
 
+// weightArgs appends a mat-vec's eight weight bindings to args: part pi's
+// views of op's matrix (A0..A3) and, for a pair, of op.m2 (B0..B3), the
+// unused ones bound to dum.
+func weightArgs(args []Arg, op matvecOp, pi int, dum *Buffer) []Arg {
+	part := op.m.parts[pi]
+	for i := 0; i < 4; i++ {
+		if i < len(part.views) {
+			args = append(args, part.views[i])
+		} else {
+			args = append(args, Arg{B: dum})
+		}
+	}
+	for i := 0; i < 4; i++ {
+		if op.m2 != nil && i < len(part.views) {
+			args = append(args, op.m2.parts[pi].views[i])
+		} else {
+			args = append(args, Arg{B: dum})
+		}
+	}
+	return args
+}
+
 func wtypeName(m *Matrix) string { return strings.ToLower(m.Type.String()) }
 
 // matvec records op: with the shared-x kernel (matvec_shared.go) where the
@@ -208,21 +230,7 @@ func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 	}
 	teams := mvWorkgroup / lpr
 	for pi, part := range m.parts {
-		args := make([]Arg, 0, 13)
-		for i := 0; i < 4; i++ {
-			if i < len(part.views) {
-				args = append(args, part.views[i])
-			} else {
-				args = append(args, Arg{B: dum})
-			}
-		}
-		for i := 0; i < 4; i++ {
-			if op.m2 != nil && i < len(part.views) {
-				args = append(args, op.m2.parts[pi].views[i])
-			} else {
-				args = append(args, Arg{B: dum})
-			}
-		}
+		args := weightArgs(make([]Arg, 0, 14), op, pi, dum)
 		args = append(args, R(op.x), R(nw), R(bias), W(op.y), R(op.step), R(y2))
 		if op.epi == epiResidual || op.epi == epiSwiGLU || op.epi == epiSwiGLU2 {
 			// read-modify-write of y

@@ -128,21 +128,7 @@ func (r *Recorder) matvecShared(op matvecOp, pl sgPlan) error {
 		bias = dum
 	}
 	for pi, part := range m.parts {
-		args := make([]Arg, 0, 13)
-		for i := 0; i < 4; i++ {
-			if i < len(part.views) {
-				args = append(args, part.views[i])
-			} else {
-				args = append(args, Arg{B: dum})
-			}
-		}
-		for i := 0; i < 4; i++ {
-			if op.m2 != nil && i < len(part.views) {
-				args = append(args, op.m2.parts[pi].views[i])
-			} else {
-				args = append(args, Arg{B: dum})
-			}
-		}
+		args := weightArgs(make([]Arg, 0, 13), op, pi, dum)
 		args = append(args, R(op.x), R(nw), R(bias), W(op.y), R(op.step))
 		if op.epi == epiResidual || op.epi == epiSwiGLU {
 			args[11].Write = true // read-modify-write of y
