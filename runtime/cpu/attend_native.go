@@ -27,8 +27,8 @@ var attendBufs = sync.Pool{New: func() any { return new(attendBuf) }}
 // for all positions first, then the running maximum, the exponentials and
 // the running sum in Go exactly as attendOnline computes them, then the
 // values. Every float operation is the same as attendOnline's, in the
-// same order, so the result is bit-identical. It reports false, having done nothing, where
-// there are no native kernels.
+// same order, so the result is bit-identical. It reports false, having
+// done nothing, where there are no native kernels.
 func attendNative(q, keys, vals, out []float32, span int, scale, softcap float32, qh []float32, f16 bool) bool {
 	if !nativeAttention || simd.Level() == 0 {
 		return false
@@ -43,11 +43,8 @@ func attendNative(q, keys, vals, out []float32, span int, scale, softcap float32
 		}
 		q = qh
 	}
-	b := attendBufs.Get().(*attendBuf)
+	b := getAttendBuf(span)
 	defer attendBufs.Put(b)
-	if len(b.rescale) < span {
-		b.work, b.rescale = make([]float32, 3*span), make([]uint8, span)
-	}
 	if softcap == 0 {
 		// all in one native call, exponentials included
 		return simd.AttnOnline(q, keys, vals, out, span, scale, f16, b.work, b.rescale)
@@ -80,22 +77,25 @@ func attendNative(q, keys, vals, out []float32, span int, scale, softcap float32
 	return true
 }
 
-// attendCached is attendOnline with an F16 cache read in place (F16
-// accumulation, no soft-cap): keys and vals hold position t at t*stride
-// halves, so a decode step widens nothing. It is bit-identical to
-// attendOnline on the widened copy. It reports false, having done nothing,
-// where there are no native kernels.
-func attendCached(q []float32, keys, vals []uint16, stride int, out []float32, span int, scale float32, qh []float32) bool {
-	if !nativeAttention || simd.Level() == 0 {
-		return false
-	}
-	for d := range q {
-		qh[d] = round16(q[d])
-	}
+// getAttendBuf returns a recycled attendBuf with room for span positions.
+func getAttendBuf(span int) *attendBuf {
 	b := attendBufs.Get().(*attendBuf)
-	defer attendBufs.Put(b)
 	if len(b.rescale) < span {
 		b.work, b.rescale = make([]float32, 3*span), make([]uint8, span)
 	}
-	return simd.AttnOnlineF16(qh, keys, vals, stride, out, span, scale, true, b.work, b.rescale)
+	return b
+}
+
+// attendCached is attendOnline with an F16 cache read in place (F16
+// accumulation, no soft-cap): keys and vals hold position t at t*stride
+// halves, so a decode step widens nothing. It is bit-identical to
+// attendOnline on the widened copy. Only for layers inPlace accepts,
+// which have native kernels.
+func attendCached(q []float32, keys, vals []uint16, stride int, out []float32, span int, scale float32, qh []float32) {
+	for d := range q {
+		qh[d] = round16(q[d])
+	}
+	b := getAttendBuf(span)
+	defer attendBufs.Put(b)
+	simd.AttnOnlineF16(qh, keys, vals, stride, out, span, scale, true, b.work, b.rescale)
 }

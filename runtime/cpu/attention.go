@@ -72,18 +72,15 @@ func (b *Backend) attendHead(layer, kvh, n, pos, lo, window int, scale float32) 
 	ws := &b.attnWork[kvh]
 	if b.inPlace(layer) {
 		// the batch is already stored: every position is in its slot
-		k16, v16 := b.kv.k16[layer][kvh*hd:], b.kv.v16[layer][kvh*hd:]
-		done := true
-		for g := 0; g < group && done; g++ {
+		k16, v16 := b.kv.k16[layer][kvh*hd+lo*kvw:], b.kv.v16[layer][kvh*hd+lo*kvw:]
+		for g := 0; g < group; g++ {
 			h := kvh*group + g
-			for i := 0; i < n && done; i++ {
+			for i := 0; i < n; i++ {
 				o := i*qw + h*hd
-				done = attendCached(s.q[o:o+hd], k16[lo*kvw:], v16[lo*kvw:], kvw, s.att[o:o+hd], total-n+i+1-lo, scale, ws.qh)
+				attendCached(s.q[o:o+hd], k16, v16, kvw, s.att[o:o+hd], pos+i+1-lo, scale, ws.qh)
 			}
 		}
-		if done {
-			return
-		}
+		return
 	}
 	keys, vals := ws.keys[:(total-lo)*hd], ws.vals[:(total-lo)*hd]
 	b.kv.load(layer, kvh, hd, lo, pos, keys, vals)
