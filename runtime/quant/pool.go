@@ -84,20 +84,36 @@ func worker() {
 
 // nextOffer polls for a job for up to spinFor, then parks until one comes.
 func nextOffer() *job {
+	var j *job
+	if spinUntil(func() bool {
+		select {
+		case j = <-pool.work:
+			return true
+		default:
+			return false
+		}
+	}) {
+		return j
+	}
+	parks.workers.Add(1)
+	return <-pool.work
+}
+
+// spinUntil polls ready for up to spinFor, yielding the processor to any
+// other runnable goroutine every spinPoll polls; it reports whether ready
+// came true.
+func spinUntil(ready func() bool) bool {
 	var deadline time.Time
 	for i := 1; ; i++ {
-		select {
-		case j := <-pool.work:
-			return j
-		default:
+		if ready() {
+			return true
 		}
 		if i%spinPoll == 0 {
 			now := time.Now()
 			if deadline.IsZero() {
 				deadline = now.Add(spinFor)
 			} else if now.After(deadline) {
-				parks.workers.Add(1)
-				return <-pool.work
+				return false
 			}
 			runtime.Gosched()
 		}
@@ -126,20 +142,8 @@ func (j *job) finish() {
 // wait returns when a helper has finished the job's last chunk: it polls
 // for up to spinFor, then parks on done.
 func (j *job) wait() {
-	var deadline time.Time
-	for i := 1; ; i++ {
-		if j.state.Load() == jobFinished {
-			return
-		}
-		if i%spinPoll == 0 {
-			now := time.Now()
-			if deadline.IsZero() {
-				deadline = now.Add(spinFor)
-			} else if now.After(deadline) {
-				break
-			}
-			runtime.Gosched()
-		}
+	if spinUntil(func() bool { return j.state.Load() == jobFinished }) {
+		return
 	}
 	if j.state.CompareAndSwap(jobRunning, jobWaiting) {
 		parks.callers.Add(1)
