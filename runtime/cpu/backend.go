@@ -47,7 +47,7 @@ type layerState struct {
 	bq, bk, bv         []float32
 	qNorm, kNorm       []float32
 	postAttn, postFFN  []float32
-	rope               ropeTable
+	rope               *ropeTable // shared by the layers that rotate alike
 	hasRope            bool
 	window             int
 	qNormRow, kNormRow int // width Q/K norms normalize over: head_dim or the full projection
@@ -105,6 +105,12 @@ func New(m *models.Model, opts backend.Options) (*Backend, error) {
 			v.qNormRow, v.kNormRow = q, kv
 		}
 		v.rope, v.hasRope = newRope(&m.Config, L.Config, opts.ContextSize)
+		for j := range b.layers {
+			if o := b.layers[j].rope; v.hasRope && o != nil && sameRotation(o, v.rope) {
+				v.rope = o
+				break
+			}
+		}
 		b.layers = append(b.layers, v)
 	}
 	hd := m.HeadDim

@@ -13,13 +13,20 @@ import (
 // weight. The mean is accumulated in float64 as ggml does, which matters for
 // agreement at 1e-3 on logits. (Rounding the squares, the mean and 1/sqrt to
 // float32 as ggml's C reads was tried: stories260K.p3's greedy text then
-// left llama.cpp's at token 111, so the float64 form stays.)
+// left llama.cpp's at token 111, so the float64 form stays.) The squares
+// (exact in float64) go to four running sums by index mod 4, added as
+// (s0+s1)+(s2+s3), so that the native kernel (simd.RMSNorm, four float64
+// lanes) adds in the same order: bit-identical.
 func rmsNorm(out, x, w []float32, eps float32) {
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
+	if nativeNorm && simd.RMSNorm(out, x, w, eps) {
+		return
 	}
-	scale := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
+	var ss [4]float64
+	for i, v := range x {
+		ss[i%4] += float64(v) * float64(v)
+	}
+	sum := (ss[0] + ss[1]) + (ss[2] + ss[3])
+	scale := float32(1 / math.Sqrt(sum/float64(len(x))+float64(eps)))
 	if w == nil {
 		for i := range x {
 			out[i] = x[i] * scale
@@ -30,6 +37,10 @@ func rmsNorm(out, x, w []float32, eps float32) {
 		out[i] = x[i] * scale * w[i]
 	}
 }
+
+// nativeNorm lets tests run rmsNorm's portable loops on a machine with
+// native kernels.
+var nativeNorm = true
 
 // rmsNormRows normalizes each width-wide row of x in place.
 func rmsNormRows(x []float32, width int, w []float32, eps float32) {

@@ -2,11 +2,15 @@ package cpu
 
 import (
 	"math"
+	"slices"
 
 	"vkchat/models"
+	"vkchat/runtime/simd"
 )
 
-// ropeTable precomputes what rope needs for one layer.
+// ropeTable precomputes what rope needs for a layer; layers with the same
+// rotation share one (ropeTables), so a position's angles are computed once
+// per token, not once per layer.
 type ropeTable struct {
 	step    float32 // base^(-2/dims)
 	factors []float32
@@ -14,55 +18,77 @@ type ropeTable struct {
 	mscale  float32 // rope.scaling.attn_factor: multiplies cos and sin
 	neox    bool
 	pairs   int
-
-	// The cos and sin of the last position rotated, kept because every
-	// head of a token rotates by the same angles: computing them once per
-	// token instead of once per head was ~15% of prefill CPU time.
-	cachePos int
-	cacheOK  bool
-	cs       []float32 // cos, sin per pair
+	// The cos and sin of recently rotated positions, slot pos % ropeSlots:
+	// every head of a token (and every layer sharing the table) rotates by
+	// the same angles, and a batch's positions come back once per layer.
+	slotPos  [ropeSlots]int
+	cos, sin [ropeSlots][]float32
 }
+
+// ropeSlots is the positions a ropeTable keeps: a prefill batch's worth.
+const ropeSlots = maxBatch
 
 // newRope is the rotation of layer lc for a context of ctx positions
 // (which picks LongRoPE's factor set); ok is false on a NoPE layer.
-func newRope(c *models.Config, lc models.LayerConfig, ctx int) (ropeTable, bool) {
+func newRope(c *models.Config, lc models.LayerConfig, ctx int) (*ropeTable, bool) {
 	r := c.Rope
 	if !lc.Rope {
-		return ropeTable{}, false
+		return nil, false
 	}
 	// powf(base, -2.0f/n_dims) as ggml computes it, the exponent in float32.
 	exp := float32(-2) / float32(r.Dims)
-	return ropeTable{
+	t := &ropeTable{
 		step:    float32(math.Pow(float64(lc.RopeBase), float64(exp))),
 		factors: r.Factors(ctx), scale: lc.RopeScale, mscale: r.AttnFactor, neox: r.NeoX, pairs: r.Dims / 2,
-	}, true
+	}
+	for i := range t.slotPos {
+		t.slotPos[i] = -1
+	}
+	return t, true
 }
+
+// sameRotation reports whether a and b rotate every position alike.
+func sameRotation(a, b *ropeTable) bool {
+	return a.step == b.step && a.scale == b.scale && a.mscale == b.mscale && a.neox == b.neox &&
+		a.pairs == b.pairs && slices.Equal(a.factors, b.factors)
+}
+
+// nativeRope lets tests run apply's portable loop on a machine with native
+// kernels.
+var nativeRope = true
 
 // apply rotates one head vector in place for position pos; dimensions past
 // Rope.Dims pass through. ggml computes the angle by repeated float32
 // multiplication (theta *= step starting from the position) rather than pow;
 // we do the same so angles far into the context round identically.
 func (r *ropeTable) apply(x []float32, pos int) {
-	if !r.cacheOK || r.cachePos != pos {
-		r.angles(pos)
+	slot := pos % ropeSlots
+	if r.slotPos[slot] != pos {
+		r.angles(slot, pos)
+	}
+	cs, sn := r.cos[slot], r.sin[slot]
+	if nativeRope && simd.Rope(x, cs, sn, r.neox) {
+		return
 	}
 	for i := 0; i < r.pairs; i++ {
-		c, s := r.cs[2*i], r.cs[2*i+1]
+		c, s := cs[i], sn[i]
 		a, b := 2*i, 2*i+1
 		if r.neox {
 			a, b = i, i+r.pairs
 		}
+		// each product rounded, as the native kernel (no FMA) does
 		x0, x1 := x[a], x[b]
-		x[a] = x0*c - x1*s
-		x[b] = x0*s + x1*c
+		x[a] = float32(x0*c) - float32(x1*s)
+		x[b] = float32(x0*s) + float32(x1*c)
 	}
 }
 
-// angles fills the cos/sin cache for pos.
-func (r *ropeTable) angles(pos int) {
-	if len(r.cs) < 2*r.pairs {
-		r.cs = make([]float32, 2*r.pairs)
+// angles fills cache slot slot for pos.
+func (r *ropeTable) angles(slot, pos int) {
+	if len(r.cos[slot]) < r.pairs {
+		r.cos[slot], r.sin[slot] = make([]float32, r.pairs), make([]float32, r.pairs)
 	}
+	cs, sn := r.cos[slot], r.sin[slot]
 	theta := float32(pos)
 	for i := 0; i < r.pairs; i++ {
 		t := theta
@@ -74,8 +100,8 @@ func (r *ropeTable) angles(pos int) {
 		if r.mscale != 1 {
 			c, s = c*r.mscale, s*r.mscale
 		}
-		r.cs[2*i], r.cs[2*i+1] = c, s
+		cs[i], sn[i] = c, s
 		theta *= r.step
 	}
-	r.cachePos, r.cacheOK = pos, true
+	r.slotPos[slot] = pos
 }

@@ -26,3 +26,67 @@ void vk_swiglu(float *gate, const float *up, int64_t n) {
 		for (int64_t k = i; k < n; k++) gate[k] = xb[k - i];
 	}
 }
+
+// vk_rms_norm is runtime/cpu's rmsNorm: squares summed in float64 in four
+// lanes by index mod 4, (s0+s1)+(s2+s3), scale = 1/sqrt(mean + eps)
+// rounded to float, out = (x*scale)*w (w NULL: x*scale).
+void vk_rms_norm(float *out, const float *x, const float *w, int64_t n, float eps) {
+	__m256d acc = _mm256_setzero_pd();
+	int64_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		const __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(x + i));
+		acc = _mm256_add_pd(acc, _mm256_mul_pd(v, v));
+	}
+	double s[4];
+	_mm256_storeu_pd(s, acc);
+	for (; i < n; i++) s[i % 4] += (double)x[i] * (double)x[i];
+	const double sum = (s[0] + s[1]) + (s[2] + s[3]);
+	// the instruction: IEEE sqrt, as Go's math.Sqrt, without libm
+	const double root = _mm_cvtsd_f64(_mm_sqrt_sd(_mm_setzero_pd(), _mm_set_sd(sum / (double)n + (double)eps)));
+	const float scale = (float)(1.0 / root);
+	const __m256 sc = _mm256_set1_ps(scale);
+	for (i = 0; i + 8 <= n; i += 8) {
+		__m256 o = _mm256_mul_ps(_mm256_loadu_ps(x + i), sc);
+		if (w) o = _mm256_mul_ps(o, _mm256_loadu_ps(w + i));
+		_mm256_storeu_ps(out + i, o);
+	}
+	for (; i < n; i++) out[i] = w ? (x[i] * scale) * w[i] : x[i] * scale;
+}
+
+// vk_rope rotates n/2 pairs of x: out_a = x_a*c - x_b*s and out_b =
+// x_a*s + x_b*c (each product rounded, then the sum: no FMA), pair i at
+// (2i, 2i+1), or (i, i+n/2) when neox; c and s are per pair.
+void vk_rope(float *x, const float *c, const float *s, int64_t pairs, int neox) {
+	int64_t i = 0;
+	if (neox) {
+		for (; i + 8 <= pairs; i += 8) {
+			const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + pairs + i);
+			const __m256 cv = _mm256_loadu_ps(c + i), sv = _mm256_loadu_ps(s + i);
+			_mm256_storeu_ps(x + i, _mm256_sub_ps(_mm256_mul_ps(a, cv), _mm256_mul_ps(b, sv)));
+			_mm256_storeu_ps(x + pairs + i, _mm256_add_ps(_mm256_mul_ps(a, sv), _mm256_mul_ps(b, cv)));
+		}
+		for (; i < pairs; i++) {
+			const float a = x[i], b = x[pairs + i];
+			x[i] = a * c[i] - b * s[i];
+			x[pairs + i] = a * s[i] + b * c[i];
+		}
+		return;
+	}
+	for (; i + 4 <= pairs; i += 4) {
+		// four pairs: a = even lanes, b = odd lanes
+		const __m256 v = _mm256_loadu_ps(x + 2 * i);
+		const __m128 c4 = _mm_loadu_ps(c + i), s4 = _mm_loadu_ps(s + i);
+		const __m256 cd = _mm256_set_m128(_mm_unpackhi_ps(c4, c4), _mm_unpacklo_ps(c4, c4));
+		const __m256 sd = _mm256_set_m128(_mm_unpackhi_ps(s4, s4), _mm_unpacklo_ps(s4, s4));
+		const __m256 sw = _mm256_permute_ps(v, 0xB1); // (b, a) per pair
+		const __m256 p = _mm256_mul_ps(v, cd);        // (a*c, b*c)
+		const __m256 q = _mm256_mul_ps(sw, sd);       // (b*s, a*s)
+		// even lanes a*c - b*s, odd lanes b*c + a*s (= a*s + b*c)
+		_mm256_storeu_ps(x + 2 * i, _mm256_addsub_ps(p, q));
+	}
+	for (; i < pairs; i++) {
+		const float a = x[2 * i], b = x[2 * i + 1];
+		x[2 * i] = a * c[i] - b * s[i];
+		x[2 * i + 1] = a * s[i] + b * c[i];
+	}
+}

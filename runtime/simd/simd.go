@@ -99,6 +99,39 @@ func MatMulPacked(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int
 	return ok != 0
 }
 
+// RMSNorm is runtime/cpu's rmsNorm (w nil: no weight), bit for bit. It
+// reports false when the level is 0.
+func RMSNorm(out, x, w []float32, eps float32) bool {
+	if level == 0 || len(x) == 0 {
+		return level != 0
+	}
+	_ = out[len(x)-1]
+	var wp *C.float
+	if w != nil {
+		_ = w[len(x)-1]
+		wp = (*C.float)(ptr(w))
+	}
+	C.vk_rms_norm((*C.float)(ptr(out)), (*C.float)(ptr(x)), wp, C.int64_t(len(x)), C.float(eps))
+	return true
+}
+
+// Rope rotates the len(c) pairs of x by the angles whose cosines and sines
+// are c and s, pairs adjacent or (neox) half the rotated width apart, as
+// runtime/cpu's rope does, bit for bit. It reports false when the level
+// is 0.
+func Rope(x, c, s []float32, neox bool) bool {
+	if level == 0 || len(c) == 0 {
+		return level != 0
+	}
+	_, _ = x[2*len(c)-1], s[len(c)-1]
+	n := C.int(0)
+	if neox {
+		n = 1
+	}
+	C.vk_rope((*C.float)(ptr(x)), (*C.float)(ptr(c)), (*C.float)(ptr(s)), C.int64_t(len(c)), n)
+	return true
+}
+
 // SwiGLU sets gate[i] = silu(gate[i]) * up[i] for every i, as
 // runtime/cpu's portable swiglu computes it, bit for bit. It reports false when the level is 0.
 func SwiGLU(gate, up []float32) bool {

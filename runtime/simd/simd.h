@@ -26,6 +26,8 @@ int vk_pm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t
 	  const int32_t *sums, int64_t n, int64_t v0, int64_t v1, float *dst, int64_t ds);
 void vk_f32_to_f16(uint16_t *dst, const float *src, int64_t n);
 void vk_round_f16(float *dst, const float *src, int64_t n);
+void vk_rms_norm(float *out, const float *x, const float *w, int64_t n, float eps);
+void vk_rope(float *x, const float *c, const float *s, int64_t pairs, int neox);
 void vk_swiglu(float *gate, const float *up, int64_t n);
 void vk_attn_online(const float *q, const void *keys, const void *vals, int64_t stride, int h, float *out, int64_t hd,
 		    int64_t span, float scale, int f16, float *work, uint8_t *rescale);

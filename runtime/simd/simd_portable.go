@@ -23,6 +23,12 @@ func MatMulPacked(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int
 	return false
 }
 
+// RMSNorm has no native kernel on this platform.
+func RMSNorm(out, x, w []float32, eps float32) bool { return false }
+
+// Rope has no native kernel on this platform.
+func Rope(x, c, s []float32, neox bool) bool { return false }
+
 // SwiGLU has no native kernel on this platform.
 func SwiGLU(gate, up []float32) bool { return false }
 

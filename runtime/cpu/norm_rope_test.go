@@ -1,0 +1,125 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"vkchat/models"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/simd"
+)
+
+// TestRMSNormNativeMatchesPortable: lengths with and without tails past
+// the vectors, with and without a weight, in place and not, values across
+// many magnitudes; the native kernel must give the portable bits.
+func TestRMSNormNativeMatchesPortable(t *testing.T) {
+	if simd.Level() == 0 {
+		t.Skip("no native kernels on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(51, 52))
+	for _, n := range []int{1, 3, 4, 7, 8, 13, 64, 768, 2051} {
+		for _, weighted := range []bool{false, true} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * math.Exp2(float64(r.IntN(30)-15)))
+			}
+			var w []float32
+			if weighted {
+				w = make([]float32, n)
+				for i := range w {
+					w[i] = float32(r.NormFloat64())
+				}
+			}
+			native, portable := make([]float32, n), make([]float32, n)
+			rmsNorm(native, x, w, 1e-6)
+			nativeNorm = false
+			rmsNorm(portable, x, w, 1e-6)
+			inPlace := slices.Clone(x)
+			rmsNorm(inPlace, inPlace, w, 1e-6)
+			nativeNorm = true
+			for i := range x {
+				if math.Float32bits(native[i]) != math.Float32bits(portable[i]) || inPlace[i] != portable[i] {
+					t.Fatalf("n=%d weighted=%v [%d]: native %g, portable %g, in place %g", n, weighted, i, native[i], portable[i], inPlace[i])
+				}
+			}
+		}
+	}
+}
+
+// TestRopeNativeMatchesPortable: adjacent and NeoX pairs, rotary dims
+// with tails past the vectors, partial rotation, LongRoPE factors and an
+// attention factor, positions near and far; native bits must be the
+// portable ones, and dims past the rotation must pass through.
+func TestRopeNativeMatchesPortable(t *testing.T) {
+	if simd.Level() == 0 {
+		t.Skip("no native kernels on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(53, 54))
+	for _, dims := range []int{2, 6, 8, 16, 64, 96, 128} {
+		for _, neox := range []bool{false, true} {
+			for _, long := range []bool{false, true} {
+				t.Run(fmt.Sprintf("dims%d/neox%v/long%v", dims, neox, long), func(t *testing.T) {
+					rope := models.Rope{Dims: dims, Base: 10000, NeoX: neox, Scale: 1, AttnFactor: 1}
+					if long {
+						rope.AttnFactor = 1.19
+						rope.FreqFactors = make([]float32, dims/2)
+						for i := range rope.FreqFactors {
+							rope.FreqFactors[i] = 1 + float32(i)
+						}
+					}
+					c := &models.Config{HeadDim: dims + 4, Rope: rope}
+					table, _ := newRope(c, models.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1}, 4096)
+					for _, pos := range []int{0, 1, 77, 4000} {
+						x := make([]float32, dims+4)
+						for i := range x {
+							x[i] = float32(r.NormFloat64())
+						}
+						native, portable := slices.Clone(x), slices.Clone(x)
+						table.apply(native, pos)
+						nativeRope = false
+						table.apply(portable, pos)
+						nativeRope = true
+						for i := range x {
+							if math.Float32bits(native[i]) != math.Float32bits(portable[i]) {
+								t.Fatalf("pos %d [%d]: native %g, portable %g", pos, i, native[i], portable[i])
+							}
+						}
+						for i := dims; i < len(x); i++ {
+							if native[i] != x[i] {
+								t.Fatalf("pos %d: dim %d past the rotation changed", pos, i)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestRopeTablesShared: layers that rotate alike share one table (its
+// angles computed once per token); gemma3's local and global layers, with
+// different bases, do not.
+func TestRopeTablesShared(t *testing.T) {
+	for _, c := range []struct {
+		model  string
+		tables int
+	}{{"stories260K.gguf", 1}, {"synth-gemma3-F32.gguf", 2}} {
+		m := loadShared(t, c.model)
+		b, err := New(m, backend.Options{ContextSize: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		distinct := map[*ropeTable]bool{}
+		for _, l := range b.layers {
+			if l.hasRope {
+				distinct[l.rope] = true
+			}
+		}
+		if len(distinct) != c.tables {
+			t.Errorf("%s: %d rope tables for %d layers, want %d", c.model, len(distinct), len(b.layers), c.tables)
+		}
+	}
+}
