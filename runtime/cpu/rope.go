@@ -9,8 +9,8 @@ import (
 )
 
 // ropeTable precomputes what rope needs for a layer; layers with the same
-// rotation share one (ropeTables), so a position's angles are computed once
-// per token, not once per layer.
+// rotation share one (New, sameRotation), so a position's angles are
+// computed once per token, not once per layer.
 type ropeTable struct {
 	step    float32 // base^(-2/dims)
 	factors []float32
