@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"vkchat/runtime/quant"
 	"vkchat/runtime/simd"
 )
 
@@ -56,6 +57,33 @@ func TestAttendNativeMatchesPortable(t *testing.T) {
 						for d := range got {
 							if math.Float32bits(got[d]) != math.Float32bits(want[d]) {
 								t.Fatalf("hd %d span %d f16 %v softcap %g rising %v: out[%d] native %g, portable %g", hd, span, f16, softcap, rising, d, got[d], want[d])
+							}
+						}
+						if f16 && softcap == 0 {
+							// the F16 cache read in place, positions a
+							// cache row (3 heads here) apart: the same
+							// bits as the portable attention over the
+							// widened keys and values
+							const stride = 3
+							k16, v16 := make([]uint16, span*stride*hd), make([]uint16, span*stride*hd)
+							kw, vw := make([]float32, span*hd), make([]float32, span*hd)
+							for p := 0; p < span; p++ {
+								for i := 0; i < hd; i++ {
+									k16[p*stride*hd+hd+i] = quant.FP32ToFP16(keys[p*hd+i])
+									v16[p*stride*hd+hd+i] = quant.FP32ToFP16(vals[p*hd+i])
+									kw[p*hd+i] = quant.FP16ToFP32(k16[p*stride*hd+hd+i])
+									vw[p*hd+i] = quant.FP16ToFP32(v16[p*stride*hd+hd+i])
+								}
+							}
+							cached, portable := make([]float32, hd), make([]float32, hd)
+							attendCached(q, k16[hd:], v16[hd:], stride*hd, cached, span, scale, make([]float32, hd))
+							nativeAttention = false
+							attendOnline(q, kw, vw, portable, span, scale, 0, make([]float32, hd), true)
+							nativeAttention = true
+							for d := range cached {
+								if math.Float32bits(cached[d]) != math.Float32bits(portable[d]) {
+									t.Fatalf("hd %d span %d rising %v: out[%d] in place %g, portable %g", hd, span, rising, d, cached[d], portable[d])
+								}
 							}
 						}
 					}
