@@ -3,7 +3,10 @@ package quant
 import (
 	"encoding/binary"
 	"os"
+	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"vkchat/runtime/ggml"
@@ -63,7 +66,13 @@ func packable(m *Matrix) bool {
 // packs nothing, for machines short of memory: the unpacked native kernels
 // give the same results, more slowly.
 func Pack(ms []Matrix) (free func(), bytes int64) {
+	// One Pack at a time, so that a copy is registered only once it is
+	// complete and two backends loading one model share it.
+	packing.Lock()
+	defer packing.Unlock()
 	var keys []*byte
+	var todo []*Matrix // not packed yet, each once
+	seen := map[*byte]bool{}
 	for i := range ms {
 		m := &ms[i]
 		if !packable(m) {
@@ -77,27 +86,29 @@ func Pack(ms []Matrix) (free func(), bytes int64) {
 			continue
 		}
 		key := unsafe.SliceData(m.Data)
-		packed.Lock()
-		e := packed.byData[key]
-		if e == nil {
-			if packed.byData == nil {
-				packed.byData = map[*byte]*packedEntry{}
-			}
-			switch m.Type {
-			case ggml.Q4_0, ggml.Q8_0:
-				e = &packedEntry{p: pack(m)}
-			case ggml.Q4_K, ggml.Q5_K:
-				e = &packedEntry{p: packQ45K(m)}
-			default:
-				e = &packedEntry{p: packInterleaved(m, f)}
-			}
-			packed.byData[key] = e
+		keys = append(keys, key)
+		packed.RLock()
+		have := packed.byData[key] != nil
+		packed.RUnlock()
+		if !have && !seen[key] {
+			seen[key] = true
+			todo = append(todo, m)
 		}
+	}
+	made := packAll(todo)
+	packed.Lock()
+	if packed.byData == nil {
+		packed.byData = map[*byte]*packedEntry{}
+	}
+	for i, m := range todo {
+		packed.byData[unsafe.SliceData(m.Data)] = &packedEntry{p: made[i]}
+	}
+	for _, k := range keys {
+		e := packed.byData[k]
 		e.refs++
 		bytes += int64(len(e.p.data))
-		packed.Unlock()
-		keys = append(keys, key)
 	}
+	packed.Unlock()
 	var once sync.Once
 	free = func() {
 		once.Do(func() {
@@ -113,6 +124,46 @@ func Pack(ms []Matrix) (free func(), bytes int64) {
 		})
 	}
 	return free, bytes
+}
+
+// packing serializes Pack calls.
+var packing sync.Mutex
+
+// packAll repacks ms on every processor, largest matrices first so the
+// last to finish is small: a model's copy is made at load, where a few
+// GB through one core would add seconds to the first token.
+func packAll(ms []*Matrix) []*packedMatrix {
+	out := make([]*packedMatrix, len(ms))
+	order := make([]int, len(ms))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return len(ms[b].Data) - len(ms[a].Data) })
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for w := min(runtime.GOMAXPROCS(0), len(ms)); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1)) - 1; k < len(ms); k = int(next.Add(1)) - 1 {
+				out[order[k]] = packOne(ms[order[k]])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// packOne makes m's packed copy in its type's layout.
+func packOne(m *Matrix) *packedMatrix {
+	switch m.Type {
+	case ggml.Q4_0, ggml.Q8_0:
+		return pack(m)
+	case ggml.Q4_K, ggml.Q5_K:
+		return packQ45K(m)
+	}
+	f, _ := formatOf(m.Type)
+	return packInterleaved(m, f)
 }
 
 // lookupPacked returns m's packed copy, if it has a matching one.
