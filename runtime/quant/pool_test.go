@@ -67,18 +67,23 @@ func TestPoolHandOffs(t *testing.T) {
 	defer SetThreads(0)
 	SetThreads(2)
 
+	// far longer than the spin, so that a loaded machine (CI runs
+	// packages side by side) cannot keep the caller off the CPU past it
+	const hold = 250 * spinFor
 	before := parks.callers.Load()
-	if c, h := handOff(t, 4*spinFor); !c || !h {
+	if c, h := handOff(t, hold); !c || !h {
 		t.Fatalf("caller ran a chunk: %v, helper ran one: %v; want both", c, h)
 	}
 	if parks.callers.Load() == before {
-		t.Errorf("the caller did not park while its helper held the last chunk for %v", 4*spinFor)
+		t.Errorf("the caller did not park while its helper held the last chunk for %v", hold)
 	}
 
 	before = parks.workers.Load()
-	time.Sleep(4 * spinFor)
+	for deadline := time.Now().Add(hold); parks.workers.Load() == before && time.Now().Before(deadline); {
+		time.Sleep(spinFor)
+	}
 	if parks.workers.Load() == before {
-		t.Errorf("no worker parked after %v idle", 4*spinFor)
+		t.Errorf("no worker parked after %v idle", hold)
 	}
 	if c, h := handOff(t, 0); !c || !h {
 		t.Fatalf("after the workers parked: caller ran a chunk: %v, helper ran one: %v; want both", c, h)
