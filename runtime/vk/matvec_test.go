@@ -253,6 +253,20 @@ func TestMatvecSplitK(t *testing.T) {
 	}
 }
 
+// shapeCases are the shapes both mat-vec kernels must handle alike: float
+// rows that are not whole units, matrices split into parts, and x kept in
+// f32 (ACTQ 0) against float dequantization.
+var shapeCases = []mvCase{
+	{typ: ggml.F32, rows: 33, cols: 172, ntok: 1, norm: true},
+	{typ: ggml.F16, rows: 47, cols: 172, ntok: 10, epi: epiResidual},
+	{typ: ggml.Q5_1, rows: 100, cols: 256, ntok: 1, partBytes: 3000},
+	{typ: ggml.Q6_K, rows: 40, cols: 512, ntok: 3, partBytes: 4000, epi: epiBias},
+	{typ: ggml.Q4_0, rows: 31, cols: 512, ntok: 1, norm: true, f32x: true},
+	{typ: ggml.Q4_1, rows: 31, cols: 512, ntok: 3, f32x: true},
+	{typ: ggml.Q4_K, rows: 31, cols: 512, ntok: 1, norm: true, f32x: true},
+	{typ: ggml.F16, rows: 31, cols: 512, ntok: 2, f32x: true},
+}
+
 // TestMatvecShapes covers the paths a few types suffice for: K split over
 // dispatches (with the norm needing the whole row and gate/up unpaired),
 // float rows that are not whole units, matrices split into parts, and the
@@ -260,20 +274,12 @@ func TestMatvecSplitK(t *testing.T) {
 func TestMatvecShapes(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(2))
-	for _, c := range []mvCase{
+	for _, c := range append([]mvCase{
 		{typ: ggml.Q4_0, rows: 29, cols: 768, ntok: 1, norm: true, pair: true},
 		{typ: ggml.Q4_0, rows: 29, cols: 2048, ntok: 9, norm: true, pair: true},
 		{typ: ggml.Q4_K, rows: 21, cols: 4096, ntok: 5, epi: epiBias},
 		{typ: ggml.Q8_0, rows: 13, cols: 4096, ntok: 2, epi: epiSwiGLU},
-		{typ: ggml.F32, rows: 33, cols: 172, ntok: 1, norm: true},
-		{typ: ggml.F16, rows: 47, cols: 172, ntok: 10, epi: epiResidual},
-		{typ: ggml.Q5_1, rows: 100, cols: 256, ntok: 1, partBytes: 3000},
-		{typ: ggml.Q6_K, rows: 40, cols: 512, ntok: 3, partBytes: 4000, epi: epiBias},
-		{typ: ggml.Q4_0, rows: 31, cols: 512, ntok: 1, norm: true, f32x: true},
-		{typ: ggml.Q4_1, rows: 31, cols: 512, ntok: 3, f32x: true},
-		{typ: ggml.Q4_K, rows: 31, cols: 512, ntok: 1, norm: true, f32x: true},
-		{typ: ggml.F16, rows: 31, cols: 512, ntok: 2, f32x: true},
-	} {
+	}, shapeCases...) {
 		t.Run(fmt.Sprintf("%s/%dx%d/tok%d/norm%v/pair%v/epi%d/parts%d/f32x%v", c.typ, c.rows, c.cols, c.ntok, c.norm, c.pair, c.epi, c.partBytes, c.f32x), func(t *testing.T) {
 			checkMatvec(t, d, c, rng)
 		})
@@ -322,19 +328,11 @@ func TestMatvecSharedShapes(t *testing.T) {
 	d := testDevice(t)
 	withTuning(t, d, gpuTuning)
 	rng := rand.New(rand.NewSource(5))
-	for _, c := range []mvCase{
+	for _, c := range append([]mvCase{
 		{typ: ggml.Q4_0, rows: 31, cols: 5632, ntok: 1, norm: true, epi: epiResidual},
 		{typ: ggml.Q4_K, rows: 17, cols: 5632, ntok: 9, norm: true, pair: true},
 		{typ: ggml.Q6_K, rows: 21, cols: 4096, ntok: 2, epi: epiBias},
-		{typ: ggml.F32, rows: 33, cols: 172, ntok: 1, norm: true},
-		{typ: ggml.F16, rows: 47, cols: 172, ntok: 10, epi: epiResidual},
-		{typ: ggml.Q5_1, rows: 100, cols: 256, ntok: 1, partBytes: 3000},
-		{typ: ggml.Q6_K, rows: 40, cols: 512, ntok: 3, partBytes: 4000, epi: epiBias},
-		{typ: ggml.Q4_0, rows: 31, cols: 512, ntok: 1, norm: true, f32x: true},
-		{typ: ggml.Q4_1, rows: 31, cols: 512, ntok: 3, f32x: true},
-		{typ: ggml.Q4_K, rows: 31, cols: 512, ntok: 1, norm: true, f32x: true},
-		{typ: ggml.F16, rows: 31, cols: 512, ntok: 2, f32x: true},
-	} {
+	}, shapeCases...) {
 		c.kernel = "matvec_sg_"
 		t.Run(fmt.Sprintf("%s/%dx%d/tok%d/norm%v/pair%v/epi%d/parts%d/f32x%v", c.typ, c.rows, c.cols, c.ntok, c.norm, c.pair, c.epi, c.partBytes, c.f32x), func(t *testing.T) {
 			checkMatvec(t, d, c, rng)
