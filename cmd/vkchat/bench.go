@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
 	"vkchat/runtime/engine"
@@ -87,7 +87,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer f.Close()
-	m, err := models.Load(f)
+	m, err := arch.Load(f)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"vkchat/internal/testenv"
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/gguf"
 	"vkchat/runtime/vk"
@@ -23,7 +23,7 @@ func TestBenchJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := models.Load(f)
+	m, err := arch.Load(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
 	"vkchat/runtime/tokenizer"
@@ -32,7 +32,7 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer f.Close()
-	m, err := models.Load(f)
+	m, err := arch.Load(f)
 	if err != nil {
 		return err
 	}

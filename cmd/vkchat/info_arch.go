@@ -5,13 +5,13 @@ import (
 	"strconv"
 	"strings"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 )
 
 // archFeatures describes what the architecture's recipe does for this
 // model, one labelled line each; windows, NoPE layers, caps and
 // multipliers appear only where the model has them.
-func archFeatures(m *models.Model) [][2]string {
+func archFeatures(m *arch.Model) [][2]string {
 	var out [][2]string
 	add := func(k, format string, a ...any) { out = append(out, [2]string{k, fmt.Sprintf(format, a...)}) }
 	b := m.Block
@@ -23,9 +23,9 @@ func archFeatures(m *models.Model) [][2]string {
 		norms = append(norms, "post-norm")
 	}
 	switch b.QKNorm {
-	case models.QKNormHead:
+	case arch.QKNormHead:
 		norms = append(norms, fmt.Sprintf("Q/K RMSNorm per head [%d]", m.HeadDim))
-	case models.QKNormFull:
+	case arch.QKNormFull:
 		norms = append(norms, fmt.Sprintf("Q/K RMSNorm over the full width [%d]/[%d]", m.Heads*m.HeadDim, m.KVHeads*m.HeadDim))
 	}
 	add("block", "%s; FFN %s-gated", strings.Join(norms, ", "), b.Act)
@@ -33,7 +33,7 @@ func archFeatures(m *models.Model) [][2]string {
 		add("heads", "%d × head dim %d = %d ≠ embd %d", m.Heads, m.HeadDim, m.Heads*m.HeadDim, m.Embd)
 	}
 	var local, global, nope []int
-	var lc models.LayerConfig
+	var lc arch.LayerConfig
 	for i, l := range m.Layers {
 		if l.Config.Window > 0 {
 			local = append(local, i)

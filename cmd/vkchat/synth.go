@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"vkchat/models"
-	"vkchat/models/synth"
+	"vkchat/runtime/arch"
+	"vkchat/runtime/arch/synth"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
 )
@@ -24,7 +24,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	sort.Strings(names)
 	fs := newFlags("synth", "--vocab VOCAB.gguf --out FILE [--arch llama] [--shape 110m] [--type Q4_0]", stderr)
-	arch := fs.String("arch", "llama", "architecture: "+strings.Join(models.Supported(), ", "))
+	archName := fs.String("arch", "llama", "architecture: "+strings.Join(arch.Supported(), ", "))
 	shape := fs.String("shape", "110m", "preset shape: "+strings.Join(names, ", "))
 	typ := fs.String("type", "Q4_0", "matrix weight type: F32, F16, BF16, Q8_0 or Q4_0")
 	vocab := fs.String("vocab", "", "GGUF file whose tokenizer is copied (e.g. ../shared/vocab/ggml-vocab-llama-spm.gguf)")
@@ -66,9 +66,9 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer vf.Close()
-	if err := synth.Write(*out, base, synth.Options{Arch: *arch, Type: t, Vocab: vf, Seed: *seed, Window: *window}); err != nil {
+	if err := synth.Write(*out, base, synth.Options{Arch: *archName, Type: t, Vocab: vf, Seed: *seed, Window: *window}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s, %+v, %s)\n", *out, *arch, base, t)
+	fmt.Fprintf(stdout, "wrote %s (%s, %+v, %s)\n", *out, *archName, base, t)
 	return nil
 }

@@ -166,7 +166,7 @@ func (s *Spec) Encode(w Writer) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Tiny is a small llama with every tensor models.Load expects: 2 layers,
+// Tiny is a small llama with every tensor arch.Load expects: 2 layers,
 // embd 8, 2 heads, 1 KV head, ff 16, a 10-token SPM vocabulary and F32
 // weights from a fixed LCG, so every call gives the same file.
 func Tiny() *Spec {

@@ -7,7 +7,7 @@ import (
 	"context"
 	"fmt"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/quant"
 	"vkchat/runtime/simd"
@@ -19,7 +19,7 @@ const maxBatch = 64
 
 // Backend runs a model on the CPU.
 type Backend struct {
-	m    *models.Model
+	m    *arch.Model
 	opts backend.Options
 	kv   *kvCache
 	s    scratch
@@ -67,7 +67,7 @@ type attnScratch struct {
 
 // New prepares m for the CPU with a KV cache of opts.ContextSize positions
 // (a sliding-window layer's cache holds only its window).
-func New(m *models.Model, opts backend.Options) (*Backend, error) {
+func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 	if opts.ContextSize <= 0 {
 		return nil, fmt.Errorf("cpu backend: context size %d must be positive", opts.ContextSize)
 	}
@@ -88,7 +88,7 @@ func New(m *models.Model, opts backend.Options) (*Backend, error) {
 	b.kv = newKVCache(m, opts.ContextSize, opts.KVType)
 	b.s = newScratch(&m.Config, maxBatch)
 	b.outNorm = vectorF32(m.OutputNorm)
-	if m.Block.Act == models.ActGELUTanh {
+	if m.Block.Act == arch.ActGELUTanh {
 		b.gelu = geluTable()
 	}
 	q, kv := m.Heads*m.HeadDim, m.KVHeads*m.HeadDim
@@ -101,7 +101,7 @@ func New(m *models.Model, opts backend.Options) (*Backend, error) {
 			postAttn: optVector(L.PostAttnNorm), postFFN: optVector(L.PostFFNNorm),
 			window: L.Config.Window, qNormRow: m.HeadDim, kNormRow: m.HeadDim,
 		}
-		if m.Block.QKNorm == models.QKNormFull {
+		if m.Block.QKNorm == arch.QKNormFull {
 			v.qNormRow, v.kNormRow = q, kv
 		}
 		v.rope, v.hasRope = newRope(&m.Config, L.Config, opts.ContextSize)

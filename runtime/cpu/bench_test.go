@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"vkchat/internal/testenv"
-	"vkchat/models"
-	"vkchat/models/synth"
+	"vkchat/runtime/arch"
+	"vkchat/runtime/arch/synth"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
@@ -47,7 +47,7 @@ func benchDecode(b *testing.B, path string) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	m, err := models.Load(f)
+	m, err := arch.Load(f)
 	if err != nil {
 		b.Fatal(err)
 	}

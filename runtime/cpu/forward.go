@@ -1,13 +1,13 @@
 package cpu
 
 import (
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/quant"
 )
 
 // forwardBatch runs tokens (at most maxBatch) at positions pos.. through
 // every layer, leaving the final residual stream in s.x. It interprets the
-// model's block recipe (models.Block):
+// model's block recipe (arch.Block):
 //
 //	a = PreNorm ? rms(x)·attn_norm : x
 //	q, k = QKNorm(Wq·a + bq), QKNorm(Wk·a + bk); rope unless NoPE; q ×= scale if ScaleQ
@@ -116,7 +116,7 @@ func (b *Backend) residual(out, post []float32, n int) {
 
 // activate writes act(gate) * up into gate.
 func (b *Backend) activate(gate, up []float32) {
-	if b.m.Block.Act == models.ActGELUTanh {
+	if b.m.Block.Act == arch.ActGELUTanh {
 		for i, g := range gate {
 			gate[i] = gelu(b.gelu, g) * up[i]
 		}

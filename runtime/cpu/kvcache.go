@@ -1,7 +1,7 @@
 package cpu
 
 import (
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/quant"
 	"vkchat/runtime/simd"
@@ -21,7 +21,7 @@ type kvCache struct {
 	k32, v32 [][]float32
 }
 
-func newKVCache(m *models.Model, ctx int, typ backend.KVType) *kvCache {
+func newKVCache(m *arch.Model, ctx int, typ backend.KVType) *kvCache {
 	kv := &kvCache{typ: typ, width: m.KVHeads * m.HeadDim}
 	for l := range m.Layers {
 		n := m.Layers[l].Config.KVPositions(ctx)
@@ -108,7 +108,7 @@ func (kv *kvCache) asStored(dst, x []float32) {
 // keeps reports whether every ring still holds the positions a query at
 // pos needs when the cache was last filled up to filled: rewinding past a
 // window's worth of positions finds them overwritten.
-func (kv *kvCache) keeps(m *models.Model, pos, filled int) bool {
+func (kv *kvCache) keeps(m *arch.Model, pos, filled int) bool {
 	for l, c := range kv.capacity {
 		w := m.Layers[l].Config.Window
 		if w == 0 || w > c {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/simd"
 )
@@ -62,7 +62,7 @@ func TestRopeNativeMatchesPortable(t *testing.T) {
 		for _, neox := range []bool{false, true} {
 			for _, long := range []bool{false, true} {
 				t.Run(fmt.Sprintf("dims%d/neox%v/long%v", dims, neox, long), func(t *testing.T) {
-					rope := models.Rope{Dims: dims, Base: 10000, NeoX: neox, Scale: 1, AttnFactor: 1}
+					rope := arch.Rope{Dims: dims, Base: 10000, NeoX: neox, Scale: 1, AttnFactor: 1}
 					if long {
 						rope.AttnFactor = 1.19
 						rope.FreqFactors = make([]float32, dims/2)
@@ -70,8 +70,8 @@ func TestRopeNativeMatchesPortable(t *testing.T) {
 							rope.FreqFactors[i] = 1 + float32(i)
 						}
 					}
-					c := &models.Config{HeadDim: dims + 4, Rope: rope}
-					table, _ := newRope(c, models.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1}, 4096)
+					c := &arch.Config{HeadDim: dims + 4, Rope: rope}
+					table, _ := newRope(c, arch.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1}, 4096)
 					for _, pos := range []int{0, 1, 77, 4000} {
 						x := make([]float32, dims+4)
 						for i := range x {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"sync"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/quant"
 	"vkchat/runtime/simd"
 )
@@ -69,7 +69,7 @@ func softcap(x []float32, c float32) {
 
 // vectorF32 reinterprets an F32 vector weight; nil for a weight that is
 // absent.
-func vectorF32(w models.Weight) []float32 {
+func vectorF32(w arch.Weight) []float32 {
 	if w.Data == nil {
 		return nil
 	}
@@ -79,14 +79,14 @@ func vectorF32(w models.Weight) []float32 {
 }
 
 // optVector is vectorF32 of an optional weight.
-func optVector(w *models.Weight) []float32 {
+func optVector(w *arch.Weight) []float32 {
 	if w == nil {
 		return nil
 	}
 	return vectorF32(*w)
 }
 
-func matrix(w models.Weight) quant.Matrix {
+func matrix(w arch.Weight) quant.Matrix {
 	return quant.Matrix{Type: w.Type, Cols: w.Cols, Rows: w.Rows, Data: w.Data}
 }
 

@@ -3,7 +3,7 @@ package cpu
 import (
 	"unsafe"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/quant"
 )
 
@@ -13,7 +13,7 @@ import (
 // embedding table is only gathered from, one row per token, so it is left
 // alone unless it doubles as the output matrix. It returns the function
 // that drops the copies and their size.
-func packWeights(m *models.Model) (func(), int64) {
+func packWeights(m *arch.Model) (func(), int64) {
 	var ms []quant.Matrix
 	var emb *byte
 	if len(m.TokenEmbd.Data) > 0 && (len(m.Output.Data) == 0 || &m.Output.Data[0] != &m.TokenEmbd.Data[0]) {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/quant"
 )
 
@@ -72,8 +72,8 @@ func TestAttendOnlineSoftcap(t *testing.T) {
 // Partial rotary dims rotate only the first Dims of a head (NeoX pairs i,
 // i+Dims/2); the rest pass through. attn_factor scales the rotated part.
 func TestRopePartialAndAttnFactor(t *testing.T) {
-	c := &models.Config{HeadDim: 8, Rope: models.Rope{Dims: 4, Base: 10000, NeoX: true, Scale: 1, AttnFactor: 2}}
-	r, ok := newRope(c, models.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1}, 16)
+	c := &arch.Config{HeadDim: 8, Rope: arch.Rope{Dims: 4, Base: 10000, NeoX: true, Scale: 1, AttnFactor: 2}}
+	r, ok := newRope(c, arch.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1}, 16)
 	if !ok {
 		t.Fatal("layer with RoPE reported as NoPE")
 	}
@@ -96,7 +96,7 @@ func TestRopePartialAndAttnFactor(t *testing.T) {
 			t.Errorf("dim %d past the rotary dims changed to %g", i, x[i])
 		}
 	}
-	if _, ok := newRope(c, models.LayerConfig{Rope: false}, 16); ok {
+	if _, ok := newRope(c, arch.LayerConfig{Rope: false}, 16); ok {
 		t.Error("a NoPE layer got a rotation")
 	}
 }

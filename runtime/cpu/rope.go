@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/simd"
 )
 
@@ -30,7 +30,7 @@ const ropeSlots = maxBatch
 
 // newRope is the rotation of layer lc for a context of ctx positions
 // (which picks LongRoPE's factor set); ok is false on a NoPE layer.
-func newRope(c *models.Config, lc models.LayerConfig, ctx int) (*ropeTable, bool) {
+func newRope(c *arch.Config, lc arch.LayerConfig, ctx int) (*ropeTable, bool) {
 	r := c.Rope
 	if !lc.Rope {
 		return nil, false

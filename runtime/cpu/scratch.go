@@ -1,6 +1,6 @@
 package cpu
 
-import "vkchat/models"
+import "vkchat/runtime/arch"
 
 // scratch holds the activations of one batch of up to n tokens, token-major.
 // Allocated once so that decoding allocates nothing per token.
@@ -15,7 +15,7 @@ type scratch struct {
 	up   []float32 // [n x ff]
 }
 
-func newScratch(c *models.Config, n int) scratch {
+func newScratch(c *arch.Config, n int) scratch {
 	q, kv := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	return scratch{
 		x: make([]float32, n*c.Embd), xb: make([]float32, n*c.Embd),

@@ -7,19 +7,19 @@ import (
 	"testing"
 
 	"vkchat/internal/testenv"
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/gguf"
 )
 
-func loadShared(t *testing.T, name string) *models.Model {
+func loadShared(t *testing.T, name string) *arch.Model {
 	t.Helper()
 	f, err := gguf.Open(testenv.Model(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	m, err := models.Load(f)
+	m, err := arch.Load(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
 	"vkchat/runtime/vk"
@@ -83,7 +83,7 @@ func pickVulkan(infos []vk.DeviceInfo, want int) (int, bool) {
 	return best, best >= 0
 }
 
-func newBackend(name string, m *models.Model, o backend.Options) (backend.Backend, error) {
+func newBackend(name string, m *arch.Model, o backend.Options) (backend.Backend, error) {
 	switch name {
 	case "cpu":
 		return cpu.New(m, o)

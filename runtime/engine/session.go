@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/chat"
 	"vkchat/runtime/gguf"
@@ -38,7 +38,7 @@ const DefaultContext = 4096
 // serialised; the other methods may be called from any goroutine.
 type Session struct {
 	file    *gguf.File
-	model   *models.Model
+	model   *arch.Model
 	tok     *tokenizer.Tokenizer
 	tmpl    *chat.Template
 	be      backend.Backend
@@ -74,7 +74,7 @@ func Load(ctx context.Context, path string, opts Options) (*Session, error) {
 }
 
 func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, error) {
-	m, err := models.Load(f)
+	m, err := arch.Load(f)
 	if err != nil {
 		return nil, err
 	}

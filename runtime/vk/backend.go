@@ -6,7 +6,7 @@ import (
 	"math"
 	"sync"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 )
 
@@ -22,8 +22,8 @@ const prefillChunk = 64
 type Backend struct {
 	mu   sync.Mutex
 	d    *Device
-	m    *models.Model
-	cfg  models.Config
+	m    *arch.Model
+	cfg  arch.Config
 	opts backend.Options
 
 	tokEmbd, output *Matrix
@@ -72,7 +72,7 @@ type Backend struct {
 
 // New uploads m to the best Vulkan device (or opts.Device) and records the
 // decode and prefill command buffers.
-func New(m *models.Model, opts backend.Options) (backend.Backend, error) {
+func New(m *arch.Model, opts backend.Options) (backend.Backend, error) {
 	b, err := newBackend(m, opts, false)
 	if err != nil {
 		return nil, err
@@ -81,11 +81,11 @@ func New(m *models.Model, opts backend.Options) (backend.Backend, error) {
 }
 
 // NewProfiled is New with a timestamp after every dispatch, for Profile.
-func NewProfiled(m *models.Model, opts backend.Options) (*Backend, error) {
+func NewProfiled(m *arch.Model, opts backend.Options) (*Backend, error) {
 	return newBackend(m, opts, true)
 }
 
-func newBackend(m *models.Model, opts backend.Options, profile bool) (*Backend, error) {
+func newBackend(m *arch.Model, opts backend.Options, profile bool) (*Backend, error) {
 	if opts.ContextSize <= 0 {
 		return nil, fmt.Errorf("vulkan backend: context size %d must be positive", opts.ContextSize)
 	}
@@ -103,7 +103,7 @@ func newBackend(m *models.Model, opts backend.Options, profile bool) (*Backend, 
 
 // newBackendOn builds a backend on an open device; with shared the device
 // is the caller's to close.
-func newBackendOn(dev *Device, m *models.Model, opts backend.Options, profile, shared bool) (b *Backend, err error) {
+func newBackendOn(dev *Device, m *arch.Model, opts backend.Options, profile, shared bool) (b *Backend, err error) {
 	if opts.ContextSize <= 0 {
 		return nil, fmt.Errorf("vulkan backend: context size %d must be positive", opts.ContextSize)
 	}
@@ -117,7 +117,7 @@ func newBackendOn(dev *Device, m *models.Model, opts backend.Options, profile, s
 	if c.HeadDim%8 != 0 {
 		return nil, fmt.Errorf("vulkan backend: head size %d is not a multiple of 8, which the attention kernel needs", c.HeadDim)
 	}
-	if c.Block.QKNorm == models.QKNormHead && c.Heads+c.KVHeads > 512 {
+	if c.Block.QKNorm == arch.QKNormHead && c.Heads+c.KVHeads > 512 {
 		return nil, fmt.Errorf("vulkan backend: %d query and %d key heads, over the 512 the Q/K norm kernel holds", c.Heads, c.KVHeads)
 	}
 	b = &Backend{d: dev, m: m, cfg: c, opts: opts, profile: profile, sharedDevice: true, rec: newRecipe(&c)}

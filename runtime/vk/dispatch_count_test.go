@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"vkchat/internal/testenv"
-	"vkchat/models/synth"
+	"vkchat/runtime/arch/synth"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"

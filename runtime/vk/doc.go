@@ -1,5 +1,5 @@
 // Package vk is the Vulkan compute backend: the whole forward pass of every
-// supported architecture, as models.Config's block recipe declares it, as
+// supported architecture, as arch.Config's block recipe declares it, as
 // compute shaders (shaders/), over vulkan-go with a small cgo shim
 // (shim.c) for the Vulkan 1.2/1.3 queries and device creation vulkan-go's
 // 1.1 headers cannot express, and for the calls taking arrays of structs,

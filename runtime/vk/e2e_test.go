@@ -11,20 +11,20 @@ import (
 	"testing"
 
 	"vkchat/internal/testenv"
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
 	"vkchat/runtime/gguf"
 )
 
-func loadModel(t *testing.T, path string) *models.Model {
+func loadModel(t *testing.T, path string) *arch.Model {
 	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	m, err := models.Load(f)
+	m, err := arch.Load(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func loadModel(t *testing.T, path string) *models.Model {
 }
 
 // newVulkan makes a backend on the shared test device.
-func newVulkan(t *testing.T, m *models.Model, opts backend.Options) backend.Backend {
+func newVulkan(t *testing.T, m *arch.Model, opts backend.Options) backend.Backend {
 	t.Helper()
 	b, err := newBackendOn(testDevice(t), m, opts, false, true)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/quant"
@@ -157,21 +157,21 @@ func TestRopeKV(t *testing.T) {
 		neox   bool
 		dims   int
 		kv     backend.KVType
-		qkNorm models.QKNorm
+		qkNorm arch.QKNorm
 		noRope bool
 		qscale float32
 		slots  int // 0: the whole context
 	}{
 		{false, 64, backend.KVF16, 0, false, 1, 0}, {true, 64, backend.KVF32, 0, false, 1, 0}, {true, 32, backend.KVF16, 0, false, 1, 0}, {false, 48, backend.KVF32, 0, false, 1, 0},
-		{true, 64, backend.KVF16, models.QKNormHead, false, 1, 0},
-		{true, 64, backend.KVF32, models.QKNormFull, false, 1, 0},
-		{true, 32, backend.KVF16, models.QKNormHead, false, 0.125, 0},
+		{true, 64, backend.KVF16, arch.QKNormHead, false, 1, 0},
+		{true, 64, backend.KVF32, arch.QKNormFull, false, 1, 0},
+		{true, 32, backend.KVF16, arch.QKNormHead, false, 0.125, 0},
 		{false, 64, backend.KVF32, 0, true, 1, 0},
-		{true, 64, backend.KVF16, models.QKNormHead, true, 0.125, 0},
+		{true, 64, backend.KVF16, arch.QKNormHead, true, 0.125, 0},
 		{true, 64, backend.KVF32, 0, false, 1, 7}, // positions 17..21 wrap around a ring of 7
 	} {
 		t.Run(fmt.Sprintf("neox%v/dims%d/%s/qknorm%d/norope%v/qscale%g/slots%d", c.neox, c.dims, c.kv, c.qkNorm, c.noRope, c.qscale, c.slots), func(t *testing.T) {
-			cfg := models.Config{Embd: 256, Heads: 4, KVHeads: 2, HeadDim: 64, Rope: models.Rope{Dims: c.dims, Base: 10000, NeoX: c.neox, Scale: 1}}
+			cfg := arch.Config{Embd: 256, Heads: 4, KVHeads: 2, HeadDim: 64, Rope: arch.Rope{Dims: c.dims, Base: 10000, NeoX: c.neox, Scale: 1}}
 			ctx, n, pos := 40, 5, 17
 			if c.slots > 0 {
 				ctx = c.slots
@@ -184,9 +184,9 @@ func TestRopeKV(t *testing.T) {
 			b.ropeOff = 256
 			nq, nk := 0, 0
 			switch c.qkNorm {
-			case models.QKNormHead:
+			case arch.QKNormHead:
 				nq, nk = hd, hd
-			case models.QKNormFull:
+			case arch.QKNormFull:
 				nq, nk = qw, kvw
 			}
 			qn, kn := make([]float32, max(nq, 1)), make([]float32, max(nk, 1))
@@ -251,14 +251,14 @@ func TestRopeKV(t *testing.T) {
 				}
 				row := append([]float32(nil), qkv[tk*qkvStride:(tk+1)*qkvStride]...)
 				switch c.qkNorm {
-				case models.QKNormHead:
+				case arch.QKNormHead:
 					for h := 0; h < cfg.Heads; h++ {
 						refNorm(row[h*hd:(h+1)*hd], qn, eps)
 					}
 					for h := 0; h < cfg.KVHeads; h++ {
 						refNorm(row[qw+h*hd:qw+(h+1)*hd], kn, eps)
 					}
-				case models.QKNormFull:
+				case arch.QKNormFull:
 					refNorm(row[:qw], qn, eps)
 					refNorm(row[qw:qw+kvw], kn, eps)
 				}

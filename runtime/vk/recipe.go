@@ -5,10 +5,10 @@ import (
 	"math"
 	"strings"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 )
 
-// What a model's block recipe (models.Config.Block, the multipliers and
+// What a model's block recipe (arch.Config.Block, the multipliers and
 // each layer's LayerConfig) asks of the graph, resolved once at load.
 
 // recipe holds the model-wide numbers the kernels take.
@@ -36,7 +36,7 @@ func one(x float32) float32 {
 	return x
 }
 
-func newRecipe(c *models.Config) recipe {
+func newRecipe(c *arch.Config) recipe {
 	r := recipe{
 		embedScale:    one(c.EmbedScale),
 		residualScale: one(c.ResidualScale),
@@ -58,7 +58,7 @@ func newRecipe(c *models.Config) recipe {
 		// as ggml's flash attention: scale /= cap; s = cap·tanh(s·scale)
 		r.scoreScale /= r.attnCap
 	}
-	if c.Block.Act == models.ActGELUTanh {
+	if c.Block.Act == arch.ActGELUTanh {
 		r.act = 1
 	}
 	r.postBranch = c.Block.PostNorm || r.residualScale != 1
@@ -84,7 +84,7 @@ type layerPlan struct {
 // is stored before attention runs, so a ring of only the window would lose
 // keys the chunk's first tokens still see), as llama.cpp sizes its SWA
 // cache at window + batch.
-func cacheSlots(lc models.LayerConfig, ctx int) int {
+func cacheSlots(lc arch.LayerConfig, ctx int) int {
 	if lc.Window > 0 && lc.Window+prefillChunk-1 < ctx {
 		return lc.Window + prefillChunk - 1
 	}
@@ -100,8 +100,8 @@ func (b *Backend) planLayers() error {
 	b.ropeTables = b.ropeTables[:0]
 	for i := range b.m.Layers {
 		lc := b.m.Layers[i].Config
-		if lc == (models.LayerConfig{}) {
-			lc = models.LayerConfig{Rope: true, RopeBase: c.Rope.Base, RopeScale: c.Rope.Scale}
+		if lc == (arch.LayerConfig{}) {
+			lc = arch.LayerConfig{Rope: true, RopeBase: c.Rope.Base, RopeScale: c.Rope.Scale}
 		}
 		if lc.Window < 0 {
 			return fmt.Errorf("layer %d: sliding window %d is negative", i, lc.Window)
@@ -172,7 +172,7 @@ func (b *Backend) kvGroups() []kvGroup {
 	return out
 }
 
-// kvFormula says how the cache adds up, as models.KVFormula does for the
+// kvFormula says how the cache adds up, as arch.KVFormula does for the
 // reference backend, with this backend's ring size (window + a prefill
 // chunk - 1).
 func (b *Backend) kvFormula(total int64) string {

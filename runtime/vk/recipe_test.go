@@ -6,7 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/quant"
@@ -84,7 +84,7 @@ func TestResidual(t *testing.T) {
 			xb.Write(0, f32bytes(x))
 			wb.Write(0, f32bytes(w))
 			step := stepBuffer(t, d, ntok-1, 0, nil) // the last token is not in the batch
-			b := &Backend{d: d, o: ob, x: xb, step: step, xStride: stride, cfg: models.Config{Embd: c.n, NormEps: eps}, rec: recipe{residualScale: c.rs}}
+			b := &Backend{d: d, o: ob, x: xb, step: step, xStride: stride, cfg: arch.Config{Embd: c.n, NormEps: eps}, rec: recipe{residualScale: c.rs}}
 			var norm *Buffer
 			if c.norm {
 				norm = wb
@@ -144,7 +144,7 @@ func TestLogitsScaleCap(t *testing.T) {
 			for i := range lg {
 				lg[i] *= 20 // well into tanh's flat part
 			}
-			b := &Backend{d: d, cfg: models.Config{Vocab: vocab}, rec: recipe{logitScale: c.scale, finalCap: c.cap}}
+			b := &Backend{d: d, cfg: arch.Config{Vocab: vocab}, rec: recipe{logitScale: c.scale, finalCap: c.cap}}
 			b.logits, _ = d.NewBuffer("logits", uint64(4*len(lg)), memHost)
 			b.logits.Write(0, f32bytes(lg))
 			b.step = stepBuffer(t, d, ntok-1, 0, nil)
@@ -184,13 +184,13 @@ func TestLogitsScaleCap(t *testing.T) {
 // distinct base and scale, NoPE layers, and ring caches of window + chunk
 // - 1 positions only where that is below the context.
 func TestPlanLayers(t *testing.T) {
-	m := &models.Model{Config: models.Config{Rope: models.Rope{Base: 1e6, Scale: 0.125, Dims: 64}}}
-	m.Layers = []models.Layer{
-		{Config: models.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1, Window: 512}},
-		{Config: models.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1, Window: 512}},
-		{Config: models.LayerConfig{Rope: true, RopeBase: 1e6, RopeScale: 0.125}},
-		{Config: models.LayerConfig{Rope: false, RopeBase: 1e6, RopeScale: 0.125}},
-		{Config: models.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1, Window: 4096}},
+	m := &arch.Model{Config: arch.Config{Rope: arch.Rope{Base: 1e6, Scale: 0.125, Dims: 64}}}
+	m.Layers = []arch.Layer{
+		{Config: arch.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1, Window: 512}},
+		{Config: arch.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1, Window: 512}},
+		{Config: arch.LayerConfig{Rope: true, RopeBase: 1e6, RopeScale: 0.125}},
+		{Config: arch.LayerConfig{Rope: false, RopeBase: 1e6, RopeScale: 0.125}},
+		{Config: arch.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1, Window: 4096}},
 		{}, // assembled by hand: the global RoPE
 	}
 	b := &Backend{m: m, cfg: m.Config, opts: backend.Options{ContextSize: 2048}}

@@ -3,7 +3,7 @@ package vk
 import (
 	"fmt"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/quant"
 )
@@ -33,7 +33,7 @@ type layerWeights struct {
 func (b *Backend) uploadWeights() error {
 	m := b.m
 	var err error
-	up := func(w models.Weight) *Matrix {
+	up := func(w arch.Weight) *Matrix {
 		if err != nil {
 			return nil
 		}
@@ -84,7 +84,7 @@ func (b *Backend) uploadWeights() error {
 			}
 		}
 		for _, v := range []struct {
-			w   *models.Weight
+			w   *arch.Weight
 			dst **Buffer
 		}{{L.QNorm, &lw.qNorm}, {L.KNorm, &lw.kNorm}, {L.PostAttnNorm, &lw.postAttn}, {L.PostFFNNorm, &lw.postFFN}} {
 			if v.w == nil {
@@ -99,7 +99,7 @@ func (b *Backend) uploadWeights() error {
 		}
 		if L.Bq != nil {
 			var bias []float32
-			for _, w := range []*models.Weight{L.Bq, L.Bk, L.Bv} {
+			for _, w := range []*arch.Weight{L.Bq, L.Bk, L.Bv} {
 				v := make([]float32, w.Cols)
 				if err := quant.Dequantize(w.Type, w.Data, v); err != nil {
 					return fmt.Errorf("tensor %q: %w", w.Name, err)
@@ -111,7 +111,7 @@ func (b *Backend) uploadWeights() error {
 			}
 			if lw.qkv == nil {
 				off := 0
-				for _, w := range []*models.Weight{L.Bq, L.Bk, L.Bv} {
+				for _, w := range []*arch.Weight{L.Bq, L.Bk, L.Bv} {
 					bb, err := b.floats(w.Name, bias[off:off+w.Cols], w.Cols)
 					if err != nil {
 						return err
@@ -127,7 +127,7 @@ func (b *Backend) uploadWeights() error {
 }
 
 // vector uploads an F32 vector zero-padded to n floats.
-func (b *Backend) vector(w models.Weight, n int) (*Buffer, error) {
+func (b *Backend) vector(w arch.Weight, n int) (*Buffer, error) {
 	if w.Type != ggml.F32 {
 		return nil, fmt.Errorf("tensor %q: vectors must be F32, found %s", w.Name, w.Type)
 	}
@@ -165,12 +165,12 @@ func (b *Backend) checkLayer(i int, lw *layerWeights) error {
 		return missing("attn_norm and ffn_norm")
 	case c.Block.PostNorm && (lw.postAttn == nil || lw.postFFN == nil):
 		return missing("post_attention_norm and post_ffw_norm")
-	case c.Block.QKNorm != models.QKNormNone && (lw.qNorm == nil || lw.kNorm == nil):
+	case c.Block.QKNorm != arch.QKNormNone && (lw.qNorm == nil || lw.kNorm == nil):
 		return missing("attn_q_norm and attn_k_norm")
 	}
-	if c.Block.QKNorm != models.QKNormNone {
+	if c.Block.QKNorm != arch.QKNormNone {
 		wq, wk := c.HeadDim, c.HeadDim
-		if c.Block.QKNorm == models.QKNormFull {
+		if c.Block.QKNorm == arch.QKNormFull {
 			wq, wk = c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 		}
 		L := &b.m.Layers[i]

@@ -1,4 +1,4 @@
-package models
+package arch
 
 // Gemma 2: pre- and post-norms around both branches, GELU-gated FFN,
 // embeddings × √embd, Q scaled before attention, attention and final-logit

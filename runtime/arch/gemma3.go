@@ -1,4 +1,4 @@
-package models
+package arch
 
 // Gemma 3: Gemma 2's block with per-head Q/K norms, no attention soft-cap,
 // and (when the file sets a window) five local layers of every six, which

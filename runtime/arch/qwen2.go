@@ -1,4 +1,4 @@
-package models
+package arch
 
 // Qwen2 is llama with biases on Q, K and V and NeoX-style rope.
 func init() {

@@ -1,4 +1,4 @@
-package models
+package arch
 
 // Granite (3.x): llama with four multipliers: embeddings, each residual
 // branch, the attention scale and the logits (÷), and RoPE that a

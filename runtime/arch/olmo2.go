@@ -1,4 +1,4 @@
-package models
+package arch
 
 // OLMo 2: no pre-norms; RMSNorm after each branch instead, and RMSNorm over
 // the full Q and K projections before RoPE. Its output is never tied

@@ -1,4 +1,4 @@
-package models
+package arch
 
 // Qwen3 drops Qwen2's biases for per-head RMSNorm on Q and K, and its
 // head_dim (key_length) need not be embd/heads (llama.cpp models/qwen3.cpp).

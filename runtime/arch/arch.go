@@ -1,4 +1,4 @@
-package models
+package arch
 
 // An architecture is declared, not programmed: Arch says which keys and
 // tensors a GGUF file of that architecture carries and which variant of the

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"vkchat/internal/testenv"
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
 	"vkchat/runtime/ggml"
@@ -15,7 +15,7 @@ import (
 )
 
 // TestEveryArchRoundTrips: a synthetic model of every supported
-// architecture loads back through models.Load with the recipe its
+// architecture loads back through arch.Load with the recipe its
 // declaration promises, and runs: the CPU backend gives finite logits.
 func TestEveryArchRoundTrips(t *testing.T) {
 	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-llama-spm.gguf"))
@@ -25,15 +25,15 @@ func TestEveryArchRoundTrips(t *testing.T) {
 	defer vocab.Close()
 	shape := Shapes["tiny"]
 	shape.Layers = 6 // a full gemma3 window pattern and smollm3's NoPE layer
-	for _, arch := range models.Supported() {
+	for _, name := range arch.Supported() {
 		for _, typ := range []ggml.Type{ggml.F32, ggml.Q8_0} {
-			t.Run(arch+"-"+typ.String(), func(t *testing.T) {
+			t.Run(name+"-"+typ.String(), func(t *testing.T) {
 				s := shape
-				if arch == "qwen3" || arch == "gemma3" {
+				if name == "qwen3" || name == "gemma3" {
 					s.HeadDim = 32 // heads × head dim ≠ embd, as in the real models
 				}
 				path := filepath.Join(t.TempDir(), "m.gguf")
-				if err := Write(path, s, Options{Arch: arch, Type: typ, Vocab: vocab, Seed: 7, Window: 8}); err != nil {
+				if err := Write(path, s, Options{Arch: name, Type: typ, Vocab: vocab, Seed: 7, Window: 8}); err != nil {
 					t.Fatal(err)
 				}
 				f, err := gguf.Open(path)
@@ -41,12 +41,12 @@ func TestEveryArchRoundTrips(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				m, err := models.Load(f)
+				m, err := arch.Load(f)
 				if err != nil {
 					t.Fatal(err)
 				}
-				a, _ := models.Lookup(arch)
-				if m.Arch != arch || m.Block != a.Block || len(m.Layers) != s.Layers || m.HeadDim != max(s.HeadDim, s.Embd/s.Heads) {
+				a, _ := arch.Lookup(name)
+				if m.Arch != name || m.Block != a.Block || len(m.Layers) != s.Layers || m.HeadDim != max(s.HeadDim, s.Embd/s.Heads) {
 					t.Errorf("loaded %s, block %+v, %d layers, head dim %d", m.Arch, m.Block, len(m.Layers), m.HeadDim)
 				}
 				windows := 0
@@ -55,7 +55,7 @@ func TestEveryArchRoundTrips(t *testing.T) {
 						windows++
 					}
 				}
-				wantWindows := map[string]int{"gemma2": 3, "gemma3": 5}[arch]
+				wantWindows := map[string]int{"gemma2": 3, "gemma3": 5}[name]
 				if windows != wantWindows {
 					t.Errorf("%d sliding-window layers, want %d", windows, wantWindows)
 				}
@@ -105,7 +105,7 @@ func TestChatTemplateCarriedOver(t *testing.T) {
 	if got, _, _ := f.String("tokenizer.chat_template"); got != want {
 		t.Errorf("chat template not carried over (%d bytes, want %d)", len(got), len(want))
 	}
-	if _, err := models.Load(f); err != nil {
+	if _, err := arch.Load(f); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"vkchat/models"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
 	"vkchat/runtime/quant"
@@ -37,7 +37,7 @@ var Shapes = map[string]Shape{
 // Options choose the architecture, the weight type, the vocabulary source
 // and the seed.
 type Options struct {
-	Arch  string    // a supported architecture (models.Supported); "" = llama
+	Arch  string    // a supported architecture (arch.Supported); "" = llama
 	Type  ggml.Type // type of the matrices; norms stay F32
 	Vocab *gguf.File
 	Seed  uint64
@@ -92,9 +92,9 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 	if o.Arch == "" {
 		o.Arch = "llama"
 	}
-	a, ok := models.Lookup(o.Arch)
+	a, ok := arch.Lookup(o.Arch)
 	if !ok {
-		return nil, fmt.Errorf("synth: architecture %q is not supported (supported: %s)", o.Arch, strings.Join(models.Supported(), ", "))
+		return nil, fmt.Errorf("synth: architecture %q is not supported (supported: %s)", o.Arch, strings.Join(arch.Supported(), ", "))
 	}
 	ex, ok := archExtras[o.Arch]
 	if !ok {
@@ -194,7 +194,7 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		norm       bool
 	}
 	specs := []spec{{"token_embd.weight", s.Embd, vocab, false}, {"output_norm.weight", s.Embd, 1, true}}
-	if a.Output == models.OutputRequired || (a.Output == models.OutputOrTied && !ex.tied) {
+	if a.Output == arch.OutputRequired || (a.Output == arch.OutputOrTied && !ex.tied) {
 		specs = append(specs, spec{"output.weight", s.Embd, vocab, false})
 	}
 	for l := 0; l < s.Layers; l++ {
@@ -209,14 +209,14 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		} else {
 			specs = append(specs, mat("attn_q.weight", s.Embd, q), mat("attn_k.weight", s.Embd, kv), mat("attn_v.weight", s.Embd, kv))
 		}
-		if a.QKVBias == models.Required {
+		if a.QKVBias == arch.Required {
 			// Biases are vectors but not norms: small random values.
 			specs = append(specs, spec{p + "attn_q.bias", q, 1, false}, spec{p + "attn_k.bias", kv, 1, false}, spec{p + "attn_v.bias", kv, 1, false})
 		}
 		switch a.Block.QKNorm {
-		case models.QKNormHead:
+		case arch.QKNormHead:
 			specs = append(specs, vec("attn_q_norm.weight", hd), vec("attn_k_norm.weight", hd))
-		case models.QKNormFull:
+		case arch.QKNormFull:
 			specs = append(specs, vec("attn_q_norm.weight", q), vec("attn_k_norm.weight", kv))
 		}
 		specs = append(specs, mat("attn_output.weight", q, s.Embd))

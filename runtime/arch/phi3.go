@@ -1,4 +1,4 @@
-package models
+package arch
 
 // Phi-3 and Phi-4-mini: fused attn_qkv (Q|K|V rows) and a fused ffn_up
 // (gate rows, then up rows), NeoX rope that may rotate only part of each

@@ -1,4 +1,4 @@
-package models
+package arch
 
 // SmolLM3: llama with no RoPE on every fourth layer (llama.cpp hard-codes
 // the step; models/smollm3.cpp).

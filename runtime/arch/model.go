@@ -1,7 +1,4 @@
-// Package models knows the llama-family architectures: how hyper-parameters
-// and weights are named in a GGUF file and what differs between them. The
-// shared machinery (file format, kernels, backends) lives in runtime/.
-package models
+package arch
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package models
+package arch
 
 import (
 	"encoding/binary"
@@ -16,7 +16,7 @@ import (
 	"vkchat/runtime/gguf"
 )
 
-// Hostile metadata and weights for models.Load: each case starts from a
+// Hostile metadata and weights for arch.Load: each case starts from a
 // valid model (the tiny synthetic llama, then the real stories260K), changes
 // one thing and expects a one-line error naming the key or tensor and the
 // problem, with no panic and a bounded allocation. Malformed file structure
