@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"vkchat/runtime/engine"
+	"vkchat/runtime/engine/trace"
 )
 
 // SamplerStater is implemented by engines whose sampler state can be read,
@@ -70,18 +71,18 @@ func (m *Model) exportReply(path string) {
 }
 
 // exportHeader describes how reply t was generated.
-func exportHeader(info engine.ModelInfo, maxTokens int, t *turn) (engine.LogprobHeader, error) {
+func exportHeader(info engine.ModelInfo, maxTokens int, t *turn) (trace.Header, error) {
 	first, ok := t.stepInfo(0)
 	if !ok {
-		return engine.LogprobHeader{}, errDetailsNotKept
+		return trace.Header{}, errDetailsNotKept
 	}
-	sum, err := engine.FileSHA256(info.Path)
+	sum, err := trace.FileSHA256(info.Path)
 	if err != nil {
-		return engine.LogprobHeader{}, fmt.Errorf("hash the model file: %w", err)
+		return trace.Header{}, fmt.Errorf("hash the model file: %w", err)
 	}
-	h := engine.LogprobHeader{Type: "header", Model: info.Path, ModelSHA256: sum, Backend: info.Backend,
+	h := trace.Header{Type: "header", Model: info.Path, ModelSHA256: sum, Backend: info.Backend,
 		Context: info.ContextSize, KVType: info.KVType, MaxTokens: maxTokens,
-		Params: engine.ExportParams(first.Params), SamplerState: t.export.state, Vkchat: engine.Version(),
+		Params: trace.ParamsOf(first.Params), SamplerState: t.export.state, Vkchat: trace.Version(),
 		DisableThinking: t.export.req.DisableThinking}
 	if info.Completion {
 		h.Template = "none"
@@ -108,7 +109,7 @@ func writeExport(path string, info engine.ModelInfo, maxTokens int, t *turn, tex
 			err = cerr
 		}
 	}()
-	w, err := engine.NewLogprobWriter(f, h, text)
+	w, err := trace.NewWriter(f, h, text)
 	if err != nil {
 		return err
 	}

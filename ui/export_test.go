@@ -9,6 +9,7 @@ import (
 
 	"vkchat/internal/testenv"
 	"vkchat/runtime/engine"
+	"vkchat/runtime/engine/trace"
 	"vkchat/runtime/sample"
 )
 
@@ -47,7 +48,7 @@ func testExportReplays(t *testing.T, tmpl string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hdr, toks, err := engine.ReadLogprobs(f, path)
+		hdr, toks, err := trace.Read(f, path)
 		f.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -74,7 +75,7 @@ func testExportReplays(t *testing.T, tmpl string) {
 			t.Fatal(err)
 		}
 		defer fresh.Close()
-		res, err := fresh.Replay(context.Background(), hdr, toks)
+		res, err := trace.Replay(context.Background(), fresh, hdr, toks)
 		if err != nil {
 			t.Fatalf("replay of %s: %v", filepath.Base(path), err)
 		}

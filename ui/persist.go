@@ -13,7 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/runtime/chat"
-	"vkchat/runtime/engine"
+	"vkchat/runtime/engine/trace"
 	"vkchat/runtime/sample"
 )
 
@@ -44,7 +44,7 @@ type savedConversation struct {
 // savedParams is the export's named sampler settings (the same JSON keys):
 // the file format does not change when sample.Params gains or renames a
 // field, and keys missing from a file keep the current value.
-type savedParams = engine.LogprobParams
+type savedParams = trace.Params
 
 // writeConversation replaces path atomically: the data goes to a temporary
 // file in the same directory, is synced, then renamed over path, so a crash
@@ -95,7 +95,7 @@ func readConversation(path string, base sample.Params) (savedConversation, error
 	if len(data) > maxConversationBytes {
 		return savedConversation{}, fmt.Errorf("%s: larger than %d MiB, not a conversation file", path, maxConversationBytes>>20)
 	}
-	c := savedConversation{Params: engine.ExportParams(base)}
+	c := savedConversation{Params: trace.ParamsOf(base)}
 	if err := json.Unmarshal(data, &c); err != nil {
 		return savedConversation{}, fmt.Errorf("%s: not a conversation file: %w", path, err)
 	}
@@ -130,7 +130,7 @@ func (m *Model) snapshot() savedConversation {
 		Model:      m.info.Path,
 		ModelName:  m.info.Name,
 		Completion: m.info.Completion,
-		Params:     engine.ExportParams(m.params),
+		Params:     trace.ParamsOf(m.params),
 		Messages:   m.messages(true),
 		Tree:       m.saveTree(),
 		Created:    m.created,

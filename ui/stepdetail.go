@@ -139,7 +139,7 @@ func (d *turnDetail) add(info engine.TokenInfo, rawEnd, textEnd int32) {
 	sd.params = uint16(len(d.params) - 1)
 	d.cands = append(d.cands, cands...)
 	// A nil Top (no penalties) stays nil: the export then takes the
-	// candidates, as engine.TokenLine does.
+	// candidates, as trace.TokenOf does.
 	if info.Top != nil {
 		d.top = append(d.top, top...)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"vkchat/runtime/engine"
+	"vkchat/runtime/engine/trace"
 )
 
 // exportFile is an open --logprobs file; a nil one does nothing, so the
@@ -12,7 +13,7 @@ import (
 type exportFile struct {
 	path string
 	f    *os.File
-	w    *engine.LogprobWriter
+	w    *trace.Writer
 	err  error
 }
 
@@ -21,7 +22,7 @@ func openExport(path string, s *engine.Session, req engine.Request) (*exportFile
 	if path == "" {
 		return nil, nil
 	}
-	h, err := s.ExportHeader(req)
+	h, err := trace.NewHeader(s, req)
 	if err != nil {
 		return nil, fmt.Errorf("--logprobs: %w", err)
 	}
@@ -29,7 +30,7 @@ func openExport(path string, s *engine.Session, req engine.Request) (*exportFile
 	if err != nil {
 		return nil, fmt.Errorf("--logprobs: %w", err)
 	}
-	w, err := engine.NewLogprobWriter(f, h, s.TokenText)
+	w, err := trace.NewWriter(f, h, s.TokenText)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("--logprobs %s: %w", path, err)

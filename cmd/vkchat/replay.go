@@ -9,6 +9,7 @@ import (
 
 	"vkchat/runtime/backend"
 	"vkchat/runtime/engine"
+	"vkchat/runtime/engine/trace"
 	"vkchat/ui/termtext"
 )
 
@@ -32,7 +33,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	h, toks, err := engine.ReadLogprobs(f, path)
+	h, toks, err := trace.Read(f, path)
 	f.Close()
 	if err != nil {
 		return err
@@ -43,7 +44,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *model == "" {
 		*model = h.Model
 	}
-	sum, err := engine.FileSHA256(*model)
+	sum, err := trace.FileSHA256(*model)
 	if err != nil {
 		return err
 	}
@@ -60,8 +61,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer s.Close()
-	res, err := s.Replay(ctx, h, toks)
-	var mm *engine.Mismatch
+	res, err := trace.Replay(ctx, s, h, toks)
+	var mm *trace.Mismatch
 	if errors.As(err, &mm) {
 		mm.WantText, mm.GotText = termtext.Visible(mm.WantText), termtext.Visible(mm.GotText)
 		return mm

@@ -15,6 +15,7 @@ import (
 	"vkchat/internal/testenv"
 	"vkchat/runtime/chat"
 	"vkchat/runtime/engine"
+	"vkchat/runtime/engine/trace"
 	"vkchat/runtime/vk"
 )
 
@@ -72,7 +73,7 @@ func TestRunLogprobsMatchLlamaCppAndReplay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, toks, err := engine.ReadLogprobs(f, out)
+			h, toks, err := trace.Read(f, out)
 			f.Close()
 			if err != nil {
 				t.Fatal(err)
@@ -119,7 +120,7 @@ func TestRunLogprobsMatchLlamaCppAndReplay(t *testing.T) {
 
 			// Change one recorded token: replay must fail there.
 			lines := strings.Split(strings.TrimSpace(readFile(t, out)), "\n")
-			var tok engine.LogprobToken
+			var tok trace.Token
 			if err := json.Unmarshal([]byte(lines[1+7]), &tok); err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +221,7 @@ func TestReplayChatExport(t *testing.T) {
 	}
 	defer s.Close()
 	req := engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: "hello"}}}
-	h, err := s.ExportHeader(req)
+	h, err := trace.NewHeader(s, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestReplayChatExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := engine.NewLogprobWriter(f, h, s.TokenText)
+	w, err := trace.NewWriter(f, h, s.TokenText)
 	if err != nil {
 		t.Fatal(err)
 	}

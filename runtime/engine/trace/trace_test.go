@@ -1,11 +1,32 @@
-package engine
+package trace
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
+
+	"vkchat/internal/scriptmodel"
+	"vkchat/internal/testenv"
+	"vkchat/runtime/chat"
+	"vkchat/runtime/engine"
+	"vkchat/runtime/sample"
 )
+
+func greedy() sample.Params { p := sample.Defaults(); p.Temperature = 0; return p }
+
+func userMsg(text string) []chat.Message { return []chat.Message{{Role: chat.RoleUser, Content: text}} }
+
+func loadSession(t testing.TB, model string) *engine.Session {
+	t.Helper()
+	s, err := engine.Load(context.Background(), testenv.Model(t, model), engine.Options{Backend: "cpu", ContextSize: 512, Template: "none"})
+	if err != nil {
+		t.Fatalf("load %s: %v", model, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
 
 // TestReplayFollowsSettingChanges: settings changed while a reply is
 // generated (as the chat's keys do) are recorded on the token they first
@@ -13,24 +34,24 @@ import (
 // reply bit for bit; without them the replay finds the difference.
 func TestReplayFollowsSettingChanges(t *testing.T) {
 	ctx := context.Background()
-	s := loadSession(t, "stories260K.gguf", "cpu")
+	s := loadSession(t, "stories260K.gguf")
 	p := greedy()
 	p.Temperature, p.Seed = 0.9, 3
 	s.SetParams(p)
-	req := Request{Messages: userMsg("Once upon a time"), MaxTokens: 50}
-	h, err := s.ExportHeader(req)
+	req := engine.Request{Messages: userMsg("Once upon a time"), MaxTokens: 50}
+	h, err := NewHeader(s, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	w, err := NewLogprobWriter(&buf, h, s.TokenText)
+	w, err := NewWriter(&buf, h, s.TokenText)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hot := p
 	hot.Temperature, hot.TopK, hot.Seed = 1.6, 0, 99
-	err = s.Generate(ctx, req, func(ev Event) {
-		if ev.Kind != EventToken {
+	err = s.Generate(ctx, req, func(ev engine.Event) {
+		if ev.Kind != engine.EventToken {
 			return
 		}
 		if err := w.Token(*ev.Token); err != nil {
@@ -49,7 +70,7 @@ func TestReplayFollowsSettingChanges(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	h2, toks, err := ReadLogprobs(bytes.NewReader(buf.Bytes()), "export")
+	h2, toks, err := Read(bytes.NewReader(buf.Bytes()), "export")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,16 +83,16 @@ func TestReplayFollowsSettingChanges(t *testing.T) {
 		t.Fatalf("recorded settings %+v, %+v", toks[10].Params, toks[30].Params)
 	}
 
-	fresh := loadSession(t, "stories260K.gguf", "cpu")
-	if res, err := fresh.Replay(ctx, h2, toks); err != nil || res.Checked != 50 {
+	fresh := loadSession(t, "stories260K.gguf")
+	if res, err := Replay(ctx, fresh, h2, toks); err != nil || res.Checked != 50 {
 		t.Fatalf("replay: %+v, %v", res, err)
 	}
 	for i := range toks {
 		toks[i].Params = nil
 	}
-	again := loadSession(t, "stories260K.gguf", "cpu")
+	again := loadSession(t, "stories260K.gguf")
 	var mm *Mismatch
-	if _, err := again.Replay(ctx, h2, toks); !errors.As(err, &mm) || mm.Index < 10 {
+	if _, err := Replay(ctx, again, h2, toks); !errors.As(err, &mm) || mm.Index < 10 {
 		t.Fatalf("replay without the recorded changes: %v, want a mismatch from token 10 on", err)
 	}
 }
@@ -82,9 +103,13 @@ func TestReplayFollowsSettingChanges(t *testing.T) {
 // the replay writes the reasoning instead and fails at the first token.
 func TestReplayDisableThinking(t *testing.T) {
 	ctx := context.Background()
-	m := writeQwen3Script(t)
-	load := func() *Session {
-		s, err := Load(ctx, m.Path, Options{Backend: "cpu", ContextSize: 256, Params: greedy()})
+	m, err := scriptmodel.WriteQwen3Thinker(testenv.Shared(t, "vocab/ggml-vocab-qwen3.gguf"),
+		filepath.Join(t.TempDir(), "qwen3-script.gguf"), "qwen3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func() *engine.Session {
+		s, err := engine.Load(ctx, m.Path, engine.Options{Backend: "cpu", ContextSize: 256, Params: greedy()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,8 +117,8 @@ func TestReplayDisableThinking(t *testing.T) {
 		return s
 	}
 	s := load()
-	req := Request{Messages: userMsg("hello"), DisableThinking: true}
-	h, err := s.ExportHeader(req)
+	req := engine.Request{Messages: userMsg("hello"), DisableThinking: true}
+	h, err := NewHeader(s, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,31 +126,31 @@ func TestReplayDisableThinking(t *testing.T) {
 		t.Fatalf("header %+v", h)
 	}
 	var buf bytes.Buffer
-	w, err := NewLogprobWriter(&buf, h, s.TokenText)
+	w, err := NewWriter(&buf, h, s.TokenText)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Generate(ctx, req, func(ev Event) {
-		if ev.Kind == EventToken {
+	if err := s.Generate(ctx, req, func(ev engine.Event) {
+		if ev.Kind == engine.EventToken {
 			w.Token(*ev.Token)
 		}
 	}); err != nil {
 		t.Fatal(err)
 	}
 	w.Flush()
-	h2, toks, err := ReadLogprobs(bytes.NewReader(buf.Bytes()), "export")
+	h2, toks, err := Read(bytes.NewReader(buf.Bytes()), "export")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(toks) == 0 || toks[0].ID != m.IDs["Hi"] {
 		t.Fatalf("reply starts with %v, want the script's answer without reasoning", toks)
 	}
-	if _, err := load().Replay(ctx, h2, toks); err != nil {
+	if _, err := Replay(ctx, load(), h2, toks); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 	h2.DisableThinking = false
 	var mm *Mismatch
-	if _, err := load().Replay(ctx, h2, toks); !errors.As(err, &mm) || mm.Index != 0 {
+	if _, err := Replay(ctx, load(), h2, toks); !errors.As(err, &mm) || mm.Index != 0 {
 		t.Fatalf("replay with thinking on: %v, want a mismatch at token 0", err)
 	}
 }
