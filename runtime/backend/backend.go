@@ -1,5 +1,5 @@
 // Package backend is the contract between the engine and the compute
-// backends (the plain-Go reference in runtime/cpu, Vulkan in runtime/vk).
+// backends (the CPU backend in runtime/cpu, Vulkan in runtime/vk).
 // It is deliberately small: a backend runs the forward pass of one model over
 // its own KV cache and reports its memory; everything else (sampling,
 // tokenization, events) lives in the engine.

@@ -1,6 +1,11 @@
-// Package cpu is the reference backend: the llama-family forward pass in
-// plain Go, readable in one sitting (in the spirit of llama2.c's run.c) and
-// parallel over rows and heads. The Vulkan backend is checked against it.
+// Package cpu is the CPU backend and the reference the Vulkan backend is
+// checked against: the forward pass of every architecture that
+// runtime/arch declares, written in Go over the products of runtime/quant
+// and, where the CPU has them, the native kernels of runtime/simd
+// (attention, norms, RoPE, activations, the F16 KV cache), which compute
+// bit for bit what the portable Go code beside them computes. Work is
+// shared over one worker per physical core (quant's pool); Q4_0, Q8_0,
+// Q4_K and Q5_K weights are repacked at load (pack.go).
 package cpu
 
 import (

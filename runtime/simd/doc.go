@@ -10,12 +10,15 @@
 // (#pragma GCC target) and the level is chosen at run time. A cgo call costs
 // ~40-100 ns, so callers hand over whole row ranges, never single blocks.
 //
-// Results: every product is computed as llama.cpp's AVX2 kernels compute
-// it (exact integer block sums in eight 32-bit lanes, scaled and
-// accumulated with FMA in eight float lanes, lanes added at the end), so
-// they are identical at every level and for every tile shape, and differ
-// from the portable Go kernels (ggml's generic order) only in float
-// rounding.
+// Results are bit-identical to the portable Go kernels (runtime/quant,
+// runtime/cpu) at every level and for every tile shape: the integer block
+// sums are exact however SIMD groups them, and the float work around them
+// is the portable path's float32 operations in the same order, compiled
+// without FP contraction (#pragma GCC optimize("fp-contract=off")) and
+// with FMA instructions only where the portable path rounds once too (its
+// fma32). kern.h says how a tile runs eight (row, vector) pairs in the
+// float lanes so that this costs little; the tests in runtime/quant and
+// runtime/cpu compare the two paths bit for bit.
 //
 // VKCHAT_CPU_KERNELS=portable turns the package off (Level reports 0) so
 // the portable Go path can be tested and compared on the same machine;
