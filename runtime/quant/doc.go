@@ -28,8 +28,9 @@
 //     few ulps, not bits, as they would between two llama.cpp machines.
 //
 // Where the CPU has them, MatVec and MatMul run the native kernels of
-// runtime/simd instead of the Go ones (and Pack'd Q4_0/Q8_0 weights run
-// their repacked kernels). Those compute the same integers and the same
+// runtime/simd instead of the Go ones (Pack'd weights run their repacked
+// kernels: Q4_0, Q8_0, Q4_K and Q5_K in groups of 8 rows, the other
+// quantized types interleaved block by block; packed.go). Those compute the same integers and the same
 // float32 operations in the same order, so results are bit-identical
 // either way; the Go kernels stay as the portable path and as the oracle
 // the native ones are tested against (VKCHAT_CPU_KERNELS=portable).
