@@ -17,6 +17,7 @@ import (
 
 	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
+	"vkchat/ui/conversation"
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
@@ -40,8 +41,9 @@ type Model struct {
 
 	width, height int
 
-	system  string
-	turns   []*turn
+	// conv is the chat itself; the root decides what to say about what
+	// it does (its operations return errors and values, not status lines).
+	conv    *conversation.Conversation
 	params  sample.Params
 	changed string // the setting changed last, highlighted in the panels
 	stats   engine.Stats
@@ -62,9 +64,8 @@ type Model struct {
 	focus           focusArea
 	insp            inspector
 	heat            bool
-	heatBySurprisal bool          // the heatmap colours by surprisal, not probability
-	pending         *pendingFork  // the fork the next generation continues
-	detail          detailHistory // the replies that keep per-token detail (stepdetail.go)
+	heatBySurprisal bool               // the heatmap colours by surprisal, not probability
+	pending         *conversation.Fork // the fork the next generation continues
 	scroll          scrollState
 	revealSelection bool
 	showHelp        bool
@@ -73,12 +74,15 @@ type Model struct {
 	helpOffset      int
 	status          statusLine
 
-	savePath string
-	created  time.Time
-	saveErr  error
-	// saveRetry keeps retrying a failed autosave (persist.go).
-	saveRetry saveRetryState
-	loadErr   error
+	// saver writes conv after every turn and keeps retrying a failed
+	// save (persist.go starts its timer).
+	saver   conversation.Saver
+	loadErr error
+	// renders holds each turn's rendered rows, kept here rather than in
+	// the turn so the conversation stays free of drawing; renderRev is
+	// the conv.Rev() they were drawn at (transcript.go).
+	renders   map[*conversation.Turn]*turnCache
+	renderRev int
 
 	now     func() time.Time
 	newSeed func() uint64
@@ -110,10 +114,11 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 	st := theme.New(r)
 	h := help.New()
 	h.Styles = st.Help
+	info := eng.Info()
 	m := &Model{
 		eng:     eng,
 		cfg:     cfg,
-		info:    eng.Info(),
+		info:    info,
 		styles:  st,
 		md:      newMarkdownRenderer(r),
 		keys:    DefaultKeyMap(),
@@ -125,11 +130,10 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		wg:      &sync.WaitGroup{},
 		input:   NewInput(),
 		scroll:  scrollState{follow: true},
+		conv:    conversation.New(info.Completion, cfg.SystemPrompt),
+		renders: map[*conversation.Turn]*turnCache{},
 		now:     time.Now,
 		newSeed: rand.Uint64,
-	}
-	if !m.info.Completion {
-		m.system = cfg.SystemPrompt
 	}
 	m.think.off = cfg.NoThinking
 	m.input.placeholder = "Message " + m.modelName() + "…"
@@ -323,8 +327,8 @@ func (m *Model) submit() tea.Cmd {
 	if i := strings.Index(text, "//"); i >= 0 && strings.TrimSpace(text[:i]) == "" {
 		text = text[:i] + text[i+1:]
 	}
-	text = m.userText(text)
-	if text == "" && (!m.info.Completion || len(m.turns) == 0) {
+	text = m.conv.UserText(text)
+	if text == "" && (!m.info.Completion || m.conv.Len() == 0) {
 		return nil
 	}
 	if m.generating() {
@@ -332,7 +336,7 @@ func (m *Model) submit() tea.Cmd {
 		return nil
 	}
 	if text != "" {
-		m.turns = append(m.turns, &turn{role: "user", content: text})
+		m.conv.Append(&conversation.Turn{Role: "user", Content: text})
 	}
 	m.input.Remember(m.input.Value())
 	m.input.Reset()
@@ -352,15 +356,15 @@ func (m *Model) regenerate() tea.Cmd {
 		m.setError("a reply is still being written: Esc stops it first")
 		return nil
 	}
-	last := m.lastTurn()
-	if last == nil || (last.role != "user" && last.role != "assistant") || (last.role == "assistant" && len(m.turns) < 2 && !m.info.Completion) {
+	last := m.conv.Last()
+	if last == nil || (last.Role != "user" && last.Role != "assistant") || (last.Role == "assistant" && m.conv.Len() < 2 && !m.info.Completion) {
 		m.setError("nothing to regenerate")
 		return nil
 	}
 	// The old reply stays as a sibling branch of the new one ([ and ]).
-	var set *branchSet
-	if last.role == "assistant" {
-		set = m.openBranch(len(m.turns) - 1)
+	var set *conversation.BranchSet
+	if last.Role == "assistant" {
+		set = m.conv.OpenBranch(m.conv.Len() - 1)
 		if m.focus == focusTranscript {
 			m.leaveInspector()
 		}
@@ -371,17 +375,15 @@ func (m *Model) regenerate() tea.Cmd {
 	}
 	cmd := m.startGeneration()
 	if m.gen != nil {
-		m.joinBranch(set, m.gen.reply)
+		m.conv.JoinBranch(set, m.gen.reply)
 	}
 	return cmd
 }
 
 // resetChat empties the conversation (the caller saves first).
 func (m *Model) resetChat() {
-	m.turns = nil
-	m.detail.reset()
-	m.savePath = ""
-	m.created = time.Time{}
+	m.conv.Reset()
+	clear(m.renders)
 	m.run = runStats{}
 	m.probs = probsView{title: "next token"}
 	if m.focus == focusTranscript {
@@ -396,12 +398,9 @@ func (m *Model) resetChat() {
 func (m *Model) newChat() {
 	m.detachGeneration()
 	m.autosave()
-	old := m.savePath
+	old := m.conv.Path()
 	m.resetChat()
-	m.system = m.cfg.SystemPrompt
-	if m.info.Completion {
-		m.system = ""
-	}
+	m.conv.SetSystem(m.cfg.SystemPrompt)
 	if old != "" {
 		m.setStatus("new chat; the last one is saved in " + old)
 	} else {
@@ -432,7 +431,7 @@ func (m *Model) runCommand(c Command) tea.Cmd {
 			m.setError("completion mode has no system prompt: the text is sent as it is")
 			return nil
 		}
-		m.system = c.Text
+		m.conv.SetSystem(c.Text)
 		m.invalidate()
 		if c.Text == "" {
 			m.setStatus("system prompt cleared")
@@ -447,17 +446,17 @@ func (m *Model) runCommand(c Command) tea.Cmd {
 	case CmdSave:
 		if c.Text == "" {
 			m.autosave()
-			if m.saveErr == nil && m.savePath != "" {
-				m.setStatus("saved to " + m.savePath)
-			} else if m.savePath == "" {
+			if m.saver.Err() == nil && m.conv.Path() != "" {
+				m.setStatus("saved to " + m.conv.Path())
+			} else if m.conv.Path() == "" {
 				m.setStatus("nothing to save yet")
 			}
 			return nil
 		}
-		if err := m.saveCopy(c.Text); err != nil {
+		if err := m.saver.SaveCopy(m.conv, c.Text, m.saveMeta(), m.now()); err != nil {
 			m.setError("could not save: " + err.Error())
 		} else {
-			m.setStatus("saved a copy to " + expandHome(c.Text))
+			m.setStatus("saved a copy to " + conversation.ExpandHome(c.Text))
 		}
 		return nil
 	case CmdLoad:
@@ -510,8 +509,8 @@ func (m *Model) switchBackend(name string) {
 
 // invalidate drops every render cache (after something all turns show changes).
 func (m *Model) invalidate() {
-	for _, t := range m.turns {
-		t.cache.valid = false
+	for _, c := range m.renders {
+		c.render.valid = false
 	}
 }
 

@@ -37,7 +37,7 @@ func TestDeviceLostOffersCPUAndSwitches(t *testing.T) {
 	if view := m.View(); !strings.Contains(view, "/backend cpu") {
 		t.Fatalf("device loss does not offer the CPU:\n%s", view)
 	}
-	partial := m.turns[1].content
+	partial := m.conv.Turns()[1].Content
 	if partial == "" {
 		t.Fatal("the partial reply was lost")
 	}
@@ -49,11 +49,11 @@ func TestDeviceLostOffersCPUAndSwitches(t *testing.T) {
 	if m.info.Backend != "cpu" || !strings.Contains(m.View(), "now running on cpu") {
 		t.Errorf("backend %q after the switch; screen:\n%s", m.info.Backend, m.View())
 	}
-	if m.turns[1].content != partial {
+	if m.conv.Turns()[1].Content != partial {
 		t.Error("switching backends changed the conversation")
 	}
 	h.say("again")
-	if n := len(m.turns); n != 4 {
+	if n := len(m.conv.Turns()); n != 4 {
 		t.Errorf("%d turns after continuing on the CPU, want 4", n)
 	}
 }

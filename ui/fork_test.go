@@ -8,16 +8,17 @@ import (
 	"testing"
 
 	"vkchat/runtime/engine"
+	"vkchat/ui/conversation"
 )
 
 // forkSecondStep inspects the first reply, moves to its third step, picks
 // the next candidate down and forks with it; it returns the reply forked
 // from, the step and the forced token.
-func forkSecondStep(t *testing.T, h *harness, eng *fakeEngine) (*turn, int, int32) {
+func forkSecondStep(t *testing.T, h *harness, eng *fakeEngine) (*conversation.Turn, int, int32) {
 	t.Helper()
 	m := h.m
 	h.say("Write a tiny Go program")
-	orig := m.lastTurn()
+	orig := m.conv.Last()
 	h.key("tab", "home", "right", "right")
 	if m.insp.turn != orig || m.insp.step != 2 {
 		t.Fatalf("inspector at step %d, want 2", m.insp.step)
@@ -25,7 +26,7 @@ func forkSecondStep(t *testing.T, h *harness, eng *fakeEngine) (*turn, int, int3
 	cands := mustStepInfo(t, orig, 2).Candidates
 	h.key("down")
 	token := cands[m.insp.cand].ID
-	if token == orig.steps[2].id {
+	if token == orig.Steps[2].ID {
 		h.key("down")
 		token = cands[m.insp.cand].ID
 	}
@@ -49,27 +50,27 @@ func TestForkFromCandidate(t *testing.T) {
 		t.Fatalf("fork request %+v, want token %d after %d kept tokens", req.Fork, token, k)
 	}
 	for i, id := range req.Fork.Prefix {
-		if id != orig.steps[i].id {
-			t.Errorf("prefix token %d is %d, the reply had %d", i, id, orig.steps[i].id)
+		if id != orig.Steps[i].ID {
+			t.Errorf("prefix token %d is %d, the reply had %d", i, id, orig.Steps[i].ID)
 		}
 	}
 	// The request's conversation is the one before the reply.
 	if len(req.Messages) != 1 || req.Messages[0].Content != "Write a tiny Go program" {
 		t.Errorf("fork request messages %+v", req.Messages)
 	}
-	forked := m.lastTurn()
-	if forked == orig || len(m.turns) != 2 {
-		t.Fatalf("turns %d, the fork did not replace the reply on screen", len(m.turns))
+	forked := m.conv.Last()
+	if forked == orig || len(m.conv.Turns()) != 2 {
+		t.Fatalf("turns %d, the fork did not replace the reply on screen", len(m.conv.Turns()))
 	}
-	wantStart := orig.content[:int(orig.steps[k].start)] + eng.TokenText(token)
-	if !strings.HasPrefix(forked.content, wantStart) {
-		t.Errorf("forked reply %q, want it to start with %q", forked.content, wantStart)
+	wantStart := orig.Content[:int(orig.Steps[k].Start)] + eng.TokenText(token)
+	if !strings.HasPrefix(forked.Content, wantStart) {
+		t.Errorf("forked reply %q, want it to start with %q", forked.Content, wantStart)
 	}
 	if s := mustStepInfo(t, forked, k); s.ID != token || !s.Forced || s.Index != k {
 		t.Errorf("step %d of the fork: id %d forced %v index %d", k, s.ID, s.Forced, s.Index)
 	}
-	set := forked.tree.branch
-	if set == nil || len(set.alts) != 2 || set.cur != 1 || set.alts[0][0] != orig || orig.tree.branch != set {
+	set := forked.Tree.Branch()
+	if set == nil || set.Len() != 2 || set.Current() != 1 || set.First(0) != orig || orig.Tree.Branch() != set {
 		t.Fatalf("branch set %+v", set)
 	}
 	view := m.View()
@@ -88,18 +89,18 @@ func TestBranchSwitching(t *testing.T) {
 	h := newHarness(t, m)
 	h.size(160, 48)
 	orig, _, _ := forkSecondStep(t, h, eng)
-	forked := m.lastTurn()
+	forked := m.conv.Last()
 
 	h.key("tab")
 	steps := []struct {
 		key  string
-		want *turn
+		want *conversation.Turn
 	}{
 		{"[", orig}, {"[", forked}, {"]", orig}, {"]", forked}, {"]", orig},
 	}
 	for i, s := range steps {
 		h.key(s.key)
-		if m.lastTurn() != s.want {
+		if m.conv.Last() != s.want {
 			t.Fatalf("step %d (%s): wrong branch on screen", i, s.key)
 		}
 	}
@@ -110,17 +111,17 @@ func TestBranchSwitching(t *testing.T) {
 	h.key("esc")
 	h.say("more")
 	req := eng.lastRequest()
-	if len(req.Messages) != 3 || req.Messages[1].Content != orig.content {
+	if len(req.Messages) != 3 || req.Messages[1].Content != orig.Content {
 		t.Fatalf("request after switching sends %+v", req.Messages)
 	}
 	// The new exchange belongs to branch 1: switching away and back keeps it.
 	h.key("tab", "]")
-	if m.lastTurn() != forked || len(m.turns) != 2 {
-		t.Fatalf("branch 2 shows %d turns", len(m.turns))
+	if m.conv.Last() != forked || len(m.conv.Turns()) != 2 {
+		t.Fatalf("branch 2 shows %d turns", len(m.conv.Turns()))
 	}
 	h.key("[")
-	if len(m.turns) != 4 || m.turns[1] != orig || m.turns[2].content != "more" {
-		t.Fatalf("branch 1 lost its continuation: %d turns", len(m.turns))
+	if len(m.conv.Turns()) != 4 || m.conv.Turns()[1] != orig || m.conv.Turns()[2].Content != "more" {
+		t.Fatalf("branch 1 lost its continuation: %d turns", len(m.conv.Turns()))
 	}
 }
 
@@ -131,17 +132,17 @@ func TestRegenerateMakesSibling(t *testing.T) {
 	h := newHarness(t, m)
 	h.size(120, 40)
 	h.say("hi")
-	first := m.lastTurn()
+	first := m.conv.Last()
 	h.key("ctrl+r")
 	h.idle()
-	second := m.lastTurn()
-	if second == first || second.tree.branch == nil || len(second.tree.branch.alts) != 2 || first.tree.branch != second.tree.branch {
+	second := m.conv.Last()
+	if second == first || second.Tree.Branch() == nil || second.Tree.Branch().Len() != 2 || first.Tree.Branch() != second.Tree.Branch() {
 		t.Fatalf("regenerate did not make a sibling")
 	}
 	h.key("ctrl+r")
 	h.idle()
-	if set := m.lastTurn().tree.branch; len(set.alts) != 3 || set.cur != 2 {
-		t.Fatalf("second regenerate: %d alternatives, current %d", len(set.alts), set.cur)
+	if set := m.conv.Last().Tree.Branch(); set.Len() != 3 || set.Current() != 2 {
+		t.Fatalf("second regenerate: %d alternatives, current %d", set.Len(), set.Current())
 	}
 }
 
@@ -155,21 +156,21 @@ func TestTreeSaveLoad(t *testing.T) {
 	h := newHarness(t, m)
 	h.size(160, 48)
 	orig, _, _ := forkSecondStep(t, h, eng)
-	forked := m.lastTurn()
+	forked := m.conv.Last()
 	h.key("esc")
 	h.say("and then?")
 	m.autosave()
-	path := m.savePath
+	path := m.conv.Path()
 
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c savedConversation
+	var c conversation.File
 	if err := json.Unmarshal(raw, &c); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Messages) != 4 || c.Messages[1].Content != forked.content || len(c.Tree) != 2 || c.Tree[1].Branches == nil {
+	if len(c.Messages) != 4 || c.Messages[1].Content != forked.Content || len(c.Tree) != 2 || c.Tree[1].Branches == nil {
 		t.Fatalf("saved messages %d, tree %+v", len(c.Messages), c.Tree)
 	}
 
@@ -179,24 +180,24 @@ func TestTreeSaveLoad(t *testing.T) {
 	}
 	h2 := newHarness(t, m2)
 	h2.size(160, 48)
-	if len(m2.turns) != 4 || m2.turns[1].content != forked.content || m2.turns[3].content != m.turns[3].content {
-		t.Fatalf("loaded path has %d turns", len(m2.turns))
+	if len(m2.conv.Turns()) != 4 || m2.conv.Turns()[1].Content != forked.Content || m2.conv.Turns()[3].Content != m.conv.Turns()[3].Content {
+		t.Fatalf("loaded path has %d turns", len(m2.conv.Turns()))
 	}
-	r := m2.turns[1]
-	if set := r.tree.branch; set == nil || len(set.alts) != 2 || set.cur != 1 || !r.tree.forked || r.tree.forkStep != 2 {
-		t.Fatalf("loaded branch point %+v fork %+v", set, r.tree)
+	r := m2.conv.Turns()[1]
+	if set := r.Tree.Branch(); set == nil || set.Len() != 2 || set.Current() != 1 || !r.Tree.Forked || r.Tree.ForkStep != 2 {
+		t.Fatalf("loaded branch point %+v fork %+v", set, r.Tree)
 	}
 	if !strings.Contains(m2.View(), "forked at token 3") {
 		t.Errorf("fork mark not shown after loading:\n%s", m2.View())
 	}
 	h2.key("alt+,")
-	if len(m2.turns) != 2 || m2.turns[1].content != orig.content {
-		t.Fatalf("branch 1 after loading: %d turns", len(m2.turns))
+	if len(m2.conv.Turns()) != 2 || m2.conv.Turns()[1].Content != orig.Content {
+		t.Fatalf("branch 1 after loading: %d turns", len(m2.conv.Turns()))
 	}
 	// Saving again round-trips the same tree.
 	m2.autosave()
-	raw2, _ := os.ReadFile(m2.savePath)
-	var c2 savedConversation
+	raw2, _ := os.ReadFile(m2.conv.Path())
+	var c2 conversation.File
 	if err := json.Unmarshal(raw2, &c2); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestTreeRejectsBadFiles(t *testing.T) {
 		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := readConversation(p, newFakeEngine().params)
+		_, err := conversation.Read(p, newFakeEngine().params)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: error %v, want one naming %s and %q", tc.name, err, p, tc.want)
 		}
@@ -232,8 +233,8 @@ func TestTreeRejectsBadFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := newTestModel(t, newFakeEngine(), Config{StateDir: dir, LoadConversation: old})
-	if m.loadErr != nil || len(m.turns) != 2 || m.turns[1].tree.branch != nil {
-		t.Fatalf("old file: err %v, %d turns", m.loadErr, len(m.turns))
+	if m.loadErr != nil || len(m.conv.Turns()) != 2 || m.conv.Turns()[1].Tree.Branch() != nil {
+		t.Fatalf("old file: err %v, %d turns", m.loadErr, len(m.conv.Turns()))
 	}
 }
 

@@ -22,8 +22,8 @@ func TestGoldenScreens(t *testing.T) {
 		h.typeText("Write a tiny Go program")
 		h.key("enter")
 		h.waitFor("14 streamed tokens", func() bool {
-			r := m.lastTurn()
-			return r != nil && r.role == "assistant" && len(r.steps) == 14
+			r := m.conv.Last()
+			return r != nil && r.Role == "assistant" && len(r.Steps) == 14
 		})
 		screen(t, h, name+"_streaming", sz.w, sz.h)
 

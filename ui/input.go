@@ -213,7 +213,7 @@ func readClipboard() tea.Msg {
 // inputKey gives a key to the editor and shows an edit it refused.
 func (m *Model) inputKey(msg tea.KeyMsg) tea.Cmd {
 	if msg.Type == tea.KeyUp && len(m.input.history) == 0 {
-		m.input.seedHistory(m.turns)
+		m.input.seedHistory(m.conv.UserMessages())
 	}
 	cmd := m.input.Update(msg)
 	m.showInputError()

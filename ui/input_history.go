@@ -1,6 +1,8 @@
 package ui
 
-import "strings"
+import (
+	"strings"
+)
 
 // Remember adds a sent line to the history (not twice in a row).
 func (in *Input) Remember(s string) {
@@ -13,11 +15,9 @@ func (in *Input) Remember(s string) {
 // seedHistory makes a resumed conversation's messages the history when
 // nothing was sent yet in this session, so they can be sent again or
 // edited.
-func (in *Input) seedHistory(turns []*turn) {
-	for _, t := range turns {
-		if t.role == "user" {
-			in.Remember(t.content)
-		}
+func (in *Input) seedHistory(sent []string) {
+	for _, s := range sent {
+		in.Remember(s)
 	}
 }
 

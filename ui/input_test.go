@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"vkchat/ui/conversation"
 	"vkchat/ui/termtext"
 )
 
@@ -137,8 +138,8 @@ func TestInputHistory(t *testing.T) {
 func TestInputHistoryFromAResumedChat(t *testing.T) {
 	m := newTestModel(t, newFakeEngine(), Config{})
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
-	m.turns = []*turn{{role: "user", content: "first question"}, {role: "assistant", content: "an answer"},
-		{role: "user", content: "second\nquestion"}, {role: "assistant", content: "another"}}
+	m.conv.Append(&conversation.Turn{Role: "user", Content: "first question"}, &conversation.Turn{Role: "assistant", Content: "an answer"},
+		&conversation.Turn{Role: "user", Content: "second\nquestion"}, &conversation.Turn{Role: "assistant", Content: "another"})
 	m.Update(keyMsg("up"))
 	if got := m.input.Value(); got != "second\nquestion" {
 		t.Fatalf("↑ recalled %q", got)

@@ -6,24 +6,10 @@ import (
 	"time"
 
 	"vkchat/runtime/sample"
+	"vkchat/ui/conversation"
 	"vkchat/ui/panels"
 	"vkchat/ui/theme"
 )
-
-// surprisal is −log₂ p of the token step k produced: from the engine's exact
-// log-probability when it reported one, else from the candidates.
-func (t *turn) surprisal(k int) float64 {
-	if k < 0 || k >= len(t.steps) {
-		return 0
-	}
-	if s := t.steps[k]; s.flags&stepLogZ != 0 {
-		return -s.logprob / math.Ln2
-	}
-	if p := t.chosenProb(k); p > 0 {
-		return -math.Log2(float64(p))
-	}
-	return 0
-}
 
 // surprisalLevel maps bits of surprisal to a heatmap colour on a log scale:
 // ≥8 bits (p ≤ 1/256), ≥4, ≥2, ≥1, and under 1 bit. Unlike the probability
@@ -44,21 +30,22 @@ func surprisalLevel(bits float64) int {
 	}
 }
 
-// heatLevel is step k's heatmap colour, by probability or by surprisal.
-func (t *turn) heatLevel(k int, bySurprisal bool) int {
+// heatLevel is the heatmap colour of step k of t, by probability or by
+// surprisal.
+func heatLevel(t *conversation.Turn, k int, bySurprisal bool) int {
 	if bySurprisal {
-		return surprisalLevel(t.surprisal(k))
+		return surprisalLevel(t.Surprisal(k))
 	}
-	return theme.HeatLevel(t.chosenProb(k))
+	return theme.HeatLevel(t.ChosenProb(k))
 }
 
 // stripTurn is the reply the surprisal strip follows: the inspected one,
 // else the newest reply generated here.
-func (m *Model) stripTurn() *turn {
+func (m *Model) stripTurn() *conversation.Turn {
 	if m.focus == focusTranscript && m.insp.turn != nil {
 		return m.insp.turn
 	}
-	rs := m.repliesWithTokens()
+	rs := m.conv.Replies()
 	if len(rs) == 0 {
 		return nil
 	}
@@ -82,9 +69,9 @@ func (m *Model) surprisalData() panels.Surprisal {
 	if t == nil {
 		return s
 	}
-	for k, st := range t.steps {
-		s.Bits = append(s.Bits, t.surprisal(k))
-		s.Entropy = append(s.Entropy, float64(st.entropy)/math.Ln2)
+	for k, st := range t.Steps {
+		s.Bits = append(s.Bits, t.Surprisal(k))
+		s.Entropy = append(s.Entropy, float64(st.Entropy)/math.Ln2)
 	}
 	if m.focus == focusTranscript && m.insp.turn == t {
 		s.Cursor = m.insp.step

@@ -7,6 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/runtime/sample"
+	"vkchat/ui/conversation"
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
 )
@@ -20,7 +21,7 @@ const (
 
 // inspector is the token cursor used while the transcript has focus.
 type inspector struct {
-	turn *turn
+	turn *conversation.Turn
 	step int
 	cand int // the candidate ↑/↓ selected at that step, for a fork
 }
@@ -39,33 +40,22 @@ type probsView struct {
 	params sample.Params
 	cursor int // the inspector's candidate cursor; -1 for none
 	// notKept: the step is of an older reply that no longer keeps its
-	// candidates (stepdetail.go).
+	// candidates (ui/conversation, detail.go).
 	notKept bool
 }
 
 // emptyText is what the panel says when it has no candidates to show.
 func (p probsView) emptyText() string {
 	if p.notKept {
-		return fmt.Sprintf("details not kept: only the %d newest replies keep each token's alternatives", detailReplies)
+		return fmt.Sprintf("details not kept: only the %d newest replies keep each token's alternatives", conversation.DetailReplies)
 	}
 	return "no token sampled yet"
-}
-
-// repliesWithTokens lists the replies generated in this session, oldest first.
-func (m *Model) repliesWithTokens() []*turn {
-	var out []*turn
-	for _, t := range m.turns {
-		if t.role == "assistant" && len(t.steps) > 0 {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // enterInspector focuses the transcript on the last token of the latest
 // reply; it reports false when there is nothing to inspect.
 func (m *Model) enterInspector() bool {
-	rs := m.repliesWithTokens()
+	rs := m.conv.Replies()
 	if len(rs) == 0 {
 		m.setStatus("nothing to inspect yet: the inspector walks the tokens of replies generated here")
 		return false
@@ -73,7 +63,7 @@ func (m *Model) enterInspector() bool {
 	m.focus = focusTranscript
 	m.input.Blur()
 	t := rs[len(rs)-1]
-	m.showStep(t, len(t.steps)-1, true)
+	m.showStep(t, len(t.Steps)-1, true)
 	return true
 }
 
@@ -85,19 +75,19 @@ func (m *Model) leaveInspector() {
 	// bottom of the transcript (drawn as Markdown again, its rows are not
 	// the ones the inspector scrolled through).
 	m.scroll.follow = true
-	if rs := m.repliesWithTokens(); len(rs) > 0 {
+	if rs := m.conv.Replies(); len(rs) > 0 {
 		t := rs[len(rs)-1]
-		m.showStep(t, len(t.steps)-1, false)
+		m.showStep(t, len(t.Steps)-1, false)
 	}
 }
 
 // showStep puts step k of reply t in the probability panel; inspecting
 // also moves the token cursor there and scrolls to it.
-func (m *Model) showStep(t *turn, k int, inspecting bool) {
-	if t == nil || k < 0 || k >= len(t.steps) {
+func (m *Model) showStep(t *conversation.Turn, k int, inspecting bool) {
+	if t == nil || k < 0 || k >= len(t.Steps) {
 		return
 	}
-	s, kept := t.stepInfo(k)
+	s, kept := t.StepInfo(k)
 	title := fmt.Sprintf("step %d", k+1)
 	cursor := -1
 	if inspecting {
@@ -110,14 +100,14 @@ func (m *Model) showStep(t *turn, k int, inspecting bool) {
 		}
 		m.insp = inspector{turn: t, step: k, cand: cursor}
 		m.revealSelection = true
-		title = fmt.Sprintf("inspecting step %d/%d", k+1, len(t.steps))
+		title = fmt.Sprintf("inspecting step %d/%d", k+1, len(t.Steps))
 		if s.Forced {
 			title += " · forked"
 		}
 	}
 	if !kept {
 		// An older reply keeps its tokens but not their alternatives
-		// (stepdetail.go): say so rather than show an empty distribution.
+		// (ui/conversation, detail.go): say so rather than show an empty distribution.
 		title += " · details not kept"
 		m.probs = probsView{title: title, chosen: s.ID, hasChosen: true, entropy: s.Entropy, cursor: -1, notKept: true}
 		if inspecting {
@@ -130,12 +120,12 @@ func (m *Model) showStep(t *turn, k int, inspecting bool) {
 }
 
 // notKeptHint says why an older reply has no alternatives to pick from.
-var notKeptHint = fmt.Sprintf("details not kept for this older reply: only the %d newest replies keep each token's alternatives to inspect and fork", detailReplies)
+var notKeptHint = fmt.Sprintf("details not kept for this older reply: only the %d newest replies keep each token's alternatives to inspect and fork", conversation.DetailReplies)
 
 // moveCandidate moves the fork cursor over the inspected step's candidates.
 func (m *Model) moveCandidate(delta int) {
 	n := len(m.probs.candidates)
-	if m.insp.turn != nil && !m.insp.turn.hasDetail() {
+	if m.insp.turn != nil && !m.insp.turn.HasDetail() {
 		m.setStatus(notKeptHint)
 		return
 	}
@@ -152,10 +142,10 @@ func (m *Model) moveCandidate(delta int) {
 // forkHere forks the inspected reply at the cursor's candidate.
 func (m *Model) forkHere() tea.Cmd {
 	t, k := m.insp.turn, m.insp.step
-	if t == nil || k < 0 || k >= len(t.steps) {
+	if t == nil || k < 0 || k >= len(t.Steps) {
 		return nil
 	}
-	s, kept := t.stepInfo(k)
+	s, kept := t.StepInfo(k)
 	if !kept {
 		m.setError(notKeptHint)
 		return nil
@@ -170,7 +160,7 @@ func (m *Model) forkHere() tea.Cmd {
 // moveInspector moves the token cursor by delta, crossing into the
 // neighbouring replies at either end.
 func (m *Model) moveInspector(delta int) {
-	rs := m.repliesWithTokens()
+	rs := m.conv.Replies()
 	ri := -1
 	for i, t := range rs {
 		if t == m.insp.turn {
@@ -184,14 +174,14 @@ func (m *Model) moveInspector(delta int) {
 	k := m.insp.step + delta
 	for k < 0 && ri > 0 {
 		ri--
-		k += len(rs[ri].steps)
+		k += len(rs[ri].Steps)
 	}
-	for ri < len(rs) && k >= len(rs[ri].steps) && ri < len(rs)-1 {
-		k -= len(rs[ri].steps)
+	for ri < len(rs) && k >= len(rs[ri].Steps) && ri < len(rs)-1 {
+		k -= len(rs[ri].Steps)
 		ri++
 	}
 	t := rs[ri]
-	m.showStep(t, min(max(k, 0), len(t.steps)-1), true)
+	m.showStep(t, min(max(k, 0), len(t.Steps)-1), true)
 }
 
 // inspectorKey handles a key while the transcript has focus.
@@ -210,7 +200,7 @@ func (m *Model) inspectorKey(msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.LastToken):
 		if t := m.insp.turn; t != nil {
-			m.showStep(t, len(t.steps)-1, true)
+			m.showStep(t, len(t.Steps)-1, true)
 		}
 	case key.Matches(msg, k.CandUp):
 		m.moveCandidate(-1)

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"vkchat/ui/conversation"
 	"vkchat/ui/theme"
 )
 
@@ -18,11 +19,11 @@ func TestInspectorNavigation(t *testing.T) {
 	h.size(160, 48)
 	h.say("first")
 	h.say("second")
-	first, second := m.turns[1], m.turns[3]
-	n1, n2 := len(first.steps), len(second.steps)
+	first, second := m.conv.Turns()[1], m.conv.Turns()[3]
+	n1, n2 := len(first.Steps), len(second.Steps)
 
 	type want struct {
-		turn *turn
+		turn *conversation.Turn
 		step int
 	}
 	steps := []struct {
@@ -86,7 +87,7 @@ func TestInspectorScrollsToTheToken(t *testing.T) {
 	// Replies alternate between the long and the short script: walk back
 	// to the first token of the first reply, far above the bottom.
 	h.key("tab", "home", "left", "home", "left", "home")
-	if m.insp.turn != m.turns[1] || m.insp.step != 0 {
+	if m.insp.turn != m.conv.Turns()[1] || m.insp.step != 0 {
 		t.Fatalf("at %p step %d, want the first reply's first token", m.insp.turn, m.insp.step)
 	}
 	m.View()
@@ -116,7 +117,7 @@ func TestHeatmapAndSelectionStyles(t *testing.T) {
 	h := newHarness(t, m)
 	h.size(160, 48)
 	h.say("hi")
-	reply := m.lastTurn()
+	reply := m.conv.Last()
 	plain := m.View()
 
 	h.key("tab", "h")
@@ -128,9 +129,9 @@ func TestHeatmapAndSelectionStyles(t *testing.T) {
 		t.Fatal("the heatmap changed nothing")
 	}
 	// "Here" (step 0) must be drawn in the colour of its probability.
-	lvl := theme.HeatLevel(reply.chosenProb(0))
+	lvl := theme.HeatLevel(reply.ChosenProb(0))
 	if seq := strings.Split(m.styles.Heat[lvl].Render("X"), "X")[0]; seq == "" || !strings.Contains(heat, seq+"Here") {
-		t.Errorf("step 0 (p=%.2f) not drawn with heat level %d", reply.chosenProb(0), lvl)
+		t.Errorf("step 0 (p=%.2f) not drawn with heat level %d", reply.ChosenProb(0), lvl)
 	}
 	// The selected (last) token is highlighted instead.
 	if seq := strings.Split(m.styles.Selected.Render("X"), "X")[0]; seq == "" || !strings.Contains(heat, seq+".") {

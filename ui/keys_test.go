@@ -7,6 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/runtime/sample"
+	"vkchat/ui/conversation"
 )
 
 func TestSamplerKeys(t *testing.T) {
@@ -144,7 +145,7 @@ func TestSlashCommandsChangeParams(t *testing.T) {
 			if !tt.want(m.params) || len(eng.setParamsCalls()) != 1 || !tt.want(eng.setParamsCalls()[0]) {
 				t.Fatalf("params %+v, SetParams %+v", m.params, eng.setParamsCalls())
 			}
-			if m.input.Value() != "" || len(m.turns) != 0 || eng.requestCount() != 0 {
+			if m.input.Value() != "" || len(m.conv.Turns()) != 0 || eng.requestCount() != 0 {
 				t.Error("a command was sent as a message")
 			}
 		})
@@ -190,12 +191,12 @@ func TestControlKeys(t *testing.T) {
 		h := newHarness(t, m)
 		h.size(100, 30)
 		h.key("enter")
-		if eng.requestCount() != 0 || len(m.turns) != 0 {
+		if eng.requestCount() != 0 || len(m.conv.Turns()) != 0 {
 			t.Fatal("empty input was sent")
 		}
 		h.say("hello")
-		if len(m.turns) != 2 || m.turns[0].content != "hello" || m.turns[1].content != strings.Join(fakeReplyCode, "") {
-			t.Fatalf("turns = %+v", m.turns)
+		if len(m.conv.Turns()) != 2 || m.conv.Turns()[0].Content != "hello" || m.conv.Turns()[1].Content != strings.Join(fakeReplyCode, "") {
+			t.Fatalf("turns = %+v", m.conv.Turns())
 		}
 		if m.input.Value() != "" {
 			t.Error("input not cleared")
@@ -213,7 +214,7 @@ func TestControlKeys(t *testing.T) {
 		if got := m.input.Value(); got != "a\nb\nc" {
 			t.Fatalf("input = %q", got)
 		}
-		if len(m.turns) != 0 {
+		if len(m.conv.Turns()) != 0 {
 			t.Fatal("newline sent the message")
 		}
 	})
@@ -225,15 +226,15 @@ func TestControlKeys(t *testing.T) {
 		h.size(100, 30)
 		h.typeText("hi")
 		h.key("enter")
-		h.waitFor("5 tokens", func() bool { return len(m.lastTurn().steps) == 5 })
+		h.waitFor("5 tokens", func() bool { return len(m.conv.Last().Steps) == 5 })
 		h.key("esc")
 		h.idle()
-		r := m.lastTurn()
-		if r.role != "assistant" || r.content != strings.Join(fakeReplyCode[:5], "") {
-			t.Fatalf("reply = %q", r.content)
+		r := m.conv.Last()
+		if r.Role != "assistant" || r.Content != strings.Join(fakeReplyCode[:5], "") {
+			t.Fatalf("reply = %q", r.Content)
 		}
-		if len(r.notes) != 1 || r.notes[0].text != "stopped" {
-			t.Errorf("notes = %+v", r.notes)
+		if len(r.Notes) != 1 || r.Notes[0].Text != "stopped" {
+			t.Errorf("notes = %+v", r.Notes)
 		}
 		if !strings.Contains(m.View(), "■ stopped") {
 			t.Error("no stopped notice on screen")
@@ -263,8 +264,8 @@ func TestControlKeys(t *testing.T) {
 		h.say("hello")
 		h.key("ctrl+r")
 		h.idle()
-		if len(m.turns) != 2 || m.turns[1].content != strings.Join(fakeReplyShort, "") {
-			t.Fatalf("turns after regenerate: %d, last %q", len(m.turns), m.lastTurn().content)
+		if len(m.conv.Turns()) != 2 || m.conv.Turns()[1].Content != strings.Join(fakeReplyShort, "") {
+			t.Fatalf("turns after regenerate: %d, last %q", len(m.conv.Turns()), m.conv.Last().Content)
 		}
 		msgs := eng.lastRequest().Messages
 		if len(msgs) != 1 || msgs[0].Content != "hello" {
@@ -287,12 +288,12 @@ func TestControlKeys(t *testing.T) {
 		h := newHarness(t, m)
 		h.size(100, 30)
 		h.say("hello")
-		old := m.savePath
+		old := m.conv.Path()
 		h.key("ctrl+n")
-		if len(m.turns) != 0 || m.savePath != "" || m.system != "be brief" {
-			t.Fatalf("after ctrl+n: %d turns, path %q, system %q", len(m.turns), m.savePath, m.system)
+		if len(m.conv.Turns()) != 0 || m.conv.Path() != "" || m.conv.System() != "be brief" {
+			t.Fatalf("after ctrl+n: %d turns, path %q, system %q", len(m.conv.Turns()), m.conv.Path(), m.conv.System())
 		}
-		c, err := readConversation(old, sample.Defaults())
+		c, err := conversation.Read(old, sample.Defaults())
 		if err != nil || len(c.Messages) != 3 {
 			t.Fatalf("old chat: %v, %+v", err, c.Messages)
 		}
@@ -305,17 +306,17 @@ func TestControlKeys(t *testing.T) {
 		h.size(100, 30)
 		h.typeText("hello")
 		h.key("enter")
-		h.waitFor("3 tokens", func() bool { return len(m.lastTurn().steps) == 3 })
+		h.waitFor("3 tokens", func() bool { return len(m.conv.Last().Steps) == 3 })
 		h.key("ctrl+n")
-		if len(m.turns) != 0 {
+		if len(m.conv.Turns()) != 0 {
 			t.Fatal("chat not cleared")
 		}
 		// A message typed before the old reply has wound down still gets its reply.
 		h.typeText("fresh")
 		h.key("enter")
-		h.waitFor("the new reply", func() bool { return m.gen == nil && len(m.turns) == 2 })
-		if m.turns[0].content != "fresh" || len(eng.lastRequest().Messages) != 1 {
-			t.Fatalf("turns %+v, request %+v", m.turns, eng.lastRequest())
+		h.waitFor("the new reply", func() bool { return m.gen == nil && len(m.conv.Turns()) == 2 })
+		if m.conv.Turns()[0].Content != "fresh" || len(eng.lastRequest().Messages) != 1 {
+			t.Fatalf("turns %+v, request %+v", m.conv.Turns(), eng.lastRequest())
 		}
 	})
 	t.Run("enter while generating is refused", func(t *testing.T) {
@@ -326,7 +327,7 @@ func TestControlKeys(t *testing.T) {
 		h.size(100, 30)
 		h.typeText("one")
 		h.key("enter")
-		h.waitFor("2 tokens", func() bool { return len(m.lastTurn().steps) == 2 })
+		h.waitFor("2 tokens", func() bool { return len(m.conv.Last().Steps) == 2 })
 		h.typeText("two")
 		h.key("enter")
 		if !m.status.err || m.input.Value() != "two" || eng.requestCount() != 1 {
@@ -405,7 +406,7 @@ func TestControlKeys(t *testing.T) {
 		h.size(100, 30)
 		h.typeText("bye")
 		h.key("enter")
-		h.waitFor("4 tokens", func() bool { return len(m.lastTurn().steps) == 4 })
+		h.waitFor("4 tokens", func() bool { return len(m.conv.Last().Steps) == 4 })
 		_, cmd := m.Update(keyMsg("ctrl+c"))
 		if cmd == nil {
 			t.Fatal("no quit command")
@@ -413,7 +414,7 @@ func TestControlKeys(t *testing.T) {
 		if _, ok := cmd().(tea.QuitMsg); !ok {
 			t.Fatal("ctrl+c did not quit")
 		}
-		c, err := readConversation(m.savePath, sample.Defaults())
+		c, err := conversation.Read(m.conv.Path(), sample.Defaults())
 		if err != nil || len(c.Messages) != 2 || c.Messages[1].Content != strings.Join(fakeReplyCode[:4], "") {
 			t.Fatalf("saved on quit: %v %+v", err, c.Messages)
 		}

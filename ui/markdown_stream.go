@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"vkchat/ui/conversation"
 	"vkchat/ui/termtext"
 )
 
@@ -37,20 +38,20 @@ func (mr *markdownRenderer) stale(b renderedBlock) bool {
 // markdownRows renders a reply's text as Markdown, reusing every block
 // whose source has not changed since the last call; ok is false when
 // Markdown cannot be drawn at this width.
-func (m *Model) markdownRows(t *turn, width int) ([]string, bool) {
+func (m *Model) markdownRows(t *conversation.Turn, width int) ([]string, bool) {
 	if width < minMarkdownWidth || m.md == nil {
 		return nil, false
 	}
-	text := strings.ReplaceAll(termtext.Sanitize(t.content), "\t", strings.Repeat(" ", termtext.TabWidth))
+	text := strings.ReplaceAll(termtext.Sanitize(t.Content), "\t", strings.Repeat(" ", termtext.TabWidth))
 	blocks := markdownBlocks(text)
-	c := &t.md
+	c := &m.cacheOf(t).md
 	if c.width != width {
 		*c = markdownCache{width: width}
 	}
 	var out []string
 	c.heldUntil = time.Time{}
 	for i, src := range blocks {
-		open := t.streaming && i == len(blocks)-1
+		open := t.Streaming && i == len(blocks)-1
 		if open && i < len(c.blocks) && c.blocks[i].src != src && m.md.stale(c.blocks[i]) {
 			b := c.blocks[i]
 			c.heldUntil = b.at.Add(min(debounceFactor*b.cost, maxDebounce))
@@ -102,7 +103,7 @@ func (m *Model) scheduleRedraw() tea.Cmd {
 		return nil
 	}
 	m.renderTurn(g.reply, l.mainW)
-	until := g.reply.md.heldUntil
+	until := m.cacheOf(g.reply).md.heldUntil
 	if until.IsZero() {
 		return nil
 	}
@@ -116,7 +117,7 @@ func (m *Model) scheduleRedraw() tea.Cmd {
 func (m *Model) handleRedraw(msg markdownRedrawMsg) tea.Cmd {
 	m.redrawPending = false
 	if g := m.gen; g != nil && g.id == msg.gen && g.reply != nil {
-		g.reply.cache.valid = false
+		m.cacheOf(g.reply).render.valid = false
 	}
 	return m.scheduleRedraw()
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/muesli/termenv"
 
+	"vkchat/ui/conversation"
 	"vkchat/ui/termtext"
 )
 
@@ -57,7 +58,7 @@ func TestMarkdownBlocks(t *testing.T) {
 
 func renderReply(t *testing.T, m *Model, text string, width int) []string {
 	t.Helper()
-	tr := &turn{role: "assistant", content: text}
+	tr := &conversation.Turn{Role: "assistant", Content: text}
 	rows, ok := m.markdownRows(tr, width)
 	if !ok {
 		t.Fatalf("no markdown at width %d", width)
@@ -133,9 +134,9 @@ func TestMarkdownDropsTerminalControls(t *testing.T) {
 func TestMarkdownStreamingMatchesFreshRender(t *testing.T) {
 	m := newTestModel(t, newFakeEngine(), Config{})
 	fresh := newTestModel(t, newFakeEngine(), Config{})
-	tr := &turn{role: "assistant"}
+	tr := &conversation.Turn{Role: "assistant"}
 	for i, p := range pieces(markdownReply) {
-		tr.content += p
+		tr.Content += p
 		before := m.md.renders
 		got, ok := m.markdownRows(tr, 50)
 		if !ok {
@@ -146,7 +147,7 @@ func TestMarkdownStreamingMatchesFreshRender(t *testing.T) {
 			// older is drawn again.
 			t.Fatalf("token %d (%q) rendered %d blocks", i, p, n)
 		}
-		want := renderReply(t, fresh, tr.content, 50)
+		want := renderReply(t, fresh, tr.Content, 50)
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("after token %d (%q) the cached rows differ from a fresh render:\n%s\n---\n%s", i, p, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
@@ -159,10 +160,10 @@ func TestMarkdownDebouncesASlowOpenBlock(t *testing.T) {
 	m := newTestModel(t, newFakeEngine(), Config{})
 	now := time.Unix(0, 0)
 	m.md.clock = func() time.Time { now = now.Add(10 * time.Millisecond); return now } // each render "costs" 10 ms
-	tr := &turn{role: "assistant", streaming: true}
+	tr := &conversation.Turn{Role: "assistant", Streaming: true}
 	var shown []string
 	for _, p := range []string{"one", " two", " three", " four", " five", " six"} {
-		tr.content += p
+		tr.Content += p
 		rows, _ := m.markdownRows(tr, 40)
 		shown = append(shown, strings.Join(rows, "/"))
 	}
@@ -170,15 +171,15 @@ func TestMarkdownDebouncesASlowOpenBlock(t *testing.T) {
 	if fmt.Sprint(shown) != fmt.Sprint(want) {
 		t.Fatalf("drawn %q, want %q", shown, want)
 	}
-	tr.streaming = false
+	tr.Streaming = false
 	if rows, _ := m.markdownRows(tr, 40); strings.Join(rows, "/") != "one two three four five six" {
 		t.Errorf("the finished reply shows %q", rows)
 	}
 	// Under minDebounce a block is drawn for every token.
 	m.md.clock = func() time.Time { now = now.Add(time.Millisecond); return now }
-	tr = &turn{role: "assistant", streaming: true, content: "a"}
+	tr = &conversation.Turn{Role: "assistant", Streaming: true, Content: "a"}
 	m.markdownRows(tr, 40)
-	tr.content += " b"
+	tr.Content += " b"
 	if rows, _ := m.markdownRows(tr, 40); strings.Join(rows, "/") != "a b" {
 		t.Errorf("a fast block was held back: %q", rows)
 	}
@@ -192,18 +193,18 @@ func TestMarkdownHeldBlockIsRedrawn(t *testing.T) {
 	now := time.Unix(0, 0)
 	step := 10 * time.Millisecond
 	m.md.clock = func() time.Time { now = now.Add(step); return now }
-	reply := &turn{role: "assistant", streaming: true, content: "one"}
-	m.turns = []*turn{{role: "user", content: "hi"}, reply}
+	reply := &conversation.Turn{Role: "assistant", Streaming: true, Content: "one"}
+	m.conv.Append([]*conversation.Turn{{Role: "user", Content: "hi"}, reply}...)
 	m.gen = &generation{id: 7, reply: reply}
 	defer func() { m.gen = nil }()
 
 	if cmd := m.scheduleRedraw(); cmd != nil {
 		t.Fatal("a redraw was scheduled for a block that is up to date")
 	}
-	reply.content += " two"
+	reply.Content += " two"
 	cmd := m.scheduleRedraw()
-	if cmd == nil || !m.redrawPending || strings.Contains(strings.Join(reply.cache.lines, "\n"), "two") {
-		t.Fatalf("held block: cmd %v, pending %v, rows %q", cmd != nil, m.redrawPending, reply.cache.lines)
+	if cmd == nil || !m.redrawPending || strings.Contains(strings.Join(m.cacheOf(reply).render.lines, "\n"), "two") {
+		t.Fatalf("held block: cmd %v, pending %v, rows %q", cmd != nil, m.redrawPending, m.cacheOf(reply).render.lines)
 	}
 	if m.scheduleRedraw() != nil {
 		t.Error("a second redraw was scheduled while one is pending")
@@ -213,14 +214,14 @@ func TestMarkdownHeldBlockIsRedrawn(t *testing.T) {
 		t.Error("still held after the redraw")
 	}
 	// The redraw rendered the turn again although its text did not change.
-	if got := strings.Join(reply.cache.lines, "\n"); !strings.Contains(got, "one two") {
+	if got := strings.Join(m.cacheOf(reply).render.lines, "\n"); !strings.Contains(got, "one two") {
 		t.Errorf("after the redraw the reply shows %q", got)
 	}
 }
 
 func TestMarkdownNarrowFallsBackToPlain(t *testing.T) {
 	m := newTestModel(t, newFakeEngine(), Config{})
-	if _, ok := m.markdownRows(&turn{role: "assistant", content: "# x"}, minMarkdownWidth-1); ok {
+	if _, ok := m.markdownRows(&conversation.Turn{Role: "assistant", Content: "# x"}, minMarkdownWidth-1); ok {
 		t.Error("markdown drawn below its minimum width")
 	}
 	long := markdownReply + "\n\nSee https://example.com/a/very/long/path/that/goes/on/and/on/forever and `averylongidentifierwithoutanybreakatall`.\n\n```\nx := f(\"a very long line of code that does not fit at all\", y)\n```"
@@ -297,8 +298,8 @@ func TestGoldenMarkdown(t *testing.T) {
 		h.typeText("How do I count lines?")
 		h.key("enter")
 		h.waitFor("the code block to stream", func() bool {
-			r := m.lastTurn()
-			return r != nil && r.role == "assistant" && len(r.steps) == hold
+			r := m.conv.Last()
+			return r != nil && r.Role == "assistant" && len(r.Steps) == hold
 		})
 		markdownScreen(t, h, name+"_streaming", sz.w, sz.h)
 		close(eng.release)
@@ -333,11 +334,11 @@ func FuzzMarkdownRows(f *testing.F) {
 		if len(text) > 4096 {
 			return
 		}
-		tr := &turn{role: "assistant", streaming: true, content: text[:int(cut)%(len(text)+1)]}
+		tr := &conversation.Turn{Role: "assistant", Streaming: true, Content: text[:int(cut)%(len(text)+1)]}
 		m.markdownRows(tr, 40)
-		tr.content = text
+		tr.Content = text
 		got, ok := m.markdownRows(tr, 40)
-		want, _ := fresh.markdownRows(&turn{role: "assistant", content: text}, 40)
+		want, _ := fresh.markdownRows(&conversation.Turn{Role: "assistant", Content: text}, 40)
 		if !ok || strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("cached rows differ from a fresh render (ok %v):\n%q\n%q", ok, got, want)
 		}

@@ -12,6 +12,7 @@ import (
 	"vkchat/models/demo"
 	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
+	"vkchat/ui/conversation"
 )
 
 // pasteBound is how long a 1 MB paste may take to land and draw. A
@@ -142,19 +143,19 @@ func TestHugePasteRealEngine(t *testing.T) {
 		}
 		_ = m.View()
 	})
-	last := m.turns[len(m.turns)-1]
+	last := m.conv.Turns()[len(m.conv.Turns())-1]
 	var notes []string
-	for _, n := range last.notes {
-		notes = append(notes, n.text)
+	for _, n := range last.Notes {
+		notes = append(notes, n.Text)
 	}
-	t.Logf("last turn %s, %d bytes; status %q; notes %q", last.role, len(last.content), m.status.text, notes)
-	if last.role == "assistant" && last.content == "" && len(notes) == 0 && m.status.text == "" {
+	t.Logf("last turn %s, %d bytes; status %q; notes %q", last.Role, len(last.Content), m.status.text, notes)
+	if last.Role == "assistant" && last.Content == "" && len(notes) == 0 && m.status.text == "" {
 		t.Error("the engine gave neither a reply nor a message")
 	}
-	if m.saveErr != nil {
-		t.Errorf("autosave: %v", m.saveErr)
+	if m.saver.Err() != nil {
+		t.Errorf("autosave: %v", m.saver.Err())
 	}
-	c, err := readConversation(m.savePath, sample.Params{})
+	c, err := conversation.Read(m.conv.Path(), sample.Params{})
 	if err != nil || len(c.Messages) == 0 || !sameText(c.Messages[0].Content, paste) {
 		t.Errorf("the pasted message is not saved whole (%v, %d messages)", err, len(c.Messages))
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"vkchat/runtime/sample"
+	"vkchat/ui/conversation"
 )
 
 // faultyDisk is an injected save: it fails with ENOSPC while full is set,
@@ -25,7 +26,7 @@ type faultyDisk struct {
 	fails  int
 }
 
-func (d *faultyDisk) write(path string, c savedConversation) error {
+func (d *faultyDisk) write(path string, c conversation.File) error {
 	d.mu.Lock()
 	d.writes++
 	full := d.full
@@ -36,7 +37,7 @@ func (d *faultyDisk) write(path string, c savedConversation) error {
 	if full {
 		return &fs.PathError{Op: "write", Path: path + ".tmp", Err: syscall.ENOSPC}
 	}
-	return writeConversation(path, c)
+	return conversation.Write(path, c)
 }
 
 func (d *faultyDisk) set(full bool) {
@@ -58,17 +59,17 @@ func (d *faultyDisk) counts() (writes, fails int) {
 func TestAutosaveFullDiskRetries(t *testing.T) {
 	disk := &faultyDisk{full: true}
 	m := newTestModel(t, newFakeEngine(), Config{})
-	m.saveRetry.write = disk.write
-	m.saveRetry.firstDelay = 20 * time.Millisecond
+	m.saver.Write = disk.write
+	m.saver.FirstDelay = 20 * time.Millisecond
 	h := newHarness(t, m)
 	h.size(100, 30)
 
 	h.say("first while full")
-	if m.saveErr == nil || !errors.Is(m.saveErr, syscall.ENOSPC) {
-		t.Fatalf("saveErr = %v, want ENOSPC", m.saveErr)
+	if m.saver.Err() == nil || !errors.Is(m.saver.Err(), syscall.ENOSPC) {
+		t.Fatalf("saveErr = %v, want ENOSPC", m.saver.Err())
 	}
-	if len(m.turns) != 2 || m.turns[0].content != "first while full" || m.turns[1].content == "" {
-		t.Fatalf("conversation not kept in memory: %+v", m.turns)
+	if len(m.conv.Turns()) != 2 || m.conv.Turns()[0].Content != "first while full" || m.conv.Turns()[1].Content == "" {
+		t.Fatalf("conversation not kept in memory: %+v", m.conv.Turns())
 	}
 	view := m.View()
 	for _, want := range []string{"could not save", "kept in memory"} {
@@ -78,26 +79,26 @@ func TestAutosaveFullDiskRetries(t *testing.T) {
 	}
 	// The timer retries on its own, more than once, and backs off.
 	h.waitFor("two timed retries", func() bool { _, f := disk.counts(); return f >= 3 })
-	if m.saveRetry.delay <= 20*time.Millisecond {
-		t.Errorf("retry delay %s did not back off", m.saveRetry.delay)
+	if m.saver.Delay() <= 20*time.Millisecond {
+		t.Errorf("retry delay %s did not back off", m.saver.Delay())
 	}
 	// The chat goes on while saves fail.
 	h.say("second while full")
-	if len(m.turns) != 4 {
-		t.Fatalf("%d turns after the second message, want 4", len(m.turns))
+	if len(m.conv.Turns()) != 4 {
+		t.Fatalf("%d turns after the second message, want 4", len(m.conv.Turns()))
 	}
 
 	disk.set(false)
-	h.waitFor("a retry to succeed", func() bool { return m.saveErr == nil })
+	h.waitFor("a retry to succeed", func() bool { return m.saver.Err() == nil })
 	if !strings.Contains(m.status.text, "saved to") || m.status.err {
 		t.Errorf("status after recovery %q (err %v), want a saved notice", m.status.text, m.status.err)
 	}
-	c, err := readConversation(m.savePath, sample.Params{})
+	c, err := conversation.Read(m.conv.Path(), sample.Params{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.Messages) != 4 || c.Messages[0].Content != "first while full" || c.Messages[2].Content != "second while full" ||
-		c.Messages[3].Content != m.turns[3].content {
+		c.Messages[3].Content != m.conv.Turns()[3].Content {
 		t.Fatalf("saved conversation incomplete: %+v", c.Messages)
 	}
 	// No timer keeps running once saves succeed.
@@ -129,18 +130,18 @@ func TestAutosaveUnwritableStateDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := newTestModel(t, newFakeEngine(), Config{StateDir: filepath.Join(parent, "state")})
-	m.saveRetry.firstDelay = time.Hour // only the turn's own save here
+	m.saver.FirstDelay = time.Hour // only the turn's own save here
 	h := newHarness(t, m)
 	h.size(100, 30)
 	h.say("hello")
-	if m.saveErr == nil || !errors.Is(m.saveErr, syscall.ENOTDIR) {
-		t.Fatalf("saveErr = %v, want ENOTDIR", m.saveErr)
+	if m.saver.Err() == nil || !errors.Is(m.saver.Err(), syscall.ENOTDIR) {
+		t.Fatalf("saveErr = %v, want ENOTDIR", m.saver.Err())
 	}
 	if !strings.Contains(m.View(), "kept in memory") {
 		t.Errorf("screen does not say the conversation is kept:\n%s", m.View())
 	}
-	if len(m.turns) != 2 {
-		t.Errorf("%d turns in memory, want 2", len(m.turns))
+	if len(m.conv.Turns()) != 2 {
+		t.Errorf("%d turns in memory, want 2", len(m.conv.Turns()))
 	}
 }
 
@@ -150,14 +151,14 @@ func TestAutosaveUnwritableStateDir(t *testing.T) {
 func TestRescueUnsaved(t *testing.T) {
 	disk := &faultyDisk{full: true}
 	m := newTestModel(t, newFakeEngine(), Config{})
-	m.saveRetry.write = func(path string, c savedConversation) error {
+	m.saver.Write = func(path string, c conversation.File) error {
 		if strings.Contains(path, "vkchat-unsaved-") {
-			return writeConversation(path, c)
+			return conversation.Write(path, c)
 		}
 		return disk.write(path, c)
 	}
-	m.saveRetry.firstDelay = time.Hour
-	m.saveRetry.rescueDir = t.TempDir()
+	m.saver.FirstDelay = time.Hour
+	m.saver.RescueDir = t.TempDir()
 	h := newHarness(t, m)
 	h.size(100, 30)
 	h.say("do not lose me")
@@ -166,19 +167,19 @@ func TestRescueUnsaved(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "instead") {
 		t.Fatalf("rescueUnsaved = %v, want it to name where the conversation went", err)
 	}
-	files, _ := filepath.Glob(filepath.Join(m.saveRetry.rescueDir, "vkchat-unsaved-*.json"))
+	files, _ := filepath.Glob(filepath.Join(m.saver.RescueDir, "vkchat-unsaved-*.json"))
 	if len(files) != 1 || !strings.Contains(err.Error(), files[0]) {
 		t.Fatalf("rescue files %v; error %v", files, err)
 	}
-	c, rerr := readConversation(files[0], sample.Params{})
+	c, rerr := conversation.Read(files[0], sample.Params{})
 	if rerr != nil || len(c.Messages) != 2 || c.Messages[0].Content != "do not lose me" {
 		t.Fatalf("rescued file: %v, %+v", rerr, c.Messages)
 	}
 
 	// Nowhere to write at all: the JSON goes to the rescue output.
 	var out bytes.Buffer
-	m.saveRetry.write = disk.write
-	m.saveRetry.rescueOut = &out
+	m.saver.Write = disk.write
+	m.saver.RescueOut = &out
 	err = m.rescueUnsaved()
 	if err == nil || !strings.Contains(err.Error(), "printed above as JSON") {
 		t.Fatalf("rescueUnsaved = %v", err)
@@ -219,12 +220,12 @@ func TestAutosaveRealFullTmpfs(t *testing.T) {
 	f.Close()
 
 	m := newTestModel(t, newFakeEngine(), Config{StateDir: dir})
-	m.saveRetry.firstDelay = 20 * time.Millisecond
+	m.saver.FirstDelay = 20 * time.Millisecond
 	h := newHarness(t, m)
 	h.size(100, 30)
 	h.say("written to a full disk")
-	if !errors.Is(m.saveErr, syscall.ENOSPC) {
-		t.Fatalf("saveErr = %v, want ENOSPC from the full tmpfs", m.saveErr)
+	if !errors.Is(m.saver.Err(), syscall.ENOSPC) {
+		t.Fatalf("saveErr = %v, want ENOSPC from the full tmpfs", m.saver.Err())
 	}
 	if !strings.Contains(m.View(), "kept in memory") {
 		t.Errorf("screen does not say the conversation is kept:\n%s", m.View())
@@ -236,8 +237,8 @@ func TestAutosaveRealFullTmpfs(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	h.waitFor("the retry after space came back", func() bool { return m.saveErr == nil })
-	c, err := readConversation(m.savePath, sample.Params{})
+	h.waitFor("the retry after space came back", func() bool { return m.saver.Err() == nil })
+	c, err := conversation.Read(m.conv.Path(), sample.Params{})
 	if err != nil || len(c.Messages) != 2 || c.Messages[0].Content != "written to a full disk" {
 		t.Fatalf("saved after recovery: %v, %+v", err, c.Messages)
 	}

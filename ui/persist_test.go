@@ -10,6 +10,7 @@ import (
 
 	"vkchat/runtime/chat"
 	"vkchat/runtime/sample"
+	"vkchat/ui/conversation"
 )
 
 func TestSaveLoadRoundTrip(t *testing.T) {
@@ -30,10 +31,10 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("state dir: %v, %v", entries, err)
 	}
-	if m.savePath != filepath.Join(dir, "2026-01-02T03-04-05.json") {
-		t.Errorf("save path %q", m.savePath)
+	if m.conv.Path() != filepath.Join(dir, "2026-01-02T03-04-05.json") {
+		t.Errorf("save path %q", m.conv.Path())
 	}
-	raw, err := os.ReadFile(m.savePath)
+	raw, err := os.ReadFile(m.conv.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,12 +50,12 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 
 	eng2 := newFakeEngine()
-	m2 := newTestModel(t, eng2, Config{StateDir: state, LoadConversation: m.savePath})
+	m2 := newTestModel(t, eng2, Config{StateDir: state, LoadConversation: m.conv.Path()})
 	if m2.loadErr != nil {
 		t.Fatal(m2.loadErr)
 	}
-	if m2.system != "You are terse." || len(m2.turns) != 2 || m2.turns[0].content != "hello" || m2.turns[1].content != m.turns[1].content {
-		t.Fatalf("restored system %q, turns %+v", m2.system, m2.turns)
+	if m2.conv.System() != "You are terse." || len(m2.conv.Turns()) != 2 || m2.conv.Turns()[0].Content != "hello" || m2.conv.Turns()[1].Content != m.conv.Turns()[1].Content {
+		t.Fatalf("restored system %q, turns %+v", m2.conv.System(), m2.conv.Turns())
 	}
 	if m2.params != m.params || eng2.Params() != m.params {
 		t.Fatalf("params %+v / engine %+v, want %+v", m2.params, eng2.Params(), m.params)
@@ -66,7 +67,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if msgs := eng2.lastRequest().Messages; len(msgs) != 4 || msgs[0].Role != chat.RoleSystem {
 		t.Fatalf("resumed request %+v", msgs)
 	}
-	c, err := readConversation(m.savePath, sample.Params{})
+	c, err := conversation.Read(m.conv.Path(), sample.Params{})
 	if err != nil || len(c.Messages) != 5 {
 		t.Fatalf("resumed file: %v, %d messages", err, len(c.Messages))
 	}
@@ -86,13 +87,13 @@ func TestSaveAndLoadCommands(t *testing.T) {
 	}
 	h.typeText("/clear")
 	h.key("enter")
-	if len(m.turns) != 0 {
+	if len(m.conv.Turns()) != 0 {
 		t.Fatal("/clear kept turns")
 	}
 	h.typeText("/load " + copyPath)
 	h.key("enter")
-	if m.status.err || len(m.turns) != 2 || m.turns[0].content != "keep this" {
-		t.Fatalf("after /load: status %+v, turns %d", m.status, len(m.turns))
+	if m.status.err || len(m.conv.Turns()) != 2 || m.conv.Turns()[0].Content != "keep this" {
+		t.Fatalf("after /load: status %+v, turns %d", m.status, len(m.conv.Turns()))
 	}
 	// A name in the state dir loads without its folder or extension.
 	name := strings.TrimSuffix(filepath.Base(m.cfg.conversationsDir()+"/2026-01-02T03-04-05.json"), ".json")
@@ -103,59 +104,8 @@ func TestSaveAndLoadCommands(t *testing.T) {
 	}
 	h.typeText("/load /no/such/file.json")
 	h.key("enter")
-	if !m.status.err || len(m.turns) != 2 {
-		t.Fatalf("bad /load: status %+v, %d turns", m.status, len(m.turns))
-	}
-}
-
-func TestReadConversationRejectsBadFiles(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	tests := []struct{ name, body, want string }{
-		{"garbage.json", "not json", "not a conversation file"},
-		{"newer.json", `{"version": 9, "messages": []}`, "newer vkchat"},
-		{"role.json", `{"version": 1, "messages": [{"role": "tool", "content": "x"}]}`, `unknown role "tool"`},
-		{"sys.json", `{"version": 1, "messages": [{"role": "user", "content": "x"}, {"role": "system", "content": "y"}]}`, "only come first"},
-	}
-	for _, tt := range tests {
-		_, err := readConversation(write(tt.name, tt.body), sample.Defaults())
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: err %v, want %q", tt.name, err, tt.want)
-		}
-	}
-	// Missing settings keep the current ones.
-	c, err := readConversation(write("partial.json", `{"version": 1, "params": {"temperature": 0.1}, "messages": []}`), sample.Defaults())
-	if err != nil || c.Params.Temperature != 0.1 || c.Params.TopK != sample.Defaults().TopK {
-		t.Errorf("partial params: %v %+v", err, c.Params)
-	}
-}
-
-func TestWriteConversationIsAtomic(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "c.json")
-	if err := writeConversation(p, savedConversation{Version: 1, Messages: []chat.Message{{Role: "user", Content: "a"}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeConversation(p, savedConversation{Version: 1, Messages: []chat.Message{{Role: "user", Content: "b"}}}); err != nil {
-		t.Fatal(err)
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Fatalf("left behind: %v", entries)
-	}
-	c, err := readConversation(p, sample.Params{})
-	if err != nil || c.Messages[0].Content != "b" {
-		t.Fatalf("%v %+v", err, c)
-	}
-	// A directory that cannot be written is an error, not a lost chat silently.
-	if err := writeConversation(filepath.Join(p, "sub", "x.json"), savedConversation{}); err == nil {
-		t.Error("writing under a file succeeded")
+	if !m.status.err || len(m.conv.Turns()) != 2 {
+		t.Fatalf("bad /load: status %+v, %d turns", m.status, len(m.conv.Turns()))
 	}
 }
 
@@ -169,10 +119,10 @@ func TestSaveFailureIsShown(t *testing.T) {
 	h := newHarness(t, m)
 	h.size(100, 30)
 	h.say("hello")
-	if m.saveErr == nil || !strings.Contains(m.View(), "could not save") {
-		t.Fatalf("save error not reported: %v", m.saveErr)
+	if m.saver.Err() == nil || !strings.Contains(m.View(), "could not save") {
+		t.Fatalf("save error not reported: %v", m.saver.Err())
 	}
-	if len(m.turns) != 2 {
+	if len(m.conv.Turns()) != 2 {
 		t.Fatal("a failed save lost the conversation")
 	}
 }

@@ -16,7 +16,7 @@ type PromptRenderer interface {
 
 // nextRequest is the request the next reply is generated from.
 func (m *Model) nextRequest() engine.Request {
-	return engine.Request{Messages: m.messages(false), MaxTokens: m.cfg.MaxTokens, DisableThinking: m.think.off}
+	return engine.Request{Messages: m.conv.Messages(false), MaxTokens: m.cfg.MaxTokens, DisableThinking: m.think.off}
 }
 
 // showPrompt is /prompt: the prompt of the next reply and its tokens, in

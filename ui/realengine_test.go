@@ -51,7 +51,7 @@ func TestRealEngineEndToEnd(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
 
-	reply := final.turns[len(final.turns)-1].content
+	reply := final.conv.Turns()[len(final.conv.Turns())-1].Content
 	if reply == "" || !strings.HasPrefix(ref.Text, reply) {
 		t.Errorf("streamed %q, want a prefix of llama.cpp's %q", reply, ref.Text)
 	}

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"vkchat/runtime/engine"
+	"vkchat/ui/conversation"
 )
 
 // longMarkdownReply is a reply of about 2,600 tokens: the Markdown test
@@ -74,8 +76,8 @@ func BenchmarkStreamToken(b *testing.B) {
 			}
 			m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 			for i := range bc.history {
-				m.turns = append(m.turns, &turn{role: "user", content: fmt.Sprintf("question %d", i)},
-					&turn{role: "assistant", content: markdownReply})
+				m.conv.Append(&conversation.Turn{Role: "user", Content: fmt.Sprintf("question %d", i)},
+					&conversation.Turn{Role: "assistant", Content: markdownReply})
 			}
 			if bc.inspect {
 				m.focus = focusTranscript
@@ -84,16 +86,20 @@ func BenchmarkStreamToken(b *testing.B) {
 			if bc.code {
 				toks = code
 			}
-			var reply *turn
+			var reply *conversation.Turn
 			next := len(toks)
 			b.ResetTimer()
 			for range b.N {
 				if next == len(toks) {
-					reply = &turn{role: "assistant", streaming: true}
-					m.turns = append(m.turns[:2*bc.history], &turn{role: "user", content: "go on"}, reply)
+					for _, t := range slices.Clone(m.conv.Turns()[2*bc.history:]) {
+						m.conv.Remove(t)
+						delete(m.renders, t)
+					}
+					reply = &conversation.Turn{Role: "assistant", Streaming: true}
+					m.conv.Append(&conversation.Turn{Role: "user", Content: "go on"}, reply)
 					next = 0
 				}
-				reply.appendToken(engine.TokenInfo{Piece: toks[next]})
+				reply.AppendToken(engine.TokenInfo{Piece: toks[next]})
 				next++
 				_ = m.View()
 			}

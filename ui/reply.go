@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/runtime/engine"
+	"vkchat/ui/conversation"
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
 )
@@ -59,7 +60,7 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 		p := *ev.Prefill
 		m.run.prefill = &p
 		if p.DroppedMessages > 0 {
-			reply.addNote(noteWarn, fmt.Sprintf("%d older %s left out so the conversation fits the %d-token context",
+			reply.AddNote(conversation.NoteWarn, fmt.Sprintf("%d older %s left out so the conversation fits the %d-token context",
 				p.DroppedMessages, plural(p.DroppedMessages, "message was", "messages were"), m.contextSize()), true)
 		}
 	case engine.EventToken:
@@ -67,7 +68,7 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 			return
 		}
 		t := *ev.Token
-		reply.appendToken(t)
+		reply.AppendToken(t)
 		m.run.generated++
 		m.run.last = t.Duration
 		// The first token of this generation: a fork's starts past its
@@ -89,7 +90,7 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 			}
 		}
 		if m.focus != focusTranscript {
-			m.showStep(reply, len(reply.steps)-1, false)
+			m.showStep(reply, len(reply.Steps)-1, false)
 		}
 	case engine.EventDone:
 		if ev.Done == nil {
@@ -97,7 +98,7 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 		}
 		d := *ev.Done
 		m.run.done = &d
-		reply.done = &d
+		reply.Done = &d
 		switch {
 		case d.Err != nil:
 			g.doneErr = true
@@ -106,24 +107,24 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 			g.doneErr = true
 			m.reportError(reply, errors.New("generation failed"))
 		case d.Reason == engine.StopCanceled:
-			reply.addNote(noteInfo, "stopped", false)
+			reply.AddNote(conversation.NoteInfo, "stopped", false)
 		case d.Reason == engine.StopMaxTokens:
 			// A fork's reply counts the tokens it kept from before the fork.
-			reply.addNote(noteInfo, fmt.Sprintf("stopped at the %d-token limit", len(reply.steps)), false)
+			reply.AddNote(conversation.NoteInfo, fmt.Sprintf("stopped at the %d-token limit", len(reply.Steps)), false)
 		case d.Reason == engine.StopContext:
-			reply.addNote(noteWarn, fmt.Sprintf("the %d-token context is full; /clear starts a new chat", m.contextSize()), false)
+			reply.AddNote(conversation.NoteWarn, fmt.Sprintf("the %d-token context is full; /clear starts a new chat", m.contextSize()), false)
 		}
 	}
 }
 
 // reportError shows an engine error with the turn it spoiled and in the
 // status line; the conversation itself is untouched.
-func (m *Model) reportError(t *turn, err error) {
+func (m *Model) reportError(t *conversation.Turn, err error) {
 	msg := termtext.Sanitize(err.Error())
 	if errors.Is(err, engine.ErrDeviceLost) {
 		msg += " — the conversation is kept; /backend cpu continues on the CPU"
 	}
-	t.addNote(noteError, "engine error: "+msg, false)
+	t.AddNote(conversation.NoteError, "engine error: "+msg, false)
 	m.setError("engine error: " + msg)
 }
 
@@ -131,7 +132,7 @@ func (m *Model) reportError(t *turn, err error) {
 func (m *Model) finishGeneration(g *generation, err error) tea.Cmd {
 	m.gen = nil
 	reply := g.reply
-	reply.streaming = false
+	reply.Streaming = false
 	if g.detached {
 		return m.afterGeneration()
 	}
@@ -139,12 +140,12 @@ func (m *Model) finishGeneration(g *generation, err error) tea.Cmd {
 	if err != nil && !canceled && !g.doneErr {
 		m.reportError(reply, err)
 	}
-	if reply.content == "" && len(reply.steps) == 0 {
+	if reply.Content == "" && len(reply.Steps) == 0 {
 		// Nothing was written: drop the empty reply but keep what was said
 		// about it, on the turn before.
 		m.removeTurn(reply)
-		if prev := m.lastTurn(); prev != nil {
-			prev.notes = append(prev.notes, reply.notes...)
+		if prev := m.conv.Last(); prev != nil {
+			prev.Notes = append(prev.Notes, reply.Notes...)
 		}
 	}
 	if m.status.text == "stopping…" {
@@ -161,20 +162,15 @@ func (m *Model) afterGeneration() tea.Cmd {
 		return nil
 	}
 	m.pendingReply = false
-	if last := m.lastTurn(); last == nil || (last.role != "user" && !m.info.Completion) {
+	if last := m.conv.Last(); last == nil || (last.Role != "user" && !m.info.Completion) {
 		return nil
 	}
 	return m.startGeneration()
 }
 
-func (m *Model) removeTurn(t *turn) {
-	for i, x := range m.turns {
-		if x == t {
-			m.turns = append(m.turns[:i], m.turns[i+1:]...)
-			m.dropBranch(t, i)
-			break
-		}
-	}
+func (m *Model) removeTurn(t *conversation.Turn) {
+	m.conv.Remove(t)
+	delete(m.renders, t)
 	if m.insp.turn == t {
 		m.leaveInspector()
 	}

@@ -18,7 +18,7 @@ func TestResizeDuringStreaming(t *testing.T) {
 	checkScreen(t, m.View(), 0, 0)
 	h.typeText("a question that is long enough to wrap on the smallest screens we draw")
 	h.key("enter")
-	h.waitFor("20 tokens", func() bool { return len(m.lastTurn().steps) == 20 })
+	h.waitFor("20 tokens", func() bool { return len(m.conv.Last().Steps) == 20 })
 	for _, s := range resizeSizes {
 		h.size(s[0], s[1])
 		checkScreen(t, m.View(), s[0], s[1])

@@ -23,8 +23,8 @@ func streamingHarness(t *testing.T, hold int) (*harness, *fakeEngine) {
 	h.typeText("tell me")
 	h.key("enter")
 	h.waitFor("the hold point", func() bool {
-		r := m.lastTurn()
-		return r != nil && r.role == "assistant" && len(r.steps) == hold
+		r := m.conv.Last()
+		return r != nil && r.Role == "assistant" && len(r.Steps) == hold
 	})
 	return h, eng
 }

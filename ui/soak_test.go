@@ -10,11 +10,12 @@ import (
 	"vkchat/models/demo"
 	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
+	"vkchat/ui/conversation"
 )
 
 // Soak bounds. Every generated token keeps a 32-byte step (text offsets,
 // id, probabilities); its candidates and funnel (about 1 KB) are kept only
-// for the newest replies (stepdetail.go). So between turn 5 and turn 20,
+// for the newest replies (ui/conversation, detail.go). So between turn 5 and turn 20,
 // about 4,300 tokens later, retained heap grows by their steps (~140 KB),
 // the conversation's text and what the input's textarea memoizes of the
 // lines typed (bubbles' LRU, ~0.6 MB here): measured 0.80 MiB. Keeping
@@ -67,24 +68,24 @@ func TestSoakDemoModel(t *testing.T) {
 	var heap5, tokens5 uint64
 	tokens, overflows, dropped := 0, 0, 0
 	for turn := 1; turn <= soakTurns; turn++ {
-		h.typeText(fmt.Sprintf("Turn %d. Once upon a time there was a little dog named Max who liked to run.", turn))
+		h.typeText(fmt.Sprintf("conversation.Turn %d. Once upon a time there was a little dog named Max who liked to run.", turn))
 		h.key("enter")
 		waitIdle(t, h, 60*time.Second)
-		last := m.turns[len(m.turns)-1]
-		if last.role != "assistant" || last.done == nil {
-			t.Fatalf("turn %d: no finished reply (last turn %q, done %v)", turn, last.role, last.done)
+		last := m.conv.Turns()[len(m.conv.Turns())-1]
+		if last.Role != "assistant" || last.Done == nil {
+			t.Fatalf("turn %d: no finished reply (last turn %q, done %v)", turn, last.Role, last.Done)
 		}
-		tokens += last.done.Generated
-		if last.done.Reason == engine.StopContext {
+		tokens += last.Done.Generated
+		if last.Done.Reason == engine.StopContext {
 			overflows++
 		}
-		for _, n := range last.notes {
-			if n.kind == noteWarn && n.top { // "N older messages were left out…"
+		for _, n := range last.Notes {
+			if n.Kind == conversation.NoteWarn && n.Top { // "N older messages were left out…"
 				dropped++
 			}
 		}
-		if m.saveErr != nil {
-			t.Fatalf("turn %d: autosave failed: %v", turn, m.saveErr)
+		if m.saver.Err() != nil {
+			t.Fatalf("turn %d: autosave failed: %v", turn, m.saver.Err())
 		}
 		if turn == 5 {
 			heap5, tokens5 = heapAfterGC(), uint64(tokens)
@@ -108,36 +109,36 @@ func TestSoakDemoModel(t *testing.T) {
 	}
 	// Every reply keeps its tokens; only the newest keep their detail.
 	detailed, steps := 0, 0
-	for _, tr := range m.turns {
-		if tr.role != "assistant" {
+	for _, tr := range m.conv.Turns() {
+		if tr.Role != "assistant" {
 			continue
 		}
-		if tr.hasDetail() {
+		if tr.HasDetail() {
 			detailed++
 		}
-		if len(tr.steps) == 0 || int(tr.steps[len(tr.steps)-1].end) != len(tr.content) {
-			t.Errorf("a reply of %d bytes kept %d steps that do not cover it", len(tr.content), len(tr.steps))
+		if len(tr.Steps) == 0 || int(tr.Steps[len(tr.Steps)-1].End) != len(tr.Content) {
+			t.Errorf("a reply of %d bytes kept %d steps that do not cover it", len(tr.Content), len(tr.Steps))
 		}
-		steps += len(tr.steps)
+		steps += len(tr.Steps)
 	}
-	if detailed != detailReplies || steps != tokens {
-		t.Errorf("%d replies keep their detail (want %d), %d steps kept for %d tokens generated", detailed, detailReplies, steps, tokens)
+	if detailed != conversation.DetailReplies || steps != tokens {
+		t.Errorf("%d replies keep their detail (want %d), %d steps kept for %d tokens generated", detailed, conversation.DetailReplies, steps, tokens)
 	}
 	if g := runtime.NumGoroutine(); g > goroutines0+soakGoroutines {
 		t.Errorf("goroutines %d -> %d over the soak", goroutines0, g)
 	}
 
 	// The saved file is the whole conversation as the screen has it.
-	c, err := readConversation(m.savePath, sample.Params{})
+	c, err := conversation.Read(m.conv.Path(), sample.Params{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Messages) != 2*soakTurns || len(m.turns) != 2*soakTurns {
-		t.Fatalf("saved %d messages, UI holds %d turns; want %d", len(c.Messages), len(m.turns), 2*soakTurns)
+	if len(c.Messages) != 2*soakTurns || len(m.conv.Turns()) != 2*soakTurns {
+		t.Fatalf("saved %d messages, UI holds %d turns; want %d", len(c.Messages), len(m.conv.Turns()), 2*soakTurns)
 	}
 	for i, msg := range c.Messages {
-		if msg.Role != m.turns[i].role || msg.Content != m.turns[i].content {
-			t.Fatalf("saved message %d (%s, %d bytes) differs from the screen's (%s, %d bytes)", i, msg.Role, len(msg.Content), m.turns[i].role, len(m.turns[i].content))
+		if msg.Role != m.conv.Turns()[i].Role || msg.Content != m.conv.Turns()[i].Content {
+			t.Fatalf("saved message %d (%s, %d bytes) differs from the screen's (%s, %d bytes)", i, msg.Role, len(msg.Content), m.conv.Turns()[i].Role, len(m.conv.Turns()[i].Content))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/runtime/engine"
+	"vkchat/ui/conversation"
 )
 
 const (
@@ -39,7 +40,7 @@ type generation struct {
 	id     int
 	cancel context.CancelFunc
 	ch     chan streamItem
-	reply  *turn
+	reply  *conversation.Turn
 	// canceled: the user stopped it. detached: the conversation it wrote
 	// to is gone (new chat, load); its remaining events are ignored.
 	canceled bool
@@ -55,10 +56,9 @@ func (m *Model) startGeneration() tea.Cmd {
 	m.genSeq++
 	g := &generation{id: m.genSeq, cancel: cancel, ch: make(chan streamItem, streamBuffer), started: m.now()}
 	req := m.nextRequest()
-	g.reply = &turn{role: "assistant", streaming: true}
+	g.reply = &conversation.Turn{Role: "assistant", Streaming: true}
 	m.applyPendingFork(&req, g.reply)
-	m.detail.add(g.reply)
-	m.turns = append(m.turns, g.reply)
+	m.conv.AddReply(g.reply)
 	m.gen = g
 	m.run = runStats{}
 	m.scroll.follow = true
@@ -144,7 +144,7 @@ func (m *Model) detachGeneration() {
 	m.gen.canceled = true
 	m.gen.detached = true
 	if r := m.gen.reply; r != nil {
-		r.streaming = false
+		r.Streaming = false
 	}
 }
 

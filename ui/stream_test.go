@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"vkchat/runtime/engine"
+	"vkchat/ui/conversation"
 )
 
 func TestWaitStreamCoalesces(t *testing.T) {
@@ -43,10 +44,10 @@ func TestWaitStreamCoalesces(t *testing.T) {
 
 func TestStaleStreamMessagesAreIgnored(t *testing.T) {
 	m := newTestModel(t, newFakeEngine(), Config{})
-	m.gen = &generation{id: 3, reply: &turn{role: "assistant", streaming: true}, cancel: func() {}, ch: make(chan streamItem)}
-	m.turns = append(m.turns, m.gen.reply)
+	m.gen = &generation{id: 3, reply: &conversation.Turn{Role: "assistant", Streaming: true}, cancel: func() {}, ch: make(chan streamItem)}
+	m.conv.Append(m.gen.reply)
 	cmd := m.handleStream(streamMsg{gen: 2, items: []streamItem{{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{Piece: "x"}}}}})
-	if cmd != nil || m.gen.reply.content != "" {
+	if cmd != nil || m.gen.reply.Content != "" {
 		t.Fatal("a message from an old generation was applied")
 	}
 }
@@ -59,7 +60,7 @@ func TestStreamingUpdatesPanels(t *testing.T) {
 	h.size(160, 48)
 	h.typeText("hi")
 	h.key("enter")
-	h.waitFor("3 tokens", func() bool { return len(m.lastTurn().steps) == 3 })
+	h.waitFor("3 tokens", func() bool { return len(m.conv.Last().Steps) == 3 })
 	if m.run.prefill == nil || m.run.prefill.Tokens == 0 || m.run.ttft == 0 || m.run.generated != 3 || len(m.run.speeds) != 2 {
 		t.Fatalf("run stats %+v", m.run)
 	}
@@ -74,7 +75,7 @@ func TestStreamingUpdatesPanels(t *testing.T) {
 	}
 	close(eng.release)
 	h.idle()
-	if got := mustStepInfo(t, m.lastTurn(), 3).Params.Temperature; got != 0.9 {
+	if got := mustStepInfo(t, m.conv.Last(), 3).Params.Temperature; got != 0.9 {
 		t.Errorf("token after the change drawn at temperature %v", got)
 	}
 	if m.run.done == nil || m.run.done.Reason != engine.StopEOS {
@@ -105,7 +106,7 @@ func TestModelOutputIsSanitized(t *testing.T) {
 		t.Error("the body of the OSC sequence was shown")
 	}
 	// The conversation keeps the raw bytes: they are what the model said.
-	if m.lastTurn().content != strings.Join(eng.replies[0], "") {
+	if m.conv.Last().Content != strings.Join(eng.replies[0], "") {
 		t.Error("raw reply altered")
 	}
 }
@@ -130,8 +131,8 @@ func TestEngineErrorKeepsTheConversation(t *testing.T) {
 	h := newHarness(t, m)
 	h.size(100, 30)
 	h.say("hello")
-	if len(m.turns) != 2 || m.turns[0].content != "hello" || m.turns[1].content == "" {
-		t.Fatalf("turns %+v", m.turns)
+	if len(m.conv.Turns()) != 2 || m.conv.Turns()[0].Content != "hello" || m.conv.Turns()[1].Content == "" {
+		t.Fatalf("turns %+v", m.conv.Turns())
 	}
 	view := m.View()
 	if !strings.Contains(view, "engine error: device lost") {
@@ -140,15 +141,15 @@ func TestEngineErrorKeepsTheConversation(t *testing.T) {
 	if n := strings.Count(view, "device lost"); n > 2 {
 		t.Errorf("error shown %d times", n)
 	}
-	c, err := readConversation(m.savePath, m.params)
+	c, err := conversation.Read(m.conv.Path(), m.params)
 	if err != nil || len(c.Messages) != 2 {
 		t.Fatalf("saved: %v %+v", err, c.Messages)
 	}
 	// The UI is still usable.
 	eng.doneErr = nil
 	h.say("again")
-	if len(m.turns) != 4 {
-		t.Fatalf("%d turns after retry", len(m.turns))
+	if len(m.conv.Turns()) != 4 {
+		t.Fatalf("%d turns after retry", len(m.conv.Turns()))
 	}
 }
 
@@ -159,10 +160,10 @@ func TestGenerateFailingEarly(t *testing.T) {
 	h := newHarness(t, m)
 	h.size(100, 30)
 	h.say("hello")
-	if len(m.turns) != 1 || m.turns[0].role != "user" {
-		t.Fatalf("turns %+v", m.turns)
+	if len(m.conv.Turns()) != 1 || m.conv.Turns()[0].Role != "user" {
+		t.Fatalf("turns %+v", m.conv.Turns())
 	}
-	if n := m.turns[0].notes; len(n) != 1 || n[0].kind != noteError {
+	if n := m.conv.Turns()[0].Notes; len(n) != 1 || n[0].Kind != conversation.NoteError {
 		t.Fatalf("notes %+v", n)
 	}
 	if !strings.Contains(m.View(), "prompt too long") {
@@ -190,11 +191,11 @@ func TestCanceledContextIsNotAnError(t *testing.T) {
 	h.size(100, 30)
 	h.typeText("x")
 	h.key("enter")
-	h.waitFor("a token", func() bool { return len(m.lastTurn().steps) == 1 })
+	h.waitFor("a token", func() bool { return len(m.conv.Last().Steps) == 1 })
 	h.key("esc")
 	h.idle()
-	for _, n := range m.lastTurn().notes {
-		if n.kind == noteError {
+	for _, n := range m.conv.Last().Notes {
+		if n.Kind == conversation.NoteError {
 			t.Fatalf("cancel reported as an error: %+v", n)
 		}
 	}
@@ -221,12 +222,12 @@ func TestStopReasonsAreShown(t *testing.T) {
 		engine.StopContext:   "context is full",
 	} {
 		m := newTestModel(t, newFakeEngine(), Config{})
-		r := &turn{role: "assistant", streaming: true}
-		m.turns = []*turn{{role: "user", content: "x"}, r}
+		r := &conversation.Turn{Role: "assistant", Streaming: true}
+		m.conv.Append([]*conversation.Turn{{Role: "user", Content: "x"}, r}...)
 		g := &generation{id: 1, reply: r, cancel: func() {}}
 		m.applyEvent(g, engine.Event{Kind: engine.EventDone, Done: &engine.DoneInfo{Reason: reason, Generated: 8}})
-		if len(r.notes) != 1 || !strings.Contains(r.notes[0].text, want) {
-			t.Errorf("%s: notes %+v", reason, r.notes)
+		if len(r.Notes) != 1 || !strings.Contains(r.Notes[0].Text, want) {
+			t.Errorf("%s: notes %+v", reason, r.Notes)
 		}
 	}
 }

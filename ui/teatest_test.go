@@ -8,6 +8,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
+
+	"vkchat/ui/conversation"
 )
 
 // TestProgramEndToEnd runs the real bubbletea program: type a prompt, wait
@@ -31,13 +33,13 @@ func TestProgramEndToEnd(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
 
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
-	if len(final.turns) != 2 || final.turns[1].content != strings.Join(fakeReplyCode, "") {
-		t.Fatalf("final turns %+v", final.turns)
+	if len(final.conv.Turns()) != 2 || final.conv.Turns()[1].Content != strings.Join(fakeReplyCode, "") {
+		t.Fatalf("final turns %+v", final.conv.Turns())
 	}
 	if final.params.Temperature != 0.9 || eng.Params().Temperature != 0.9 {
 		t.Errorf("temperature %v / engine %v", final.params.Temperature, eng.Params().Temperature)
 	}
-	if c, err := readConversation(final.savePath, final.params); err != nil || len(c.Messages) != 2 {
+	if c, err := conversation.Read(final.conv.Path(), final.params); err != nil || len(c.Messages) != 2 {
 		t.Fatalf("not saved on quit: %v", err)
 	}
 }

@@ -3,27 +3,12 @@ package ui
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 
-	"vkchat/runtime/chat"
-	"vkchat/runtime/engine"
+	"vkchat/ui/conversation"
 	"vkchat/ui/termtext"
 )
-
-// thinkBlock is the reasoning of a thinking model's reply (Qwen3,
-// DeepSeek-R1, SmolLM3), as the engine marked it. The turn's content then
-// holds only the answer; raw keeps the reply as the model wrote it, tags
-// included, which is what the conversation sends back so the template
-// decides what earlier reasoning the model sees.
-type thinkBlock struct {
-	raw    string
-	text   string        // the reasoning, tags left out
-	tokens int           // tokens of the block, tags included; 0 for a loaded turn
-	dur    time.Duration // their decode time
-	open   bool          // the model is still reasoning
-}
 
 // thinkSettings are the chat's thinking switches.
 type thinkSettings struct {
@@ -34,72 +19,23 @@ type thinkSettings struct {
 // thinkingKey folds and unfolds every reasoning block.
 var thinkingKey = key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "show/fold thinking"))
 
-// appendThinking is appendToken for a reply that has reasoning: the piece
-// goes to raw, its answer part to content, its reasoning to the block.
-func (t *turn) appendThinking(info engine.TokenInfo) {
-	if t.think == nil {
-		// Anything before the block was blank (the engine only opens one
-		// at the start of a reply): it belongs to neither part.
-		t.think = &thinkBlock{raw: t.content}
-		t.content = ""
-	}
-	b := t.think
-	b.raw += info.Piece
-	if info.Thinking {
-		b.tokens++
-		b.dur += info.Duration
-		b.text += info.Thought
-	}
-	b.open = info.Thinking && info.Answer == ""
-	start := len(t.content)
-	t.content += info.Answer
-	t.addStep(info, start)
-}
-
-// modelText is the turn as the model sees it in the conversation.
-func (t *turn) modelText() string {
-	if t.think != nil {
-		return t.think.raw
-	}
-	return t.content
-}
-
-// splitLoaded gives a loaded assistant turn its reasoning block when the
-// saved text has one; a reply whose prompt opened the block starts without
-// "<think>" but still closes it.
-func (t *turn) splitLoaded() {
-	if t.role != chat.RoleAssistant {
-		return
-	}
-	c, o := strings.Index(t.content, chat.ThinkClose), strings.Index(t.content, chat.ThinkOpen)
-	if c < 0 {
-		return
-	}
-	thought, answer := chat.SplitThinking(t.content, o < 0 || o > c)
-	if thought == "" && answer == t.content {
-		return
-	}
-	t.think = &thinkBlock{raw: t.content, text: thought}
-	t.content = answer
-}
-
 // thinkingLines draws a turn's reasoning block: one dimmed row while
 // folded, the reasoning itself under it when expanded.
-func (m *Model) thinkingLines(t *turn, width int) []string {
-	b := t.think
+func (m *Model) thinkingLines(t *conversation.Turn, width int) []string {
+	b := t.Think
 	if b == nil {
 		return nil
 	}
 	st := m.styles
 	var facts []string
-	if b.tokens > 0 {
-		facts = append(facts, fmt.Sprintf("%d %s", b.tokens, plural(b.tokens, "token", "tokens")))
+	if b.Tokens > 0 {
+		facts = append(facts, fmt.Sprintf("%d %s", b.Tokens, plural(b.Tokens, "token", "tokens")))
 	}
-	if b.dur > 0 {
-		facts = append(facts, fmt.Sprintf("%.1f s", b.dur.Seconds()))
+	if b.Dur > 0 {
+		facts = append(facts, fmt.Sprintf("%.1f s", b.Dur.Seconds()))
 	}
 	head := "thought"
-	if b.open && t.streaming {
+	if b.Open && t.Streaming {
 		head = "thinking…"
 	}
 	arrow, hint := "▸ ", thinkingKey.Help().Key+" to show"
@@ -117,7 +53,7 @@ func (m *Model) thinkingLines(t *turn, width int) []string {
 	}
 	gutter := "│ "
 	textW := max(width-len(bodyIndent)-len(gutter), 1)
-	for _, para := range strings.Split(strings.Trim(termtext.Sanitize(b.text), "\n"), "\n") {
+	for _, para := range strings.Split(strings.Trim(termtext.Sanitize(b.Text), "\n"), "\n") {
 		gs := termtext.Glyphs(para, func(int) int { return 0 })
 		rows := termtext.WrapWords(gs, textW)
 		if len(rows) == 0 {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"vkchat/runtime/engine"
+	"vkchat/ui/conversation"
 )
 
 // The screens under testdata/TestGoldenThinking are regenerated with
@@ -13,13 +14,13 @@ func TestGoldenThinking(t *testing.T) {
 	m := newTestModel(t, newFakeEngine(), Config{})
 	h := newHarness(t, m)
 	h.size(80, 24)
-	m.turns = append(m.turns, &turn{role: "user", content: "hello"})
-	reply := &turn{role: "assistant"}
+	m.conv.Append(&conversation.Turn{Role: "user", Content: "hello"})
+	reply := &conversation.Turn{Role: "assistant"}
 	for _, tk := range thinkingTokens() {
-		reply.appendToken(tk)
+		reply.AppendToken(tk)
 	}
-	reply.done = &engine.DoneInfo{Reason: engine.StopEOS, Generated: len(reply.steps)}
-	m.turns = append(m.turns, reply)
+	reply.Done = &engine.DoneInfo{Reason: engine.StopEOS, Generated: len(reply.Steps)}
+	m.conv.Append(reply)
 	m.invalidate()
 	screen(t, h, "80x24_folded", 80, 24)
 	h.key("ctrl+o")

@@ -15,6 +15,7 @@ import (
 	"vkchat/internal/testenv"
 	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
+	"vkchat/ui/conversation"
 )
 
 // thinkingTokens is what the engine emits for "<think>\nHmm\n</think>\n\nHi!".
@@ -28,65 +29,11 @@ func thinkingTokens() []engine.TokenInfo {
 	}
 }
 
-func TestThinkingTurn(t *testing.T) {
-	tr := &turn{role: "assistant", streaming: true}
-	for i, tk := range thinkingTokens() {
-		tr.appendToken(tk)
-		if open := i < 3; tr.think.open != open {
-			t.Errorf("after token %d: open %v, want %v", i, tr.think.open, open)
-		}
-	}
-	b := tr.think
-	if tr.content != "Hi!" || b.text != "\nHmm\n" || b.tokens != 3 || b.dur != 600*time.Millisecond {
-		t.Errorf("content %q, thought %q, %d tokens, %v", tr.content, b.text, b.tokens, b.dur)
-	}
-	if tr.modelText() != "<think>\nHmm\n</think>\n\nHi!" {
-		t.Errorf("model text %q", tr.modelText())
-	}
-	// Every step maps into the answer it produced (nothing for the block).
-	if len(tr.steps) != 5 || tr.steps[2].start != tr.steps[2].end || tr.content[tr.steps[3].start:tr.steps[3].end] != "Hi" {
-		t.Errorf("steps %+v", tr.steps)
-	}
-	// A reply without reasoning stays raw text.
-	plain := &turn{role: "assistant"}
-	plain.appendToken(engine.TokenInfo{Piece: "<b>hi</b>", Answer: "<b>hi</b>"})
-	if plain.think != nil || plain.content != "<b>hi</b>" {
-		t.Errorf("plain reply: %+v", plain)
-	}
-}
-
-func TestThinkingLoaded(t *testing.T) {
-	cases := []struct {
-		role, saved     string
-		thought, answer string // "" thought: no block
-	}{
-		{"assistant", "<think>\nHmm\n</think>\n\nHi!", "\nHmm\n", "Hi!"},
-		{"assistant", "Hmm</think>Hi!", "Hmm", "Hi!"}, // the prompt opened the block (DeepSeek-R1)
-		{"assistant", "just text with </think> in it", "just text with ", "in it"},
-		{"assistant", "no block", "", "no block"},
-		{"user", "<think>typed</think>", "", "<think>typed</think>"},
-	}
-	for _, tc := range cases {
-		tr := &turn{role: tc.role, content: tc.saved}
-		tr.splitLoaded()
-		thought := ""
-		if tr.think != nil {
-			thought = tr.think.text
-			if tr.think.raw != tc.saved {
-				t.Errorf("%q: raw %q", tc.saved, tr.think.raw)
-			}
-		}
-		if thought != tc.thought || tr.content != tc.answer || tr.modelText() != tc.saved {
-			t.Errorf("%q: thought %q answer %q model text %q; want %q %q", tc.saved, thought, tr.content, tr.modelText(), tc.thought, tc.answer)
-		}
-	}
-}
-
 func TestThinkingBlockRender(t *testing.T) {
 	m := newTestModel(t, newFakeEngine(), Config{})
-	tr := &turn{role: "assistant"}
+	tr := &conversation.Turn{Role: "assistant"}
 	for _, tk := range thinkingTokens() {
-		tr.appendToken(tk)
+		tr.AppendToken(tk)
 	}
 	folded := strings.Join(m.thinkingLines(tr, 80), "\n")
 	if want := "  ▸ thought · 3 tokens · 0.6 s · ctrl+o to show"; folded != want {
@@ -97,7 +44,7 @@ func TestThinkingBlockRender(t *testing.T) {
 	if len(open) != 2 || !strings.HasPrefix(open[0], "  ▾ thought") || open[1] != "  │ Hmm" {
 		t.Errorf("expanded: %q", open)
 	}
-	tr.streaming, tr.think.open = true, true
+	tr.Streaming, tr.Think.Open = true, true
 	if l := m.thinkingLines(tr, 80); !strings.Contains(l[0], "thinking…") {
 		t.Errorf("streaming: %q", l[0])
 	}
@@ -190,26 +137,26 @@ func TestThinkingModelEndToEnd(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
 
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
-	if len(final.turns) != 4 {
-		t.Fatalf("%d turns, want 4", len(final.turns))
+	if len(final.conv.Turns()) != 4 {
+		t.Fatalf("%d turns, want 4", len(final.conv.Turns()))
 	}
-	first, second := final.turns[1], final.turns[3]
-	if first.think == nil || first.think.text != "Hmm" || first.think.tokens != 3 || first.content != "Hi!" {
-		t.Errorf("first reply: block %+v, answer %q", first.think, first.content)
+	first, second := final.conv.Turns()[1], final.conv.Turns()[3]
+	if first.Think == nil || first.Think.Text != "Hmm" || first.Think.Tokens != 3 || first.Content != "Hi!" {
+		t.Errorf("first reply: block %+v, answer %q", first.Think, first.Content)
 	}
 	// Both replies stopped at <|im_end|>: the end of turn, not a limit.
-	for i, r := range []*turn{first, second} {
-		if r.done == nil || r.done.Reason != engine.StopEOS {
-			t.Errorf("reply %d ended with %+v, want the end of turn", i, r.done)
+	for i, r := range []*conversation.Turn{first, second} {
+		if r.Done == nil || r.Done.Reason != engine.StopEOS {
+			t.Errorf("reply %d ended with %+v, want the end of turn", i, r.Done)
 		}
 	}
-	if second.think != nil || second.content != "Hi!" || len(second.steps) != 2 {
-		t.Errorf("second reply (thinking off): block %+v, answer %q, %d tokens", second.think, second.content, len(second.steps))
+	if second.Think != nil || second.Content != "Hi!" || len(second.Steps) != 2 {
+		t.Errorf("second reply (thinking off): block %+v, answer %q, %d tokens", second.Think, second.Content, len(second.Steps))
 	}
 	// The conversation keeps the reasoning as written; the Qwen3 template
 	// leaves it out of the next prompt, and thinking off pre-fills the
 	// empty block.
-	msgs := final.messages(false)
+	msgs := final.conv.Messages(false)
 	if msgs[1].Content != "<think>Hmm</think>Hi!" {
 		t.Errorf("kept reply %q", msgs[1].Content)
 	}
@@ -217,42 +164,8 @@ func TestThinkingModelEndToEnd(t *testing.T) {
 		strings.Contains(final.prompt.Text, "Hmm") || !strings.HasSuffix(final.prompt.Text, "<think>\n\n</think>\n\n") {
 		t.Errorf("prompt: %+v", final.prompt)
 	}
-	if c, err := readConversation(final.savePath, final.params); err != nil || len(c.Messages) != 4 || c.Messages[1].Content != "<think>Hmm</think>Hi!" {
+	if c, err := conversation.Read(final.conv.Path(), final.params); err != nil || len(c.Messages) != 4 || c.Messages[1].Content != "<think>Hmm</think>Hi!" {
 		t.Errorf("saved conversation: %+v, %v", c, err)
-	}
-}
-
-// TestThinkingFork: a fork keeps a prefix of the steps; a reply with
-// reasoning gets its block and raw text back from them.
-func TestThinkingFork(t *testing.T) {
-	full := &turn{role: "assistant"}
-	for _, tk := range thinkingTokens() {
-		full.appendToken(tk)
-	}
-	for _, k := range []int{2, 4} {
-		kept, ok := full.prefix(k)
-		if !ok {
-			t.Fatalf("fork at %d: no prefix", k)
-		}
-		r := &turn{role: "assistant", content: kept.content, steps: kept.steps, detail: kept.detail, think: kept.think}
-		wantRaw := strings.Join([]string{"<think>", "\nHmm\n", "</think>", "\n\nHi"}[:k], "")
-		if r.think == nil || r.think.raw != wantRaw || r.think.text != "\nHmm\n" || r.modelText() != wantRaw {
-			t.Errorf("fork at %d: %+v, model text %q; want raw %q", k, r.think, r.modelText(), wantRaw)
-		}
-		// The kept steps rebuild as they were recorded.
-		for j := range k {
-			got, want := mustStepInfo(t, r, j), mustStepInfo(t, full, j)
-			if got.Piece != want.Piece || got.Thought != want.Thought || got.Thinking != want.Thinking {
-				t.Errorf("fork at %d, step %d: %+v, want %+v", k, j, got, want)
-			}
-		}
-	}
-	plain := &turn{role: "assistant"}
-	plain.appendToken(engine.TokenInfo{Piece: "a"})
-	plain.appendToken(engine.TokenInfo{Piece: "b"})
-	kept, ok := plain.prefix(1)
-	if !ok || kept.think != nil || kept.content != "a" || len(kept.steps) != 1 {
-		t.Errorf("plain reply's prefix: %+v", kept)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"vkchat/ui/conversation"
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
@@ -19,6 +20,28 @@ type turnRender struct {
 	valid   bool
 	lines   []string
 	selLine int // row of the selected token, -1 when none
+}
+
+// turnCache is what the transcript keeps per turn: its rows and, for a
+// reply drawn as Markdown, its rendered blocks.
+type turnCache struct {
+	render turnRender
+	md     markdownCache
+}
+
+// cacheOf is t's cache, after dropping every cached row if the tree
+// changed since they were drawn (a branch label reads "2/3" now).
+func (m *Model) cacheOf(t *conversation.Turn) *turnCache {
+	if rev := m.conv.Rev(); rev != m.renderRev {
+		m.invalidate()
+		m.renderRev = rev
+	}
+	c := m.renders[t]
+	if c == nil {
+		c = &turnCache{}
+		m.renders[t] = c
+	}
+	return c
 }
 
 type renderKey struct {
@@ -42,7 +65,7 @@ const (
 
 // segment is one turn's text as part of a rendered body.
 type segment struct {
-	t    *turn
+	t    *conversation.Turn
 	base textClass
 }
 
@@ -59,7 +82,7 @@ type bodyRender struct {
 	heat  bool
 	// bySurprisal colours the heatmap by surprisal instead of probability.
 	bySurprisal bool
-	sel         *turn
+	sel         *conversation.Turn
 	step        int
 }
 
@@ -87,8 +110,8 @@ func (b bodyRender) render(segs []segment) ([]string, int) {
 	var text strings.Builder
 	var tags []glyphTag
 	for si, s := range segs {
-		clean, src := termtext.SanitizeMap(s.t.content)
-		idx := s.t.stepIndex()
+		clean, src := termtext.SanitizeMap(s.t.Content)
+		idx := s.t.StepIndex()
 		text.WriteString(clean)
 		for _, from := range src {
 			tags = append(tags, glyphTag{seg: si, step: idx[from]})
@@ -141,7 +164,7 @@ func (b bodyRender) render(segs []segment) ([]string, int) {
 				t := segs[tg.seg].t
 				if tg.step >= 0 {
 					if b.heat {
-						c = classHeat + textClass(t.heatLevel(tg.step, b.bySurprisal))
+						c = classHeat + textClass(heatLevel(t, tg.step, b.bySurprisal))
 					}
 					if t == b.sel && tg.step == b.step {
 						c = classSelected
@@ -180,23 +203,24 @@ func (m *Model) markdownMode() bool {
 }
 
 // renderTurn draws one chat turn: a label, notes, the text, a blank row.
-func (m *Model) renderTurn(t *turn, width int) turnRender {
+func (m *Model) renderTurn(t *conversation.Turn, width int) turnRender {
 	sel := -1
 	if m.focus == focusTranscript && m.insp.turn == t {
 		sel = m.insp.step
 	}
-	markdown := t.role == "assistant" && m.markdownMode()
-	key := renderKey{width: width, content: len(t.content), notes: len(t.notes), steps: len(t.steps),
-		streaming: t.streaming, done: t.done != nil, heat: m.heat, markdown: markdown, sel: sel,
-		bySurprisal: m.heatBySurprisal, branch: t.tree.branch != nil}
-	if t.cache.valid && t.cache.key == key {
-		return t.cache
+	markdown := t.Role == "assistant" && m.markdownMode()
+	key := renderKey{width: width, content: len(t.Content), notes: len(t.Notes), steps: len(t.Steps),
+		streaming: t.Streaming, done: t.Done != nil, heat: m.heat, markdown: markdown, sel: sel,
+		bySurprisal: m.heatBySurprisal, branch: t.Tree.Branch() != nil}
+	c := m.cacheOf(t)
+	if c.render.valid && c.render.key == key {
+		return c.render
 	}
 	st := m.styles
 	var lines []string
 	lines = append(lines, termtext.Truncate(m.turnLabel(t), width))
-	for _, n := range t.notes {
-		if n.top {
+	for _, n := range t.Notes {
+		if n.Top {
 			lines = append(lines, m.noteLines(n, width)...)
 		}
 	}
@@ -204,11 +228,11 @@ func (m *Model) renderTurn(t *turn, width int) turnRender {
 	selLine := -1
 	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: m.heat, sel: m.insp.turn, step: sel, bySurprisal: m.heatBySurprisal}
 	var mdRows []string
-	if markdown && t.content != "" {
+	if markdown && t.Content != "" {
 		mdRows, markdown = m.markdownRows(t, width-len(bodyIndent))
 	}
 	switch {
-	case t.content == "" && t.streaming:
+	case t.Content == "" && t.Streaming:
 		lines = append(lines, bodyIndent+st.Meta.Render("…"))
 	case markdown:
 		for _, r := range mdRows {
@@ -216,7 +240,7 @@ func (m *Model) renderTurn(t *turn, width int) turnRender {
 		}
 	default:
 		base := classAssistant
-		if t.role == "user" {
+		if t.Role == "user" {
 			base = classUser
 		}
 		rows, sr := body.render([]segment{{t: t, base: base}})
@@ -227,34 +251,34 @@ func (m *Model) renderTurn(t *turn, width int) turnRender {
 			lines = append(lines, bodyIndent+r)
 		}
 	}
-	for _, n := range t.notes {
-		if !n.top {
+	for _, n := range t.Notes {
+		if !n.Top {
 			lines = append(lines, m.noteLines(n, width)...)
 		}
 	}
 	lines = append(lines, "")
-	t.cache = turnRender{key: key, valid: true, lines: lines, selLine: selLine}
-	return t.cache
+	c.render = turnRender{key: key, valid: true, lines: lines, selLine: selLine}
+	return c.render
 }
 
 // turnLabel is "▌ You" or "▌ model · N tokens · speed".
-func (m *Model) turnLabel(t *turn) string {
+func (m *Model) turnLabel(t *conversation.Turn) string {
 	st := m.styles
-	if t.role == "user" {
+	if t.Role == "user" {
 		return st.UserLabel.Render("▌ You")
 	}
 	label := st.AssistantLabel.Render("▌ " + m.modelName())
 	var meta []string
 	switch {
-	case t.streaming:
+	case t.Streaming:
 		meta = append(meta, "generating…")
-	case len(t.steps) > 0:
-		meta = append(meta, fmt.Sprintf("%d tokens", len(t.steps)))
-		if d := t.done; d != nil && d.Decode > 0 && d.Generated > 1 {
+	case len(t.Steps) > 0:
+		meta = append(meta, fmt.Sprintf("%d tokens", len(t.Steps)))
+		if d := t.Done; d != nil && d.Decode > 0 && d.Generated > 1 {
 			meta = append(meta, panels.Rate(float64(d.Generated-1)/d.Decode.Seconds()))
 		}
 	}
-	if b := m.branchLabel(t); b != "" {
+	if b := branchLabel(t); b != "" {
 		meta = append([]string{b}, meta...)
 	}
 	if len(meta) > 0 {
@@ -263,16 +287,16 @@ func (m *Model) turnLabel(t *turn) string {
 	return label
 }
 
-func (m *Model) noteLines(n note, width int) []string {
+func (m *Model) noteLines(n conversation.Note, width int) []string {
 	st := m.styles
 	icon, style := "■ ", st.Meta
-	switch n.kind {
-	case noteWarn:
+	switch n.Kind {
+	case conversation.NoteWarn:
 		icon, style = "⚠ ", st.Notice
-	case noteError:
+	case conversation.NoteError:
 		icon, style = "✗ ", st.Error
 	}
-	gs := termtext.Glyphs(termtext.Sanitize(strings.ReplaceAll(n.text, "\n", " ")), func(int) int { return 0 })
+	gs := termtext.Glyphs(termtext.Sanitize(strings.ReplaceAll(n.Text, "\n", " ")), func(int) int { return 0 })
 	var out []string
 	for i, row := range termtext.WrapWords(gs, max(width-len(bodyIndent)-2, 1)) {
 		var sb strings.Builder
@@ -298,15 +322,15 @@ func (m *Model) transcriptLines(width int) ([]string, int) {
 		return m.completionLines(width)
 	}
 	var lines []string
-	if m.system != "" {
-		lines = append(lines, m.plainRows("system: "+m.system, m.styles.SystemText, width)...)
+	if m.conv.System() != "" {
+		lines = append(lines, m.plainRows("system: "+m.conv.System(), m.styles.SystemText, width)...)
 		lines = append(lines, "")
 	}
-	if len(m.turns) == 0 {
+	if m.conv.Len() == 0 {
 		lines = append(lines, m.welcomeLines(width)...)
 	}
 	selLine := -1
-	for _, t := range m.turns {
+	for _, t := range m.conv.Turns() {
 		r := m.renderTurn(t, width)
 		if r.selLine >= 0 {
 			selLine = len(lines) + r.selLine
@@ -319,13 +343,14 @@ func (m *Model) transcriptLines(width int) ([]string, int) {
 // completionLines draws the conversation as the one running text the model
 // sees, typed parts in the user's colour.
 func (m *Model) completionLines(width int) ([]string, int) {
-	if len(m.turns) == 0 {
+	turns := m.conv.Turns()
+	if len(turns) == 0 {
 		return m.welcomeLines(width), -1
 	}
-	segs := make([]segment, 0, len(m.turns))
-	for _, t := range m.turns {
+	segs := make([]segment, 0, len(turns))
+	for _, t := range turns {
 		base := classAssistant
-		if t.role == "user" {
+		if t.Role == "user" {
 			base = classUser
 		}
 		segs = append(segs, segment{t: t, base: base})
@@ -336,17 +361,17 @@ func (m *Model) completionLines(width int) ([]string, int) {
 	}
 	body := bodyRender{st: m.styles, width: width, heat: m.heat, sel: m.insp.turn, step: sel, bySurprisal: m.heatBySurprisal}
 	lines, selLine := body.render(segs)
-	if g := m.gen; g != nil && g.reply != nil && g.reply.streaming && g.reply.content == "" {
+	if g := m.gen; g != nil && g.reply != nil && g.reply.Streaming && g.reply.Content == "" {
 		lines = append(lines, m.styles.Meta.Render("…"))
 	}
 	// Notes of the latest exchange only: older ones belong to text that has
 	// long been continued.
-	for _, t := range m.turns[max(len(m.turns)-2, 0):] {
-		if b := m.branchLabel(t); b != "" {
+	for _, t := range turns[max(len(turns)-2, 0):] {
+		if b := branchLabel(t); b != "" {
 			// Completion mode has no turn labels to carry it.
-			lines = append(lines, m.noteLines(note{kind: noteInfo, text: b + " · [ ] switch"}, width)...)
+			lines = append(lines, m.noteLines(conversation.Note{Kind: conversation.NoteInfo, Text: b + " · [ ] switch"}, width)...)
 		}
-		for _, n := range t.notes {
+		for _, n := range t.Notes {
 			lines = append(lines, m.noteLines(n, width)...)
 		}
 	}

@@ -1,4 +1,4 @@
-package ui
+package conversation
 
 import (
 	"fmt"
@@ -33,24 +33,24 @@ type savedBranches struct {
 }
 
 // saveTree encodes the conversation tree, or nil when it has no branches.
-func (m *Model) saveTree() []savedNode {
-	m.syncBranches()
+func (c *Conversation) saveTree() []savedNode {
+	c.syncBranches()
 	branched := false
-	for _, t := range m.turns {
-		if t.tree.branch != nil {
+	for _, t := range c.turns {
+		if t.Tree.branch != nil {
 			branched = true
 		}
 	}
 	if !branched {
 		return nil
 	}
-	return encodePath(m.turns, false)
+	return encodePath(c.turns, false)
 }
 
-func encodePath(turns []*turn, atBranch bool) []savedNode {
+func encodePath(turns []*Turn, atBranch bool) []savedNode {
 	var out []savedNode
 	for i, t := range turns {
-		if set := t.tree.branch; set != nil && !(i == 0 && atBranch) {
+		if set := t.Tree.branch; set != nil && !(i == 0 && atBranch) {
 			b := savedBranches{}
 			for k, alt := range set.alts {
 				p := encodePath(alt, true)
@@ -67,12 +67,12 @@ func encodePath(turns []*turn, atBranch bool) []savedNode {
 			}
 			return append(out, savedNode{Branches: &b})
 		}
-		if t.content == "" {
+		if t.Content == "" {
 			continue
 		}
-		n := savedNode{Role: t.role, Content: t.content}
-		if t.tree.forked {
-			n.Fork = &savedFork{Step: t.tree.forkStep, Token: t.tree.forkText, Was: t.tree.wasText}
+		n := savedNode{Role: t.Role, Content: t.Content}
+		if t.Tree.Forked {
+			n.Fork = &savedFork{Step: t.Tree.ForkStep, Token: t.Tree.ForkText, Was: t.Tree.WasText}
 		}
 		out = append(out, n)
 	}
@@ -87,10 +87,10 @@ func checkTree(nodes []savedNode) error {
 
 // treeTurns rebuilds the turns on screen, with their alternatives, from a
 // saved tree.
-func treeTurns(nodes []savedNode) ([]*turn, error) { return decodePath(nodes, "tree") }
+func treeTurns(nodes []savedNode) ([]*Turn, error) { return decodePath(nodes, "tree") }
 
-func decodePath(nodes []savedNode, where string) ([]*turn, error) {
-	var out []*turn
+func decodePath(nodes []savedNode, where string) ([]*Turn, error) {
+	var out []*Turn
 	for i, n := range nodes {
 		at := fmt.Sprintf("%s[%d]", where, i)
 		if b := n.Branches; b != nil {
@@ -100,7 +100,7 @@ func decodePath(nodes []savedNode, where string) ([]*turn, error) {
 			if len(b.Paths) == 0 || b.Active < 0 || b.Active >= len(b.Paths) {
 				return nil, fmt.Errorf("%s.branches: active is %d but there are %d paths", at, b.Active, len(b.Paths))
 			}
-			set := &branchSet{cur: b.Active, prev: b.Active}
+			set := &BranchSet{cur: b.Active, prev: b.Active}
 			for k, p := range b.Paths {
 				pat := fmt.Sprintf("%s.branches.paths[%d]", at, k)
 				if len(p) == 0 || p[0].Branches != nil {
@@ -110,7 +110,7 @@ func decodePath(nodes []savedNode, where string) ([]*turn, error) {
 				if err != nil {
 					return nil, err
 				}
-				ts[0].tree.branch = set
+				ts[0].Tree.branch = set
 				set.alts = append(set.alts, ts)
 			}
 			return append(out, set.alts[set.cur]...), nil
@@ -118,13 +118,13 @@ func decodePath(nodes []savedNode, where string) ([]*turn, error) {
 		if n.Role != chat.RoleUser && n.Role != chat.RoleAssistant {
 			return nil, fmt.Errorf("%s: role is %q, want user or assistant", at, n.Role)
 		}
-		t := &turn{role: n.Role, content: n.Content}
+		t := &Turn{Role: n.Role, Content: n.Content}
 		if f := n.Fork; f != nil {
 			if f.Step < 0 {
 				return nil, fmt.Errorf("%s.fork: step is %d", at, f.Step)
 			}
-			t.tree = turnTree{forked: true, forkStep: f.Step, forkText: f.Token, wasText: f.Was}
-			t.addNote(noteInfo, forkNote(t), true)
+			t.Tree = Tree{Forked: true, ForkStep: f.Step, ForkText: f.Token, WasText: f.Was}
+			t.AddNote(NoteInfo, forkNote(t), true)
 		}
 		out = append(out, t)
 	}

@@ -1,4 +1,4 @@
-package ui
+package conversation
 
 import (
 	"slices"
@@ -25,30 +25,30 @@ const (
 	stepLogZ                           // logprob is the engine's exact figure
 )
 
-// step is one generated token of a reply and where its piece sits in the
+// Step is one generated token of a reply and where its piece sits in the
 // reply's text (content; for a thinking turn, the answer part of it).
-type step struct {
-	start, end int32
-	id         int32
-	// prob is the probability the token had in the distribution it was
+type Step struct {
+	Start, End int32
+	ID         int32
+	// Prob is the probability the token had in the distribution it was
 	// drawn from (after penalties), 0 when it was not among the
 	// candidates: the heatmap's colour.
-	prob    float32
-	entropy float32 // nats
+	Prob    float32
+	Entropy float32 // nats
 	flags   stepFlags
-	// logprob is the token's natural-log probability in the model's own
+	// LogProb is the token's natural-log probability in the model's own
 	// distribution (engine.TokenInfo.LogProb).
-	logprob float64
+	LogProb float64
 }
 
-func (s step) thinking() bool { return s.flags&stepThinking != 0 }
-func (s step) forced() bool   { return s.flags&stepForced != 0 }
+func (s Step) Thinking() bool { return s.flags&stepThinking != 0 }
+func (s Step) Forced() bool   { return s.flags&stepForced != 0 }
 
-// keptCandidates bounds the candidates kept per token: the sampler lists
+// KeptCandidates bounds the candidates kept per token: the sampler lists
 // what top-k considered, at most 40 (sample.Sampler's candidateCount),
 // and the probability panel scrolls through all of them with the fork
 // cursor, so all of those are kept; anything longer is cut here.
-const keptCandidates = 40
+const KeptCandidates = 40
 
 // turnDetail is the per-token detail of a reply, in flat arrays so a token
 // costs no allocation of its own: stepDetail k belongs to step k, and its
@@ -72,7 +72,7 @@ type stepDetail struct {
 	topOff    int32
 	index     int32
 	// rawEnd and textEnd are where the token's piece ends in the model's
-	// text (modelText) and its reasoning in the thinking block's text,
+	// text (ModelText) and its reasoning in the thinking block's text,
 	// so a fork can cut a thinking reply's block at this token.
 	rawEnd, textEnd int32
 	params          uint16 // index into turnDetail.params
@@ -91,11 +91,11 @@ type funnelStage struct {
 // at content[start:]. A reply records detail from its first token; a turn
 // that has steps but no detail (an old reply whose detail was dropped)
 // never gets any back.
-func (t *turn) addStep(info engine.TokenInfo, start int) {
-	s := step{start: int32(start), end: int32(len(t.content)), id: info.ID, entropy: info.Entropy, logprob: info.LogProb}
+func (t *Turn) addStep(info engine.TokenInfo, start int) {
+	s := Step{Start: int32(start), End: int32(len(t.Content)), ID: info.ID, Entropy: info.Entropy, LogProb: info.LogProb}
 	for _, c := range info.Candidates {
 		if c.ID == info.ID {
-			s.prob = c.Prob
+			s.Prob = c.Prob
 			break
 		}
 	}
@@ -108,25 +108,25 @@ func (t *turn) addStep(info engine.TokenInfo, start int) {
 	if info.LogZ != 0 {
 		s.flags |= stepLogZ
 	}
-	if t.detail == nil && len(t.steps) == 0 {
+	if t.detail == nil && len(t.Steps) == 0 {
 		t.detail = &turnDetail{}
 	}
-	t.steps = append(t.steps, s)
+	t.Steps = append(t.Steps, s)
 	if d := t.detail; d != nil {
-		d.add(info, int32(len(t.modelText())), t.thinkTextLen())
+		d.add(info, int32(len(t.ModelText())), t.thinkTextLen())
 	}
 }
 
-func (t *turn) thinkTextLen() int32 {
-	if t.think == nil {
+func (t *Turn) thinkTextLen() int32 {
+	if t.Think == nil {
 		return 0
 	}
-	return int32(len(t.think.text))
+	return int32(len(t.Think.Text))
 }
 
 func (d *turnDetail) add(info engine.TokenInfo, rawEnd, textEnd int32) {
-	cands := info.Candidates[:min(len(info.Candidates), keptCandidates)]
-	top := info.Top[:min(len(info.Top), keptCandidates)]
+	cands := info.Candidates[:min(len(info.Candidates), KeptCandidates)]
+	top := info.Top[:min(len(info.Top), KeptCandidates)]
 	sd := stepDetail{logZ: info.LogZ, dur: info.Duration, candOff: int32(len(d.cands)), topOff: int32(len(d.top)),
 		index: int32(info.Index), rawEnd: rawEnd, textEnd: textEnd, candN: uint8(len(cands)), topN: uint8(len(top))}
 	for i, f := range info.Funnel {
@@ -146,21 +146,21 @@ func (d *turnDetail) add(info engine.TokenInfo, rawEnd, textEnd int32) {
 	d.steps = append(d.steps, sd)
 }
 
-// hasDetail reports whether the turn still has its per-token detail.
-func (t *turn) hasDetail() bool { return t.detail != nil && len(t.detail.steps) == len(t.steps) }
+// HasDetail reports whether the turn still has its per-token detail.
+func (t *Turn) HasDetail() bool { return t.detail != nil && len(t.detail.steps) == len(t.Steps) }
 
-// stepInfo rebuilds step k as the engine reported it. ok is false when the
+// StepInfo rebuilds step k as the engine reported it. ok is false when the
 // turn's detail was dropped: the result then has only what every step
 // keeps (id, piece, entropy, log-probability, flags).
-func (t *turn) stepInfo(k int) (info engine.TokenInfo, ok bool) {
-	if k < 0 || k >= len(t.steps) {
+func (t *Turn) StepInfo(k int) (info engine.TokenInfo, ok bool) {
+	if k < 0 || k >= len(t.Steps) {
 		return engine.TokenInfo{}, false
 	}
-	s := t.steps[k]
-	answer := t.content[min(int(s.start), len(t.content)):min(int(s.end), len(t.content))]
-	info = engine.TokenInfo{ID: s.id, Piece: answer, Answer: answer, Entropy: s.entropy, Index: k, Thinking: s.thinking(),
-		Forced: s.forced(), LogProb: s.logprob}
-	if !t.hasDetail() {
+	s := t.Steps[k]
+	answer := t.Content[min(int(s.Start), len(t.Content)):min(int(s.End), len(t.Content))]
+	info = engine.TokenInfo{ID: s.ID, Piece: answer, Answer: answer, Entropy: s.Entropy, Index: k, Thinking: s.Thinking(),
+		Forced: s.Forced(), LogProb: s.LogProb}
+	if !t.HasDetail() {
 		return info, false
 	}
 	d := t.detail
@@ -179,24 +179,24 @@ func (t *turn) stepInfo(k int) (info engine.TokenInfo, ok bool) {
 	if k > 0 {
 		rawStart, textStart = d.steps[k-1].rawEnd, d.steps[k-1].textEnd
 	}
-	if raw := t.modelText(); int(sd.rawEnd) <= len(raw) && rawStart <= sd.rawEnd {
+	if raw := t.ModelText(); int(sd.rawEnd) <= len(raw) && rawStart <= sd.rawEnd {
 		info.Piece = raw[rawStart:sd.rawEnd]
 	}
-	if t.think != nil && int(sd.textEnd) <= len(t.think.text) && textStart <= sd.textEnd {
-		info.Thought = t.think.text[textStart:sd.textEnd]
+	if t.Think != nil && int(sd.textEnd) <= len(t.Think.Text) && textStart <= sd.textEnd {
+		info.Thought = t.Think.Text[textStart:sd.textEnd]
 	}
 	return info, true
 }
 
-// prefix is what a fork of t at step k keeps: the text, steps and detail
+// Prefix is what a fork of t at step k keeps: the text, steps and detail
 // before that step, a thinking reply's block cut where step k-1 left it.
 // ok is false when t's detail was dropped (a fork needs the candidates).
-func (t *turn) prefix(k int) (p turn, ok bool) {
-	if k < 0 || k > len(t.steps) || !t.hasDetail() {
-		return turn{}, false
+func (t *Turn) Prefix(k int) (p Turn, ok bool) {
+	if k < 0 || k > len(t.Steps) || !t.HasDetail() {
+		return Turn{}, false
 	}
 	src := t.detail
-	p.steps = slices.Clone(t.steps[:k])
+	p.Steps = slices.Clone(t.Steps[:k])
 	d := &turnDetail{steps: slices.Clone(src.steps[:k])}
 	if k > 0 {
 		last := src.steps[k-1]
@@ -206,40 +206,40 @@ func (t *turn) prefix(k int) (p turn, ok bool) {
 	}
 	p.detail = d
 	thinking := false
-	for _, s := range p.steps {
-		thinking = thinking || s.thinking()
+	for _, s := range p.Steps {
+		thinking = thinking || s.Thinking()
 	}
 	switch {
 	case k == 0:
 	case !thinking:
-		p.content = t.modelText()[:src.steps[k-1].rawEnd]
+		p.Content = t.ModelText()[:src.steps[k-1].rawEnd]
 	default:
 		// The block opened at the first reasoning token; every step from
-		// there on is in t.think and t.content.
-		last, lastD := p.steps[k-1], src.steps[k-1]
-		b := &thinkBlock{raw: t.think.raw[:lastD.rawEnd], text: t.think.text[:lastD.textEnd]}
-		for j, s := range p.steps {
-			if s.thinking() {
-				b.tokens++
-				b.dur += src.steps[j].dur
+		// there on is in t.Think and t.Content.
+		last, lastD := p.Steps[k-1], src.steps[k-1]
+		b := &ThinkBlock{Raw: t.Think.Raw[:lastD.rawEnd], Text: t.Think.Text[:lastD.textEnd]}
+		for j, s := range p.Steps {
+			if s.Thinking() {
+				b.Tokens++
+				b.Dur += src.steps[j].dur
 			}
 		}
-		b.open = last.thinking() && last.start == last.end
-		p.think = b
-		p.content = t.content[:last.end]
+		b.Open = last.Thinking() && last.Start == last.End
+		p.Think = b
+		p.Content = t.Content[:last.End]
 	}
 	return p, true
 }
 
 // compact gives the arrays of a finished reply their exact size, so the
 // growth slack of appending is not kept for the reply's lifetime.
-func (t *turn) compact() {
+func (t *Turn) compact() {
 	d := t.detail
 	if d == nil || d.compacted {
 		return
 	}
 	d.compacted = true
-	t.steps = slices.Clone(t.steps)
+	t.Steps = slices.Clone(t.Steps)
 	d.steps = slices.Clone(d.steps)
 	d.cands = slices.Clone(d.cands)
 	if d.top != nil {
@@ -247,9 +247,9 @@ func (t *turn) compact() {
 	}
 }
 
-// Detail retention: the newest detailReplies replies generated in this
+// Detail retention: the newest DetailReplies replies generated in this
 // session keep their per-token detail, older ones only while the kept
-// detail stays within detailTokens tokens; the reply being written always
+// detail stays within DetailTokens tokens; the reply being written always
 // keeps its own. Branches count as the replies they are: a fork or a
 // regenerated reply is the newest, and the alternative it replaced keeps
 // its detail until newer replies push it out. An older reply keeps its
@@ -258,19 +258,19 @@ func (t *turn) compact() {
 // so the inspector shows "details not kept" on it and it can no longer be
 // forked or exported.
 const (
-	detailReplies = 4
-	detailTokens  = 8192
+	DetailReplies = 4
+	DetailTokens  = 8192
 )
 
 // detailHistory is the replies that keep detail, oldest first.
-type detailHistory struct{ turns []*turn }
+type detailHistory struct{ turns []*Turn }
 
 // add registers reply, about to be generated, as the newest and drops the
 // detail of the replies that fall out of the bounds.
-func (h *detailHistory) add(reply *turn) {
-	h.turns = slices.DeleteFunc(h.turns, func(t *turn) bool { return t == reply || !t.hasDetail() })
+func (h *detailHistory) add(reply *Turn) {
+	h.turns = slices.DeleteFunc(h.turns, func(t *Turn) bool { return t == reply || !t.HasDetail() })
 	for _, t := range h.turns {
-		if !t.streaming {
+		if !t.Streaming {
 			t.compact()
 		}
 	}
@@ -279,8 +279,8 @@ func (h *detailHistory) add(reply *turn) {
 	cut := 0
 	for i := len(h.turns) - 1; i >= 0; i-- {
 		t := h.turns[i]
-		tokens += len(t.steps)
-		if i < len(h.turns)-1 && (len(h.turns)-i > detailReplies || tokens > detailTokens) {
+		tokens += len(t.Steps)
+		if i < len(h.turns)-1 && (len(h.turns)-i > DetailReplies || tokens > DetailTokens) {
 			cut = i + 1
 			break
 		}

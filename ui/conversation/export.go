@@ -1,0 +1,78 @@
+package conversation
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"vkchat/runtime/engine/trace"
+
+	"vkchat/runtime/engine"
+)
+
+// ErrDetailsNotKept: the reply is older than the ones that keep their
+// per-token detail (detail.go).
+var ErrDetailsNotKept = errors.New("details not kept for this older reply")
+
+// ExportInfo is what a reply's export needs from when it was requested.
+type ExportInfo struct {
+	Req   engine.Request
+	State []byte // the sampler's generator state as the reply began
+}
+
+// exportHeader describes how reply t was generated.
+func exportHeader(info engine.ModelInfo, maxTokens int, t *Turn) (trace.Header, error) {
+	first, ok := t.StepInfo(0)
+	if !ok {
+		return trace.Header{}, ErrDetailsNotKept
+	}
+	sum, err := trace.FileSHA256(info.Path)
+	if err != nil {
+		return trace.Header{}, fmt.Errorf("hash the model file: %w", err)
+	}
+	h := trace.Header{Type: "header", Model: info.Path, ModelSHA256: sum, Backend: info.Backend,
+		Context: info.ContextSize, KVType: info.KVType, MaxTokens: maxTokens,
+		Params: trace.ParamsOf(first.Params), SamplerState: t.Export.State, Vkchat: trace.Version(),
+		DisableThinking: t.Export.Req.DisableThinking}
+	if info.Completion {
+		h.Template = "none"
+		for _, msg := range t.Export.Req.Messages {
+			h.Prompt += msg.Content
+		}
+	} else {
+		h.Template, h.Messages = info.TemplateName, t.Export.Req.Messages
+	}
+	return h, nil
+}
+
+// WriteExport writes reply t as the JSON Lines export vkchat replay reads:
+// a header saying how it was generated, then every token with its
+// log-probability and alternatives. text gives a token's piece.
+func WriteExport(path string, info engine.ModelInfo, maxTokens int, t *Turn, text func(int32) string) (err error) {
+	h, err := exportHeader(info, maxTokens, t)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	w, err := trace.NewWriter(f, h, text)
+	if err != nil {
+		return err
+	}
+	for k := range t.Steps {
+		s, ok := t.StepInfo(k)
+		if !ok {
+			return ErrDetailsNotKept
+		}
+		if err := w.Token(s); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}

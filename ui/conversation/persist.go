@@ -1,0 +1,350 @@
+package conversation
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"vkchat/runtime/engine/trace"
+
+	"vkchat/runtime/chat"
+	"vkchat/runtime/sample"
+)
+
+// Version is the save format; loading a newer one is refused rather than
+// half-understood.
+const Version = 1
+
+// MaxFileBytes bounds what Read reads, so pointing /load at a wrong, huge
+// file fails quickly instead of filling memory.
+const MaxFileBytes = 64 << 20
+
+// File is the JSON file a conversation is kept in. Messages are the whole
+// conversation as the engine gets it, system prompt first.
+type File struct {
+	Version    int            `json:"version"`
+	Model      string         `json:"model"`
+	ModelName  string         `json:"model_name,omitempty"`
+	Completion bool           `json:"completion,omitempty"`
+	Params     savedParams    `json:"params"`
+	Messages   []chat.Message `json:"messages"`
+	// Tree holds the branches of a conversation that has some (see
+	// persist_tree.go); Messages is then the branch on screen.
+	Tree    []savedNode `json:"tree,omitempty"`
+	Created time.Time   `json:"created"`
+	Updated time.Time   `json:"updated"`
+}
+
+// savedParams is the export's named sampler settings (the same JSON keys):
+// the file format does not change when sample.Params gains or renames a
+// field, and keys missing from a file keep the current value.
+type savedParams = trace.Params
+
+// Meta is what a save file says about the session beside the chat itself:
+// the model it was had with and the sampler settings in use.
+type Meta struct {
+	Model, ModelName string
+	Params           sample.Params
+}
+
+// Write replaces path atomically: the data goes to a temporary file in the
+// same directory, is synced, then renamed over path, so a crash leaves
+// either the old file or the new one, never half of one.
+func Write(path string, c File) (err error) {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(append(data, '\n')); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// Read reads and checks a saved conversation; params start from base so a
+// file without some settings keeps the current ones.
+func Read(path string, base sample.Params) (File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return File{}, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return File{}, err
+	}
+	if len(data) > MaxFileBytes {
+		return File{}, fmt.Errorf("%s: larger than %d MiB, not a conversation file", path, MaxFileBytes>>20)
+	}
+	c := File{Params: trace.ParamsOf(base)}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return File{}, fmt.Errorf("%s: not a conversation file: %w", path, err)
+	}
+	if c.Version > Version {
+		return File{}, fmt.Errorf("%s: saved by a newer vkchat (format %d, this one reads %d)", path, c.Version, Version)
+	}
+	for i, msg := range c.Messages {
+		switch msg.Role {
+		case chat.RoleUser, chat.RoleAssistant:
+		case chat.RoleSystem:
+			if i != 0 {
+				return File{}, fmt.Errorf("%s: message %d: a system message may only come first", path, i+1)
+			}
+		default:
+			return File{}, fmt.Errorf("%s: message %d: unknown role %q", path, i+1, msg.Role)
+		}
+	}
+	if err := checkTree(c.Tree); err != nil {
+		return File{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Snapshot is the conversation as it stands, the partial reply included.
+func (c *Conversation) Snapshot(meta Meta, now time.Time) File {
+	if c.created.IsZero() {
+		c.created = now
+	}
+	return File{
+		Version:    Version,
+		Model:      meta.Model,
+		ModelName:  meta.ModelName,
+		Completion: c.completion,
+		Params:     trace.ParamsOf(meta.Params),
+		Messages:   c.Messages(true),
+		Tree:       c.saveTree(),
+		Created:    c.created,
+		Updated:    now,
+	}
+}
+
+// Load replaces the conversation with a saved one (f, read from path).
+// Later turns are saved back to the same file, so resuming continues it.
+// The settings in f.Params are the caller's to apply.
+func (c *Conversation) Load(f File, path string) {
+	c.Reset()
+	msgs := f.Messages
+	if len(msgs) > 0 && msgs[0].Role == chat.RoleSystem {
+		c.system = msgs[0].Content
+		msgs = msgs[1:]
+	} else {
+		c.system = ""
+	}
+	for _, msg := range msgs {
+		t := &Turn{Role: msg.Role, Content: msg.Content}
+		t.SplitLoaded()
+		c.turns = append(c.turns, t)
+	}
+	if len(f.Tree) > 0 {
+		// Checked by Read, so it cannot fail here.
+		if turns, err := treeTurns(f.Tree); err == nil {
+			c.turns = turns
+		}
+	}
+	c.path = path
+	c.created = f.Created
+}
+
+// NewSavePath picks a fresh file name in dir for a chat saved at now.
+func NewSavePath(dir string, now time.Time) string {
+	base := now.Format("2006-01-02T15-04-05")
+	p := filepath.Join(dir, base+".json")
+	// Only an existing file means "try the next name"; any other error
+	// (an unusable state dir) is left for the write to report.
+	for i := 2; i < 1000; i++ {
+		if _, err := os.Stat(p); err != nil {
+			return p
+		}
+		p = filepath.Join(dir, fmt.Sprintf("%s-%d.json", base, i))
+	}
+	return p
+}
+
+// Resolve finds a file to load: the path as given, else a name in dir
+// (with or without ".json").
+func Resolve(name, dir string) string {
+	p := ExpandHome(name)
+	if _, err := os.Stat(p); err == nil || filepath.IsAbs(p) {
+		return p
+	}
+	for _, c := range []string{filepath.Join(dir, p), filepath.Join(dir, p+".json")} {
+		if _, err := os.Stat(c); err == nil {
+			return c
+		}
+	}
+	return p
+}
+
+// ExpandHome expands a leading "~" to the home directory.
+func ExpandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
+}
+
+// Retry timing after a failed save: soon at first, then backing off so a
+// disk that stays full is not hammered.
+const (
+	RetryFirst = 2 * time.Second
+	RetryMax   = 30 * time.Second
+)
+
+// Saver writes a conversation to its file after every turn and keeps what
+// a failed save leaves to do: when the write fails (a full disk, a state
+// dir gone read-only) the conversation stays in memory and the save is
+// tried again on a timer, and at the next turn, until it goes through.
+// The timer itself is the caller's (TakeRetry says when); Saver is only
+// the state, so it is tested without a clock.
+type Saver struct {
+	// Write saves a conversation; nil means Write. Tests put faults here
+	// (a full disk, a failing rename).
+	Write func(path string, c File) error
+	// FirstDelay is the first retry's wait; 0 means RetryFirst (tests
+	// shorten it).
+	FirstDelay time.Duration
+	// RescueDir is where Rescue writes a conversation it could not save
+	// (empty: os.TempDir()); RescueOut gets it as JSON when even that
+	// fails (nil: os.Stderr).
+	RescueDir string
+	RescueOut io.Writer
+
+	err      error         // the last save's error; nil once one succeeds
+	failures int           // consecutive failed saves
+	delay    time.Duration // wait before the next retry; 0 while saves succeed
+	armed    bool          // a retry timer is due to be started
+	pending  bool          // a retry timer is running
+	seq      int           // tells the running timer from abandoned ones
+}
+
+// SaveResult is what an autosave did, for the status line.
+type SaveResult struct {
+	Err       error         // the save failed; the conversation is kept in memory
+	RetryIn   time.Duration // with Err: when the next attempt is
+	Recovered int           // a save went through after this many failures
+}
+
+func (s *Saver) writer() func(string, File) error {
+	if s.Write != nil {
+		return s.Write
+	}
+	return Write
+}
+
+// Err is the last save's error, nil when it went through.
+func (s *Saver) Err() error { return s.err }
+
+// Delay is how long the next retry will wait (it doubles up to RetryMax).
+func (s *Saver) Delay() time.Duration { return s.delay }
+
+// Autosave writes c to its file, choosing one in dir on the first save.
+// An empty chat is not written.
+func (s *Saver) Autosave(c *Conversation, dir string, meta Meta, now func() time.Time) SaveResult {
+	if len(c.Messages(true)) == 0 || (len(c.turns) == 0 && c.path == "") {
+		return SaveResult{}
+	}
+	if c.path == "" {
+		c.path = NewSavePath(dir, now())
+	}
+	if err := s.writer()(c.path, c.Snapshot(meta, now())); err != nil {
+		s.err = err
+		s.failures++
+		if s.delay == 0 {
+			s.delay = cmp.Or(s.FirstDelay, RetryFirst)
+		}
+		if !s.pending {
+			s.armed = true
+		}
+		return SaveResult{Err: err, RetryIn: s.delay}
+	}
+	var res SaveResult
+	if s.err != nil {
+		res.Recovered = s.failures
+	}
+	s.err = nil
+	s.failures, s.delay, s.armed = 0, 0, false
+	s.seq++ // a timer still pending finds nothing to do
+	s.pending = false
+	return res
+}
+
+// TakeRetry hands over the retry timer a failed save asked for, if any:
+// the caller starts a timer of d and, when it goes off, calls Retry(seq).
+func (s *Saver) TakeRetry() (seq int, d time.Duration, ok bool) {
+	if !s.armed {
+		return 0, 0, false
+	}
+	s.armed, s.pending = false, true
+	s.seq++
+	seq, d = s.seq, s.delay
+	s.delay = min(2*s.delay, RetryMax)
+	return seq, d, true
+}
+
+// Retry reports whether the timer seq going off should save again: it is
+// the latest one and the last save failed.
+func (s *Saver) Retry(seq int) bool {
+	if seq != s.seq || s.err == nil {
+		return false
+	}
+	s.pending = false
+	return true
+}
+
+// SaveCopy writes c to a file the user named.
+func (s *Saver) SaveCopy(c *Conversation, path string, meta Meta, now time.Time) error {
+	return s.writer()(ExpandHome(path), c.Snapshot(meta, now))
+}
+
+// Rescue runs when the chat ends with the last save failed: the
+// conversation goes to a file in the temp dir (another disk, often), and
+// when that fails too, to RescueOut as JSON, so the terminal's scrollback
+// still holds it. The error says where it went; nil when nothing failed.
+func (s *Saver) Rescue(c *Conversation, meta Meta, now time.Time) error {
+	if s.err == nil {
+		return nil
+	}
+	f := c.Snapshot(meta, now)
+	dir := s.RescueDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	p := filepath.Join(dir, "vkchat-unsaved-"+now.Format("2006-01-02T15-04-05")+".json")
+	werr := s.writer()(p, f)
+	if werr == nil {
+		return fmt.Errorf("ui: saving the conversation to %s: %w; saved it to %s instead", c.path, s.err, p)
+	}
+	out := s.RescueOut
+	if out == nil {
+		out = os.Stderr
+	}
+	data, _ := json.MarshalIndent(f, "", "  ")
+	fmt.Fprintf(out, "vkchat: the conversation could not be saved (%v; %v); here it is as JSON:\n%s\n", s.err, werr, data)
+	return fmt.Errorf("ui: saving the conversation to %s: %w (also failed in %s: %v; printed above as JSON)", c.path, s.err, dir, werr)
+}
