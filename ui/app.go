@@ -18,6 +18,7 @@ import (
 	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
 	"vkchat/ui/conversation"
+	"vkchat/ui/input"
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
@@ -60,7 +61,7 @@ type Model struct {
 	closeOnce    sync.Once
 	wg           *sync.WaitGroup
 
-	input           Input
+	input           input.Input
 	focus           focusArea
 	insp            inspector
 	heat            bool
@@ -128,7 +129,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		baseCtx: context.Background(),
 		closed:  make(chan struct{}),
 		wg:      &sync.WaitGroup{},
-		input:   NewInput(),
+		input:   input.New(),
 		scroll:  scrollState{follow: true},
 		conv:    conversation.New(info.Completion, cfg.SystemPrompt),
 		renders: map[*conversation.Turn]*turnCache{},
@@ -136,9 +137,9 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		newSeed: rand.Uint64,
 	}
 	m.think.off = cfg.NoThinking
-	m.input.placeholder = "Message " + m.modelName() + "…"
+	m.input.SetPlaceholder("Message " + m.modelName() + "…")
 	if m.info.Completion {
-		m.input.placeholder = "Text for the model to continue… (Enter on empty continues)"
+		m.input.SetPlaceholder("Text for the model to continue… (Enter on empty continues)")
 	}
 	m.probs = probsView{title: "next token"}
 	if cfg.Notice != "" {
@@ -313,13 +314,13 @@ func (m *Model) handlePreview(msg previewMsg) {
 // submit sends the typed message or runs the typed command.
 func (m *Model) submit() tea.Cmd {
 	text := m.input.Value()
-	cmd, err := ParseCommand(text)
+	cmd, err := input.ParseCommand(text)
 	if err == nil {
 		m.input.Remember(text)
 		m.input.Reset()
 		return m.runCommand(cmd)
 	}
-	if !errors.Is(err, ErrNotCommand) {
+	if !errors.Is(err, input.ErrNotCommand) {
 		// Keep the line so it can be corrected.
 		m.setError(err.Error())
 		return nil
@@ -408,25 +409,25 @@ func (m *Model) newChat() {
 	}
 }
 
-func (m *Model) runCommand(c Command) tea.Cmd {
+func (m *Model) runCommand(c input.Command) tea.Cmd {
 	p := m.params
 	switch c.Kind {
-	case CmdTemp:
+	case input.CmdTemp:
 		p.Temperature, m.changed = c.Value, panels.SetTemperature
-	case CmdTopP:
+	case input.CmdTopP:
 		p.TopP, m.changed = c.Value, panels.SetTopP
-	case CmdTopK:
+	case input.CmdTopK:
 		p.TopK, m.changed = c.N, panels.SetTopK
-	case CmdMinP:
+	case input.CmdMinP:
 		p.MinP, m.changed = c.Value, panels.SetMinP
-	case CmdRepeat:
+	case input.CmdRepeat:
 		p.RepeatPenalty, m.changed = c.Value, panels.SetRepeat
-	case CmdSeed:
+	case input.CmdSeed:
 		if c.RandomSeed {
 			return m.drawSeed()
 		}
 		p.Seed, m.changed = c.Seed, panels.SetSeed
-	case CmdSystem:
+	case input.CmdSystem:
 		if m.info.Completion {
 			m.setError("completion mode has no system prompt: the text is sent as it is")
 			return nil
@@ -440,10 +441,10 @@ func (m *Model) runCommand(c Command) tea.Cmd {
 		}
 		m.autosave()
 		return nil
-	case CmdClear:
+	case input.CmdClear:
 		m.newChat()
 		return nil
-	case CmdSave:
+	case input.CmdSave:
 		if c.Text == "" {
 			m.autosave()
 			if m.saver.Err() == nil && m.conv.Path() != "" {
@@ -459,27 +460,27 @@ func (m *Model) runCommand(c Command) tea.Cmd {
 			m.setStatus("saved a copy to " + conversation.ExpandHome(c.Text))
 		}
 		return nil
-	case CmdLoad:
+	case input.CmdLoad:
 		m.autosave()
 		if err := m.loadConversation(c.Text); err != nil {
 			m.setError("could not load: " + err.Error())
 		}
 		return nil
-	case CmdExport:
+	case input.CmdExport:
 		m.exportReply(c.Text)
 		return nil
-	case CmdHelp:
+	case input.CmdHelp:
 		m.showHelp, m.helpOffset = true, 0
 		return nil
-	case CmdQuit:
+	case input.CmdQuit:
 		return m.quit()
-	case CmdBackend:
+	case input.CmdBackend:
 		m.switchBackend(c.Text)
 		return nil
-	case CmdThink:
+	case input.CmdThink:
 		m.setThinking(c.Text)
 		return nil
-	case CmdPrompt:
+	case input.CmdPrompt:
 		m.showPrompt()
 		return nil
 	default:

@@ -6,16 +6,16 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 
 	"vkchat/runtime/sample"
+	"vkchat/ui/input"
 	"vkchat/ui/panels"
 )
 
-// Limits for the sampler settings the UI lets a user choose; the slash
-// commands reject values outside them and the keys stop at them.
+// The keys stop at the limits the slash commands check (ui/input).
 const (
-	maxTemperature = 5
-	minTopP        = 0.05
-	minRepeat      = 0.5
-	maxRepeat      = 3
+	maxTemperature = input.MaxTemperature
+	minTopP        = input.MinTopP
+	minRepeat      = input.MinRepeat
+	maxRepeat      = input.MaxRepeat
 )
 
 // round2 keeps stepped values on a 0.01 grid so repeated steps show "0.70",

@@ -16,6 +16,7 @@ import (
 	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
 	"vkchat/ui/conversation"
+	"vkchat/ui/input"
 )
 
 // thinkingTokens is what the engine emits for "<think>\nHmm\n</think>\n\nHi!".
@@ -62,7 +63,7 @@ func TestThinkCommand(t *testing.T) {
 		{"/think on", false, ""},
 		{"/think maybe", false, "/think takes on or off"},
 	} {
-		c, err := ParseCommand(tc.in)
+		c, err := input.ParseCommand(tc.in)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.in, err)
 		}
@@ -74,7 +75,7 @@ func TestThinkCommand(t *testing.T) {
 			t.Errorf("%s: status %+v", tc.in, m.status)
 		}
 	}
-	if _, err := ParseCommand("/think"); err == nil {
+	if _, err := input.ParseCommand("/think"); err == nil {
 		t.Error("/think without an argument parsed")
 	}
 }
@@ -180,7 +181,7 @@ func TestNoThinkingConfig(t *testing.T) {
 
 func TestPromptPane(t *testing.T) {
 	m := newTestModel(t, newFakeEngine(), Config{})
-	c, err := ParseCommand("/prompt")
+	c, err := input.ParseCommand("/prompt")
 	if err != nil {
 		t.Fatal(err)
 	}

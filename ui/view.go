@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"vkchat/ui/input"
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
 )
@@ -212,12 +213,12 @@ func (m *Model) helpLines(w int) []string {
 	out = append(out, strings.Split(m.help.FullHelpView(m.keys.FullHelp()), "\n")...)
 	out = append(out, "", st.PanelTitle.Render("Commands"), "")
 	const usageW = 17
-	for _, c := range commands {
-		desc := m.plainRows(c.help, st.Hint, max(w-usageW, 10))
+	for _, c := range input.Commands() {
+		desc := m.plainRows(c.Help, st.Hint, max(w-usageW, 10))
 		for i, d := range desc {
 			lead := strings.Repeat(" ", usageW)
 			if i == 0 {
-				lead = st.Value.Render(fmt.Sprintf("%-*s", usageW, c.usage()))
+				lead = st.Value.Render(fmt.Sprintf("%-*s", usageW, c.Usage))
 			}
 			out = append(out, lead+d)
 		}

@@ -1,4 +1,4 @@
-package ui
+package input
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ import (
 // and no longer works around them. Each case goes through a path of the
 // editor that reaches the textarea unchanged.
 func TestPatchedTextareaInUse(t *testing.T) {
-	st := newTestModel(t, newFakeEngine(), Config{}).styles
+	st := testStyles()
 	top := func(in *Input) string { return strings.Join(in.View(st), "|") }
 	tests := []struct {
 		bug   string
@@ -47,7 +47,7 @@ func TestPatchedTextareaInUse(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		in := NewInput()
+		in := New()
 		in.SetSize(6, 3)
 		if got, want := tt.check(&in); got != want {
 			t.Errorf("bug %s: got %q, want %q; go.mod must replace github.com/charmbracelet/bubbles with ./third_party/charmbracelet-bubbles (see its NOTE-UPSTREAM.md)", tt.bug, got, want)

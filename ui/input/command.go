@@ -1,4 +1,4 @@
-package ui
+package input
 
 import (
 	"errors"
@@ -7,6 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+)
+
+// Limits for the sampler settings the UI lets a user choose; the slash
+// commands reject values outside them and the sampler keys stop at them.
+const (
+	MaxTemperature = 5
+	MinTopP        = 0.05
+	MinRepeat      = 0.5
+	MaxRepeat      = 3
 )
 
 // CommandKind names a slash command.
@@ -68,15 +77,15 @@ type commandSpec struct {
 
 // commands is the one table the parser, the error messages and /help use.
 var commands = []commandSpec{
-	{kind: CmdTemp, name: "temp", aliases: []string{"temperature"}, args: "VALUE", arg: argFloat, lo: 0, hi: maxTemperature,
+	{kind: CmdTemp, name: "temp", aliases: []string{"temperature"}, args: "VALUE", arg: argFloat, lo: 0, hi: MaxTemperature,
 		help: "sampling temperature; 0 is greedy"},
-	{kind: CmdTopP, name: "top-p", aliases: []string{"topp", "top_p"}, args: "VALUE", arg: argFloat, lo: minTopP, hi: 1,
+	{kind: CmdTopP, name: "top-p", aliases: []string{"topp", "top_p"}, args: "VALUE", arg: argFloat, lo: MinTopP, hi: 1,
 		help: "keep the likeliest tokens up to this total probability; 1 is off"},
 	{kind: CmdTopK, name: "top-k", aliases: []string{"topk", "top_k"}, args: "N", arg: argInt, lo: 0, hi: math.MaxInt32,
 		help: "keep the N likeliest tokens; 0 is off"},
 	{kind: CmdMinP, name: "min-p", aliases: []string{"minp", "min_p"}, args: "VALUE", arg: argFloat, lo: 0, hi: 1,
 		help: "drop tokens less likely than VALUE × the likeliest; 0 is off"},
-	{kind: CmdRepeat, name: "repeat", aliases: []string{"repeat-penalty"}, args: "VALUE", arg: argFloat, lo: minRepeat, hi: maxRepeat,
+	{kind: CmdRepeat, name: "repeat", aliases: []string{"repeat-penalty"}, args: "VALUE", arg: argFloat, lo: MinRepeat, hi: MaxRepeat,
 		help: "penalty for recently used tokens; 1 is off"},
 	{kind: CmdSeed, name: "seed", args: "[N]", arg: argSeed,
 		help: "fix the sampler seed; without N draw a new one"},
@@ -120,6 +129,22 @@ func specOf(k CommandKind) commandSpec {
 		}
 	}
 	return commandSpec{}
+}
+
+// CommandHelp is one line of the help screen's command list.
+type CommandHelp struct {
+	Usage string // "/name ARGS"
+	Help  string
+}
+
+// Commands lists every slash command for the help screen, in the order
+// of the one table the parser also reads.
+func Commands() []CommandHelp {
+	out := make([]CommandHelp, len(commands))
+	for i, c := range commands {
+		out[i] = CommandHelp{Usage: c.usage(), Help: c.help}
+	}
+	return out
 }
 
 // usage is "/name ARGS".

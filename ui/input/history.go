@@ -1,4 +1,4 @@
-package ui
+package input
 
 import (
 	"strings"
@@ -12,10 +12,13 @@ func (in *Input) Remember(s string) {
 	in.histPos, in.draft = len(in.history), ""
 }
 
-// seedHistory makes a resumed conversation's messages the history when
+// HasHistory reports whether anything was sent (or seeded) yet.
+func (in *Input) HasHistory() bool { return len(in.history) > 0 }
+
+// SeedHistory makes a resumed conversation's messages the history when
 // nothing was sent yet in this session, so they can be sent again or
 // edited.
-func (in *Input) seedHistory(sent []string) {
+func (in *Input) SeedHistory(sent []string) {
 	for _, s := range sent {
 		in.Remember(s)
 	}
