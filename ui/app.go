@@ -19,6 +19,7 @@ import (
 	"vkchat/runtime/sample"
 	"vkchat/ui/conversation"
 	"vkchat/ui/input"
+	"vkchat/ui/inspector"
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
@@ -49,7 +50,6 @@ type Model struct {
 	changed string // the setting changed last, highlighted in the panels
 	stats   engine.Stats
 	run     runStats
-	probs   probsView
 
 	// baseCtx parents every generation; Run sets it to its context.
 	baseCtx      context.Context
@@ -63,9 +63,7 @@ type Model struct {
 
 	input           input.Input
 	focus           focusArea
-	insp            inspector
-	heat            bool
-	heatBySurprisal bool               // the heatmap colours by surprisal, not probability
+	insp            inspector.Inspector
 	pending         *conversation.Fork // the fork the next generation continues
 	scroll          scrollState
 	revealSelection bool
@@ -141,7 +139,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 	if m.info.Completion {
 		m.input.SetPlaceholder("Text for the model to continue… (Enter on empty continues)")
 	}
-	m.probs = probsView{title: "next token"}
+	m.insp = inspector.New()
 	if cfg.Notice != "" {
 		m.setStatus(termtext.Sanitize(cfg.Notice))
 	}
@@ -307,8 +305,7 @@ func (m *Model) handlePreview(msg previewMsg) {
 		return
 	}
 	r := msg.res
-	m.probs = probsView{title: "preview · new settings", candidates: r.Candidates, chosen: r.Token, hasChosen: true, entropy: r.Entropy,
-		funnel: r.Funnel, params: m.params}
+	m.insp.ShowPreview(r, m.params)
 }
 
 // submit sends the typed message or runs the typed command.
@@ -386,11 +383,11 @@ func (m *Model) resetChat() {
 	m.conv.Reset()
 	clear(m.renders)
 	m.run = runStats{}
-	m.probs = probsView{title: "next token"}
+	m.insp.Probs = inspector.NextToken()
 	if m.focus == focusTranscript {
 		m.leaveInspector()
 	}
-	m.insp = inspector{}
+	m.insp.Clear()
 	m.scroll = scrollState{follow: true}
 	m.pendingReply = false
 }

@@ -26,8 +26,8 @@ func (m *Model) recordRequest(req engine.Request, reply *conversation.Turn) {
 // exportTurn is the reply /export writes: the inspected one, else the newest
 // reply generated in this session.
 func (m *Model) exportTurn() *conversation.Turn {
-	if m.focus == focusTranscript && m.insp.turn != nil {
-		return m.insp.turn
+	if m.focus == focusTranscript && m.insp.Turn() != nil {
+		return m.insp.Turn()
 	}
 	rs := m.conv.Replies()
 	if len(rs) == 0 {

@@ -96,7 +96,7 @@ func testExportReplays(t *testing.T, tmpl string) {
 	// with another candidate: the fork is drawn with the new setting.
 	h.key("alt+t")
 	h.key("tab", "home", "right", "right", "right", "right", "down")
-	if m.insp.cand == 0 {
+	if m.insp.Cand() == 0 {
 		h.key("down")
 	}
 	h.key("enter")

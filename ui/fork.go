@@ -77,7 +77,7 @@ func (m *Model) switchBranch(dir int) {
 		return
 	}
 	from := -1
-	if t := m.insp.turn; t != nil && m.focus == focusTranscript {
+	if t := m.insp.Turn(); t != nil && m.focus == focusTranscript {
 		from = m.conv.Index(t)
 	}
 	i, k, n, ok := m.conv.SwitchBranch(from, dir)

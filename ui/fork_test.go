@@ -20,15 +20,15 @@ func forkSecondStep(t *testing.T, h *harness, eng *fakeEngine) (*conversation.Tu
 	h.say("Write a tiny Go program")
 	orig := m.conv.Last()
 	h.key("tab", "home", "right", "right")
-	if m.insp.turn != orig || m.insp.step != 2 {
-		t.Fatalf("inspector at step %d, want 2", m.insp.step)
+	if m.insp.Turn() != orig || m.insp.Step() != 2 {
+		t.Fatalf("inspector at step %d, want 2", m.insp.Step())
 	}
 	cands := mustStepInfo(t, orig, 2).Candidates
 	h.key("down")
-	token := cands[m.insp.cand].ID
+	token := cands[m.insp.Cand()].ID
 	if token == orig.Steps[2].ID {
 		h.key("down")
-		token = cands[m.insp.cand].ID
+		token = cands[m.insp.Cand()].ID
 	}
 	h.key("enter")
 	h.idle()

@@ -35,7 +35,7 @@ func TestGoldenScreens(t *testing.T) {
 		screen(t, h, name+"_inspect", sz.w, sz.h)
 
 		h.key("tab", "alt+t", "alt+t", "alt+k")
-		h.waitFor("the preview", func() bool { return strings.HasPrefix(m.probs.title, "preview") && eng.previewCount() == 3 })
+		h.waitFor("the preview", func() bool { return strings.HasPrefix(m.insp.Probs.Title, "preview") && eng.previewCount() == 3 })
 		screen(t, h, name+"_preview", sz.w, sz.h)
 	}
 }

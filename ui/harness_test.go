@@ -177,3 +177,7 @@ func checkScreen(t *testing.T, view string, w, h int) {
 		}
 	}
 }
+
+// heatOn and bySurprisal are the heatmap's settings.
+func heatOn(m *Model) bool      { on, _ := m.insp.Heat(); return on }
+func bySurprisal(m *Model) bool { _, by := m.insp.Heat(); return by }

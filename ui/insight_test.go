@@ -33,8 +33,8 @@ func TestGoldenInsight(t *testing.T) {
 		screen(t, h, name+"_funnel_cursor", sz.w, sz.h)
 
 		h.key("s", "s")
-		if !m.heat || !m.heatBySurprisal {
-			t.Fatalf("s s: heat %v by surprisal %v", m.heat, m.heatBySurprisal)
+		if !heatOn(m) || !bySurprisal(m) {
+			t.Fatalf("s s: heat %v by surprisal %v", heatOn(m), bySurprisal(m))
 		}
 		screen(t, h, name+"_surprisal", sz.w, sz.h)
 
@@ -61,12 +61,12 @@ func TestHeatBasis(t *testing.T) {
 	h.size(160, 48)
 	h.say("hi")
 	h.key("tab", "s")
-	if !m.heat || m.heatBySurprisal {
-		t.Fatalf("first s: heat %v by surprisal %v, want the heatmap on by probability", m.heat, m.heatBySurprisal)
+	if !heatOn(m) || bySurprisal(m) {
+		t.Fatalf("first s: heat %v by surprisal %v, want the heatmap on by probability", heatOn(m), bySurprisal(m))
 	}
 	byProb := m.View()
 	h.key("s")
-	if !m.heatBySurprisal {
+	if !bySurprisal(m) {
 		t.Fatal("second s did not switch to surprisal")
 	}
 	bySurprisal := m.View()
@@ -75,17 +75,5 @@ func TestHeatBasis(t *testing.T) {
 	}
 	if !strings.Contains(bySurprisal, "heat: surprisal") {
 		t.Error("the strip does not say the heatmap is by surprisal")
-	}
-}
-
-func TestSurprisalLevel(t *testing.T) {
-	cases := []struct {
-		bits float64
-		want int
-	}{{0, 4}, {0.99, 4}, {1, 3}, {2.5, 2}, {4, 1}, {7.9, 1}, {8, 0}, {20, 0}}
-	for _, tc := range cases {
-		if got := surprisalLevel(tc.bits); got != tc.want {
-			t.Errorf("surprisalLevel(%v) = %d, want %d", tc.bits, got, tc.want)
-		}
 	}
 }

@@ -43,16 +43,16 @@ func TestInspectorNavigation(t *testing.T) {
 	}
 	for i, s := range steps {
 		h.key(s.key)
-		if m.focus != focusTranscript || m.insp.turn != s.want.turn || m.insp.step != s.want.step {
-			t.Fatalf("step %d (%s): at turn %p step %d, want %p step %d", i, s.key, m.insp.turn, m.insp.step, s.want.turn, s.want.step)
+		if m.focus != focusTranscript || m.insp.Turn() != s.want.turn || m.insp.Step() != s.want.step {
+			t.Fatalf("step %d (%s): at turn %p step %d, want %p step %d", i, s.key, m.insp.Turn(), m.insp.Step(), s.want.turn, s.want.step)
 		}
 		// The panel shows that step's stored distribution, chosen token marked.
 		info := mustStepInfo(t, s.want.turn, s.want.step)
-		if m.probs.chosen != info.ID || len(m.probs.candidates) != len(info.Candidates) || m.probs.candidates[0] != info.Candidates[0] {
-			t.Fatalf("step %d: panel shows %+v, want step %d's candidates", i, m.probs, s.want.step)
+		if m.insp.Probs.Chosen != info.ID || len(m.insp.Probs.Candidates) != len(info.Candidates) || m.insp.Probs.Candidates[0] != info.Candidates[0] {
+			t.Fatalf("step %d: panel shows %+v, want step %d's candidates", i, m.insp.Probs, s.want.step)
 		}
-		if !strings.Contains(m.probs.title, "inspecting step") {
-			t.Fatalf("title %q", m.probs.title)
+		if !strings.Contains(m.insp.Probs.Title, "inspecting step") {
+			t.Fatalf("title %q", m.insp.Probs.Title)
 		}
 	}
 	view := m.View()
@@ -60,8 +60,8 @@ func TestInspectorNavigation(t *testing.T) {
 		t.Errorf("inspected step not on screen:\n%s", view)
 	}
 	h.key("esc")
-	if m.focus != focusInput || m.probs.title != "step 5" {
-		t.Fatalf("esc: focus %v, panel %q", m.focus, m.probs.title)
+	if m.focus != focusInput || m.insp.Probs.Title != "step 5" {
+		t.Fatalf("esc: focus %v, panel %q", m.focus, m.insp.Probs.Title)
 	}
 }
 
@@ -87,8 +87,8 @@ func TestInspectorScrollsToTheToken(t *testing.T) {
 	// Replies alternate between the long and the short script: walk back
 	// to the first token of the first reply, far above the bottom.
 	h.key("tab", "home", "left", "home", "left", "home")
-	if m.insp.turn != m.conv.Turns()[1] || m.insp.step != 0 {
-		t.Fatalf("at %p step %d, want the first reply's first token", m.insp.turn, m.insp.step)
+	if m.insp.Turn() != m.conv.Turns()[1] || m.insp.Step() != 0 {
+		t.Fatalf("at %p step %d, want the first reply's first token", m.insp.Turn(), m.insp.Step())
 	}
 	m.View()
 	lines, sel := m.transcriptLines(m.layout().mainW)
@@ -121,7 +121,7 @@ func TestHeatmapAndSelectionStyles(t *testing.T) {
 	plain := m.View()
 
 	h.key("tab", "h")
-	if !m.heat {
+	if !heatOn(m) {
 		t.Fatal("h did not turn the heatmap on")
 	}
 	heat := m.View()
@@ -138,7 +138,7 @@ func TestHeatmapAndSelectionStyles(t *testing.T) {
 		t.Error("the selected token is not highlighted")
 	}
 	h.key("h")
-	if m.heat {
+	if heatOn(m) {
 		t.Fatal("h did not turn the heatmap off")
 	}
 }

@@ -66,12 +66,12 @@ func TestSamplerKeyRePreviewsAfterAReply(t *testing.T) {
 	h := newHarness(t, m)
 	h.size(160, 48)
 	h.say("hi")
-	before := m.probs
+	before := m.insp.Probs
 	h.key("alt+t")
-	h.waitFor("the preview", func() bool { return strings.HasPrefix(m.probs.title, "preview") })
+	h.waitFor("the preview", func() bool { return strings.HasPrefix(m.insp.Probs.Title, "preview") })
 	want := rank(eng.lastCandidates(), m.params)
-	if m.probs.candidates[0].Final != want.Candidates[0].Final || m.probs.candidates[0].Final == before.candidates[0].Final {
-		t.Errorf("preview drawn p = %v, want %v (was %v)", m.probs.candidates[0].Final, want.Candidates[0].Final, before.candidates[0].Final)
+	if m.insp.Probs.Candidates[0].Final != want.Candidates[0].Final || m.insp.Probs.Candidates[0].Final == before.Candidates[0].Final {
+		t.Errorf("preview drawn p = %v, want %v (was %v)", m.insp.Probs.Candidates[0].Final, want.Candidates[0].Final, before.Candidates[0].Final)
 	}
 	if eng.requestCount() != 1 {
 		t.Error("a sampler change started a generation")
@@ -85,9 +85,9 @@ func TestStalePreviewIsDropped(t *testing.T) {
 	eng := newFakeEngine()
 	m := newTestModel(t, eng, Config{})
 	m.previewSeq = 5
-	m.probs.title = "step 3"
+	m.insp.Probs.Title = "step 3"
 	m.Update(previewMsg{seq: 4, ok: true, res: sample.Result{Candidates: []sample.Candidate{{ID: 1}}}})
-	if m.probs.title != "step 3" {
+	if m.insp.Probs.Title != "step 3" {
 		t.Error("an overtaken preview replaced the panel")
 	}
 }

@@ -171,7 +171,7 @@ func (m *Model) afterGeneration() tea.Cmd {
 func (m *Model) removeTurn(t *conversation.Turn) {
 	m.conv.Remove(t)
 	delete(m.renders, t)
-	if m.insp.turn == t {
+	if m.insp.Turn() == t {
 		m.leaveInspector()
 	}
 }

@@ -42,8 +42,8 @@ func TestInspectOldReply(t *testing.T) {
 	}
 	h.key("tab")
 	m.showStep(rs[0], 1, true)
-	if !strings.Contains(m.probs.title, "details not kept") || len(m.probs.candidates) != 0 {
-		t.Fatalf("old reply's panel: %+v", m.probs)
+	if !strings.Contains(m.insp.Probs.Title, "details not kept") || len(m.insp.Probs.Candidates) != 0 {
+		t.Fatalf("old reply's panel: %+v", m.insp.Probs)
 	}
 	if v := m.View(); !strings.Contains(v, "details not kept") || !strings.Contains(v, "only the 4 newest") || strings.Contains(v, "no token sampled yet") {
 		t.Errorf("screen does not say the details were not kept:\n%s", v)
@@ -62,7 +62,7 @@ func TestInspectOldReply(t *testing.T) {
 	for range len(rs[1].Steps) * 2 {
 		h.key("right")
 	}
-	if m.insp.turn == rs[0] || m.insp.turn == nil {
+	if m.insp.Turn() == rs[0] || m.insp.Turn() == nil {
 		t.Fatalf("inspector stuck on the old reply")
 	}
 	m.showStep(rs[0], 0, true) // /export writes the inspected reply

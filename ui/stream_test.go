@@ -64,8 +64,8 @@ func TestStreamingUpdatesPanels(t *testing.T) {
 	if m.run.prefill == nil || m.run.prefill.Tokens == 0 || m.run.ttft == 0 || m.run.generated != 3 || len(m.run.speeds) != 2 {
 		t.Fatalf("run stats %+v", m.run)
 	}
-	if m.stats.ContextUsed == 0 || m.probs.title != "step 3" {
-		t.Fatalf("stats %+v, panel %q", m.stats, m.probs.title)
+	if m.stats.ContextUsed == 0 || m.insp.Probs.Title != "step 3" {
+		t.Fatalf("stats %+v, panel %q", m.stats, m.insp.Probs.Title)
 	}
 	// The sampler keeps working mid-stream, and its change reaches the
 	// engine before the next token.

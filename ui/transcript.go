@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"vkchat/ui/conversation"
+	"vkchat/ui/inspector"
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
@@ -164,7 +165,7 @@ func (b bodyRender) render(segs []segment) ([]string, int) {
 				t := segs[tg.seg].t
 				if tg.step >= 0 {
 					if b.heat {
-						c = classHeat + textClass(heatLevel(t, tg.step, b.bySurprisal))
+						c = classHeat + textClass(inspector.HeatLevel(t, tg.step, b.bySurprisal))
 					}
 					if t == b.sel && tg.step == b.step {
 						c = classSelected
@@ -199,19 +200,21 @@ const bodyIndent = "  "
 // markdownMode says whether replies are drawn as Markdown now: not while
 // the inspector or the heatmap needs each token's place on screen.
 func (m *Model) markdownMode() bool {
-	return m.md != nil && m.focus != focusTranscript && !m.heat
+	heat, _ := m.insp.Heat()
+	return m.md != nil && m.focus != focusTranscript && !heat
 }
 
 // renderTurn draws one chat turn: a label, notes, the text, a blank row.
 func (m *Model) renderTurn(t *conversation.Turn, width int) turnRender {
 	sel := -1
-	if m.focus == focusTranscript && m.insp.turn == t {
-		sel = m.insp.step
+	if m.focus == focusTranscript && m.insp.Turn() == t {
+		sel = m.insp.Step()
 	}
 	markdown := t.Role == "assistant" && m.markdownMode()
+	heat, bySurprisal := m.insp.Heat()
 	key := renderKey{width: width, content: len(t.Content), notes: len(t.Notes), steps: len(t.Steps),
-		streaming: t.Streaming, done: t.Done != nil, heat: m.heat, markdown: markdown, sel: sel,
-		bySurprisal: m.heatBySurprisal, branch: t.Tree.Branch() != nil}
+		streaming: t.Streaming, done: t.Done != nil, heat: heat, markdown: markdown, sel: sel,
+		bySurprisal: bySurprisal, branch: t.Tree.Branch() != nil}
 	c := m.cacheOf(t)
 	if c.render.valid && c.render.key == key {
 		return c.render
@@ -226,7 +229,7 @@ func (m *Model) renderTurn(t *conversation.Turn, width int) turnRender {
 	}
 	lines = append(lines, m.thinkingLines(t, width)...)
 	selLine := -1
-	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: m.heat, sel: m.insp.turn, step: sel, bySurprisal: m.heatBySurprisal}
+	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: heat, sel: m.insp.Turn(), step: sel, bySurprisal: bySurprisal}
 	var mdRows []string
 	if markdown && t.Content != "" {
 		mdRows, markdown = m.markdownRows(t, width-len(bodyIndent))
@@ -357,9 +360,10 @@ func (m *Model) completionLines(width int) ([]string, int) {
 	}
 	sel := -1
 	if m.focus == focusTranscript {
-		sel = m.insp.step
+		sel = m.insp.Step()
 	}
-	body := bodyRender{st: m.styles, width: width, heat: m.heat, sel: m.insp.turn, step: sel, bySurprisal: m.heatBySurprisal}
+	heat, bySurprisal := m.insp.Heat()
+	body := bodyRender{st: m.styles, width: width, heat: heat, sel: m.insp.Turn(), step: sel, bySurprisal: bySurprisal}
 	lines, selLine := body.render(segs)
 	if g := m.gen; g != nil && g.reply != nil && g.reply.Streaming && g.reply.Content == "" {
 		lines = append(lines, m.styles.Meta.Render("…"))

@@ -230,18 +230,7 @@ func (m *Model) helpLines(w int) []string {
 }
 
 func (m *Model) probsData() panels.Probs {
-	p := m.probs
-	return panels.Probs{
-		Title:      p.title,
-		Candidates: p.candidates,
-		Chosen:     p.chosen,
-		HasChosen:  p.hasChosen,
-		Entropy:    p.entropy,
-		Text:       m.eng.TokenText,
-		Empty:      p.emptyText(),
-		Cursor:     p.cursor,
-		HasCursor:  p.cursor >= 0 && m.focus == focusTranscript,
-	}
+	return m.insp.ProbsPanel(m.eng.TokenText, m.inspecting())
 }
 
 func (m *Model) statusData() panels.Status {
@@ -251,7 +240,7 @@ func (m *Model) statusData() panels.Status {
 		Metrics: m.metricsData(),
 		Memory:  panels.Memory{Info: m.info, Stats: m.stats},
 		Probs:   m.probsData(),
-		Funnel:  m.statusFunnel(),
+		Funnel:  m.insp.StatusFunnel(m.inspecting()),
 	}
 }
 
@@ -264,7 +253,7 @@ func (m *Model) sideColumn(l layout, h int) []string {
 	sampler := panels.Box(st, "Sampler", panels.SamplerLines(st, m.params, m.changed, inner), w)
 	metrics := panels.Box(st, "Speed", panels.MetricsLines(st, m.metricsData(), inner), w)
 	memory := panels.Box(st, "Memory", panels.MemoryLines(st, panels.Memory{Info: m.info, Stats: m.stats}, inner), w)
-	fv, fp, changed := m.funnelView()
+	fv, fp, changed := m.insp.FunnelView(m.changed)
 	funnel := panels.Box(st, "Sampler funnel", panels.FunnelLines(st, fv, fp, changed, inner), w)
 	const minProbs = 2 + 2 + 3 // borders, title, header, three candidates
 	room := h - len(sampler)

@@ -1,0 +1,12 @@
+// Package inspector is the token inspector and the insight views around
+// it: the cursor over a reply's tokens with the candidate picked for a
+// fork, the probability panel's distribution (a step, a preview of new
+// settings), the sampler funnel, the heatmap settings and the surprisal
+// strip.
+//
+// It reads turns (ui/conversation) but changes none: what a move or a
+// pick means for the chat (fork, switch branch, leave for the input) is
+// the root UI's to route, and what the inspector wants said comes back
+// as text for the status line. That keeps the cursor rules testable on
+// plain turns.
+package inspector
