@@ -23,23 +23,19 @@ import (
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
+	"vkchat/ui/transcript"
 )
 
 // Model is the root of the chat UI. It owns the conversation and routes
 // messages to the input, the transcript and the panels; it is used by
-// pointer because the generation goroutine and the render caches refer
-// back to it.
+// pointer because the generation goroutine refers back to it.
 type Model struct {
 	eng    Engine
 	cfg    Config
 	info   engine.ModelInfo
 	styles theme.Styles
-	md     *markdownRenderer
 	keys   KeyMap
 	help   help.Model
-
-	// redrawPending: a markdownRedrawMsg is on its way (markdown.go).
-	redrawPending bool
 
 	width, height int
 
@@ -61,27 +57,21 @@ type Model struct {
 	closeOnce    sync.Once
 	wg           *sync.WaitGroup
 
-	input           input.Input
-	focus           focusArea
-	insp            inspector.Inspector
-	pending         *conversation.Fork // the fork the next generation continues
-	scroll          scrollState
-	revealSelection bool
-	showHelp        bool
-	prompt          *engine.RenderedPrompt // shown in the help pane by /prompt
-	think           thinkSettings
-	helpOffset      int
-	status          statusLine
+	input      input.Input
+	focus      focusArea
+	insp       inspector.Inspector
+	pending    *conversation.Fork // the fork the next generation continues
+	tr         transcript.Transcript
+	showHelp   bool
+	prompt     *engine.RenderedPrompt // shown in the help pane by /prompt
+	think      thinkSettings
+	helpOffset int
+	status     statusLine
 
 	// saver writes conv after every turn and keeps retrying a failed
 	// save (persist.go starts its timer).
 	saver   conversation.Saver
 	loadErr error
-	// renders holds each turn's rendered rows, kept here rather than in
-	// the turn so the conversation stays free of drawing; renderRev is
-	// the conv.Rev() they were drawn at (transcript.go).
-	renders   map[*conversation.Turn]*turnCache
-	renderRev int
 
 	now     func() time.Time
 	newSeed func() uint64
@@ -119,7 +109,6 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		cfg:     cfg,
 		info:    info,
 		styles:  st,
-		md:      newMarkdownRenderer(r),
 		keys:    DefaultKeyMap(),
 		help:    h,
 		params:  eng.Params(),
@@ -128,12 +117,11 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		closed:  make(chan struct{}),
 		wg:      &sync.WaitGroup{},
 		input:   input.New(),
-		scroll:  scrollState{follow: true},
 		conv:    conversation.New(info.Completion, cfg.SystemPrompt),
-		renders: map[*conversation.Turn]*turnCache{},
 		now:     time.Now,
 		newSeed: rand.Uint64,
 	}
+	m.tr = transcript.New(m.conv, st, r, transcript.Options{SavedIn: cfg.conversationsDir(), ThinkingKey: thinkingKey.Help().Key})
 	m.think.off = cfg.NoThinking
 	m.input.SetPlaceholder("Message " + m.modelName() + "…")
 	if m.info.Completion {
@@ -180,6 +168,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 0), max(msg.Height, 0)
+		m.layout() // sizes the components
 		return m, nil
 	case tea.KeyMsg:
 		return m, m.handleKey(msg)
@@ -188,8 +177,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case streamMsg:
 		return m, tea.Batch(m.handleStream(msg), m.scheduleRedraw())
-	case markdownRedrawMsg:
-		return m, m.handleRedraw(msg)
+	case transcript.RedrawMsg:
+		m.syncTranscript()
+		return m, m.tr.Update(msg)
 	case previewMsg:
 		m.handlePreview(msg)
 		return m, nil
@@ -381,14 +371,13 @@ func (m *Model) regenerate() tea.Cmd {
 // resetChat empties the conversation (the caller saves first).
 func (m *Model) resetChat() {
 	m.conv.Reset()
-	clear(m.renders)
 	m.run = runStats{}
 	m.insp.Probs = inspector.NextToken()
 	if m.focus == focusTranscript {
 		m.leaveInspector()
 	}
 	m.insp.Clear()
-	m.scroll = scrollState{follow: true}
+	m.tr.Reset()
 	m.pendingReply = false
 }
 
@@ -430,7 +419,7 @@ func (m *Model) runCommand(c input.Command) tea.Cmd {
 			return nil
 		}
 		m.conv.SetSystem(c.Text)
-		m.invalidate()
+		m.tr.Invalidate()
 		if c.Text == "" {
 			m.setStatus("system prompt cleared")
 		} else {
@@ -502,13 +491,6 @@ func (m *Model) switchBackend(name string) {
 		}
 		m.info = m.eng.Info()
 		m.setStatus("now running on " + m.info.Backend + " (" + termtext.Sanitize(m.info.Device) + ")")
-	}
-}
-
-// invalidate drops every render cache (after something all turns show changes).
-func (m *Model) invalidate() {
-	for _, c := range m.renders {
-		c.render.valid = false
 	}
 }
 

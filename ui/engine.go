@@ -10,10 +10,12 @@
 //	err = ui.Run(ctx, sess, ui.Config{SystemPrompt: sys, MaxTokens: n, LoadConversation: resume})
 //
 // The root model routes messages between components that each own their
-// state: ui/conversation (the chat as data, its tree and save file),
-// ui/input (the editor and slash commands) and ui/inspector (the token
-// cursor and insight panels). They never import this package, so a
-// change to one cannot reach back into the others through Model.
+// state, and lays the screen out: ui/conversation (the chat as data, its
+// tree and save file), ui/input (the editor and slash commands),
+// ui/inspector (the token cursor and insight panels) and ui/transcript
+// (the conversation drawn, Markdown, reasoning blocks and scrolling). They
+// never import this package, so a change to one cannot reach back into
+// the others through Model.
 //
 // Run returns once no Generate call is running (or, if a canceled Generate
 // does not return within 10s, with an error saying so), so closing the

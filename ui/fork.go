@@ -99,11 +99,3 @@ func (m *Model) switchBranch(dir int) {
 	}
 	m.autosave()
 }
-
-// branchLabel is the label's note on a branch point: "branch 2/3".
-func branchLabel(t *conversation.Turn) string {
-	if k, n, ok := t.BranchPos(); ok {
-		return fmt.Sprintf("⑂ branch %d/%d", k, n)
-	}
-	return ""
-}

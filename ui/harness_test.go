@@ -28,7 +28,7 @@ func newTestModel(t *testing.T, eng Engine, cfg Config) *Model {
 	}
 	m := newModel(eng, cfg, testRenderer())
 	m.now = func() time.Time { return testClock }
-	m.md.clock = nil // every token drawn, whatever the machine's speed
+	m.tr.SetClock(nil) // every token drawn, whatever the machine's speed
 	seed := uint64(1000)
 	m.newSeed = func() uint64 { seed++; return seed }
 	return m

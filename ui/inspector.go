@@ -43,7 +43,7 @@ func (m *Model) leaveInspector() {
 	// Back to the live view: the newest step of the newest reply, and the
 	// bottom of the transcript (drawn as Markdown again, its rows are not
 	// the ones the inspector scrolled through).
-	m.scroll.follow = true
+	m.tr.Follow()
 	if rs := m.conv.Replies(); len(rs) > 0 {
 		t := rs[len(rs)-1]
 		m.showStep(t, len(t.Steps)-1, false)
@@ -54,7 +54,7 @@ func (m *Model) leaveInspector() {
 // also moves the token cursor there and scrolls to it.
 func (m *Model) showStep(t *conversation.Turn, k int, inspecting bool) {
 	if m.insp.Show(t, k, inspecting) {
-		m.revealSelection = true
+		m.tr.RevealSelection()
 	}
 }
 
@@ -118,7 +118,7 @@ func (m *Model) inspectorKey(msg tea.KeyMsg) tea.Cmd {
 		m.switchBranch(+1)
 	case key.Matches(msg, k.HeatBasis):
 		status := m.insp.ToggleHeatBasis()
-		m.invalidate()
+		m.tr.Invalidate()
 		m.setStatus(status)
 	case key.Matches(msg, k.Heatmap):
 		m.setStatus(m.insp.ToggleHeat())

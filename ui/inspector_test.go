@@ -91,12 +91,13 @@ func TestInspectorScrollsToTheToken(t *testing.T) {
 		t.Fatalf("at %p step %d, want the first reply's first token", m.insp.Turn(), m.insp.Step())
 	}
 	m.View()
-	lines, sel := m.transcriptLines(m.layout().mainW)
+	m.layout()
+	lines, sel := m.tr.Lines()
 	if sel < 0 || sel >= len(lines) {
 		t.Fatalf("selected row %d of %d", sel, len(lines))
 	}
-	if sel < m.scroll.vp.YOffset || sel >= m.scroll.vp.YOffset+m.layout().transcriptH {
-		t.Fatalf("selected row %d not in view [%d, %d)", sel, m.scroll.vp.YOffset, m.scroll.vp.YOffset+m.layout().transcriptH)
+	if sel < m.tr.YOffset() || sel >= m.tr.YOffset()+m.layout().transcriptH {
+		t.Fatalf("selected row %d not in view [%d, %d)", sel, m.tr.YOffset(), m.tr.YOffset()+m.layout().transcriptH)
 	}
 	if !strings.Contains(lines[sel], "Here") {
 		t.Errorf("selected row %q does not hold the first token", lines[sel])

@@ -383,19 +383,19 @@ func TestControlKeys(t *testing.T) {
 		h.say("one")
 		h.say("two")
 		m.View()
-		bottom := m.scroll.vp.YOffset
+		bottom := m.tr.YOffset()
 		h.key("pgup")
 		m.View()
-		if m.scroll.follow || m.scroll.vp.YOffset >= bottom {
-			t.Fatalf("pgup: offset %d (bottom %d), follow %v", m.scroll.vp.YOffset, bottom, m.scroll.follow)
+		if m.tr.Following() || m.tr.YOffset() >= bottom {
+			t.Fatalf("pgup: offset %d (bottom %d), follow %v", m.tr.YOffset(), bottom, m.tr.Following())
 		}
 		if !strings.Contains(m.View(), "scrolled up") {
 			t.Error("no hint that the view is scrolled")
 		}
 		h.key("pgdown", "pgdown", "pgdown")
 		m.View()
-		if !m.scroll.follow || m.scroll.vp.YOffset != bottom {
-			t.Fatalf("pgdown: offset %d, follow %v", m.scroll.vp.YOffset, m.scroll.follow)
+		if !m.tr.Following() || m.tr.YOffset() != bottom {
+			t.Fatalf("pgdown: offset %d, follow %v", m.tr.YOffset(), m.tr.Following())
 		}
 	})
 	t.Run("ctrl+c saves and quits", func(t *testing.T) {

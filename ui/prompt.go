@@ -6,6 +6,7 @@ import (
 
 	"vkchat/runtime/engine"
 	"vkchat/ui/termtext"
+	"vkchat/ui/transcript"
 )
 
 // PromptRenderer is implemented by engines that can show the exact prompt
@@ -47,17 +48,17 @@ func (m *Model) promptLines(w int) []string {
 		tmpl = "none (completion mode)"
 	}
 	head := fmt.Sprintf("Prompt of the next reply · template %s · %d tokens · enable_thinking=%v", tmpl, len(r.Tokens), !m.think.off)
-	lines := m.plainRows(head, st.PanelTitle, w)
+	lines := transcript.PlainRows(head, st.PanelTitle, w)
 	if r.FoldsSystem {
-		lines = append(lines, m.plainRows("the template refuses or drops the system role: the system prompt is folded into the first user turn", st.Meta, w)...)
+		lines = append(lines, transcript.PlainRows("the template refuses or drops the system role: the system prompt is folded into the first user turn", st.Meta, w)...)
 	}
 	if r.DroppedMessages > 0 {
-		lines = append(lines, m.plainRows(fmt.Sprintf("%d older messages left out to fit the context", r.DroppedMessages), st.Notice, w)...)
+		lines = append(lines, transcript.PlainRows(fmt.Sprintf("%d older messages left out to fit the context", r.DroppedMessages), st.Notice, w)...)
 	}
 	if r.OpensThinking {
-		lines = append(lines, m.plainRows("the prompt opens a <think> block: the reply starts with reasoning", st.Meta, w)...)
+		lines = append(lines, transcript.PlainRows("the prompt opens a <think> block: the reply starts with reasoning", st.Meta, w)...)
 	}
-	lines = append(lines, m.plainRows("esc closes · pgup/pgdn scroll", st.Hint, w)...)
+	lines = append(lines, transcript.PlainRows("esc closes · pgup/pgdn scroll", st.Hint, w)...)
 	lines = append(lines, "")
 	for _, l := range strings.Split(termtext.Sanitize(r.Text), "\n") {
 		gs := termtext.Glyphs(l, func(int) int { return 0 })
@@ -82,6 +83,6 @@ func (m *Model) promptLines(w int) []string {
 			words[i] = fmt.Sprintf("%d%q", t.ID, t.Piece)
 		}
 	}
-	lines = append(lines, m.plainRows(strings.Join(words, " "), st.Meta, w)...)
+	lines = append(lines, transcript.PlainRows(strings.Join(words, " "), st.Meta, w)...)
 	return lines
 }

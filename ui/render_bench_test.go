@@ -72,7 +72,7 @@ func BenchmarkStreamToken(b *testing.B) {
 			}
 			m := newModel(newFakeEngine(), Config{StateDir: b.TempDir()}, r)
 			if bc.every {
-				m.md.clock = nil
+				m.tr.SetClock(nil)
 			}
 			m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 			for i := range bc.history {
@@ -93,7 +93,7 @@ func BenchmarkStreamToken(b *testing.B) {
 				if next == len(toks) {
 					for _, t := range slices.Clone(m.conv.Turns()[2*bc.history:]) {
 						m.conv.Remove(t)
-						delete(m.renders, t)
+						m.tr.Forget(t)
 					}
 					reply = &conversation.Turn{Role: "assistant", Streaming: true}
 					m.conv.Append(&conversation.Turn{Role: "user", Content: "go on"}, reply)

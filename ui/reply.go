@@ -170,7 +170,7 @@ func (m *Model) afterGeneration() tea.Cmd {
 
 func (m *Model) removeTurn(t *conversation.Turn) {
 	m.conv.Remove(t)
-	delete(m.renders, t)
+	m.tr.Forget(t)
 	if m.insp.Turn() == t {
 		m.leaveInspector()
 	}

@@ -3,55 +3,45 @@ package ui
 import (
 	"strings"
 
-	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"vkchat/ui/termtext"
+	"vkchat/ui/conversation"
+	"vkchat/ui/transcript"
 )
 
-// scrollState is the transcript's scroll position, kept by a
-// bubbles/viewport; follow keeps it pinned to the bottom while a reply
-// streams in, until the user scrolls up.
-type scrollState struct {
-	vp     viewport.Model
-	follow bool
+// The transcript (ui/transcript) draws the conversation and keeps its
+// scroll position; here it is handed what it draws with that the root
+// owns, and the keys and the wheel are routed to it or to the help
+// screen.
+
+// syncTranscript hands the transcript the inspector's cursor and heatmap,
+// the reply being generated and the model's name: they are the root's,
+// and change between draws. Its size comes from layout.
+func (m *Model) syncTranscript() {
+	heat, bySurprisal := m.insp.Heat()
+	m.tr.SetCursor(transcript.Cursor{Inspecting: m.focus == focusTranscript, Turn: m.insp.Turn(), Step: m.insp.Step(),
+		Heat: heat, BySurprisal: bySurprisal})
+	var reply *conversation.Turn
+	id := 0
+	if g := m.gen; g != nil {
+		reply, id = g.reply, g.id
+	}
+	m.tr.SetReply(reply, id)
+	m.tr.SetModel(m.modelName(), m.info.Completion)
 }
 
-// wheelStep is how many rows a notch of the mouse wheel scrolls.
-const wheelStep = 3
-
-// syncTranscript gives the viewport the transcript at the current layout
-// and applies following and revealing the inspected token; it returns the
-// row of the selected token (-1 when none).
-func (m *Model) syncTranscript(l layout) int {
-	lines, sel := m.transcriptLines(l.mainW)
-	vp := &m.scroll.vp
-	vp.Width, vp.Height = l.mainW, l.transcriptH
-	vp.SetContent(strings.Join(lines, "\n"))
-	if m.scroll.follow {
-		vp.GotoBottom()
-	}
-	if m.revealSelection && sel >= 0 {
-		switch {
-		case sel < vp.YOffset:
-			vp.SetYOffset(sel)
-			m.scroll.follow = false
-		case sel >= vp.YOffset+vp.Height:
-			vp.SetYOffset(sel - vp.Height + 1)
-			m.scroll.follow = false
-		}
-		m.revealSelection = false
-	}
-	// SetContent keeps an offset past the new end when the content
-	// shrank by less than a screen; SetYOffset clamps it.
-	vp.SetYOffset(vp.YOffset)
-	return sel
+// transcriptView is the visible window of the transcript at the layout
+// View just computed.
+func (m *Model) transcriptView() []string {
+	m.syncTranscript()
+	return strings.Split(m.tr.View(), "\n")
 }
 
-// transcriptView is the visible window of the transcript.
-func (m *Model) transcriptView(l layout) []string {
-	m.syncTranscript(l)
-	return termtext.FitLines(strings.Split(m.scroll.vp.View(), "\n"), l.mainW, l.transcriptH)
+// scheduleRedraw draws the streaming reply now and asks for a redraw if
+// its open Markdown block is held back (see transcript.ScheduleRedraw).
+func (m *Model) scheduleRedraw() tea.Cmd {
+	m.syncTranscript()
+	return m.tr.ScheduleRedraw()
 }
 
 // page scrolls the help screen when it is open, else the transcript, by a
@@ -68,38 +58,28 @@ func (m *Model) page(dir int) {
 // scrollBy moves the transcript n rows (up when negative); reaching the
 // bottom follows new text again.
 func (m *Model) scrollBy(n int) {
-	l := m.layout()
-	if l.tiny {
-		return
-	}
-	m.syncTranscript(l)
-	vp := &m.scroll.vp
-	if n < 0 {
-		vp.ScrollUp(-n)
-	} else {
-		vp.ScrollDown(n)
-	}
-	m.scroll.follow = vp.AtBottom()
+	m.layout()
+	m.syncTranscript()
+	m.tr.ScrollBy(n)
 }
 
-// handleMouse scrolls the transcript (or the help screen) with the wheel,
-// for terminals and programs that have mouse reporting on.
+// handleMouse scrolls the help screen with the wheel while it is open,
+// else hands the event to the transcript; for terminals and programs that
+// have mouse reporting on.
 func (m *Model) handleMouse(msg tea.MouseMsg) {
+	if !m.showHelp {
+		m.layout()
+		m.syncTranscript()
+		m.tr.Update(msg)
+		return
+	}
 	if msg.Action != tea.MouseActionPress {
 		return
 	}
 	switch msg.Button {
 	case tea.MouseButtonWheelUp:
-		m.wheel(-wheelStep)
+		m.helpOffset = max(m.helpOffset-transcript.WheelStep, 0)
 	case tea.MouseButtonWheelDown:
-		m.wheel(+wheelStep)
+		m.helpOffset = max(m.helpOffset+transcript.WheelStep, 0)
 	}
-}
-
-func (m *Model) wheel(n int) {
-	if m.showHelp {
-		m.helpOffset = max(m.helpOffset+n, 0)
-		return
-	}
-	m.scrollBy(n)
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"vkchat/ui/transcript"
 )
 
 // streamingHarness streams a reply much taller than an 80x24 screen and
@@ -33,25 +35,25 @@ func TestTranscriptFollowsTheStreamUntilScrolledUp(t *testing.T) {
 	h, eng := streamingHarness(t, 300)
 	m := h.m
 	m.View()
-	vp := &m.scroll.vp
-	if !m.scroll.follow || !vp.AtBottom() || vp.YOffset == 0 {
-		t.Fatalf("not following a long reply: offset %d of %d rows", vp.YOffset, vp.TotalLineCount())
+	vp := &m.tr
+	if !m.tr.Following() || !vp.AtBottom() || vp.YOffset() == 0 {
+		t.Fatalf("not following a long reply: offset %d of %d rows", vp.YOffset(), vp.TotalLineCount())
 	}
 
 	h.key("pgup")
 	m.View()
-	top, rows := vp.YOffset, vp.TotalLineCount()
-	if m.scroll.follow || !strings.Contains(m.View(), "scrolled up · pgdn to follow") {
+	top, rows := vp.YOffset(), vp.TotalLineCount()
+	if m.tr.Following() || !strings.Contains(m.View(), "scrolled up · pgdn to follow") {
 		t.Fatal("pgup did not stop following")
 	}
 	close(eng.release)
 	h.idle()
 	m.View()
-	if vp.TotalLineCount() <= rows || vp.YOffset != top {
-		t.Fatalf("the view moved while scrolled up: offset %d -> %d, rows %d -> %d", top, vp.YOffset, rows, vp.TotalLineCount())
+	if vp.TotalLineCount() <= rows || vp.YOffset() != top {
+		t.Fatalf("the view moved while scrolled up: offset %d -> %d, rows %d -> %d", top, vp.YOffset(), rows, vp.TotalLineCount())
 	}
 
-	for !m.scroll.follow {
+	for !m.tr.Following() {
 		h.key("pgdown")
 	}
 	m.View()
@@ -66,25 +68,25 @@ func TestMouseWheelScrollsTheTranscript(t *testing.T) {
 	h.idle()
 	m := h.m
 	m.View()
-	bottom := m.scroll.vp.YOffset
+	bottom := m.tr.YOffset()
 	wheel := func(b tea.MouseButton) {
 		h.send(tea.MouseMsg{Button: b, Action: tea.MouseActionPress, X: 5, Y: 5})
 		m.View()
 	}
 	wheel(tea.MouseButtonWheelUp)
-	if m.scroll.vp.YOffset != bottom-wheelStep || m.scroll.follow {
-		t.Fatalf("wheel up: offset %d (bottom %d), follow %v", m.scroll.vp.YOffset, bottom, m.scroll.follow)
+	if m.tr.YOffset() != bottom-transcript.WheelStep || m.tr.Following() {
+		t.Fatalf("wheel up: offset %d (bottom %d), follow %v", m.tr.YOffset(), bottom, m.tr.Following())
 	}
 	if m.input.Value() != "" {
 		t.Errorf("the wheel reached the editor: %q", m.input.Value())
 	}
 	wheel(tea.MouseButtonWheelDown)
-	if m.scroll.vp.YOffset != bottom || !m.scroll.follow {
-		t.Fatalf("wheel down: offset %d (bottom %d), follow %v", m.scroll.vp.YOffset, bottom, m.scroll.follow)
+	if m.tr.YOffset() != bottom || !m.tr.Following() {
+		t.Fatalf("wheel down: offset %d (bottom %d), follow %v", m.tr.YOffset(), bottom, m.tr.Following())
 	}
 	// A release or a motion is not a notch.
 	h.send(tea.MouseMsg{Button: tea.MouseButtonWheelUp, Action: tea.MouseActionRelease})
-	if m.scroll.vp.YOffset != bottom {
+	if m.tr.YOffset() != bottom {
 		t.Error("a wheel release scrolled")
 	}
 }
@@ -98,12 +100,12 @@ func TestLeavingTheInspectorFollowsAgain(t *testing.T) {
 	m := h.m
 	h.key("tab", "home")
 	m.View()
-	if m.scroll.follow || m.scroll.vp.AtBottom() {
+	if m.tr.Following() || m.tr.AtBottom() {
 		t.Fatal("the first token of a long reply did not scroll the transcript up")
 	}
 	h.key("tab")
 	m.View()
-	if !m.scroll.follow || !m.scroll.vp.AtBottom() {
-		t.Errorf("after leaving the inspector: offset %d, follow %v", m.scroll.vp.YOffset, m.scroll.follow)
+	if !m.tr.Following() || !m.tr.AtBottom() {
+		t.Errorf("after leaving the inspector: offset %d, follow %v", m.tr.YOffset(), m.tr.Following())
 	}
 }

@@ -61,7 +61,7 @@ func (m *Model) startGeneration() tea.Cmd {
 	m.conv.AddReply(g.reply)
 	m.gen = g
 	m.run = runStats{}
-	m.scroll.follow = true
+	m.tr.Follow()
 
 	eng, closed, ch := m.eng, m.closed, g.ch
 	send := func(it streamItem) {

@@ -21,7 +21,7 @@ func TestGoldenThinking(t *testing.T) {
 	}
 	reply.Done = &engine.DoneInfo{Reason: engine.StopEOS, Generated: len(reply.Steps)}
 	m.conv.Append(reply)
-	m.invalidate()
+	m.tr.Invalidate()
 	screen(t, h, "80x24_folded", 80, 24)
 	h.key("ctrl+o")
 	screen(t, h, "80x24_shown", 80, 24)

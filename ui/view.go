@@ -7,6 +7,7 @@ import (
 	"vkchat/ui/input"
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
+	"vkchat/ui/transcript"
 )
 
 // Layout thresholds: below wideWidth the side panels fold into a status
@@ -32,6 +33,7 @@ type layout struct {
 func (m *Model) layout() layout {
 	w, h := m.width, m.height
 	if w < minWidth || h < minHeight {
+		m.tr.SetSize(0, 0)
 		return layout{tiny: true}
 	}
 	l := layout{wide: w >= wideWidth && h >= wideHeight, footerH: 1}
@@ -58,6 +60,7 @@ func (m *Model) layout() layout {
 	l.transcriptH = max(h-1-l.footerH-1-l.inputH-l.statusH, 1)
 	l.stripH = m.stripRows(l.transcriptH)
 	l.transcriptH -= l.stripH
+	m.tr.SetSize(l.mainW, l.transcriptH)
 	return l
 }
 
@@ -152,7 +155,7 @@ func (m *Model) mainColumn(l layout) []string {
 		}
 		out = termtext.FitLines(lines, l.mainW, l.transcriptH)
 	} else {
-		out = m.transcriptView(l)
+		out = m.transcriptView()
 	}
 	if l.stripH > 0 {
 		out = append(out, termtext.FitLines(m.stripLines(l.mainW), l.mainW, l.stripH)...)
@@ -173,7 +176,7 @@ func (m *Model) separator(w int) string {
 	if m.status.err {
 		style = st.StatusError
 	}
-	if text == "" && !m.scroll.follow {
+	if text == "" && !m.tr.Following() {
 		text = "scrolled up · pgdn to follow"
 	}
 	if text == "" {
@@ -214,7 +217,7 @@ func (m *Model) helpLines(w int) []string {
 	out = append(out, "", st.PanelTitle.Render("Commands"), "")
 	const usageW = 17
 	for _, c := range input.Commands() {
-		desc := m.plainRows(c.Help, st.Hint, max(w-usageW, 10))
+		desc := transcript.PlainRows(c.Help, st.Hint, max(w-usageW, 10))
 		for i, d := range desc {
 			lead := strings.Repeat(" ", usageW)
 			if i == 0 {

@@ -1,4 +1,4 @@
-package ui
+package transcript
 
 import (
 	"fmt"
@@ -32,15 +32,15 @@ type turnCache struct {
 
 // cacheOf is t's cache, after dropping every cached row if the tree
 // changed since they were drawn (a branch label reads "2/3" now).
-func (m *Model) cacheOf(t *conversation.Turn) *turnCache {
-	if rev := m.conv.Rev(); rev != m.renderRev {
-		m.invalidate()
-		m.renderRev = rev
+func (tr *Transcript) cacheOf(t *conversation.Turn) *turnCache {
+	if rev := tr.conv.Rev(); rev != tr.renderRev {
+		tr.Invalidate()
+		tr.renderRev = rev
 	}
-	c := m.renders[t]
+	c := tr.renders[t]
 	if c == nil {
 		c = &turnCache{}
-		m.renders[t] = c
+		tr.renders[t] = c
 	}
 	return c
 }
@@ -199,40 +199,39 @@ const bodyIndent = "  "
 
 // markdownMode says whether replies are drawn as Markdown now: not while
 // the inspector or the heatmap needs each token's place on screen.
-func (m *Model) markdownMode() bool {
-	heat, _ := m.insp.Heat()
-	return m.md != nil && m.focus != focusTranscript && !heat
+func (tr *Transcript) markdownMode() bool {
+	return tr.md != nil && !tr.cursor.Inspecting && !tr.cursor.Heat
 }
 
 // renderTurn draws one chat turn: a label, notes, the text, a blank row.
-func (m *Model) renderTurn(t *conversation.Turn, width int) turnRender {
+func (tr *Transcript) renderTurn(t *conversation.Turn, width int) turnRender {
 	sel := -1
-	if m.focus == focusTranscript && m.insp.Turn() == t {
-		sel = m.insp.Step()
+	if tr.cursor.Inspecting && tr.cursor.Turn == t {
+		sel = tr.cursor.Step
 	}
-	markdown := t.Role == "assistant" && m.markdownMode()
-	heat, bySurprisal := m.insp.Heat()
+	markdown := t.Role == "assistant" && tr.markdownMode()
+	heat, bySurprisal := tr.cursor.Heat, tr.cursor.BySurprisal
 	key := renderKey{width: width, content: len(t.Content), notes: len(t.Notes), steps: len(t.Steps),
 		streaming: t.Streaming, done: t.Done != nil, heat: heat, markdown: markdown, sel: sel,
 		bySurprisal: bySurprisal, branch: t.Tree.Branch() != nil}
-	c := m.cacheOf(t)
+	c := tr.cacheOf(t)
 	if c.render.valid && c.render.key == key {
 		return c.render
 	}
-	st := m.styles
+	st := tr.styles
 	var lines []string
-	lines = append(lines, termtext.Truncate(m.turnLabel(t), width))
+	lines = append(lines, termtext.Truncate(tr.turnLabel(t), width))
 	for _, n := range t.Notes {
 		if n.Top {
-			lines = append(lines, m.noteLines(n, width)...)
+			lines = append(lines, tr.noteLines(n, width)...)
 		}
 	}
-	lines = append(lines, m.thinkingLines(t, width)...)
+	lines = append(lines, tr.thinkingLines(t, width)...)
 	selLine := -1
-	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: heat, sel: m.insp.Turn(), step: sel, bySurprisal: bySurprisal}
+	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: heat, sel: tr.cursor.Turn, step: sel, bySurprisal: bySurprisal}
 	var mdRows []string
 	if markdown && t.Content != "" {
-		mdRows, markdown = m.markdownRows(t, width-len(bodyIndent))
+		mdRows, markdown = tr.markdownRows(t, width-len(bodyIndent))
 	}
 	switch {
 	case t.Content == "" && t.Streaming:
@@ -256,7 +255,7 @@ func (m *Model) renderTurn(t *conversation.Turn, width int) turnRender {
 	}
 	for _, n := range t.Notes {
 		if !n.Top {
-			lines = append(lines, m.noteLines(n, width)...)
+			lines = append(lines, tr.noteLines(n, width)...)
 		}
 	}
 	lines = append(lines, "")
@@ -265,12 +264,12 @@ func (m *Model) renderTurn(t *conversation.Turn, width int) turnRender {
 }
 
 // turnLabel is "▌ You" or "▌ model · N tokens · speed".
-func (m *Model) turnLabel(t *conversation.Turn) string {
-	st := m.styles
+func (tr *Transcript) turnLabel(t *conversation.Turn) string {
+	st := tr.styles
 	if t.Role == "user" {
 		return st.UserLabel.Render("▌ You")
 	}
-	label := st.AssistantLabel.Render("▌ " + m.modelName())
+	label := st.AssistantLabel.Render("▌ " + tr.modelName)
 	var meta []string
 	switch {
 	case t.Streaming:
@@ -290,8 +289,8 @@ func (m *Model) turnLabel(t *conversation.Turn) string {
 	return label
 }
 
-func (m *Model) noteLines(n conversation.Note, width int) []string {
-	st := m.styles
+func (tr *Transcript) noteLines(n conversation.Note, width int) []string {
+	st := tr.styles
 	icon, style := "■ ", st.Meta
 	switch n.Kind {
 	case conversation.NoteWarn:
@@ -315,26 +314,27 @@ func (m *Model) noteLines(n conversation.Note, width int) []string {
 	return out
 }
 
-// transcriptLines renders the whole conversation for a width and returns
-// the row of the selected token (-1 when nothing is selected).
-func (m *Model) transcriptLines(width int) ([]string, int) {
+// Lines renders the whole conversation at the transcript's width and
+// returns the row of the selected token (-1 when nothing is selected).
+func (tr *Transcript) Lines() ([]string, int) {
+	width := tr.width
 	if width < 1 {
 		return nil, -1
 	}
-	if m.info.Completion {
-		return m.completionLines(width)
+	if tr.completion {
+		return tr.completionLines(width)
 	}
 	var lines []string
-	if m.conv.System() != "" {
-		lines = append(lines, m.plainRows("system: "+m.conv.System(), m.styles.SystemText, width)...)
+	if tr.conv.System() != "" {
+		lines = append(lines, PlainRows("system: "+tr.conv.System(), tr.styles.SystemText, width)...)
 		lines = append(lines, "")
 	}
-	if m.conv.Len() == 0 {
-		lines = append(lines, m.welcomeLines(width)...)
+	if tr.conv.Len() == 0 {
+		lines = append(lines, tr.welcomeLines(width)...)
 	}
 	selLine := -1
-	for _, t := range m.conv.Turns() {
-		r := m.renderTurn(t, width)
+	for _, t := range tr.conv.Turns() {
+		r := tr.renderTurn(t, width)
 		if r.selLine >= 0 {
 			selLine = len(lines) + r.selLine
 		}
@@ -345,10 +345,10 @@ func (m *Model) transcriptLines(width int) ([]string, int) {
 
 // completionLines draws the conversation as the one running text the model
 // sees, typed parts in the user's colour.
-func (m *Model) completionLines(width int) ([]string, int) {
-	turns := m.conv.Turns()
+func (tr *Transcript) completionLines(width int) ([]string, int) {
+	turns := tr.conv.Turns()
 	if len(turns) == 0 {
-		return m.welcomeLines(width), -1
+		return tr.welcomeLines(width), -1
 	}
 	segs := make([]segment, 0, len(turns))
 	for _, t := range turns {
@@ -359,31 +359,31 @@ func (m *Model) completionLines(width int) ([]string, int) {
 		segs = append(segs, segment{t: t, base: base})
 	}
 	sel := -1
-	if m.focus == focusTranscript {
-		sel = m.insp.Step()
+	if tr.cursor.Inspecting {
+		sel = tr.cursor.Step
 	}
-	heat, bySurprisal := m.insp.Heat()
-	body := bodyRender{st: m.styles, width: width, heat: heat, sel: m.insp.Turn(), step: sel, bySurprisal: bySurprisal}
+	heat, bySurprisal := tr.cursor.Heat, tr.cursor.BySurprisal
+	body := bodyRender{st: tr.styles, width: width, heat: heat, sel: tr.cursor.Turn, step: sel, bySurprisal: bySurprisal}
 	lines, selLine := body.render(segs)
-	if g := m.gen; g != nil && g.reply != nil && g.reply.Streaming && g.reply.Content == "" {
-		lines = append(lines, m.styles.Meta.Render("…"))
+	if r := tr.reply; r != nil && r.Streaming && r.Content == "" {
+		lines = append(lines, tr.styles.Meta.Render("…"))
 	}
 	// Notes of the latest exchange only: older ones belong to text that has
 	// long been continued.
 	for _, t := range turns[max(len(turns)-2, 0):] {
 		if b := branchLabel(t); b != "" {
 			// Completion mode has no turn labels to carry it.
-			lines = append(lines, m.noteLines(conversation.Note{Kind: conversation.NoteInfo, Text: b + " · [ ] switch"}, width)...)
+			lines = append(lines, tr.noteLines(conversation.Note{Kind: conversation.NoteInfo, Text: b + " · [ ] switch"}, width)...)
 		}
 		for _, n := range t.Notes {
-			lines = append(lines, m.noteLines(n, width)...)
+			lines = append(lines, tr.noteLines(n, width)...)
 		}
 	}
 	return lines, selLine
 }
 
-// plainRows word-wraps sanitized text in one style.
-func (m *Model) plainRows(s string, style lipgloss.Style, width int) []string {
+// PlainRows word-wraps text, sanitized, in one style.
+func PlainRows(s string, style lipgloss.Style, width int) []string {
 	var out []string
 	for _, line := range strings.Split(termtext.Sanitize(s), "\n") {
 		for _, row := range termtext.WrapWords(termtext.Glyphs(line, func(int) int { return 0 }), width) {
@@ -397,13 +397,21 @@ func (m *Model) plainRows(s string, style lipgloss.Style, width int) []string {
 	return out
 }
 
-func (m *Model) welcomeLines(width int) []string {
+func (tr *Transcript) welcomeLines(width int) []string {
 	hint := "Type a message and press Enter. Alt+Enter adds a line, /help lists commands, F1 the keys."
-	if m.info.Completion {
+	if tr.completion {
 		hint = "Completion mode: type the start of a text and press Enter; the model continues it. Enter on an empty line continues again."
 	}
-	out := m.plainRows(hint, m.styles.Hint, width)
+	out := PlainRows(hint, tr.styles.Hint, width)
 	out = append(out, "")
-	out = append(out, m.plainRows("Conversations are saved in "+m.cfg.conversationsDir(), m.styles.Hint, width)...)
+	out = append(out, PlainRows("Conversations are saved in "+tr.opts.SavedIn, tr.styles.Hint, width)...)
 	return out
+}
+
+// branchLabel is the label's note on a branch point: "branch 2/3".
+func branchLabel(t *conversation.Turn) string {
+	if k, n, ok := t.BranchPos(); ok {
+		return fmt.Sprintf("⑂ branch %d/%d", k, n)
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package ui
+package transcript
 
 import (
 	"strings"
@@ -38,13 +38,13 @@ func (mr *markdownRenderer) stale(b renderedBlock) bool {
 // markdownRows renders a reply's text as Markdown, reusing every block
 // whose source has not changed since the last call; ok is false when
 // Markdown cannot be drawn at this width.
-func (m *Model) markdownRows(t *conversation.Turn, width int) ([]string, bool) {
-	if width < minMarkdownWidth || m.md == nil {
+func (tr *Transcript) markdownRows(t *conversation.Turn, width int) ([]string, bool) {
+	if width < minMarkdownWidth || tr.md == nil {
 		return nil, false
 	}
 	text := strings.ReplaceAll(termtext.Sanitize(t.Content), "\t", strings.Repeat(" ", termtext.TabWidth))
 	blocks := markdownBlocks(text)
-	c := &m.cacheOf(t).md
+	c := &tr.cacheOf(t).md
 	if c.width != width {
 		*c = markdownCache{width: width}
 	}
@@ -52,21 +52,21 @@ func (m *Model) markdownRows(t *conversation.Turn, width int) ([]string, bool) {
 	c.heldUntil = time.Time{}
 	for i, src := range blocks {
 		open := t.Streaming && i == len(blocks)-1
-		if open && i < len(c.blocks) && c.blocks[i].src != src && m.md.stale(c.blocks[i]) {
+		if open && i < len(c.blocks) && c.blocks[i].src != src && tr.md.stale(c.blocks[i]) {
 			b := c.blocks[i]
 			c.heldUntil = b.at.Add(min(debounceFactor*b.cost, maxDebounce))
 		} else if i >= len(c.blocks) || c.blocks[i].src != src {
 			var start time.Time
-			if m.md.clock != nil {
-				start = m.md.clock()
+			if tr.md.clock != nil {
+				start = tr.md.clock()
 			}
-			rows, ok := m.md.block(src, tableWidth(src, width))
+			rows, ok := tr.md.block(src, tableWidth(src, width))
 			if !ok {
 				return nil, false
 			}
 			rb := renderedBlock{src: src, rows: rows}
-			if m.md.clock != nil {
-				rb.at = m.md.clock()
+			if tr.md.clock != nil {
+				rb.at = tr.md.clock()
 				rb.cost = rb.at.Sub(start)
 			}
 			if i < len(c.blocks) {
@@ -84,40 +84,40 @@ func (m *Model) markdownRows(t *conversation.Turn, width int) ([]string, bool) {
 	return out, true
 }
 
-// markdownRedrawMsg comes when the streaming reply's open block may be
-// drawn again.
-type markdownRedrawMsg struct{ gen int }
+// RedrawMsg comes when the streaming reply's open block may be drawn
+// again.
+type RedrawMsg struct{ gen int }
 
-// scheduleRedraw draws the streaming reply now, in Update, and when its
-// open block is being held back asks for a redraw once the hold is over:
-// otherwise the last tokens before a pause in the stream would wait for
-// the next event to show. One redraw is pending at a time. (View finds
-// the turn already rendered and reuses it.)
-func (m *Model) scheduleRedraw() tea.Cmd {
-	g := m.gen
-	if g == nil || g.reply == nil || m.md == nil || m.md.clock == nil || m.redrawPending || !m.markdownMode() {
+// ScheduleRedraw draws the streaming reply now (the owner calls it after
+// each streamed event, in Update) and, when its open block is being held
+// back, asks for a redraw once the hold is over: otherwise the last
+// tokens before a pause in the stream would wait for the next event to
+// show. One redraw is pending at a time. (View finds the turn already
+// rendered and reuses it.)
+func (tr *Transcript) ScheduleRedraw() tea.Cmd {
+	reply := tr.reply
+	if reply == nil || tr.md == nil || tr.md.clock == nil || tr.redrawPending || !tr.markdownMode() {
 		return nil
 	}
-	l := m.layout()
-	if l.tiny {
+	if tr.width < 1 {
 		return nil
 	}
-	m.renderTurn(g.reply, l.mainW)
-	until := m.cacheOf(g.reply).md.heldUntil
+	tr.renderTurn(reply, tr.width)
+	until := tr.cacheOf(reply).md.heldUntil
 	if until.IsZero() {
 		return nil
 	}
-	m.redrawPending = true
-	id := g.id
-	return tea.Tick(max(until.Sub(m.md.clock()), time.Millisecond), func(time.Time) tea.Msg { return markdownRedrawMsg{gen: id} })
+	tr.redrawPending = true
+	id := tr.replyID
+	return tea.Tick(max(until.Sub(tr.md.clock()), time.Millisecond), func(time.Time) tea.Msg { return RedrawMsg{gen: id} })
 }
 
 // handleRedraw draws the held-back reply again (and schedules the next
 // redraw if it is still held).
-func (m *Model) handleRedraw(msg markdownRedrawMsg) tea.Cmd {
-	m.redrawPending = false
-	if g := m.gen; g != nil && g.id == msg.gen && g.reply != nil {
-		m.cacheOf(g.reply).render.valid = false
+func (tr *Transcript) handleRedraw(msg RedrawMsg) tea.Cmd {
+	tr.redrawPending = false
+	if tr.reply != nil && tr.replyID == msg.gen {
+		tr.cacheOf(tr.reply).render.valid = false
 	}
-	return m.scheduleRedraw()
+	return tr.ScheduleRedraw()
 }
