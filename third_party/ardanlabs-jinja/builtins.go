@@ -3,13 +3,16 @@ package jinja
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // cachedBuiltins is a read-only scope populated once with all built-in
@@ -29,16 +32,16 @@ var cachedBuiltins = func() *scope {
 // =============================================================================
 
 func registerGlobals(s *scope) {
-	s.set("namespace", NewCallable("namespace", builtinNamespace))
-	s.set("raise_exception", NewCallable("raise_exception", builtinRaiseException))
-	s.set("range", NewCallable("range", builtinRange))
-	s.set("joiner", NewCallable("joiner", builtinJoiner))
-	s.set("dict", NewCallable("dict", builtinDict))
-	s.set("cycler", NewCallable("cycler", builtinCycler))
-	s.set("strftime_now", NewCallable("strftime_now", builtinStrftimeNow))
+	s.set("namespace", newBuiltin("namespace", builtinNamespace))
+	s.set("raise_exception", newBuiltin("raise_exception", builtinRaiseException))
+	s.set("range", newBuiltin("range", builtinRange))
+	s.set("joiner", newBuiltin("joiner", builtinJoiner))
+	s.set("dict", newBuiltin("dict", builtinDict))
+	s.set("cycler", newBuiltin("cycler", builtinCycler))
+	s.set("strftime_now", newBuiltin("strftime_now", builtinStrftimeNow))
 }
 
-func builtinNamespace(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinNamespace(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	d := NewDict()
 	dict := d.AsDict()
 	for k, v := range kwargs {
@@ -47,14 +50,14 @@ func builtinNamespace(args []Value, kwargs map[string]Value) (Value, error) {
 	return d, nil
 }
 
-func builtinRaiseException(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinRaiseException(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return Undefined(), fmt.Errorf("raise_exception: missing message")
 	}
 	return Undefined(), fmt.Errorf("%s", printValue(args[0]))
 }
 
-func builtinRange(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinRange(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	var start, stop, step int64
 	switch len(args) {
 	case 1:
@@ -77,21 +80,32 @@ func builtinRange(args []Value, kwargs map[string]Value) (Value, error) {
 		return Undefined(), fmt.Errorf("range: step must not be zero")
 	}
 
-	var items []Value
-	if step > 0 {
-		for i := start; i < stop; i += step {
-			items = append(items, NewInt(i))
-		}
-	} else {
-		for i := start; i > stop; i += step {
-			items = append(items, NewInt(i))
-		}
+	// vkchat patch: the length is known before anything is built, so
+	// range(10**12) fails at once instead of appending until memory runs
+	// out (and a stop near the int64 limit no longer overflows into an
+	// endless loop).
+	var count uint64
+	switch {
+	case step > 0 && stop > start:
+		count = (uint64(stop)-uint64(start)-1)/uint64(step) + 1
+	case step < 0 && stop < start:
+		count = (uint64(start)-uint64(stop)-1)/uint64(-step) + 1
+	}
+	if count > 1<<40 {
+		count = 1 << 40
+	}
+	if err := g.growItems(int64(count), valueItemBytes); err != nil {
+		return Undefined(), err
+	}
+	items := make([]Value, count)
+	for i := range items {
+		items[i] = NewInt(start + int64(i)*step)
 	}
 
 	return NewList(items), nil
 }
 
-func builtinJoiner(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinJoiner(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	sep := ""
 	if len(args) > 0 {
 		sep = printValue(args[0])
@@ -107,7 +121,7 @@ func builtinJoiner(args []Value, kwargs map[string]Value) (Value, error) {
 	}), nil
 }
 
-func builtinDict(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinDict(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	d := NewDict()
 	dict := d.AsDict()
 	for k, v := range kwargs {
@@ -116,10 +130,14 @@ func builtinDict(args []Value, kwargs map[string]Value) (Value, error) {
 	return d, nil
 }
 
-func builtinStrftimeNow(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinStrftimeNow(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	format := "%Y-%m-%d"
 	if len(args) > 0 {
 		format = printValue(args[0])
+	}
+	// A directive of two bytes prints at most nine ("September").
+	if err := g.growItems(int64(len(format)), 5); err != nil {
+		return Undefined(), err
 	}
 
 	// Convert Python strftime format to Go time format.
@@ -149,7 +167,7 @@ func strftimeToGo(format string) string {
 	return r.Replace(format)
 }
 
-func builtinCycler(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinCycler(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return Undefined(), fmt.Errorf("cycler: expected at least one argument")
 	}
@@ -181,7 +199,7 @@ func builtinCycler(args []Value, kwargs map[string]Value) (Value, error) {
 // =============================================================================
 
 func registerFilters(s *scope) {
-	filters := map[string]func([]Value, map[string]Value) (Value, error){
+	filters := map[string]builtinFunc{
 		"tojson":     filterTojson,
 		"from_json":  filterFromjson,
 		"fromjson":   filterFromjson,
@@ -226,7 +244,7 @@ func registerFilters(s *scope) {
 	}
 
 	for name, fn := range filters {
-		s.set("__filter_"+name, NewCallable(name, fn))
+		s.set("__filter_"+name, newBuiltin(name, fn))
 	}
 }
 
@@ -239,7 +257,7 @@ func lookupFilter(s *scope, name string) (Value, bool) {
 // Test evaluation
 // =============================================================================
 
-func evalTest(name string, val Value, args []Value) (bool, error) {
+func evalTest(g *guard, name string, val Value, args []Value) (bool, error) {
 	switch name {
 	case "defined":
 		return !val.IsUndefined(), nil
@@ -273,12 +291,13 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		if len(args) < 1 {
 			return false, fmt.Errorf("test %q requires an argument", name)
 		}
-		return val.Equals(args[0]), nil
+		return g.equalDepth(val, args[0], 0)
 	case "ne", "!=":
 		if len(args) < 1 {
 			return false, fmt.Errorf("test %q requires an argument", name)
 		}
-		return !val.Equals(args[0]), nil
+		eq, err := g.equalDepth(val, args[0], 0)
+		return !eq, err
 	case "gt", "greaterthan", ">":
 		if len(args) < 1 {
 			return false, nil
@@ -303,7 +322,7 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		if len(args) < 1 {
 			return false, nil
 		}
-		return containsValue(args[0], val), nil
+		return g.contains(args[0], val)
 	case "odd":
 		if val.IsInt() {
 			return val.AsInt()%2 != 0, nil
@@ -330,7 +349,7 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		if len(args) < 1 {
 			return false, nil
 		}
-		return val.Equals(args[0]), nil
+		return g.equalDepth(val, args[0], 0)
 	}
 
 	return false, fmt.Errorf("unknown test %q", name)
@@ -340,7 +359,7 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 // Filter implementations
 // =============================================================================
 
-func filterTojson(args []Value, kwargs map[string]Value) (Value, error) {
+func filterTojson(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
@@ -364,8 +383,13 @@ func filterTojson(args []Value, kwargs map[string]Value) (Value, error) {
 	// the reflection-based encoder for correctness instead of duplicating
 	// indent state in the direct encoder.
 	if indent, ok := kwargs["indent"]; ok && !indent.IsNone() && !indent.IsUndefined() {
-		n := int(toInt64(indent))
-		data, err := json.MarshalIndent(valueToGo(args[0]), "", strings.Repeat(" ", n))
+		n := max(toInt64(indent), 0)
+		// vkchat patch: size the indented text before building it
+		// (tojson(indent=1e9) allocated gigabytes).
+		if err := g.checkIndentedJSON(args[0], n); err != nil {
+			return Undefined(), err
+		}
+		data, err := json.MarshalIndent(valueToGo(args[0]), "", strings.Repeat(" ", int(n)))
 		if err != nil {
 			return NewString(""), nil
 		}
@@ -378,7 +402,12 @@ func filterTojson(args []Value, kwargs map[string]Value) (Value, error) {
 	// + reflect) to a handful (one strings.Builder grow + one Marshal
 	// per leaf string for escaping).
 	var sb strings.Builder
-	if err := encodeValueJSON(&sb, args[0], itemSeparator, keySeparator); err != nil {
+	enc := jsonEncoder{g: g, sb: &sb, itemSep: itemSeparator, keySep: keySeparator}
+	if err := enc.value(args[0], 0); err != nil {
+		var lim *LimitError
+		if errors.As(err, &lim) || g.err != nil {
+			return Undefined(), err
+		}
 		return NewString(""), nil
 	}
 	return NewString(sb.String()), nil
@@ -399,70 +428,160 @@ func filterTojson(args []Value, kwargs map[string]Value) (Value, error) {
 // Both differences would otherwise change the tokenization of every tool
 // definition that ends up in a chat prompt.
 func encodeValueJSON(sb *strings.Builder, v Value, itemSeparator, keySeparator string) error {
+	enc := jsonEncoder{g: defaultGuard(), sb: sb, itemSep: itemSeparator, keySep: keySeparator}
+	return enc.value(v, 0)
+}
+
+// jsonEncoder is encodeValueJSON under a render's limits (vkchat patch):
+// the text stops at MaxValue bytes and the nesting at MaxDepth, so a
+// list holding itself or a value shared a million times fails instead of
+// exhausting the stack or memory.
+type jsonEncoder struct {
+	g               *guard
+	sb              *strings.Builder
+	itemSep, keySep string
+}
+
+func (j *jsonEncoder) write(s string) error {
+	if max := j.g.lim.MaxValue; max >= 0 && int64(j.sb.Len())+int64(len(s)) > max {
+		return j.g.fail("value size", max)
+	}
+	if err := j.g.charge(int64(len(s))); err != nil {
+		return err
+	}
+	j.sb.WriteString(s)
+	return nil
+}
+
+func (j *jsonEncoder) str(s string) error {
+	var sb strings.Builder
+	if err := encodeJSONString(&sb, s); err != nil {
+		return err
+	}
+	return j.write(sb.String())
+}
+
+func (j *jsonEncoder) value(v Value, depth int) error {
+	if max := j.g.lim.MaxDepth; max >= 0 && depth > max {
+		return j.g.fail("recursion depth", int64(max))
+	}
+	if err := j.g.scan(16); err != nil {
+		return err
+	}
 	switch v.kind {
 	case KindUndefined, KindNone, KindCallable:
-		sb.WriteString("null")
-		return nil
+		return j.write("null")
 
 	case KindBool:
 		if v.AsBool() {
-			sb.WriteString("true")
-		} else {
-			sb.WriteString("false")
+			return j.write("true")
 		}
-		return nil
+		return j.write("false")
 
 	case KindInt:
-		var buf [20]byte
-		sb.Write(strconv.AppendInt(buf[:0], v.AsInt(), 10))
-		return nil
+		return j.write(strconv.FormatInt(v.AsInt(), 10))
 
 	case KindFloat:
 		f := v.AsFloat()
 		if math.IsInf(f, 0) || math.IsNaN(f) {
 			return fmt.Errorf("tojson: cannot encode %v", f)
 		}
-		var buf [32]byte
-		sb.Write(strconv.AppendFloat(buf[:0], f, 'g', -1, 64))
-		return nil
+		return j.write(strconv.FormatFloat(f, 'g', -1, 64))
 
 	case KindString:
-		return encodeJSONString(sb, v.AsString())
+		return j.str(v.AsString())
 
 	case KindList:
-		sb.WriteByte('[')
+		if err := j.write("["); err != nil {
+			return err
+		}
 		for i, item := range v.AsList().Items {
 			if i > 0 {
-				sb.WriteString(itemSeparator)
+				if err := j.write(j.itemSep); err != nil {
+					return err
+				}
 			}
-			if err := encodeValueJSON(sb, item, itemSeparator, keySeparator); err != nil {
+			if err := j.value(item, depth+1); err != nil {
 				return err
 			}
 		}
-		sb.WriteByte(']')
-		return nil
+		return j.write("]")
 
 	case KindDict:
-		sb.WriteByte('{')
+		if err := j.write("{"); err != nil {
+			return err
+		}
 		d := v.AsDict()
 		for i, key := range d.Keys {
 			if i > 0 {
-				sb.WriteString(itemSeparator)
+				if err := j.write(j.itemSep); err != nil {
+					return err
+				}
 			}
-			if err := encodeJSONString(sb, key); err != nil {
+			if err := j.str(key); err != nil {
 				return err
 			}
-			sb.WriteString(keySeparator)
-			if err := encodeValueJSON(sb, d.Data[key], itemSeparator, keySeparator); err != nil {
+			if err := j.write(j.keySep); err != nil {
+				return err
+			}
+			if err := j.value(d.Data[key], depth+1); err != nil {
 				return err
 			}
 		}
-		sb.WriteByte('}')
-		return nil
+		return j.write("}")
 	}
 
-	sb.WriteString("null")
-	return nil
+	return j.write("null")
+}
+
+// checkIndentedJSON bounds json.MarshalIndent(v, "", indent spaces)
+// before it runs: at most six bytes per byte of string (HTML escaping),
+// plus per value a newline, the indentation of its depth and 32 bytes of
+// punctuation or number.
+func (g *guard) checkIndentedJSON(v Value, indent int64) error {
+	if err := g.grow(indent); err != nil {
+		return err
+	}
+	var size int64
+	var walk func(v Value, depth int64) error
+	walk = func(v Value, depth int64) error {
+		if max := g.lim.MaxDepth; max >= 0 && depth > int64(max) {
+			return g.fail("recursion depth", int64(max))
+		}
+		if err := g.scan(16); err != nil {
+			return err
+		}
+		if indent > 0 && depth > (1<<40)/indent {
+			return g.fail("value size", g.lim.MaxValue)
+		}
+		size += 33 + depth*indent
+		switch v.kind {
+		case KindString:
+			size += 6 * int64(len(v.AsString()))
+		case KindList:
+			for _, item := range v.AsList().Items {
+				if err := walk(item, depth+1); err != nil {
+					return err
+				}
+			}
+		case KindDict:
+			d := v.AsDict()
+			for _, key := range d.Keys {
+				size += 6 * int64(len(key))
+				if err := walk(d.Data[key], depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		if max := g.lim.MaxValue; max >= 0 && size > max {
+			return g.fail("value size", max)
+		}
+		return nil
+	}
+	if err := walk(v, 0); err != nil {
+		return err
+	}
+	return g.grow(size)
 }
 
 // encodeJSONString writes the JSON encoding of s without HTML-escaping (no
@@ -483,11 +602,15 @@ func encodeJSONString(sb *strings.Builder, s string) error {
 	return nil
 }
 
-func filterFromjson(args []Value, kwargs map[string]Value) (Value, error) {
+func filterFromjson(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsString() {
 		return Undefined(), nil
 	}
 
+	// Decoded JSON takes a few times the bytes of its text.
+	if err := g.charge(8 * int64(len(args[0].AsString()))); err != nil {
+		return Undefined(), err
+	}
 	var result any
 	if err := json.Unmarshal([]byte(args[0].AsString()), &result); err != nil {
 		return Undefined(), fmt.Errorf("fromjson: %w", err)
@@ -496,7 +619,7 @@ func filterFromjson(args []Value, kwargs map[string]Value) (Value, error) {
 	return FromGoValue(result), nil
 }
 
-func filterItems(args []Value, kwargs map[string]Value) (Value, error) {
+func filterItems(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || args[0].IsUndefined() {
 		return NewList(nil), nil
 	}
@@ -523,13 +646,14 @@ func filterItems(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(items), nil
 }
 
-func filterJoin(args []Value, kwargs map[string]Value) (Value, error) {
+func filterJoin(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
 
 	if !args[0].IsList() {
-		return NewString(printValue(args[0])), nil
+		str, err := g.str(args[0])
+		return NewString(str), err
 	}
 
 	sep := ""
@@ -546,7 +670,11 @@ func filterJoin(args []Value, kwargs map[string]Value) (Value, error) {
 	}
 
 	list := args[0].AsList()
+	if err := g.growItems(int64(list.Len()), 16); err != nil {
+		return Undefined(), err
+	}
 	parts := make([]string, list.Len())
+	size := int64(len(sep)) * int64(max(list.Len()-1, 0))
 	for i, item := range list.Items {
 		if attr != "" && item.IsDict() {
 			v, ok := item.AsDict().Get(attr)
@@ -554,13 +682,22 @@ func filterJoin(args []Value, kwargs map[string]Value) (Value, error) {
 				item = v
 			}
 		}
-		parts[i] = printValue(item)
+		str, err := g.str(item)
+		if err != nil {
+			return Undefined(), err
+		}
+		parts[i] = str
+		size += int64(len(str))
+	}
+	// vkchat patch: sized before joining.
+	if err := g.grow(size); err != nil {
+		return Undefined(), err
 	}
 
 	return NewString(strings.Join(parts, sep)), nil
 }
 
-func filterDefault(args []Value, kwargs map[string]Value) (Value, error) {
+func filterDefault(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return Undefined(), nil
 	}
@@ -589,11 +726,14 @@ func filterDefault(args []Value, kwargs map[string]Value) (Value, error) {
 	return val, nil
 }
 
-func filterTrim(args []Value, kwargs map[string]Value) (Value, error) {
+func filterTrim(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	s := printValue(args[0])
+	s, err := g.text(args[0])
+	if err != nil {
+		return Undefined(), err
+	}
 	if len(args) > 1 {
 		chars := printValue(args[1])
 		s = strings.Trim(s, chars)
@@ -603,26 +743,31 @@ func filterTrim(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewString(s), nil
 }
 
-func filterLower(args []Value, kwargs map[string]Value) (Value, error) {
+func filterLower(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(strings.ToLower(printValue(args[0]))), nil
+	str, err := g.text(args[0])
+	return NewString(strings.ToLower(str)), err
 }
 
-func filterUpper(args []Value, kwargs map[string]Value) (Value, error) {
+func filterUpper(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(strings.ToUpper(printValue(args[0]))), nil
+	str, err := g.text(args[0])
+	return NewString(strings.ToUpper(str)), err
 }
 
-func filterTitle(args []Value, kwargs map[string]Value) (Value, error) {
+func filterTitle(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
 
-	s := printValue(args[0])
+	s, err := g.text(args[0])
+	if err != nil {
+		return Undefined(), err
+	}
 	runes := []rune(s)
 	inWord := false
 	for i, r := range runes {
@@ -640,11 +785,14 @@ func filterTitle(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewString(string(runes)), nil
 }
 
-func filterCapitalize(args []Value, kwargs map[string]Value) (Value, error) {
+func filterCapitalize(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	s := printValue(args[0])
+	s, err := g.text(args[0])
+	if err != nil {
+		return Undefined(), err
+	}
 	if len(s) == 0 {
 		return NewString(""), nil
 	}
@@ -656,7 +804,7 @@ func filterCapitalize(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewString(string(runes)), nil
 }
 
-func filterFirst(args []Value, kwargs map[string]Value) (Value, error) {
+func filterFirst(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return Undefined(), nil
 	}
@@ -667,7 +815,7 @@ func filterFirst(args []Value, kwargs map[string]Value) (Value, error) {
 	return l.Get(0), nil
 }
 
-func filterLast(args []Value, kwargs map[string]Value) (Value, error) {
+func filterLast(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return Undefined(), nil
 	}
@@ -678,7 +826,7 @@ func filterLast(args []Value, kwargs map[string]Value) (Value, error) {
 	return l.Get(l.Len() - 1), nil
 }
 
-func filterLength(args []Value, kwargs map[string]Value) (Value, error) {
+func filterLength(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewInt(0), nil
 	}
@@ -690,19 +838,22 @@ func filterLength(args []Value, kwargs map[string]Value) (Value, error) {
 	case v.IsDict():
 		return NewInt(int64(v.AsDict().Len())), nil
 	case v.IsString():
-		return NewInt(int64(len([]rune(v.AsString())))), nil
+		return NewInt(int64(utf8.RuneCountInString(v.AsString()))), g.scan(int64(len(v.AsString())))
 	}
 
 	return NewInt(0), nil
 }
 
-func filterReverse(args []Value, kwargs map[string]Value) (Value, error) {
+func filterReverse(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewList(nil), nil
 	}
 
 	v := args[0]
 	if v.IsString() {
+		if err := g.grow(4 * int64(len(v.AsString()))); err != nil {
+			return Undefined(), err
+		}
 		runes := []rune(v.AsString())
 		for i, j := 0, len(runes)-1; i < j; i, j = i+1, j-1 {
 			runes[i], runes[j] = runes[j], runes[i]
@@ -722,12 +873,16 @@ func filterReverse(args []Value, kwargs map[string]Value) (Value, error) {
 	return v, nil
 }
 
-func filterSort(args []Value, kwargs map[string]Value) (Value, error) {
+func filterSort(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
 
 	src := args[0].AsList().Items
+	// n log n comparisons.
+	if err := g.scan(16 * int64(len(src)) * int64(bits.Len(uint(len(src))))); err != nil {
+		return Undefined(), err
+	}
 	items := make([]Value, len(src))
 	copy(items, src)
 
@@ -747,7 +902,7 @@ func filterSort(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(items), nil
 }
 
-func filterUnique(args []Value, kwargs map[string]Value) (Value, error) {
+func filterUnique(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -756,7 +911,10 @@ func filterUnique(args []Value, kwargs map[string]Value) (Value, error) {
 	seen := make(map[string]bool)
 	var items []Value
 	for _, item := range src {
-		key := printValue(item)
+		key, err := g.str(item)
+		if err != nil {
+			return Undefined(), err
+		}
 		if !seen[key] {
 			seen[key] = true
 			items = append(items, item)
@@ -766,7 +924,7 @@ func filterUnique(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(items), nil
 }
 
-func filterList(args []Value, kwargs map[string]Value) (Value, error) {
+func filterList(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewList(nil), nil
 	}
@@ -776,6 +934,9 @@ func filterList(args []Value, kwargs map[string]Value) (Value, error) {
 		return v, nil
 	}
 	if v.IsString() {
+		if err := g.growItems(int64(len(v.AsString())), valueItemBytes); err != nil {
+			return Undefined(), err
+		}
 		runes := []rune(v.AsString())
 		items := make([]Value, len(runes))
 		for i, r := range runes {
@@ -787,39 +948,43 @@ func filterList(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList([]Value{v}), nil
 }
 
-func filterInt(args []Value, kwargs map[string]Value) (Value, error) {
+func filterInt(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewInt(0), nil
 	}
 	return NewInt(toInt64(args[0])), nil
 }
 
-func filterFloatConv(args []Value, kwargs map[string]Value) (Value, error) {
+func filterFloatConv(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewFloat(0), nil
 	}
 	return NewFloat(toFloat64(args[0])), nil
 }
 
-func filterString(args []Value, kwargs map[string]Value) (Value, error) {
+func filterString(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(printValue(args[0])), nil
+	str, err := g.str(args[0])
+	return NewString(str), err
 }
 
-func filterSafe(args []Value, kwargs map[string]Value) (Value, error) {
+func filterSafe(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
 	return args[0], nil
 }
 
-func filterReplace(args []Value, kwargs map[string]Value) (Value, error) {
+func filterReplace(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) < 3 {
 		return NewString(""), fmt.Errorf("replace: expected at least 3 arguments")
 	}
-	s := printValue(args[0])
+	s, err := g.text(args[0])
+	if err != nil {
+		return Undefined(), err
+	}
 	old := printValue(args[1])
 	newStr := printValue(args[2])
 
@@ -831,10 +996,13 @@ func filterReplace(args []Value, kwargs map[string]Value) (Value, error) {
 		count = int(toInt64(c))
 	}
 
+	if err := g.checkReplace(s, old, newStr, count); err != nil {
+		return Undefined(), err
+	}
 	return NewString(strings.Replace(s, old, newStr, count)), nil
 }
 
-func filterRound(args []Value, kwargs map[string]Value) (Value, error) {
+func filterRound(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewFloat(0), nil
 	}
@@ -857,7 +1025,7 @@ func filterRound(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewFloat(rounded), nil
 }
 
-func filterAbs(args []Value, kwargs map[string]Value) (Value, error) {
+func filterAbs(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewInt(0), nil
 	}
@@ -877,7 +1045,7 @@ func filterAbs(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewInt(0), nil
 }
 
-func filterMap(args []Value, kwargs map[string]Value) (Value, error) {
+func filterMap(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -911,7 +1079,7 @@ func filterMap(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(list.Items), nil
 }
 
-func filterSelect(args []Value, kwargs map[string]Value) (Value, error) {
+func filterSelect(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -931,7 +1099,7 @@ func filterSelect(args []Value, kwargs map[string]Value) (Value, error) {
 				items = append(items, item)
 			}
 		} else {
-			result, err := evalTest(testName, item, testArgs)
+			result, err := evalTest(g, testName, item, testArgs)
 			if err != nil {
 				return Undefined(), err
 			}
@@ -944,7 +1112,7 @@ func filterSelect(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(items), nil
 }
 
-func filterReject(args []Value, kwargs map[string]Value) (Value, error) {
+func filterReject(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -964,7 +1132,7 @@ func filterReject(args []Value, kwargs map[string]Value) (Value, error) {
 				items = append(items, item)
 			}
 		} else {
-			result, err := evalTest(testName, item, testArgs)
+			result, err := evalTest(g, testName, item, testArgs)
 			if err != nil {
 				return Undefined(), err
 			}
@@ -977,7 +1145,7 @@ func filterReject(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(items), nil
 }
 
-func filterSelectattr(args []Value, kwargs map[string]Value) (Value, error) {
+func filterSelectattr(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) < 2 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -1005,7 +1173,7 @@ func filterSelectattr(args []Value, kwargs map[string]Value) (Value, error) {
 				items = append(items, item)
 			}
 		} else {
-			result, err := evalTest(testName, attrVal, testArgs)
+			result, err := evalTest(g, testName, attrVal, testArgs)
 			if err != nil {
 				return Undefined(), err
 			}
@@ -1018,7 +1186,7 @@ func filterSelectattr(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(items), nil
 }
 
-func filterRejectattr(args []Value, kwargs map[string]Value) (Value, error) {
+func filterRejectattr(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) < 2 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -1046,7 +1214,7 @@ func filterRejectattr(args []Value, kwargs map[string]Value) (Value, error) {
 				items = append(items, item)
 			}
 		} else {
-			result, err := evalTest(testName, attrVal, testArgs)
+			result, err := evalTest(g, testName, attrVal, testArgs)
 			if err != nil {
 				return Undefined(), err
 			}
@@ -1059,12 +1227,15 @@ func filterRejectattr(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(items), nil
 }
 
-func filterIndent(args []Value, kwargs map[string]Value) (Value, error) {
+func filterIndent(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
 
-	s := printValue(args[0])
+	s, err := g.text(args[0])
+	if err != nil {
+		return Undefined(), err
+	}
 	width := 4
 	if len(args) > 1 {
 		width = int(toInt64(args[1]))
@@ -1081,6 +1252,16 @@ func filterIndent(args []Value, kwargs map[string]Value) (Value, error) {
 		indentFirst = f.IsTruthy()
 	}
 
+	// vkchat patch: sized before building (indent(1000000000) allocated
+	// a gigabyte of padding; a negative width panicked).
+	width = max(width, 0)
+	nlines := int64(strings.Count(s, "\n")) + 1
+	if err := g.growItems(nlines, int64(width)+16); err != nil {
+		return Undefined(), err
+	}
+	if err := g.grow(int64(len(s)) + nlines*int64(width)); err != nil {
+		return Undefined(), err
+	}
 	pad := strings.Repeat(" ", width)
 	lines := strings.Split(s, "\n")
 	for i, line := range lines {
@@ -1095,19 +1276,29 @@ func filterIndent(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewString(strings.Join(lines, "\n")), nil
 }
 
-func filterWordcount(args []Value, kwargs map[string]Value) (Value, error) {
+func filterWordcount(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewInt(0), nil
 	}
-	words := strings.Fields(printValue(args[0]))
+	str, err := g.text(args[0])
+	if err != nil {
+		return Undefined(), err
+	}
+	words := strings.Fields(str)
 	return NewInt(int64(len(words))), nil
 }
 
-func filterEscape(args []Value, kwargs map[string]Value) (Value, error) {
+func filterEscape(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	s := printValue(args[0])
+	s, err := g.text(args[0])
+	if err != nil {
+		return Undefined(), err
+	}
+	if err := g.grow(escapedLen(s)); err != nil {
+		return Undefined(), err
+	}
 	s = strings.ReplaceAll(s, "&", "&amp;")
 	s = strings.ReplaceAll(s, "<", "&lt;")
 	s = strings.ReplaceAll(s, ">", "&gt;")
@@ -1116,7 +1307,7 @@ func filterEscape(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewString(s), nil
 }
 
-func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
+func filterDictsort(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsDict() {
 		return NewList(nil), nil
 	}
@@ -1145,7 +1336,7 @@ func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(items), nil
 }
 
-func filterMax(args []Value, kwargs map[string]Value) (Value, error) {
+func filterMax(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return Undefined(), nil
 	}
@@ -1165,7 +1356,7 @@ func filterMax(args []Value, kwargs map[string]Value) (Value, error) {
 	return maxVal, nil
 }
 
-func filterMin(args []Value, kwargs map[string]Value) (Value, error) {
+func filterMin(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return Undefined(), nil
 	}
@@ -1185,7 +1376,7 @@ func filterMin(args []Value, kwargs map[string]Value) (Value, error) {
 	return minVal, nil
 }
 
-func filterSum(args []Value, kwargs map[string]Value) (Value, error) {
+func filterSum(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewInt(0), nil
 	}
@@ -1209,7 +1400,7 @@ func filterSum(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewInt(int64(sumF)), nil
 }
 
-func filterBatch(args []Value, kwargs map[string]Value) (Value, error) {
+func filterBatch(g *guard, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) < 2 || !args[0].IsList() {
 		return NewList(nil), nil
 	}

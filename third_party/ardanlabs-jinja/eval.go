@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 var (
@@ -46,7 +48,44 @@ func (s *scope) set(name string, val Value) {
 type evaluator struct {
 	scope    *scope
 	builtins *scope
-	output   strings.Builder
+	output   outBuf
+	g        *guard // the render's limits, shared by nested evaluators
+}
+
+// sub is a nested evaluator (macro, caller, set or filter block body)
+// under the same limits.
+func (e *evaluator) sub(s *scope) evaluator {
+	return evaluator{scope: s, builtins: e.builtins, g: e.g}
+}
+
+// write appends to the output within MaxOutput and MaxAlloc.
+func (e *evaluator) write(s string) error {
+	if max := e.g.lim.MaxOutput; max >= 0 && int64(e.output.Len())+int64(len(s)) > max {
+		return e.g.fail("output size", max)
+	}
+	if err := e.g.charge(int64(len(s))); err != nil {
+		return err
+	}
+	e.output.WriteString(s)
+	return nil
+}
+
+// writeValue prints v to the output.
+func (e *evaluator) writeValue(v Value) error {
+	s, err := e.g.str(v)
+	if err != nil {
+		return err
+	}
+	return e.write(s)
+}
+
+// call calls a callable, giving built-ins the render's limits.
+func (e *evaluator) call(fn Value, args []Value, kwargs map[string]Value) (Value, error) {
+	c := fn.v.(Callable)
+	if c.gfn != nil {
+		return c.gfn(e.g, args, kwargs)
+	}
+	return c.Fn(args, kwargs)
 }
 
 func (e *evaluator) execNodes(nodes []node) error {
@@ -59,18 +98,19 @@ func (e *evaluator) execNodes(nodes []node) error {
 }
 
 func (e *evaluator) execNode(n node) error {
+	if err := e.g.step(); err != nil {
+		return err
+	}
 	switch nd := n.(type) {
 	case *textNode:
-		e.output.WriteString(nd.text)
-		return nil
+		return e.write(nd.text)
 
 	case *outputNode:
 		val, err := e.evalExpr(nd.expression)
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(val))
-		return nil
+		return e.writeValue(val)
 
 	case *ifNode:
 		return e.execIf(nd)
@@ -133,10 +173,16 @@ func (e *evaluator) execFor(n *forNode) error {
 		items = iterVal.AsList().Items
 	case iterVal.IsDict():
 		d := iterVal.AsDict()
+		if err := e.g.growItems(int64(d.Len()), valueItemBytes); err != nil {
+			return err
+		}
 		for _, key := range d.Keys {
 			items = append(items, NewString(key))
 		}
 	case iterVal.IsString():
+		if err := e.g.growItems(int64(len(iterVal.AsString())), valueItemBytes); err != nil {
+			return err
+		}
 		for _, r := range iterVal.AsString() {
 			items = append(items, NewString(string(r)))
 		}
@@ -148,6 +194,9 @@ func (e *evaluator) execFor(n *forNode) error {
 	if n.filterExpr != nil {
 		var filtered []Value
 		for _, item := range items {
+			if err := e.g.step(); err != nil {
+				return err
+			}
 			child := newScope(e.scope)
 			child.set(n.valVar, item)
 			old := e.scope
@@ -182,7 +231,20 @@ func (e *evaluator) execFor(n *forNode) error {
 	child := newScope(e.scope)
 	child.set("loop", loop)
 
+	// loop.cycle reads the iteration it is called in (vkchat patch:
+	// one callable per loop rather than one per iteration).
+	var cycleIdx int64
+	ld.Data["cycle"] = NewCallable("loop.cycle", func(args []Value, kwargs map[string]Value) (Value, error) {
+		if len(args) == 0 {
+			return Undefined(), nil
+		}
+		return args[int(cycleIdx)%len(args)], nil
+	})
+
 	for i, item := range items {
+		if err := e.g.step(); err != nil {
+			return err
+		}
 		// Set loop variable(s).
 		if n.keyVar != "" {
 			// Destructuring: for key, val in items
@@ -217,14 +279,7 @@ func (e *evaluator) execFor(n *forNode) error {
 			ld.Data["nextitem"] = Undefined()
 		}
 
-		// cycle function — capture idx by value for closure correctness.
-		cycleIdx := idx
-		ld.Data["cycle"] = NewCallable("loop.cycle", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) == 0 {
-				return Undefined(), nil
-			}
-			return args[int(cycleIdx)%len(args)], nil
-		})
+		cycleIdx = idx
 
 		old := e.scope
 		e.scope = child
@@ -266,10 +321,7 @@ func (e *evaluator) execSet(n *setNode) error {
 }
 
 func (e *evaluator) execSetBlock(n *setBlockNode) error {
-	bodyEval := evaluator{
-		scope:    e.scope,
-		builtins: e.builtins,
-	}
+	bodyEval := e.sub(e.scope)
 	if err := bodyEval.execNodes(n.body); err != nil {
 		return err
 	}
@@ -284,6 +336,10 @@ func (e *evaluator) execMacro(n *macroNode) error {
 	parentScope := e.scope
 
 	fn := NewCallable(n.name, func(args []Value, kwargs map[string]Value) (Value, error) {
+		if err := e.g.enter(); err != nil {
+			return Undefined(), err
+		}
+		defer e.g.leave()
 		child := newScope(parentScope)
 
 		// Bind positional args.
@@ -293,7 +349,7 @@ func (e *evaluator) execMacro(n *macroNode) error {
 			} else if v, ok := kwargs[param.name]; ok {
 				child.set(param.name, v)
 			} else if param.defaultVal != nil {
-				defEval := evaluator{scope: child, builtins: e.builtins}
+				defEval := e.sub(child)
 				defVal, err := defEval.evalExpr(param.defaultVal)
 				if err != nil {
 					return Undefined(), err
@@ -309,10 +365,7 @@ func (e *evaluator) execMacro(n *macroNode) error {
 			child.set("caller", caller)
 		}
 
-		macroEval := evaluator{
-			scope:    child,
-			builtins: e.builtins,
-		}
+		macroEval := e.sub(child)
 
 		if err := macroEval.execNodes(body); err != nil {
 			return Undefined(), err
@@ -332,6 +385,10 @@ func (e *evaluator) execCall(n *callNode) error {
 	parentScope := e.scope
 
 	caller := NewCallable("caller", func(args []Value, kwargs map[string]Value) (Value, error) {
+		if err := e.g.enter(); err != nil {
+			return Undefined(), err
+		}
+		defer e.g.leave()
 		child := newScope(parentScope)
 		for i, argName := range callerArgs {
 			if i < len(args) {
@@ -339,10 +396,7 @@ func (e *evaluator) execCall(n *callNode) error {
 			}
 		}
 
-		callerEval := evaluator{
-			scope:    child,
-			builtins: e.builtins,
-		}
+		callerEval := e.sub(child)
 		if err := callerEval.execNodes(body); err != nil {
 			return Undefined(), err
 		}
@@ -378,12 +432,11 @@ func (e *evaluator) execCall(n *callNode) error {
 			kwargs[kw.name] = v
 		}
 
-		result, err := fn.AsCallable().Fn(args, kwargs)
+		result, err := e.call(fn, args, kwargs)
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(result))
-		return nil
+		return e.writeValue(result)
 	}
 
 	// Fallback: evaluate expression and call with caller.
@@ -395,20 +448,16 @@ func (e *evaluator) execCall(n *callNode) error {
 		return fmt.Errorf("call: expression is not callable")
 	}
 
-	result, err := fn.AsCallable().Fn(nil, map[string]Value{"caller": caller})
+	result, err := e.call(fn, nil, map[string]Value{"caller": caller})
 	if err != nil {
 		return err
 	}
-	e.output.WriteString(printValue(result))
-	return nil
+	return e.writeValue(result)
 }
 
 func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
 	// Render body to string.
-	bodyEval := evaluator{
-		scope:    e.scope,
-		builtins: e.builtins,
-	}
+	bodyEval := e.sub(e.scope)
 	if err := bodyEval.execNodes(n.body); err != nil {
 		return err
 	}
@@ -420,24 +469,39 @@ func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
 		if !ok {
 			return fmt.Errorf("unknown filter %q", fe.name)
 		}
-		result, err := filterVal.AsCallable().Fn([]Value{NewString(bodyStr)}, nil)
+		result, err := e.call(filterVal, []Value{NewString(bodyStr)}, nil)
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(result))
-		return nil
+		return e.writeValue(result)
 	}
 
 	// For more complex filter expressions, just output the body.
-	e.output.WriteString(bodyStr)
-	return nil
+	return e.write(bodyStr)
 }
 
 // =============================================================================
 // Expression evaluation
 // =============================================================================
 
+// evalExpr evaluates ex as one step, one level deeper, and checks the
+// size of what it produced.
 func (e *evaluator) evalExpr(ex expr) (Value, error) {
+	if err := e.g.step(); err != nil {
+		return Undefined(), err
+	}
+	if err := e.g.enter(); err != nil {
+		return Undefined(), err
+	}
+	v, err := e.evalExprInner(ex)
+	e.g.leave()
+	if err == nil {
+		err = e.g.checkValue(v)
+	}
+	return v, err
+}
+
+func (e *evaluator) evalExprInner(ex expr) (Value, error) {
 	switch n := ex.(type) {
 	case *litExpr:
 		return n.val, nil
@@ -474,6 +538,9 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 		return e.evalTestExpr(n)
 
 	case *listExpr:
+		if err := e.g.growItems(int64(len(n.items)), valueItemBytes); err != nil {
+			return Undefined(), err
+		}
 		items := make([]Value, len(n.items))
 		for i, item := range n.items {
 			v, err := e.evalExpr(item)
@@ -496,7 +563,14 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 			if err != nil {
 				return Undefined(), err
 			}
-			dict.Set(printValue(key), val)
+			k, err := e.g.str(key)
+			if err != nil {
+				return Undefined(), err
+			}
+			if err := e.g.charge(valueItemBytes); err != nil {
+				return Undefined(), err
+			}
+			dict.Set(k, val)
 		}
 		return d, nil
 
@@ -564,7 +638,10 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	}
 
 	if obj.IsDict() {
-		k := printValue(key)
+		k, err := e.g.str(key)
+		if err != nil {
+			return Undefined(), err
+		}
 		if v, ok := obj.AsDict().Get(k); ok {
 			return v, nil
 		}
@@ -574,6 +651,9 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	if obj.IsString() {
 		idx := int(toInt64(key))
 		s := obj.AsString()
+		if err := e.g.scan(4 * int64(len(s))); err != nil {
+			return Undefined(), err
+		}
 		runes := []rune(s)
 		if idx < 0 {
 			idx += len(runes)
@@ -589,6 +669,17 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 
 func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 	obj, err := e.evalExpr(n.obj)
+	if err != nil {
+		return Undefined(), err
+	}
+	// A slice copies at most its source; string slices may convert it
+	// to runes.
+	switch {
+	case obj.IsList():
+		err = e.g.charge(int64(obj.AsList().Len()) * valueItemBytes)
+	case obj.IsString():
+		err = e.g.charge(4 * int64(len(obj.AsString())))
+	}
 	if err != nil {
 		return Undefined(), err
 	}
@@ -823,11 +914,11 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 
 	switch n.op {
 	case "+":
-		return addValues(left, right), nil
+		return e.addValues(left, right)
 	case "-":
 		return subValues(left, right), nil
 	case "*":
-		return mulValues(left, right), nil
+		return e.mulValues(left, right)
 	case "/":
 		return divValues(left, right), nil
 	case "//":
@@ -837,11 +928,13 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 	case "**":
 		return powValues(left, right), nil
 	case "~":
-		return NewString(printValue(left) + printValue(right)), nil
+		return e.concat(left, right)
 	case "==":
-		return NewBool(valuesEqual(left, right)), nil
+		eq, err := e.g.equal(left, right)
+		return NewBool(eq), err
 	case "!=":
-		return NewBool(!valuesEqual(left, right)), nil
+		eq, err := e.g.equal(left, right)
+		return NewBool(!eq), err
 	case "<":
 		return NewBool(compareValues(left, right) < 0), nil
 	case ">":
@@ -851,9 +944,11 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 	case ">=":
 		return NewBool(compareValues(left, right) >= 0), nil
 	case "in":
-		return NewBool(containsValue(right, left)), nil
+		in, err := e.g.contains(right, left)
+		return NewBool(in), err
 	case "not in":
-		return NewBool(!containsValue(right, left)), nil
+		in, err := e.g.contains(right, left)
+		return NewBool(!in), err
 	}
 
 	return Undefined(), fmt.Errorf("unknown binary operator %q", n.op)
@@ -907,7 +1002,7 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 		}
 	}
 
-	return fn.AsCallable().Fn(args, kwargs)
+	return e.call(fn, args, kwargs)
 }
 
 // undefinedError is Jinja2's UndefinedError for an attribute or item of an
@@ -978,7 +1073,7 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 		}
 	}
 
-	return filterVal.AsCallable().Fn(args, kwargs)
+	return e.call(filterVal, args, kwargs)
 }
 
 func (e *evaluator) evalTestExpr(n *testExpr) (Value, error) {
@@ -996,7 +1091,7 @@ func (e *evaluator) evalTestExpr(n *testExpr) (Value, error) {
 		testArgs = append(testArgs, v)
 	}
 
-	result, err := evalTest(n.name, val, testArgs)
+	result, err := evalTest(e.g, n.name, val, testArgs)
 	if err != nil {
 		return Undefined(), err
 	}
@@ -1014,10 +1109,17 @@ func (e *evaluator) evalTestExpr(n *testExpr) (Value, error) {
 
 func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 	s := obj.AsString()
+	g := e.g
+	// Every method scans s at least once (title and capitalize convert
+	// it to runes).
+	scanned := func() error { return g.scan(4 * int64(len(s))) }
 
 	switch method {
 	case "strip":
 		return e.makeStringFunc("strip", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			if len(args) > 0 {
 				return NewString(strings.Trim(s, printValue(args[0]))), nil
 			}
@@ -1026,6 +1128,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "lstrip":
 		return e.makeStringFunc("lstrip", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			if len(args) > 0 {
 				return NewString(strings.TrimLeft(s, printValue(args[0]))), nil
 			}
@@ -1036,6 +1141,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "rstrip":
 		return e.makeStringFunc("rstrip", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			if len(args) > 0 {
 				return NewString(strings.TrimRight(s, printValue(args[0]))), nil
 			}
@@ -1046,7 +1154,13 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "split":
 		return e.makeStringFunc("split", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			if len(args) == 0 {
+				if err := g.growItems(countFields(s), valueItemBytes+16); err != nil {
+					return Undefined(), err
+				}
 				parts := strings.Fields(s)
 				items := make([]Value, len(parts))
 				for i, p := range parts {
@@ -1055,6 +1169,13 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 				return NewList(items), nil
 			}
 			sep := printValue(args[0])
+			n := int64(utf8.RuneCountInString(s))
+			if sep != "" {
+				n = int64(strings.Count(s, sep)) + 1
+			}
+			if err := g.growItems(n, valueItemBytes+16); err != nil {
+				return Undefined(), err
+			}
 			parts := strings.Split(s, sep)
 			items := make([]Value, len(parts))
 			for i, p := range parts {
@@ -1065,6 +1186,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "startswith":
 		return e.makeStringFunc("startswith", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			if len(args) == 0 {
 				return NewBool(false), nil
 			}
@@ -1073,6 +1197,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "endswith":
 		return e.makeStringFunc("endswith", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			if len(args) == 0 {
 				return NewBool(false), nil
 			}
@@ -1081,6 +1208,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "replace":
 		return e.makeStringFunc("replace", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			if len(args) < 2 {
 				return NewString(s), nil
 			}
@@ -1090,21 +1220,33 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) > 2 {
 				count = int(toInt64(args[2]))
 			}
+			if err := g.checkReplace(s, old, newStr, count); err != nil {
+				return Undefined(), err
+			}
 			return NewString(strings.Replace(s, old, newStr, count)), nil
 		}), nil
 
 	case "upper":
 		return e.makeStringFunc("upper", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			return NewString(strings.ToUpper(s)), nil
 		}), nil
 
 	case "lower":
 		return e.makeStringFunc("lower", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			return NewString(strings.ToLower(s)), nil
 		}), nil
 
 	case "title":
 		return e.makeStringFunc("title", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			// Simple title case: capitalize first letter of each word.
 			runes := []rune(s)
 			inWord := false
@@ -1121,6 +1263,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "capitalize":
 		return e.makeStringFunc("capitalize", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			if len(s) == 0 {
 				return NewString(""), nil
 			}
@@ -1131,6 +1276,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "count":
 		return e.makeStringFunc("count", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			if len(args) == 0 {
 				return NewInt(0), nil
 			}
@@ -1139,6 +1287,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "find":
 		return e.makeStringFunc("find", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			if len(args) == 0 {
 				return NewInt(-1), nil
 			}
@@ -1147,11 +1298,24 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "format":
 		return e.makeStringFunc("format", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := scanned(); err != nil {
+				return Undefined(), err
+			}
 			result := s
 			for i, arg := range args {
 				placeholder := fmt.Sprintf("{%d}", i)
-				result = strings.ReplaceAll(result, placeholder, printValue(arg))
-				result = strings.Replace(result, "{}", printValue(arg), 1)
+				a, err := g.str(arg)
+				if err != nil {
+					return Undefined(), err
+				}
+				if err := g.checkReplace(result, placeholder, a, -1); err != nil {
+					return Undefined(), err
+				}
+				result = strings.ReplaceAll(result, placeholder, a)
+				if err := g.checkReplace(result, "{}", a, 1); err != nil {
+					return Undefined(), err
+				}
+				result = strings.Replace(result, "{}", a, 1)
 			}
 			return NewString(result), nil
 		}), nil
@@ -1161,7 +1325,27 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 }
 
 func (e *evaluator) makeStringFunc(name string, fn func([]Value, map[string]Value) (Value, error)) Value {
-	return NewCallable("str."+name, fn)
+	return NewCallable("str."+name, func(args []Value, kwargs map[string]Value) (Value, error) {
+		if err := e.g.scan(int64(16 * len(args))); err != nil {
+			return Undefined(), err
+		}
+		return fn(args, kwargs)
+	})
+}
+
+// countFields is len(strings.Fields(s)) without building them.
+func countFields(s string) int64 {
+	var n int64
+	in := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			in = false
+		} else if !in {
+			in = true
+			n++
+		}
+	}
+	return n
 }
 
 // =============================================================================
@@ -1174,6 +1358,9 @@ func (e *evaluator) listMethod(obj Value, method string) (Value, error) {
 	switch method {
 	case "append":
 		return NewCallable("list.append", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := e.g.appendItem(list.Len()); err != nil {
+				return Undefined(), err
+			}
 			if len(args) > 0 {
 				list.Append(args[0])
 			}
@@ -1205,6 +1392,9 @@ func (e *evaluator) listMethod(obj Value, method string) (Value, error) {
 			if len(args) < 2 {
 				return None(), nil
 			}
+			if err := e.g.appendItem(list.Len()); err != nil {
+				return Undefined(), err
+			}
 			idx := min(max(int(toInt64(args[0])), 0), list.Len())
 			list.Items = append(list.Items, Undefined())
 			copy(list.Items[idx+1:], list.Items[idx:])
@@ -1222,6 +1412,9 @@ func (e *evaluator) listMethod(obj Value, method string) (Value, error) {
 
 func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 	d := obj.AsDict()
+	if err := e.g.growItems(int64(d.Len()), valueItemBytes); err != nil {
+		return Undefined(), err
+	}
 
 	switch method {
 	case "items":
@@ -1295,6 +1488,9 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 		return NewCallable("dict.update", func(args []Value, kwargs map[string]Value) (Value, error) {
 			if len(args) > 0 && args[0].IsDict() {
 				other := args[0].AsDict()
+				if err := e.g.growItems(int64(d.Len()+other.Len()), valueItemBytes); err != nil {
+					return Undefined(), err
+				}
 				for _, key := range other.Keys {
 					d.Set(key, other.Data[key])
 				}
@@ -1309,6 +1505,62 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 // =============================================================================
 // Arithmetic helpers
 // =============================================================================
+
+// addValues is "+" under the limits: strings and lists are sized before
+// they are joined.
+func (e *evaluator) addValues(a, b Value) (Value, error) {
+	if a.IsString() || b.IsString() {
+		return e.concat(a, b)
+	}
+	if a.IsList() && b.IsList() {
+		if err := e.g.growItems(int64(a.AsList().Len())+int64(b.AsList().Len()), valueItemBytes); err != nil {
+			return Undefined(), err
+		}
+	}
+	return addValues(a, b), nil
+}
+
+// concat is "~": both sides printed and joined, sized first.
+func (e *evaluator) concat(a, b Value) (Value, error) {
+	x, err := e.g.str(a)
+	if err != nil {
+		return Undefined(), err
+	}
+	y, err := e.g.str(b)
+	if err != nil {
+		return Undefined(), err
+	}
+	if err := e.g.grow(int64(len(x)) + int64(len(y))); err != nil {
+		return Undefined(), err
+	}
+	return NewString(x + y), nil
+}
+
+// mulValues is "*" under the limits: a string or list times n is sized
+// before it is built (vkchat patch: 'x'*2000000000 allocated 2 GB, and a
+// negative count panicked; Python gives the empty string). List
+// repetition, missing upstream, follows Python.
+func (e *evaluator) mulValues(a, b Value) (Value, error) {
+	if (a.IsString() || a.IsList()) && b.IsInt() {
+		n := max(b.AsInt(), 0)
+		if a.IsString() {
+			if err := e.g.growItems(n, int64(len(a.AsString()))); err != nil {
+				return Undefined(), err
+			}
+			return NewString(strings.Repeat(a.AsString(), int(n))), nil
+		}
+		src := a.AsList().Items
+		if err := e.g.growItems(n, int64(len(src))*valueItemBytes); err != nil {
+			return Undefined(), err
+		}
+		items := make([]Value, 0, int(n)*len(src))
+		for range n {
+			items = append(items, src...)
+		}
+		return NewList(items), nil
+	}
+	return mulValues(a, b), nil
+}
 
 func addValues(a, b Value) Value {
 	if a.IsString() || b.IsString() {
@@ -1335,7 +1587,7 @@ func subValues(a, b Value) Value {
 
 func mulValues(a, b Value) Value {
 	if a.IsString() && b.IsInt() {
-		return NewString(strings.Repeat(a.AsString(), int(b.AsInt())))
+		return NewString(strings.Repeat(a.AsString(), int(max(b.AsInt(), 0))))
 	}
 	if a.IsFloat() || b.IsFloat() {
 		return NewFloat(toFloat64(a) * toFloat64(b))

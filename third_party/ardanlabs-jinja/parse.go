@@ -43,9 +43,40 @@ type tok struct {
 
 func tokenizeExpr(s string) []tok {
 	var tokens []tok
-	i := 0
+	lx := lexer{s: s}
+	for {
+		t := lx.next()
+		tokens = append(tokens, t)
+		if t.kind == tokEOF {
+			return tokens
+		}
+	}
+}
 
-	for i < len(s) {
+// lexer produces the tokens of an expression one at a time, so the
+// parser can stop at its nesting limit without tokenizing the rest
+// (vkchat patch).
+type lexer struct {
+	s string
+	i int
+}
+
+// next returns the next token, tokEOF at the end.
+func (lx *lexer) next() tok { return lexNext(lx.s, &lx.i) }
+
+func lexNext(s string, ip *int) (t tok) {
+	i := *ip
+	defer func() { *ip = i }()
+	var tokens []tok
+	defer func() {
+		if len(tokens) > 0 {
+			t = tokens[0]
+		} else {
+			t = tok{kind: tokEOF}
+		}
+	}()
+
+	for i < len(s) && len(tokens) == 0 {
 		ch := s[i]
 
 		// Skip whitespace.
@@ -110,6 +141,11 @@ func tokenizeExpr(s string) []tok {
 						i++
 					}
 				}
+				tokens = append(tokens, tok{kind: tokFloat, val: s[start:i]})
+			} else if j := exponentEnd(s, i); j > i {
+				// vkchat patch: 1e9 is a float, as in Python
+				// (upstream read the integer 1 and a name e9).
+				i = j
 				tokens = append(tokens, tok{kind: tokFloat, val: s[start:i]})
 			} else {
 				tokens = append(tokens, tok{kind: tokInt, val: s[start:i]})
@@ -180,8 +216,27 @@ func tokenizeExpr(s string) []tok {
 		i++
 	}
 
-	tokens = append(tokens, tok{kind: tokEOF, val: ""})
-	return tokens
+	return tok{kind: tokEOF}
+}
+
+// exponentEnd returns the end of an exponent ("e9", "E-3") at s[i:], or
+// i if there is none.
+func exponentEnd(s string, i int) int {
+	if i >= len(s) || (s[i] != 'e' && s[i] != 'E') {
+		return i
+	}
+	j := i + 1
+	if j < len(s) && (s[j] == '+' || s[j] == '-') {
+		j++
+	}
+	k := j
+	for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+		k++
+	}
+	if k == j || (k < len(s) && isIdentChar(s[k])) {
+		return i
+	}
+	return k
 }
 
 // =============================================================================
@@ -189,20 +244,47 @@ func tokenizeExpr(s string) []tok {
 // =============================================================================
 
 type exprParser struct {
-	tokens []tok
+	tokens []tok // read so far
 	pos    int
+	lx     lexer
+	eof    bool // lx is exhausted: tokens ends with tokEOF
+
+	// depth is the nesting of the expression being parsed: brackets,
+	// unary operators and operator chains; past maxDepth (unless
+	// negative) parsing fails, which bounds the recursion of parsing
+	// and of evaluating the tree (vkchat patch).
+	depth, maxDepth int
 }
 
-func newExprParser(tokens []tok) *exprParser {
-	return &exprParser{tokens: tokens, pos: 0}
+func newExprParser(s string, maxDepth int) *exprParser {
+	return &exprParser{lx: lexer{s: s}, maxDepth: maxDepth}
 }
 
-func (p *exprParser) peek() tok {
-	if p.pos >= len(p.tokens) {
+// peekAt returns the token k places ahead, reading it if need be.
+func (p *exprParser) peekAt(k int) tok {
+	for !p.eof && len(p.tokens) <= p.pos+k {
+		t := p.lx.next()
+		p.tokens = append(p.tokens, t)
+		p.eof = t.kind == tokEOF
+	}
+	if p.pos+k >= len(p.tokens) {
 		return tok{kind: tokEOF}
 	}
-	return p.tokens[p.pos]
+	return p.tokens[p.pos+k]
 }
+
+func (p *exprParser) peek() tok { return p.peekAt(0) }
+
+// enter goes one level deeper; leave undoes it.
+func (p *exprParser) enter() error {
+	p.depth++
+	if p.maxDepth >= 0 && p.depth > p.maxDepth {
+		return &LimitError{Limit: "parse nesting depth", Max: int64(p.maxDepth)}
+	}
+	return nil
+}
+
+func (p *exprParser) leave() { p.depth-- }
 
 func (p *exprParser) advance() tok {
 	t := p.peek()
@@ -229,15 +311,15 @@ func (p *exprParser) matchName(name string) bool {
 	return false
 }
 
-// parseExpr is the public entry point.
-func parseExpr(s string) (expr, error) {
+// parseExpr is the public entry point. maxDepth bounds the nesting
+// (negative: no bound).
+func parseExpr(s string, maxDepth int) (expr, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return &litExpr{val: None()}, nil
 	}
 
-	tokens := tokenizeExpr(s)
-	p := newExprParser(tokens)
+	p := newExprParser(s, maxDepth)
 	e, err := p.parseExpression()
 	if err != nil {
 		return nil, err
@@ -252,6 +334,10 @@ func parseExpr(s string) (expr, error) {
 
 // parseExpression handles the lowest precedence: inline if/else.
 func (p *exprParser) parseExpression() (expr, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.leave()
 	e, err := p.parseOr()
 	if err != nil {
 		return nil, err
@@ -284,6 +370,9 @@ func (p *exprParser) parseExpression() (expr, error) {
 }
 
 func (p *exprParser) parseOr() (expr, error) {
+	// Each link of the chain nests the tree one level deeper.
+	base := p.depth
+	defer func() { p.depth = base }()
 	left, err := p.parseAnd()
 	if err != nil {
 		return nil, err
@@ -291,6 +380,9 @@ func (p *exprParser) parseOr() (expr, error) {
 
 	for p.peek().kind == tokName && p.peek().val == "or" {
 		p.advance()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		right, err := p.parseAnd()
 		if err != nil {
 			return nil, err
@@ -302,6 +394,9 @@ func (p *exprParser) parseOr() (expr, error) {
 }
 
 func (p *exprParser) parseAnd() (expr, error) {
+	// Each link of the chain nests the tree one level deeper.
+	base := p.depth
+	defer func() { p.depth = base }()
 	left, err := p.parseNot()
 	if err != nil {
 		return nil, err
@@ -309,6 +404,9 @@ func (p *exprParser) parseAnd() (expr, error) {
 
 	for p.peek().kind == tokName && p.peek().val == "and" {
 		p.advance()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		right, err := p.parseNot()
 		if err != nil {
 			return nil, err
@@ -322,6 +420,10 @@ func (p *exprParser) parseAnd() (expr, error) {
 func (p *exprParser) parseNot() (expr, error) {
 	if p.peek().kind == tokName && p.peek().val == "not" {
 		p.advance()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		operand, err := p.parseNot()
 		if err != nil {
 			return nil, err
@@ -333,6 +435,9 @@ func (p *exprParser) parseNot() (expr, error) {
 }
 
 func (p *exprParser) parseComparison() (expr, error) {
+	// Each link of the chain nests the tree one level deeper.
+	base := p.depth
+	defer func() { p.depth = base }()
 	left, err := p.parseConcat()
 	if err != nil {
 		return nil, err
@@ -340,6 +445,9 @@ func (p *exprParser) parseComparison() (expr, error) {
 
 	for {
 		t := p.peek()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 
 		// Standard comparison operators.
 		if t.kind == tokOp {
@@ -367,7 +475,7 @@ func (p *exprParser) parseComparison() (expr, error) {
 		}
 
 		// "not in" operator.
-		if t.kind == tokName && t.val == "not" && p.pos+1 < len(p.tokens) && p.tokens[p.pos+1].kind == tokName && p.tokens[p.pos+1].val == "in" {
+		if t.kind == tokName && t.val == "not" && p.peekAt(1).kind == tokName && p.peekAt(1).val == "in" {
 			p.advance() // not
 			p.advance() // in
 			right, err := p.parseConcat()
@@ -426,6 +534,9 @@ func (p *exprParser) parseComparison() (expr, error) {
 }
 
 func (p *exprParser) parseConcat() (expr, error) {
+	// Each link of the chain nests the tree one level deeper.
+	base := p.depth
+	defer func() { p.depth = base }()
 	left, err := p.parseAddSub()
 	if err != nil {
 		return nil, err
@@ -433,6 +544,9 @@ func (p *exprParser) parseConcat() (expr, error) {
 
 	for p.peek().kind == tokTilde {
 		p.advance()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		right, err := p.parseAddSub()
 		if err != nil {
 			return nil, err
@@ -444,6 +558,9 @@ func (p *exprParser) parseConcat() (expr, error) {
 }
 
 func (p *exprParser) parseAddSub() (expr, error) {
+	// Each link of the chain nests the tree one level deeper.
+	base := p.depth
+	defer func() { p.depth = base }()
 	left, err := p.parseMulDiv()
 	if err != nil {
 		return nil, err
@@ -451,6 +568,9 @@ func (p *exprParser) parseAddSub() (expr, error) {
 
 	for p.peek().kind == tokOp && (p.peek().val == "+" || p.peek().val == "-") {
 		op := p.advance().val
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		right, err := p.parseMulDiv()
 		if err != nil {
 			return nil, err
@@ -462,6 +582,9 @@ func (p *exprParser) parseAddSub() (expr, error) {
 }
 
 func (p *exprParser) parseMulDiv() (expr, error) {
+	// Each link of the chain nests the tree one level deeper.
+	base := p.depth
+	defer func() { p.depth = base }()
 	left, err := p.parsePower()
 	if err != nil {
 		return nil, err
@@ -469,6 +592,9 @@ func (p *exprParser) parseMulDiv() (expr, error) {
 
 	for {
 		t := p.peek()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		if t.kind == tokOp && (t.val == "*" || t.val == "/" || t.val == "%") {
 			op := p.advance().val
 			right, err := p.parsePower()
@@ -514,6 +640,10 @@ func (p *exprParser) parsePower() (expr, error) {
 func (p *exprParser) parseUnary() (expr, error) {
 	if p.peek().kind == tokOp && (p.peek().val == "-" || p.peek().val == "+") {
 		op := p.advance().val
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		operand, err := p.parseUnary()
 		if err != nil {
 			return nil, err
@@ -525,6 +655,9 @@ func (p *exprParser) parseUnary() (expr, error) {
 }
 
 func (p *exprParser) parsePostfix() (expr, error) {
+	// Each link of the chain nests the tree one level deeper.
+	base := p.depth
+	defer func() { p.depth = base }()
 	e, err := p.parseAtom()
 	if err != nil {
 		return nil, err
@@ -532,6 +665,9 @@ func (p *exprParser) parsePostfix() (expr, error) {
 
 	for {
 		t := p.peek()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 
 		// Attribute access: e.attr
 		if t.kind == tokDot {
@@ -790,6 +926,10 @@ func (p *exprParser) parseAtom() (expr, error) {
 	// Negative number: handle case where we get here with "-" as op token.
 	if t.kind == tokOp && t.val == "-" {
 		p.advance()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		operand, err := p.parseAtom()
 		if err != nil {
 			return nil, err
@@ -806,7 +946,7 @@ func (p *exprParser) parseCallArgs() ([]expr, []kwarg, error) {
 
 	for p.peek().kind != tokRParen && p.peek().kind != tokEOF {
 		// Check for kwarg: name=value
-		if p.peek().kind == tokName && p.pos+1 < len(p.tokens) && p.tokens[p.pos+1].kind == tokOp && p.tokens[p.pos+1].val == "=" {
+		if p.peek().kind == tokName && p.peekAt(1).kind == tokOp && p.peekAt(1).val == "=" {
 			name := p.advance().val
 			p.advance() // skip =
 			val, err := p.parseExpression()
@@ -838,11 +978,11 @@ func (p *exprParser) parseCallArgs() ([]expr, []kwarg, error) {
 // Template parser (segments -> AST nodes)
 // =============================================================================
 
-func parseTemplate(segs []segment) ([]node, error) {
+func parseTemplate(segs []segment, maxDepth int) ([]node, error) {
 	// Apply whitespace trimming to segments before parsing.
 	applyTrimming(segs)
 
-	p := &templateParser{segs: segs, pos: 0}
+	p := &templateParser{segs: segs, pos: 0, maxDepth: maxDepth}
 	nodes, err := p.parseUntil("")
 	if err != nil {
 		return nil, err
@@ -977,7 +1117,14 @@ func trimBlockNewline(s string) string {
 type templateParser struct {
 	segs []segment
 	pos  int
+
+	// depth is the nesting of blocks; past maxDepth (unless negative)
+	// parsing fails (vkchat patch). maxDepth also bounds each
+	// expression's nesting.
+	depth, maxDepth int
 }
+
+func (p *templateParser) expr(s string) (expr, error) { return parseExpr(s, p.maxDepth) }
 
 func (p *templateParser) done() bool {
 	return p.pos >= len(p.segs)
@@ -1000,6 +1147,11 @@ func (p *templateParser) advance() *segment {
 // stop keywords (e.g., "endif", "endfor", "elif", "else"). Returns the nodes
 // collected so far. The stop keyword segment is NOT consumed.
 func (p *templateParser) parseUntil(stopKeywords ...string) ([]node, error) {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.maxDepth >= 0 && p.depth > p.maxDepth {
+		return nil, &LimitError{Limit: "parse nesting depth", Max: int64(p.maxDepth)}
+	}
 	var nodes []node
 
 	for !p.done() {
@@ -1023,7 +1175,7 @@ func (p *templateParser) parseUntil(stopKeywords ...string) ([]node, error) {
 
 		case segExpr:
 			p.advance()
-			e, err := parseExpr(seg.text)
+			e, err := p.expr(seg.text)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %w", seg.line, err)
 			}
@@ -1120,7 +1272,7 @@ func (p *templateParser) parseIf() (*ifNode, error) {
 	// Parse initial "if" branch.
 	seg := p.advance()
 	condStr := strings.TrimPrefix(strings.TrimSpace(seg.text), "if")
-	cond, err := parseExpr(condStr)
+	cond, err := p.expr(condStr)
 	if err != nil {
 		return nil, fmt.Errorf("line %d: if condition: %w", seg.line, err)
 	}
@@ -1139,7 +1291,7 @@ func (p *templateParser) parseIf() (*ifNode, error) {
 		if keyword == "elif" {
 			p.advance()
 			condStr := strings.TrimPrefix(strings.TrimSpace(seg.text), "elif")
-			cond, err := parseExpr(condStr)
+			cond, err := p.expr(condStr)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: elif condition: %w", seg.line, err)
 			}
@@ -1215,14 +1367,14 @@ func (p *templateParser) parseFor() (*forNode, error) {
 	if ifIdx >= 0 {
 		filterStr := strings.TrimSpace(iterPart[ifIdx+2:])
 		iterPart = strings.TrimSpace(iterPart[:ifIdx])
-		fe, err := parseExpr(filterStr)
+		fe, err := p.expr(filterStr)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: for filter: %w", seg.line, err)
 		}
 		n.filterExpr = fe
 	}
 
-	iter, err := parseExpr(iterPart)
+	iter, err := p.expr(iterPart)
 	if err != nil {
 		return nil, fmt.Errorf("line %d: for iterable: %w", seg.line, err)
 	}
@@ -1280,7 +1432,7 @@ func (p *templateParser) parseSet() (node, error) {
 	target := strings.TrimSpace(before)
 	valueStr := strings.TrimSpace(after)
 
-	val, err := parseExpr(valueStr)
+	val, err := p.expr(valueStr)
 	if err != nil {
 		return nil, fmt.Errorf("line %d: set value: %w", seg.line, err)
 	}
@@ -1319,7 +1471,7 @@ func (p *templateParser) parseMacro() (*macroNode, error) {
 			if before, after, ok := strings.Cut(part, "="); ok {
 				pName := strings.TrimSpace(before)
 				defStr := strings.TrimSpace(after)
-				defVal, err := parseExpr(defStr)
+				defVal, err := p.expr(defStr)
 				if err != nil {
 					return nil, fmt.Errorf("line %d: macro default: %w", seg.line, err)
 				}
@@ -1366,7 +1518,7 @@ func (p *templateParser) parseCall() (*callNode, error) {
 		callStr = strings.TrimSpace(callStr[closeIdx+1:])
 	}
 
-	callExprVal, err := parseExpr(callStr)
+	callExprVal, err := p.expr(callStr)
 	if err != nil {
 		return nil, fmt.Errorf("line %d: call expression: %w", seg.line, err)
 	}
@@ -1391,7 +1543,7 @@ func (p *templateParser) parseFilterBlock() (*filterBlockNode, error) {
 	filterStr := strings.TrimPrefix(strings.TrimSpace(seg.text), "filter")
 	filterStr = strings.TrimSpace(filterStr)
 
-	fe, err := parseExpr(filterStr)
+	fe, err := p.expr(filterStr)
 	if err != nil {
 		return nil, fmt.Errorf("line %d: filter expression: %w", seg.line, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -169,7 +170,23 @@ func (v Value) AsCallable() *Callable {
 // =============================================================================
 
 // String returns a Python-style string representation of the value.
+// Lists and dicts nested deeper than DefaultLimits().MaxDepth, or printing
+// longer than DefaultLimits().MaxValue bytes, are cut short with "..."
+// (vkchat patch: a list holding itself recursed until the stack overflowed).
 func (v Value) String() string {
+	if v.kind != KindList && v.kind != KindDict {
+		return v.scalarString()
+	}
+	d := DefaultLimits()
+	w := reprWriter{max: d.MaxValue, maxDepth: d.MaxDepth}
+	_ = w.value(v, 0)
+	if w.stopped {
+		w.b.WriteString("...")
+	}
+	return w.b.String()
+}
+
+func (v Value) scalarString() string {
 	switch v.kind {
 	case KindUndefined:
 		return "Undefined"
@@ -184,39 +201,13 @@ func (v Value) String() string {
 		return "False"
 
 	case KindInt:
-		return fmt.Sprintf("%d", v.v.(int64))
+		return strconv.FormatInt(v.v.(int64), 10)
 
 	case KindFloat:
 		return fmt.Sprintf("%g", v.v.(float64))
 
 	case KindString:
 		return fmt.Sprintf("'%s'", v.v.(string))
-
-	case KindList:
-		list := v.v.(*List)
-		var b strings.Builder
-		b.WriteByte('[')
-		for i, item := range list.Items {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(item.String())
-		}
-		b.WriteByte(']')
-		return b.String()
-
-	case KindDict:
-		d := v.v.(*Dict)
-		var b strings.Builder
-		b.WriteByte('{')
-		for i, key := range d.Keys {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "'%s': %s", key, d.Data[key].String())
-		}
-		b.WriteByte('}')
-		return b.String()
 
 	case KindCallable:
 		c := v.v.(Callable)
@@ -226,8 +217,15 @@ func (v Value) String() string {
 	return "Undefined"
 }
 
-// Equals reports whether v and other hold the same value.
-func (v Value) Equals(other Value) bool {
+// Equals reports whether v and other hold the same value. Values nested
+// deeper than DefaultLimits().MaxDepth compare unequal (vkchat patch: a
+// list holding itself recursed until the stack overflowed).
+func (v Value) Equals(other Value) bool { return v.equals(other, 0) }
+
+func (v Value) equals(other Value, depth int) bool {
+	if depth > DefaultLimits().MaxDepth {
+		return false
+	}
 	if v.kind != other.kind {
 		return false
 	}
@@ -255,7 +253,7 @@ func (v Value) Equals(other Value) bool {
 			return false
 		}
 		for i := range a.Items {
-			if !a.Items[i].Equals(b.Items[i]) {
+			if !a.Items[i].equals(b.Items[i], depth+1) {
 				return false
 			}
 		}
@@ -272,7 +270,7 @@ func (v Value) Equals(other Value) bool {
 			if !ok {
 				return false
 			}
-			if !a.Data[key].Equals(bv) {
+			if !a.Data[key].equals(bv, depth+1) {
 				return false
 			}
 		}
@@ -347,6 +345,20 @@ func (d *Dict) OrderedKeys() []string {
 type Callable struct {
 	Name string
 	Fn   func(args []Value, kwargs map[string]Value) (Value, error)
+
+	// gfn, for built-ins, is Fn under the render's limits (vkchat
+	// patch); Fn then runs it under the default limits.
+	gfn builtinFunc
+}
+
+// builtinFunc is a built-in global or filter, run under a render's limits.
+type builtinFunc func(g *guard, args []Value, kwargs map[string]Value) (Value, error)
+
+// newBuiltin returns a callable that renders call with their limits.
+func newBuiltin(name string, fn builtinFunc) Value {
+	return Value{kind: KindCallable, v: Callable{Name: name, gfn: fn, Fn: func(args []Value, kwargs map[string]Value) (Value, error) {
+		return fn(defaultGuard(), args, kwargs)
+	}}}
 }
 
 // =============================================================================
