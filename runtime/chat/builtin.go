@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -43,7 +44,7 @@ func Builtin(name string) (*Template, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownTemplate, name, strings.Join(BuiltinNames(), ", "))
 	}
-	render := func(msgs []Message, o Options) ([]Segment, error) {
+	render := func(_ context.Context, msgs []Message, o Options) ([]Segment, error) {
 		return r(msgs, o.AddGenerationPrompt, o.BOS, o.EOS)
 	}
 	return &Template{name: name, render: render}, nil

@@ -1,11 +1,23 @@
 package chat
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/ardanlabs/jinja"
 )
+
+// Limits bound every compile and render of a model's template: the
+// template is code from a model file, and whatever it does must end in an
+// error naming the limit, not in exhausted memory, a stack overflow or a
+// hang. The defaults are far above what chat templates need on any
+// conversation a context window holds.
+var Limits = jinja.DefaultLimits()
+
+// RenderTimeout bounds one render however its caller's context is set; a
+// template that reaches it has run far more steps than any real one.
+var RenderTimeout = 10 * time.Second
 
 // jinjaTemplate is a model's own chat template, run by the Jinja engine.
 //
@@ -36,23 +48,23 @@ func compileJinja(src string) (j *jinjaTemplate, err error) {
 			err = fmt.Errorf("jinja compile panicked: %v", r)
 		}
 	}()
-	t, err := jinja.Compile(src)
+	t, err := jinja.CompileLimits(src, Limits)
 	if err != nil {
 		return nil, err
 	}
 	return &jinjaTemplate{src: src, tmpl: t}, nil
 }
 
-func (j *jinjaTemplate) text(msgs []Message, o Options) (string, error) {
+func (j *jinjaTemplate) text(ctx context.Context, msgs []Message, o Options) (string, error) {
 	contents := make([]string, len(msgs))
 	for i, m := range msgs {
 		contents[i] = m.Content
 	}
-	return j.exec(msgs, contents, o)
+	return j.exec(ctx, msgs, contents, o)
 }
 
-func (j *jinjaTemplate) render(msgs []Message, o Options) ([]Segment, error) {
-	truth, err := j.text(msgs, o)
+func (j *jinjaTemplate) render(ctx context.Context, msgs []Message, o Options) ([]Segment, error) {
+	truth, err := j.text(ctx, msgs, o)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +77,7 @@ func (j *jinjaTemplate) render(msgs []Message, o Options) ([]Segment, error) {
 			contents[i] = mk.hole(i)
 		}
 	}
-	shape, err := j.exec(msgs, contents, o)
+	shape, err := j.exec(ctx, msgs, contents, o)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the template fails when content is replaced by a marker: %v", ErrSegments, err)
 	}
@@ -80,8 +92,14 @@ func (j *jinjaTemplate) render(msgs []Message, o Options) ([]Segment, error) {
 	return segs, nil
 }
 
-// exec renders with the given content per message.
-func (j *jinjaTemplate) exec(msgs []Message, contents []string, o Options) (out string, err error) {
+// exec renders with the given content per message, under Limits and
+// RenderTimeout, stopping when ctx is done.
+func (j *jinjaTemplate) exec(ctx context.Context, msgs []Message, contents []string, o Options) (out string, err error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, RenderTimeout)
+	defer cancel()
 	list := make([]jinja.Value, len(msgs))
 	for i, m := range msgs {
 		d := jinja.NewDict()
@@ -110,6 +128,9 @@ func (j *jinjaTemplate) exec(msgs []Message, contents []string, o Options) (out 
 			if len(args) != 1 || !args[0].IsString() {
 				return jinja.Undefined(), fmt.Errorf("strftime_now takes one format string")
 			}
+			if len(args[0].AsString()) > maxStrftimeFormat {
+				return jinja.Undefined(), fmt.Errorf("strftime_now: format longer than %d bytes", maxStrftimeFormat)
+			}
 			return jinja.NewString(strftime(now, args[0].AsString())), nil
 		}),
 		"raise_exception": jinja.NewCallable("raise_exception", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
@@ -125,7 +146,7 @@ func (j *jinjaTemplate) exec(msgs []Message, contents []string, o Options) (out 
 			out, err = "", fmt.Errorf("jinja render panicked: %v", r)
 		}
 	}()
-	out, err = j.tmpl.RenderValues(data)
+	out, err = j.tmpl.RenderValuesContext(ctx, data, Limits)
 	if raised != nil {
 		return "", raised
 	}

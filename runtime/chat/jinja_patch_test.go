@@ -1,6 +1,9 @@
 package chat
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // TestPatchedJinjaInUse fails when the build uses upstream
 // github.com/ardanlabs/jinja instead of the patched copy (a go.mod
@@ -17,7 +20,7 @@ func TestPatchedJinjaInUse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := j.text([]Message{{RoleUser, "X"}, {RoleUser, "X"}}, Options{})
+		got, err := j.text(context.Background(), []Message{{RoleUser, "X"}, {RoleUser, "X"}}, Options{})
 		if err != nil {
 			got = "error"
 		}

@@ -6,6 +6,11 @@ import (
 	"time"
 )
 
+// maxStrftimeFormat bounds strftime_now's format (checked before strftime
+// runs): no template needs more than a few directives, and a format of
+// megabytes would print several times its size.
+const maxStrftimeFormat = 256
+
 // strftime formats t with the C strftime directives chat templates use
 // (Granite's "%B %d, %Y", SmolLM3's "%d %B %Y", Llama 3.x's "%d %b %Y", ISO
 // dates); an unknown directive is printed as written, as glibc does.

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -43,7 +44,7 @@ type Options struct {
 }
 
 // renderFunc renders a conversation to segments.
-type renderFunc func(msgs []Message, o Options) ([]Segment, error)
+type renderFunc func(ctx context.Context, msgs []Message, o Options) ([]Segment, error)
 
 // Template renders conversations into a model's prompt format. It is safe
 // for concurrent use.
@@ -53,7 +54,7 @@ type Template struct {
 	// text renders the plain string where that is cheaper or more robust
 	// than joining segments (a Jinja template needs one pass, not two, and
 	// cannot fail to locate content); nil means Join(render(...)).
-	text     func(msgs []Message, o Options) (string, error)
+	text     func(ctx context.Context, msgs []Message, o Options) (string, error)
 	fallback string
 	// foldSystem: the template refuses or drops the system role, so, as
 	// llama.cpp does, system prompts are folded into the next user turn.
@@ -87,14 +88,22 @@ func (t *Template) RenderSegments(msgs []Message, addGenerationPrompt bool, bos,
 
 // RenderWith is Render with every template variable given.
 func (t *Template) RenderWith(msgs []Message, o Options) (string, error) {
+	return t.RenderContext(context.Background(), msgs, o)
+}
+
+// RenderContext is RenderWith stopping, with an error, once ctx is done.
+// A model's template renders under Limits and RenderTimeout; a limit it
+// hits fails the render with an error naming the template and the limit
+// ("render gguf template: template: step limit (2000000) exceeded").
+func (t *Template) RenderContext(ctx context.Context, msgs []Message, o Options) (string, error) {
 	if t != nil && t.text != nil {
-		out, err := t.text(t.prepare(msgs), o)
+		out, err := t.text(ctx, t.prepare(msgs), o)
 		if err != nil {
 			return "", fmt.Errorf("render %s template: %w", t.name, err)
 		}
 		return out, nil
 	}
-	segs, err := t.RenderSegmentsWith(msgs, o)
+	segs, err := t.RenderSegmentsContext(ctx, msgs, o)
 	if err != nil {
 		return "", err
 	}
@@ -103,10 +112,16 @@ func (t *Template) RenderWith(msgs []Message, o Options) (string, error) {
 
 // RenderSegmentsWith is RenderSegments with every template variable given.
 func (t *Template) RenderSegmentsWith(msgs []Message, o Options) ([]Segment, error) {
+	return t.RenderSegmentsContext(context.Background(), msgs, o)
+}
+
+// RenderSegmentsContext is RenderSegmentsWith stopping, with an error,
+// once ctx is done; see RenderContext for the limits.
+func (t *Template) RenderSegmentsContext(ctx context.Context, msgs []Message, o Options) ([]Segment, error) {
 	if t == nil || t.render == nil {
 		return nil, errors.New("chat: no template (completion mode)")
 	}
-	segs, err := t.render(t.prepare(msgs), o)
+	segs, err := t.render(ctx, t.prepare(msgs), o)
 	if err != nil {
 		return nil, fmt.Errorf("render %s template: %w", t.name, err)
 	}
