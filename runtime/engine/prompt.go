@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -52,7 +53,7 @@ func promptOptions(tok *tokenizer.Tokenizer, req Request) chat.Options {
 // encodeWith turns messages into prompt tokens. Template markup is
 // tokenized with special-token parsing; message content never is, so a user
 // typing "<|im_start|>" cannot forge a turn.
-func encodeWith(tok *tokenizer.Tokenizer, tmpl *chat.Template, msgs []chat.Message, o chat.Options) (encoded, error) {
+func encodeWith(ctx context.Context, tok *tokenizer.Tokenizer, tmpl *chat.Template, msgs []chat.Message, o chat.Options) (encoded, error) {
 	if tmpl == nil {
 		var b strings.Builder
 		for _, m := range msgs {
@@ -60,7 +61,7 @@ func encodeWith(tok *tokenizer.Tokenizer, tmpl *chat.Template, msgs []chat.Messa
 		}
 		return encoded{ids: tok.Encode(b.String(), true, false), text: b.String()}, nil
 	}
-	segs, err := tmpl.RenderSegmentsWith(msgs, o)
+	segs, err := tmpl.RenderSegmentsContext(ctx, msgs, o)
 	if err != nil {
 		return encoded{}, fmt.Errorf("render chat template %s: %w", tmpl.Name(), err)
 	}
@@ -80,7 +81,7 @@ func encodeWith(tok *tokenizer.Tokenizer, tmpl *chat.Template, msgs []chat.Messa
 // encodeConversation is encodeWith for this session's model and default
 // template variables.
 func (s *Session) encodeConversation(msgs []chat.Message) ([]int32, error) {
-	e, err := encodeWith(s.tok, s.tmpl, msgs, promptOptions(s.tok, Request{}))
+	e, err := encodeWith(context.Background(), s.tok, s.tmpl, msgs, promptOptions(s.tok, Request{}))
 	return e.ids, err
 }
 
@@ -94,6 +95,12 @@ func (s *Session) fitConversation(msgs []chat.Message, reserve int) ([]int32, in
 
 // fitRequest is fitConversation for a request, with its template variables.
 func (s *Session) fitRequest(req Request, reserve int) (encoded, int, error) {
+	return s.fitRequestContext(context.Background(), req, reserve)
+}
+
+// fitRequestContext is fitRequest whose template renders stop once ctx
+// is done (Generate should pass its context here).
+func (s *Session) fitRequestContext(ctx context.Context, req Request, reserve int) (encoded, int, error) {
 	msgs := req.Messages
 	opts := promptOptions(s.tok, req)
 	keep := 0
@@ -102,7 +109,7 @@ func (s *Session) fitRequest(req Request, reserve int) (encoded, int, error) {
 	}
 	dropped := 0
 	for {
-		e, err := encodeWith(s.tok, s.tmpl, msgs, opts)
+		e, err := encodeWith(ctx, s.tok, s.tmpl, msgs, opts)
 		if err != nil {
 			return encoded{}, dropped, err
 		}
@@ -167,7 +174,7 @@ func OpenPrompter(path, template string) (*Prompter, error) {
 		return nil, err
 	}
 	arch, _, _ := f.String("general.architecture")
-	tmpl, err := pickTemplate(f, arch, template)
+	tmpl, err := pickTemplate(context.Background(), f, arch, template)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -178,7 +185,7 @@ func OpenPrompter(path, template string) (*Prompter, error) {
 // Render renders and tokenizes req's conversation with the generation
 // prompt, as Generate would before fitting it to a context.
 func (p *Prompter) Render(req Request) (RenderedPrompt, error) {
-	e, err := encodeWith(p.tok, p.tmpl, req.Messages, promptOptions(p.tok, req))
+	e, err := encodeWith(context.Background(), p.tok, p.tmpl, req.Messages, promptOptions(p.tok, req))
 	if err != nil {
 		return RenderedPrompt{}, err
 	}

@@ -86,7 +86,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 		return nil, &gguf.FormatError{Path: f.Path, Field: `tensor "token_embd.weight"`,
 			Msg: fmt.Sprintf("has %d rows but the vocabulary has %d tokens", m.TokenEmbd.Rows, tok.VocabSize())}
 	}
-	tmpl, err := pickTemplate(f, m.Arch, opts.Template)
+	tmpl, err := pickTemplate(ctx, f, m.Arch, opts.Template)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	return s, nil
 }
 
-func pickTemplate(f *gguf.File, arch, force string) (*chat.Template, error) {
+func pickTemplate(ctx context.Context, f *gguf.File, arch, force string) (*chat.Template, error) {
 	switch force {
 	case "none":
 		return nil, nil
@@ -151,7 +151,7 @@ func pickTemplate(f *gguf.File, arch, force string) (*chat.Template, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := chat.FromModel(src, arch)
+		t, err := chat.FromModelContext(ctx, src, arch)
 		if errors.Is(err, chat.ErrNoTemplate) {
 			// A template we can neither render nor recognise: plain
 			// completion still works, which beats refusing the model.
