@@ -32,8 +32,13 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		emit(Event{Kind: EventDone, Done: &DoneInfo{Reason: reason, Err: err, Generated: generated, Decode: decode}, Stats: s.Stats()})
 		return err
 	}
-	enc, dropped, err := s.fitRequest(req, s.replyReserve(req.MaxTokens))
+	// The template is the model file's code: its render stops with ctx
+	// (Esc, Ctrl+C) as well as at its limits.
+	enc, dropped, err := s.fitRequestContext(ctx, req, s.replyReserve(req.MaxTokens))
 	if err != nil {
+		if ctx.Err() != nil {
+			return done(StopCanceled, nil, 0, 0)
+		}
 		return done(StopError, err, 0, 0)
 	}
 	prompt := enc.ids
