@@ -48,6 +48,7 @@ vk-validate:
 # scripts/gpu-check.sh's dry run on lavapipe must fail because the device is
 # a CPU (the real run is for the device tool: README, "Real GPUs").
 gpu-check-dry: build
+	$(GO) test -c -o bin/vulkan.test ./runtime/vk/vulkan
 	$(GO) test -c -o bin/vk.test ./runtime/vk
 	sh scripts/gpu-check-dry.sh
 

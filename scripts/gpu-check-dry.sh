@@ -3,7 +3,7 @@
 # lavapipe must exit non-zero because the device is a CPU, name the CPU
 # device as the reason, and still run every later step at its small scale,
 # within a tight budget; the real run must stop at the device check. Needs
-# bin/vkchat and bin/vk.test built first.
+# bin/vkchat, bin/vulkan.test and bin/vk.test built first.
 set -u
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
@@ -19,7 +19,7 @@ no() {
 [ $rc != 0 ] || no "the dry run exited 0 on a CPU device"
 grep -q '^FAIL: devices' "$sum" || no "the device check did not fail"
 grep -q 'no GPU: the chosen Vulkan device .*a cpu device' "$sum" || no "the failure does not name the CPU device"
-for s in vk-tests profile-d0 profile-d64 head-on head-off; do
+for s in vulkan-tests vk-tests profile-d0 profile-d64 head-on head-off; do
 	grep -q "^$s: exit 0 " "$sum" || no "step $s did not run to a clean exit"
 done
 grep -q 'kernels .* ms of .* ms wall per token' "$sum" || no "no kernel-time against wall-time line"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Prepares what scripts/gpu-check.sh needs on the device tool's machine,
-# which has no Go and no ../shared: the binaries (bin/vkchat, bin/vk.test,
-# stripped, built here for x86-64), a subset of the shared data
+# which has no Go and no ../shared: the binaries (bin/vkchat and the test
+# binaries of the two Vulkan packages, bin/vulkan.test for runtime/vk/vulkan
+# and bin/vk.test for runtime/vk, stripped, built here for x86-64), a subset of the shared data
 # (.gpucheck/shared: stories260K, some synthetic models and their
 # llama.cpp dumps, the llama vocabulary for `vkchat synth`) and the
 # Vulkan loader debs (.gl, as the device tool's README says). All three are
@@ -11,6 +12,7 @@ cd "$(dirname "$0")/.."
 [ "$(uname -m)" = x86_64 ] || { echo "gpu-check-prep: build on x86-64: the device machine runs x86-64 binaries" >&2; exit 1; }
 shared=${VKCHAT_SHARED:-../shared}
 go build -trimpath -ldflags='-s -w' -o bin/vkchat ./cmd/vkchat
+go test -c -trimpath -ldflags='-s -w' -o bin/vulkan.test ./runtime/vk/vulkan
 go test -c -trimpath -ldflags='-s -w' -o bin/vk.test ./runtime/vk
 rm -rf .gpucheck
 mkdir -p .gpucheck/shared/models .gpucheck/shared/reference .gpucheck/shared/vocab
@@ -31,10 +33,10 @@ if ! ls .gl/*.deb >/dev/null 2>&1; then
 	apt-get $o update -qq
 	(cd .gl && apt-get $o download libvulkan1)
 fi
-du -sh bin/vkchat bin/vk.test .gpucheck .gl
-total=$(du -sck bin/vkchat bin/vk.test .gpucheck .gl | tail -1 | cut -f1)
+du -sh bin/vkchat bin/vulkan.test bin/vk.test .gpucheck .gl
+total=$(du -sck bin/vkchat bin/vulkan.test bin/vk.test .gpucheck .gl | tail -1 | cut -f1)
 if [ "$total" -gt $((60 * 1024)) ]; then
 	echo "gpu-check-prep: ${total} KiB to carry, over the device tool's 64 MiB working-tree limit with the repository" >&2
 	exit 1
 fi
-echo "gpu-check-prep: ready (${total} KiB to carry: bin/vkchat bin/vk.test .gpucheck .gl)"
+echo "gpu-check-prep: ready (${total} KiB to carry: bin/vkchat bin/vulkan.test bin/vk.test .gpucheck .gl)"

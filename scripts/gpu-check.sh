@@ -1,7 +1,8 @@
 #!/bin/sh
 # The real-GPU check of the Vulkan runtime, for the device tool's machine
 # (x86-64, no Go there). Prepare here with scripts/gpu-check-prep.sh (the
-# binaries in bin/, a subset of ../shared in .gpucheck/, the loader debs in
+# binaries in bin/: vkchat and the test binaries of runtime/vk/vulkan and
+# runtime/vk, vulkan.test and vk.test; a subset of ../shared in .gpucheck/, the loader debs in
 # .gl/), then run it there in one call; README's "Real GPUs" section has the
 # exact call.
 #
@@ -16,8 +17,8 @@
 #   - a skipped test counts as a failure, and so does a step that times out;
 #   - the whole run fits GPU_CHECK_BUDGET seconds (default 480, inside the
 #     device tool's 10-minute command): each step is cut to what is left.
-# It records the device (heaps, limits, subgroup sizes), the Vulkan kernel
-# and end-to-end tests, and on a generated 1B Q4_0 model the per-dispatch
+# It records the device (heaps, limits, subgroup sizes), the Vulkan layer's
+# tests, the kernel and end-to-end tests, and on a generated 1B Q4_0 model the per-dispatch
 # profile (kernel time against wall time per token) with decode near
 # position 0 and near 1,500, and decode with the device head on and off.
 # Every result is under OUTDIR; summary.txt says what passed.
@@ -76,7 +77,7 @@ step() {
 }
 
 bin=$root/bin
-for f in "$bin/vkchat" "$bin/vk.test"; do
+for f in "$bin/vkchat" "$bin/vulkan.test" "$bin/vk.test"; do
 	[ -x "$f" ] || fail "$f is missing: run scripts/gpu-check-prep.sh before carrying bin/"
 done
 [ $failures = 0 ] || exit 1
@@ -132,17 +133,26 @@ if ! step devices 30 "$bin/vkchat" devices --require-gpu; then
 fi
 sed -n 's/^chosen: /device: /p' "$out/devices.txt" | tee -a "$sum"
 
-# 2. The Vulkan kernel and end-to-end tests; a skip is a failure.
-[ "$notrun" = '^$' ] || say "vk-tests: not run (named): $notrun"
-step vk-tests 200 "$bin/vk.test" -test.v -test.count=1 -test.timeout 195s -test.run "$tests" -test.skip "$notrun"
-skips=$(grep -c -- '--- SKIP' "$out/vk-tests.txt")
-passes=$(grep -c -- '--- PASS' "$out/vk-tests.txt")
-say "vk-tests: $passes passed (with subtests), $skips skipped"
-if [ "$skips" != 0 ]; then
-	grep -h -A1 -- '--- SKIP' "$out/vk-tests.txt" | sed 's/^/  /' | head -10 | tee -a "$sum"
-	fail "vk-tests: $skips skipped tests"
-fi
-[ "$passes" != 0 ] || fail "vk-tests: nothing passed"
+# 2. The Vulkan tests, both packages: the generic layer's (vulkan.test:
+#    devices, memory, barriers, faults) and the kernel and end-to-end tests
+#    of the forward pass (vk.test); a skip is a failure.
+[ "$notrun" = '^$' ] || say "vulkan-tests, vk-tests: not run (named): $notrun"
+tests_step() {
+	name=$1
+	want=$2
+	shift 2
+	step "$name" "$want" "$@" -test.v -test.count=1 -test.timeout $((want - 5))s -test.run "$tests" -test.skip "$notrun"
+	skips=$(grep -c -- '--- SKIP' "$out/$name.txt")
+	passes=$(grep -c -- '--- PASS' "$out/$name.txt")
+	say "$name: $passes passed (with subtests), $skips skipped"
+	if [ "$skips" != 0 ]; then
+		grep -h -A1 -- '--- SKIP' "$out/$name.txt" | sed 's/^/  /' | head -10 | tee -a "$sum"
+		fail "$name: $skips skipped tests"
+	fi
+	[ "$passes" != 0 ] || fail "$name: nothing passed"
+}
+tests_step vulkan-tests 40 "$bin/vulkan.test"
+tests_step vk-tests 200 "$bin/vk.test"
 
 # 3. The model: a generated 1B Q4_0 (stories260K in a dry run).
 if [ $dry = 0 ]; then

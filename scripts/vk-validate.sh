@@ -3,7 +3,7 @@
 # synchronization validation, and fails on any message it reports.
 #
 # VKCHAT_VALIDATION=1 makes every instance enable VK_LAYER_KHRONOS_validation
-# and a debug-utils messenger (runtime/vk/validation.go) that prints each
+# and a debug-utils messenger (runtime/vk/vulkan/validation.go) that prints each
 # message as "vulkan validation error|warning: ..." and makes Device.Close
 # fail; TestValidationRecords provokes two messages on purpose (printed as
 # "vulkan validation (expected) ...") to prove the layer and the messenger
@@ -12,12 +12,13 @@
 #     WITH_VALIDATION=1),
 #   - any test fails, or the Vulkan tests were skipped,
 #   - any message other than the expected ones was printed.
-# Cost: the whole runtime/vk suite takes about 6 minutes under validation on
+# Cost: the whole runtime/vk/... suite (the generic layer runtime/vk/vulkan
+# and the forward pass runtime/vk) takes about 6 minutes under validation on
 # a shared 2-core lavapipe machine, two thirds of it in three tests that
 # compile every weight type's kernels (TestMatvecSplitK, TestMatvecTypes,
 # TestSynthLogitsMatchCPU): they record and submit exactly as the others
 # do, so they are left out by default (VKCHAT_VALIDATE_SKIP='' keeps them);
-# VKCHAT_VALIDATE_RUN narrows runtime/vk further, and the engine's two
+# VKCHAT_VALIDATE_RUN narrows runtime/vk/... further, and the engine's two
 # end-to-end Vulkan tests (sessions, the device head) always run.
 set -u
 cd "$(dirname "$0")/.."
@@ -32,7 +33,7 @@ engine_run=${VKCHAT_VALIDATE_ENGINE_RUN:-'TestHeadSamplingMatchesLogits|TestStor
 export VKCHAT_VALIDATION=1 VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
 export VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT
 rc=0
-go test -count=1 -v -timeout 30m -run "$run" -skip "^($skip)\$" ./runtime/vk > "$log" 2>&1 || rc=1
+go test -count=1 -v -timeout 30m -run "$run" -skip "^($skip)\$" ./runtime/vk/... > "$log" 2>&1 || rc=1
 go test -count=1 -v -timeout 30m -run "$engine_run" ./runtime/engine >> "$log" 2>&1 || rc=1
 fail() {
 	echo "vk-validate: $*" >&2

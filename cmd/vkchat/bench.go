@@ -18,6 +18,7 @@ import (
 	"vkchat/runtime/engine"
 	"vkchat/runtime/gguf"
 	"vkchat/runtime/vk"
+	"vkchat/runtime/vk/vulkan"
 )
 
 func init() {
@@ -278,7 +279,7 @@ func printBench(w io.Writer, rs []benchResult) {
 
 // profileKind groups dispatches by what they compute: the label without
 // its layer ("L3 qkv" → "qkv"), part or chunk suffixes, and the shader.
-func profileKind(k vk.KernelTime) string {
+func profileKind(k vulkan.KernelTime) string {
 	f := strings.Fields(k.Label)
 	if len(f) > 1 && len(f[0]) > 1 && f[0][0] == 'L' && strings.Trim(f[0][1:], "0123456789") == "" {
 		f = f[1:]
@@ -302,7 +303,7 @@ func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pos, pp int, 
 	}
 	fmt.Fprintf(w, "\nread bandwidth (%s): %.2f GB/s via texel fetches (what the kernels use), %.2f GB/s via storage-buffer loads\n",
 		b.Device().Name, texel/1e9, ssbo/1e9)
-	show := func(title string, ts []vk.KernelTime, tokens int) {
+	show := func(title string, ts []vulkan.KernelTime, tokens int) {
 		type agg struct {
 			name       string
 			t          time.Duration

@@ -55,8 +55,8 @@ func decodeStep(b backend.Backend) (func(ctx context.Context, tok int32, pos int
 // readBandwidth measures the device's read bandwidth with the minimal
 // streaming kernel, through texel fetches (what the kernels use) and
 // storage-buffer loads, timed by the device's timestamps on a buffer the
-// runtime sizes for the device (vk.Device.BandwidthBytes). The memory stays
-// with the backend until it closes, so the bench measures once.
+// runtime sizes for the device (runtime/vk's BandwidthBytes). The memory
+// stays with the backend until it closes, so the bench measures once.
 func readBandwidth(b *vk.Backend) (texel, ssbo float64, err error) {
 	texel, ssbo, err = b.ReadBandwidth(0)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/gguf"
-	"vkchat/runtime/vk"
+	"vkchat/runtime/vk/vulkan"
 )
 
 func TestBenchJSON(t *testing.T) {
@@ -42,7 +42,7 @@ func TestBenchJSON(t *testing.T) {
 			var out, errb bytes.Buffer
 			args := append([]string{"--model", path, "-p", "8", "-n", "6", "-r", "2", "--json"}, c.args...)
 			err := runBench(context.Background(), args, &out, &errb)
-			if c.needsGPU && errors.Is(err, vk.ErrNoVulkan) {
+			if c.needsGPU && errors.Is(err, vulkan.ErrNoVulkan) {
 				t.Skipf("no Vulkan device: %v", err)
 			}
 			if err != nil {

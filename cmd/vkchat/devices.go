@@ -8,7 +8,7 @@ import (
 
 	"vkchat/runtime/engine"
 	"vkchat/runtime/simd"
-	"vkchat/runtime/vk"
+	"vkchat/runtime/vk/vulkan"
 )
 
 func init() {
@@ -22,7 +22,7 @@ func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	infos, err := vk.Devices()
+	infos, err := vulkan.Devices()
 	if err != nil {
 		if *requireGPU {
 			return fmt.Errorf("no GPU: %w", err)
@@ -73,7 +73,7 @@ func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprintln(stdout, "  no compute queue: not usable")
 		}
 	}
-	pick, err := vk.Chosen(infos, *device)
+	pick, err := vulkan.Choose(infos, *device)
 	if err != nil {
 		return err
 	}

@@ -6,18 +6,18 @@ import (
 	"strings"
 	"testing"
 
-	"vkchat/runtime/vk"
+	"vkchat/runtime/vk/vulkan"
 )
 
 // TestDevicesRequireGPU: --require-gpu passes only when the device the
 // other commands would use is a discrete or integrated GPU, and says which
 // device it judged; without the flag the listing succeeds either way.
 func TestDevicesRequireGPU(t *testing.T) {
-	infos, err := vk.Devices()
+	infos, err := vulkan.Devices()
 	if err != nil || len(infos) == 0 {
 		t.Skipf("no Vulkan device: %v", err)
 	}
-	pick, err := vk.Chosen(infos, -1)
+	pick, err := vulkan.Choose(infos, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestDevicesRequireGPU(t *testing.T) {
 
 func TestIsGPU(t *testing.T) {
 	for typ, want := range map[string]bool{"discrete": true, "integrated": true, "virtual": false, "cpu": false, "other": false} {
-		if got := (vk.DeviceInfo{Type: typ}).IsGPU(); got != want {
+		if got := (vulkan.DeviceInfo{Type: typ}).IsGPU(); got != want {
 			t.Errorf("%s: IsGPU %v", typ, got)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"vkchat/runtime/vk"
+	"vkchat/runtime/vk/vulkan"
 )
 
 // TestWithoutVulkanLoader runs the built binary as on a machine with no
@@ -30,7 +30,7 @@ func TestWithoutVulkanLoader(t *testing.T) {
 			}
 		}
 	}
-	env := append(os.Environ(), vk.LibraryEnv+"="+filepath.Join(t.TempDir(), "no-such-libvulkan.so.1"), "XDG_CACHE_HOME="+t.TempDir())
+	env := append(os.Environ(), vulkan.LibraryEnv+"="+filepath.Join(t.TempDir(), "no-such-libvulkan.so.1"), "XDG_CACHE_HOME="+t.TempDir())
 	run := func(args ...string) (int, string, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 		defer cancel()

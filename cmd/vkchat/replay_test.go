@@ -16,7 +16,7 @@ import (
 	"vkchat/runtime/chat"
 	"vkchat/runtime/engine"
 	"vkchat/runtime/engine/trace"
-	"vkchat/runtime/vk"
+	"vkchat/runtime/vk/vulkan"
 )
 
 // llamaRef is the part of a llama.cpp dump in shared/reference this test
@@ -181,7 +181,7 @@ func TestReplayRejectsBadExports(t *testing.T) {
 func TestReplaySampled(t *testing.T) {
 	model := testenv.Model(t, "stories260K.gguf")
 	backends := []string{"cpu"}
-	if devs, err := vk.Devices(); err == nil && len(devs) > 0 {
+	if devs, err := vulkan.Devices(); err == nil && len(devs) > 0 {
 		backends = append(backends, "vulkan")
 	} else {
 		t.Logf("vulkan not tested: no Vulkan device (%v)", err)

@@ -7,6 +7,7 @@ import (
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
 	"vkchat/runtime/vk"
+	"vkchat/runtime/vk/vulkan"
 )
 
 // Backends lists the names accepted by Options.Backend. "auto" (the
@@ -20,8 +21,8 @@ type Choice struct {
 	Reason  string
 }
 
-// vulkanDevices is vk.Devices; tests replace it.
-var vulkanDevices = vk.Devices
+// vulkanDevices is vulkan.Devices; tests replace it.
+var vulkanDevices = vulkan.Devices
 
 // ChooseBackend resolves a backend name: "cpu" and "vulkan" stand, and
 // "auto" ("" too) is Vulkan on a discrete or integrated GPU and the native
@@ -62,13 +63,13 @@ const vulkan12 = 1<<22 | 2<<12
 
 // pickVulkan is the device the Vulkan backend would open: want when it is
 // 0 or more, else the usable one of the best kind (discrete, integrated,
-// virtual, CPU, other), as vk.Open picks it.
-func pickVulkan(infos []vk.DeviceInfo, want int) (int, bool) {
-	usable := func(d vk.DeviceInfo) bool { return d.ComputeQueue && d.Features.APIVersion >= vulkan12 }
+// virtual, CPU, other), as vulkan.Open picks it.
+func pickVulkan(infos []vulkan.DeviceInfo, want int) (int, bool) {
+	usable := func(d vulkan.DeviceInfo) bool { return d.ComputeQueue && d.Features.APIVersion >= vulkan12 }
 	if want >= 0 {
 		return want, want < len(infos) && usable(infos[want])
 	}
-	rank := func(d vk.DeviceInfo) int {
+	rank := func(d vulkan.DeviceInfo) int {
 		if r, ok := map[string]int{"discrete": 0, "integrated": 1, "virtual": 2, "cpu": 3}[d.Type]; ok {
 			return r
 		}

@@ -3,7 +3,7 @@ package engine
 import (
 	"testing"
 
-	"vkchat/runtime/vk"
+	"vkchat/runtime/vk/vulkan"
 )
 
 // testBackends lists the backends the end-to-end tests run on: the
@@ -16,7 +16,7 @@ func testBackends(t *testing.T) []string {
 		t.Log("vulkan backend not tested under -race")
 		return names
 	}
-	if devs, err := vk.Devices(); err != nil || len(devs) == 0 {
+	if devs, err := vulkan.Devices(); err != nil || len(devs) == 0 {
 		t.Logf("vulkan backend not tested: no Vulkan device (%v)", err)
 		return names
 	}

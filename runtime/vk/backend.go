@@ -8,6 +8,8 @@ import (
 
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // prefillChunk is the most tokens one prefill submission processes; it
@@ -21,13 +23,13 @@ const prefillChunk = 64
 // layout copies to device-local memory at the start of the step).
 type Backend struct {
 	mu   sync.Mutex
-	d    *Device
+	d    *gpu
 	m    *arch.Model
 	cfg  arch.Config
 	opts backend.Options
 
 	tokEmbd, output *Matrix
-	outNorm         *Buffer
+	outNorm         *vulkan.Buffer
 	layers          []*layerWeights
 	weightBytes     uint64
 
@@ -40,34 +42,34 @@ type Backend struct {
 	ringLow []int
 	history []int32
 
-	kc, vc []*Buffer // per layer, head-major [kv head][slot][dim]
+	kc, vc []*vulkan.Buffer // per layer, head-major [kv head][slot][dim]
 
 	// activations, prefillChunk tokens each
-	x, qkv, q, att, h *Buffer
-	o                 *Buffer // a branch's output before its post-norm or scale (recipe.postBranch), else nil
-	h2                *Buffer // up-projection partial sums when its K is split
-	attPart           *Buffer // split-K decode attention's partials [head][split][dim+2], else nil
-	logits            *Buffer // [prefillChunk][vocab]; device-local under the GPU layout (head.go reads it)
-	headOut           *Buffer // host-visible, the head kernel's result (head.go)
-	headParts         *Buffer // the head's per-workgroup records before the merge
-	step              *Buffer // per-step parameters; device-local under the GPU layout
-	stepHost          *Buffer // host-visible source of step's copy when step is device-local, else nil
+	x, qkv, q, att, h *vulkan.Buffer
+	o                 *vulkan.Buffer // a branch's output before its post-norm or scale (recipe.postBranch), else nil
+	h2                *vulkan.Buffer // up-projection partial sums when its K is split
+	attPart           *vulkan.Buffer // split-K decode attention's partials [head][split][dim+2], else nil
+	logits            *vulkan.Buffer // [prefillChunk][vocab]; device-local under the GPU layout (head.go reads it)
+	headOut           *vulkan.Buffer // host-visible, the head kernel's result (head.go)
+	headParts         *vulkan.Buffer // the head's per-workgroup records before the merge
+	step              *vulkan.Buffer // per-step parameters; device-local under the GPU layout
+	stepHost          *vulkan.Buffer // host-visible source of step's copy when step is device-local, else nil
 	scratchBytes      uint64
 
 	xStride, qkvStride, qStride, ffStride int
 	ropeOff                               int // byte offset of the rope table in step
 
-	decode, prefill, headLast, headAll *Recorder
-	nextHead                           *Recorder // the head kernel over the last token's logits
-	seq                                uint64    // forward passes run, for LastLogits
+	decode, prefill, headLast, headAll *vulkan.Recorder
+	nextHead                           *vulkan.Recorder // the head kernel over the last token's logits
+	seq                                uint64           // forward passes run, for LastLogits
 	profile                            bool
-	lastRun                            []*Recorder
+	lastRun                            []*vulkan.Recorder
 	closed                             bool
 
 	// sharedDevice: the device outlives the backend (tests share one so
 	// pipelines compile once); Close then releases only the buffers.
 	sharedDevice bool
-	buffers      []*Buffer
+	buffers      []*vulkan.Buffer
 }
 
 // New uploads m to the best Vulkan device (or opts.Device) and records the
@@ -89,21 +91,21 @@ func newBackend(m *arch.Model, opts backend.Options, profile bool) (*Backend, er
 	if opts.ContextSize <= 0 {
 		return nil, fmt.Errorf("vulkan backend: context size %d must be positive", opts.ContextSize)
 	}
-	dev, err := Open(opts.Device)
+	dev, err := openGPU(opts.Device)
 	if err != nil {
 		return nil, fmt.Errorf("vulkan backend: %w", err)
 	}
 	b, err := newBackendOn(dev, m, opts, profile, false)
 	if err != nil {
 		dev.Close()
-		return nil, err
+		return nil, deviceError(err)
 	}
 	return b, nil
 }
 
 // newBackendOn builds a backend on an open device; with shared the device
 // is the caller's to close.
-func newBackendOn(dev *Device, m *arch.Model, opts backend.Options, profile, shared bool) (b *Backend, err error) {
+func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared bool) (b *Backend, err error) {
 	if opts.ContextSize <= 0 {
 		return nil, fmt.Errorf("vulkan backend: context size %d must be positive", opts.ContextSize)
 	}
@@ -121,9 +123,9 @@ func newBackendOn(dev *Device, m *arch.Model, opts backend.Options, profile, sha
 		return nil, fmt.Errorf("vulkan backend: %d query and %d key heads, over the 512 the Q/K norm kernel holds", c.Heads, c.KVHeads)
 	}
 	b = &Backend{d: dev, m: m, cfg: c, opts: opts, profile: profile, sharedDevice: true, rec: newRecipe(&c)}
-	dev.trace = &b.buffers
+	dev.track(&b.buffers)
 	defer func() {
-		dev.trace = nil
+		dev.track(nil)
 		if err != nil {
 			b.Close() // the buffers only: the device is the caller's here
 			b = nil
@@ -165,17 +167,17 @@ func (b *Backend) allocate() error {
 		if pl.slots < b.opts.ContextSize {
 			what = fmt.Sprintf("a ring of %d positions for a window of %d", pl.slots, pl.window)
 		}
-		k, err := d.NewBuffer(fmt.Sprintf("KV cache keys, layer %d (%s)", l, what), kvBytes, memDevice)
+		k, err := d.NewBuffer(fmt.Sprintf("KV cache keys, layer %d (%s)", l, what), kvBytes, vulkan.MemDevice)
 		if err != nil {
 			return err
 		}
-		v, err := d.NewBuffer(fmt.Sprintf("KV cache values, layer %d (%s)", l, what), kvBytes, memDevice)
+		v, err := d.NewBuffer(fmt.Sprintf("KV cache values, layer %d (%s)", l, what), kvBytes, vulkan.MemDevice)
 		if err != nil {
 			return err
 		}
 		b.kc, b.vc = append(b.kc, k), append(b.vc, v)
 	}
-	act := func(name string, floats int, kind memKind) (*Buffer, error) {
+	act := func(name string, floats int, kind vulkan.MemKind) (*vulkan.Buffer, error) {
 		buf, err := d.NewBuffer(name, uint64(4*floats), kind)
 		if err != nil {
 			return nil, err
@@ -185,41 +187,41 @@ func (b *Backend) allocate() error {
 	}
 	var err error
 	n := prefillChunk
-	if b.x, err = act("activations x", n*b.xStride, memDevice); err != nil {
+	if b.x, err = act("activations x", n*b.xStride, vulkan.MemDevice); err != nil {
 		return err
 	}
-	if b.qkv, err = act("activations qkv", n*b.qkvStride, memDevice); err != nil {
+	if b.qkv, err = act("activations qkv", n*b.qkvStride, vulkan.MemDevice); err != nil {
 		return err
 	}
-	if b.q, err = act("activations q", n*b.qStride, memDevice); err != nil {
+	if b.q, err = act("activations q", n*b.qStride, vulkan.MemDevice); err != nil {
 		return err
 	}
-	if b.att, err = act("activations attention", n*b.qStride, memDevice); err != nil {
+	if b.att, err = act("activations attention", n*b.qStride, vulkan.MemDevice); err != nil {
 		return err
 	}
 	if splits := b.maxAttnSplits(); splits > 0 {
-		if b.attPart, err = act("split-K attention partials", c.Heads*splits*(c.HeadDim+2), memDevice); err != nil {
+		if b.attPart, err = act("split-K attention partials", c.Heads*splits*(c.HeadDim+2), vulkan.MemDevice); err != nil {
 			return err
 		}
 	}
-	if b.h, err = act("activations ffn", n*b.ffStride, memDevice); err != nil {
+	if b.h, err = act("activations ffn", n*b.ffStride, vulkan.MemDevice); err != nil {
 		return err
 	}
-	if b.h2, err = act("activations ffn partial sums", n*b.ffStride, memDevice); err != nil {
+	if b.h2, err = act("activations ffn partial sums", n*b.ffStride, vulkan.MemDevice); err != nil {
 		return err
 	}
 	if b.rec.postBranch {
-		if b.o, err = act("activations branch output", n*b.xStride, memDevice); err != nil {
+		if b.o, err = act("activations branch output", n*b.xStride, vulkan.MemDevice); err != nil {
 			return err
 		}
 	}
 	if b.logits, err = act("logits", n*c.Vocab, d.tune.logitsKind()); err != nil {
 		return err
 	}
-	if b.headOut, err = act("next-token head", headWords, memHost); err != nil {
+	if b.headOut, err = act("next-token head", headWords, vulkan.MemHost); err != nil {
 		return err
 	}
-	if b.headParts, err = act("next-token head, per workgroup", maxHeadGroups*headWords, memDevice); err != nil {
+	if b.headParts, err = act("next-token head, per workgroup", maxHeadGroups*headWords, vulkan.MemDevice); err != nil {
 		return err
 	}
 	b.ropeOff = int(alignUp(uint64(16+4*n), regionAlign))
@@ -227,19 +229,19 @@ func (b *Backend) allocate() error {
 	if b.step, err = act("step parameters", stepWords, d.tune.stepKind()); err != nil {
 		return err
 	}
-	if b.step.Kind != memHost {
-		if b.stepHost, err = act("step parameters (host copy)", stepWords, memHost); err != nil {
+	if b.step.Kind != vulkan.MemHost {
+		if b.stepHost, err = act("step parameters (host copy)", stepWords, vulkan.MemHost); err != nil {
 			return err
 		}
 	}
 	// Padding columns of the activations must read as zero.
-	return d.oneShot(func(cb vkCommandBuffer) {
-		for _, buf := range []*Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o} {
-			if buf != nil {
-				fillZero(cb, buf)
-			}
+	var zero []*vulkan.Buffer
+	for _, buf := range []*vulkan.Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o} {
+		if buf != nil {
+			zero = append(zero, buf)
 		}
-	})
+	}
+	return d.Zero(zero...)
 }
 
 // Name implements backend.Backend.
@@ -281,19 +283,19 @@ func (b *Backend) Close() error {
 	}
 	b.closed = true
 	if b.sharedDevice {
-		if err := b.d.idle(); err != nil {
-			return err
+		if err := b.d.Idle(); err != nil {
+			return deviceError(err)
 		}
 		for _, buf := range b.buffers {
 			buf.Release()
 		}
 		return nil
 	}
-	return b.d.Close()
+	return deviceError(b.d.Close())
 }
 
 // Device describes the device the backend runs on.
-func (b *Backend) Device() DeviceInfo { return b.d.Info }
+func (b *Backend) Device() vulkan.DeviceInfo { return b.d.Info }
 
 // DecodeBytes is how many bytes one decode step reads at context position
 // pos: every weight the step's dispatches stream, plus the keys and values
@@ -310,7 +312,7 @@ func (b *Backend) DecodeBytes(pos int) uint64 {
 		}
 	}
 	kv := 2 * uint64(c.KVHeads*c.HeadDim) * uint64(b.opts.KVType.Bytes()) * positions
-	return b.decode.WeightBytes + kv
+	return b.decode.StreamBytes + kv
 }
 
 // ropeAngles fills the step buffer's tables (one per distinct base and
@@ -363,7 +365,7 @@ func (b *Backend) ringsKeep(pos int) bool {
 
 // runChunk runs the command buffers of one step of at most prefillChunk
 // tokens at positions pos...
-func (b *Backend) runChunk(tokens []int32, pos int, runs []*Recorder) error {
+func (b *Backend) runChunk(tokens []int32, pos int, runs []*vulkan.Recorder) error {
 	n := len(tokens)
 	m := b.stepMapped()
 	putU32(m, 0, uint32(n))
@@ -374,7 +376,7 @@ func (b *Backend) runChunk(tokens []int32, pos int, runs []*Recorder) error {
 	b.ropeAngles(pos, n)
 	b.wrote(pos, n) // before the run: a failed step may have written them
 	b.seq++
-	if err := b.d.run(runs...); err != nil {
+	if err := b.d.Submit(runs...); err != nil {
 		return fmt.Errorf("vulkan backend: step at position %d (%d tokens): %w", pos, n, err)
 	}
 	b.lastRun = runs
@@ -415,12 +417,13 @@ func (b *Backend) wrote(pos, n int) {
 func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool) ([]float32, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.forward(ctx, tokens, pos, all, nil)
+	out, err := b.forward(ctx, tokens, pos, all, nil)
+	return out, deviceError(err)
 }
 
 // forward runs the step; extra command buffers (the head kernel) follow the
 // last chunk's in its submission, and then no logits are copied out.
-func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool, extra *Recorder) ([]float32, error) {
+func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool, extra *vulkan.Recorder) ([]float32, error) {
 	if b.closed {
 		return nil, fmt.Errorf("vulkan backend: closed")
 	}

@@ -9,30 +9,8 @@ import (
 
 	"vkchat/internal/testenv"
 	"vkchat/runtime/backend"
+	"vkchat/runtime/vk/vulkan"
 )
-
-func TestOverlaps(t *testing.T) {
-	b, c := &Buffer{Size: 1024}, &Buffer{Size: 1024}
-	span := func(w bool, lo, hi uint64) Arg { return Arg{B: b, Write: w, Span: [2]uint64{lo, hi}} }
-	for _, tc := range []struct {
-		name string
-		a, b Arg
-		want bool
-	}{
-		{"two reads", R(b), R(b), false},
-		{"read and write", R(b), W(b), true},
-		{"other buffer", W(b), W(c), false},
-		{"disjoint ranges", Arg{B: b, Off: 0, Size: 256, Write: true}, Arg{B: b, Off: 256, Size: 256, Write: true}, false},
-		{"disjoint spans of one binding", span(true, 0, 64), span(true, 64, 128), false},
-		{"overlapping spans", span(true, 0, 65), span(true, 64, 128), true},
-		{"a span against the whole buffer", span(true, 512, 520), R(b), true},
-		{"a span outside a range", span(true, 512, 520), Arg{B: b, Size: 256}, false},
-	} {
-		if got := overlaps(tc.a, tc.b); got != tc.want {
-			t.Errorf("%s: overlaps %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
 
 // TestSeparateQKVShareABarrier: where Q, K and V are separate mat-vecs (a
 // Q4_K_M file stores V in Q6_K), the decode step runs them back to back
@@ -55,7 +33,7 @@ func TestSeparateQKVShareABarrier(t *testing.T) {
 	}
 }
 
-func checkSeparateQKV(t *testing.T, d *Device, p string) {
+func checkSeparateQKV(t *testing.T, d *gpu, p string) {
 	m := loadModel(t, p)
 	vb, err := newBackendOn(d, m, backend.Options{ContextSize: 32, Device: -1}, true, true)
 	if err != nil {
@@ -63,6 +41,7 @@ func checkSeparateQKV(t *testing.T, d *Device, p string) {
 	}
 	defer vb.Close()
 	r := vb.decode
+	labels := r.Recorded()
 	separate := 0
 	for l, lw := range vb.layers {
 		if lw.qkv != nil {
@@ -70,15 +49,15 @@ func checkSeparateQKV(t *testing.T, d *Device, p string) {
 		}
 		separate++
 		at := func(s string) int {
-			return slices.IndexFunc(r.labels, func(m dispatchMeta) bool { return m.label == fmt.Sprintf("L%d %s", l, s) })
+			return slices.IndexFunc(labels, func(m vulkan.KernelTime) bool { return m.Label == fmt.Sprintf("L%d %s", l, s) })
 		}
 		q, k, v := at("q"), at("k"), at("v")
 		if q < 0 || k != q+1 || v != k+1 {
 			t.Fatalf("layer %d: q, k, v at dispatches %d, %d, %d", l, q, k, v)
 		}
-		for _, n := range r.barrierAt {
+		for _, n := range r.BarriersBefore() {
 			if n == k || n == v {
-				t.Errorf("layer %d: a barrier before dispatch %d (%s)", l, n, r.labels[n].label)
+				t.Errorf("layer %d: a barrier before dispatch %d (%s)", l, n, labels[n].Label)
 			}
 		}
 	}

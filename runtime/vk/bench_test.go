@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"vkchat/runtime/ggml"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // BenchmarkMatvec times the decode mat-vec on the 110M model's shapes and
@@ -19,20 +21,20 @@ func BenchmarkMatvec(b *testing.B) {
 			rows, cols := sh[0], sh[1]
 			b.Run(fmt.Sprintf("%s/%dx%d", typ, rows, cols), func(b *testing.B) {
 				w := randomWeights(b, typ, rows, cols, rng)
-				m, err := d.UploadMatrix("w", typ, rows, cols, w)
+				m, err := d.uploadMatrix("w", typ, rows, cols, w)
 				if err != nil {
 					b.Fatal(err)
 				}
-				x, _ := d.NewBuffer("x", uint64(4*cols), memDevice)
-				y, _ := d.NewBuffer("y", uint64(4*rows), memDevice)
-				step, _ := d.NewBuffer("step", 64, memHost)
+				x, _ := d.NewBuffer("x", uint64(4*cols), vulkan.MemDevice)
+				y, _ := d.NewBuffer("y", uint64(4*rows), vulkan.MemDevice)
+				step, _ := d.NewBuffer("step", 64, vulkan.MemHost)
 				binary.LittleEndian.PutUint32(step.Mapped(), 1)
 				r, err := d.NewRecorder(0)
 				if err != nil {
 					b.Fatal(err)
 				}
 				r.Begin()
-				if err := r.matvec(matvecOp{label: "mv", m: m, x: x, xstride: cols, y: y, ystride: rows, tokens: 1, step: step}); err != nil {
+				if err := d.matvec(r, matvecOp{label: "mv", m: m, x: x, xstride: cols, y: y, ystride: rows, tokens: 1, step: step}); err != nil {
 					b.Fatal(err)
 				}
 				r.End()

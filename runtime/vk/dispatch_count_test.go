@@ -11,19 +11,21 @@ import (
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // layerDispatches counts, per layer of a recorded step, the mat-vec
 // dispatches and all dispatches (labels are "L<n> ...").
-func layerDispatches(r *Recorder, layers int) (matvecs, all []int) {
+func layerDispatches(r *vulkan.Recorder, layers int) (matvecs, all []int) {
 	matvecs, all = make([]int, layers), make([]int, layers)
-	for _, m := range r.labels {
+	for _, m := range r.Recorded() {
 		var l int
 		var rest string
-		if n, _ := fmt.Sscanf(m.label, "L%d", &l); n != 1 || l >= layers {
+		if n, _ := fmt.Sscanf(m.Label, "L%d", &l); n != 1 || l >= layers {
 			continue
 		}
-		rest = m.label[strings.IndexByte(m.label, ' ')+1:]
+		rest = m.Label[strings.IndexByte(m.Label, ' ')+1:]
 		all[l]++
 		if !strings.HasPrefix(rest, "rope") && !strings.HasPrefix(rest, "attention") {
 			matvecs[l]++

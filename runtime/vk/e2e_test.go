@@ -15,6 +15,8 @@ import (
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
 	"vkchat/runtime/gguf"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 func loadModel(t *testing.T, path string) *arch.Model {
@@ -124,7 +126,7 @@ func compareLogits(t *testing.T, path string, prompt []int32, steps int, kv back
 // prompt, 2e-10 with 12 decode steps, 1e-12 with an F32 cache. The GPU form
 // sums positions in another order, which moves F16 roundings: 1e-6 (measured
 // with the ordered form off on lavapipe).
-func storiesNMSE(d *Device) float64 {
+func storiesNMSE(d *gpu) float64 {
 	if d.tune.orderedAttention {
 		return 1e-6
 	}
@@ -224,7 +226,7 @@ func TestNewMemoryClose(t *testing.T) {
 	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
 	opts := backend.Options{ContextSize: 100, KVType: backend.KVF32, Device: -1}
 	b, err := New(m, opts)
-	if errors.Is(err, ErrNoVulkan) {
+	if errors.Is(err, vulkan.ErrNoVulkan) {
 		t.Skipf("no Vulkan device: %v", err)
 	}
 	if err != nil {

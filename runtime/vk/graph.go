@@ -3,6 +3,8 @@ package vk
 import (
 	"fmt"
 	"math"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // The forward pass as dispatches. Per layer (6 dispatches when Q/K/V and
@@ -25,7 +27,7 @@ type bodyShape struct {
 	cap int
 }
 
-func (b *Backend) newRecorder(dispatches int) (*Recorder, error) {
+func (b *Backend) newRecorder(dispatches int) (*vulkan.Recorder, error) {
 	q := 0
 	if b.profile {
 		q = dispatches
@@ -38,7 +40,7 @@ func (b *Backend) newRecorder(dispatches int) (*Recorder, error) {
 // that only decodes never pays for their pipelines.
 func (b *Backend) record() error {
 	var err error
-	b.decode, err = b.recordWith(func(r *Recorder) error {
+	b.decode, err = b.recordWith(func(r *vulkan.Recorder) error {
 		one := bodyShape{cap: 1}
 		if err := b.recordBody(r, one); err != nil {
 			return err
@@ -54,7 +56,7 @@ func (b *Backend) record() error {
 // cheap; an undersized pool makes Timings fail rather than under-report.
 func (b *Backend) dispatchesPerStep() int { return 16 + 64*len(b.layers) }
 
-func (b *Backend) recordWith(f func(*Recorder) error) (*Recorder, error) {
+func (b *Backend) recordWith(f func(*vulkan.Recorder) error) (*vulkan.Recorder, error) {
 	r, err := b.newRecorder(b.dispatchesPerStep())
 	if err != nil {
 		return nil, err
@@ -73,38 +75,38 @@ func (b *Backend) recordWith(f func(*Recorder) error) (*Recorder, error) {
 
 // recorders returns the command buffers a step of n tokens runs, recording
 // the prefill ones the first time they are needed.
-func (b *Backend) recorders(n int, all, last bool) ([]*Recorder, error) {
+func (b *Backend) recorders(n int, all, last bool) ([]*vulkan.Recorder, error) {
 	if n == 1 && !all && last {
-		return []*Recorder{b.decode}, nil
+		return []*vulkan.Recorder{b.decode}, nil
 	}
 	var err error
 	many := bodyShape{cap: prefillChunk}
 	if b.prefill == nil {
-		if b.prefill, err = b.recordWith(func(r *Recorder) error { return b.recordBody(r, many) }); err != nil {
+		if b.prefill, err = b.recordWith(func(r *vulkan.Recorder) error { return b.recordBody(r, many) }); err != nil {
 			return nil, err
 		}
 	}
 	switch {
 	case all:
 		if b.headAll == nil {
-			if b.headAll, err = b.recordWith(func(r *Recorder) error { return b.recordHead(r, many, false) }); err != nil {
+			if b.headAll, err = b.recordWith(func(r *vulkan.Recorder) error { return b.recordHead(r, many, false) }); err != nil {
 				return nil, err
 			}
 		}
-		return []*Recorder{b.prefill, b.headAll}, nil
+		return []*vulkan.Recorder{b.prefill, b.headAll}, nil
 	case last:
 		if b.headLast == nil {
-			if b.headLast, err = b.recordWith(func(r *Recorder) error { return b.recordHead(r, bodyShape{cap: 1}, true) }); err != nil {
+			if b.headLast, err = b.recordWith(func(r *vulkan.Recorder) error { return b.recordHead(r, bodyShape{cap: 1}, true) }); err != nil {
 				return nil, err
 			}
 		}
-		return []*Recorder{b.prefill, b.headLast}, nil
+		return []*vulkan.Recorder{b.prefill, b.headLast}, nil
 	}
-	return []*Recorder{b.prefill}, nil
+	return []*vulkan.Recorder{b.prefill}, nil
 }
 
-func (b *Backend) recordHead(r *Recorder, s bodyShape, last bool) error {
-	err := r.matvec(matvecOp{
+func (b *Backend) recordHead(r *vulkan.Recorder, s bodyShape, last bool) error {
+	err := b.d.matvec(r, matvecOp{
 		label: "output", m: b.output, x: b.x, xstride: b.xStride, norm: b.outNorm, eps: b.cfg.NormEps,
 		y: b.logits, ystride: b.cfg.Vocab, tokens: s.cap, last: last, step: b.step,
 	})
@@ -115,10 +117,10 @@ func (b *Backend) recordHead(r *Recorder, s bodyShape, last bool) error {
 }
 
 // recordLogits applies the logit scale and the final soft-cap in place.
-func (b *Backend) recordLogits(r *Recorder, s bodyShape, last bool) error {
+func (b *Backend) recordLogits(r *vulkan.Recorder, s bodyShape, last bool) error {
 	const wg = 64
 	cp := b.rec.finalCap
-	k, err := b.d.Kernel("logits", 5*4, wg, flag(cp != 0))
+	k, err := b.d.kernel("logits", 5*4, wg, flag(cp != 0))
 	if err != nil {
 		return err
 	}
@@ -131,7 +133,7 @@ func (b *Backend) recordLogits(r *Recorder, s bodyShape, last bool) error {
 		tokens = 1
 	}
 	v := b.cfg.Vocab
-	return r.Dispatch("logit scale and cap", k, []Arg{{B: b.logits, Format: fmtU32}, W(b.logits), R(b.step)},
+	return r.Dispatch("logit scale and cap", k, []vulkan.Arg{{B: b.logits, Format: fmtU32}, vulkan.W(b.logits), vulkan.R(b.step)},
 		[]uint32{uint32(v), flag(last), math.Float32bits(b.rec.logitScale), math.Float32bits(cp), math.Float32bits(inv)},
 		uint32((v+wg-1)/wg), tokens, 1)
 }
@@ -145,9 +147,9 @@ func flag(b bool) uint32 {
 
 // recordBranchEnd adds a branch's output o to x through its post-norm (nil:
 // none) and the residual scale.
-func (b *Backend) recordBranchEnd(r *Recorder, label string, norm *Buffer, s bodyShape) error {
+func (b *Backend) recordBranchEnd(r *vulkan.Recorder, label string, norm *vulkan.Buffer, s bodyShape) error {
 	const wg = 64
-	k, err := b.d.Kernel("residual", 4*4, wg, flag(norm != nil))
+	k, err := b.d.kernel("residual", 4*4, wg, flag(norm != nil))
 	if err != nil {
 		return err
 	}
@@ -157,12 +159,12 @@ func (b *Backend) recordBranchEnd(r *Recorder, label string, norm *Buffer, s bod
 			return err
 		}
 	}
-	return r.Dispatch(label, k, []Arg{{B: b.o, Format: fmtU32}, {B: nw, Format: fmtU32}, {B: b.x, Write: true}, R(b.step), {B: b.x, Format: fmtU32}},
+	return r.Dispatch(label, k, []vulkan.Arg{{B: b.o, Format: fmtU32}, {B: nw, Format: fmtU32}, {B: b.x, Write: true}, vulkan.R(b.step), {B: b.x, Format: fmtU32}},
 		[]uint32{uint32(b.cfg.Embd), uint32(b.xStride), math.Float32bits(b.cfg.NormEps), math.Float32bits(b.rec.residualScale)},
 		uint32(s.cap), 1, 1)
 }
 
-func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
+func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 	if b.stepHost != nil {
 		r.Upload(b.stepHost, b.step) // the step's parameters, once, then read on the device
 	}
@@ -176,24 +178,24 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 	if b.opts.KVType.Bytes() == 4 {
 		kvf32 = 1
 	}
-	rope, err := d.Kernel("rope", 8*4, 64, uint32(c.HeadDim), uint32(c.Rope.Dims), flag(c.Rope.NeoX), kvf32, b.rec.qkNorm)
+	rope, err := d.kernel("rope", 8*4, 64, uint32(c.HeadDim), uint32(c.Rope.Dims), flag(c.Rope.NeoX), kvf32, b.rec.qkNorm)
 	if err != nil {
 		return err
 	}
 	// one subgroup per workgroup: the kernel reduces with subgroup operations
 	sg := d.Info.SureSubgroup()
-	attn, err := d.Kernel("attention", 5*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0))
+	attn, err := d.kernel("attention", 5*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0))
 	if err != nil {
 		return err
 	}
 	// decode on a GPU: split-K over the positions, then the combine pass
-	var comb *Kernel
+	var comb *vulkan.Kernel
 	split := s.cap == 1 && b.attPart != nil
 	if split {
-		if attn, err = d.Kernel("attention", 5*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0), uint32(d.tune.attnSplit)); err != nil {
+		if attn, err = d.kernel("attention", 5*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0), uint32(d.tune.attnSplit)); err != nil {
 			return err
 		}
-		if comb, err = d.Kernel("attn_combine", 2*4, sg, uint32(c.HeadDim)); err != nil {
+		if comb, err = d.kernel("attn_combine", 2*4, sg, uint32(c.HeadDim)); err != nil {
 			return err
 		}
 	}
@@ -211,7 +213,7 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 		}
 		if lw.qkv != nil {
 			mv.label, mv.m = name("qkv"), lw.qkv
-			if err := r.matvec(mv); err != nil {
+			if err := b.d.matvec(r, mv); err != nil {
 				return err
 			}
 		} else {
@@ -222,18 +224,18 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 				if lw.biases != nil {
 					op.bias = lw.biases[i]
 				}
-				if err := r.matvec(op); err != nil {
+				if err := b.d.matvec(r, op); err != nil {
 					return err
 				}
 			}
 		}
-		table := Arg{B: b.step, Off: uint64(b.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2}
+		table := vulkan.Arg{B: b.step, Off: uint64(b.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2}
 		qn, kn := lw.qNorm, lw.kNorm
 		if qn == nil {
 			qn, kn = dum, dum
 		}
-		err := r.Dispatch(name("rope"), rope, []Arg{
-			{B: b.qkv, Format: fmtU32}, table, W(b.q), {B: b.kc[l], Write: true, Format: fmtU32}, {B: b.vc[l], Write: true, Format: fmtU32}, R(b.step),
+		err := r.Dispatch(name("rope"), rope, []vulkan.Arg{
+			{B: b.qkv, Format: fmtU32}, table, vulkan.W(b.q), {B: b.kc[l], Write: true, Format: fmtU32}, {B: b.vc[l], Write: true, Format: fmtU32}, vulkan.R(b.step),
 			{B: qn, Format: fmtU32}, {B: kn, Format: fmtU32},
 		}, []uint32{uint32(c.Heads), uint32(c.KVHeads), uint32(b.qkvStride), uint32(b.qStride), uint32(pl.slots), flag(pl.rope),
 			math.Float32bits(b.rec.qScale), math.Float32bits(c.NormEps)}, uint32(s.cap), 1, 1)
@@ -244,12 +246,12 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 		if split {
 			// enough splits for the whole cache; those past the span write neutral partials
 			n := d.tune.attnSplits(pl.slots)
-			err = r.Dispatch(name("attention"), attn, []Arg{R(b.q), R(b.kc[l]), R(b.vc[l]), W(b.attPart), R(b.step)}, apush, uint32(c.KVHeads), 1, uint32(n))
+			err = r.Dispatch(name("attention"), attn, []vulkan.Arg{vulkan.R(b.q), vulkan.R(b.kc[l]), vulkan.R(b.vc[l]), vulkan.W(b.attPart), vulkan.R(b.step)}, apush, uint32(c.KVHeads), 1, uint32(n))
 			if err == nil {
-				err = r.Dispatch(name("attention combine"), comb, []Arg{R(b.attPart), W(b.att), R(b.step)}, []uint32{uint32(b.qStride), uint32(n)}, uint32(c.Heads), 1, 1)
+				err = r.Dispatch(name("attention combine"), comb, []vulkan.Arg{vulkan.R(b.attPart), vulkan.W(b.att), vulkan.R(b.step)}, []uint32{uint32(b.qStride), uint32(n)}, uint32(c.Heads), 1, 1)
 			}
 		} else {
-			err = r.Dispatch(name("attention"), attn, []Arg{R(b.q), R(b.kc[l]), R(b.vc[l]), W(b.att), R(b.step)}, apush, uint32(c.KVHeads), uint32(s.cap), 1)
+			err = r.Dispatch(name("attention"), attn, []vulkan.Arg{vulkan.R(b.q), vulkan.R(b.kc[l]), vulkan.R(b.vc[l]), vulkan.W(b.att), vulkan.R(b.step)}, apush, uint32(c.KVHeads), uint32(s.cap), 1)
 		}
 		if err != nil {
 			return err
@@ -258,7 +260,7 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 		if b.rec.postBranch {
 			wo.y, wo.epi = b.o, epiStore
 		}
-		if err := r.matvec(wo); err != nil {
+		if err := b.d.matvec(r, wo); err != nil {
 			return err
 		}
 		if b.rec.postBranch {
@@ -268,18 +270,18 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 		}
 		ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.h, y2: b.h2, ystride: b.ffStride, tokens: s.cap, step: b.step, act: b.rec.act}
 		if lw.gate.Type == lw.up.Type {
-			if err := r.matvec(ffn); err != nil {
+			if err := b.d.matvec(r, ffn); err != nil {
 				return err
 			}
 		} else {
 			gate := ffn
 			gate.label, gate.m2 = name("gate"), nil
-			if err := r.matvec(gate); err != nil {
+			if err := b.d.matvec(r, gate); err != nil {
 				return err
 			}
 			upOp := ffn
 			upOp.label, upOp.m, upOp.m2, upOp.epi = name("up·act(gate)"), lw.up, nil, epiSwiGLU
-			if err := r.matvec(upOp); err != nil {
+			if err := b.d.matvec(r, upOp); err != nil {
 				return err
 			}
 		}
@@ -287,7 +289,7 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 		if b.rec.postBranch {
 			down.y, down.epi = b.o, epiStore
 		}
-		if err := r.matvec(down); err != nil {
+		if err := b.d.matvec(r, down); err != nil {
 			return err
 		}
 		if b.rec.postBranch {
@@ -299,9 +301,9 @@ func (b *Backend) recordBody(r *Recorder, s bodyShape) error {
 	return nil
 }
 
-func (b *Backend) recordEmbed(r *Recorder, s bodyShape) error {
+func (b *Backend) recordEmbed(r *vulkan.Recorder, s bodyShape) error {
 	m := b.tokEmbd
-	k, err := b.d.Kernel("embed_"+wtypeName(m), 6*4, 32)
+	k, err := b.d.kernel("embed_"+wtypeName(m), 6*4, 32)
 	if err != nil {
 		return err
 	}
@@ -310,15 +312,15 @@ func (b *Backend) recordEmbed(r *Recorder, s bodyShape) error {
 		return err
 	}
 	for pi, part := range m.parts {
-		args := make([]Arg, 0, 6)
+		args := make([]vulkan.Arg, 0, 6)
 		for i := 0; i < 4; i++ {
 			if i < len(part.views) {
 				args = append(args, part.views[i])
 			} else {
-				args = append(args, Arg{B: dum})
+				args = append(args, vulkan.Arg{B: dum})
 			}
 		}
-		args = append(args, W(b.x), R(b.step))
+		args = append(args, vulkan.W(b.x), vulkan.R(b.step))
 		push := []uint32{uint32(m.Units), uint32(m.Cols), uint32(b.xStride), uint32(part.row0), uint32(part.rows), math.Float32bits(one(b.rec.embedScale))}
 		if err := r.Dispatch(fmt.Sprintf("embed part %d", pi), k, args, push, uint32(s.cap), 1, 1); err != nil {
 			return err

@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"vkchat/runtime/backend"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // maxHead is the most candidates the head kernel returns (its KMAX).
@@ -53,14 +55,15 @@ func (b *Backend) MaxHead() int {
 // ForwardHead implements backend.HeadBackend: the decode step plus the head
 // kernel in one submission, reading back 2·k words instead of the
 // vocabulary.
-func (b *Backend) ForwardHead(ctx context.Context, tokens []int32, pos int, k int) (backend.Head, bool, error) {
+func (b *Backend) ForwardHead(ctx context.Context, tokens []int32, pos int, k int) (_ backend.Head, _ bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	defer func() { err = deviceError(err) }()
 	if k <= 0 || k > b.MaxHead() {
 		return backend.Head{}, false, fmt.Errorf("vulkan backend: head of %d candidates (1..%d)", k, b.MaxHead())
 	}
 	if b.nextHead == nil {
-		r, err := b.recordWith(func(r *Recorder) error { return b.recordNextHead(r) })
+		r, err := b.recordWith(func(r *vulkan.Recorder) error { return b.recordNextHead(r) })
 		if err != nil {
 			return backend.Head{}, false, fmt.Errorf("vulkan backend: recording the head kernel: %w", err)
 		}
@@ -89,9 +92,10 @@ func (b *Backend) ForwardHead(ctx context.Context, tokens []int32, pos int, k in
 
 // LastLogits implements backend.HeadBackend: the logits the step seq left
 // on the device, unless a later step has overwritten them.
-func (b *Backend) LastLogits(seq uint64) ([]float32, error) {
+func (b *Backend) LastLogits(seq uint64) (_ []float32, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	defer func() { err = deviceError(err) }()
 	if seq != b.seq {
 		return nil, fmt.Errorf("vulkan backend: the logits of step %d were overwritten by step %d", seq, b.seq)
 	}
@@ -106,16 +110,16 @@ func (b *Backend) LastLogits(seq uint64) ([]float32, error) {
 	return out, nil
 }
 
-func (b *Backend) recordNextHead(r *Recorder) error {
+func (b *Backend) recordNextHead(r *vulkan.Recorder) error {
 	return b.d.recordHead(r, b.logits, b.headParts, b.headOut, b.cfg.Vocab)
 }
 
 // recordHead records the head over the first n logits of logits (f32) into
 // out (headWords words): one dispatch for a vocabulary of one slice, else
 // the per-slice pass into parts (maxHeadGroups records) and the merge.
-func (d *Device) recordHead(r *Recorder, logits, parts, out *Buffer, n int) error {
+func (d *gpu) recordHead(r *vulkan.Recorder, logits, parts, out *vulkan.Buffer, n int) error {
 	groups, per := headPlan(n)
-	k, err := d.Kernel("topk", 3*4, headWorkgroup, maxHead)
+	k, err := d.kernel("topk", 3*4, headWorkgroup, maxHead)
 	if err != nil {
 		return err
 	}
@@ -123,15 +127,15 @@ func (d *Device) recordHead(r *Recorder, logits, parts, out *Buffer, n int) erro
 	if groups > 1 {
 		first = parts
 	}
-	err = r.Dispatch("next-token head", k, []Arg{{B: logits, Format: fmtU32}, W(first)}, []uint32{uint32(n), maxHead, uint32(per)}, uint32(groups), 1, 1)
+	err = r.Dispatch("next-token head", k, []vulkan.Arg{{B: logits, Format: fmtU32}, vulkan.W(first)}, []uint32{uint32(n), maxHead, uint32(per)}, uint32(groups), 1, 1)
 	if err != nil || groups == 1 {
 		return err
 	}
-	merge, err := d.Kernel("topk_merge", 3*4, headWorkgroup, maxHead)
+	merge, err := d.kernel("topk_merge", 3*4, headWorkgroup, maxHead)
 	if err != nil {
 		return err
 	}
-	return r.Dispatch("next-token head merge", merge, []Arg{R(parts), W(out)}, []uint32{uint32(groups), maxHead, 0}, 1, 1, 1)
+	return r.Dispatch("next-token head merge", merge, []vulkan.Arg{vulkan.R(parts), vulkan.W(out)}, []uint32{uint32(groups), maxHead, 0}, 1, 1, 1)
 }
 
 // stepMapped is the host's view of the step parameters: their host copy

@@ -7,29 +7,31 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // runHead runs the head kernels on logits (recordHead: one workgroup, or
 // the per-slice pass and the merge) and returns the final record.
-func runHead(t *testing.T, d *Device, logits []float32) []byte {
+func runHead(t *testing.T, d *gpu, logits []float32) []byte {
 	t.Helper()
-	lb, err := d.NewBuffer("logits", uint64(4*len(logits)), memHost)
+	lb, err := d.NewBuffer("logits", uint64(4*len(logits)), vulkan.MemHost)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lb.Release()
 	copy(lb.Mapped(), f32bytes(logits))
-	out, err := d.NewBuffer("head", 4*headWords, memHost)
+	out, err := d.NewBuffer("head", 4*headWords, vulkan.MemHost)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer out.Release()
-	parts, err := d.NewBuffer("head parts", 4*maxHeadGroups*headWords, memDevice)
+	parts, err := d.NewBuffer("head parts", 4*maxHeadGroups*headWords, vulkan.MemDevice)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer parts.Release()
-	runOnce(t, d, func(r *Recorder) error { return d.recordHead(r, lb, parts, out, len(logits)) })
+	runOnce(t, d, func(r *vulkan.Recorder) error { return d.recordHead(r, lb, parts, out, len(logits)) })
 	return append([]byte(nil), out.Mapped()...)
 }
 

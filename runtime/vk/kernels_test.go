@@ -12,11 +12,13 @@ import (
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/quant"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
-func stepBuffer(t *testing.T, d *Device, ntok, pos int, tokens []int32) *Buffer {
+func stepBuffer(t *testing.T, d *gpu, ntok, pos int, tokens []int32) *vulkan.Buffer {
 	t.Helper()
-	b, err := d.NewBuffer("step", uint64(16+4*max(len(tokens), 1)+4096), memHost)
+	b, err := d.NewBuffer("step", uint64(16+4*max(len(tokens), 1)+4096), vulkan.MemHost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +31,7 @@ func stepBuffer(t *testing.T, d *Device, ntok, pos int, tokens []int32) *Buffer 
 	return b
 }
 
-func runOnce(t *testing.T, d *Device, record func(r *Recorder) error) {
+func runOnce(t *testing.T, d *gpu, record func(r *vulkan.Recorder) error) {
 	t.Helper()
 	r, err := d.NewRecorder(0)
 	if err != nil {
@@ -64,7 +66,7 @@ func TestEmbed(t *testing.T) {
 				if parts > 0 {
 					d.partBytes = parts
 				}
-				m, err := d.UploadMatrix("embd", typ, rows, cols, w)
+				m, err := d.uploadMatrix("embd", typ, rows, cols, w)
 				d.partBytes = saved
 				if err != nil {
 					t.Fatal(err)
@@ -75,7 +77,7 @@ func TestEmbed(t *testing.T) {
 				for i := range x0 {
 					x0[i] = sentinel
 				}
-				xb, _ := d.NewBuffer("x", uint64(4*len(x0)), memDevice)
+				xb, _ := d.NewBuffer("x", uint64(4*len(x0)), vulkan.MemDevice)
 				xb.Write(0, f32bytes(x0))
 				step := stepBuffer(t, d, len(tokens)-1, 0, tokens) // the last token is not in the batch
 				b := &Backend{d: d, tokEmbd: m, x: xb, step: step, xStride: stride}
@@ -84,7 +86,7 @@ func TestEmbed(t *testing.T) {
 					scale = float32(math.Sqrt(float64(cols)))
 					b.rec.embedScale = scale
 				}
-				runOnce(t, d, func(r *Recorder) error { return b.recordEmbed(r, bodyShape{cap: len(tokens)}) })
+				runOnce(t, d, func(r *vulkan.Recorder) error { return b.recordEmbed(r, bodyShape{cap: len(tokens)}) })
 				out := make([]byte, 4*len(x0))
 				xb.Read(0, out)
 				got := bytesF32(out)
@@ -196,29 +198,29 @@ func TestRopeKV(t *testing.T) {
 			for i := range kn {
 				kn[i] = 1 + 0.5*float32(rng.NormFloat64())
 			}
-			qnb, _ := d.NewBuffer("qn", uint64(4*len(qn)), memDevice)
-			knb, _ := d.NewBuffer("kn", uint64(4*len(kn)), memDevice)
+			qnb, _ := d.NewBuffer("qn", uint64(4*len(qn)), vulkan.MemDevice)
+			knb, _ := d.NewBuffer("kn", uint64(4*len(kn)), vulkan.MemDevice)
 			qnb.Write(0, f32bytes(qn))
 			knb.Write(0, f32bytes(kn))
 			var err error
-			b.step, err = d.NewBuffer("step", uint64(b.ropeOff+8*n*c.dims/2+64), memHost)
+			b.step, err = d.NewBuffer("step", uint64(b.ropeOff+8*n*c.dims/2+64), vulkan.MemHost)
 			if err != nil {
 				t.Fatal(err)
 			}
 			binary.LittleEndian.PutUint32(b.step.Mapped(), uint32(n))
 			binary.LittleEndian.PutUint32(b.step.Mapped()[4:], uint32(pos))
 			b.ropeAngles(pos, n)
-			qkvb, _ := d.NewBuffer("qkv", uint64(4*len(qkv)), memDevice)
+			qkvb, _ := d.NewBuffer("qkv", uint64(4*len(qkv)), vulkan.MemDevice)
 			qkvb.Write(0, f32bytes(qkv))
-			qb, _ := d.NewBuffer("q", uint64(4*n*qw), memDevice)
+			qb, _ := d.NewBuffer("q", uint64(4*n*qw), vulkan.MemDevice)
 			es := c.kv.Bytes()
 			cacheBytes := cfg.KVHeads * ctx * hd * es
 			fill := make([]byte, cacheBytes)
 			for i := range fill {
 				fill[i] = 0xA5
 			}
-			kc, _ := d.NewBuffer("kc", uint64(cacheBytes), memDevice)
-			vc, _ := d.NewBuffer("vc", uint64(cacheBytes), memDevice)
+			kc, _ := d.NewBuffer("kc", uint64(cacheBytes), vulkan.MemDevice)
+			vc, _ := d.NewBuffer("vc", uint64(cacheBytes), vulkan.MemDevice)
 			kc.Write(0, fill)
 			vc.Write(0, fill)
 			kvf32 := uint32(0)
@@ -229,12 +231,12 @@ func TestRopeKV(t *testing.T) {
 			if c.neox {
 				neox = 1
 			}
-			k, err := d.Kernel("rope", 8*4, 64, uint32(hd), uint32(c.dims), neox, kvf32, uint32(c.qkNorm))
+			k, err := d.kernel("rope", 8*4, 64, uint32(hd), uint32(c.dims), neox, kvf32, uint32(c.qkNorm))
 			if err != nil {
 				t.Fatal(err)
 			}
-			runOnce(t, d, func(r *Recorder) error {
-				return r.Dispatch("rope", k, []Arg{{B: qkvb, Format: fmtU32}, {B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, W(qb), {B: kc, Write: true, Format: fmtU32}, {B: vc, Write: true, Format: fmtU32}, R(b.step),
+			runOnce(t, d, func(r *vulkan.Recorder) error {
+				return r.Dispatch("rope", k, []vulkan.Arg{{B: qkvb, Format: fmtU32}, {B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, vulkan.W(qb), {B: kc, Write: true, Format: fmtU32}, {B: vc, Write: true, Format: fmtU32}, vulkan.R(b.step),
 					{B: qnb, Format: fmtU32}, {B: knb, Format: fmtU32}},
 					[]uint32{uint32(cfg.Heads), uint32(cfg.KVHeads), uint32(qkvStride), uint32(qw), uint32(ctx), flag(!c.noRope), math.Float32bits(c.qscale), math.Float32bits(eps)}, uint32(n+2), 1, 1)
 			})
@@ -392,40 +394,40 @@ func TestAttention(t *testing.T) {
 				}
 				return b
 			}
-			kc, _ := d.NewBuffer("kc", uint64(len(kvals)*es), memDevice)
-			vc, _ := d.NewBuffer("vc", uint64(len(vvals)*es), memDevice)
+			kc, _ := d.NewBuffer("kc", uint64(len(kvals)*es), vulkan.MemDevice)
+			vc, _ := d.NewBuffer("vc", uint64(len(vvals)*es), vulkan.MemDevice)
 			kc.Write(0, enc(kvals))
 			vc.Write(0, enc(vvals))
-			qb, _ := d.NewBuffer("q", uint64(4*len(q)), memDevice)
+			qb, _ := d.NewBuffer("q", uint64(4*len(q)), vulkan.MemDevice)
 			qb.Write(0, f32bytes(q))
 			out0 := make([]float32, (c.n+1)*qw)
 			for i := range out0 {
 				out0[i] = sentinel
 			}
-			ob, _ := d.NewBuffer("out", uint64(4*len(out0)), memDevice)
+			ob, _ := d.NewBuffer("out", uint64(4*len(out0)), vulkan.MemDevice)
 			ob.Write(0, f32bytes(out0))
 			step := stepBuffer(t, d, c.n, c.pos, nil)
 			kvf32 := uint32(0)
 			if es == 4 {
 				kvf32 = 1
 			}
-			k, err := d.Kernel("attention", 5*4, d.Info.SureSubgroup(), uint32(hd), uint32(c.heads/c.kvheads), kvf32, c.ordered, d.Info.SureSubgroup(), flag(c.cap != 0), c.split)
+			k, err := d.kernel("attention", 5*4, d.Info.SureSubgroup(), uint32(hd), uint32(c.heads/c.kvheads), kvf32, c.ordered, d.Info.SureSubgroup(), flag(c.cap != 0), c.split)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// with split-K: enough splits for the cache, the last ones past the span
 			splits := 1
-			var part *Buffer
-			var comb *Kernel
+			var part *vulkan.Buffer
+			var comb *vulkan.Kernel
 			if c.split != 0 {
 				splits = (ctx + int(c.split) - 1) / int(c.split)
 				if c.window > 0 {
 					splits = (min(ctx, c.window) + int(c.split) - 1) / int(c.split)
 				}
-				if part, err = d.NewBuffer("partials", uint64(4*(c.n+1)*c.heads*splits*(hd+2)), memDevice); err != nil {
+				if part, err = d.NewBuffer("partials", uint64(4*(c.n+1)*c.heads*splits*(hd+2)), vulkan.MemDevice); err != nil {
 					t.Fatal(err)
 				}
-				if comb, err = d.Kernel("attn_combine", 2*4, d.Info.SureSubgroup(), uint32(hd)); err != nil {
+				if comb, err = d.kernel("attn_combine", 2*4, d.Info.SureSubgroup(), uint32(hd)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -434,15 +436,15 @@ func TestAttention(t *testing.T) {
 			if c.cap != 0 {
 				kscale /= c.cap
 			}
-			runOnce(t, d, func(r *Recorder) error {
+			runOnce(t, d, func(r *vulkan.Recorder) error {
 				push := []uint32{uint32(qw), uint32(ctx), math.Float32bits(kscale), math.Float32bits(c.cap), uint32(c.window)}
 				if c.split == 0 {
-					return r.Dispatch("attn", k, []Arg{R(qb), R(kc), R(vc), W(ob), R(step)}, push, uint32(c.kvheads), uint32(c.n+1), 1)
+					return r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(qb), vulkan.R(kc), vulkan.R(vc), vulkan.W(ob), vulkan.R(step)}, push, uint32(c.kvheads), uint32(c.n+1), 1)
 				}
-				if err := r.Dispatch("attn", k, []Arg{R(qb), R(kc), R(vc), W(part), R(step)}, push, uint32(c.kvheads), uint32(c.n+1), uint32(splits)); err != nil {
+				if err := r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(qb), vulkan.R(kc), vulkan.R(vc), vulkan.W(part), vulkan.R(step)}, push, uint32(c.kvheads), uint32(c.n+1), uint32(splits)); err != nil {
 					return err
 				}
-				return r.Dispatch("attn combine", comb, []Arg{R(part), W(ob), R(step)}, []uint32{uint32(qw), uint32(splits)}, uint32(c.heads), uint32(c.n+1), 1)
+				return r.Dispatch("attn combine", comb, []vulkan.Arg{vulkan.R(part), vulkan.W(ob), vulkan.R(step)}, []uint32{uint32(qw), uint32(splits)}, uint32(c.heads), uint32(c.n+1), 1)
 			})
 			raw := make([]byte, 4*len(out0))
 			ob.Read(0, raw)
@@ -523,7 +525,7 @@ func TestSplitByTexelLimit(t *testing.T) {
 	if e > 5e-4 || bad > 0 {
 		t.Errorf("NMSE %.3g, %d sentinels overwritten", e, bad)
 	}
-	m, err := d.UploadMatrix("w", ggml.Q8_0, 61, 256, randomWeights(t, ggml.Q8_0, 61, 256, rng))
+	m, err := d.uploadMatrix("w", ggml.Q8_0, 61, 256, randomWeights(t, ggml.Q8_0, 61, 256, rng))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,8 +535,8 @@ func TestSplitByTexelLimit(t *testing.T) {
 	}
 	for _, p := range m.parts {
 		for _, v := range p.views {
-			if v.Size/uint64(formatBytes[v.Format]) > 300 {
-				t.Errorf("view of %d texels over the limit", v.Size/uint64(formatBytes[v.Format]))
+			if v.Size/uint64(v.Format.Bytes()) > 300 {
+				t.Errorf("view of %d texels over the limit", v.Size/uint64(v.Format.Bytes()))
 			}
 		}
 	}
@@ -547,15 +549,15 @@ func TestDispatchRejectsLargeRange(t *testing.T) {
 	saved := d.Info.Limits.MaxStorageBufferRange
 	d.Info.Limits.MaxStorageBufferRange = 1024
 	defer func() { d.Info.Limits.MaxStorageBufferRange = saved }()
-	big, _ := d.NewBuffer("big output", 4096, memDevice)
+	big, _ := d.NewBuffer("big output", 4096, vulkan.MemDevice)
 	step := stepBuffer(t, d, 1, 0, []int32{0})
-	k, err := d.Kernel("attention", 5*4, d.Info.SureSubgroup(), 64, 1, 0)
+	k, err := d.kernel("attention", 5*4, d.Info.SureSubgroup(), 64, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, _ := d.NewRecorder(0)
 	r.Begin()
-	err = r.Dispatch("attn", k, []Arg{R(big), R(big), R(big), W(big), R(step)}, []uint32{64, 1, 0, 0, 0}, 1, 1, 1)
+	err = r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(big), vulkan.R(big), vulkan.R(big), vulkan.W(big), vulkan.R(step)}, []uint32{64, 1, 0, 0, 0}, 1, 1, 1)
 	r.End()
 	if err == nil || !strings.Contains(err.Error(), "big output") || !strings.Contains(err.Error(), "maxStorageBufferRange") {
 		t.Fatalf("got %v", err)

@@ -3,9 +3,8 @@ package vk
 import (
 	"fmt"
 
-	vk "github.com/vulkan-go/vulkan"
-
 	"vkchat/runtime/ggml"
+	"vkchat/runtime/vk/vulkan"
 )
 
 // A weight matrix is uploaded in a structure-of-arrays layout: each block
@@ -17,7 +16,7 @@ import (
 // The shader side of each layout is shaders/types/<type>.glsl.
 type field struct {
 	ranges [][2]int // byte ranges of the ggml block, concatenated
-	format vk.Format
+	format vulkan.Format
 }
 
 type typeLayout struct {
@@ -27,13 +26,13 @@ type typeLayout struct {
 }
 
 const (
-	fmtTexel = vk.FormatR32g32b32a32Uint
-	fmtU32   = vk.FormatR32Uint
-	fmtU16   = vk.FormatR16Uint
-	fmtU32x2 = vk.FormatR32g32Uint
+	fmtTexel = vulkan.R32G32B32A32Uint
+	fmtU32   = vulkan.R32Uint
+	fmtU16   = vulkan.R16Uint
+	fmtU32x2 = vulkan.R32G32Uint
 )
 
-func f(format vk.Format, ranges ...[2]int) field { return field{ranges, format} }
+func f(format vulkan.Format, ranges ...[2]int) field { return field{ranges, format} }
 
 var layouts = map[ggml.Type]typeLayout{
 	ggml.F32:  {32, 128, []field{f(fmtTexel, [2]int{0, 128})}},

@@ -20,7 +20,7 @@ const gpuArchNMSE = 1e-5
 
 // withTuning lays the shared device's kernels out as tu for the rest of the
 // test: pipelines are keyed by their constants, so both layouts coexist.
-func withTuning(t *testing.T, d *Device, tu tuning) {
+func withTuning(t *testing.T, d *gpu, tu tuning) {
 	t.Helper()
 	old := d.tune
 	d.tune = tu
@@ -147,7 +147,7 @@ func TestGPULayoutMatchesCPU(t *testing.T) {
 // copies. lavapipe maps everything, so nothing else runs this path.
 func TestStagingMatchesCPU(t *testing.T) {
 	testDevice(t) // skips without Vulkan
-	d, err := Open(-1)
+	d, err := openGPU(-1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestStagingMatchesCPU(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	d.unmapped = true
+	d.Unmapped = true
 	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
 	opts := backend.Options{ContextSize: 64, Device: -1}
 	vb, err := newBackendOn(d, m, opts, false, true)
@@ -164,7 +164,7 @@ func TestStagingMatchesCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vb.Close()
-	if d.staging == nil {
+	if !d.Staged() {
 		t.Fatal("the weights were uploaded without the staging buffer")
 	}
 	if vb.x.Mapped() != nil || vb.kc[0].Mapped() != nil {

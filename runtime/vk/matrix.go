@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"vkchat/runtime/ggml"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // Matrix is a weight matrix on the device in the region layout of
@@ -20,19 +22,19 @@ type Matrix struct {
 }
 
 type matPart struct {
-	buf   *Buffer
+	buf   *vulkan.Buffer
 	row0  int
 	rows  int
-	views []Arg
+	views []vulkan.Arg
 }
 
 // partRows is how many rows of the matrix fit in one part.
-func (d *Device) partRows(l typeLayout, rows, cols int) int {
+func (d *gpu) partRows(l typeLayout, rows, cols int) int {
 	units := uint64(l.unitsPerRow(cols))
 	limit := rows
 	for _, fl := range l.fields {
 		perRow := units * uint64(fl.bytes())
-		texels := d.Info.Limits.MaxTexelElements * uint64(formatBytes[fl.format])
+		texels := d.Info.Limits.MaxTexelElements * uint64(fl.format.Bytes())
 		if perRow > 0 && texels/perRow < uint64(limit) {
 			limit = int(texels / perRow)
 		}
@@ -49,7 +51,7 @@ func (d *Device) partRows(l typeLayout, rows, cols int) int {
 // UploadMatrix copies a ggml matrix (rows × cols, file layout) to the
 // device in the region layout. data may come in pieces, each a whole number
 // of rows, that are stacked (Q, K and V become one matrix this way).
-func (d *Device) UploadMatrix(name string, t ggml.Type, rows, cols int, data ...[]byte) (*Matrix, error) {
+func (d *gpu) uploadMatrix(name string, t ggml.Type, rows, cols int, data ...[]byte) (*Matrix, error) {
 	l, ok := layouts[t]
 	if !ok {
 		return nil, fmt.Errorf("tensor %q: type %s has no Vulkan kernel", name, t)
@@ -85,7 +87,7 @@ func (d *Device) UploadMatrix(name string, t ggml.Type, rows, cols int, data ...
 		if per < rows {
 			pname = fmt.Sprintf("%s[rows %d:%d]", name, r0, r0+n)
 		}
-		buf, err := d.NewBuffer(pname, size, memDevice)
+		buf, err := d.NewBuffer(pname, size, vulkan.MemDevice)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +107,7 @@ func (d *Device) UploadMatrix(name string, t ggml.Type, rows, cols int, data ...
 		sizes := l.regionSizes(n, cols)
 		p := matPart{buf: buf, row0: r0, rows: n}
 		for i, fl := range l.fields {
-			p.views = append(p.views, Arg{B: buf, Off: offs[i], Size: sizes[i], Format: fl.format})
+			p.views = append(p.views, vulkan.Arg{B: buf, Off: offs[i], Size: sizes[i], Format: fl.format})
 		}
 		m.parts = append(m.parts, p)
 		m.Bytes += buf.Size

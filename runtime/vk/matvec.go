@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"vkchat/runtime/ggml"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // Epilogues of the mat-vec kernel (its EPI constant).
@@ -21,21 +23,21 @@ const (
 // W·norm(x[tok]) for the tokens of the step, nt at a time.
 type matvecOp struct {
 	label   string
-	m, m2   *Matrix // m2: the up matrix of a fused gate/up (PAIR)
-	x       *Buffer // f32 activations, xstride floats per token
+	m, m2   *Matrix        // m2: the up matrix of a fused gate/up (PAIR)
+	x       *vulkan.Buffer // f32 activations, xstride floats per token
 	xstride int
-	norm    *Buffer // RMSNorm weight (padded to whole units), or nil
+	norm    *vulkan.Buffer // RMSNorm weight (padded to whole units), or nil
 	eps     float32
-	bias    *Buffer
-	y       *Buffer
-	y2      *Buffer // scratch shaped like y, for an up projection split over K
+	bias    *vulkan.Buffer
+	y       *vulkan.Buffer
+	y2      *vulkan.Buffer // scratch shaped like y, for an up projection split over K
 	ystride int
 	yoff    int
 	epi     int
 	tokens  int // batch capacity: tokens the dispatch covers
 	nt      int // tokens per pass (kernel constant); 0 chooses by type
 	last    bool
-	step    *Buffer
+	step    *vulkan.Buffer
 	f32x    bool   // keep x in f32 instead of rounding it to the weight type's vec_dot_type (tests)
 	act     uint32 // the gate's activation (matvec.comp's ACT): 0 SiLU, 1 GELU-tanh
 }
@@ -51,7 +53,7 @@ type mvPlan struct {
 // decode), paired with a second matrix or not. Prefill takes up to 8 tokens
 // per pass (each dequantized weight serves them all), fewer where the
 // budget demands and the tuning allows; past that K is split into chunks.
-func (d *Device) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
+func (d *gpu) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
 	lpr := 1
 	for lpr < units && lpr < 8 && lpr < int(d.Info.SureSubgroup()) {
 		lpr *= 2
@@ -92,38 +94,23 @@ func (d *Device) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
 // workgroup so that small matrices still make few, busy workgroups.
 const mvWorkgroup = 32
 
-func (d *Device) dummy() (*Buffer, error) {
-	if d.scratch0 == nil {
-		// the device's own, not the backend being built's
-		trace := d.trace
-		d.trace = nil
-		b, err := d.NewBuffer("unused binding", 256, memDevice)
-		d.trace = trace
-		if err != nil {
-			return nil, err
-		}
-		d.scratch0 = b
-	}
-	return d.scratch0, nil
-}
-
 // weightArgs appends a mat-vec's eight weight bindings to args: part pi's
 // views of op's matrix (A0..A3) and, for a pair, of op.m2 (B0..B3), the
 // unused ones bound to dum.
-func weightArgs(args []Arg, op matvecOp, pi int, dum *Buffer) []Arg {
+func weightArgs(args []vulkan.Arg, op matvecOp, pi int, dum *vulkan.Buffer) []vulkan.Arg {
 	part := op.m.parts[pi]
 	for i := 0; i < 4; i++ {
 		if i < len(part.views) {
 			args = append(args, part.views[i])
 		} else {
-			args = append(args, Arg{B: dum})
+			args = append(args, vulkan.Arg{B: dum})
 		}
 	}
 	for i := 0; i < 4; i++ {
 		if op.m2 != nil && i < len(part.views) {
 			args = append(args, op.m2.parts[pi].views[i])
 		} else {
-			args = append(args, Arg{B: dum})
+			args = append(args, vulkan.Arg{B: dum})
 		}
 	}
 	return args
@@ -135,25 +122,25 @@ func wtypeName(m *Matrix) string { return strings.ToLower(m.Type.String()) }
 // tuning asks for it and x fits in shared memory, else with the register
 // kernel. With nt 0 the token count per pass is chosen for the weight type
 // from the batch (1 for a single token, else up to 8).
-func (r *Recorder) matvec(op matvecOp) error {
+func (d *gpu) matvec(r *vulkan.Recorder, op matvecOp) error {
 	m := op.m
 	if op.m2 != nil && (op.m2.Type != m.Type || op.m2.Rows != m.Rows || op.m2.Cols != m.Cols || len(op.m2.parts) != len(m.parts)) {
 		return fmt.Errorf("%s: paired matrices %s and %s differ in type or shape", op.label, m.Name, op.m2.Name)
 	}
-	if r.d.tune.sharedX {
-		if sp, ok := r.d.planShared(m.Type, m.Units, op.tokens, op.nt, op.f32x); ok {
-			return r.matvecShared(op, sp)
+	if d.tune.sharedX {
+		if sp, ok := d.planShared(m.Type, m.Units, op.tokens, op.nt, op.f32x); ok {
+			return d.matvecShared(r, op, sp)
 		}
 		// x does not fit in shared memory even one token at a time:
 		// the register kernel, splitting K as its budget demands
 	}
-	pl := r.d.plan(m.Type, m.Units, op.tokens, op.m2 != nil)
+	pl := d.plan(m.Type, m.Units, op.tokens, op.m2 != nil)
 	if op.nt != 0 {
 		pl.nt = op.nt // a test's choice
 	}
 	op.nt = pl.nt
 	if pl.chunks == 1 {
-		return r.matvecChunk(op, pl, 0)
+		return d.matvecChunk(r, op, pl, 0)
 	}
 	if op.m2 != nil {
 		// silu needs whole sums: gate and up separately, up finishing with
@@ -161,10 +148,10 @@ func (r *Recorder) matvec(op matvecOp) error {
 		gate, up := op, op
 		gate.m2, gate.label, gate.epi = nil, op.label+" (gate)", epiStore
 		up.m, up.m2, up.label, up.epi = op.m2, nil, op.label+" (up)", epiSwiGLU
-		if err := r.matvec(gate); err != nil {
+		if err := d.matvec(r, gate); err != nil {
 			return err
 		}
-		return r.matvec(up)
+		return d.matvec(r, up)
 	}
 	chunks := pl.chunks
 	for c := 0; c < chunks; c++ {
@@ -184,7 +171,7 @@ func (r *Recorder) matvec(op matvecOp) error {
 		case c > 0:
 			cop.epi = epiResidual
 		}
-		if err := r.matvecChunk(cop, pl, c); err != nil {
+		if err := d.matvecChunk(r, cop, pl, c); err != nil {
 			return err
 		}
 	}
@@ -193,8 +180,7 @@ func (r *Recorder) matvec(op matvecOp) error {
 
 // matvecChunk records the dispatches (one per part of the matrix) for
 // chunk c of K.
-func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
-	d := r.d
+func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) error {
 	m := op.m
 	l := layouts[m.Type]
 	if op.xstride%l.unit != 0 && op.xstride%32 != 0 {
@@ -210,7 +196,7 @@ func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 			norm = 2 // the RMS needs the whole row, not this chunk of it
 		}
 	}
-	k, err := d.Kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), norm, flag(op.m2 != nil), uint32(rb), flag(!op.f32x), op.act)
+	k, err := d.kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), norm, flag(op.m2 != nil), uint32(rb), flag(!op.f32x), op.act)
 	if err != nil {
 		return err
 	}
@@ -230,8 +216,8 @@ func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 	}
 	teams := mvWorkgroup / lpr
 	for pi, part := range m.parts {
-		args := weightArgs(make([]Arg, 0, 14), op, pi, dum)
-		args = append(args, R(op.x), R(nw), R(bias), W(op.y), R(op.step), R(y2))
+		args := weightArgs(make([]vulkan.Arg, 0, 14), op, pi, dum)
+		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.R(y2))
 		if op.epi == epiResidual || op.epi == epiSwiGLU || op.epi == epiSwiGLU2 {
 			// read-modify-write of y
 			args[11].Write = true
@@ -266,9 +252,9 @@ func (r *Recorder) matvecChunk(op matvecOp, pl mvPlan, c int) error {
 			macs = uint64(part.rows) * uint64(m.Cols) // the padding of float rows
 		}
 		// a chunk of K streams its share of the part
-		r.weightWork(part.buf.Size*uint64(cu)/uint64(m.Units), macs)
+		r.Work(part.buf.Size*uint64(cu)/uint64(m.Units), macs)
 		if op.m2 != nil {
-			r.weightWork(op.m2.parts[pi].buf.Size*uint64(cu)/uint64(m.Units), macs)
+			r.Work(op.m2.parts[pi].buf.Size*uint64(cu)/uint64(m.Units), macs)
 		}
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"vkchat/runtime/ggml"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // The GPU layout's mat-vec (shaders/matvec_sg.comp): a workgroup stages x
@@ -59,17 +61,17 @@ func sgWords(t ggml.Type, units int, f32x bool) int {
 // memory even one token at a time (the caller then takes the register
 // kernel, K split as its budget demands). nt, when not 0, is a test's
 // choice of tokens per pass.
-func (d *Device) planShared(t ggml.Type, units, tokens, nt int, f32x bool) (sgPlan, bool) {
+func (d *gpu) planShared(t ggml.Type, units, tokens, nt int, f32x bool) (sgPlan, bool) {
 	wg := sgWorkgroup
 	if lim := int(d.Info.Limits.MaxWorkGroupSize); lim > 0 && lim < wg {
 		wg = lim
 	}
 	// The kernel reduces a row with shuffles over LPR lanes: the subgroup
-	// the pipeline is created to require (pipeline.go requests one from
-	// the workgroup size wherever the device allows), else the size every
-	// subgroup is sure to have.
+	// the pipeline is created to require (vulkan.Device.Kernel requests
+	// one from the workgroup size wherever the device allows), else the
+	// size every subgroup is sure to have.
 	sg := d.Info.SureSubgroup()
-	if req, _ := d.Info.requiredSubgroup([]uint32{uint32(wg)}); req > 0 {
+	if req, _ := d.Info.RequiredSubgroup(uint32(wg)); req > 0 {
 		sg = req
 	}
 	sg = min(sg, 64, uint32(wg)) // team_sum's butterfly has six levels
@@ -101,8 +103,7 @@ func (d *Device) planShared(t ggml.Type, units, tokens, nt int, f32x bool) (sgPl
 
 // matvecShared records op with the shared-x kernel: one dispatch per part
 // of the matrix.
-func (r *Recorder) matvecShared(op matvecOp, pl sgPlan) error {
-	d := r.d
+func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 	m := op.m
 	l := layouts[m.Type]
 	if op.xstride%4 != 0 || op.xstride < m.Units*l.unit {
@@ -112,7 +113,7 @@ func (r *Recorder) matvecShared(op matvecOp, pl sgPlan) error {
 		return fmt.Errorf("%s: epilogue %d is for split K, which this kernel never does", op.label, op.epi)
 	}
 	op.nt = pl.nt
-	k, err := d.Kernel("matvec_sg_"+wtypeName(m), 10*4, uint32(pl.wg), uint32(pl.lpr), uint32(pl.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), flag(!op.f32x), op.act, uint32(pl.teams), uint32(pl.nt*pl.words))
+	k, err := d.kernel("matvec_sg_"+wtypeName(m), 10*4, uint32(pl.wg), uint32(pl.lpr), uint32(pl.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), flag(!op.f32x), op.act, uint32(pl.teams), uint32(pl.nt*pl.words))
 	if err != nil {
 		return err
 	}
@@ -128,8 +129,8 @@ func (r *Recorder) matvecShared(op matvecOp, pl sgPlan) error {
 		bias = dum
 	}
 	for pi, part := range m.parts {
-		args := weightArgs(make([]Arg, 0, 13), op, pi, dum)
-		args = append(args, R(op.x), R(nw), R(bias), W(op.y), R(op.step))
+		args := weightArgs(make([]vulkan.Arg, 0, 13), op, pi, dum)
+		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step))
 		if op.epi == epiResidual || op.epi == epiSwiGLU {
 			args[11].Write = true // read-modify-write of y
 		}
@@ -153,9 +154,9 @@ func (r *Recorder) matvecShared(op matvecOp, pl sgPlan) error {
 			return err
 		}
 		macs := uint64(part.rows) * uint64(m.Cols)
-		r.weightWork(part.buf.Size, macs)
+		r.Work(part.buf.Size, macs)
 		if op.m2 != nil {
-			r.weightWork(op.m2.parts[pi].buf.Size, macs)
+			r.Work(op.m2.parts[pi].buf.Size, macs)
 		}
 	}
 	return nil

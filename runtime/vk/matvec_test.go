@@ -10,6 +10,8 @@ import (
 
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/quant"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 type mvCase struct {
@@ -28,7 +30,7 @@ type mvCase struct {
 // runMatvec runs one mat-vec case on the device and on the reference
 // (quant.DotRow, and a plain loop for the norm and epilogue), returning the
 // NMSE and whether any sentinel outside the outputs was overwritten.
-func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int) {
+func runMatvec(t *testing.T, d *gpu, c mvCase, rng *rand.Rand) (float64, int) {
 	t.Helper()
 	w := randomWeights(t, c.typ, c.rows, c.cols, rng)
 	saved := d.partBytes
@@ -36,7 +38,7 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 		d.partBytes = c.partBytes
 	}
 	defer func() { d.partBytes = saved }()
-	m, err := d.UploadMatrix("w", c.typ, c.rows, c.cols, w)
+	m, err := d.uploadMatrix("w", c.typ, c.rows, c.cols, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 	var m2 *Matrix
 	if c.pair {
 		w2 = randomWeights(t, c.typ, c.rows, c.cols, rng)
-		if m2, err = d.UploadMatrix("w2", c.typ, c.rows, c.cols, w2); err != nil {
+		if m2, err = d.uploadMatrix("w2", c.typ, c.rows, c.cols, w2); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,19 +59,19 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 	for tk := 0; tk < c.ntok; tk++ {
 		copy(x[tk*xstride:], randomVec(c.cols, rng))
 	}
-	xb, _ := d.NewBuffer("x", uint64(4*len(x)), memDevice)
+	xb, _ := d.NewBuffer("x", uint64(4*len(x)), vulkan.MemDevice)
 	xb.Write(0, f32bytes(x))
-	var nwb *Buffer
+	var nwb *vulkan.Buffer
 	nw := randomVec(xstride, rng)
 	for i := c.cols; i < xstride; i++ {
 		nw[i] = 0
 	}
 	if c.norm {
-		nwb, _ = d.NewBuffer("nw", uint64(4*len(nw)), memDevice)
+		nwb, _ = d.NewBuffer("nw", uint64(4*len(nw)), vulkan.MemDevice)
 		nwb.Write(0, f32bytes(nw))
 	}
 	bias := randomVec(c.rows, rng)
-	biasb, _ := d.NewBuffer("bias", uint64(4*len(bias)), memDevice)
+	biasb, _ := d.NewBuffer("bias", uint64(4*len(bias)), vulkan.MemDevice)
 	biasb.Write(0, f32bytes(bias))
 	// y has a sentinel-filled gap of 5 before and after each token's rows
 	ystride := c.rows + 10
@@ -80,9 +82,9 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 			y0[tk*ystride+5+c.rows+i] = sentinel
 		}
 	}
-	yb, _ := d.NewBuffer("y", uint64(4*len(y0)+64), memDevice)
+	yb, _ := d.NewBuffer("y", uint64(4*len(y0)+64), vulkan.MemDevice)
 	yb.Write(0, f32bytes(y0))
-	step, _ := d.NewBuffer("step", 64, memHost)
+	step, _ := d.NewBuffer("step", 64, vulkan.MemHost)
 	binary.LittleEndian.PutUint32(step.Mapped(), uint32(c.ntok))
 
 	rec, err := d.NewRecorder(0)
@@ -90,9 +92,9 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 		t.Fatal(err)
 	}
 	rec.Begin()
-	y2b, _ := d.NewBuffer("y2", uint64(4*len(y0)+64), memDevice)
+	y2b, _ := d.NewBuffer("y2", uint64(4*len(y0)+64), vulkan.MemDevice)
 	op := matvecOp{label: "test", m: m, m2: m2, x: xb, xstride: xstride, norm: nwb, eps: 1e-5, bias: biasb, y: yb, y2: y2b, ystride: ystride, yoff: 5, epi: c.epi, tokens: c.ntok, nt: c.nt, step: step, f32x: c.f32x, act: flag(c.gelu)}
-	if err := rec.matvec(op); err != nil {
+	if err := d.matvec(rec, op); err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.End(); err != nil {
@@ -101,9 +103,9 @@ func runMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) (float64, int)
 	if err := rec.Run(); err != nil {
 		t.Fatal(err)
 	}
-	for _, dm := range rec.labels {
-		if c.kernel != "" && dm.kernel != c.kernel+strings.ToLower(c.typ.String()) {
-			t.Errorf("dispatch %q ran %s, want %s%s", dm.label, dm.kernel, c.kernel, strings.ToLower(c.typ.String()))
+	for _, dm := range rec.Recorded() {
+		if c.kernel != "" && dm.Kernel != c.kernel+strings.ToLower(c.typ.String()) {
+			t.Errorf("dispatch %q ran %s, want %s%s", dm.Label, dm.Kernel, c.kernel, strings.ToLower(c.typ.String()))
 		}
 	}
 	out := make([]byte, 4*len(y0))
@@ -185,7 +187,7 @@ const (
 	matvecF32NMSE = 5e-4
 )
 
-func checkMatvec(t *testing.T, d *Device, c mvCase, rng *rand.Rand) {
+func checkMatvec(t *testing.T, d *gpu, c mvCase, rng *rand.Rand) {
 	t.Helper()
 	bound := matvecNMSE
 	if c.f32x {
@@ -390,12 +392,17 @@ func TestSgGroups(t *testing.T) {
 // pass (up to 8) whose staged x fits maxComputeSharedMemorySize, and a row
 // that does not fit even alone is refused (the register kernel then).
 func TestPlanShared(t *testing.T) {
-	dev := func(vendor, size, min, max, shared uint32) *Device {
-		f := features{SubgroupSize: size, MinSubgroupSize: min, MaxSubgroupSize: max}
+	const (
+		stageCompute = 0x20 // VK_SHADER_STAGE_COMPUTE_BIT
+		vendorAMD    = 0x1002
+		vendorIntel  = 0x8086
+	)
+	dev := func(vendor, size, min, max, shared uint32) *gpu {
+		f := vulkan.Features{SubgroupSize: size, MinSubgroupSize: min, MaxSubgroupSize: max}
 		if min != max {
 			f.SubgroupSizeControl, f.ComputeFullSubgroups, f.RequiredSubgroupStages = true, true, stageCompute
 		}
-		return &Device{Info: DeviceInfo{VendorID: vendor, SubgroupSize: size, Features: f, Limits: Limits{MaxWorkGroupSize: 1024, MaxSharedMemory: shared}}}
+		return &gpu{Device: &vulkan.Device{Info: vulkan.DeviceInfo{VendorID: vendor, SubgroupSize: size, Features: f, Limits: vulkan.Limits{MaxWorkGroupSize: 1024, MaxSharedMemory: shared}}}}
 	}
 	nvidia := dev(0x10de, 32, 32, 32, 48<<10)
 	amd := dev(vendorAMD, 64, 32, 64, 64<<10)
@@ -403,7 +410,7 @@ func TestPlanShared(t *testing.T) {
 	lavapipe := dev(0x10005, 8, 8, 8, 32<<10)
 	for _, c := range []struct {
 		name        string
-		d           *Device
+		d           *gpu
 		typ         ggml.Type
 		units, toks int
 		lpr, nt     int

@@ -5,15 +5,17 @@ import (
 	"encoding/binary"
 	"fmt"
 	"time"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // Profile is where one decode step and one prefill chunk spend device time.
 type Profile struct {
-	Decode  []KernelTime
-	Prefill []KernelTime
+	Decode  []vulkan.KernelTime
+	Prefill []vulkan.KernelTime
 	// PrefillHead is the output head after the last chunk, for its last
 	// token only.
-	PrefillHead []KernelTime
+	PrefillHead []vulkan.KernelTime
 	// PrefillTokens is the chunk the prefill timings are for.
 	PrefillTokens int
 }
@@ -22,7 +24,8 @@ type Profile struct {
 // (both with the backend's recorded command buffers, timestamps after every
 // dispatch) and returns the per-dispatch times. The backend must have been
 // made with NewProfiled; the KV cache positions it touches are overwritten.
-func (b *Backend) Profile(ctx context.Context, pos, n int) (*Profile, error) {
+func (b *Backend) Profile(ctx context.Context, pos, n int) (_ *Profile, err error) {
+	defer func() { err = deviceError(err) }()
 	if !b.profile {
 		return nil, fmt.Errorf("vulkan backend: made without profiling (use NewProfiled)")
 	}
@@ -35,7 +38,6 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (*Profile, error) {
 			return nil, err
 		}
 	}
-	var err error
 	if p.Decode, err = b.decode.Timings(); err != nil {
 		return nil, err
 	}
@@ -71,24 +73,28 @@ func (b *Backend) ReadBandwidth(size uint64) (texel, ssbo float64, err error) {
 // against the device's caches (an H200 has 50 MB of L2; 1/16 of the
 // largest device-local heap, 64 MiB to 1 GiB) and within what one binding
 // and one allocation may span and half of what the heap has left.
-func (d *Device) BandwidthBytes() uint64 {
-	var heap, used uint64
-	for h, size := range d.mem.heapSize {
-		if d.mem.heapFlags[h]&heapDeviceLocal != 0 && size > heap {
-			heap = size
-			used = 0
-			if h < len(d.arena.heapUsed) {
-				used = d.arena.heapUsed[h]
+func (d *gpu) BandwidthBytes() uint64 { return bandwidthBytes(d.Info, d.HeapsUsed()) }
+
+// bandwidthBytes is BandwidthBytes for a device described by info with
+// used bytes already allocated from each heap.
+func bandwidthBytes(info vulkan.DeviceInfo, used []uint64) uint64 {
+	var heap, heapUsed uint64
+	for h, hp := range info.Heaps {
+		if hp.DeviceLocal && hp.Size > heap {
+			heap = hp.Size
+			heapUsed = 0
+			if h < len(used) {
+				heapUsed = used[h]
 			}
 		}
 	}
 	size := min(max(heap/16, 64<<20), 1<<30)
-	if heap > used {
-		size = min(size, (heap-used)/2)
+	if heap > heapUsed {
+		size = min(size, (heap-heapUsed)/2)
 	}
-	lim := d.Info.Limits
+	lim := info.Limits
 	size = min(size, lim.MaxStorageBufferRange, lim.MaxTexelElements*16)
-	if m := d.Info.Features.MaxAllocationSize; m > 0 {
+	if m := info.Features.MaxAllocationSize; m > 0 {
 		size = min(size, m)
 	}
 	const unit = 16 * bandwidthPerGroup
@@ -107,13 +113,13 @@ const (
 // do not count; the best run is the result. A queue without timestamps
 // falls back to the wall clock around submission and wait, an
 // underestimate.
-func (d *Device) ReadBandwidth(size uint64) (texel, ssbo float64, err error) {
+func (d *gpu) ReadBandwidth(size uint64) (texel, ssbo float64, err error) {
 	const wg, per = bandwidthWorkgroup, bandwidthPerGroup
 	if size == 0 {
 		size = d.BandwidthBytes()
 	}
 	size = max(size/(16*per), 1) * 16 * per
-	src, err := d.NewBuffer("bandwidth source", size, memDevice)
+	src, err := d.NewBuffer("bandwidth source", size, vulkan.MemDevice)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -123,12 +129,12 @@ func (d *Device) ReadBandwidth(size uint64) (texel, ssbo float64, err error) {
 		}
 	}
 	groups := uint32(size / (16 * per))
-	dst, err := d.NewBuffer("bandwidth sink", uint64(groups)*wg*16, memDevice)
+	dst, err := d.NewBuffer("bandwidth sink", uint64(groups)*wg*16, vulkan.MemDevice)
 	if err != nil {
 		return 0, 0, err
 	}
 	measure := func(name string) (float64, error) {
-		k, err := d.Kernel(name, 0, wg, per)
+		k, err := d.kernel(name, 0, wg, per)
 		if err != nil {
 			return 0, err
 		}
@@ -146,7 +152,7 @@ func (d *Device) ReadBandwidth(size uint64) (texel, ssbo float64, err error) {
 		if x*y != groups {
 			return 0, fmt.Errorf("bandwidth: %d workgroups do not split into a grid", groups)
 		}
-		if err := r.Dispatch(name, k, []Arg{R(src), R(src), W(dst)}, nil, x, y, 1); err != nil {
+		if err := r.Dispatch(name, k, []vulkan.Arg{vulkan.R(src), vulkan.R(src), vulkan.W(dst)}, nil, x, y, 1); err != nil {
 			return 0, err
 		}
 		if err := r.End(); err != nil {

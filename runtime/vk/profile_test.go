@@ -3,7 +3,7 @@ package vk
 import (
 	"testing"
 
-	vk "github.com/vulkan-go/vulkan"
+	"vkchat/runtime/vk/vulkan"
 )
 
 // TestBandwidthBytes: the read-bandwidth buffer grows with the device (to
@@ -11,17 +11,20 @@ import (
 // of what the heap has left.
 func TestBandwidthBytes(t *testing.T) {
 	const MiB, GiB = 1 << 20, 1 << 30
-	dev := func(heap, used, storageRange, maxAlloc uint64) *Device {
-		d := &Device{}
-		d.mem = memoryInfo{heapSize: []uint64{256 * MiB, heap}, heapFlags: []vk.MemoryHeapFlags{0, heapDeviceLocal}}
-		d.arena.heapUsed = []uint64{0, used}
-		d.Info.Limits = Limits{MaxStorageBufferRange: storageRange, MaxTexelElements: 1 << 27}
-		d.Info.Features.MaxAllocationSize = maxAlloc
-		return d
+	type device struct {
+		info vulkan.DeviceInfo
+		used []uint64
+	}
+	dev := func(heap, used, storageRange, maxAlloc uint64) device {
+		var info vulkan.DeviceInfo
+		info.Heaps = []vulkan.Heap{{Size: 256 * MiB}, {Size: heap, DeviceLocal: true}}
+		info.Limits = vulkan.Limits{MaxStorageBufferRange: storageRange, MaxTexelElements: 1 << 27}
+		info.Features.MaxAllocationSize = maxAlloc
+		return device{info, []uint64{0, used}}
 	}
 	for _, tc := range []struct {
 		name string
-		d    *Device
+		d    device
 		want uint64
 	}{
 		{"H200: 1 GiB, not 256 MiB", dev(140*GiB, 2*GiB, 4*GiB-1, 0), 1 * GiB},
@@ -30,7 +33,7 @@ func TestBandwidthBytes(t *testing.T) {
 		{"full heap: half of what is left", dev(4*GiB, 4*GiB-200*MiB, 4*GiB-1, 0), 100 * MiB},
 		{"allocation cap", dev(64*GiB, 0, 4*GiB-1, 300*MiB), 300 * MiB},
 	} {
-		if got := tc.d.BandwidthBytes(); got != tc.want {
+		if got := bandwidthBytes(tc.d.info, tc.d.used); got != tc.want {
 			t.Errorf("%s: %d MiB, want %d MiB", tc.name, got/MiB, tc.want/MiB)
 		}
 	}

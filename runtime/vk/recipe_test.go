@@ -10,6 +10,8 @@ import (
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/quant"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // refGELU is GELU-tanh as llama.cpp's CPU backend computes it: x rounded to
@@ -77,19 +79,19 @@ func TestResidual(t *testing.T) {
 			o := randomVec(ntok*stride, rng)
 			x := randomVec(ntok*stride, rng)
 			w := randomVec(c.n, rng)
-			ob, _ := d.NewBuffer("o", uint64(4*len(o)), memDevice)
-			xb, _ := d.NewBuffer("x", uint64(4*len(x)), memDevice)
-			wb, _ := d.NewBuffer("w", uint64(4*len(w)), memDevice)
+			ob, _ := d.NewBuffer("o", uint64(4*len(o)), vulkan.MemDevice)
+			xb, _ := d.NewBuffer("x", uint64(4*len(x)), vulkan.MemDevice)
+			wb, _ := d.NewBuffer("w", uint64(4*len(w)), vulkan.MemDevice)
 			ob.Write(0, f32bytes(o))
 			xb.Write(0, f32bytes(x))
 			wb.Write(0, f32bytes(w))
 			step := stepBuffer(t, d, ntok-1, 0, nil) // the last token is not in the batch
 			b := &Backend{d: d, o: ob, x: xb, step: step, xStride: stride, cfg: arch.Config{Embd: c.n, NormEps: eps}, rec: recipe{residualScale: c.rs}}
-			var norm *Buffer
+			var norm *vulkan.Buffer
 			if c.norm {
 				norm = wb
 			}
-			runOnce(t, d, func(r *Recorder) error { return b.recordBranchEnd(r, "residual", norm, bodyShape{cap: ntok}) })
+			runOnce(t, d, func(r *vulkan.Recorder) error { return b.recordBranchEnd(r, "residual", norm, bodyShape{cap: ntok}) })
 			raw := make([]byte, 4*len(x))
 			xb.Read(0, raw)
 			got := bytesF32(raw)
@@ -145,10 +147,10 @@ func TestLogitsScaleCap(t *testing.T) {
 				lg[i] *= 20 // well into tanh's flat part
 			}
 			b := &Backend{d: d, cfg: arch.Config{Vocab: vocab}, rec: recipe{logitScale: c.scale, finalCap: c.cap}}
-			b.logits, _ = d.NewBuffer("logits", uint64(4*len(lg)), memHost)
+			b.logits, _ = d.NewBuffer("logits", uint64(4*len(lg)), vulkan.MemHost)
 			b.logits.Write(0, f32bytes(lg))
 			b.step = stepBuffer(t, d, ntok-1, 0, nil)
-			runOnce(t, d, func(r *Recorder) error { return b.recordLogits(r, bodyShape{cap: ntok}, c.last) })
+			runOnce(t, d, func(r *vulkan.Recorder) error { return b.recordLogits(r, bodyShape{cap: ntok}, c.last) })
 			raw := make([]byte, 4*len(lg))
 			b.logits.Read(0, raw)
 			got := bytesF32(raw)

@@ -18,7 +18,7 @@ import (
 // this path.
 func TestDeviceResidentUnmapped(t *testing.T) {
 	testDevice(t) // skips without Vulkan
-	d, err := Open(-1)
+	d, err := openGPU(-1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestDeviceResidentUnmapped(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	d.unmapped = true
+	d.Unmapped = true
 	d.tune = gpuTuning
 	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
 	opts := backend.Options{ContextSize: 64, Device: -1}

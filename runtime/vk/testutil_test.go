@@ -12,11 +12,13 @@ import (
 
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/quant"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 var (
 	sharedOnce sync.Once
-	shared     *Device
+	shared     *gpu
 	sharedErr  error
 )
 
@@ -35,10 +37,10 @@ func TestMain(m *testing.M) {
 
 // testDevice returns the shared default device, skipping only when no
 // Vulkan device exists at all.
-func testDevice(t testing.TB) *Device {
+func testDevice(t testing.TB) *gpu {
 	t.Helper()
-	sharedOnce.Do(func() { shared, sharedErr = Open(-1) })
-	if errors.Is(sharedErr, ErrNoVulkan) {
+	sharedOnce.Do(func() { shared, sharedErr = openGPU(-1) })
+	if errors.Is(sharedErr, vulkan.ErrNoVulkan) {
 		t.Skipf("no Vulkan device: %v", sharedErr)
 	}
 	if sharedErr != nil {

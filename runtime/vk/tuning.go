@@ -1,5 +1,7 @@
 package vk
 
+import "vkchat/runtime/vk/vulkan"
+
 // tuning is every layout choice that depends on the kind of device rather
 // than on the model: a CPU device (lavapipe) runs a workgroup's lanes one
 // after another with its registers on a stack, a GPU runs thousands of
@@ -62,14 +64,14 @@ type tuning struct {
 }
 
 // stepKind and logitsKind are where the step parameters and the logits live.
-func (t tuning) stepKind() memKind   { return t.residentKind() }
-func (t tuning) logitsKind() memKind { return t.residentKind() }
+func (t tuning) stepKind() vulkan.MemKind   { return t.residentKind() }
+func (t tuning) logitsKind() vulkan.MemKind { return t.residentKind() }
 
-func (t tuning) residentKind() memKind {
+func (t tuning) residentKind() vulkan.MemKind {
 	if t.deviceResident {
-		return memDevice
+		return vulkan.MemDevice
 	}
-	return memHost
+	return vulkan.MemHost
 }
 
 var (

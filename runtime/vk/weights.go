@@ -6,26 +6,28 @@ import (
 	"vkchat/runtime/arch"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/quant"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // layerWeights are one block's weights as the kernels use them. Matrices of
 // one type that read the same input are stacked so one dispatch computes
 // them: Q|K|V, and gate with up (paired) when their types match.
 type layerWeights struct {
-	qkv        *Matrix   // nil when Q, K and V differ in type
-	q, k, v    *Matrix   // used when qkv is nil
-	bias       *Buffer   // Q|K|V biases (Qwen2), or nil
-	biases     []*Buffer // the same split, when q, k and v are separate
-	wo         *Matrix   //
-	gate, up   *Matrix   // paired when types match
-	down       *Matrix   //
-	attnNorm   *Buffer   // padded with zeros to the x stride; nil without pre-norms
-	ffnNorm    *Buffer   //
-	qNorm      *Buffer   // Q/K norms ([head_dim] or the full width), or nil
-	kNorm      *Buffer   //
-	postAttn   *Buffer   // post-attention and post-FFN norms, or nil
-	postFFN    *Buffer   //
-	matrices   []*Matrix // everything above, for accounting
+	qkv        *Matrix          // nil when Q, K and V differ in type
+	q, k, v    *Matrix          // used when qkv is nil
+	bias       *vulkan.Buffer   // Q|K|V biases (Qwen2), or nil
+	biases     []*vulkan.Buffer // the same split, when q, k and v are separate
+	wo         *Matrix          //
+	gate, up   *Matrix          // paired when types match
+	down       *Matrix          //
+	attnNorm   *vulkan.Buffer   // padded with zeros to the x stride; nil without pre-norms
+	ffnNorm    *vulkan.Buffer   //
+	qNorm      *vulkan.Buffer   // Q/K norms ([head_dim] or the full width), or nil
+	kNorm      *vulkan.Buffer   //
+	postAttn   *vulkan.Buffer   // post-attention and post-FFN norms, or nil
+	postFFN    *vulkan.Buffer   //
+	matrices   []*Matrix        // everything above, for accounting
 	vectorSize uint64
 }
 
@@ -38,7 +40,7 @@ func (b *Backend) uploadWeights() error {
 			return nil
 		}
 		var mat *Matrix
-		mat, err = b.d.UploadMatrix(w.Name, w.Type, w.Rows, w.Cols, w.Data)
+		mat, err = b.d.uploadMatrix(w.Name, w.Type, w.Rows, w.Cols, w.Data)
 		if mat != nil {
 			b.weightBytes += mat.Bytes
 		}
@@ -61,7 +63,7 @@ func (b *Backend) uploadWeights() error {
 		lw := &layerWeights{}
 		if L.Wq.Type == L.Wk.Type && L.Wq.Type == L.Wv.Type {
 			rows := L.Wq.Rows + L.Wk.Rows + L.Wv.Rows
-			lw.qkv, err = b.d.UploadMatrix(fmt.Sprintf("blk.%d.attn_qkv (stacked)", i), L.Wq.Type, rows, L.Wq.Cols, L.Wq.Data, L.Wk.Data, L.Wv.Data)
+			lw.qkv, err = b.d.uploadMatrix(fmt.Sprintf("blk.%d.attn_qkv (stacked)", i), L.Wq.Type, rows, L.Wq.Cols, L.Wq.Data, L.Wk.Data, L.Wv.Data)
 			if lw.qkv != nil {
 				b.weightBytes += lw.qkv.Bytes
 			}
@@ -85,7 +87,7 @@ func (b *Backend) uploadWeights() error {
 		}
 		for _, v := range []struct {
 			w   *arch.Weight
-			dst **Buffer
+			dst **vulkan.Buffer
 		}{{L.QNorm, &lw.qNorm}, {L.KNorm, &lw.kNorm}, {L.PostAttnNorm, &lw.postAttn}, {L.PostFFNNorm, &lw.postFFN}} {
 			if v.w == nil {
 				continue
@@ -127,7 +129,7 @@ func (b *Backend) uploadWeights() error {
 }
 
 // vector uploads an F32 vector zero-padded to n floats.
-func (b *Backend) vector(w arch.Weight, n int) (*Buffer, error) {
+func (b *Backend) vector(w arch.Weight, n int) (*vulkan.Buffer, error) {
 	if w.Type != ggml.F32 {
 		return nil, fmt.Errorf("tensor %q: vectors must be F32, found %s", w.Name, w.Type)
 	}
@@ -138,10 +140,10 @@ func (b *Backend) vector(w arch.Weight, n int) (*Buffer, error) {
 	return b.floats(w.Name, v, n)
 }
 
-func (b *Backend) floats(name string, v []float32, n int) (*Buffer, error) {
+func (b *Backend) floats(name string, v []float32, n int) (*vulkan.Buffer, error) {
 	data := make([]float32, max(n, len(v)))
 	copy(data, v)
-	buf, err := b.d.NewBuffer(name, uint64(4*len(data)), memDevice)
+	buf, err := b.d.NewBuffer(name, uint64(4*len(data)), vulkan.MemDevice)
 	if err != nil {
 		return nil, err
 	}

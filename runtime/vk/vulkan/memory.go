@@ -1,4 +1,4 @@
-package vk
+package vulkan
 
 import (
 	"fmt"
@@ -7,22 +7,24 @@ import (
 	vk "github.com/vulkan-go/vulkan"
 )
 
-// memKind says what a buffer's memory is for.
-type memKind int
+// MemKind says what a buffer's memory is for.
+type MemKind int
 
 const (
-	// memDevice is for weights, activations and the KV cache: device-local,
-	// and also host-visible where the device has such a type on its main
-	// heap (UMA, ReBAR, lavapipe) so uploads are plain copies.
-	memDevice memKind = iota
-	// memHost is for what the host reads or writes every step (logits, the
-	// step parameters): host-visible and coherent, cached where possible.
-	memHost
+	// MemDevice is for what the kernels read and write (a model's
+	// weights, activations and KV cache): device-local, and also
+	// host-visible where the device has such a type on its main heap (UMA,
+	// ReBAR, lavapipe) so uploads are plain copies.
+	MemDevice MemKind = iota
+	// MemHost is for what the host reads or writes every submission (a
+	// step's parameters, its logits): host-visible and coherent, cached
+	// where possible.
+	MemHost
 	memKinds
 )
 
-func (k memKind) String() string {
-	if k == memHost {
+func (k MemKind) String() string {
+	if k == MemHost {
 		return "host-visible"
 	}
 	return "device-local"
@@ -39,7 +41,7 @@ type block struct {
 	used   uint64
 	mapped unsafe.Pointer
 	typ    uint32
-	kind   memKind
+	kind   MemKind
 }
 
 type arena struct {
@@ -90,7 +92,7 @@ const (
 )
 
 // pickType chooses the memory type for kind among those allowed by bits.
-func (a *arena) pickType(bits uint32, kind memKind) (int, error) {
+func (a *arena) pickType(bits uint32, kind MemKind) (int, error) {
 	mp := &a.d.mem
 	largestLocal := uint64(0)
 	for h := range mp.heapSize {
@@ -107,7 +109,7 @@ func (a *arena) pickType(bits uint32, kind memKind) (int, error) {
 		heap := mp.heapSize[mp.typeHeap[i]]
 		score := -1
 		switch kind {
-		case memDevice:
+		case MemDevice:
 			if f&propDeviceLocal == 0 {
 				break
 			}
@@ -118,7 +120,7 @@ func (a *arena) pickType(bits uint32, kind memKind) (int, error) {
 			if f&(propHostVisible|propCoherent) == propHostVisible|propCoherent && heap >= largestLocal {
 				score = 2
 			}
-		case memHost:
+		case MemHost:
 			// Only coherent types: the runtime writes and reads mapped
 			// memory with plain copies and no vkFlush/vkInvalidate.
 
@@ -135,7 +137,7 @@ func (a *arena) pickType(bits uint32, kind memKind) (int, error) {
 		}
 	}
 	if best < 0 {
-		if kind == memHost {
+		if kind == MemHost {
 			return 0, fmt.Errorf("vulkan device %s has no host-visible, host-coherent memory type among bits %#x (vkchat does not flush or invalidate non-coherent memory)", a.d.Info.Name, bits)
 		}
 		return 0, fmt.Errorf("vulkan device %s has no %s memory type among bits %#x", a.d.Info.Name, kind, bits)
@@ -163,7 +165,7 @@ func alignUp(n, a uint64) uint64 {
 // alloc places a resource with requirements req in a block of its kind,
 // opening a new block (or a dedicated allocation for big resources) when
 // none has room.
-func (a *arena) alloc(req vk.MemoryRequirements, kind memKind, name string) (*block, uint64, error) {
+func (a *arena) alloc(req vk.MemoryRequirements, kind MemKind, name string) (*block, uint64, error) {
 	typ, err := a.pickType(req.MemoryTypeBits, kind)
 	if err != nil {
 		return nil, 0, fmt.Errorf("buffer %q: %w", name, err)
@@ -182,7 +184,7 @@ func (a *arena) alloc(req vk.MemoryRequirements, kind memKind, name string) (*bl
 	if max := a.d.Info.Features.MaxAllocationSize; max > 0 && bs > max {
 		bs = max
 	}
-	if kind == memHost {
+	if kind == MemHost {
 		bs = 16 << 20
 	}
 	if size > bs {
@@ -218,7 +220,7 @@ func (a *arena) alloc(req vk.MemoryRequirements, kind memKind, name string) (*bl
 		return nil, 0, err
 	}
 	b := &block{mem: mem, size: bs, typ: uint32(typ), kind: kind, used: size}
-	if a.mappable(typ) && !(kind == memDevice && a.d.unmapped) {
+	if a.mappable(typ) && !(kind == MemDevice && a.d.Unmapped) {
 		p, r := a.mapMemory(mem, bs)
 		if err := check("vkMapMemory", r, "%d bytes for %q", bs, name); err != nil {
 			a.free(mem)

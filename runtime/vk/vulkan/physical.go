@@ -1,8 +1,7 @@
-package vk
+package vulkan
 
 import (
 	"fmt"
-	"sort"
 
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -17,7 +16,7 @@ type DeviceInfo struct {
 	Heaps        []Heap
 	SubgroupSize uint32
 	SubgroupOps  []string
-	Features     features
+	Features     Features
 	Limits       Limits
 	ComputeQueue bool
 	VendorID     uint32
@@ -48,14 +47,6 @@ type Limits struct {
 	MaxAllocationCount    uint32
 	MaxTexelElements      uint64 // texels one texel-buffer view may span
 	MinTexelAlignment     uint64
-}
-
-var typeRank = map[vk.PhysicalDeviceType]int{
-	vk.PhysicalDeviceTypeDiscreteGpu:   0,
-	vk.PhysicalDeviceTypeIntegratedGpu: 1,
-	vk.PhysicalDeviceTypeVirtualGpu:    2,
-	vk.PhysicalDeviceTypeCpu:           3,
-	vk.PhysicalDeviceTypeOther:         4,
 }
 
 var typeNames = map[vk.PhysicalDeviceType]string{
@@ -135,7 +126,7 @@ func physicalDevices(inst vk.Instance) ([]vk.PhysicalDevice, error) {
 	return pds[:n], nil
 }
 
-func describe(inst vk.Instance, pd vk.PhysicalDevice, index int) (DeviceInfo, vk.PhysicalDeviceType) {
+func describe(inst vk.Instance, pd vk.PhysicalDevice, index int) DeviceInfo {
 	var p vk.PhysicalDeviceProperties
 	vk.GetPhysicalDeviceProperties(pd, &p)
 	p.Deref()
@@ -191,7 +182,7 @@ func describe(inst vk.Instance, pd vk.PhysicalDevice, index int) (DeviceInfo, vk
 		}
 		info.Heaps = append(info.Heaps, heap)
 	}
-	return info, p.DeviceType
+	return info
 }
 
 // Devices lists the physical devices in the loader's order.
@@ -207,7 +198,7 @@ func Devices() ([]DeviceInfo, error) {
 	}
 	infos := make([]DeviceInfo, len(pds))
 	for i, pd := range pds {
-		infos[i], _ = describe(inst, pd, i)
+		infos[i] = describe(inst, pd, i)
 	}
 	destroyInstance(inst)
 	if err := validationError("listing devices"); err != nil {
@@ -216,48 +207,54 @@ func Devices() ([]DeviceInfo, error) {
 	return infos, nil
 }
 
-// pickDevice returns the index to use: the requested one, or the best by
-// type (discrete > integrated > virtual > CPU) among those with compute
-// queues and Vulkan 1.2.
-func pickDevice(infos []DeviceInfo, types []vk.PhysicalDeviceType, want int) (int, error) {
+// typeRank orders device types for Choose: discrete > integrated > virtual
+// > CPU > other (and anything unnamed).
+var typeRank = map[string]int{"discrete": 0, "integrated": 1, "virtual": 2, "cpu": 3, "other": 4}
+
+func rank(d DeviceInfo) int {
+	if r, ok := typeRank[d.Type]; ok {
+		return r
+	}
+	return len(typeRank)
+}
+
+// Usable says whether the runtime can open the device: it has a compute
+// queue and Vulkan 1.2, the least the runtime's queries, feature structs
+// and kernels need.
+func (d DeviceInfo) Usable() bool {
+	return d.ComputeQueue && d.Features.APIVersion >= vk.MakeVersion(1, 2, 0)
+}
+
+// Choose is the one device choice: the index among infos (as Devices lists
+// them) that Open(want) opens, `vkchat devices` marks as chosen and the
+// engine's automatic backend choice looks at. want itself when it is 0 or
+// more and usable, else the usable device of the best type (discrete >
+// integrated > virtual > CPU > other), the first listed among equals.
+// With no usable device the error wraps ErrNoVulkan.
+func Choose(infos []DeviceInfo, want int) (int, error) {
 	if want >= 0 {
 		if want >= len(infos) {
 			return 0, fmt.Errorf("vulkan device %d does not exist (%d devices; see 'vkchat devices')", want, len(infos))
 		}
-		if !infos[want].ComputeQueue {
-			return 0, fmt.Errorf("vulkan device %d (%s) has no compute queue", want, infos[want].Name)
+		d := infos[want]
+		if !d.ComputeQueue {
+			return 0, fmt.Errorf("vulkan device %d (%s) has no compute queue", want, d.Name)
+		}
+		if !d.Usable() {
+			return 0, fmt.Errorf("vulkan device %d (%s) supports Vulkan %s, 1.2 is required", want, d.Name, versionString(d.Features.APIVersion))
 		}
 		return want, nil
 	}
-	order := make([]int, 0, len(infos))
-	for i := range infos {
-		if infos[i].ComputeQueue && infos[i].Features.APIVersion >= vk.MakeVersion(1, 2, 0) {
-			order = append(order, i)
+	best := -1
+	for i, d := range infos {
+		if d.Usable() && (best < 0 || rank(d) < rank(infos[best])) {
+			best = i
 		}
 	}
-	if len(order) == 0 {
+	if best < 0 {
 		return 0, fmt.Errorf("%w: no device with a compute queue and Vulkan 1.2 among %d", ErrNoVulkan, len(infos))
 	}
-	sort.SliceStable(order, func(a, b int) bool { return typeRank[types[order[a]]] < typeRank[types[order[b]]] })
-	return order[0], nil
-}
-
-// Chosen is the device Open(want) would use among infos (as Devices
-// lists them): want itself when it is 0 or more, else the best by type.
-func Chosen(infos []DeviceInfo, want int) (int, error) {
-	byName := map[string]vk.PhysicalDeviceType{}
-	for t, name := range typeNames {
-		byName[name] = t
-	}
-	types := make([]vk.PhysicalDeviceType, len(infos))
-	for i, d := range infos {
-		t, ok := byName[d.Type]
-		if !ok {
-			t = vk.PhysicalDeviceTypeOther
-		}
-		types[i] = t
-	}
-	return pickDevice(infos, types, want)
+	return best, nil
 }
 
 // IsGPU says whether the device is a discrete or integrated GPU: the kinds

@@ -1,4 +1,4 @@
-package vk
+package vulkan
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package vk
+package vulkan
 
 import (
 	"fmt"
@@ -8,18 +8,16 @@ import (
 	"unsafe"
 
 	vk "github.com/vulkan-go/vulkan"
-
-	"vkchat/shaders"
 )
 
-// Kernel is one compute pipeline: a shader from shaders/spv with its
-// specialization constants fixed, all bindings storage buffers, and a push
-// constant block of push bytes.
+// Kernel is one compute pipeline: a SPIR-V compute shader with its
+// specialization constants fixed, its bindings' descriptor types read from
+// the SPIR-V (reflect.go), and a push constant block of push bytes.
 type Kernel struct {
 	Name string
 	Spec []uint32
 	// Subgroup is the subgroup size the pipeline was created to require
-	// (0: the driver's choice); see DeviceInfo.requiredSubgroup.
+	// (0: the driver's choice); see DeviceInfo.RequiredSubgroup.
 	Subgroup uint32
 	types    []vk.DescriptorType
 	bindings int
@@ -47,13 +45,9 @@ type module struct {
 	types []vk.DescriptorType
 }
 
-func (d *Device) module(name string) (vk.ShaderModule, []vk.DescriptorType, error) {
+func (d *Device) module(name string, code []uint32) (vk.ShaderModule, []vk.DescriptorType, error) {
 	if m, ok := d.modules[name]; ok {
 		return m.m, m.types, nil
-	}
-	code, err := shaders.SPIRV(name)
-	if err != nil {
-		return nil, nil, err
 	}
 	types, err := bindingTypes(code)
 	if err != nil {
@@ -70,10 +64,12 @@ func (d *Device) module(name string) (vk.ShaderModule, []vk.DescriptorType, erro
 	return m, types, nil
 }
 
-// Kernel returns the pipeline for shader name with specialization constants
-// spec (constant_id i = spec[i]), creating it on first use. Pipelines live
-// until the device closes.
-func (d *Device) Kernel(name string, push uint32, spec ...uint32) (*Kernel, error) {
+// Kernel returns the pipeline for the compute shader name, whose SPIR-V is
+// code, with specialization constants spec (constant_id i = spec[i];
+// constant 0 is the workgroup size, local_size_x_id = 0), creating it on
+// first use. A name stands for one shader: its module is made from the
+// first code given and reused. Pipelines live until the device closes.
+func (d *Device) Kernel(name string, code []uint32, push uint32, spec ...uint32) (*Kernel, error) {
 	for _, k := range d.kernels {
 		if k.Name == name && k.push == push && equalU32(k.Spec, spec) {
 			return k, nil
@@ -82,7 +78,7 @@ func (d *Device) Kernel(name string, push uint32, spec ...uint32) (*Kernel, erro
 	if push > d.Info.Limits.MaxPushConstants {
 		return nil, fmt.Errorf("kernel %s needs %d bytes of push constants, device allows %d", name, push, d.Info.Limits.MaxPushConstants)
 	}
-	m, types, err := d.module(name)
+	m, types, err := d.module(name, code)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +111,13 @@ func (d *Device) Kernel(name string, push uint32, spec ...uint32) (*Kernel, erro
 
 // stageCompute is VK_SHADER_STAGE_COMPUTE_BIT.
 const stageCompute = uint32(vk.ShaderStageComputeBit)
+
+// RequiredSubgroup is the subgroup size a pipeline whose workgroup is
+// lanes wide is created with (Device.Kernel), and whether it also requires
+// full subgroups; see requiredSubgroup.
+func (info DeviceInfo) RequiredSubgroup(lanes uint32) (size uint32, full bool) {
+	return info.requiredSubgroup([]uint32{lanes})
+}
 
 // requiredSubgroup is the subgroup size a pipeline whose workgroup is
 // spec[0] lanes (every kernel's local_size_x_id is 0) is created with, and

@@ -1,4 +1,4 @@
-package vk
+package vulkan
 
 import (
 	"os"
@@ -24,7 +24,7 @@ func TestValidationRecords(t *testing.T) {
 	}
 	expectValidation(true)
 	defer expectValidation(false)
-	buf, err := d.NewBuffer("validation probe", 256, memDevice)
+	buf, err := d.NewBuffer("validation probe", 256, MemDevice)
 	if err != nil {
 		t.Fatal(err)
 	}

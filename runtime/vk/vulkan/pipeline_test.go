@@ -1,4 +1,4 @@
-package vk
+package vulkan
 
 import "testing"
 
@@ -8,7 +8,7 @@ import "testing"
 // number of them; nothing without 1.3 subgroup-size control for compute.
 func TestRequiredSubgroup(t *testing.T) {
 	ctl := func(min, max uint32, full bool) DeviceInfo {
-		return DeviceInfo{Features: features{SubgroupSizeControl: true, ComputeFullSubgroups: full, RequiredSubgroupStages: stageCompute, MinSubgroupSize: min, MaxSubgroupSize: max}}
+		return DeviceInfo{Features: Features{SubgroupSizeControl: true, ComputeFullSubgroups: full, RequiredSubgroupStages: stageCompute, MinSubgroupSize: min, MaxSubgroupSize: max}}
 	}
 	noStage := ctl(8, 32, true)
 	noStage.Features.RequiredSubgroupStages = 0
@@ -30,7 +30,7 @@ func TestRequiredSubgroup(t *testing.T) {
 		{"NVIDIA fixed 32", ctl(32, 32, true), 64, 32, true},
 		{"no full-subgroups feature", ctl(32, 64, false), 64, 64, false},
 		{"no compute stage", noStage, 32, 0, false},
-		{"no control", DeviceInfo{Features: features{MinSubgroupSize: 8, MaxSubgroupSize: 32}}, 32, 0, false},
+		{"no control", DeviceInfo{Features: Features{MinSubgroupSize: 8, MaxSubgroupSize: 32}}, 32, 0, false},
 		{"more subgroups than a workgroup may hold", few, 256, 0, false},
 		{"within that many", few, 64, 32, true},
 	} {

@@ -1,4 +1,4 @@
-package vk
+package vulkan
 
 /*
 #cgo linux LDFLAGS: -ldl
@@ -57,8 +57,9 @@ func load() error {
 	return loadErr
 }
 
-// features is what the 1.2/1.3 query structs report.
-type features struct {
+// Features is what the 1.2/1.3 query structs report: the optional
+// features, subgroup properties and driver identity of a device.
+type Features struct {
 	APIVersion            uint32
 	SubgroupSize          uint32
 	SubgroupStages        uint32
@@ -88,16 +89,16 @@ type features struct {
 
 func handle(p unsafe.Pointer) C.vkc_handle { return C.vkc_handle(p) }
 
-func queryFeatures(inst vk.Instance, pd vk.PhysicalDevice) features {
+func queryFeatures(inst vk.Instance, pd vk.PhysicalDevice) Features {
 	return queryFeaturesAt(inst, pd, requestedAPI())
 }
 
 // queryFeaturesAt queries through the structs API version api allows (the
 // instance's version; the shim also caps it by the device's).
-func queryFeaturesAt(inst vk.Instance, pd vk.PhysicalDevice, api uint32) features {
+func queryFeaturesAt(inst vk.Instance, pd vk.PhysicalDevice, api uint32) Features {
 	var f C.vkc_features
 	C.vkc_query(handle(unsafe.Pointer(inst)), handle(unsafe.Pointer(pd)), C.uint32_t(api), &f)
-	return features{
+	return Features{
 		APIVersion:             uint32(f.api_version),
 		SubgroupSize:           uint32(f.subgroup_size),
 		SubgroupStages:         uint32(f.subgroup_stages),
@@ -133,7 +134,7 @@ func b32(b bool) C.uint32_t {
 
 // createDevice creates the logical device with one compute queue and the
 // optional features the kernels use enabled through the 1.2/1.3 structs.
-func createDevice(inst vk.Instance, pd vk.PhysicalDevice, family uint32, f features) (vk.Device, error) {
+func createDevice(inst vk.Instance, pd vk.PhysicalDevice, family uint32, f Features) (vk.Device, error) {
 	en := C.vkc_enable{
 		storage16:              b32(f.Storage16),
 		storage8:               b32(f.Storage8),

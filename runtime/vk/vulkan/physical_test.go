@@ -1,39 +1,49 @@
-package vk
+package vulkan
 
 import (
+	"errors"
 	"testing"
 
 	vk "github.com/vulkan-go/vulkan"
 )
 
-func TestPickDevicePrefersDiscrete(t *testing.T) {
+func TestChoosePrefersDiscrete(t *testing.T) {
 	v12 := vk.MakeVersion(1, 2, 0)
 	infos := []DeviceInfo{
-		{Index: 0, Name: "cpu", ComputeQueue: true, Features: features{APIVersion: v12}},
-		{Index: 1, Name: "igpu", ComputeQueue: true, Features: features{APIVersion: v12}},
-		{Index: 2, Name: "old dgpu", ComputeQueue: true, Features: features{APIVersion: vk.MakeVersion(1, 1, 0)}},
-		{Index: 3, Name: "dgpu", ComputeQueue: true, Features: features{APIVersion: v12}},
-		{Index: 4, Name: "no compute", Features: features{APIVersion: v12}},
+		{Index: 0, Name: "cpu", Type: "cpu", ComputeQueue: true, Features: Features{APIVersion: v12}},
+		{Index: 1, Name: "igpu", Type: "integrated", ComputeQueue: true, Features: Features{APIVersion: v12}},
+		{Index: 2, Name: "old dgpu", Type: "discrete", ComputeQueue: true, Features: Features{APIVersion: vk.MakeVersion(1, 1, 0)}},
+		{Index: 3, Name: "dgpu", Type: "discrete", ComputeQueue: true, Features: Features{APIVersion: v12}},
+		{Index: 4, Name: "no compute", Type: "discrete", Features: Features{APIVersion: v12}},
 	}
-	types := []vk.PhysicalDeviceType{vk.PhysicalDeviceTypeCpu, vk.PhysicalDeviceTypeIntegratedGpu, vk.PhysicalDeviceTypeDiscreteGpu, vk.PhysicalDeviceTypeDiscreteGpu, vk.PhysicalDeviceTypeDiscreteGpu}
-	if got, err := pickDevice(infos, types, -1); err != nil || got != 3 {
+	if got, err := Choose(infos, -1); err != nil || got != 3 {
 		t.Errorf("best: %d, %v; want 3", got, err)
 	}
-	if got, err := pickDevice(infos[:2], types[:2], -1); err != nil || got != 1 {
+	if got, err := Choose(infos[:2], -1); err != nil || got != 1 {
 		t.Errorf("best of cpu and igpu: %d, %v; want 1", got, err)
 	}
-	if got, err := pickDevice(infos, types, 0); err != nil || got != 0 {
+	if got, err := Choose(infos, 0); err != nil || got != 0 {
 		t.Errorf("explicit 0: %d, %v", got, err)
 	}
-	if _, err := pickDevice(infos, types, 9); err == nil {
+	if _, err := Choose(infos, 9); err == nil {
 		t.Error("device 9 of 5 accepted")
 	}
-	if _, err := pickDevice(infos, types, 4); err == nil {
+	if _, err := Choose(infos, 4); err == nil {
 		t.Error("device without a compute queue accepted")
+	}
+	if _, err := Choose(infos, 2); err == nil {
+		t.Error("a Vulkan 1.1 device accepted by index")
+	}
+	if _, err := Choose(infos[2:3], -1); !errors.Is(err, ErrNoVulkan) {
+		t.Errorf("only a Vulkan 1.1 device: %v, want ErrNoVulkan", err)
+	}
+	// equals: the first listed; an unnamed type ranks last
+	two := []DeviceInfo{infos[0], infos[0], {Name: "odd", Type: "", ComputeQueue: true, Features: Features{APIVersion: v12}}}
+	if got, err := Choose(two, -1); err != nil || got != 0 {
+		t.Errorf("two CPU devices and an unnamed one: %d, %v; want 0", got, err)
 	}
 }
 
-// TestDevices checks what the loader shim reports for the real devices.
 func TestDevices(t *testing.T) {
 	testDevice(t) // skips without Vulkan
 	infos, err := Devices()
@@ -74,7 +84,7 @@ func TestSureSubgroup(t *testing.T) {
 		{"AMD without 1.3", vendorAMD, 64, 64, 64, 32},
 		{"nothing reported", 0x10DE, 0, 0, 0, 1},
 	} {
-		d := DeviceInfo{VendorID: c.vendor, SubgroupSize: c.size, Features: features{SubgroupSize: c.size, MinSubgroupSize: c.minS, MaxSubgroupSize: c.maxS}}
+		d := DeviceInfo{VendorID: c.vendor, SubgroupSize: c.size, Features: Features{SubgroupSize: c.size, MinSubgroupSize: c.minS, MaxSubgroupSize: c.maxS}}
 		if got := d.SureSubgroup(); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}

@@ -1,4 +1,4 @@
-package vk
+package vulkan
 
 import (
 	"errors"
@@ -7,8 +7,6 @@ import (
 	"time"
 
 	vk "github.com/vulkan-go/vulkan"
-
-	"vkchat/runtime/backend"
 )
 
 // TestFenceTimeoutIsNotDeviceLoss plays a device whose submission outlives
@@ -22,7 +20,7 @@ func TestFenceTimeoutIsNotDeviceLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf, err := d.NewBuffer("in flight", 1024, memDevice)
+	buf, err := d.NewBuffer("in flight", 1024, MemDevice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +44,7 @@ func TestFenceTimeoutIsNotDeviceLoss(t *testing.T) {
 		t.Fatal("a submission past the fence timeout succeeded")
 	case !errors.Is(err, ErrTimeout):
 		t.Errorf("%v is not ErrTimeout", err)
-	case errors.Is(err, backend.ErrDeviceLost):
+	case errors.Is(err, ErrDeviceLost):
 		t.Errorf("%v is reported as device loss", err)
 	case !strings.Contains(err.Error(), "VK_TIMEOUT") || !strings.Contains(err.Error(), "50ms"):
 		t.Errorf("message %q does not name the timeout", err)
@@ -54,7 +52,7 @@ func TestFenceTimeoutIsNotDeviceLoss(t *testing.T) {
 	if err := fill(); !errors.Is(err, ErrTimeout) || waits != 1 {
 		t.Errorf("a hung device took more work: %v (fence waits %d)", err, waits)
 	}
-	if err := d.idle(); !errors.Is(err, ErrTimeout) {
+	if err := d.Idle(); !errors.Is(err, ErrTimeout) {
 		t.Errorf("idle on a hung device: %v", err)
 	}
 	buf.Release()

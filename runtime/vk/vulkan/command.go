@@ -1,4 +1,4 @@
-package vk
+package vulkan
 
 import (
 	"fmt"
@@ -19,17 +19,23 @@ func (d *Device) newCommandBuffer() (vk.CommandBuffer, error) {
 	return cbs[0], nil
 }
 
-// vkCommandBuffer lets files without the vulkan-go import name the type.
-type vkCommandBuffer = vk.CommandBuffer
-
 func fillZero(cb vk.CommandBuffer, b *Buffer) {
 	vk.CmdFillBuffer(cb, b.buf, 0, vk.DeviceSize(b.Size), 0)
 }
 
-// run submits the recorders' command buffers in one submission, in order,
-// and waits for them. Work in one submission is ordered by the barriers
-// recorded at the end of each buffer.
-func (d *Device) run(rs ...*Recorder) error {
+// Zero fills the buffers with zeros in one submission and waits for it.
+func (d *Device) Zero(bufs ...*Buffer) error {
+	return d.oneShot(func(cb vk.CommandBuffer) {
+		for _, b := range bufs {
+			fillZero(cb, b)
+		}
+	})
+}
+
+// Submit submits the recorders' command buffers in one submission, in
+// order, and waits for them. Work in one submission is ordered by the
+// barriers recorded at the end of each buffer.
+func (d *Device) Submit(rs ...*Recorder) error {
 	cbs := make([]vk.CommandBuffer, len(rs))
 	n := 0
 	for i, r := range rs {
@@ -111,8 +117,9 @@ func (d *Device) oneShot(record func(cb vk.CommandBuffer)) error {
 func (d *Device) descriptorSet(dsl vk.DescriptorSetLayout, bindings int) (vk.DescriptorSet, error) {
 	const setsPerPool = 1024
 	if len(d.pools) == 0 || d.pooled >= setsPerPool {
-		// The mat-vec kernel, the largest, binds 10 texel buffers and 4
-		// storage buffers.
+		// Sized for the widest kernels in use (the forward pass's mat-vec
+		// binds 10 texel buffers and 4 storage buffers); a set that does
+		// not fit opens another pool below.
 		p, err := d.createDescriptorPool(setsPerPool,
 			[]vk.DescriptorType{vk.DescriptorTypeStorageBuffer, vk.DescriptorTypeUniformBuffer, vk.DescriptorTypeUniformTexelBuffer, vk.DescriptorTypeStorageTexelBuffer},
 			[]uint32{setsPerPool * 6, setsPerPool, setsPerPool * 12, setsPerPool})
@@ -145,9 +152,9 @@ type Arg struct {
 	Off   uint64
 	Size  uint64 // 0: to the end of the buffer
 	Write bool
-	// Format of a texel-buffer binding's view; 0 means R32G32B32A32_UINT,
+	// Format of a texel-buffer binding's view; 0 means R32G32B32A32Uint,
 	// the widest fetch.
-	Format vk.Format
+	Format Format
 	// Span, when not zero, is the part [Span[0], Span[1]) of the bound
 	// range (in bytes from Off) the dispatch actually touches: the binding
 	// still covers the whole range, but the barrier placement looks only at
@@ -187,10 +194,10 @@ type Recorder struct {
 	Barriers   int
 	// barrierAt is, for each barrier, how many dispatches preceded it.
 	barrierAt []int
-	// WeightBytes is what the recorded dispatches stream from weights per
-	// run: a decode step's bytes per token, the numerator of its
-	// bandwidth bound.
-	WeightBytes uint64
+	// StreamBytes is what the recorded dispatches stream per run, as
+	// declared by Work after each (for a model's decode step: its weight
+	// bytes per token, the numerator of its bandwidth bound).
+	StreamBytes uint64
 }
 
 // NewRecorder allocates a command buffer; profile > 0 reserves that many
@@ -231,7 +238,7 @@ func (r *Recorder) Begin() error {
 	if err := check("vkBeginCommandBuffer", res, "recorder"); err != nil {
 		return err
 	}
-	r.open, r.pending, r.labels, r.Dispatches, r.Barriers, r.WeightBytes = true, r.pending[:0], r.labels[:0], 0, 0, 0
+	r.open, r.pending, r.labels, r.Dispatches, r.Barriers, r.StreamBytes = true, r.pending[:0], r.labels[:0], 0, 0, 0
 	r.barrierAt = r.barrierAt[:0]
 	// A fence wait makes earlier submissions' writes available, not
 	// visible: one barrier before the first dispatch orders this buffer
@@ -392,10 +399,11 @@ type dispatchMeta struct {
 	bytes, macs   uint64
 }
 
-// weightWork records how many bytes of weights the last dispatch streams
-// and, for the profile, how many multiply-adds it does per token.
-func (r *Recorder) weightWork(bytes, macs uint64) {
-	r.WeightBytes += bytes
+// Work declares what the last dispatch does: how many bytes it streams
+// (added to StreamBytes) and, for the profile (KernelTime), how many
+// multiply-adds; the device cannot tell, only the recorder's caller knows.
+func (r *Recorder) Work(bytes, macs uint64) {
+	r.StreamBytes += bytes
 	if len(r.labels) > 0 {
 		r.labels[len(r.labels)-1].bytes += bytes
 		r.labels[len(r.labels)-1].macs += macs
@@ -406,8 +414,8 @@ func (r *Recorder) weightWork(bytes, macs uint64) {
 type KernelTime struct {
 	Label  string // what it computes, e.g. "L3 qkv"
 	Kernel string // the pipeline's shader
-	Bytes  uint64 // weight bytes it streams (mat-vec), 0 otherwise
-	MACs   uint64 // multiply-adds per token (mat-vec), 0 otherwise
+	Bytes  uint64 // bytes it streams, as declared by Recorder.Work (0: none declared)
+	MACs   uint64 // multiply-adds, as declared by Recorder.Work
 	Time   time.Duration
 }
 
@@ -439,3 +447,18 @@ func (r *Recorder) Timings() ([]KernelTime, error) {
 	}
 	return out, nil
 }
+
+// Recorded lists the dispatches recorded since Begin with their labels,
+// kernels and declared work (Time zero), on a recorder made with
+// timestamps (NewRecorder(profile > 0)); nil otherwise.
+func (r *Recorder) Recorded() []KernelTime {
+	var out []KernelTime
+	for _, m := range r.labels {
+		out = append(out, KernelTime{Label: m.label, Kernel: m.kernel, Bytes: m.bytes, MACs: m.macs})
+	}
+	return out
+}
+
+// BarriersBefore is, for each barrier recorded since Begin, how many
+// dispatches preceded it.
+func (r *Recorder) BarriersBefore() []int { return append([]int(nil), r.barrierAt...) }

@@ -1,4 +1,4 @@
-package vk
+package vulkan
 
 import (
 	"fmt"
@@ -107,5 +107,3 @@ func bindingTypes(code []uint32) ([]vk.DescriptorType, error) {
 	}
 	return out, nil
 }
-
-func vkFormat(f uint32) vk.Format { return vk.Format(f) }

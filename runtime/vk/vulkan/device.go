@@ -1,4 +1,4 @@
-package vk
+package vulkan
 
 // #include "shim.h"
 import "C"
@@ -29,33 +29,26 @@ type Device struct {
 	fence  vk.Fence
 	oneOff vk.CommandBuffer // uploads and other short submissions
 
-	arena    arena
-	staging  *Buffer // lazily created when device memory is not host-visible
-	scratch0 *Buffer // bound to bindings a kernel variant does not use
-	cache    *pipelineCache
-	modules  map[string]module
-	kernels  []*Kernel
-	pools    []vk.DescriptorPool
-	poolCap  uint32
-	pooled   uint32 // sets allocated from pools[len-1]
-	closers  []func()
-	closed   bool
+	arena   arena
+	staging *Buffer // lazily created when device memory is not host-visible
+	cache   *pipelineCache
+	modules map[string]module
+	kernels []*Kernel
+	pools   []vk.DescriptorPool
+	poolCap uint32
+	pooled  uint32 // sets allocated from pools[len-1]
+	closers []func()
+	closed  bool
 
-	// trace, when set, collects the buffers created, so a backend sharing
-	// the device can release its own.
+	// trace, when set, collects the buffers created (TrackBuffers).
 	trace *[]*Buffer
 
-	// partBytes caps one part of a split matrix (0: only the device's view
-	// limits); tests lower it to exercise splitting.
-	partBytes uint64
-
-	// tune is the kernel layout for this kind of device; tests swap it.
-	tune tuning
-
-	// unmapped leaves device-local memory unmapped even where it is host
+	// Unmapped leaves device-local memory unmapped even where it is host
 	// visible, so uploads and readbacks take the staging path of a
-	// discrete GPU without resizable BAR; tests set it on a fresh device.
-	unmapped bool
+	// discrete GPU without resizable BAR. Set it on a fresh device, before
+	// any buffer: lavapipe maps everything, so tests set it to run that
+	// path.
+	Unmapped bool
 
 	// hung is set when a submission outlived the fence timeout: the work
 	// may still be running and reading its buffers, so nothing is
@@ -88,16 +81,14 @@ func Open(index int) (d *Device, err error) {
 		return nil, fmt.Errorf("%w: the loader reports no physical devices", ErrNoVulkan)
 	}
 	infos := make([]DeviceInfo, len(pds))
-	types := make([]vk.PhysicalDeviceType, len(pds))
 	for i, pd := range pds {
-		infos[i], types[i] = describe(inst, pd, i)
+		infos[i] = describe(inst, pd, i)
 	}
-	pick, err := pickDevice(infos, types, index)
+	pick, err := Choose(infos, index)
 	if err != nil {
 		return nil, err
 	}
 	d.Info, d.phys = infos[pick], pds[pick]
-	d.tune = tuningFor(d.Info.Type)
 	d.family, _, _ = computeFamily(inst, d.phys)
 	d.mem = queryMemory(inst, d.phys)
 	// The kernels need nothing beyond Vulkan 1.2 core (f16 data is packed
@@ -139,11 +130,6 @@ func Open(index int) (d *Device, err error) {
 	}
 	d.arena.d = d
 	d.cache = openPipelineCache(d)
-	// Matrices are split by rows into parts no larger than a quarter of the
-	// largest allowed allocation, so no tensor needs one bigger than that.
-	if m := d.Info.Features.MaxAllocationSize; m > 0 {
-		d.partBytes = m / 4
-	}
 	return d, nil
 }
 
@@ -209,9 +195,9 @@ func (d *Device) Close() error {
 	return errors.Join(errs...)
 }
 
-// idle waits until the device has finished all submitted work; on a hung
+// Idle waits until the device has finished all submitted work; on a hung
 // device it reports the hang instead of waiting without bound.
-func (d *Device) idle() error {
+func (d *Device) Idle() error {
 	if d.hung != nil {
 		return d.hung
 	}
@@ -221,3 +207,21 @@ func (d *Device) idle() error {
 // onClose registers cleanup to run (in reverse order) before the device is
 // destroyed.
 func (d *Device) onClose(f func()) { d.closers = append(d.closers, f) }
+
+// TrackBuffers makes the device append every buffer it creates from now on
+// to *dst (nil: stop), so that a user sharing the device (a model loaded on
+// a device that outlives it) can release its own buffers; the device's own
+// (the staging buffer) are not listed.
+func (d *Device) TrackBuffers(dst *[]*Buffer) { d.trace = dst }
+
+// HeapsUsed is how many bytes this device has allocated from each memory
+// heap (indexed as Info.Heaps).
+func (d *Device) HeapsUsed() []uint64 {
+	out := make([]uint64, len(d.mem.heapSize))
+	copy(out, d.arena.heapUsed)
+	return out
+}
+
+// Staged says whether the device has made its staging buffer: some upload
+// or readback went through it rather than through mapped memory.
+func (d *Device) Staged() bool { return d.staging != nil }

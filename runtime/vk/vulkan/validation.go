@@ -1,4 +1,4 @@
-package vk
+package vulkan
 
 /*
 #include <stdlib.h>

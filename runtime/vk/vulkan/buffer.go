@@ -1,4 +1,4 @@
-package vk
+package vulkan
 
 import (
 	"fmt"
@@ -8,13 +8,14 @@ import (
 )
 
 // Buffer is a storage buffer placed in one of the device's memory blocks.
-// Its memory returns to the device only on Device.Close: the graph is
-// static, so nothing is freed while a model is loaded.
+// Its memory returns to the device only on Device.Close: the runtime's
+// users allocate up front (a forward pass's buffers are fixed at load), so
+// blocks are never freed piecemeal.
 type Buffer struct {
 	d      *Device
 	Name   string
 	Size   uint64
-	Kind   memKind
+	Kind   MemKind
 	buf    vk.Buffer
 	mapped unsafe.Pointer // nil unless the memory is host-visible
 	views  map[[3]uint64]vk.BufferView
@@ -22,11 +23,11 @@ type Buffer struct {
 }
 
 // view returns a texel view of [off, off+size), made once per format.
-func (b *Buffer) view(off, size uint64, format vk.Format) (vk.BufferView, error) {
+func (b *Buffer) view(off, size uint64, format Format) (vk.BufferView, error) {
 	if format == 0 {
-		format = vk.FormatR32g32b32a32Uint
+		format = R32G32B32A32Uint
 	}
-	texel := uint64(formatBytes[format])
+	texel := uint64(format.Bytes())
 	if texel == 0 {
 		return nil, fmt.Errorf("texel view of %q: unsupported format %d", b.Name, format)
 	}
@@ -37,7 +38,7 @@ func (b *Buffer) view(off, size uint64, format vk.Format) (vk.BufferView, error)
 	if v, ok := b.views[key]; ok {
 		return v, nil
 	}
-	ci := &vk.BufferViewCreateInfo{SType: vk.StructureTypeBufferViewCreateInfo, Buffer: b.buf, Format: format, Offset: vk.DeviceSize(off), Range: vk.DeviceSize(size / texel * texel)}
+	ci := &vk.BufferViewCreateInfo{SType: vk.StructureTypeBufferViewCreateInfo, Buffer: b.buf, Format: vk.Format(format), Offset: vk.DeviceSize(off), Range: vk.DeviceSize(size / texel * texel)}
 	var v vk.BufferView
 	r := vk.CreateBufferView(b.d.dev, ci, nil, &v)
 	ci.Free()
@@ -53,7 +54,7 @@ func (b *Buffer) view(off, size uint64, format vk.Format) (vk.BufferView, error)
 
 // NewBuffer creates a buffer of size bytes (rounded up to 16 so that uvec4
 // loads of the last element stay inside).
-func (d *Device) NewBuffer(name string, size uint64, kind memKind) (*Buffer, error) {
+func (d *Device) NewBuffer(name string, size uint64, kind MemKind) (*Buffer, error) {
 	if size == 0 {
 		size = 16
 	}
@@ -147,7 +148,7 @@ func (d *Device) stage(b *Buffer, off uint64, data []byte, upload bool) error {
 	if d.staging == nil {
 		trace := d.trace
 		d.trace = nil
-		s, err := d.NewBuffer("staging", stagingSize, memHost)
+		s, err := d.NewBuffer("staging", stagingSize, MemHost)
 		d.trace = trace
 		if err != nil {
 			return err
@@ -179,14 +180,40 @@ func (d *Device) stage(b *Buffer, off uint64, data []byte, upload bool) error {
 	return nil
 }
 
-var formatBytes = map[vk.Format]int{
-	vk.FormatR32g32b32a32Uint:   16,
-	vk.FormatR32g32b32a32Sfloat: 16,
-	vk.FormatR32g32Uint:         8,
-	vk.FormatR32Uint:            4,
-	vk.FormatR32Sfloat:          4,
-	vk.FormatR16Uint:            2,
-	vk.FormatR16Sfloat:          2,
-	vk.FormatR16g16b16a16Sfloat: 8,
-	vk.FormatR8Uint:             1,
+// Format is the texel format of a texel-buffer view (a VkFormat); the
+// zero Format means R32G32B32A32Uint, the widest fetch.
+type Format uint32
+
+// The formats a texel view may take.
+const (
+	R32G32B32A32Uint   = Format(vk.FormatR32g32b32a32Uint)
+	R32G32B32A32Sfloat = Format(vk.FormatR32g32b32a32Sfloat)
+	R32G32Uint         = Format(vk.FormatR32g32Uint)
+	R32Uint            = Format(vk.FormatR32Uint)
+	R32Sfloat          = Format(vk.FormatR32Sfloat)
+	R16Uint            = Format(vk.FormatR16Uint)
+	R16Sfloat          = Format(vk.FormatR16Sfloat)
+	R16G16B16A16Sfloat = Format(vk.FormatR16g16b16a16Sfloat)
+	R8Uint             = Format(vk.FormatR8Uint)
+)
+
+var formatBytes = map[Format]int{
+	R32G32B32A32Uint:   16,
+	R32G32B32A32Sfloat: 16,
+	R32G32Uint:         8,
+	R32Uint:            4,
+	R32Sfloat:          4,
+	R16Uint:            2,
+	R16Sfloat:          2,
+	R16G16B16A16Sfloat: 8,
+	R8Uint:             1,
+}
+
+// Bytes is the size of one texel of the format (0: not a format a view
+// may take).
+func (f Format) Bytes() int {
+	if f == 0 {
+		f = R32G32B32A32Uint
+	}
+	return formatBytes[f]
 }

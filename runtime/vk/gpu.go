@@ -1,0 +1,87 @@
+package vk
+
+import (
+	"vkchat/runtime/vk/vulkan"
+	"vkchat/shaders"
+)
+
+// gpu is a Vulkan device as the forward pass uses it: the device, the
+// kernel layout for its kind (tuning.go), the largest part a matrix is
+// split into, and the forward pass's own shaders (package shaders) by name.
+type gpu struct {
+	*vulkan.Device
+
+	// tune is the kernel layout for this kind of device; tests swap it.
+	tune tuning
+
+	// partBytes caps one part of a split matrix (0: only the device's view
+	// limits); tests lower it to exercise splitting.
+	partBytes uint64
+
+	scratch0 *vulkan.Buffer // bound to bindings a kernel variant does not use
+	trace    *[]*vulkan.Buffer
+	code     map[string][]uint32
+}
+
+// openGPU opens the Vulkan device index (-1: vulkan.Choose's) for the
+// forward pass.
+func openGPU(index int) (*gpu, error) {
+	d, err := vulkan.Open(index)
+	if err != nil {
+		return nil, err
+	}
+	return newGPU(d), nil
+}
+
+func newGPU(d *vulkan.Device) *gpu {
+	g := &gpu{Device: d, tune: tuningFor(d.Info.Type), code: map[string][]uint32{}}
+	// Matrices are split by rows into parts no larger than a quarter of the
+	// largest allowed allocation, so no tensor needs one bigger than that.
+	if m := d.Info.Features.MaxAllocationSize; m > 0 {
+		g.partBytes = m / 4
+	}
+	return g
+}
+
+// kernel is the pipeline for the embedded shader name (shaders/spv) with
+// specialization constants spec; see vulkan.Device.Kernel.
+func (g *gpu) kernel(name string, push uint32, spec ...uint32) (*vulkan.Kernel, error) {
+	code, ok := g.code[name]
+	if !ok {
+		var err error
+		if code, err = shaders.SPIRV(name); err != nil {
+			return nil, err
+		}
+		g.code[name] = code
+	}
+	return g.Kernel(name, code, push, spec...)
+}
+
+// track collects the buffers created from now on into *dst (nil: stop),
+// so a backend on a shared device can release its own.
+func (g *gpu) track(dst *[]*vulkan.Buffer) {
+	g.trace = dst
+	g.TrackBuffers(dst)
+}
+
+// dummy is the buffer bound where a kernel variant leaves a binding unused:
+// the device's own, not the backend being built's.
+func (g *gpu) dummy() (*vulkan.Buffer, error) {
+	if g.scratch0 == nil {
+		g.TrackBuffers(nil)
+		b, err := g.NewBuffer("unused binding", 256, vulkan.MemDevice)
+		g.TrackBuffers(g.trace)
+		if err != nil {
+			return nil, err
+		}
+		g.scratch0 = b
+	}
+	return g.scratch0, nil
+}
+
+func alignUp(n, a uint64) uint64 {
+	if a <= 1 {
+		return n
+	}
+	return (n + a - 1) / a * a
+}
