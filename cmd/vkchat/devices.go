@@ -69,10 +69,14 @@ func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			humanBytes(int64(l.MaxStorageBufferRange)), l.MaxTexelElements, l.MaxPushConstants, humanBytes(int64(l.MaxSharedMemory)), l.MaxWorkGroupCount)
 		fmt.Fprintf(stdout, "  timestamps: %d bits, %.3g ns per tick; max allocation %s, max workgroup %d invocations\n",
 			l.TimestampBits, l.TimestampPeriod, humanBytes(int64(f.MaxAllocationSize)), l.MaxWorkGroupSize)
-		if !d.ComputeQueue {
+		switch {
+		case !d.ComputeQueue:
 			fmt.Fprintln(stdout, "  no compute queue: not usable")
+		case !d.Usable():
+			fmt.Fprintln(stdout, "  below Vulkan 1.2: not usable")
 		}
 	}
+	// the one device choice: what every other command opens
 	pick, err := vulkan.Choose(infos, *device)
 	if err != nil {
 		return err

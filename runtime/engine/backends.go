@@ -47,8 +47,9 @@ func ChooseBackend(name string, device int) (Choice, error) {
 	if len(infos) == 0 {
 		return Choice{"cpu", "auto: no Vulkan device"}, nil
 	}
-	pick, ok := pickVulkan(infos, device)
-	if !ok {
+	// the device the Vulkan backend would open, by the one choice
+	pick, err := vulkan.Choose(infos, device)
+	if err != nil {
 		return Choice{"cpu", "auto: no usable Vulkan device (compute queue and Vulkan 1.2)"}, nil
 	}
 	d := infos[pick]
@@ -56,32 +57,6 @@ func ChooseBackend(name string, device int) (Choice, error) {
 		return Choice{"vulkan", fmt.Sprintf("auto: %s GPU", d.Type)}, nil
 	}
 	return Choice{"cpu", fmt.Sprintf("auto: no GPU; Vulkan device %d is a %s driver", pick, d.Type)}, nil
-}
-
-// vulkan12 is VK_MAKE_VERSION(1, 2, 0), the version the Vulkan backend needs.
-const vulkan12 = 1<<22 | 2<<12
-
-// pickVulkan is the device the Vulkan backend would open: want when it is
-// 0 or more, else the usable one of the best kind (discrete, integrated,
-// virtual, CPU, other), as vulkan.Open picks it.
-func pickVulkan(infos []vulkan.DeviceInfo, want int) (int, bool) {
-	usable := func(d vulkan.DeviceInfo) bool { return d.ComputeQueue && d.Features.APIVersion >= vulkan12 }
-	if want >= 0 {
-		return want, want < len(infos) && usable(infos[want])
-	}
-	rank := func(d vulkan.DeviceInfo) int {
-		if r, ok := map[string]int{"discrete": 0, "integrated": 1, "virtual": 2, "cpu": 3}[d.Type]; ok {
-			return r
-		}
-		return 4
-	}
-	best := -1
-	for i, d := range infos {
-		if usable(d) && (best < 0 || rank(d) < rank(infos[best])) {
-			best = i
-		}
-	}
-	return best, best >= 0
 }
 
 func newBackend(name string, m *arch.Model, o backend.Options) (backend.Backend, error) {
