@@ -26,10 +26,10 @@ type tuning struct {
 	// prefillNT is the fewest tokens per pass a prefill mat-vec may take
 	// to fit the budget; past it K is split into chunks instead. On a CPU
 	// device dequantizing is the cost, so each weight should serve 8
-	// tokens even at the price of a dispatch per chunk (1B shape, pp64 on
-	// lavapipe: 9.3 tok/s with 1-2 tokens per pass, 13.1 with 8 and K in
-	// up to 6 chunks; the 110M shape, which needs no chunks, unchanged).
-	// On a GPU every chunk is another barrier over the whole matrix.
+	// tokens even at the price of a dispatch per chunk (the 1B shape's
+	// prefill on lavapipe gains clearly; the 110M shape needs no chunks:
+	// docs/benchmarks.md). On a GPU every chunk is another barrier over
+	// the whole matrix.
 	prefillNT int
 	// orderedAttention walks the positions in order with llama.cpp's F16
 	// rounding (a workgroup's lanes run one after another there anyway);
@@ -44,8 +44,8 @@ type tuning struct {
 	attnSplit int
 	// deviceHead is what backend.HeadAuto means: on a CPU device the logits
 	// are already in host memory, so reading them is a copy and the head
-	// kernel's barriers cost more (stories260K decode: 496 tok/s with the
-	// head, 571 without, vkchat run -n 400).
+	// kernel's barriers cost more than they save (stories260K decode on
+	// lavapipe is slower with the head: docs/benchmarks.md).
 	deviceHead bool
 	// deviceResident keeps the step parameters and the logits in
 	// device-local memory: on a discrete GPU host-visible memory is read
