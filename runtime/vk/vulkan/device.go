@@ -60,7 +60,8 @@ type Device struct {
 	fenceWait    func(time.Duration) vk.Result
 }
 
-// Open creates a logical device on the physical device index (-1: the best).
+// Open creates a logical device on the physical device index, or with -1
+// on the one Choose picks among those Devices lists.
 func Open(index int) (d *Device, err error) {
 	inst, err := newInstance()
 	if err != nil {
