@@ -40,6 +40,15 @@ const (
 	reQwen2  = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
+// reO200k is tiktoken's o200k_base split pattern (also o200k_harmony's, the
+// gpt-4o pre-tokenizer) as tiktoken runs it. llama.cpp's copy leaves \p{M}
+// out of the letter classes, which splits words of scripts that write vowels
+// as combining marks (Khmer, Devanagari) where tiktoken does not. customO200k
+// implements it with Unicode's categories.
+const reO200k = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|` +
+	`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|` +
+	`\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+
 var (
 	preDefault = preConfig{regexes: []string{
 		`[\p{P}\$\+<=>\^~\|]+`,
@@ -53,7 +62,11 @@ var (
 	preGPT2        = preConfig{regexes: []string{reGPT2}}
 	preStarcoder   = preConfig{regexes: []string{`\p{N}`, reGPT2}}
 	preQwen2       = preConfig{regexes: []string{reQwen2}}
-	preFalcon      = preConfig{regexes: []string{
+	// tiktoken looks every split piece up whole before merging; each
+	// o200k_harmony token is also what its own merges build, so this only
+	// saves work.
+	preGPT4o  = preConfig{regexes: []string{reO200k}, ignoreMerges: true}
+	preFalcon = preConfig{regexes: []string{
 		`[\p{P}\$\+<=>\^~\|` + "`" + `]+`,
 		reGPT2,
 		`[0-9][0-9][0-9]`,
@@ -203,6 +216,8 @@ var preTypes = map[string]preConfig{
 	"megrez": preQwen2, "stablelm2": preQwen2, "hunyuan": preQwen2, "solar-open": preQwen2,
 	"grok-2": preQwen2,
 
+	"gpt-4o": preGPT4o,
+
 	"falcon":         preFalcon,
 	"deepseek-coder": preDeepseekCoder,
 	"deepseek-llm":   preDeepseekLLM,
@@ -237,6 +252,8 @@ func newSplitStep(expr string) (splitStep, error) {
 		return customLlama3{maxDigits: 3}, nil
 	case reQwen2:
 		return customLlama3{maxDigits: 1}, nil
+	case reO200k:
+		return customO200k{}, nil
 	}
 	return compileRegexStep(expr, false)
 }
@@ -710,6 +727,191 @@ func (s customLlama3) split(t *splitText, offsets []int) []int {
 		out = f.out
 	}
 	return out
+}
+
+// customO200k matches reO200k with the leftmost-first, backtracking
+// semantics of tiktoken's regex engine, without backtracking: each code point
+// is looked at a bounded number of times, so splitting stays linear.
+//
+// The letter alternatives are P?U*L+C? and P?U+L*C?, where P is
+// [^\r\n\p{L}\p{N}], U the "upper" class [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}],
+// L the "lower" class [\p{Ll}\p{Lm}\p{Lo}\p{M}] and C the contractions.
+// Lm, Lo and marks are in both classes, so a backtracking U* gives back
+// characters to L+: U* takes the whole run of U, and L+ starts at the first
+// character after it if that one is L, or else at the last L inside the run
+// (where it then matches that one character only).
+type customO200k struct{}
+
+func (customO200k) split(t *splitText, offsets []int) []int {
+	out := make([]int, 0, len(offsets))
+	start := 0
+	for _, n := range offsets {
+		f := fragment{cpts: t.cpts, ini: start, end: start + n, prev: start, out: out}
+		start += n
+		for pos := f.ini; pos < f.end; {
+			c := f.cpt(pos)
+			fl := f.flags(pos)
+
+			// The two letter alternatives, first with the prefix P taken
+			// (when the current character is one), then without it.
+			starts := [2]int{-1, pos}
+			if c != '\r' && c != '\n' && fl&(cLetter|cNumber) == 0 {
+				starts[0] = pos + 1
+			}
+			var runs [2]o200kRun
+			end := -1
+			for i, s := range starts {
+				if s < 0 {
+					continue
+				}
+				runs[i] = f.o200kRun(s)
+				if e := runs[i].lowerEnd(&f, s); e >= 0 {
+					end = e
+					break
+				}
+			}
+			if end < 0 {
+				for i, s := range starts {
+					if s >= 0 && runs[i].upper > 0 {
+						end = f.lowerSpan(s + runs[i].upper)
+						break
+					}
+				}
+			}
+			if end >= 0 {
+				pos = f.contraction(end)
+				f.add(pos)
+				continue
+			}
+
+			// \p{N}{1,3}
+			if fl&cNumber != 0 {
+				for i := 0; i < 3 && f.flags(pos)&cNumber != 0; i++ {
+					pos++
+				}
+				f.add(pos)
+				continue
+			}
+
+			// ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
+			other := func(p int) bool {
+				g := f.flags(p)
+				return g != 0 && g&(cSpace|cLetter|cNumber) == 0
+			}
+			if c == ' ' && other(pos+1) || other(pos) {
+				if c == ' ' {
+					pos++
+				}
+				for other(pos) {
+					pos++
+				}
+				for c2 := f.cpt(pos); c2 == '\r' || c2 == '\n' || c2 == '/'; c2 = f.cpt(pos) {
+					pos++
+				}
+				f.add(pos)
+				continue
+			}
+
+			// \s*[\r\n]+ ends at the run's last line break; \s+(?!\S)
+			// leaves the last space to the next word unless the text
+			// ends; \s+ takes a lone space.
+			ws, lastRN := 0, 0
+			for f.flags(pos+ws)&cSpace != 0 {
+				if c2 := f.cpt(pos + ws); c2 == '\r' || c2 == '\n' {
+					lastRN = pos + ws + 1
+				}
+				ws++
+			}
+			if lastRN > 0 {
+				pos = lastRN
+				f.add(pos)
+				continue
+			}
+			if ws > 1 && f.cpt(pos+ws) != outOfRange {
+				pos += ws - 1
+				f.add(pos)
+				continue
+			}
+			if ws > 0 {
+				pos += ws
+				f.add(pos)
+				continue
+			}
+			pos++
+			f.add(pos)
+		}
+		out = f.out
+	}
+	return out
+}
+
+// o200kRun describes the run of "upper"-class characters at some position:
+// its length and the offset of the last "lower"-class one in it (-1: none).
+type o200kRun struct {
+	upper, lastLower int
+}
+
+func (f *fragment) o200kRun(s int) o200kRun {
+	r := o200kRun{lastLower: -1}
+	for {
+		cc := f.caseClass(s + r.upper)
+		if cc&caseUpper == 0 {
+			return r
+		}
+		if cc&caseLower != 0 {
+			r.lastLower = r.upper
+		}
+		r.upper++
+	}
+}
+
+// lowerEnd is where P?U*L+ ends when U* starts at s with run r, or -1.
+func (r o200kRun) lowerEnd(f *fragment, s int) int {
+	if f.caseClass(s+r.upper)&caseLower != 0 {
+		return f.lowerSpan(s + r.upper)
+	}
+	if r.lastLower >= 0 {
+		return s + r.lastLower + 1
+	}
+	return -1
+}
+
+// lowerSpan is the end of the run of "lower"-class characters at pos.
+func (f *fragment) lowerSpan(pos int) int {
+	for f.caseClass(pos)&caseLower != 0 {
+		pos++
+	}
+	return pos
+}
+
+func (f *fragment) caseClass(pos int) uint8 {
+	if pos >= f.ini && pos < f.end {
+		return caseClass(f.cpts[pos])
+	}
+	return 0
+}
+
+// contraction matches (?i:'s|'t|'re|'ve|'m|'ll|'d) at pos and returns where
+// it ends (pos if it does not match). Case folding is Unicode's, as in
+// tiktoken's engine, so U+017F LATIN SMALL LETTER LONG S counts as an s.
+func (f *fragment) contraction(pos int) int {
+	if f.cpt(pos) != '\'' {
+		return pos
+	}
+	c1 := asciiLower(f.cpt(pos + 1))
+	if c1 == 0x17F {
+		c1 = 's'
+	}
+	switch c1 {
+	case 's', 't', 'm', 'd':
+		return pos + 2
+	case 'r', 'v', 'l':
+		c2 := asciiLower(f.cpt(pos + 2))
+		if c1 == 'r' && c2 == 'e' || c1 == 'v' && c2 == 'e' || c1 == 'l' && c2 == 'l' {
+			return pos + 3
+		}
+	}
+	return pos
 }
 
 // words pre-tokenizes text and returns the words byte-level encoded, ready

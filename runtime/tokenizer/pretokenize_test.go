@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/dlclark/regexp2"
 )
 
 func splitWith(s splitStep, text string) []string {
@@ -32,10 +34,28 @@ func TestSplitKnown(t *testing.T) {
 		{"gpt2", customGPT2{}, []string{"Hello", ",", " y", "'", "all", "!", " How", " are", " you", " 😁", " ?", "我想在apple工作", "1314151", "天", "～"}},
 		{"llama3", customLlama3{maxDigits: 3}, []string{"Hello", ",", " y", "'all", "!", " How", " are", " you", " 😁", " ?", "我想在apple工作", "131", "415", "1", "天", "～"}},
 		{"qwen2", customLlama3{maxDigits: 1}, []string{"Hello", ",", " y", "'all", "!", " How", " are", " you", " 😁", " ?", "我想在apple工作", "1", "3", "1", "4", "1", "5", "1", "天", "～"}},
+		{"o200k", customO200k{}, []string{"Hello", ",", " y", "'all", "!", " How", " are", " you", " 😁", " ?", "我想在apple工作", "131", "415", "1", "天", "～"}},
 	}
 	for _, c := range cases {
 		if got := splitWith(c.step, s); !slices.Equal(got, c.want) {
 			t.Errorf("%s:\n got  %q\n want %q", c.name, got, c.want)
+		}
+	}
+	// o200k (as tiktoken splits it, with Python's regex module as the
+	// reference): case runs, contractions glued to the word in any case,
+	// combining marks inside words, slashes and line breaks after
+	// punctuation.
+	o200k := []struct {
+		in   string
+		want []string
+	}{
+		{"HTTPServer WE'RE don'T I've ſ'ſ", []string{"HTTPServer", " WE'RE", " don'T", " I've", " ſ'ſ"}},
+		{"កាន់តែពិសេស हिन्दी Führer", []string{"កាន់តែពិសេស", " हिन्दी", " Führer"}},
+		{"path/to/x;\r\n// c  \n\n  end  ", []string{"path", "/to", "/x", ";\r\n//", " c", "  \n\n", " ", " end", "  "}},
+	}
+	for _, c := range o200k {
+		if got := splitWith(customO200k{}, c.in); !slices.Equal(got, c.want) {
+			t.Errorf("o200k %q:\n got  %q\n want %q", c.in, got, c.want)
 		}
 	}
 	// \s+(?!\S) leaves the last space for the next word; \s*[\r\n]+ keeps
@@ -227,5 +247,69 @@ func TestDeepseekLetters(t *testing.T) {
 	}
 	if n < 1000 {
 		t.Errorf("only %d letters", n)
+	}
+}
+
+// o200kReference is reO200k for regexp2 with the classes spelled out:
+// .NET's \s is narrower than Unicode's White_Space, and its (?i) does not
+// fold U+017F to s as tiktoken's engine does.
+const o200kReference = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[sSſ]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|` +
+	`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?:'[sSſ]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|` +
+	`\p{N}{1,3}| ?[^\t\n\v\f\r\x85\p{Z}\p{L}\p{N}]+[\r\n/]*|[\t\n\v\f\r\x85\p{Z}]*[\r\n]+|[\t\n\v\f\r\x85\p{Z}]+(?![^\t\n\v\f\r\x85\p{Z}])|[\t\n\v\f\r\x85\p{Z}]+`
+
+// regexp2Split splits text with a regexp2 pattern on the code points as
+// they are, for references that use Unicode's own categories.
+type regexp2Split struct{ re *regexp2.Regexp }
+
+func (s regexp2Split) split(t *splitText, offsets []int) []int {
+	var out []int
+	last := 0
+	m, _ := s.re.FindRunesMatch(t.cpts)
+	for m != nil {
+		if m.Index > last {
+			out = append(out, m.Index-last)
+		}
+		out = append(out, m.Length)
+		last = m.Index + m.Length
+		m, _ = s.re.FindNextMatch(m)
+	}
+	if last < len(t.cpts) {
+		out = append(out, len(t.cpts)-last)
+	}
+	return out
+}
+
+// TestO200kMatchesRegex holds customO200k to the o200k pattern run by a
+// backtracking engine, on random text rich in the case and mark classes
+// that pattern tells apart.
+func TestO200kMatchesRegex(t *testing.T) {
+	re, err := regexp2.Compile(o200kReference, regexp2.None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := regexp2Split{re}
+	extra := []string{
+		"É", "Ж", "ж", "ǅ", "ǈ", "ʰ", "ー", "ſ", "'S", "'ſ", "'Ll", "'VE", "/", "\r/", "\n//",
+		"ក", "ា", "់", "ि", "क", "\u0903", "\u20dd", "Ⅻ", "\u00ad", "A\u0301", "a\u0301",
+	}
+	r := rand.New(rand.NewSource(3))
+	n := 0
+	for n < 20000 {
+		var b strings.Builder
+		for range 1 + r.Intn(20) {
+			if r.Intn(2) == 0 {
+				b.WriteString(extra[r.Intn(len(extra))])
+			} else {
+				b.WriteString(randomText(r, 1))
+			}
+		}
+		s := b.String()
+		if strings.ContainsRune(s, 0x2EBF0) {
+			continue // Unicode 15.1: a letter to cptFlags, unassigned to Go's tables
+		}
+		n++
+		if got, want := splitWith(customO200k{}, s), splitWith(ref, s); !slices.Equal(got, want) {
+			t.Fatalf("on %q:\n custom %q\n regex  %q", s, got, want)
+		}
 	}
 }

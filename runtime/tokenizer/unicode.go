@@ -71,6 +71,35 @@ func classify(c rune) uint8 {
 	return f
 }
 
+// Letter classes of the o200k pre-tokenizer: caseUpper is
+// [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], caseLower is [\p{Ll}\p{Lm}\p{Lo}\p{M}].
+const (
+	caseUpper uint8 = 1 << iota
+	caseLower
+)
+
+// caseClass returns c's o200k letter classes: cased letters are in one,
+// modifier and other letters (Lm, Lo) and marks in both, the rest in none.
+func caseClass(c rune) uint8 {
+	fl := cptFlags(c)
+	switch {
+	case fl&cAccent != 0:
+		return caseUpper | caseLower
+	case fl&cLetter == 0:
+		return 0
+	case c < 0x80:
+		if c <= 'Z' {
+			return caseUpper
+		}
+		return caseLower
+	case unicode.IsUpper(c) || unicode.IsTitle(c):
+		return caseUpper
+	case unicode.IsLower(c):
+		return caseLower
+	}
+	return caseUpper | caseLower
+}
+
 // llama.cpp's tables were generated from Unicode 15.1; Go ships 15.0. These
 // are the only code points 15.1 added.
 func isUnicode151Letter(c rune) bool { return c >= 0x2EBF0 && c <= 0x2EE5D }
