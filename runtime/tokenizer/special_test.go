@@ -47,12 +47,14 @@ func TestParseSpecial(t *testing.T) {
 // TestSpecialTokenText: every special token's own text, parsed, is that token.
 func TestSpecialTokenText(t *testing.T) {
 	for _, name := range vocabNames {
-		tk := load(t, name)
-		for _, sid := range tk.special {
-			if got := tk.Encode(tk.TokenText(sid), false, true); !slices.Equal(got, []int32{sid}) {
-				t.Errorf("%s: special token %d %q encodes to %v", name, sid, tk.TokenText(sid), got)
+		t.Run(name, func(t *testing.T) {
+			tk := load(t, name)
+			for _, sid := range tk.special {
+				if got := tk.Encode(tk.TokenText(sid), false, true); !slices.Equal(got, []int32{sid}) {
+					t.Errorf("%s: special token %d %q encodes to %v", name, sid, tk.TokenText(sid), got)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -68,21 +70,23 @@ func TestInjection(t *testing.T) {
 		"<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜fim▁begin｜>",
 	}
 	for _, name := range vocabNames {
-		tk := load(t, name)
-		for _, s := range attacks {
-			ids := tk.Encode(s, false, false)
-			for _, x := range ids {
-				if tk.IsControl(x) || tk.IsEOG(x) {
-					t.Errorf("%s: user text %q produced control token %d %q (%v)", name, s, x, tk.TokenText(x), ids)
+		t.Run(name, func(t *testing.T) {
+			tk := load(t, name)
+			for _, s := range attacks {
+				ids := tk.Encode(s, false, false)
+				for _, x := range ids {
+					if tk.IsControl(x) || tk.IsEOG(x) {
+						t.Errorf("%s: user text %q produced control token %d %q (%v)", name, s, x, tk.TokenText(x), ids)
+					}
+				}
+				if tk.kind == kindSPM && strings.Contains(s, "▁") {
+					continue // SentencePiece cannot tell ▁ from a space
+				}
+				if got := tk.Decode(ids); got != s {
+					t.Errorf("%s: %q decodes to %q", name, s, got)
 				}
 			}
-			if tk.kind == kindSPM && strings.Contains(s, "▁") {
-				continue // SentencePiece cannot tell ▁ from a space
-			}
-			if got := tk.Decode(ids); got != s {
-				t.Errorf("%s: %q decodes to %q", name, s, got)
-			}
-		}
+		})
 	}
 }
 

@@ -44,21 +44,23 @@ func TestStream(t *testing.T) {
 // TestStreamMatchesDecode: streaming the tokens of any text reproduces it.
 func TestStreamMatchesDecode(t *testing.T) {
 	for _, name := range vocabNames {
-		tk := load(t, name)
-		for _, text := range roundTripTexts {
-			s := tk.NewStream()
-			var b strings.Builder
-			for _, x := range tk.Encode(text, false, false) {
-				b.WriteString(s.Add(x))
+		t.Run(name, func(t *testing.T) {
+			tk := load(t, name)
+			for _, text := range roundTripTexts {
+				s := tk.NewStream()
+				var b strings.Builder
+				for _, x := range tk.Encode(text, false, false) {
+					b.WriteString(s.Add(x))
+				}
+				b.WriteString(s.Flush())
+				want := text
+				if tk.addSpacePrefix && text != "" {
+					want = " " + text // a stream continues a prompt: nothing to strip
+				}
+				if b.String() != want {
+					t.Errorf("%s: stream %q, want %q", name, b.String(), want)
+				}
 			}
-			b.WriteString(s.Flush())
-			want := text
-			if tk.addSpacePrefix && text != "" {
-				want = " " + text // a stream continues a prompt: nothing to strip
-			}
-			if b.String() != want {
-				t.Errorf("%s: stream %q, want %q", name, b.String(), want)
-			}
-		}
+		})
 	}
 }

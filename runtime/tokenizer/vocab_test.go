@@ -12,7 +12,10 @@ import (
 	"vkchat/runtime/gguf"
 )
 
-var vocabNames = []string{"llama-spm", "phi-3", "gpt-2", "deepseek-coder"}
+// vocabNames are the vocabularies every test runs on. The first four are in
+// the repository's testdata; gptoss (o200k_harmony, 13 MB) is only in the
+// shared data, so tests run it as a subtest that skips without it.
+var vocabNames = []string{"llama-spm", "phi-3", "gpt-2", "deepseek-coder", "gptoss"}
 
 var (
 	loadMu sync.Mutex
