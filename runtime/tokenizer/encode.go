@@ -8,6 +8,9 @@ import "strings"
 // markup, never for user text. Tokens the vocabulary marks user-defined (type
 // 4) are matched in any text, with or without parseSpecial, exactly as
 // llama.cpp and Hugging Face do; some models store role markers that way.
+// gpt-oss's harmony markers (<|start|>, <|message|>, <|channel|>,
+// <|constrain|>, <|end|>), which llama.cpp retypes as user-defined so that
+// they print, are the exception: they need parseSpecial, like control tokens.
 func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) []int32 {
 	return t.EncodeParts([]Part{{Text: text, Special: parseSpecial}}, addSpecial)
 }

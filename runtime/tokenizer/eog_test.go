@@ -25,6 +25,10 @@ func TestEOGRealVocabularies(t *testing.T) {
 			[]string{"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|python_tag|>"}},
 		{"gemma3", []string{"<eos>", "<end_of_turn>", "</s>"},
 			[]string{"<bos>", "<start_of_turn>", "<pad>"}},
+		// gpt-oss: <|end|> closes a message, not the answer; it is the EOT
+		// id llama.cpp takes from the text but then drops from the set.
+		{"gptoss", []string{"<|endoftext|>", "<|return|>", "<|call|>"},
+			[]string{"<|end|>", "<|start|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|startoftext|>"}},
 	}
 	for _, c := range cases {
 		tk := load(t, c.vocab)

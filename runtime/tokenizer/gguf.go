@@ -407,10 +407,13 @@ func (t *Tokenizer) detectSpecial(ids *specialIDs) {
 			control(id)
 		}
 	}
-	// gpt-oss renders these markers, so llama.cpp makes them user-defined.
+	// gpt-oss renders these markers, so llama.cpp makes them user-defined
+	// (and so matches them in user text too, which vkchat does not: see
+	// tokenData.markup).
 	for _, s := range []string{"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"} {
 		if id, ok := t.ids[s]; ok {
 			t.tokens[id].attr = attrUserDefined
+			t.tokens[id].markup = true
 		}
 	}
 	for _, id := range []int32{ids.eos, ids.eot, ids.eom} {
@@ -424,6 +427,7 @@ func (t *Tokenizer) detectSpecial(ids *specialIDs) {
 		id := t.ids["<|end|>"]
 		delete(t.eog, id)
 		t.tokens[id].attr = attrUserDefined
+		t.tokens[id].markup = true
 	}
 	// gemma4 and paddleocr use </s> as ordinary text.
 	if has("<|tool_response>") && has("</s>") {

@@ -13,12 +13,14 @@ type segment struct {
 // longest first, every raw segment is split around each occurrence of its
 // text. Control and unknown tokens are only looked for when parseSpecial is
 // set; user-defined tokens always are, as in llama.cpp and Hugging Face
-// tokenizers, because they belong to the vocabulary's ordinary text.
+// tokenizers, because they belong to the vocabulary's ordinary text. The
+// exception is markup (tokenData.markup): control tokens llama.cpp retypes as
+// user-defined only so they print, which it then also matches in user text.
 func (t *Tokenizer) partition(text string, parseSpecial bool) []segment {
 	segs := []segment{{id: -1, text: text}}
 	for _, id := range t.special {
 		td := &t.tokens[id]
-		if !parseSpecial && td.attr&(attrControl|attrUnknown) != 0 {
+		if !parseSpecial && (td.attr&(attrControl|attrUnknown) != 0 || td.markup) {
 			continue
 		}
 		// Most special tokens occur nowhere; only rebuild the segment list

@@ -46,6 +46,11 @@ type tokenData struct {
 	text  string
 	score float32
 	attr  attr
+	// markup marks chat markers that llama.cpp makes user-defined only so
+	// that they print (gpt-oss's <|start|>, <|message|>, ...). llama.cpp
+	// then also matches them in plain text; here they stay markup, matched
+	// only where special tokens are parsed.
+	markup bool
 }
 
 // Tokenizer encodes text to token ids and back. It is immutable after
