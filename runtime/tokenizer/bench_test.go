@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"vkchat/internal/testenv"
 	"vkchat/runtime/gguf"
@@ -99,5 +100,34 @@ func BenchmarkFromGGUF(b *testing.B) {
 				f.Close()
 			}
 		})
+	}
+}
+
+// TestO200kLongText bounds gpt-oss's tokenizer on 1 MiB inputs: the shared
+// test strings, and runs that make o200k's letter alternatives give back
+// characters (marks and upper case, which both letter classes take, then
+// lower case or a space). Each takes well under a second; a splitter that
+// rescanned a run per match would need hours.
+func TestO200kLongText(t *testing.T) {
+	tk := load(t, "gptoss")
+	text := longText(t)
+	for !utf8.ValidString(text) {
+		text = text[:len(text)-1] // its cut splits a character
+	}
+	texts := map[string]string{
+		"shared text": strings.Repeat(text, 4),
+		"mark A B ␠":  strings.Repeat("\u0301AB ", 1<<20/5),
+		"A mark":      strings.Repeat("A\u0301", 1<<20/3),
+		"Aa'S":        strings.Repeat("Aa'S", 1<<20/4),
+	}
+	for label, s := range texts {
+		start := cpuTime(t)
+		ids := tk.Encode(s, false, false)
+		if d := cpuTime(t) - start; d > 3*time.Second {
+			t.Errorf("%s (%d bytes): %v", label, len(s), d)
+		}
+		if got := tk.Decode(ids); got != s {
+			t.Errorf("%s: round trip lost text (%d of %d bytes back)", label, len(got), len(s))
+		}
 	}
 }
