@@ -1,9 +1,12 @@
 package tokenizer
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/dlclark/regexp2"
 )
 
 // fuzzEncode checks what must hold for any input: no panic, ids in range,
@@ -67,6 +70,29 @@ func FuzzEncodeBPE(f *testing.F) {
 // deepseek-coder takes the regex (non-custom) pre-tokenizer path.
 func FuzzEncodeBPERegex(f *testing.F) {
 	fuzzEncode(f, "deepseek-coder", utf8.ValidString)
+}
+
+// gpt-oss's o200k_harmony takes the o200k splitter.
+func FuzzEncodeO200k(f *testing.F) {
+	fuzzEncode(f, "gptoss", utf8.ValidString)
+}
+
+// FuzzO200kSplit holds customO200k to the o200k pattern run by regexp2 (see
+// TestO200kMatchesRegex) on any input.
+func FuzzO200kSplit(f *testing.F) {
+	for _, s := range roundTripTexts {
+		f.Add(s)
+	}
+	f.Add("HTTPServer WE'RE don'T ſ'ſ \u0301A\u0301b /\r\n")
+	re := regexp2.MustCompile(o200kReference, regexp2.None)
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.ContainsFunc(s, isUnicode151Letter) {
+			t.Skip("Unicode 15.1 letters are unassigned in Go's tables")
+		}
+		if got, want := splitWith(customO200k{}, s), splitWith(regexp2Split{re}, s); !slices.Equal(got, want) {
+			t.Fatalf("on %q:\n custom %q\n regex  %q", s, got, want)
+		}
+	})
 }
 
 // FuzzStream: feeding bytes one token at a time must give what a decoder of
