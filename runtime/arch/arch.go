@@ -100,6 +100,10 @@ type Arch struct {
 
 	// Sliding-window attention; zero value = none.
 	SWA SlidingWindow
+
+	// Gating: every layer's FFN is a mixture of experts routed this way
+	// (moe.go); GatingNone = dense, and a file with experts is refused.
+	Gating Gating
 }
 
 // Need is whether an optional group of tensors is read.

@@ -120,6 +120,9 @@ func (a *Arch) tensorsPerLayer(fusedQKV bool) int {
 	if a.FusedGateUp {
 		n--
 	}
+	if a.Gating != GatingNone {
+		n++ // the router beside the three expert banks
+	}
 	if a.Block.PreNorm {
 		n += 2
 	}
@@ -179,14 +182,18 @@ func (w *weights) layer(l *Layer, p string, a Arch, cfg *Config, fusedQKV bool) 
 	if a.Block.PreNorm {
 		l.FFNNorm = w.vector(p+"ffn_norm.weight", e)
 	}
-	if a.FusedGateUp {
+	switch {
+	case cfg.MoE.Experts > 0:
+		l.Experts = w.experts(p, cfg)
+	case a.FusedGateUp:
 		gu := w.matrix(p+"ffn_up.weight", e, 2*ff)
 		l.Gate, l.Up = w.rows(gu, 0, ff, "gate"), w.rows(gu, ff, ff, "up")
-	} else {
+		l.Down = w.matrix(p+"ffn_down.weight", ff, e)
+	default:
 		l.Gate = w.matrix(p+"ffn_gate.weight", e, ff)
 		l.Up = w.matrix(p+"ffn_up.weight", e, ff)
+		l.Down = w.matrix(p+"ffn_down.weight", ff, e)
 	}
-	l.Down = w.matrix(p+"ffn_down.weight", ff, e)
 	if a.Block.PostNorm {
 		pf := w.vector(p+"post_ffw_norm.weight", e)
 		l.PostFFNNorm = &pf
@@ -300,8 +307,8 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	if !(c.Rope.AttnFactor > 0) || c.Rope.AttnFactor > 100 {
 		return c, bad("rope.scaling.attn_factor", fmt.Sprintf("%g must be a positive number", c.Rope.AttnFactor))
 	}
-	if n := l.uint("expert_count", 0, false); n > 0 {
-		return c, bad("expert_count", fmt.Sprintf("%d experts: mixture-of-experts models are not supported", n))
+	if err := loadMoE(l, a, &c); err != nil {
+		return c, err
 	}
 	if err := resolveScales(l, a, &c); err != nil {
 		return c, err
@@ -549,11 +556,16 @@ func (w *weights) get(name string, cols, rows int, vector bool) Weight {
 		w.err = tensorErr(w.f, name, fmt.Sprintf("vector must be F32, found %s", t.Type))
 		return Weight{}
 	}
+	w.use(name)
+	return Weight{Name: name, Type: t.Type, Cols: cols, Rows: rows, Data: w.f.TensorData(t)}
+}
+
+// use records a tensor the recipe reads (see Load's check for unread biases).
+func (w *weights) use(name string) {
 	if w.used == nil {
 		w.used = map[string]bool{}
 	}
 	w.used[name] = true
-	return Weight{Name: name, Type: t.Type, Cols: cols, Rows: rows, Data: w.f.TensorData(t)}
 }
 
 // sameDims treats trailing 1s as absent: [64 1] is the vector [64].

@@ -255,7 +255,7 @@ func loadCases(base *ggufspec.Spec) []loadCase {
 		{name: "rope_factors_long NaN", edit: func(t testing.TB, s *ggufspec.Spec) {
 			s.Tensors = append(s.Tensors, ggufspec.Tensor{Name: "rope_factors_long.weight", Type: ggml.F32, Dims: []uint64{uint64(ropeDims(s) / 2)}, Data: f32s(ropeDims(s)/2, nan)})
 		}, field: `tensor "rope_factors_long.weight"`, msg: "frequency factors must be positive"},
-		{name: "expert_count 8", edit: setKV("llama.expert_count", uint32(8)), field: `key "llama.expert_count"`, msg: "mixture-of-experts models are not supported"},
+		{name: "expert_count 8", edit: setKV("llama.expert_count", uint32(8)), field: `key "llama.expert_count"`, msg: "llama as vkchat runs it has a dense FFN"},
 		{name: "attention.value_length differs", edit: setKV("llama.attention.value_length", uint32(2)), field: `key "llama.attention.value_length"`, msg: "differs from the key length"},
 		{name: "rope_freqs wrong length", edit: func(t testing.TB, s *ggufspec.Spec) {
 			s.Tensors = append(s.Tensors, ggufspec.Tensor{Name: "rope_freqs.weight", Type: ggml.F32, Dims: []uint64{3}, Data: make([]byte, 12)})

@@ -30,11 +30,12 @@ type Weight struct {
 type Layer struct {
 	Config                   LayerConfig
 	AttnNorm, Wq, Wk, Wv, Wo Weight
-	Bq, Bk, Bv               *Weight // attention biases (Qwen2; optional elsewhere)
-	QNorm, KNorm             *Weight // Block.QKNorm: [head_dim] per head, or the full width
-	PostAttnNorm             *Weight // Block.PostNorm
-	FFNNorm, Gate, Up, Down  Weight
-	PostFFNNorm              *Weight // Block.PostNorm
+	Bq, Bk, Bv               *Weight  // attention biases (Qwen2; optional elsewhere)
+	QNorm, KNorm             *Weight  // Block.QKNorm: [head_dim] per head, or the full width
+	PostAttnNorm             *Weight  // Block.PostNorm
+	FFNNorm, Gate, Up, Down  Weight   // the dense FFN; zero Weights where Experts replace it
+	Experts                  *Experts // Config.MoE: the routed experts in place of Gate/Up/Down
+	PostFFNNorm              *Weight  // Block.PostNorm
 }
 
 // Model is a loaded model description; the backends turn it into compute.
@@ -73,6 +74,8 @@ type Config struct {
 	// Soft-caps c·tanh(x/c); 0 = off.
 	AttnSoftcap  float32
 	FinalSoftcap float32
+	// MoE: every layer's FFN is a mixture of experts when MoE.Experts > 0.
+	MoE MoEConfig
 }
 
 // Rope describes rotary position embedding.

@@ -28,6 +28,8 @@ type Backend struct {
 	opts backend.Options
 	kv   *kvCache
 	s    scratch
+	// experts is the mixture-of-experts scratch (nil for dense models).
+	experts *moeScratch
 
 	layers      []layerState // per layer: vectors decoded to float32 once, its rope
 	outNorm     []float32
@@ -56,6 +58,7 @@ type layerState struct {
 	hasRope            bool
 	window             int
 	qNormRow, kNormRow int // width Q/K norms normalize over: head_dim or the full projection
+	routerBias         []float32
 }
 
 // poolCalls are the range functions the backend hands the worker pool,
@@ -92,6 +95,7 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 	b.call.swiglu = func(lo, hi int) { swiglu(b.call.gate[lo:hi], b.call.up[lo:hi]) }
 	b.kv = newKVCache(m, opts.ContextSize, opts.KVType)
 	b.s = newScratch(&m.Config, maxBatch)
+	b.experts = newMoEScratch(&m.Config, maxBatch)
 	b.outNorm = vectorF32(m.OutputNorm)
 	if m.Block.Act == arch.ActGELUTanh {
 		b.gelu = geluTable()
@@ -105,6 +109,9 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 			qNorm: optVector(L.QNorm), kNorm: optVector(L.KNorm),
 			postAttn: optVector(L.PostAttnNorm), postFFN: optVector(L.PostFFNNorm),
 			window: L.Config.Window, qNormRow: m.HeadDim, kNormRow: m.HeadDim,
+		}
+		if L.Experts != nil {
+			v.routerBias = optVector(L.Experts.RouterBias)
 		}
 		if m.Block.QKNorm == arch.QKNormFull {
 			v.qNormRow, v.kNormRow = q, kv
@@ -138,7 +145,7 @@ func (b *Backend) Memory() backend.Memory {
 		Weights:     b.m.WeightBytes() + b.packedBytes, // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.m.KVBytesPerToken(elem),
-		Scratch:     b.s.bytes() + int64(len(b.attnWork)*(2*b.opts.ContextSize+1)*b.m.HeadDim*4) + int64(4*len(b.gelu)),
+		Scratch:     b.s.bytes() + b.experts.bytes() + int64(len(b.attnWork)*(2*b.opts.ContextSize+1)*b.m.HeadDim*4) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d threads, %s)", b.opts.Threads, simd.Describe()),
 		KVFormula:   b.m.KVFormula(b.opts.ContextSize, elem),
 	}

@@ -13,7 +13,7 @@ import (
 //	q, k = QKNorm(Wq·a + bq), QKNorm(Wk·a + bk); rope unless NoPE; q ×= scale if ScaleQ
 //	x += ResidualScale · PostNorm(Wo·attention(q, k, Wv·a + bv))
 //	f = PreNorm ? rms(x)·ffn_norm : x
-//	x += ResidualScale · PostNorm(down(act(gate·f) * up·f))
+//	x += ResidualScale · PostNorm(down(act(gate·f) * up·f))   (or the routed experts': moe.go)
 func (b *Backend) forwardBatch(tokens []int32, pos int) {
 	c := &b.m.Config
 	n, e := len(tokens), c.Embd
@@ -72,10 +72,14 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 		b.residual(s.proj[:n*e], w.postAttn, n)
 
 		in = b.preNorm(s.x[:n*e], w.ffn, n)
-		ff := c.FF
-		quant.MatMuls([][]float32{s.gate[:n*ff], s.up[:n*ff]}, []quant.Matrix{matrix(L.Gate), matrix(L.Up)}, in, n)
-		b.activate(s.gate[:n*ff], s.up[:n*ff])
-		quant.MatMul(s.proj[:n*e], matrix(L.Down), s.gate[:n*ff], n)
+		if L.Experts != nil {
+			b.moe(L.Experts, w, in, s.proj[:n*e], n)
+		} else {
+			ff := c.FF
+			quant.MatMuls([][]float32{s.gate[:n*ff], s.up[:n*ff]}, []quant.Matrix{matrix(L.Gate), matrix(L.Up)}, in, n)
+			b.activate(s.gate[:n*ff], s.up[:n*ff])
+			quant.MatMul(s.proj[:n*e], matrix(L.Down), s.gate[:n*ff], n)
+		}
 		b.residual(s.proj[:n*e], w.postFFN, n)
 	}
 }

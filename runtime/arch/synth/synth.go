@@ -25,6 +25,10 @@ type Shape struct {
 	// HeadDim sets attention.key_length apart from Embd/Heads, for the
 	// architectures that read it (qwen3, gemma2/3); 0 = Embd/Heads.
 	HeadDim int
+	// Experts, ExpertsUsed and ExpertFF shape the FFN of the
+	// mixture-of-experts architectures (qwen3moe); 0 = 8 experts, 2 used,
+	// FF/4 each. Dense architectures ignore them.
+	Experts, ExpertsUsed, ExpertFF int
 }
 
 // Shapes are named presets: llama2.c's 110M and TinyLlama's 1.1B.
@@ -32,6 +36,9 @@ var Shapes = map[string]Shape{
 	"110m": {Embd: 768, FF: 2048, Heads: 12, KVHeads: 12, Layers: 12, Context: 1024},
 	"1b":   {Embd: 2048, FF: 5632, Heads: 32, KVHeads: 4, Layers: 22, Context: 2048},
 	"tiny": {Embd: 64, FF: 128, Heads: 4, KVHeads: 2, Layers: 2, Context: 256},
+	// moe is the MoE bench shape: ~0.9B parameters of which ~0.2B are
+	// read per token (32 experts, 4 used).
+	"moe": {Embd: 1024, FF: 2048, Heads: 16, KVHeads: 4, Layers: 16, Context: 2048, Experts: 32, ExpertsUsed: 4, ExpertFF: 512},
 }
 
 // Options choose the architecture, the weight type, the vocabulary source
@@ -77,8 +84,9 @@ var archExtras = map[string]extras{
 	"phi3": {fusedQKV: true, keys: func(s Shape, _ int) map[string]any {
 		return map[string]any{"rope.scaling.original_context_length": uint32(s.Context)}
 	}},
-	"smollm3": {tied: true, keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(2e6)} }},
-	"olmo2":   {keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(500000)} }},
+	"smollm3":  {tied: true, keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(2e6)} }},
+	"olmo2":    {keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(500000)} }},
+	"qwen3moe": {keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(1e6)} }},
 	"granite": {keys: func(s Shape, _ int) map[string]any {
 		return map[string]any{"embedding_scale": float32(12), "residual_scale": float32(0.22),
 			"attention.scale": float32(1) / float32(s.Embd/s.Heads), "logit_scale": float32(8)}
@@ -126,6 +134,21 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 			return nil, fmt.Errorf("synth: embd %d, ff %d and heads × head dim %d must be multiples of the %s block size %d", s.Embd, s.FF, q, o.Type, o.Type.BlockElems())
 		}
 	}
+	moe := a.Gating != arch.GatingNone
+	if moe {
+		if s.Experts == 0 {
+			s.Experts, s.ExpertsUsed = 8, 2
+		}
+		if s.ExpertFF == 0 {
+			s.ExpertFF = s.FF / 4
+		}
+		switch {
+		case s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts:
+			return nil, fmt.Errorf("synth: %d experts used of %d", s.ExpertsUsed, s.Experts)
+		case s.ExpertFF%int(o.Type.BlockElems()) != 0:
+			return nil, fmt.Errorf("synth: expert ff %d must be a multiple of the %s block size %d", s.ExpertFF, o.Type, o.Type.BlockElems())
+		}
+	}
 	window := o.Window
 	if window <= 0 {
 		window = max(1, s.Context/4)
@@ -148,6 +171,11 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 	}
 	set("rope.freq_base", float32(10000))
 	set("attention.layer_norm_rms_epsilon", float32(1e-5))
+	if moe {
+		set("expert_count", uint32(s.Experts))
+		set("expert_used_count", uint32(s.ExpertsUsed))
+		set("expert_feed_forward_length", uint32(s.ExpertFF))
+	}
 	if ex.keys != nil {
 		keys := ex.keys(s, window)
 		for _, k := range slices.Sorted(maps.Keys(keys)) { // a seed writes the same bytes
@@ -161,12 +189,12 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
-	add := func(name string, cols, rows int, norm bool) error {
+	add := func(name string, cols, rows, experts int, norm bool) error {
 		typ := o.Type
-		if norm {
-			typ = ggml.F32
+		if norm || strings.HasSuffix(name, "ffn_gate_inp.weight") {
+			typ = ggml.F32 // the router stays F32, as llama.cpp's quantizer keeps it
 		}
-		data := make([]float32, cols*rows)
+		data := make([]float32, cols*rows*max(experts, 1))
 		if norm {
 			for i := range data {
 				data[i] = 1
@@ -186,21 +214,25 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		if norm {
 			dims = dims[:1]
 		}
+		if experts > 0 {
+			dims = append(dims, uint64(experts))
+		}
 		return w.AddTensor(name, typ, dims, enc)
 	}
 	type spec struct {
 		name       string
 		cols, rows int
 		norm       bool
+		experts    int // a 3-D expert bank of this many experts
 	}
-	specs := []spec{{"token_embd.weight", s.Embd, vocab, false}, {"output_norm.weight", s.Embd, 1, true}}
+	specs := []spec{{"token_embd.weight", s.Embd, vocab, false, 0}, {"output_norm.weight", s.Embd, 1, true, 0}}
 	if a.Output == arch.OutputRequired || (a.Output == arch.OutputOrTied && !ex.tied) {
-		specs = append(specs, spec{"output.weight", s.Embd, vocab, false})
+		specs = append(specs, spec{"output.weight", s.Embd, vocab, false, 0})
 	}
 	for l := 0; l < s.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
-		vec := func(name string, n int) spec { return spec{p + name, n, 1, true} }
-		mat := func(name string, cols, rows int) spec { return spec{p + name, cols, rows, false} }
+		vec := func(name string, n int) spec { return spec{p + name, n, 1, true, 0} }
+		mat := func(name string, cols, rows int) spec { return spec{p + name, cols, rows, false, 0} }
 		if a.Block.PreNorm {
 			specs = append(specs, vec("attn_norm.weight", s.Embd))
 		}
@@ -211,7 +243,7 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		}
 		if a.QKVBias == arch.Required {
 			// Biases are vectors but not norms: small random values.
-			specs = append(specs, spec{p + "attn_q.bias", q, 1, false}, spec{p + "attn_k.bias", kv, 1, false}, spec{p + "attn_v.bias", kv, 1, false})
+			specs = append(specs, spec{p + "attn_q.bias", q, 1, false, 0}, spec{p + "attn_k.bias", kv, 1, false, 0}, spec{p + "attn_v.bias", kv, 1, false, 0})
 		}
 		switch a.Block.QKNorm {
 		case arch.QKNormHead:
@@ -226,12 +258,17 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		if a.Block.PreNorm {
 			specs = append(specs, vec("ffn_norm.weight", s.Embd))
 		}
-		if a.FusedGateUp {
-			specs = append(specs, mat("ffn_up.weight", s.Embd, 2*s.FF))
-		} else {
-			specs = append(specs, mat("ffn_gate.weight", s.Embd, s.FF), mat("ffn_up.weight", s.Embd, s.FF))
+		bank := func(name string, cols, rows int) spec { return spec{p + name, cols, rows, false, s.Experts} }
+		switch {
+		case moe:
+			specs = append(specs, mat("ffn_gate_inp.weight", s.Embd, s.Experts),
+				bank("ffn_gate_exps.weight", s.Embd, s.ExpertFF), bank("ffn_up_exps.weight", s.Embd, s.ExpertFF),
+				bank("ffn_down_exps.weight", s.ExpertFF, s.Embd))
+		case a.FusedGateUp:
+			specs = append(specs, mat("ffn_up.weight", s.Embd, 2*s.FF), mat("ffn_down.weight", s.FF, s.Embd))
+		default:
+			specs = append(specs, mat("ffn_gate.weight", s.Embd, s.FF), mat("ffn_up.weight", s.Embd, s.FF), mat("ffn_down.weight", s.FF, s.Embd))
 		}
-		specs = append(specs, mat("ffn_down.weight", s.FF, s.Embd))
 		if a.Block.PostNorm {
 			specs = append(specs, vec("post_ffw_norm.weight", s.Embd))
 		}
@@ -243,7 +280,7 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 			}
 			continue
 		}
-		if err := add(sp.name, sp.cols, sp.rows, sp.norm); err != nil {
+		if err := add(sp.name, sp.cols, sp.rows, sp.experts, sp.norm); err != nil {
 			return nil, err
 		}
 	}

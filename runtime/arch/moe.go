@@ -1,0 +1,168 @@
+package arch
+
+import (
+	"fmt"
+
+	"vkchat/runtime/gguf"
+)
+
+// Gating is how a mixture-of-experts router turns its logits over all
+// experts into the k experts a token goes to and their weights
+// (llama.cpp's build_moe_ffn, llama-graph.cpp).
+type Gating uint8
+
+const (
+	// GatingNone: the architecture has no experts; its FFN is dense.
+	GatingNone Gating = iota
+	// GatingSoftmaxTopKNorm (qwen3moe): softmax over all experts, the k
+	// most probable, their probabilities divided by their sum.
+	GatingSoftmaxTopKNorm
+	// GatingTopKSoftmax (gpt-oss): the k largest raw (biased) logits,
+	// then a softmax over those k.
+	GatingTopKSoftmax
+)
+
+func (g Gating) String() string {
+	switch g {
+	case GatingSoftmaxTopKNorm:
+		return "softmax → top-k → renormalize"
+	case GatingTopKSoftmax:
+		return "top-k → softmax over the k"
+	}
+	return "dense"
+}
+
+// MoEConfig is a mixture-of-experts FFN resolved for one model: every
+// layer's FFN routes each token to ExpertsUsed of Experts experts, each a
+// SiLU-gated FFN of ExpertFF, and sums their outputs by the router's
+// weights.
+type MoEConfig struct {
+	Gating      Gating
+	Experts     int // expert_count
+	ExpertsUsed int // expert_used_count: k
+	ExpertFF    int // expert_feed_forward_length
+}
+
+// Experts is one layer's routed experts: the router ffn_gate_inp and the
+// expert banks, each a 3-D tensor stored as one matrix whose rows run
+// expert by expert (Gate and Up: ExpertFF rows per expert, Down: Embd rows
+// per expert), so an expert is a run of rows of an ordinary matrix and
+// selecting one costs nothing.
+type Experts struct {
+	Router     Weight  // [embd x experts]
+	RouterBias *Weight // [experts], optional (gpt-oss)
+	Gate, Up   Weight  // [embd x experts*expert_ff]
+	Down       Weight  // [expert_ff x experts*embd]
+}
+
+// Expert returns expert e's gate, up and down matrices: runs of rows of
+// the banks, sharing their memory.
+func (x *Experts) Expert(e int) (gate, up, down Weight) {
+	ff := x.Gate.Rows / x.count()
+	embd := x.Down.Rows / x.count()
+	return rowRun(x.Gate, e*ff, ff), rowRun(x.Up, e*ff, ff), rowRun(x.Down, e*embd, embd)
+}
+
+func (x *Experts) count() int { return x.Router.Rows }
+
+// rowRun is rows [from, from+n) of m, a slice of its data (rows are
+// contiguous in every type).
+func rowRun(m Weight, from, n int) Weight {
+	rb, _ := m.Type.RowBytes(uint64(m.Cols))
+	return Weight{Name: m.Name, Type: m.Type, Cols: m.Cols, Rows: n, Data: m.Data[uint64(from)*rb : uint64(from+n)*rb]}
+}
+
+// maxExperts bounds expert_count: real models have up to 512 (Qwen3.5);
+// far past that a file is not a model we can run, and per-layer routing
+// buffers are sized by it.
+const maxExperts = 4096
+
+// loadMoE reads the expert keys of an architecture that declares gating;
+// one that does not refuses a file with experts, naming the key.
+func loadMoE(l *loader, a Arch, c *Config) error {
+	bad := func(key, msg string) error {
+		return &gguf.FormatError{Path: l.f.Path, Field: fmt.Sprintf("key %q", l.key(key)), Msg: msg}
+	}
+	n := l.uint("expert_count", 0, false)
+	if l.err != nil {
+		return l.err
+	}
+	if a.Gating == GatingNone {
+		if n > 0 {
+			return bad("expert_count", fmt.Sprintf("%d experts: %s as vkchat runs it has a dense FFN (mixture-of-experts architectures: %s)", n, a.Name, moeArchs()))
+		}
+		return nil
+	}
+	m := MoEConfig{Gating: a.Gating, Experts: n}
+	m.ExpertsUsed = l.uint("expert_used_count", 0, true)
+	m.ExpertFF = l.uint("expert_feed_forward_length", 0, true)
+	if l.err != nil {
+		return l.err
+	}
+	switch {
+	case n == 0:
+		return bad("expert_count", "missing or 0: "+a.Name+" routes every layer's FFN to experts")
+	case n > maxExperts:
+		return bad("expert_count", fmt.Sprintf("%d experts is implausibly many (at most %d)", n, maxExperts))
+	case m.ExpertsUsed == 0 || m.ExpertsUsed > n:
+		return bad("expert_used_count", fmt.Sprintf("%d must be between 1 and expert_count %d", m.ExpertsUsed, n))
+	case m.ExpertFF == 0:
+		return bad("expert_feed_forward_length", "must be positive")
+	}
+	c.MoE = m
+	return nil
+}
+
+// moeArchs names the architectures that declare gating.
+func moeArchs() string {
+	s := ""
+	for _, name := range Supported() {
+		if a, _ := Lookup(name); a.Gating != GatingNone {
+			if s != "" {
+				s += ", "
+			}
+			s += name
+		}
+	}
+	if s == "" {
+		return "none yet"
+	}
+	return s
+}
+
+// experts locates one layer's router and expert banks.
+func (w *weights) experts(p string, cfg *Config) *Experts {
+	m := &cfg.MoE
+	x := &Experts{Router: w.matrix(p+"ffn_gate_inp.weight", cfg.Embd, m.Experts)}
+	if _, ok := w.f.Tensor(p + "ffn_gate_inp.bias"); ok {
+		b := w.vector(p+"ffn_gate_inp.bias", m.Experts)
+		x.RouterBias = &b
+	}
+	x.Gate = w.bank(p+"ffn_gate_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
+	x.Up = w.bank(p+"ffn_up_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
+	x.Down = w.bank(p+"ffn_down_exps.weight", m.ExpertFF, cfg.Embd, m.Experts)
+	return x
+}
+
+// bank is a 3-D expert tensor {cols, rows, experts} as one matrix of
+// rows×experts rows.
+func (w *weights) bank(name string, cols, rows, experts int) Weight {
+	if w.err != nil {
+		return Weight{}
+	}
+	t, ok := w.f.Tensor(name)
+	if !ok {
+		w.err = tensorErr(w.f, name, "missing")
+		return Weight{}
+	}
+	if want := []uint64{uint64(cols), uint64(rows), uint64(experts)}; !sameDims(t.Dims, want) {
+		w.err = tensorErr(w.f, name, fmt.Sprintf("shape %v, expected %v", t.Dims, want))
+		return Weight{}
+	}
+	if !t.Type.Supported() {
+		w.err = tensorErr(w.f, name, fmt.Sprintf("type %s is not supported", t.Type))
+		return Weight{}
+	}
+	w.use(name)
+	return Weight{Name: name, Type: t.Type, Cols: cols, Rows: rows * experts, Data: w.f.TensorData(t)}
+}

@@ -1,0 +1,162 @@
+package cpu
+
+import (
+	"math"
+	"slices"
+
+	"vkchat/runtime/arch"
+	"vkchat/runtime/quant"
+)
+
+// moeScratch holds a batch's routing and the experts' activations; nil
+// for dense models.
+type moeScratch struct {
+	logits []float32 // router logits, then probabilities [n x experts]
+	sel    []int32   // chosen experts, most probable first [n x k]
+	wts    []float32 // their weights [n x k]
+	xs     []float32 // the inputs of the tokens routed to one expert [n x embd]
+	g, u   []float32 // that expert's gate and up [n x expert_ff]
+	d      []float32 // its down projection [n x embd]
+	ys     []float32 // every (token, slot) output [n x k x embd]
+	rows   []int32   // the (token, slot) pairs routed to the expert at hand
+	order  []int32   // argsort scratch [experts]
+}
+
+func newMoEScratch(c *arch.Config, n int) *moeScratch {
+	m := &c.MoE
+	if m.Experts == 0 {
+		return nil
+	}
+	k, e, ff := m.ExpertsUsed, c.Embd, m.ExpertFF
+	return &moeScratch{
+		logits: make([]float32, n*m.Experts), sel: make([]int32, n*k), wts: make([]float32, n*k),
+		xs: make([]float32, n*e), g: make([]float32, n*ff), u: make([]float32, n*ff), d: make([]float32, n*e),
+		ys: make([]float32, n*k*e), rows: make([]int32, 0, n), order: make([]int32, m.Experts),
+	}
+}
+
+func (s *moeScratch) bytes() int64 {
+	if s == nil {
+		return 0
+	}
+	return 4 * int64(len(s.logits)+len(s.sel)+len(s.wts)+len(s.xs)+len(s.g)+len(s.u)+len(s.d)+len(s.ys)+cap(s.rows)+len(s.order))
+}
+
+// moe runs a layer's mixture-of-experts FFN on the normed inputs in (n
+// tokens) and writes the result to out, as llama.cpp's build_moe_ffn does:
+// route every token, then run each chosen expert once over all the tokens
+// routed to it (so its weights stream once per batch, and only the chosen
+// experts' rows are read), then sum each token's k outputs scaled by their
+// weights in slot order, whatever order the experts ran in.
+func (b *Backend) moe(x *arch.Experts, w *layerState, in, out []float32, n int) {
+	c := &b.m.Config
+	s := b.experts
+	E, k, e, ff := c.MoE.Experts, c.MoE.ExpertsUsed, c.Embd, c.MoE.ExpertFF
+	quant.MatMul(s.logits[:n*E], matrix(x.Router), in, n)
+	for i := 0; i < n; i++ {
+		logits := s.logits[i*E : (i+1)*E]
+		if w.routerBias != nil {
+			addTo(logits, w.routerBias)
+		}
+		route(c.MoE.Gating, logits, s.order, s.sel[i*k:(i+1)*k], s.wts[i*k:(i+1)*k])
+	}
+	for ex := 0; ex < E; ex++ {
+		s.rows = s.rows[:0]
+		for r, id := range s.sel[:n*k] {
+			if int(id) == ex {
+				s.rows = append(s.rows, int32(r))
+			}
+		}
+		m := len(s.rows)
+		if m == 0 {
+			continue // its rows are never read
+		}
+		for j, r := range s.rows {
+			i := int(r) / k
+			copy(s.xs[j*e:(j+1)*e], in[i*e:(i+1)*e])
+		}
+		gate, up, down := x.Expert(ex)
+		quant.MatMuls([][]float32{s.g[:m*ff], s.u[:m*ff]}, []quant.Matrix{matrix(gate), matrix(up)}, s.xs[:m*e], m)
+		b.activate(s.g[:m*ff], s.u[:m*ff])
+		quant.MatMul(s.d[:m*e], matrix(down), s.g[:m*ff], m)
+		for j, r := range s.rows {
+			copy(s.ys[int(r)*e:(int(r)+1)*e], s.d[j*e:(j+1)*e])
+		}
+	}
+	// out = Σ_slot w·y, each product rounded, added in slot order
+	// (ggml_mul, then ggml_add of the slots' views).
+	for i := 0; i < n; i++ {
+		o := out[i*e : (i+1)*e]
+		for j := 0; j < k; j++ {
+			w, y := s.wts[i*k+j], s.ys[(i*k+j)*e:(i*k+j+1)*e]
+			if j == 0 {
+				for t := range o {
+					o[t] = y[t] * w
+				}
+				continue
+			}
+			for t := range o {
+				o[t] += y[t] * w
+			}
+		}
+	}
+}
+
+// route picks a token's experts from its router logits (overwritten) and
+// their weights, as the gating rule says; order is scratch of len(logits).
+func route(g arch.Gating, logits []float32, order []int32, sel []int32, wts []float32) {
+	k := len(sel)
+	if g == arch.GatingSoftmaxTopKNorm {
+		softmax(logits)
+	}
+	// ggml_argsort_top_k: the k largest, largest first (ties: lower id).
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		switch va, vb := logits[a], logits[b]; {
+		case va > vb:
+			return -1
+		case va < vb:
+			return 1
+		}
+		return 0
+	})
+	copy(sel, order[:k])
+	for j, id := range sel {
+		wts[j] = logits[id]
+	}
+	switch g {
+	case arch.GatingSoftmaxTopKNorm:
+		// The weights divided by their sum, clamped as llama.cpp clamps
+		// it so that k vanishing probabilities cannot divide by zero.
+		var sum float64
+		for _, w := range wts {
+			sum += float64(w)
+		}
+		d := float32(max(sum, 6.103515625e-5))
+		for j := range wts {
+			wts[j] /= d
+		}
+	case arch.GatingTopKSoftmax:
+		softmax(wts)
+	}
+}
+
+// softmax is ggml's soft_max on one row: exponentials of x - max rounded
+// to float32, summed in float64, then scaled by the rounded reciprocal.
+func softmax(x []float32) {
+	mx := float32(math.Inf(-1))
+	for _, v := range x {
+		mx = max(mx, v)
+	}
+	var sum float64
+	for i, v := range x {
+		x[i] = float32(math.Exp(float64(v - mx)))
+		sum += float64(x[i])
+	}
+	inv := float32(1 / sum)
+	for i := range x {
+		x[i] *= inv
+	}
+}

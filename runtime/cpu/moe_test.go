@@ -1,0 +1,117 @@
+package cpu
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"vkchat/internal/testenv"
+	"vkchat/runtime/arch"
+	"vkchat/runtime/arch/synth"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/gguf"
+)
+
+// route follows each gating rule: which experts, in which order, with
+// which weights, against the rule computed in float64 by hand.
+func TestRoute(t *testing.T) {
+	cases := []struct {
+		name    string
+		g       arch.Gating
+		logits  []float32
+		k       int
+		wantSel []int32
+	}{
+		{"softmax-norm picks the largest", arch.GatingSoftmaxTopKNorm, []float32{0.1, 2, -1, 1.5, 0.3}, 2, []int32{1, 3}},
+		{"softmax-norm k=1 weighs 1", arch.GatingSoftmaxTopKNorm, []float32{-3, -2, -1}, 1, []int32{2}},
+		{"ties go to the lower id", arch.GatingSoftmaxTopKNorm, []float32{1, 5, 5, 0}, 2, []int32{1, 2}},
+		{"top-k softmax on raw logits", arch.GatingTopKSoftmax, []float32{4, -2, 7, 3.5, 0}, 3, []int32{2, 0, 3}},
+		{"all experts", arch.GatingTopKSoftmax, []float32{1, 2}, 2, []int32{1, 0}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			logits := slices.Clone(c.logits)
+			sel, wts := make([]int32, c.k), make([]float32, c.k)
+			route(c.g, logits, make([]int32, len(logits)), sel, wts)
+			if !slices.Equal(sel, c.wantSel) {
+				t.Fatalf("experts %v, want %v", sel, c.wantSel)
+			}
+			// softmax-norm: p_i / Σ_chosen p_j = e^{l_i} / Σ_chosen e^{l_j},
+			// which is also what top-k softmax computes.
+			var sum float64
+			for _, id := range sel {
+				sum += math.Exp(float64(c.logits[id]))
+			}
+			var total float64
+			for j, id := range sel {
+				want := math.Exp(float64(c.logits[id])) / sum
+				if math.Abs(float64(wts[j])-want) > 1e-6 {
+					t.Errorf("weight of expert %d = %v, want %v", id, wts[j], want)
+				}
+				total += float64(wts[j])
+			}
+			if math.Abs(total-1) > 1e-6 {
+				t.Errorf("weights sum to %v", total)
+			}
+		})
+	}
+}
+
+// A batch routes its tokens to experts and runs each expert once over the
+// tokens routed to it; the logits must equal running the same tokens one
+// at a time, bit for bit (each token's outputs are summed in slot order
+// either way), for F32 and quantized experts.
+func TestMoEBatchMatchesSteps(t *testing.T) {
+	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-llama-spm.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vocab.Close()
+	for _, typ := range []ggml.Type{ggml.F32, ggml.Q4_0, ggml.Q4_K} {
+		t.Run(typ.String(), func(t *testing.T) {
+			s := synth.Shapes["tiny"]
+			s.FF, s.Experts, s.ExpertsUsed, s.ExpertFF = 256, 8, 3, 256
+			if typ == ggml.Q4_K {
+				s.Embd, s.HeadDim = 256, 64
+			}
+			path := filepath.Join(t.TempDir(), "moe.gguf")
+			if err := synth.Write(path, s, synth.Options{Arch: "qwen3moe", Type: typ, Vocab: vocab, Seed: 3}); err != nil {
+				t.Fatal(err)
+			}
+			f, err := gguf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			m, err := arch.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tokens := []int32{1, 450, 4996, 17354, 1701, 29916, 432, 1274, 975, 278, 17366, 11203}
+			run := func(batch int) []float32 {
+				b, err := New(m, backend.Options{ContextSize: 64, Threads: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+				var last []float32
+				for i := 0; i < len(tokens); i += batch {
+					last, err = b.Forward(context.Background(), tokens[i:min(i+batch, len(tokens))], i, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				return last
+			}
+			whole, steps := run(len(tokens)), run(1)
+			for i := range whole {
+				if math.Float32bits(whole[i]) != math.Float32bits(steps[i]) {
+					t.Fatalf("logit %d: batch %v, one at a time %v", i, whole[i], steps[i])
+				}
+			}
+		})
+	}
+}
