@@ -29,6 +29,10 @@ func archFeatures(m *arch.Model) [][2]string {
 		norms = append(norms, fmt.Sprintf("Q/K RMSNorm over the full width [%d]/[%d]", m.Heads*m.HeadDim, m.KVHeads*m.HeadDim))
 	}
 	add("block", "%s; FFN %s-gated", strings.Join(norms, ", "), b.Act)
+	if e := m.MoE; e.Experts > 0 {
+		add("experts", "%d of %d per token (ff %d each), %s; %s of %s parameters active",
+			e.ExpertsUsed, e.Experts, e.ExpertFF, e.Gating, humanCount(m.ActiveParams()), humanCount(m.Params()))
+	}
 	if m.Heads*m.HeadDim != m.Embd {
 		add("heads", "%d × head dim %d = %d ≠ embd %d", m.Heads, m.HeadDim, m.Heads*m.HeadDim, m.Embd)
 	}

@@ -3,6 +3,7 @@ package arch
 import (
 	"errors"
 	"math"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -139,7 +140,8 @@ func TestFusedSplitsAreRowSlices(t *testing.T) {
 func TestArchRefusals(t *testing.T) {
 	// t is the subtest's: a missing file skips that case, not the parent.
 	spec := func(t *testing.T, arch string) *ggufspec.Spec {
-		f, err := gguf.Open(testenv.Model(t, "synth-"+arch+"-F32.gguf"))
+		dir, name := path.Split(arch)
+		f, err := gguf.Open(testenv.Model(t, dir+"synth-"+name+"-F32.gguf"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,6 +180,18 @@ func TestArchRefusals(t *testing.T) {
 		{"gemma3 rope.freq_base_swa 0", "gemma3", `key "gemma3.rope.freq_base_swa"`, "must be positive", func(s *ggufspec.Spec) {
 			s.Set("gemma3.rope.freq_base_swa", float32(0))
 		}},
+		{"qwen3moe using more experts than it has", "2026/qwen3moe", `key "qwen3moe.expert_used_count"`, "between 1 and expert_count 8", func(s *ggufspec.Spec) {
+			s.Set("qwen3moe.expert_used_count", uint32(9))
+		}},
+		{"qwen3moe without experts", "2026/qwen3moe", `key "qwen3moe.expert_count"`, "routes every layer's FFN to experts", func(s *ggufspec.Spec) {
+			s.Del("qwen3moe.expert_count")
+		}},
+		{"qwen3moe expert bank of 7 experts", "2026/qwen3moe", `tensor "blk.1.ffn_up_exps.weight"`, "shape [256 64 7], expected [256 64 8]", func(s *ggufspec.Spec) {
+			t := s.Tensor("blk.1.ffn_up_exps.weight")
+			t.Dims[2] = 7
+			t.Data = t.Data[:4*256*64*7]
+		}},
+		{"qwen3moe without a router", "2026/qwen3moe", `tensor "blk.0.ffn_gate_inp.weight"`, "missing", func(s *ggufspec.Spec) { s.DelTensor("blk.0.ffn_gate_inp.weight") }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -201,7 +215,8 @@ func TestArchRefusals(t *testing.T) {
 func TestArchVariantsLoad(t *testing.T) {
 	load := func(arch string, edit func(s *ggufspec.Spec)) *Model {
 		t.Helper()
-		f, err := gguf.Open(testenv.Model(t, "synth-"+arch+"-F32.gguf"))
+		dir, name := path.Split(arch)
+		f, err := gguf.Open(testenv.Model(t, dir+"synth-"+name+"-F32.gguf"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,5 +254,39 @@ func TestArchVariantsLoad(t *testing.T) {
 	if m.Rope.Factors(512)[0] != 2 || m.Rope.Factors(513)[0] != 4 || m.Rope.AttnFactor != 1.25 {
 		t.Errorf("phi3 LongRoPE: factors at 512 %v, at 513 %v, attn factor %g; want short (2) within the original 512, long (4) past it, 1.25",
 			m.Rope.Factors(512)[0], m.Rope.Factors(513)[0], m.Rope.AttnFactor)
+	}
+}
+
+// A qwen3moe file loads with its router and expert banks, an expert is a
+// run of its bank's rows, and the active figures leave out the experts a
+// token does not use (shared synth file: 2 layers, embd 256, 8 experts of
+// ff 64, 2 used).
+func TestMoELoad(t *testing.T) {
+	f, err := gguf.Open(testenv.Shared(t, "models/2026/synth-qwen3moe-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MoE != (MoEConfig{Gating: GatingSoftmaxTopKNorm, Experts: 8, ExpertsUsed: 2, ExpertFF: 64}) {
+		t.Fatalf("MoE %+v", m.MoE)
+	}
+	x := m.Layers[1].Experts
+	if x == nil || x.Router.Rows != 8 || x.Gate.Rows != 8*64 || x.Down.Rows != 8*256 || x.Down.Cols != 64 {
+		t.Fatalf("layer 1 experts %+v", x)
+	}
+	gate, _, down := x.Expert(5)
+	if gate.Rows != 64 || &gate.Data[0] != &x.Gate.Data[5*64*256*4] || down.Rows != 256 || &down.Data[0] != &x.Down.Data[5*256*64*4] {
+		t.Errorf("expert 5: gate %d rows at the wrong offset, or down %d rows", gate.Rows, down.Rows)
+	}
+	const bank, unused = 3 * 256 * 64 * 8, 6.0 / 8
+	if got, want := m.Params()-m.ActiveParams(), int64(2*bank*unused); got != want {
+		t.Errorf("inactive parameters %d, want %d", got, want)
+	}
+	if got, want := m.WeightBytes()-m.ActiveWeightBytes(), int64(2*bank*unused*4); got != want {
+		t.Errorf("inactive bytes %d, want %d", got, want)
 	}
 }

@@ -166,3 +166,33 @@ func (w *weights) bank(name string, cols, rows, experts int) Weight {
 	w.use(name)
 	return Weight{Name: name, Type: t.Type, Cols: cols, Rows: rows * experts, Data: w.f.TensorData(t)}
 }
+
+// inactive is the fraction of each expert bank a token does not read.
+func (m *Model) inactive(n int64) int64 {
+	return n * int64(m.MoE.Experts-m.MoE.ExpertsUsed) / int64(m.MoE.Experts)
+}
+
+// ActiveWeightBytes is what one token reads of the weights: all of them
+// but the experts it is not routed to. It equals WeightBytes for a dense
+// model.
+func (m *Model) ActiveWeightBytes() int64 {
+	n := m.WeightBytes()
+	for i := range m.Layers {
+		if x := m.Layers[i].Experts; x != nil {
+			n -= m.inactive(int64(len(x.Gate.Data)) + int64(len(x.Up.Data)) + int64(len(x.Down.Data)))
+		}
+	}
+	return n
+}
+
+// ActiveParams is the parameters one token uses: Params less the experts
+// it is not routed to.
+func (m *Model) ActiveParams() int64 {
+	n := m.Params()
+	for i := range m.Layers {
+		if x := m.Layers[i].Experts; x != nil {
+			n -= m.inactive(int64(x.Gate.Rows*x.Gate.Cols + x.Up.Rows*x.Up.Cols + x.Down.Rows*x.Down.Cols))
+		}
+	}
+	return n
+}

@@ -2,11 +2,12 @@ package cpu
 
 // DecodeBytes is what one decode step at context position pos reads: every
 // weight but the token embedding table (one row of it, unless it doubles as
-// the output matrix) and the keys and values of the positions attended to.
+// the output matrix) and the experts the token is not routed to, and the
+// keys and values of the positions attended to.
 // Over the machine's read bandwidth it bounds decode speed.
 func (b *Backend) DecodeBytes(pos int) int64 {
 	m := b.m
-	n := m.WeightBytes()
+	n := m.ActiveWeightBytes()
 	emb := int64(len(m.TokenEmbd.Data))
 	if len(m.Output.Data) == 0 || &m.Output.Data[0] != &m.TokenEmbd.Data[0] {
 		n -= emb
