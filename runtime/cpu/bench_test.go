@@ -39,6 +39,25 @@ func BenchmarkDecode(b *testing.B) {
 			benchDecode(b, path)
 		})
 	}
+	// the MoE bench shape (issue 24): 0.9B parameters, 0.2B active
+	b.Run("qwen3moe-bench-Q4_0", func(b *testing.B) {
+		benchDecode(b, writeMoEBench(b))
+	})
+}
+
+// writeMoEBench writes the MoE bench shape (synth "moe", Q4_0) once per
+// benchmark run.
+func writeMoEBench(b *testing.B) string {
+	vocab, err := gguf.Open(testenv.Shared(b, "vocab/ggml-vocab-llama-spm.gguf"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer vocab.Close()
+	path := filepath.Join(b.TempDir(), "moe-q4_0.gguf")
+	if err := synth.Write(path, synth.Shapes["moe"], synth.Options{Arch: "qwen3moe", Type: ggml.Q4_0, Vocab: vocab, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	return path
 }
 
 func benchDecode(b *testing.B, path string) {
@@ -57,7 +76,7 @@ func benchDecode(b *testing.B, path string) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	b.SetBytes(m.WeightBytes())
+	b.SetBytes(m.ActiveWeightBytes())
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := be.Forward(ctx, []int32{int32(i % m.Vocab)}, i%window, false); err != nil {

@@ -33,6 +33,9 @@ const (
 	I64  Type = 27
 	F64  Type = 28
 	BF16 Type = 30
+	// MXFP4 is OCP microscaling FP4: E2M1 values with an E8M0 scale per
+	// 32 (gpt-oss's experts).
+	MXFP4 Type = 39
 )
 
 // QK_K is the super-block size of the K-quants.
@@ -46,26 +49,27 @@ type traits struct {
 }
 
 var table = map[Type]traits{
-	F32:  {"F32", 1, 4, true},
-	F16:  {"F16", 1, 2, true},
-	BF16: {"BF16", 1, 2, true},
-	Q4_0: {"Q4_0", 32, 18, true},
-	Q4_1: {"Q4_1", 32, 20, true},
-	Q5_0: {"Q5_0", 32, 22, true},
-	Q5_1: {"Q5_1", 32, 24, true},
-	Q8_0: {"Q8_0", 32, 34, true},
-	Q8_1: {"Q8_1", 32, 36, false},
-	Q2_K: {"Q2_K", QK_K, 84, true},
-	Q3_K: {"Q3_K", QK_K, 110, true},
-	Q4_K: {"Q4_K", QK_K, 144, true},
-	Q5_K: {"Q5_K", QK_K, 176, true},
-	Q6_K: {"Q6_K", QK_K, 210, true},
-	Q8_K: {"Q8_K", QK_K, 292, false},
-	I8:   {"I8", 1, 1, false},
-	I16:  {"I16", 1, 2, false},
-	I32:  {"I32", 1, 4, false},
-	I64:  {"I64", 1, 8, false},
-	F64:  {"F64", 1, 8, false},
+	F32:   {"F32", 1, 4, true},
+	F16:   {"F16", 1, 2, true},
+	BF16:  {"BF16", 1, 2, true},
+	Q4_0:  {"Q4_0", 32, 18, true},
+	Q4_1:  {"Q4_1", 32, 20, true},
+	Q5_0:  {"Q5_0", 32, 22, true},
+	Q5_1:  {"Q5_1", 32, 24, true},
+	Q8_0:  {"Q8_0", 32, 34, true},
+	Q8_1:  {"Q8_1", 32, 36, false},
+	Q2_K:  {"Q2_K", QK_K, 84, true},
+	Q3_K:  {"Q3_K", QK_K, 110, true},
+	Q4_K:  {"Q4_K", QK_K, 144, true},
+	Q5_K:  {"Q5_K", QK_K, 176, true},
+	Q6_K:  {"Q6_K", QK_K, 210, true},
+	Q8_K:  {"Q8_K", QK_K, 292, false},
+	I8:    {"I8", 1, 1, false},
+	I16:   {"I16", 1, 2, false},
+	I32:   {"I32", 1, 4, false},
+	I64:   {"I64", 1, 8, false},
+	F64:   {"F64", 1, 8, false},
+	MXFP4: {"MXFP4", 32, 17, true},
 }
 
 // Known reports whether t is a type whose block layout we know, so that a file

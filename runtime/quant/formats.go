@@ -16,19 +16,20 @@ type format struct {
 }
 
 var formats = map[ggml.Type]*format{
-	ggml.F32:  {1, 4, dequantF32, ggml.F32, dotF32, false},
-	ggml.F16:  {1, 2, dequantF16, ggml.F16, dotF16, false},
-	ggml.BF16: {1, 2, dequantBF16, ggml.BF16, dotBF16, false},
-	ggml.Q4_0: {32, 18, dequantQ4_0, ggml.Q8_0, dotQ4_0, false},
-	ggml.Q4_1: {32, 20, dequantQ4_1, ggml.Q8_1, dotQ4_1, false},
-	ggml.Q5_0: {32, 22, dequantQ5_0, ggml.Q8_0, dotQ5_0, false},
-	ggml.Q5_1: {32, 24, dequantQ5_1, ggml.Q8_1, dotQ5_1, false},
-	ggml.Q8_0: {32, 34, dequantQ8_0, ggml.Q8_0, dotQ8_0, false},
-	ggml.Q2_K: {256, 84, dequantQ2K, ggml.Q8_K, dotQ2K, false},
-	ggml.Q3_K: {256, 110, dequantQ3K, ggml.Q8_K, dotQ3K, false},
-	ggml.Q4_K: {256, 144, dequantQ4K, ggml.Q8_K, dotQ4K, false},
-	ggml.Q5_K: {256, 176, dequantQ5K, ggml.Q8_K, dotQ5K, false},
-	ggml.Q6_K: {256, 210, dequantQ6K, ggml.Q8_K, dotQ6K, false},
+	ggml.F32:   {1, 4, dequantF32, ggml.F32, dotF32, false},
+	ggml.F16:   {1, 2, dequantF16, ggml.F16, dotF16, false},
+	ggml.BF16:  {1, 2, dequantBF16, ggml.BF16, dotBF16, false},
+	ggml.Q4_0:  {32, 18, dequantQ4_0, ggml.Q8_0, dotQ4_0, false},
+	ggml.Q4_1:  {32, 20, dequantQ4_1, ggml.Q8_1, dotQ4_1, false},
+	ggml.Q5_0:  {32, 22, dequantQ5_0, ggml.Q8_0, dotQ5_0, false},
+	ggml.Q5_1:  {32, 24, dequantQ5_1, ggml.Q8_1, dotQ5_1, false},
+	ggml.Q8_0:  {32, 34, dequantQ8_0, ggml.Q8_0, dotQ8_0, false},
+	ggml.Q2_K:  {256, 84, dequantQ2K, ggml.Q8_K, dotQ2K, false},
+	ggml.Q3_K:  {256, 110, dequantQ3K, ggml.Q8_K, dotQ3K, false},
+	ggml.Q4_K:  {256, 144, dequantQ4K, ggml.Q8_K, dotQ4K, false},
+	ggml.Q5_K:  {256, 176, dequantQ5K, ggml.Q8_K, dotQ5K, false},
+	ggml.Q6_K:  {256, 210, dequantQ6K, ggml.Q8_K, dotQ6K, false},
+	ggml.MXFP4: {32, 17, dequantMXFP4, ggml.Q8_0, dotMXFP4, false},
 }
 
 func formatOf(t ggml.Type) (*format, error) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path"
 	"runtime"
 	"testing"
 
@@ -11,21 +12,28 @@ import (
 )
 
 var allTypes = []ggml.Type{ggml.F32, ggml.F16, ggml.BF16, ggml.Q4_0, ggml.Q4_1, ggml.Q5_0, ggml.Q5_1, ggml.Q8_0,
-	ggml.Q2_K, ggml.Q3_K, ggml.Q4_K, ggml.Q5_K, ggml.Q6_K}
+	ggml.Q2_K, ggml.Q3_K, ggml.Q4_K, ggml.Q5_K, ggml.Q6_K, ggml.MXFP4}
 
 // synthMatrix returns a llama.cpp-quantized weight of type typ from the synth
 // files, preferring one with 512 columns (two K-quant super-blocks per row).
 func synthMatrix(t testing.TB, typ ggml.Type) Matrix {
 	t.Helper()
 	var best Matrix
-	for _, name := range append([]string{"F32"}, synthFiles...) {
-		f := openModel(t, "synth-"+name+".gguf")
+	// MXFP4 is only in the 2026 MoE files, as expert banks: a 3-D
+	// tensor is a matrix of rows × experts rows.
+	for _, name := range append([]string{"F32"}, append(synthFiles, "2026/qwen3moe-MXFP4_MOE")...) {
+		dir, base := path.Split(name)
+		f := openModel(t, dir+"synth-"+base+".gguf")
 		for i := range f.Tensors {
 			tn := &f.Tensors[i]
-			if tn.Type != typ || len(tn.Dims) != 2 {
+			if tn.Type != typ || len(tn.Dims) < 2 || len(tn.Dims) > 3 {
 				continue
 			}
-			m := Matrix{Type: typ, Cols: int(tn.Dims[0]), Rows: int(tn.Dims[1]), Data: f.TensorData(tn)}
+			rows := int(tn.Dims[1])
+			if len(tn.Dims) == 3 {
+				rows *= int(tn.Dims[2])
+			}
+			m := Matrix{Type: typ, Cols: int(tn.Dims[0]), Rows: rows, Data: f.TensorData(tn)}
 			if m.Cols > best.Cols {
 				best = m
 			}
@@ -78,6 +86,7 @@ var maxNMSE = map[ggml.Type]float64{
 	ggml.BF16: 3e-6,
 	ggml.Q4_0: 8e-5, ggml.Q4_1: 8e-5, ggml.Q5_0: 8e-5, ggml.Q5_1: 8e-5, ggml.Q8_0: 8e-5,
 	ggml.Q2_K: 1e-4, ggml.Q3_K: 1e-4, ggml.Q4_K: 1e-4, ggml.Q5_K: 1e-4, ggml.Q6_K: 1e-4,
+	ggml.MXFP4: 8e-5,
 }
 
 // activation returns x as llama.cpp's kernels see it: converted to the
@@ -227,6 +236,12 @@ func randomMatrix(r *rand.Rand, typ ggml.Type, rows, cols int) Matrix {
 		halfs = []int{108}
 	case ggml.Q6_K:
 		halfs = []int{208}
+	case ggml.MXFP4:
+		// E8M0 scales of ordinary weights (2^-10..2^2), not random
+		// exponents up to 2^127 whose products overflow
+		for i := 0; i < len(data); i += 17 {
+			data[i] = byte(118 + r.IntN(12))
+		}
 	case ggml.F32:
 		for i := 0; i < len(data); i += 4 {
 			putF32(data[i:], float32(r.NormFloat64()))

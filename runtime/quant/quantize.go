@@ -12,19 +12,20 @@ import (
 // llama-quantize uses when it has no importance matrix, so their output is
 // byte-identical to llama.cpp's files. Each encodes whole blocks.
 var quantizers = map[ggml.Type]func(src []float32, dst []byte){
-	ggml.F32:  quantizeF32,
-	ggml.F16:  quantizeF16,
-	ggml.BF16: quantizeBF16,
-	ggml.Q4_0: quantizeQ4_0,
-	ggml.Q4_1: quantizeQ4_1,
-	ggml.Q5_0: quantizeQ5_0,
-	ggml.Q5_1: quantizeQ5_1,
-	ggml.Q8_0: quantizeQ8_0,
-	ggml.Q2_K: quantizeQ2K,
-	ggml.Q3_K: quantizeQ3K,
-	ggml.Q4_K: quantizeQ4K,
-	ggml.Q5_K: quantizeQ5K,
-	ggml.Q6_K: quantizeQ6K,
+	ggml.F32:   quantizeF32,
+	ggml.F16:   quantizeF16,
+	ggml.BF16:  quantizeBF16,
+	ggml.Q4_0:  quantizeQ4_0,
+	ggml.MXFP4: quantizeMXFP4,
+	ggml.Q4_1:  quantizeQ4_1,
+	ggml.Q5_0:  quantizeQ5_0,
+	ggml.Q5_1:  quantizeQ5_1,
+	ggml.Q8_0:  quantizeQ8_0,
+	ggml.Q2_K:  quantizeQ2K,
+	ggml.Q3_K:  quantizeQ3K,
+	ggml.Q4_K:  quantizeQ4K,
+	ggml.Q5_K:  quantizeQ5K,
+	ggml.Q6_K:  quantizeQ6K,
 }
 
 // Quantize encodes src, a whole number of blocks, as t with ggml's reference

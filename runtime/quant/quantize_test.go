@@ -88,3 +88,29 @@ func TestQuantizeErrors(t *testing.T) {
 		t.Errorf("Quantize(Q4_0, nil) = %d bytes, %v; want 0, nil", len(got), err)
 	}
 }
+
+// TestQuantizeMXFP4MatchesLlamaCpp: llama-quantize's MXFP4_MOE file keeps
+// every expert bank in MXFP4; quantizing the F32 file's banks must give
+// its bytes exactly (scale exponent, nearest table entry, first of equals).
+func TestQuantizeMXFP4MatchesLlamaCpp(t *testing.T) {
+	ref := openModel(t, "2026/synth-qwen3moe-F32.gguf")
+	f := openModel(t, "2026/synth-qwen3moe-MXFP4_MOE.gguf")
+	compared := 0
+	for i := range f.Tensors {
+		tn := &f.Tensors[i]
+		if tn.Type != ggml.MXFP4 {
+			continue
+		}
+		got, err := Quantize(ggml.MXFP4, f32Tensor(t, ref, tn.Name))
+		if err != nil {
+			t.Fatalf("%s: %v", tn.Name, err)
+		}
+		if want := f.TensorData(tn); !bytes.Equal(got, want) {
+			t.Errorf("%s: %d of %d bytes differ from llama.cpp's", tn.Name, countDiff(got, want), len(want))
+		}
+		compared++
+	}
+	if compared != 6 { // gate, up and down banks of 2 layers
+		t.Errorf("compared %d MXFP4 tensors, want 6", compared)
+	}
+}
