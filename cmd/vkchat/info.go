@@ -55,7 +55,10 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	w("tensor types", "%s", tensorTypes(f))
 	w("layers", "%d (embd %d, ff %d, heads %d, kv heads %d, head dim %d)", m.Config.Layers, m.Embd, m.FF, m.Heads, m.KVHeads, m.HeadDim)
 	rope := fmt.Sprintf("dims %d of %d, base %g, %s pairs", m.Rope.Dims, m.HeadDim, m.Rope.Base, map[bool]string{true: "neox", false: "normal"}[m.Rope.NeoX])
-	if m.Rope.Scale != 1 {
+	switch y := m.Rope.YaRN; {
+	case y != nil:
+		rope += fmt.Sprintf(", YaRN ×%g from an original context of %d (blend over pairs %g–%g, cos/sin ×%.4g)", m.Rope.Scale, m.Rope.OrigCtx, y.Low, y.High, y.MScale)
+	case m.Rope.Scale != 1:
 		rope += fmt.Sprintf(", positions ×%g", m.Rope.Scale)
 	}
 	if m.Rope.AttnFactor != 1 {

@@ -29,6 +29,16 @@ func archFeatures(m *arch.Model) [][2]string {
 		norms = append(norms, fmt.Sprintf("Q/K RMSNorm over the full width [%d]/[%d]", m.Heads*m.HeadDim, m.KVHeads*m.HeadDim))
 	}
 	add("block", "%s; FFN %s-gated", strings.Join(norms, ", "), b.Act)
+	var attn []string
+	if l := m.Layers[0]; l.Bo != nil {
+		attn = append(attn, "a bias on the output projection")
+	}
+	if m.Layers[0].Sinks != nil {
+		attn = append(attn, "a learned sink logit per head (takes probability mass, has no value)")
+	}
+	if len(attn) > 0 {
+		add("attention", "%s", strings.Join(attn, "; "))
+	}
 	if e := m.MoE; e.Experts > 0 {
 		add("experts", "%d of %d per token (ff %d each), %s; %s of %s parameters active",
 			e.ExpertsUsed, e.Experts, e.ExpertFF, e.Gating, humanCount(m.ActiveParams()), humanCount(m.Params()))

@@ -31,11 +31,17 @@ const (
 	// from an F16 table (x rounded to F16, result in F16; identity for
 	// x >= 10, zero for x <= -10).
 	ActGELUTanh
+	// ActSwiGLUOAI is gpt-oss's clamped SwiGLU: g = min(gate, 7),
+	// u = clamp(up, -7, 7), out = g·σ(1.702·g)·(u+1).
+	ActSwiGLUOAI
 )
 
 func (a Activation) String() string {
-	if a == ActGELUTanh {
+	switch a {
+	case ActGELUTanh:
 		return "gelu-tanh"
+	case ActSwiGLUOAI:
+		return "swiglu-oai (clamped at 7, α 1.702, up+1)"
 	}
 	return "silu"
 }
@@ -63,7 +69,14 @@ type Arch struct {
 	RopeFinetunedKey string
 
 	// Tensors.
-	QKVBias     Need // attn_{q,k,v}.bias
+	QKVBias Need // attn_{q,k,v}.bias
+	OutBias Need // attn_output.bias (gpt-oss)
+	// Sinks: attn_sinks [heads], a per-head logit that joins every
+	// softmax, takes probability mass and has no value (gpt-oss).
+	Sinks bool
+	// FFNNorm names the FFN's pre-norm tensor when it is not ffn_norm
+	// (gpt-oss: post_attention_norm).
+	FFNNorm     string
 	FusedQKV    bool // attn_qkv (Q|K|V rows) accepted in place of attn_q/k/v
 	FusedGateUp bool // ffn_up holds gate rows then up rows; no ffn_gate (phi3)
 	Output      OutputRule

@@ -123,6 +123,9 @@ func (a *Arch) tensorsPerLayer(fusedQKV bool) int {
 	if a.Gating != GatingNone {
 		n++ // the router beside the three expert banks
 	}
+	if a.Sinks {
+		n++
+	}
 	if a.Block.PreNorm {
 		n += 2
 	}
@@ -151,6 +154,14 @@ func (w *weights) layer(l *Layer, p string, a Arch, cfg *Config, fusedQKV bool) 
 		l.Wv = w.matrix(p+"attn_v.weight", e, kv)
 	}
 	l.Wo = w.matrix(p+"attn_output.weight", q, e)
+	if _, ok := w.f.Tensor(p + "attn_output.bias"); a.OutBias == Required || (a.OutBias == Optional && ok) {
+		bo := w.vector(p+"attn_output.bias", e)
+		l.Bo = &bo
+	}
+	if a.Sinks {
+		s := w.vector(p+"attn_sinks.weight", cfg.Heads)
+		l.Sinks = &s
+	}
 	biases := a.QKVBias == Required
 	if a.QKVBias == Optional {
 		_, bq := w.f.Tensor(p + "attn_q.bias")
@@ -180,7 +191,11 @@ func (w *weights) layer(l *Layer, p string, a Arch, cfg *Config, fusedQKV bool) 
 		l.PostAttnNorm = &pa
 	}
 	if a.Block.PreNorm {
-		l.FFNNorm = w.vector(p+"ffn_norm.weight", e)
+		name := "ffn_norm"
+		if a.FFNNorm != "" {
+			name = a.FFNNorm
+		}
+		l.FFNNorm = w.vector(p+name+".weight", e)
 	}
 	switch {
 	case cfg.MoE.Experts > 0:
@@ -287,7 +302,8 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	if c.Rope.Dims == 0 || c.Rope.Dims > c.HeadDim || c.Rope.Dims%2 != 0 {
 		return c, bad("rope.dimension_count", fmt.Sprintf("%d must be even and at most the head size %d", c.Rope.Dims, c.HeadDim))
 	}
-	if st, ok, _ := f.String(a.Name + ".rope.scaling.type"); ok && st == "linear" {
+	st, scaled, _ := f.String(a.Name + ".rope.scaling.type")
+	if scaled && (st == "linear" || st == "yarn") {
 		fac := l.float("rope.scaling.factor", 1)
 		if l.err != nil {
 			return c, l.err
@@ -303,6 +319,12 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	c.Rope.OrigCtx = l.uint("rope.scaling.original_context_length", 0, false)
 	if l.err != nil {
 		return c, l.err
+	}
+	if scaled && st == "yarn" {
+		if c.Rope.OrigCtx == 0 {
+			return c, bad("rope.scaling.original_context_length", "missing or 0: YaRN blends by the original context")
+		}
+		c.Rope.YaRN = yarn(c.Rope)
 	}
 	if !(c.Rope.AttnFactor > 0) || c.Rope.AttnFactor > 100 {
 		return c, bad("rope.scaling.attn_factor", fmt.Sprintf("%g must be a positive number", c.Rope.AttnFactor))

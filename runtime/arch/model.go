@@ -31,6 +31,8 @@ type Layer struct {
 	Config                   LayerConfig
 	AttnNorm, Wq, Wk, Wv, Wo Weight
 	Bq, Bk, Bv               *Weight  // attention biases (Qwen2; optional elsewhere)
+	Bo                       *Weight  // attn_output bias (gpt-oss)
+	Sinks                    *Weight  // attention sinks [heads] (gpt-oss)
 	QNorm, KNorm             *Weight  // Block.QKNorm: [head_dim] per head, or the full width
 	PostAttnNorm             *Weight  // Block.PostNorm
 	FFNNorm, Gate, Up, Down  Weight   // the dense FFN; zero Weights where Experts replace it
@@ -100,6 +102,19 @@ type Rope struct {
 	LongFactors, ShortFactors []float32
 	// OrigCtx is rope.scaling.original_context_length (0 when absent).
 	OrigCtx int
+	// YaRN, when set, blends interpolated and original angles per pair
+	// (rope.scaling.type yarn); Scale is then 1/factor.
+	YaRN *YaRN
+}
+
+// YaRN is the rotation's blend of interpolation (angle × Scale) and
+// extrapolation (the original angle) across pairs, as ggml's rope_yarn
+// computes it: pairs below Low keep the original angle, pairs above High
+// are interpolated, a linear ramp between; cos and sin are multiplied by
+// MScale (1 + 0.1·ln factor).
+type YaRN struct {
+	Low, High float32 // ggml's corr_dims: floor and ceil of the pair index where β_fast and β_slow rotations fit the original context
+	MScale    float32
 }
 
 // Factors returns the per-pair frequency divisors for a context of ctx

@@ -3,6 +3,7 @@ package arch
 import (
 	"fmt"
 
+	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
 )
 
@@ -53,6 +54,9 @@ type Experts struct {
 	RouterBias *Weight // [experts], optional (gpt-oss)
 	Gate, Up   Weight  // [embd x experts*expert_ff]
 	Down       Weight  // [expert_ff x experts*embd]
+	// Per-expert biases (gpt-oss), F32 with one row per expert: Gate and
+	// Up [expert_ff x experts], Down [embd x experts]; nil when absent.
+	GateBias, UpBias, DownBias *Weight
 }
 
 // Expert returns expert e's gate, up and down matrices: runs of rows of
@@ -141,7 +145,26 @@ func (w *weights) experts(p string, cfg *Config) *Experts {
 	x.Gate = w.bank(p+"ffn_gate_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
 	x.Up = w.bank(p+"ffn_up_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
 	x.Down = w.bank(p+"ffn_down_exps.weight", m.ExpertFF, cfg.Embd, m.Experts)
+	for _, b := range []struct {
+		name string
+		n    int
+		dst  **Weight
+	}{{"ffn_gate_exps.bias", m.ExpertFF, &x.GateBias}, {"ffn_up_exps.bias", m.ExpertFF, &x.UpBias}, {"ffn_down_exps.bias", cfg.Embd, &x.DownBias}} {
+		if _, ok := w.f.Tensor(p + b.name); ok {
+			v := w.f32Matrix(p+b.name, b.n, m.Experts)
+			*b.dst = &v
+		}
+	}
 	return x
+}
+
+// f32Matrix is an F32 matrix of biases or other per-row vectors.
+func (w *weights) f32Matrix(name string, cols, rows int) Weight {
+	m := w.matrix(name, cols, rows)
+	if w.err == nil && m.Type != ggml.F32 {
+		w.err = tensorErr(w.f, name, fmt.Sprintf("must be F32, found %s", m.Type))
+	}
+	return m
 }
 
 // bank is a 3-D expert tensor {cols, rows, experts} as one matrix of

@@ -36,11 +36,12 @@ func (b *Backend) attention(layer, n, pos int) {
 // inPlace reports whether layer's attention reads the F16 cache in place
 // (attendCached): a full-attention layer, whose slots are the positions
 // (a window's ring can wrap mid-span, and a batch could overwrite what its
-// first queries still need), without a soft-cap, with native kernels.
+// first queries still need), without a soft-cap or sinks, with native
+// kernels.
 // Such a layer stores the batch's keys and values before its attention.
 func (b *Backend) inPlace(layer int) bool {
 	return b.kv.typ == backend.KVF16 && b.layers[layer].window == 0 && b.kv.capacity[layer] >= b.opts.ContextSize &&
-		b.m.AttnSoftcap == 0 && nativeAttention && simd.Level() > 0
+		b.m.AttnSoftcap == 0 && b.layers[layer].sinks == nil && nativeAttention && simd.Level() > 0
 }
 
 // attnCall is one attention's arguments, for the pool's range function
@@ -98,6 +99,11 @@ func (b *Backend) attendHead(layer, kvh, n, pos, lo, window int, scale float32) 
 			if window > 0 {
 				from = max(lo, pos+i-window+1)
 			}
+			if sinks := b.layers[layer].sinks; sinks != nil {
+				// no native kernel takes a sink
+				attendPortable(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, c.AttnSoftcap, sinks[h], ws.qh, b.f16Acc)
+				continue
+			}
 			attendOnline(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, c.AttnSoftcap, ws.qh, b.f16Acc)
 		}
 	}
@@ -115,6 +121,18 @@ func attendOnline(q, keys, vals, out []float32, span int, scale, softcap float32
 	if attendNative(q, keys, vals, out, span, scale, softcap, qh, f16) {
 		return // the same computation with native vector loops
 	}
+	attendPortable(q, keys, vals, out, span, scale, softcap, noSink, qh, f16)
+}
+
+// noSink is attendPortable's sink for attention without one: a logit of
+// -Inf takes no probability mass.
+var noSink = float32(math.Inf(-1))
+
+// attendPortable is attendOnline in Go, with an attention sink: a logit
+// that joins the softmax's denominator after the positions, with no value
+// (gpt-oss), folded in as llama.cpp's flash attention does once the values
+// are summed.
+func attendPortable(q, keys, vals, out []float32, span int, scale, softcap, sink float32, qh []float32, f16 bool) {
 	hd := len(q)
 	if softcap != 0 {
 		scale /= softcap
@@ -152,6 +170,18 @@ func attendOnline(q, keys, vals, out []float32, span int, scale, softcap float32
 		}
 		if f16 {
 			roundAll16(out)
+		}
+		sum = fma32(sum, ms, vs)
+	}
+	if sink != noSink {
+		ms, vs := float32(1), float32(1)
+		if sink > m {
+			ms = float32(exp64(m - sink))
+			for d := range out {
+				out[d] *= ms
+			}
+		} else {
+			vs = float32(exp64(sink - m))
 		}
 		sum = fma32(sum, ms, vs)
 	}

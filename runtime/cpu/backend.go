@@ -59,6 +59,7 @@ type layerState struct {
 	window             int
 	qNormRow, kNormRow int // width Q/K norms normalize over: head_dim or the full projection
 	routerBias         []float32
+	bo, sinks          []float32 // attn_output bias, attention sinks (gpt-oss)
 }
 
 // poolCalls are the range functions the backend hands the worker pool,
@@ -113,6 +114,7 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 		if L.Experts != nil {
 			v.routerBias = optVector(L.Experts.RouterBias)
 		}
+		v.bo, v.sinks = optVector(L.Bo), optVector(L.Sinks)
 		if m.Block.QKNorm == arch.QKNormFull {
 			v.qNormRow, v.kNormRow = q, kv
 		}

@@ -69,6 +69,11 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 			b.storeBatch(l, n, pos)
 		}
 		quant.MatMul(s.proj[:n*e], matrix(L.Wo), s.att[:n*qw], n)
+		if w.bo != nil {
+			for i := 0; i < n; i++ {
+				addTo(s.proj[i*e:(i+1)*e], w.bo)
+			}
+		}
 		b.residual(s.proj[:n*e], w.postAttn, n)
 
 		in = b.preNorm(s.x[:n*e], w.ffn, n)
@@ -120,6 +125,12 @@ func (b *Backend) residual(out, post []float32, n int) {
 
 // activate writes act(gate) * up into gate.
 func (b *Backend) activate(gate, up []float32) {
+	if b.m.Block.Act == arch.ActSwiGLUOAI {
+		for i, g := range gate {
+			gate[i] = swigluOAI(g, up[i])
+		}
+		return
+	}
 	if b.m.Block.Act == arch.ActGELUTanh {
 		for i, g := range gate {
 			gate[i] = gelu(b.gelu, g) * up[i]

@@ -77,8 +77,11 @@ func (b *Backend) moe(x *arch.Experts, w *layerState, in, out []float32, n int) 
 		}
 		gate, up, down := x.Expert(ex)
 		quant.MatMuls([][]float32{s.g[:m*ff], s.u[:m*ff]}, []quant.Matrix{matrix(gate), matrix(up)}, s.xs[:m*e], m)
+		addExpertBias(s.g[:m*ff], x.GateBias, ex, ff)
+		addExpertBias(s.u[:m*ff], x.UpBias, ex, ff)
 		b.activate(s.g[:m*ff], s.u[:m*ff])
 		quant.MatMul(s.d[:m*e], matrix(down), s.g[:m*ff], m)
+		addExpertBias(s.d[:m*e], x.DownBias, ex, e)
 		for j, r := range s.rows {
 			copy(s.ys[int(r)*e:(int(r)+1)*e], s.d[j*e:(j+1)*e])
 		}
@@ -158,5 +161,17 @@ func softmax(x []float32) {
 	inv := float32(1 / sum)
 	for i := range x {
 		x[i] *= inv
+	}
+}
+
+// addExpertBias adds expert ex's row of a per-expert bias (F32, one row
+// of width per expert) to every row of out; a nil bias adds nothing.
+func addExpertBias(out []float32, bias *arch.Weight, ex, width int) {
+	if bias == nil {
+		return
+	}
+	row := vectorF32(arch.Weight{Type: bias.Type, Cols: width, Rows: 1, Data: bias.Data[4*ex*width : 4*(ex+1)*width]})
+	for i := 0; i+width <= len(out); i += width {
+		addTo(out[i:i+width], row)
 	}
 }

@@ -115,3 +115,58 @@ func TestMoEBatchMatchesSteps(t *testing.T) {
 		})
 	}
 }
+
+// swigluOAI clamps the gate from above and up from both sides at 7, then
+// gate·σ(1.702·gate)·(up+1), against float64.
+func TestSwigluOAI(t *testing.T) {
+	ref := func(g, u float64) float64 {
+		g, u = math.Min(g, 7), math.Max(-7, math.Min(u, 7))
+		return g / (1 + math.Exp(-1.702*g)) * (u + 1)
+	}
+	for _, c := range [][2]float32{{0.5, 0.25}, {-3, 2}, {10, 1}, {2, -9}, {8, 8}, {-20, 3}, {0, -1}} {
+		got, want := swigluOAI(c[0], c[1]), ref(float64(c[0]), float64(c[1]))
+		if math.Abs(float64(got)-want) > 1e-5*math.Max(1, math.Abs(want)) {
+			t.Errorf("swigluOAI(%g, %g) = %g, want %g", c[0], c[1], got, want)
+		}
+	}
+}
+
+// A sink joins the softmax's denominator with no value: the output is the
+// plain attention output times Σe^s / (Σe^s + e^sink), whether the sink is
+// below or above every score.
+func TestAttendSink(t *testing.T) {
+	const hd, span = 8, 5
+	q := make([]float32, hd)
+	keys, vals := make([]float32, span*hd), make([]float32, span*hd)
+	for i := range q {
+		q[i] = float32(math.Sin(float64(i) + 0.5))
+	}
+	for i := range keys {
+		keys[i] = float32(math.Cos(float64(i) * 0.7))
+		vals[i] = float32(math.Sin(float64(i) * 0.3))
+	}
+	const scale = 0.5
+	for _, sink := range []float32{-2, 0.3, 6} {
+		out := make([]float32, hd)
+		attendPortable(q, keys, vals, out, span, scale, 0, sink, make([]float32, hd), false)
+		w := make([]float64, span)
+		den := math.Exp(float64(sink))
+		for k := range w {
+			var d float64
+			for i := 0; i < hd; i++ {
+				d += float64(q[i]) * float64(keys[k*hd+i])
+			}
+			w[k] = math.Exp(d * scale)
+			den += w[k]
+		}
+		for i := 0; i < hd; i++ {
+			var want float64
+			for k := range w {
+				want += w[k] / den * float64(vals[k*hd+i])
+			}
+			if math.Abs(float64(out[i])-want) > 1e-5 {
+				t.Errorf("sink %g: out[%d] = %g, want %g", sink, i, out[i], want)
+			}
+		}
+	}
+}

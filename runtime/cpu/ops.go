@@ -162,3 +162,13 @@ func swiglu(gate, up []float32) {
 		gate[i] = silu(g) * up[i]
 	}
 }
+
+// swigluOAI is ggml's swiglu_oai with gpt-oss's constants (α 1.702, limit
+// 7): the gate clamped from above, up from both sides, and up + 1.
+func swigluOAI(gate, up float32) float32 {
+	const alpha, limit = 1.702, 7
+	x := min(gate, limit)
+	y := min(max(up, -limit), limit)
+	g := x / (1 + float32(exp64(alpha*-x)))
+	return g * (y + 1)
+}

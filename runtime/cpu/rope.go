@@ -16,6 +16,7 @@ type ropeTable struct {
 	factors []float32
 	scale   float32
 	mscale  float32 // rope.scaling.attn_factor: multiplies cos and sin
+	yarn    *arch.YaRN
 	neox    bool
 	pairs   int
 	// The cos and sin of recently rotated positions, slot pos % ropeSlots:
@@ -40,6 +41,7 @@ func newRope(c *arch.Config, lc arch.LayerConfig, ctx int) (*ropeTable, bool) {
 	t := &ropeTable{
 		step:    float32(math.Pow(float64(lc.RopeBase), float64(exp))),
 		factors: r.Factors(ctx), scale: lc.RopeScale, mscale: r.AttnFactor, neox: r.NeoX, pairs: r.Dims / 2,
+		yarn: r.YaRN,
 	}
 	for i := range t.slotPos {
 		t.slotPos[i] = -1
@@ -50,7 +52,7 @@ func newRope(c *arch.Config, lc arch.LayerConfig, ctx int) (*ropeTable, bool) {
 // sameRotation reports whether a and b rotate every position alike.
 func sameRotation(a, b *ropeTable) bool {
 	return a.step == b.step && a.scale == b.scale && a.mscale == b.mscale && a.neox == b.neox &&
-		a.pairs == b.pairs && slices.Equal(a.factors, b.factors)
+		a.pairs == b.pairs && slices.Equal(a.factors, b.factors) && a.yarn == b.yarn
 }
 
 // nativeRope lets tests run apply's portable loop on a machine with native
@@ -95,10 +97,19 @@ func (r *ropeTable) angles(slot, pos int) {
 		if r.factors != nil {
 			t /= r.factors[i]
 		}
-		t *= r.scale
+		mscale := r.mscale
+		if y := r.yarn; y != nil {
+			// ggml's rope_yarn: interpolated and original angles
+			// blended by the pair's ramp, the magnitude raised
+			ramp := y.Ramp(i)
+			t = float32(t*r.scale)*(1-ramp) + t*ramp
+			mscale *= y.MScale
+		} else {
+			t *= r.scale
+		}
 		c, s := float32(math.Cos(float64(t))), float32(math.Sin(float64(t)))
-		if r.mscale != 1 {
-			c, s = c*r.mscale, s*r.mscale
+		if mscale != 1 {
+			c, s = c*mscale, s*mscale
 		}
 		cs[i], sn[i] = c, s
 		theta *= r.step

@@ -69,6 +69,8 @@ type extras struct {
 	keys     func(s Shape, window int) map[string]any // without the arch prefix
 	fusedQKV bool                                     // write attn_qkv as the converter does (phi3)
 	tied     bool                                     // no output.weight where the declaration allows either
+	// expertBias writes the per-expert biases gpt-oss has.
+	expertBias bool
 }
 
 var archExtras = map[string]extras{
@@ -84,8 +86,12 @@ var archExtras = map[string]extras{
 	"phi3": {fusedQKV: true, keys: func(s Shape, _ int) map[string]any {
 		return map[string]any{"rope.scaling.original_context_length": uint32(s.Context)}
 	}},
-	"smollm3":  {tied: true, keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(2e6)} }},
-	"olmo2":    {keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(500000)} }},
+	"smollm3": {tied: true, keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(2e6)} }},
+	"olmo2":   {keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(500000)} }},
+	"gpt-oss": {expertBias: true, keys: func(s Shape, w int) map[string]any {
+		return map[string]any{"attention.sliding_window": uint32(w), "rope.freq_base": float32(150000),
+			"rope.scaling.type": "yarn", "rope.scaling.factor": float32(4), "rope.scaling.original_context_length": uint32(max(1, s.Context/4))}
+	}},
 	"qwen3moe": {keys: func(Shape, int) map[string]any { return map[string]any{"rope.freq_base": float32(1e6)} }},
 	"granite": {keys: func(s Shape, _ int) map[string]any {
 		return map[string]any{"embedding_scale": float32(12), "residual_scale": float32(0.22),
@@ -252,11 +258,21 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 			specs = append(specs, vec("attn_q_norm.weight", q), vec("attn_k_norm.weight", kv))
 		}
 		specs = append(specs, mat("attn_output.weight", q, s.Embd))
+		if a.OutBias == arch.Required {
+			specs = append(specs, spec{p + "attn_output.bias", s.Embd, 1, false, 0})
+		}
+		if a.Sinks {
+			specs = append(specs, spec{p + "attn_sinks.weight", s.Heads, 1, false, 0})
+		}
 		if a.Block.PostNorm {
 			specs = append(specs, vec("post_attention_norm.weight", s.Embd))
 		}
 		if a.Block.PreNorm {
-			specs = append(specs, vec("ffn_norm.weight", s.Embd))
+			name := "ffn_norm"
+			if a.FFNNorm != "" {
+				name = a.FFNNorm
+			}
+			specs = append(specs, vec(name+".weight", s.Embd))
 		}
 		bank := func(name string, cols, rows int) spec { return spec{p + name, cols, rows, false, s.Experts} }
 		switch {
@@ -264,6 +280,12 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 			specs = append(specs, mat("ffn_gate_inp.weight", s.Embd, s.Experts),
 				bank("ffn_gate_exps.weight", s.Embd, s.ExpertFF), bank("ffn_up_exps.weight", s.Embd, s.ExpertFF),
 				bank("ffn_down_exps.weight", s.ExpertFF, s.Embd))
+			if ex.expertBias {
+				specs = append(specs, spec{p + "ffn_gate_inp.bias", s.Experts, 1, false, 0},
+					spec{p + "ffn_gate_exps.bias", s.ExpertFF, s.Experts, false, 0},
+					spec{p + "ffn_up_exps.bias", s.ExpertFF, s.Experts, false, 0},
+					spec{p + "ffn_down_exps.bias", s.Embd, s.Experts, false, 0})
+			}
 		case a.FusedGateUp:
 			specs = append(specs, mat("ffn_up.weight", s.Embd, 2*s.FF), mat("ffn_down.weight", s.FF, s.Embd))
 		default:
@@ -274,8 +296,9 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		}
 	}
 	for _, sp := range specs {
-		if strings.HasSuffix(sp.name, ".bias") {
-			if err := addBias(w, rng, sp.name, sp.cols); err != nil {
+		// biases and sinks: small random values, F32
+		if strings.HasSuffix(sp.name, ".bias") || strings.HasSuffix(sp.name, "attn_sinks.weight") {
+			if err := addBias(w, rng, sp.name, sp.cols, sp.rows); err != nil {
 				return nil, err
 			}
 			continue
@@ -287,9 +310,10 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 	return w, nil
 }
 
-// addBias writes an F32 bias vector of small random values.
-func addBias(w *gguf.Writer, rng *rand.Rand, name string, n int) error {
-	data := make([]float32, n)
+// addBias writes an F32 bias vector (or one per row: experts) of small
+// random values.
+func addBias(w *gguf.Writer, rng *rand.Rand, name string, n, rows int) error {
+	data := make([]float32, n*rows)
 	for i := range data {
 		data[i] = float32(rng.NormFloat64() * 0.02)
 	}
@@ -297,5 +321,9 @@ func addBias(w *gguf.Writer, rng *rand.Rand, name string, n int) error {
 	if err != nil {
 		return fmt.Errorf("synth: %s: %w", name, err)
 	}
-	return w.AddTensor(name, ggml.F32, []uint64{uint64(n)}, enc)
+	dims := []uint64{uint64(n)}
+	if rows > 1 {
+		dims = append(dims, uint64(rows))
+	}
+	return w.AddTensor(name, ggml.F32, dims, enc)
 }

@@ -55,7 +55,7 @@ func TestEveryArchRoundTrips(t *testing.T) {
 						windows++
 					}
 				}
-				wantWindows := map[string]int{"gemma2": 3, "gemma3": 5}[name]
+				wantWindows := map[string]int{"gemma2": 3, "gemma3": 5, "gpt-oss": 3}[name]
 				if windows != wantWindows {
 					t.Errorf("%d sliding-window layers, want %d", windows, wantWindows)
 				}
