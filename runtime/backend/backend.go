@@ -94,6 +94,21 @@ type Backend interface {
 	Close() error
 }
 
+// Routing is where a mixture-of-experts layer sent one token: the experts
+// it chose, most weight first, and their weights.
+type Routing struct {
+	Experts []int32
+	Weights []float32
+}
+
+// RoutingBackend is implemented by backends that run mixture-of-experts
+// models: LastRouting is, per layer, the routing of the last token the
+// last Forward processed (a zero Routing for a dense layer). The slices
+// are the backend's and change with the next Forward.
+type RoutingBackend interface {
+	LastRouting() []Routing
+}
+
 // ErrContextFull is returned when pos+len(tokens) exceeds the context size.
 var ErrContextFull = errors.New("context window is full")
 

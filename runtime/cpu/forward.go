@@ -78,7 +78,7 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 
 		in = b.preNorm(s.x[:n*e], w.ffn, n)
 		if L.Experts != nil {
-			b.moe(L.Experts, w, in, s.proj[:n*e], n)
+			b.moe(l, L.Experts, w, in, s.proj[:n*e], n)
 		} else {
 			ff := c.FF
 			quant.MatMuls([][]float32{s.gate[:n*ff], s.up[:n*ff]}, []quant.Matrix{matrix(L.Gate), matrix(L.Up)}, in, n)

@@ -5,21 +5,23 @@ import (
 	"slices"
 
 	"vkchat/runtime/arch"
+	"vkchat/runtime/backend"
 	"vkchat/runtime/quant"
 )
 
 // moeScratch holds a batch's routing and the experts' activations; nil
 // for dense models.
 type moeScratch struct {
-	logits []float32 // router logits, then probabilities [n x experts]
-	sel    []int32   // chosen experts, most probable first [n x k]
-	wts    []float32 // their weights [n x k]
-	xs     []float32 // the inputs of the tokens routed to one expert [n x embd]
-	g, u   []float32 // that expert's gate and up [n x expert_ff]
-	d      []float32 // its down projection [n x embd]
-	ys     []float32 // every (token, slot) output [n x k x embd]
-	rows   []int32   // the (token, slot) pairs routed to the expert at hand
-	order  []int32   // argsort scratch [experts]
+	logits []float32         // router logits, then probabilities [n x experts]
+	sel    []int32           // chosen experts, most probable first [n x k]
+	wts    []float32         // their weights [n x k]
+	xs     []float32         // the inputs of the tokens routed to one expert [n x embd]
+	g, u   []float32         // that expert's gate and up [n x expert_ff]
+	d      []float32         // its down projection [n x embd]
+	ys     []float32         // every (token, slot) output [n x k x embd]
+	rows   []int32           // the (token, slot) pairs routed to the expert at hand
+	order  []int32           // argsort scratch [experts]
+	last   []backend.Routing // per layer, the last token's (LastRouting)
 }
 
 func newMoEScratch(c *arch.Config, n int) *moeScratch {
@@ -28,11 +30,24 @@ func newMoEScratch(c *arch.Config, n int) *moeScratch {
 		return nil
 	}
 	k, e, ff := m.ExpertsUsed, c.Embd, m.ExpertFF
-	return &moeScratch{
+	s := &moeScratch{
 		logits: make([]float32, n*m.Experts), sel: make([]int32, n*k), wts: make([]float32, n*k),
 		xs: make([]float32, n*e), g: make([]float32, n*ff), u: make([]float32, n*ff), d: make([]float32, n*e),
 		ys: make([]float32, n*k*e), rows: make([]int32, 0, n), order: make([]int32, m.Experts),
+		last: make([]backend.Routing, c.Layers),
 	}
+	for i := range s.last {
+		s.last[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
+	}
+	return s
+}
+
+// LastRouting implements backend.RoutingBackend; nil for a dense model.
+func (b *Backend) LastRouting() []backend.Routing {
+	if b.experts == nil {
+		return nil
+	}
+	return b.experts.last
 }
 
 func (s *moeScratch) bytes() int64 {
@@ -48,7 +63,7 @@ func (s *moeScratch) bytes() int64 {
 // routed to it (so its weights stream once per batch, and only the chosen
 // experts' rows are read), then sum each token's k outputs scaled by their
 // weights in slot order, whatever order the experts ran in.
-func (b *Backend) moe(x *arch.Experts, w *layerState, in, out []float32, n int) {
+func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float32, n int) {
 	c := &b.m.Config
 	s := b.experts
 	E, k, e, ff := c.MoE.Experts, c.MoE.ExpertsUsed, c.Embd, c.MoE.ExpertFF
@@ -60,6 +75,9 @@ func (b *Backend) moe(x *arch.Experts, w *layerState, in, out []float32, n int) 
 		}
 		route(c.MoE.Gating, logits, s.order, s.sel[i*k:(i+1)*k], s.wts[i*k:(i+1)*k])
 	}
+	last := &s.last[layer]
+	copy(last.Experts, s.sel[(n-1)*k:n*k])
+	copy(last.Weights, s.wts[(n-1)*k:n*k])
 	for ex := 0; ex < E; ex++ {
 		s.rows = s.rows[:0]
 		for r, id := range s.sel[:n*k] {

@@ -82,6 +82,18 @@ type TokenInfo struct {
 	Top []TokenLogprob
 	// Forced: the caller chose this token (a fork) instead of the sampler.
 	Forced bool
+	// Experts is, for a mixture-of-experts model, where each layer routed
+	// the position whose logits this token was drawn from (the token
+	// before it, or the prompt's last): the experts that computed its
+	// distribution. Nil for a dense model.
+	Experts []Routing
+}
+
+// Routing is where one layer sent one token: the experts it chose, most
+// weight first, and their weights (summing to 1).
+type Routing struct {
+	Experts []int32
+	Weights []float32
 }
 
 // StopReason says why generation ended.

@@ -50,7 +50,7 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 	logits, reused, err := s.prefill(ctx, prompt, func(p PrefillProgress) {
 		emit(Event{Kind: EventPrefillProgress, Progress: &p, Stats: s.Stats()})
 	})
-	next := nextDist{logits: logits}
+	next := nextDist{logits: logits, routing: s.routing()}
 	if err != nil {
 		if ctx.Err() != nil {
 			return done(StopCanceled, nil, 0, 0)
@@ -116,7 +116,7 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		emit(Event{Kind: EventToken, Token: &TokenInfo{ID: res.Token, Piece: piece, Candidates: res.Candidates,
 			Entropy: res.Entropy, Params: params, Index: base + i, Duration: dur, SinceStart: time.Since(start),
 			Funnel: res.Funnel, LogProb: logp, LogZ: res.LogZ, Top: top, Forced: forced,
-			Thinking: thinking, Thought: thought, Answer: answer}, Stats: s.Stats()})
+			Thinking: thinking, Thought: thought, Answer: answer, Experts: next.routing}, Stats: s.Stats()})
 		pos := len(s.cached)
 		switch {
 		case last:
@@ -144,8 +144,27 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 // nextDist is what the next token is drawn from: the logits, or their head
 // when the backend reduced them on its device.
 type nextDist struct {
-	logits []float32
-	head   *backend.Head
+	logits  []float32
+	head    *backend.Head
+	routing []Routing // the experts of the pass that produced it (MoE models)
+}
+
+// routing copies the backend's routing of the last token it processed;
+// nil for a dense model or a backend that does not report it.
+func (s *Session) routing() []Routing {
+	rb, ok := s.be.(backend.RoutingBackend)
+	if !ok {
+		return nil
+	}
+	last := rb.LastRouting()
+	if last == nil {
+		return nil
+	}
+	out := make([]Routing, len(last))
+	for i, r := range last {
+		out[i] = Routing{Experts: append([]int32(nil), r.Experts...), Weights: append([]float32(nil), r.Weights...)}
+	}
+	return out
 }
 
 // forwardNext runs the decode step for token at pos. A backend that can
@@ -164,14 +183,14 @@ func (s *Session) forwardNext(ctx context.Context, token int32, pos int) (nextDi
 			case err != nil:
 				return nextDist{}, err
 			case ok:
-				return nextDist{head: &h}, nil
+				return nextDist{head: &h, routing: s.routing()}, nil
 			}
 			logits, err := hb.LastLogits(h.Seq)
-			return nextDist{logits: logits}, err
+			return nextDist{logits: logits, routing: s.routing()}, err
 		}
 	}
 	logits, err := s.be.Forward(ctx, []int32{token}, pos, false)
-	return nextDist{logits: logits}, err
+	return nextDist{logits: logits, routing: s.routing()}, err
 }
 
 // sampleNext draws from nd with s.mu held, fetching the whole logits when

@@ -68,6 +68,16 @@ type Token struct {
 	// Params, when set, are the settings this token and the ones after it
 	// were drawn with: they changed while the reply was generated.
 	Params *Params `json:"params,omitempty"`
+	// Experts, for a mixture-of-experts model, is per layer where the
+	// position this token was drawn from was routed (engine.TokenInfo's
+	// Experts); replay checks it.
+	Experts []Routing `json:"experts,omitempty"`
+}
+
+// Routing is one layer's experts and their weights.
+type Routing struct {
+	IDs     []int32   `json:"ids"`
+	Weights []float32 `json:"weights"`
 }
 
 // Alt is one of the most likely tokens at a step.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"vkchat/runtime/chat"
 	"vkchat/runtime/engine"
@@ -25,6 +26,10 @@ type Mismatch struct {
 	WantText, GotText string
 	WantLogp, GotLogp float64
 	Ended             bool // the replay stopped before this token
+	// Layer >= 0: the token is the same but layer Layer routed it to
+	// other experts (or with other weights) than recorded.
+	Layer                   int
+	WantExperts, GotExperts Routing
 }
 
 func (e *Mismatch) Error() string {
@@ -34,6 +39,10 @@ func (e *Mismatch) Error() string {
 	case e.Want != e.Got:
 		return fmt.Sprintf("token %d differs: recorded %d %q (logprob %.6f), replay %d %q (logprob %.6f)",
 			e.Index, e.Want, e.WantText, e.WantLogp, e.Got, e.GotText, e.GotLogp)
+	}
+	if e.Layer >= 0 {
+		return fmt.Sprintf("token %d (%d %q) is the same but layer %d routed it differently: recorded experts %v weights %v, replay %v weights %v",
+			e.Index, e.Want, e.WantText, e.Layer, e.WantExperts.IDs, e.WantExperts.Weights, e.GotExperts.IDs, e.GotExperts.Weights)
 	}
 	return fmt.Sprintf("token %d (%d %q) is the same but its logprob differs: recorded %v, replay %v (Δ %.3g)",
 		e.Index, e.Want, e.WantText, e.WantLogp, e.GotLogp, e.GotLogp-e.WantLogp)
@@ -97,7 +106,7 @@ func Replay(ctx context.Context, s *engine.Session, h Header, toks []Token) (Res
 		return res, err
 	}
 	for i, want := range toks[start:] {
-		m := &Mismatch{Index: start + i, Want: want.ID, WantText: s.TokenText(want.ID), WantLogp: want.Logprob}
+		m := &Mismatch{Index: start + i, Want: want.ID, WantText: s.TokenText(want.ID), WantLogp: want.Logprob, Layer: -1}
 		if i >= len(got) {
 			m.Ended = true
 			return res, m
@@ -107,7 +116,30 @@ func Replay(ctx context.Context, s *engine.Session, h Header, toks []Token) (Res
 		if g.ID != want.ID || g.LogProb != want.Logprob {
 			return res, m
 		}
+		if l := routingDiff(want.Experts, TokenOf(g, s.TokenText).Experts); l >= 0 {
+			m.Layer = l
+			m.WantExperts = want.Experts[l]
+			if l < len(g.Experts) {
+				m.GotExperts = Routing{IDs: g.Experts[l].Experts, Weights: g.Experts[l].Weights}
+			}
+			return res, m
+		}
 		res.Checked++
 	}
 	return res, nil
+}
+
+// routingDiff is the first layer whose recorded routing the replay did not
+// reproduce, or -1; an export without routing (a dense model, or one
+// written before routing was recorded) checks nothing.
+func routingDiff(want, got []Routing) int {
+	if len(want) == 0 {
+		return -1
+	}
+	for l := range want {
+		if l >= len(got) || !slices.Equal(want[l].IDs, got[l].IDs) || !slices.Equal(want[l].Weights, got[l].Weights) {
+			return l
+		}
+	}
+	return -1
 }

@@ -154,3 +154,67 @@ func TestReplayDisableThinking(t *testing.T) {
 		t.Fatalf("replay with thinking on: %v, want a mismatch at token 0", err)
 	}
 }
+
+// A mixture-of-experts reply records, per token and layer, the experts and
+// weights of the pass its distribution came from; the replay reproduces
+// them, and a recorded expert the replay does not reproduce is named with
+// its layer even though the token and its logprob are the same.
+func TestReplayChecksExperts(t *testing.T) {
+	ctx := context.Background()
+	load := func() *engine.Session {
+		s, err := engine.Load(ctx, testenv.Model(t, "2026/synth-qwen3moe-F32.gguf"), engine.Options{Backend: "cpu", ContextSize: 256, Template: "none", Params: greedy()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	s := load()
+	req := engine.Request{Messages: userMsg("Once upon a time"), MaxTokens: 12}
+	h, err := NewHeader(s, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, h, s.TokenText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Generate(ctx, req, func(ev engine.Event) {
+		if ev.Kind == engine.EventToken {
+			w.Token(*ev.Token)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	h2, toks, err := Read(bytes.NewReader(buf.Bytes()), "export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(toks) != 12 {
+		t.Fatalf("%d tokens", len(toks))
+	}
+	for _, tk := range toks {
+		if len(tk.Experts) != 2 {
+			t.Fatalf("token %d: routing of %d layers, want 2", tk.Index, len(tk.Experts))
+		}
+		for l, r := range tk.Experts {
+			var sum float32
+			for _, w := range r.Weights {
+				sum += w
+			}
+			if len(r.IDs) != 2 || r.IDs[0] == r.IDs[1] || r.IDs[0] < 0 || r.IDs[0] > 7 || sum < 0.999 || sum > 1.001 || r.Weights[0] < r.Weights[1] {
+				t.Fatalf("token %d layer %d: experts %v weights %v", tk.Index, l, r.IDs, r.Weights)
+			}
+		}
+	}
+	if res, err := Replay(ctx, load(), h2, toks); err != nil || res.Checked != 12 {
+		t.Fatalf("replay: %+v, %v", res, err)
+	}
+	toks[5].Experts[1].IDs[0] = (toks[5].Experts[1].IDs[0] + 1) % 8
+	var mm *Mismatch
+	if _, err := Replay(ctx, load(), h2, toks); !errors.As(err, &mm) || mm.Index != 5 || mm.Layer != 1 {
+		t.Fatalf("replay with a changed expert: %v, want a mismatch at token 5, layer 1", err)
+	}
+}

@@ -125,6 +125,9 @@ func (lw *Writer) Flush() error { return lw.w.Flush() }
 // TokenOf is the export line of one token.
 func TokenOf(t engine.TokenInfo, text func(int32) string) Token {
 	out := Token{Type: "token", Index: t.Index, ID: t.ID, Text: text(t.ID), Logprob: t.LogProb, Forced: t.Forced}
+	for _, r := range t.Experts {
+		out.Experts = append(out.Experts, Routing{IDs: r.Experts, Weights: r.Weights})
+	}
 	if t.Top != nil {
 		// Penalties changed what the sampler saw; the export holds the
 		// model's own distribution.
