@@ -2,6 +2,7 @@ package arch
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"path"
 	"slices"
@@ -288,5 +289,11 @@ func TestMoELoad(t *testing.T) {
 	}
 	if got, want := m.WeightBytes()-m.ActiveWeightBytes(), int64(2*bank*unused*4); got != want {
 		t.Errorf("inactive bytes %d, want %d", got, want)
+	}
+	// each expert: 3 × 256 × 64 F32 = 196608 B; the rest is the file less 2 × 8 of those
+	rest := m.WeightBytes() - 2*8*196608
+	want := fmt.Sprintf("2 layers × 2 of 8 experts × 196608 B + %d B of attention, norms, router and embeddings = %d B", rest, 2*2*196608+rest)
+	if got := m.ActiveFormula(); got != want {
+		t.Errorf("formula %q\n want %q", got, want)
 	}
 }

@@ -219,3 +219,21 @@ func (m *Model) ActiveParams() int64 {
 	}
 	return n
 }
+
+// ActiveFormula says in one line how ActiveWeightBytes adds up: the
+// experts a token reads per layer, and everything else.
+func (m *Model) ActiveFormula() string {
+	var bank int64
+	for i := range m.Layers {
+		if x := m.Layers[i].Experts; x != nil {
+			bank += int64(len(x.Gate.Data)) + int64(len(x.Up.Data)) + int64(len(x.Down.Data))
+		}
+	}
+	if bank == 0 {
+		return ""
+	}
+	e := m.MoE
+	perExpert := bank / int64(e.Experts) / int64(len(m.Layers))
+	return fmt.Sprintf("%d layers × %d of %d experts × %d B + %d B of attention, norms, router and embeddings = %d B",
+		len(m.Layers), e.ExpertsUsed, e.Experts, perExpert, m.WeightBytes()-bank, m.ActiveWeightBytes())
+}

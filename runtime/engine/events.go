@@ -123,7 +123,12 @@ type Stats struct {
 	KVAllocated int64
 	KVPerToken  int64
 	Weights     int64
-	Scratch     int64
+	// WeightsActive is what one token reads of the weights: for a
+	// mixture-of-experts model all but the experts it is not routed to
+	// (ActiveFormula says how that adds up); Weights for a dense one.
+	WeightsActive int64
+	ActiveFormula string
+	Scratch       int64
 	// KVWindows are the sliding-window layers whose cache holds only their
 	// window; nil when every layer holds the whole context.
 	KVWindows []KVWindow

@@ -242,7 +242,11 @@ func (s *Session) Stats() Stats {
 	st := Stats{
 		ContextUsed: used, ContextSize: s.ctxSize,
 		KVUsed: mem.KVUsedAt(used), KVAllocated: mem.KVAllocated, KVPerToken: mem.KVPerToken,
-		Weights: mem.Weights, Scratch: mem.Scratch,
+		Weights: mem.Weights, Scratch: mem.Scratch, WeightsActive: mem.Weights,
+	}
+	if m := s.model; m.MoE.Experts > 0 {
+		st.WeightsActive = m.ActiveWeightBytes()
+		st.ActiveFormula = m.ActiveFormula()
 	}
 	for _, r := range mem.KVRings {
 		st.KVWindows = append(st.KVWindows, KVWindow{Layers: r.Layers, Window: r.Window})
