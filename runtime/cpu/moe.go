@@ -22,6 +22,9 @@ type moeScratch struct {
 	rows   []int32           // the (token, slot) pairs routed to the expert at hand
 	order  []int32           // argsort scratch [experts]
 	last   []backend.Routing // per layer, the last token's (LastRouting)
+	// one token's products as grouped calls (moeToken), made once
+	mats       []quant.Matrix
+	dsts, srcs [][]float32
 }
 
 func newMoEScratch(c *arch.Config, n int) *moeScratch {
@@ -35,6 +38,7 @@ func newMoEScratch(c *arch.Config, n int) *moeScratch {
 		xs: make([]float32, n*e), g: make([]float32, n*ff), u: make([]float32, n*ff), d: make([]float32, n*e),
 		ys: make([]float32, n*k*e), rows: make([]int32, 0, n), order: make([]int32, m.Experts),
 		last: make([]backend.Routing, c.Layers),
+		mats: make([]quant.Matrix, 2*k), dsts: make([][]float32, 2*k), srcs: make([][]float32, k),
 	}
 	for i := range s.last {
 		s.last[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
@@ -78,6 +82,10 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 	last := &s.last[layer]
 	copy(last.Experts, s.sel[(n-1)*k:n*k])
 	copy(last.Weights, s.wts[(n-1)*k:n*k])
+	if n == 1 {
+		b.moeToken(x, in, out)
+		return
+	}
 	for ex := 0; ex < E; ex++ {
 		s.rows = s.rows[:0]
 		for r, id := range s.sel[:n*k] {
@@ -104,8 +112,45 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 			copy(s.ys[int(r)*e:(int(r)+1)*e], s.d[j*e:(j+1)*e])
 		}
 	}
-	// out = Σ_slot w·y, each product rounded, added in slot order
-	// (ggml_mul, then ggml_add of the slots' views).
+	s.weigh(out, n, k, e)
+}
+
+// moeToken is moe for one token (decode): its k experts' gate and up
+// projections as one job (they share the input), one activation pass over
+// all of them, and their down projections as one more (each with its own
+// input), where running expert by expert would hand the workers 2k jobs.
+// Each product is the same call per row as moe's, so the result is the
+// same bits.
+func (b *Backend) moeToken(x *arch.Experts, in, out []float32) {
+	c := &b.m.Config
+	s := b.experts
+	k, e, ff := c.MoE.ExpertsUsed, c.Embd, c.MoE.ExpertFF
+	for j, ex := range s.sel[:k] {
+		gate, up, _ := x.Expert(int(ex))
+		s.mats[2*j], s.mats[2*j+1] = matrix(gate), matrix(up)
+		s.dsts[2*j], s.dsts[2*j+1] = s.g[j*ff:(j+1)*ff], s.u[j*ff:(j+1)*ff]
+	}
+	quant.MatMuls(s.dsts[:2*k], s.mats[:2*k], in[:e], 1)
+	for j, ex := range s.sel[:k] {
+		addExpertBias(s.g[j*ff:(j+1)*ff], x.GateBias, int(ex), ff)
+		addExpertBias(s.u[j*ff:(j+1)*ff], x.UpBias, int(ex), ff)
+	}
+	b.activate(s.g[:k*ff], s.u[:k*ff])
+	for j, ex := range s.sel[:k] {
+		_, _, down := x.Expert(int(ex))
+		s.mats[j], s.dsts[j], s.srcs[j] = matrix(down), s.ys[j*e:(j+1)*e], s.g[j*ff:(j+1)*ff]
+	}
+	quant.MatMulsEach(s.dsts[:k], s.mats[:k], s.srcs[:k], 1)
+	for j, ex := range s.sel[:k] {
+		addExpertBias(s.ys[j*e:(j+1)*e], x.DownBias, int(ex), e)
+	}
+	s.weigh(out, 1, k, e)
+}
+
+// weigh writes out = Σ_slot w·y for each of n tokens from ys, each
+// product rounded and added in slot order (ggml_mul, then ggml_add of the
+// slots' views).
+func (s *moeScratch) weigh(out []float32, n, k, e int) {
 	for i := 0; i < n; i++ {
 		o := out[i*e : (i+1)*e]
 		for j := 0; j < k; j++ {

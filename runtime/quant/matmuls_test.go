@@ -75,3 +75,58 @@ func TestMatMulsMatchesMatMul(t *testing.T) {
 		}
 	}
 }
+
+// TestMatMulsEachMatchesMatMul: products that each take their own
+// activations but share one job (a token's experts' down projections) give
+// MatMul's bits: one type, packed or not; a type that breaks the group; more
+// matrices than one job carries; MXFP4 (portable only) beside Q4_0.
+func TestMatMulsEachMatchesMatMul(t *testing.T) {
+	defer SetThreads(0)
+	r := rand.New(rand.NewPCG(23, 24))
+	type mat struct {
+		typ        ggml.Type
+		rows, cols int
+	}
+	many := make([]mat, maxParts+3)
+	for i := range many {
+		many[i] = mat{ggml.Q4_0, 24 + 8*(i%3), 256}
+	}
+	cases := [][]mat{
+		{{ggml.Q4_0, 64, 256}, {ggml.Q4_0, 64, 256}, {ggml.Q4_0, 64, 256}, {ggml.Q4_0, 64, 256}},
+		{{ggml.Q4_K, 32, 512}, {ggml.Q6_K, 16, 512}, {ggml.Q8_0, 24, 512}, {ggml.Q4_K, 8, 512}},
+		{{ggml.MXFP4, 40, 256}, {ggml.MXFP4, 40, 256}, {ggml.Q4_0, 40, 256}},
+		many,
+	}
+	for ci, c := range cases {
+		ms := make([]Matrix, len(c))
+		for i, m := range c {
+			ms[i] = randomMatrix(r, m.typ, m.rows, m.cols)
+		}
+		if ci == 0 {
+			free, _ := Pack(ms)
+			defer free()
+		}
+		for _, n := range []int{1, 5} {
+			for _, threads := range []int{1, 2} {
+				t.Run(fmt.Sprintf("case%d/n%d/t%d", ci, n, threads), func(t *testing.T) {
+					SetThreads(threads)
+					xs, dsts, want := make([][]float32, len(ms)), make([][]float32, len(ms)), make([][]float32, len(ms))
+					for i, m := range ms {
+						xs[i] = randVec(r, n*m.Cols)
+						want[i] = make([]float32, n*m.Rows)
+						MatMul(want[i], m, xs[i], n)
+						dsts[i] = make([]float32, n*m.Rows)
+					}
+					MatMulsEach(dsts, ms, xs, n)
+					for i := range ms {
+						for k := range want[i] {
+							if math.Float32bits(dsts[i][k]) != math.Float32bits(want[i][k]) {
+								t.Fatalf("matrix %d (%v %dx%d) [%d]: MatMulsEach %g, MatMul %g", i, ms[i].Type, ms[i].Rows, ms[i].Cols, k, dsts[i][k], want[i][k])
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -117,6 +117,37 @@ func MatMuls(dsts [][]float32, ms []Matrix, x []float32, n int) {
 	}
 }
 
+// MatMulsEach runs MatMul(dsts[i], ms[i], xs[i], n) for every i: products
+// that each take their own activations (a token's experts' down
+// projections) but share columns and vec_dot_type run as one job, so the
+// workers are handed out once for all of them. Each result is
+// bit-identical to MatMul's.
+func MatMulsEach(dsts [][]float32, ms []Matrix, xs [][]float32, n int) {
+	if len(dsts) != len(ms) || len(xs) != len(ms) {
+		panic(fmt.Sprintf("quant: MatMulsEach: %d destinations and %d inputs for %d matrices", len(dsts), len(xs), len(ms)))
+	}
+	var group [maxParts]*Matrix
+	var gdst, gx [maxParts][]float32
+	for i, m := range ms {
+		if n < 0 || len(xs[i]) != n*m.Cols || len(dsts[i]) < n*m.Rows {
+			panic(fmt.Sprintf("quant: MatMulsEach: %dx%d matrix, n=%d with len(x)=%d, len(dst)=%d", m.Rows, m.Cols, n, len(xs[i]), len(dsts[i])))
+		}
+	}
+	for i := 0; i < len(ms); {
+		m := &ms[i]
+		f, _ := m.check("MatMulsEach")
+		k := 0
+		for ; i < len(ms) && k < maxParts; i, k = i+1, k+1 {
+			g, _ := ms[i].check("MatMulsEach")
+			if k > 0 && (ms[i].Cols != m.Cols || g.vecType != f.vecType || g.native != f.native) {
+				break
+			}
+			group[k], gdst[k], gx[k] = &ms[i], dsts[i], xs[i]
+		}
+		productsEach(gdst[:k], group[:k], gx[:k], n, "MatMulsEach")
+	}
+}
+
 func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 	products([][]float32{dst}, []*Matrix{m}, x, n, op)
 }
@@ -124,17 +155,28 @@ func product(dst []float32, m *Matrix, x []float32, n int, op string) {
 // products computes ms[i]·x into dsts[i] for matrices of the same columns
 // and vec_dot_type (at most maxParts), as one job.
 func products(dsts [][]float32, ms []*Matrix, x []float32, n int, op string) {
+	productsEach(dsts, ms, [][]float32{x}, n, op)
+}
+
+// productsEach is products with activations per matrix (xs[i]), or one
+// shared by all (len(xs) == 1), each converted once.
+func productsEach(dsts [][]float32, ms []*Matrix, xs [][]float32, n int, op string) {
 	f, _ := ms[0].check(op)
 	cols := ms[0].Cols
 	native := f.native && !portableOnly
-	a := actsFree.get()
-	a.prepare(f.vecType, x, cols, n, native)
-	a.views = grow(a.views, n)
-	if !native {
-		for v := range a.views {
-			a.views[v] = a.view(v)
+	var as [maxParts]*acts
+	for i, x := range xs {
+		a := actsFree.get()
+		a.prepare(f.vecType, x, cols, n, native)
+		a.views = grow(a.views, n)
+		if !native {
+			for v := range a.views {
+				a.views[v] = a.view(v)
+			}
 		}
+		as[i] = a
 	}
+	a := as[0]
 	j := jobs.get()
 	j.views, j.native, j.acts = a.views, native, &a.native
 	j.vtile = max(1, min(n, tileBytes/max(1, a.bytesPerVector())))
@@ -168,6 +210,10 @@ func products(dsts [][]float32, ms []*Matrix, x []float32, n int, op string) {
 		j.nparts++
 		p.f, p.data, p.rowBytes, p.rows, p.dst, p.typ = mf, m.Data, rb, m.Rows, dsts[i], int(m.Type)
 		p.packed = nil
+		p.views, p.acts = nil, nil
+		if len(xs) > 1 {
+			p.views, p.acts = as[i].views, &as[i].native
+		}
 		if native {
 			p.packed = lookupPacked(m)
 			// Each chunk is one cgo call (~50-100 ns): about eight
@@ -184,10 +230,12 @@ func products(dsts [][]float32, ms []*Matrix, x []float32, n int, op string) {
 	} else {
 		j.recycle()
 	}
-	if f.vecType == ggml.F32 {
-		a.f = nil // it aliased x
+	for _, a := range as[:len(xs)] {
+		if f.vecType == ggml.F32 {
+			a.f = nil // it aliased x
+		}
+		actsFree.put(a)
 	}
-	actsFree.put(a)
 }
 
 // compute does rows [lo, hi) for vectors [v0, v1). Each weight row is read
@@ -197,14 +245,18 @@ func (j *job) compute(pt *part, lo, hi, v0, v1 int) {
 		j.fn(lo, hi)
 		return
 	}
+	views, acts := j.views, j.acts
+	if pt.acts != nil { // activations of its own (MatMulsEach)
+		views, acts = pt.views, pt.acts
+	}
 	if p := pt.packed; p != nil {
 		// lo is a multiple of 8 (chunks are); the rows%8 tail is unpacked
 		if end := min(hi, p.rows&^7); end > lo {
 			var ok bool
 			if p.il {
-				ok = simd.MatMulInterleaved(pt.typ, p.data, p.groupBytes, lo, end, j.acts, v0, v1, pt.dst, pt.rows)
+				ok = simd.MatMulInterleaved(pt.typ, p.data, p.groupBytes, lo, end, acts, v0, v1, pt.dst, pt.rows)
 			} else {
-				ok = simd.MatMulPacked(pt.typ, p.data, p.groupBytes, lo, end, j.acts, v0, v1, pt.dst, pt.rows)
+				ok = simd.MatMulPacked(pt.typ, p.data, p.groupBytes, lo, end, acts, v0, v1, pt.dst, pt.rows)
 			}
 			if ok {
 				lo = end
@@ -214,12 +266,12 @@ func (j *job) compute(pt *part, lo, hi, v0, v1 int) {
 			return
 		}
 	}
-	if j.native && simd.MatMul(pt.typ, pt.data, pt.rowBytes, lo, hi, j.acts, v0, v1, pt.dst, pt.rows) {
+	if j.native && simd.MatMul(pt.typ, pt.data, pt.rowBytes, lo, hi, acts, v0, v1, pt.dst, pt.rows) {
 		return
 	}
 	dot, rb, rows, data, dstAll := pt.f.dot, pt.rowBytes, pt.rows, pt.data, pt.dst
 	if v1-v0 == 1 {
-		av := &j.views[v0]
+		av := &views[v0]
 		dst := dstAll[v0*rows+lo : v0*rows+hi]
 		for r := range dst {
 			dst[r] = dot(data[(lo+r)*rb:(lo+r+1)*rb], av)
@@ -229,7 +281,7 @@ func (j *job) compute(pt *part, lo, hi, v0, v1 int) {
 	for r := lo; r < hi; r++ {
 		row := data[r*rb : (r+1)*rb]
 		for v := v0; v < v1; v++ {
-			dstAll[v*rows+r] = dot(row, &j.views[v])
+			dstAll[v*rows+r] = dot(row, &views[v])
 		}
 	}
 }

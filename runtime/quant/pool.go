@@ -185,8 +185,9 @@ type job struct {
 	done    chan struct{} // wakes a parked caller (jobWaiting)
 }
 
-// maxParts is the most products one job carries: a layer's Q, K and V.
-const maxParts = 3
+// maxParts is the most products one job carries: a layer's Q, K and V,
+// or the gate and up projections of a token's experts (top-8: 16).
+const maxParts = 16
 
 // part is one matrix of a job.
 type part struct {
@@ -197,9 +198,13 @@ type part struct {
 	dst      []float32
 	typ      int // ggml type id, for the native kernels
 	packed   *packedMatrix
-	chunk    int   // rows per chunk
-	rchunks  int   // row chunks per tile
-	first    int32 // the job's index of this part's first chunk
+	// views and acts, when set, are this part's own activations
+	// (MatMulsEach); otherwise the job's
+	views   []actView
+	acts    *simd.Acts
+	chunk   int   // rows per chunk
+	rchunks int   // row chunks per tile
+	first   int32 // the job's index of this part's first chunk
 }
 
 // freeList recycles jobs and activation buffers. Unlike sync.Pool it is not
