@@ -112,6 +112,10 @@ type RoutingBackend interface {
 // ErrContextFull is returned when pos+len(tokens) exceeds the context size.
 var ErrContextFull = errors.New("context window is full")
 
+// ErrUnsupported wraps a backend's refusal of a model whose recipe it does
+// not run (yet); another backend may.
+var ErrUnsupported = errors.New("not supported by this backend")
+
 // ErrDeviceLost wraps failures after which the backend cannot continue; the
 // engine offers the CPU backend in their place.
 var ErrDeviceLost = errors.New("compute device lost")

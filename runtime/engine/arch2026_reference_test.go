@@ -1,8 +1,14 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
+
+	"vkchat/internal/testenv"
+	"vkchat/runtime/backend"
 )
 
 // The 2026 families sit in 2026/ folders of the shared data
@@ -35,6 +41,24 @@ func TestArchs2026MatchLlamaCpp(t *testing.T) {
 			}
 			t.Run(backendName+"/"+ref.name, func(t *testing.T) {
 				checkArchReference(t, backendName, "2026/"+ref.name, ref.bound)
+			})
+		}
+	}
+}
+
+// A 2026 model asked for on a backend that does not run it yet is refused
+// with an error that names what is missing and the backend that runs it.
+func TestArchs2026RefusedByName(t *testing.T) {
+	for _, backendName := range testBackends(t) {
+		for _, ref := range arch2026Refs {
+			if slices.Contains(ref.backends, backendName) {
+				continue
+			}
+			t.Run(backendName+"/"+ref.name, func(t *testing.T) {
+				_, err := Load(context.Background(), testenv.Model(t, "2026/"+ref.name+".gguf"), Options{Backend: backendName, ContextSize: 64})
+				if !errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), "--backend cpu") {
+					t.Fatalf("load on %s: %v; want ErrUnsupported pointing at the CPU backend", backendName, err)
+				}
 			})
 		}
 	}

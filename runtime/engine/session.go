@@ -107,13 +107,16 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	}
 	be, err := newBackend(choice.Backend, m, beOpts)
 	if err != nil && choice.Backend == "vulkan" && opts.Backend != "vulkan" {
-		// auto picked a GPU that cannot take the model (memory, driver):
-		// the CPU needs none of that.
+		// auto picked a GPU that cannot take the model (memory, driver,
+		// a recipe no shader runs yet): the CPU needs none of that.
 		choice = Choice{"cpu", fmt.Sprintf("auto: the GPU failed (%v); native CPU kernels", err)}
+		if errors.Is(err, backend.ErrUnsupported) {
+			choice.Reason = "auto: the Vulkan backend does not run this model yet; native CPU kernels"
+		}
 		be, err = newBackend("cpu", m, beOpts)
 	}
 	if err != nil {
-		if choice.Backend == "vulkan" {
+		if choice.Backend == "vulkan" && !errors.Is(err, backend.ErrUnsupported) {
 			// Out of device memory, no device, a driver fault: the
 			// reference backend needs none of that.
 			return nil, fmt.Errorf("%w; the model may still run with --backend cpu", err)

@@ -91,6 +91,9 @@ func newBackend(m *arch.Model, opts backend.Options, profile bool) (*Backend, er
 	if opts.ContextSize <= 0 {
 		return nil, fmt.Errorf("vulkan backend: context size %d must be positive", opts.ContextSize)
 	}
+	if err := refuseUnsupported(m); err != nil {
+		return nil, err // before opening a device for nothing
+	}
 	dev, err := openGPU(opts.Device)
 	if err != nil {
 		return nil, fmt.Errorf("vulkan backend: %w", err)
@@ -108,6 +111,9 @@ func newBackend(m *arch.Model, opts backend.Options, profile bool) (*Backend, er
 func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared bool) (b *Backend, err error) {
 	if opts.ContextSize <= 0 {
 		return nil, fmt.Errorf("vulkan backend: context size %d must be positive", opts.ContextSize)
+	}
+	if err := refuseUnsupported(m); err != nil {
+		return nil, err
 	}
 	if opts.KVType == "" {
 		opts.KVType = backend.KVF16

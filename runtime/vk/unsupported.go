@@ -1,0 +1,48 @@
+package vk
+
+import (
+	"fmt"
+	"strings"
+
+	"vkchat/runtime/arch"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/ggml"
+)
+
+// unsupported lists what a model's recipe asks for that this backend's
+// shaders do not compute yet (the CPU backend computes all of it), so that
+// such a model is refused by name instead of run wrong; "" when none.
+func unsupported(m *arch.Model) string {
+	var what []string
+	add := func(ok bool, s string) {
+		if ok {
+			what = append(what, s)
+		}
+	}
+	add(m.MoE.Experts > 0, "a mixture-of-experts FFN")
+	add(m.Rope.YaRN != nil, "YaRN RoPE")
+	add(m.Block.Act == arch.ActSwiGLUOAI, "the clamped SwiGLU of gpt-oss")
+	var sinks, bo, mxfp4 bool
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		sinks = sinks || l.Sinks != nil
+		bo = bo || l.Bo != nil
+		for _, w := range []arch.Weight{l.Wq, l.Wk, l.Wv, l.Wo, l.Gate, l.Up, l.Down} {
+			mxfp4 = mxfp4 || w.Type == ggml.MXFP4
+		}
+	}
+	add(sinks, "attention sinks")
+	add(bo, "an attention output bias")
+	add(mxfp4 || m.Output.Type == ggml.MXFP4 || m.TokenEmbd.Type == ggml.MXFP4, "MXFP4 weights outside expert banks")
+	return strings.Join(what, ", ")
+}
+
+// refuseUnsupported is New's check; it wraps backend.ErrUnsupported, which
+// `--backend auto` answers with the CPU backend.
+func refuseUnsupported(m *arch.Model) error {
+	if s := unsupported(m); s != "" {
+		return fmt.Errorf("vulkan backend: %s (%s) has %s, which the Vulkan backend does not run yet; the CPU backend does (--backend cpu): %w",
+			m.Name, m.Arch, s, backend.ErrUnsupported)
+	}
+	return nil
+}
