@@ -66,7 +66,7 @@ func modelTemplate(ctx context.Context, src string) (*Template, error) {
 	if !found {
 		return nil, fmt.Errorf("it does not print the message content (probe rendered %q)", Join(segs))
 	}
-	return &Template{name: "gguf", render: j.render, text: j.text, foldSystem: !j.supportsSystem(ctx)}, nil
+	return &Template{name: "gguf", render: j.render, text: j.text, foldSystem: !j.supportsSystem(ctx), reasoning: ReasoningOf(src)}, nil
 }
 
 // limitNamed says which template hit a limit: "chat template (gguf):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -59,6 +60,17 @@ type Template struct {
 	// foldSystem: the template refuses or drops the system role, so, as
 	// llama.cpp does, system prompts are folded into the next user turn.
 	foldSystem bool
+	// reasoning is how the model marks its reasoning (ThinkTags unless
+	// the template speaks harmony).
+	reasoning Reasoning
+}
+
+// Reasoning is how this template's model marks its reasoning in a reply.
+func (t *Template) Reasoning() Reasoning {
+	if t == nil || t.reasoning.Open == "" {
+		return ThinkTags
+	}
+	return t.reasoning
 }
 
 // Name is "gguf" for the model's own template, else the built-in's name.
@@ -129,10 +141,38 @@ func (t *Template) RenderSegmentsContext(ctx context.Context, msgs []Message, o 
 }
 
 func (t *Template) prepare(msgs []Message) []Message {
+	msgs = t.Reasoning().answersOnly(msgs)
 	if t.foldSystem {
 		return FoldSystem(msgs)
 	}
 	return msgs
+}
+
+// answersOnly gives a harmony template the answers of earlier assistant
+// turns: the conversation keeps each reply as the model wrote it, channel
+// markup and reasoning included, and the template writes the final-channel
+// markup itself (and, as gpt-oss's own does, drops earlier reasoning).
+// <think> templates get the text as it was written; theirs decide.
+func (r Reasoning) answersOnly(msgs []Message) []Message {
+	if r.Headers == nil {
+		return msgs
+	}
+	var out []Message
+	for i, m := range msgs {
+		if m.Role != RoleAssistant {
+			continue
+		}
+		if _, answer := r.Split(m.Content, false); answer != m.Content {
+			if out == nil {
+				out = slices.Clone(msgs)
+			}
+			out[i].Content = answer
+		}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }
 
 // FoldSystem moves system prompts into the user turn that follows them,

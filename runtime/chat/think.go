@@ -9,17 +9,47 @@ const (
 	ThinkClose = "</think>"
 )
 
+// Reasoning is how a model marks its reasoning in a reply: the markup
+// that opens and closes the block, and Headers, markup that begins the
+// answer proper and is shown as neither.
+type Reasoning struct {
+	Open, Close string
+	Headers     []string
+}
+
+var (
+	// ThinkTags: Qwen3, DeepSeek-R1 and its distills, SmolLM3.
+	ThinkTags = Reasoning{Open: ThinkOpen, Close: ThinkClose}
+	// Harmony: gpt-oss writes its reasoning on the analysis channel,
+	// then starts a final-channel message for the answer (or starts
+	// there at once).
+	Harmony = Reasoning{Open: "<|channel|>analysis<|message|>", Close: "<|end|>",
+		Headers: []string{"<|start|>assistant<|channel|>final<|message|>", "<|channel|>final<|message|>"}}
+)
+
+// ReasoningOf is the format a model with this chat template source writes:
+// harmony where the template speaks in channels, <think> tags otherwise.
+func ReasoningOf(templateSrc string) Reasoning {
+	if strings.Contains(templateSrc, "<|channel|>") {
+		return Harmony
+	}
+	return ThinkTags
+}
+
 // OpensThinking reports whether a rendered prompt leaves a <think> block
 // open, so the reply starts inside the reasoning: DeepSeek-R1's template
 // ends its generation prompt with "<think>\n". Only template markup counts:
 // a tag a user typed is content.
-func OpensThinking(segs []Segment) bool {
+func OpensThinking(segs []Segment) bool { return ThinkTags.Opens(segs) }
+
+// Opens is OpensThinking for this format.
+func (r Reasoning) Opens(segs []Segment) bool {
 	open := false
 	for _, s := range segs {
 		if s.Content {
 			continue
 		}
-		o, c := strings.LastIndex(s.Text, ThinkOpen), strings.LastIndex(s.Text, ThinkClose)
+		o, c := strings.LastIndex(s.Text, r.Open), strings.LastIndex(s.Text, r.Close)
 		switch {
 		case o > c:
 			open = true
@@ -38,6 +68,7 @@ func OpensThinking(segs []Segment) bool {
 // tokens, so bytes that could begin one are held back until the next piece
 // (or Flush) shows whether they do.
 type ThinkSplitter struct {
+	r       Reasoning
 	inside  bool // within the block
 	decided bool // past the point where a block could still open
 	closed  bool // the block has just closed: the answer's leading blank space is dropped
@@ -46,8 +77,25 @@ type ThinkSplitter struct {
 
 // NewThinkSplitter starts a reply; open says the prompt already opened the
 // block (see OpensThinking).
-func NewThinkSplitter(open bool) *ThinkSplitter {
-	return &ThinkSplitter{inside: open, decided: open}
+func NewThinkSplitter(open bool) *ThinkSplitter { return ThinkTags.Splitter(open) }
+
+// Splitter is NewThinkSplitter for this format.
+func (r Reasoning) Splitter(open bool) *ThinkSplitter {
+	return &ThinkSplitter{r: r, inside: open, decided: open}
+}
+
+// header matches text against the format's answer headers: the length of
+// a whole one at its start, or whether text could still become one.
+func (r Reasoning) header(text string) (n int, partial bool) {
+	for _, h := range r.Headers {
+		if strings.HasPrefix(text, h) {
+			return len(h), false
+		}
+		if strings.HasPrefix(h, text) {
+			partial = true
+		}
+	}
+	return 0, partial
 }
 
 // Add takes the next piece of the reply and returns the text it adds to
@@ -60,13 +108,13 @@ func (s *ThinkSplitter) Add(piece string) (thought, answer string, thinking bool
 	for text != "" {
 		if s.inside {
 			thinking = true
-			if i := strings.Index(text, ThinkClose); i >= 0 {
+			if i := strings.Index(text, s.r.Close); i >= 0 {
 				th.WriteString(text[:i])
-				text = text[i+len(ThinkClose):]
+				text = text[i+len(s.r.Close):]
 				s.inside, s.closed = false, true
 				continue
 			}
-			keep := partialSuffix(text, ThinkClose)
+			keep := partialSuffix(text, s.r.Close)
 			th.WriteString(text[:len(text)-keep])
 			s.held = text[len(text)-keep:]
 			break
@@ -78,6 +126,13 @@ func (s *ThinkSplitter) Add(piece string) (thought, answer string, thinking bool
 				if text = strings.TrimLeft(text, " \t\r\n"); text == "" {
 					break
 				}
+				// and after its header, where the format has one
+				if n, partial := s.r.header(text); n > 0 {
+					text = text[n:]
+				} else if partial {
+					s.held = text
+					break
+				}
 				s.closed = false
 			}
 			an.WriteString(text)
@@ -87,12 +142,16 @@ func (s *ThinkSplitter) Add(piece string) (thought, answer string, thinking bool
 		// leading whitespace.
 		lead := len(text) - len(strings.TrimLeft(text, " \t\r\n"))
 		rest := text[lead:]
+		n, partial := s.r.header(rest)
 		switch {
-		case strings.HasPrefix(rest, ThinkOpen):
+		case strings.HasPrefix(rest, s.r.Open):
 			thinking = true
 			s.inside, s.decided = true, true
-			text = rest[len(ThinkOpen):]
-		case rest == "" || strings.HasPrefix(ThinkOpen, rest):
+			text = rest[len(s.r.Open):]
+		case n > 0: // the answer's header, with no reasoning before it
+			s.decided = true
+			text = rest[n:]
+		case rest == "" || strings.HasPrefix(s.r.Open, rest) || partial:
 			s.held = text
 			text = ""
 		default:
@@ -130,7 +189,12 @@ func partialSuffix(text, tag string) int {
 // reasoning (tags left out) and answer. open says the prompt opened the
 // block. A reply without a block has no reasoning.
 func SplitThinking(reply string, open bool) (thought, answer string) {
-	s := NewThinkSplitter(open)
+	return ThinkTags.Split(reply, open)
+}
+
+// Split is SplitThinking for this format.
+func (r Reasoning) Split(reply string, open bool) (thought, answer string) {
+	s := r.Splitter(open)
 	th, an, _ := s.Add(reply)
 	fth, fan := s.Flush()
 	return th + fth, an + fan

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"vkchat/runtime/backend"
-	"vkchat/runtime/chat"
 	"vkchat/runtime/sample"
 )
 
@@ -62,7 +61,7 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 
 	stream := s.tok.NewStream()
 	// think tells the reasoning of a thinking model from its answer.
-	think := chat.NewThinkSplitter(enc.thinkOpen)
+	think := enc.reasoning.Splitter(enc.thinkOpen)
 	if f := req.Fork; f != nil {
 		// The caller shows the prefix already; the stream only needs it so
 		// a character split across the fork point comes out whole, and the

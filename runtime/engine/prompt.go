@@ -42,6 +42,9 @@ type encoded struct {
 	ids       []int32
 	text      string
 	thinkOpen bool
+	// reasoning is how the model marks its reasoning (chat.ThinkTags
+	// for completion mode and most templates)
+	reasoning chat.Reasoning
 }
 
 // promptOptions are the template variables of a request.
@@ -59,7 +62,7 @@ func encodeWith(ctx context.Context, tok *tokenizer.Tokenizer, tmpl *chat.Templa
 		for _, m := range msgs {
 			b.WriteString(m.Content)
 		}
-		return encoded{ids: tok.Encode(b.String(), true, false), text: b.String()}, nil
+		return encoded{ids: tok.Encode(b.String(), true, false), text: b.String(), reasoning: chat.ThinkTags}, nil
 	}
 	segs, err := tmpl.RenderSegmentsContext(ctx, msgs, o)
 	if err != nil {
@@ -75,7 +78,7 @@ func encodeWith(ctx context.Context, tok *tokenizer.Tokenizer, tmpl *chat.Templa
 	if bos := tok.BOS(); tok.AddBOS() && bos >= 0 && (len(ids) == 0 || ids[0] != bos) {
 		ids = append([]int32{bos}, ids...)
 	}
-	return encoded{ids: ids, text: chat.Join(segs), thinkOpen: chat.OpensThinking(segs)}, nil
+	return encoded{ids: ids, text: chat.Join(segs), thinkOpen: tmpl.Reasoning().Opens(segs), reasoning: tmpl.Reasoning()}, nil
 }
 
 // encodeConversation is encodeWith for this session's model and default
