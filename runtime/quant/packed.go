@@ -274,9 +274,8 @@ func packQ45K(m *Matrix) *packedMatrix {
 // in groups of 8 (group g, block b: the blocks b of rows 8g..8g+7 one
 // after another), unchanged otherwise. Their kernels read tiles of up to 8
 // rows a block at a time; from the original layout that is 8 streams of
-// small pieces, which DRAM serves at a fraction of its bandwidth (a
-// single-thread Q4_K mat-vec over 75 MB: 4.9 GB/s), and interleaved it is
-// one stream.
+// small pieces, which DRAM serves at a fraction of its bandwidth
+// (docs/benchmarks.md), and interleaved it is one stream.
 func packInterleaved(m *Matrix, f *format) *packedMatrix {
 	bb := f.bytes
 	nb := m.Cols / f.elems
