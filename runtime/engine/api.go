@@ -28,6 +28,10 @@ type ModelInfo struct {
 	KVHeads      int
 	HeadDim      int
 	KVType       string // "f16" or "f32"
+	// Experts and ExpertsUsed are, for a mixture-of-experts model, the
+	// routed experts of each MoE layer and how many of them one token
+	// runs (TokenInfo.Experts says which); 0 for a dense model.
+	Experts, ExpertsUsed int
 	// TemplateName is the chat template in use: "gguf" for the model's own,
 	// or a built-in ("chatml", "llama2", "llama3", "zephyr", "phi3"); "" in
 	// completion mode.

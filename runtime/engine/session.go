@@ -134,7 +134,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 		ContextSize: ctxSize, TrainContext: m.TrainCtx, Vocab: m.Vocab, Layers: m.Config.Layers,
 		KVHeads: m.KVHeads, HeadDim: m.HeadDim, KVType: string(opts.KVType),
 		Backend: be.Name(), Device: be.Memory().Device, Completion: tmpl == nil,
-		BackendReason: choice.Reason,
+		BackendReason: choice.Reason, Experts: m.MoE.Experts, ExpertsUsed: m.MoE.ExpertsUsed,
 	}
 	if s.info.Name == "" {
 		s.info.Name = filepath.Base(f.Path)
