@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -58,6 +59,14 @@ type turnDetail struct {
 	cands  []sample.Candidate
 	top    []engine.TokenLogprob
 	params []sample.Params // each distinct setting in use, in order
+	// route is each step's expert routing (a mixture-of-experts model;
+	// nil for a dense one): routeN holds each layer's expert count, and
+	// routeE and routeW the experts and weights of all layers in a row.
+	// route may be shorter than steps: the steps past it route nowhere.
+	route  []stepRoute
+	routeN []uint8
+	routeE []int32
+	routeW []float32
 	// compacted: the reply is finished and its arrays have their size.
 	compacted bool
 }
@@ -77,6 +86,14 @@ type stepDetail struct {
 	rawEnd, textEnd int32
 	params          uint16 // index into turnDetail.params
 	candN, topN     uint8
+}
+
+// stepRoute is where one step's routing lies in turnDetail's arrays: its
+// layers are routeN[layerOff:layerOff+layers], their experts start at
+// routeE[off] (and routeW[off]).
+type stepRoute struct {
+	layerOff, off int32
+	layers        uint16
 }
 
 // funnelStage is sample.FunnelStage without its padding.
@@ -143,7 +160,52 @@ func (d *turnDetail) add(info engine.TokenInfo, rawEnd, textEnd int32) {
 	if info.Top != nil {
 		d.top = append(d.top, top...)
 	}
+	d.addRoute(info.Experts)
 	d.steps = append(d.steps, sd)
+}
+
+// addRoute records the routing of the step being added (before it joins
+// d.steps). Dense models record nothing.
+func (d *turnDetail) addRoute(experts []engine.Routing) {
+	if len(experts) == 0 && d.route == nil {
+		return
+	}
+	for len(d.route) < len(d.steps) {
+		d.route = append(d.route, stepRoute{})
+	}
+	r := stepRoute{layerOff: int32(len(d.routeN)), off: int32(len(d.routeE)), layers: uint16(min(len(experts), math.MaxUint16))}
+	for _, l := range experts[:r.layers] {
+		n := min(len(l.Experts), len(l.Weights), math.MaxUint8)
+		d.routeN = append(d.routeN, uint8(n))
+		d.routeE = append(d.routeE, l.Experts[:n]...)
+		d.routeW = append(d.routeW, l.Weights[:n]...)
+	}
+	d.route = append(d.route, r)
+}
+
+// routing rebuilds step k's routing; nil when it has none.
+func (d *turnDetail) routing(k int) []engine.Routing {
+	if k >= len(d.route) || d.route[k].layers == 0 {
+		return nil
+	}
+	r := d.route[k]
+	out := make([]engine.Routing, r.layers)
+	off := r.off
+	for i := range out {
+		n := int32(d.routeN[r.layerOff+int32(i)])
+		out[i] = engine.Routing{Experts: d.routeE[off : off+n : off+n], Weights: d.routeW[off : off+n : off+n]}
+		off += n
+	}
+	return out
+}
+
+// Routing is step k's expert routing (engine.TokenInfo.Experts): nil for a
+// dense model, and when the turn's detail was dropped.
+func (t *Turn) Routing(k int) []engine.Routing {
+	if k < 0 || k >= len(t.Steps) || !t.HasDetail() {
+		return nil
+	}
+	return t.detail.routing(k)
 }
 
 // HasDetail reports whether the turn still has its per-token detail.
@@ -175,6 +237,7 @@ func (t *Turn) StepInfo(k int) (info engine.TokenInfo, ok bool) {
 		info.Funnel[i] = sample.FunnelStage{Stage: f.stage, Left: int(f.left), Exact: f.exact, Mass: f.mass, Active: f.active}
 	}
 	info.Funnel[0].Penalized = int(sd.penalized)
+	info.Experts = d.routing(k)
 	rawStart, textStart := int32(0), int32(0)
 	if k > 0 {
 		rawStart, textStart = d.steps[k-1].rawEnd, d.steps[k-1].textEnd
@@ -203,6 +266,17 @@ func (t *Turn) Prefix(k int) (p Turn, ok bool) {
 		d.cands = slices.Clone(src.cands[:last.candOff+int32(last.candN)])
 		d.top = slices.Clone(src.top[:last.topOff+int32(last.topN)])
 		d.params = slices.Clone(src.params[:last.params+1])
+		if n := min(k, len(src.route)); n > 0 {
+			lastR := src.route[n-1]
+			d.route = slices.Clone(src.route[:n])
+			d.routeN = slices.Clone(src.routeN[:lastR.layerOff+int32(lastR.layers)])
+			ends := int32(0)
+			for _, c := range d.routeN {
+				ends += int32(c)
+			}
+			d.routeE = slices.Clone(src.routeE[:ends])
+			d.routeW = slices.Clone(src.routeW[:ends])
+		}
 	}
 	p.detail = d
 	thinking := false
@@ -244,6 +318,10 @@ func (t *Turn) compact() {
 	d.cands = slices.Clone(d.cands)
 	if d.top != nil {
 		d.top = slices.Clone(d.top)
+	}
+	if d.route != nil {
+		d.route, d.routeN = slices.Clone(d.route), slices.Clone(d.routeN)
+		d.routeE, d.routeW = slices.Clone(d.routeE), slices.Clone(d.routeW)
 	}
 }
 

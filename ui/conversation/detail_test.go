@@ -44,8 +44,10 @@ func detailTokens3() []engine.TokenInfo {
 		{ID: 5, Piece: "Hello", Candidates: cands(5, 6, 7), Entropy: 1.25, Params: p, Index: 0, Duration: 3 * time.Millisecond,
 			LogProb: -0.7, LogZ: 10.7},
 		{ID: 9, Piece: ",", Candidates: cands(8, 9), Entropy: 0.5, Params: hot, Index: 1, Duration: 2 * time.Millisecond,
-			Funnel: funnel, LogProb: -1.9, LogZ: 11.1, Top: []engine.TokenLogprob{{ID: 8, Logprob: -0.2}, {ID: 9, Logprob: -1.9}}, Forced: true},
-		{ID: 7, Piece: " world", Candidates: cands(7), Entropy: 0.1, Params: hot, Index: 2, Duration: time.Millisecond, LogProb: -0.01, LogZ: 3},
+			Funnel: funnel, LogProb: -1.9, LogZ: 11.1, Top: []engine.TokenLogprob{{ID: 8, Logprob: -0.2}, {ID: 9, Logprob: -1.9}}, Forced: true,
+			Experts: []engine.Routing{{Experts: []int32{3, 1}, Weights: []float32{0.7, 0.3}}, {Experts: []int32{0, 7}, Weights: []float32{0.55, 0.45}}}},
+		{ID: 7, Piece: " world", Candidates: cands(7), Entropy: 0.1, Params: hot, Index: 2, Duration: time.Millisecond, LogProb: -0.01, LogZ: 3,
+			Experts: []engine.Routing{{Experts: []int32{5, 2}, Weights: []float32{0.9, 0.1}}, {Experts: []int32{6}, Weights: []float32{1}}}},
 	}
 }
 
@@ -72,6 +74,22 @@ func TestStepDetailRoundTrip(t *testing.T) {
 	if p := r.ChosenProb(1); p != in[1].Candidates[1].Prob {
 		t.Errorf("chosen probability %v, want %v", p, in[1].Candidates[1].Prob)
 	}
+	// The routing survives a fork's prefix and a finished reply's compaction.
+	for _, k := range []int{1, 2, 3} {
+		p, ok := r.Prefix(k)
+		if !ok {
+			t.Fatalf("prefix %d: no detail", k)
+		}
+		for j := range k {
+			if got := p.Routing(j); !reflect.DeepEqual(got, in[j].Experts) {
+				t.Errorf("prefix %d, step %d: routing %+v, want %+v", k, j, got, in[j].Experts)
+			}
+		}
+	}
+	r.compact()
+	if got := r.Routing(2); !reflect.DeepEqual(got, in[2].Experts) {
+		t.Errorf("compacted: routing %+v, want %+v", got, in[2].Experts)
+	}
 	if b := r.Surprisal(2); b != 0.01/0.6931471805599453 {
 		t.Errorf("surprisal %v bits", b)
 	}
@@ -83,7 +101,7 @@ func TestStepDetailRoundTrip(t *testing.T) {
 	// alternatives.
 	r.detail = nil
 	info, ok := r.StepInfo(1)
-	if ok || info.ID != 9 || info.Piece != "," || info.LogProb != -1.9 || !info.Forced || info.Candidates != nil {
+	if ok || info.ID != 9 || info.Piece != "," || info.LogProb != -1.9 || !info.Forced || info.Candidates != nil || info.Experts != nil || r.Routing(1) != nil {
 		t.Errorf("without detail: ok %v, %+v", ok, info)
 	}
 	if _, ok := r.Prefix(1); ok {
