@@ -56,12 +56,20 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 	if ctx <= 0 {
 		ctx = info.ContextSize
 	}
-	lines := []string{
-		row(st, "weights", memLabelW, sizeCell(st, s.Weights)),
+	lines := []string{row(st, "weights", memLabelW, sizeCell(st, s.Weights))}
+	moe := s.ActiveFormula != ""
+	if moe {
+		lines = append(lines, row(st, "active", memLabelW, sizeCell(st, s.WeightsActive)))
+	}
+	lines = append(lines,
 		row(st, "KV used", memLabelW, sizeCell(st, s.KVUsed)),
 		row(st, "KV alloc", memLabelW, sizeCell(st, s.KVAllocated)),
 		row(st, "KV/token", memLabelW, sizeCell(st, s.KVPerToken)),
 		row(st, "scratch", memLabelW, sizeCell(st, s.Scratch)),
+	)
+	if moe {
+		lines = append(lines, formulaLines(st, "weights =", splitLong(diskTerms(info, s), width-2), width)...)
+		lines = append(lines, formulaLines(st, "active =", splitLong(formulaTerms(s.ActiveFormula), width-2), width)...)
 	}
 	elem := "?"
 	total, perElem, ok := KVFormula(info, ctx)
@@ -99,11 +107,56 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 		}
 		terms = append(terms, res)
 	}
-	lines = append(lines, st.Label.Render("KV alloc ="))
+	return append(lines, formulaLines(st, "KV alloc =", terms, width)...)
+}
+
+// formulaLines is a label and the terms of its formula flowed under it.
+func formulaLines(st theme.Styles, label string, terms []string, width int) []string {
+	lines := []string{st.Label.Render(label)}
 	for _, l := range flow(terms, " ", max(width-2, 1)) {
 		lines = append(lines, "  "+st.Value.Render(l))
 	}
 	return lines
+}
+
+// formulaTerms splits a one-line formula ("2 layers × 2 of 8 experts × 3 B
+// + 5 B of … = 11 B") before each operator, so it flows at any width.
+func formulaTerms(f string) []string {
+	f = termtext.Sanitize(f)
+	for _, op := range []string{" × ", " + ", " = "} {
+		f = strings.ReplaceAll(f, op, "\x00"+op[1:])
+	}
+	return strings.Split(f, "\x00")
+}
+
+// splitLong breaks the terms wider than width into their words, so flow
+// wraps them instead of the panel cutting them off.
+func splitLong(terms []string, width int) []string {
+	var out []string
+	for _, t := range terms {
+		if termtext.Width(t) <= width {
+			out = append(out, t)
+			continue
+		}
+		out = append(out, strings.Fields(t)...)
+	}
+	return out
+}
+
+// diskTerms is what a mixture-of-experts model holds beyond what one token
+// reads: the experts it is not routed to. With the expert counts known and
+// every expert the same size, that is layers × (E − k) × one expert's
+// bytes; otherwise the difference in bytes.
+func diskTerms(info engine.ModelInfo, s engine.Stats) []string {
+	rest := s.Weights - s.WeightsActive
+	terms := []string{"active"}
+	if unused := int64(info.Layers) * int64(info.Experts-info.ExpertsUsed); unused > 0 && rest%unused == 0 {
+		terms = append(terms, fmt.Sprintf("+ %d layers", info.Layers), fmt.Sprintf("× %d unrouted experts", info.Experts-info.ExpertsUsed),
+			fmt.Sprintf("× %d B", rest/unused))
+	} else {
+		terms = append(terms, fmt.Sprintf("+ %d B of unrouted experts", rest))
+	}
+	return append(terms, "= "+ExactBytes(s.Weights))
 }
 
 // windowedKV is KVFormula when sliding-window layers hold only their

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
@@ -54,7 +55,7 @@ func StatusLines(st theme.Styles, s Status, width, rows int) []string {
 	parts = append(parts,
 		st.Label.Render("ctx ")+Bar(st, contextFrac(m.ContextUsed, m.ContextSize), 6)+" "+st.Value.Render(fmt.Sprintf("%d/%d", m.ContextUsed, m.ContextSize)),
 		st.Label.Render("KV ")+st.Value.Render(Bytes(s.Memory.Stats.KVUsed)+"/"+Bytes(s.Memory.Stats.KVAllocated)),
-		st.Label.Render("weights ")+st.Value.Render(Bytes(s.Memory.Stats.Weights)),
+		weightsItem(st, s.Memory.Stats),
 	)
 	out = append(out, strings.Join(parts, sep))
 	if s.Funnel != nil {
@@ -105,4 +106,14 @@ func StatusLines(st theme.Styles, s Status, width, rows int) []string {
 		}
 	}
 	return termtext.FitLines(out, width, len(out))
+}
+
+// weightsItem is the bar's weights: for a mixture-of-experts model also
+// what one token reads of them.
+func weightsItem(st theme.Styles, s engine.Stats) string {
+	item := st.Label.Render("weights ") + st.Value.Render(Bytes(s.Weights))
+	if s.ActiveFormula != "" {
+		item += st.Label.Render(" (active ") + st.Value.Render(Bytes(s.WeightsActive)) + st.Label.Render(")")
+	}
+	return item
 }
