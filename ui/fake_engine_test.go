@@ -42,6 +42,9 @@ type fakeEngine struct {
 	// prompt then stays "being read" until release is closed.
 	progress    []engine.PrefillProgress
 	holdPrefill bool
+	// route, when set, is the expert routing of the reply's token i (a
+	// mixture-of-experts model).
+	route func(i int) []engine.Routing
 }
 
 var fakeAlternatives = []string{" the", " a", "\n", ",", "\x1b]52;c;aGk=\x07"}
@@ -325,6 +328,10 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func
 		f.last = f.stepCandidates(i, id)
 		f.lastID = id
 		params := f.params
+		var experts []engine.Routing
+		if f.route != nil {
+			experts = f.route(i)
+		}
 		stats.ContextUsed++
 		stats.KVUsed = int64(stats.ContextUsed) * stats.KVPerToken
 		f.stats = stats
@@ -340,6 +347,7 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func
 		emit(engine.Event{Kind: engine.EventToken, Stats: stats, Token: &engine.TokenInfo{
 			ID: id, Piece: piece, Candidates: res.Candidates, Entropy: res.Entropy, Params: params,
 			Index: base + i, Duration: d, SinceStart: since, Funnel: res.Funnel, Forced: req.Fork != nil && i == 0,
+			Experts: experts,
 		}})
 		n++
 	}

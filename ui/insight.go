@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"vkchat/ui/panels"
+	"vkchat/ui/termtext"
 )
 
 // stripRows is how many rows the surprisal strip takes.
@@ -38,3 +39,40 @@ func (m *Model) waiting() time.Duration {
 
 // latencyHistory bounds the decode times kept for the histogram.
 const latencyHistory = 512
+
+// moe reports whether the model routes its tokens to experts.
+func (m *Model) moe() bool { return m.info.Experts > 0 }
+
+// expertView is what the main column shows of a mixture-of-experts model's
+// routing, in at most a share of the transcript's h rows of width cells:
+// the expert map while it is on in the inspector, else on narrow screens
+// the router panel (wide ones have it in the side column). Dense models,
+// and the help screen, get none.
+func (m *Model) expertView(h, width int, wide bool) []string {
+	if !m.moe() || m.showHelp {
+		return nil
+	}
+	st := m.styles
+	var render func(rows int) []string
+	room := h / 3
+	switch {
+	case m.insp.Experts() && m.inspecting():
+		t := m.insp.StripTurn(true, m.conv.Replies())
+		u := m.insp.ExpertUsage(t, m.info.Experts)
+		render = func(rows int) []string { return panels.ExpertHeatLines(st, u, width, rows) }
+		room = h / 2
+	case !wide:
+		r := m.insp.RouterPanel(m.info.Experts)
+		render = func(rows int) []string {
+			head := st.Label.Render(termtext.Truncate("router · "+panels.RouterTitle(r), width))
+			return append([]string{head}, panels.RouterLines(st, r, width, rows-1)...)
+		}
+	default:
+		return nil
+	}
+	rows := min(len(render(h)), room, h-4)
+	if rows < 2 {
+		return nil
+	}
+	return render(rows)
+}

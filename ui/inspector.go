@@ -122,6 +122,8 @@ func (m *Model) inspectorKey(msg tea.KeyMsg) tea.Cmd {
 		m.setStatus(status)
 	case key.Matches(msg, k.Heatmap):
 		m.setStatus(m.insp.ToggleHeat())
+	case key.Matches(msg, k.Experts):
+		m.setStatus(m.insp.ToggleExperts(m.moe()))
 	case key.Matches(msg, k.LineUp):
 		m.scrollBy(-1)
 	case key.Matches(msg, k.LineDown):

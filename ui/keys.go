@@ -40,6 +40,7 @@ type KeyMap struct {
 	LastToken  key.Binding
 	Heatmap    key.Binding
 	HeatBasis  key.Binding
+	Experts    key.Binding
 	CandUp     key.Binding
 	CandDown   key.Binding
 	Fork       key.Binding
@@ -94,6 +95,7 @@ func DefaultKeyMap() KeyMap {
 		LastToken:  quiet("end"),
 		Heatmap:    b([]string{"h"}, "h", "heatmap"),
 		HeatBasis:  b([]string{"s"}, "s", "heat by surprisal/prob"),
+		Experts:    b([]string{"e"}, "e", "expert map (MoE)"),
 		CandUp:     b([]string{"up"}, "↑/↓", "candidate"),
 		CandDown:   quiet("down"),
 		Fork:       b([]string{"enter"}, "enter", "fork with it"),
@@ -112,8 +114,12 @@ func (k KeyMap) inputHelp() []key.Binding {
 	return []key.Binding{k.Send, k.Newline, k.Stop, k.Inspect, k.Help, k.Quit, k.Regenerate, k.NewChat, k.PageUp}
 }
 
-// inspectHelp is the first footer row while inspecting tokens.
-func (k KeyMap) inspectHelp() []key.Binding {
+// inspectHelp is the first footer row while inspecting tokens; moe adds
+// the expert map of a mixture-of-experts model.
+func (k KeyMap) inspectHelp(moe bool) []key.Binding {
+	if moe {
+		return []key.Binding{k.PrevToken, k.CandUp, k.Fork, k.PrevBranch, k.Heatmap, k.HeatBasis, k.Experts, k.Back, k.Help, k.Quit, k.FirstToken, k.LineUp, k.Stop}
+	}
 	return []key.Binding{k.PrevToken, k.CandUp, k.Fork, k.PrevBranch, k.Heatmap, k.HeatBasis, k.Back, k.Help, k.Quit, k.FirstToken, k.LineUp, k.Stop}
 }
 
@@ -146,6 +152,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Send, k.Newline, k.Stop, k.Regenerate, k.NewChat, k.PageUp, k.History, k.Thinking, k.Help, k.Quit},
 		{k.TempDown, k.TopPDown, k.TopKDown, k.MinPDown, k.RepeatDown, k.Seed},
-		{k.Inspect, k.PrevToken, k.FirstToken, k.CandUp, k.Fork, k.PrevBranch, k.BranchPrev, k.Heatmap, k.HeatBasis, k.LineUp, k.Back},
+		{k.Inspect, k.PrevToken, k.FirstToken, k.CandUp, k.Fork, k.PrevBranch, k.BranchPrev, k.Heatmap, k.HeatBasis, k.Experts, k.LineUp, k.Back},
 	}
 }

@@ -27,7 +27,8 @@ type layout struct {
 	statusH      int // the compact status bar (narrow only)
 	inputH       int
 	footerH      int
-	stripH       int // the surprisal strip under the transcript
+	stripH       int      // the surprisal strip under the transcript
+	experts      []string // the expert map, or the narrow router panel (MoE models)
 }
 
 func (m *Model) layout() layout {
@@ -60,6 +61,8 @@ func (m *Model) layout() layout {
 	l.transcriptH = max(h-1-l.footerH-1-l.inputH-l.statusH, 1)
 	l.stripH = m.stripRows(l.transcriptH)
 	l.transcriptH -= l.stripH
+	l.experts = m.expertView(l.transcriptH, l.mainW, l.wide)
+	l.transcriptH -= len(l.experts)
 	m.tr.SetSize(l.mainW, l.transcriptH)
 	return l
 }
@@ -157,6 +160,9 @@ func (m *Model) mainColumn(l layout) []string {
 	} else {
 		out = m.transcriptView()
 	}
+	if len(l.experts) > 0 {
+		out = append(out, termtext.FitLines(l.experts, l.mainW, len(l.experts))...)
+	}
 	if l.stripH > 0 {
 		out = append(out, termtext.FitLines(m.stripLines(l.mainW), l.mainW, l.stripH)...)
 	}
@@ -191,7 +197,7 @@ func (m *Model) footer(rows int) []string {
 	m.help.Width = m.width
 	first := m.keys.inputHelp()
 	if m.focus == focusTranscript {
-		first = m.keys.inspectHelp()
+		first = m.keys.inspectHelp(m.moe())
 	}
 	out := []string{m.help.ShortHelpView(first)}
 	if rows > 1 {
@@ -255,22 +261,37 @@ func (m *Model) sideColumn(l layout, h int) []string {
 	inner := panels.InnerWidth(w)
 	sampler := panels.Box(st, "Sampler", panels.SamplerLines(st, m.params, m.changed, inner), w)
 	metrics := panels.Box(st, "Speed", panels.MetricsLines(st, m.metricsData(), inner), w)
-	memory := panels.Box(st, "Memory", panels.MemoryLines(st, panels.Memory{Info: m.info, Stats: m.stats}, inner), w)
+	memRows := panels.MemoryLines(st, panels.Memory{Info: m.info, Stats: m.stats}, inner)
+	memory := panels.Box(st, "Memory", memRows, w)
 	fv, fp, changed := m.insp.FunnelView(m.changed)
 	funnel := panels.Box(st, "Sampler funnel", panels.FunnelLines(st, fv, fp, changed, inner), w)
 	const minProbs = 2 + 2 + 3 // borders, title, header, three candidates
 	room := h - len(sampler)
-	showFunnel := room-len(funnel) >= minProbs
-	if showFunnel {
-		room -= len(funnel)
+	fits := func(box []string) bool {
+		if room-len(box) >= minProbs {
+			room -= len(box)
+			return true
+		}
+		return false
 	}
-	showMetrics := room-len(metrics) >= minProbs
-	if showMetrics {
-		room -= len(metrics)
-	}
-	showMemory := room-len(memory) >= minProbs
-	if showMemory {
-		room -= len(memory)
+	var showFunnel, showMetrics, showMemory bool
+	var router []string
+	if m.moe() {
+		// A mixture-of-experts model keeps memory and speed first, then
+		// the router panel in what room is left (down to one layer), the
+		// funnel last.
+		showMemory = fits(memory)
+		showMetrics = fits(metrics)
+		if rows := room - minProbs - 2; rows >= 2 {
+			r := m.insp.RouterPanel(m.info.Experts)
+			router = panels.Box(st, "Router · "+panels.RouterTitle(r), panels.RouterLines(st, r, inner, rows), w)
+			room -= len(router)
+		}
+		showFunnel = fits(funnel)
+	} else {
+		showFunnel = fits(funnel)
+		showMetrics = fits(metrics)
+		showMemory = fits(memory)
 	}
 	pd := m.probsData()
 	probRows := max(min(room-2, len(pd.Candidates)+2), 2)
@@ -278,6 +299,7 @@ func (m *Model) sideColumn(l layout, h int) []string {
 
 	out := append([]string{}, sampler...)
 	out = append(out, probs...)
+	out = append(out, router...)
 	if showFunnel {
 		out = append(out, funnel...)
 	}

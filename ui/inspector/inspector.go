@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
 	"vkchat/ui/conversation"
 	"vkchat/ui/panels"
@@ -27,6 +28,9 @@ type Probs struct {
 	// NotKept: the step is of an older reply that no longer keeps its
 	// candidates (ui/conversation, detail.go).
 	NotKept bool
+	// Experts is the step's expert routing (a mixture-of-experts model):
+	// the forward pass that computed this distribution.
+	Experts []engine.Routing
 }
 
 // EmptyText is what the panel says when it has no candidates to show.
@@ -55,6 +59,7 @@ type Inspector struct {
 
 	heat        bool
 	bySurprisal bool // the heatmap colours by surprisal, not probability
+	experts     bool // the expert-usage map is on
 }
 
 // New is an inspector with nothing selected.
@@ -109,15 +114,17 @@ func (in *Inspector) Show(t *conversation.Turn, k int, inspecting bool) bool {
 		return inspecting
 	}
 	in.Probs = Probs{Title: title, Candidates: s.Candidates, Chosen: s.ID, HasChosen: true, Entropy: s.Entropy,
-		Funnel: s.Funnel, Params: s.Params, Cursor: cursor}
+		Funnel: s.Funnel, Params: s.Params, Cursor: cursor, Experts: s.Experts}
 	return inspecting
 }
 
 // ShowPreview puts a re-ranking of the last distribution under new
 // settings p in the panel.
 func (in *Inspector) ShowPreview(r sample.Result, p sample.Params) {
+	// The preview re-ranks the distribution the panel showed: the same
+	// forward pass, so the same experts.
 	in.Probs = Probs{Title: "preview · new settings", Candidates: r.Candidates, Chosen: r.Token, HasChosen: true, Entropy: r.Entropy,
-		Funnel: r.Funnel, Params: p}
+		Funnel: r.Funnel, Params: p, Experts: in.Probs.Experts}
 }
 
 // NotKeptHint says why an older reply has no alternatives to pick from.

@@ -68,8 +68,10 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 		row(st, "scratch", memLabelW, sizeCell(st, s.Scratch)),
 	)
 	if moe {
-		lines = append(lines, formulaLines(st, "weights =", splitLong(diskTerms(info, s), width-2), width)...)
-		lines = append(lines, formulaLines(st, "active =", splitLong(formulaTerms(s.ActiveFormula), width-2), width)...)
+		// Three formulas: each starts on its label's row to keep the
+		// panel short enough to stay beside the router panel.
+		lines = append(lines, inlineFormula(st, "weights =", diskTerms(info, s), width)...)
+		lines = append(lines, inlineFormula(st, "active =", formulaTerms(s.ActiveFormula), width)...)
 	}
 	elem := "?"
 	total, perElem, ok := KVFormula(info, ctx)
@@ -107,7 +109,26 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 		}
 		terms = append(terms, res)
 	}
+	if moe {
+		return append(lines, inlineFormula(st, "KV alloc =", terms, width)...)
+	}
 	return append(lines, formulaLines(st, "KV alloc =", terms, width)...)
+}
+
+// inlineFormula flows a label and its formula's terms on as few rows as
+// width allows, the rows after the first indented; a term wider than a
+// row is split into its words.
+func inlineFormula(st theme.Styles, label string, terms []string, width int) []string {
+	rows := flow(append([]string{label}, splitLong(terms, width-2)...), " ", max(width-2, 1))
+	if len(rows) == 0 {
+		return nil
+	}
+	first := rows[0]
+	out := []string{st.Label.Render(label) + st.Value.Render(strings.TrimPrefix(first, label))}
+	for _, r := range rows[1:] {
+		out = append(out, "  "+st.Value.Render(r))
+	}
+	return out
 }
 
 // formulaLines is a label and the terms of its formula flowed under it.

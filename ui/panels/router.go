@@ -76,6 +76,36 @@ func expertRuler(n int) string {
 	return strings.TrimRight(string(r), " ")
 }
 
+// columns lays the layer rows out in rows rows: as they are when they fit,
+// else side by side in as many columns as they need when those fit in
+// width (L0 and L1 in the first, …), else the first ones and a count.
+func columns(st theme.Styles, lines []string, rows, width int) []string {
+	if len(lines) <= rows || rows <= 0 {
+		return fitLayers(st, lines, rows)
+	}
+	colW := 0
+	for _, l := range lines {
+		colW = max(colW, termtext.Width(strings.TrimRight(l, " ")))
+	}
+	const gap = 3
+	n := (len(lines) + rows - 1) / rows
+	if n*colW+(n-1)*gap > width {
+		return fitLayers(st, lines, rows)
+	}
+	out := make([]string, rows)
+	for i, l := range lines {
+		r := i % rows
+		if i >= rows {
+			out[r] += strings.Repeat(" ", gap)
+		}
+		if i+rows < len(lines) {
+			l = termtext.Fit(strings.TrimRight(l, " "), colW)
+		}
+		out[r] += l
+	}
+	return out
+}
+
 // fitLayers keeps the rows that fit in rows: the first layers, then a row
 // saying how many more there are.
 func fitLayers(st theme.Styles, lines []string, rows int) []string {
@@ -86,29 +116,43 @@ func fitLayers(st theme.Styles, lines []string, rows int) []string {
 	return append(lines[:keep:keep], st.Dim.Render(fmt.Sprintf("… %d more layers", len(lines)-keep)))
 }
 
-// RouterLines renders the router panel body in at most rows rows of width
-// cells: a heading with the token and k of E, then one row per layer.
-// When a cell per expert fits, a layer's row is the full grid (· an
-// expert not chosen, a block as tall as a chosen one's weight) followed
-// by the chosen experts as "#id weight", most weight first; otherwise it
-// lists only the chosen experts. Layers that do not fit are counted in a
-// last row.
-func RouterLines(st theme.Styles, r Router, width, rows int) []string {
+// RouterTitle is the router panel's heading: whose routing, and k of E
+// experts per layer.
+func RouterTitle(r Router) string {
 	if len(r.Layers) == 0 {
-		return termtext.FitLines([]string{st.Label.Render(r.Title+": ") + st.Dim.Render(r.Empty)}, width, min(rows, 1))
+		return r.Title
 	}
-	ids := make([][]int32, len(r.Layers))
 	k := 0
-	for i, l := range r.Layers {
-		ids[i] = l.Experts
+	for _, l := range r.Layers {
 		k = max(k, len(l.Experts))
 	}
-	e := expertCount(r.Experts, ids)
-	head := st.Label.Render(r.Title+" · ") + st.Value.Render(fmt.Sprintf("%d of %d experts", k, e))
+	return fmt.Sprintf("%s · %d of %d experts", r.Title, k, expertCount(r.Experts, routedIDs(r.Layers)))
+}
+
+func routedIDs(layers []engine.Routing) [][]int32 {
+	ids := make([][]int32, len(layers))
+	for i, l := range layers {
+		ids[i] = l.Experts
+	}
+	return ids
+}
+
+// RouterLines renders the router panel body (RouterTitle is its heading)
+// in at most rows rows of width cells, one row per layer. When a cell per
+// expert fits, a layer's row is the full grid (· an expert not chosen, a
+// block as tall as a chosen one's weight) followed by the chosen experts
+// as "#id weight", most weight first, under a ruler of expert ids when
+// the rows allow it; otherwise it lists only the chosen experts. Layers
+// that do not fit are counted in a last row.
+func RouterLines(st theme.Styles, r Router, width, rows int) []string {
+	if len(r.Layers) == 0 {
+		return termtext.FitLines([]string{st.Dim.Render(r.Empty)}, width, min(rows, 1))
+	}
+	e := expertCount(r.Experts, routedIDs(r.Layers))
 	labelW := len(layerLabel(0, len(r.Layers)))
 	grid := labelW+1+e <= width
-	out := []string{head}
-	if grid {
+	var out []string
+	if grid && rows > len(r.Layers) {
 		out = append(out, strings.Repeat(" ", labelW+1)+st.Dim.Render(expertRuler(e)))
 	}
 	var layers []string
@@ -147,7 +191,7 @@ func RouterLines(st theme.Styles, r Router, width, rows int) []string {
 		}
 		layers = append(layers, b.String())
 	}
-	out = append(out, fitLayers(st, layers, rows-len(out))...)
+	out = append(out, columns(st, layers, rows-len(out), width)...)
 	return termtext.FitLines(out, width, min(len(out), rows))
 }
 

@@ -2,6 +2,7 @@ package panels
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -63,10 +64,12 @@ func TestRouterLines(t *testing.T) {
 	}{
 		{"4x8 top-2", 4, 8, 2, 40, 10, true, 4, 0},
 		{"4x8 top-2 narrow", 4, 8, 2, 12, 10, true, 4, 0},
-		{"4x8 top-2 few rows", 4, 8, 2, 40, 4, true, 1, 3},
-		{"48x128 top-8 condensed", 48, 128, 8, 56, 12, false, 10, 38},
+		{"4x8 top-2 no room for the ruler", 4, 8, 2, 40, 4, false, 4, 0},
+		{"4x8 top-2 few rows", 4, 8, 2, 40, 3, false, 2, 2},
+		{"4x8 top-2 in two columns", 4, 8, 2, 80, 2, false, 4, 0},
+		{"48x128 top-8 condensed", 48, 128, 8, 56, 12, false, 11, 37},
 		{"48x128 top-8 wide grid", 48, 128, 8, 200, 60, true, 48, 0},
-		{"2x8 top-2 one row", 2, 8, 2, 40, 1, false, 0, 0},
+		{"2x8 top-2 one row", 2, 8, 2, 40, 1, false, 0, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,18 +84,16 @@ func TestRouterLines(t *testing.T) {
 				}
 			}
 			want := fmt.Sprintf("%d of %d experts", tc.k, tc.experts)
-			if !strings.Contains(lines[0], want) && tc.width >= 40 {
-				t.Errorf("heading %q lacks %q", lines[0], want)
+			if head := RouterTitle(r); !strings.Contains(head, want) {
+				t.Errorf("heading %q lacks %q", head, want)
 			}
-			isGrid := len(lines) > 1 && strings.HasPrefix(strings.TrimSpace(lines[1]), "0")
+			isGrid := strings.HasPrefix(strings.TrimSpace(lines[0]), "0")
 			if tc.rows > 1 && isGrid != tc.grid {
 				t.Errorf("grid %v, want %v:\n%s", isGrid, tc.grid, strings.Join(lines, "\n"))
 			}
 			shown := 0
 			for _, l := range lines {
-				if strings.HasPrefix(l, "L") {
-					shown++
-				}
+				shown += len(layerRE.FindAllString(l, -1))
 			}
 			if shown != tc.shownLayers {
 				t.Errorf("%d layers shown, want %d:\n%s", shown, tc.shownLayers, strings.Join(lines, "\n"))
@@ -100,9 +101,12 @@ func TestRouterLines(t *testing.T) {
 			if tc.omitted > 0 && !strings.Contains(lines[len(lines)-1], fmt.Sprintf("%d more layers", tc.omitted)) {
 				t.Errorf("last row %q does not count the %d layers left out", lines[len(lines)-1], tc.omitted)
 			}
-			if tc.width >= 40 {
+			if tc.width >= 40 && tc.rows > 1 {
+				text := strings.Join(lines, "\n")
 				for i := range shown {
-					row := lines[len(lines)-shown-boolInt(tc.omitted > 0)+i]
+					row := text[strings.Index(text, layerLabel(i, tc.layers)+" "):]
+					row, _, _ = strings.Cut(row, "   L")
+					row, _, _ = strings.Cut(row, "\n")
 					for j, x := range r.Layers[i].Experts {
 						item := fmt.Sprintf("#%d %s", x, weightText(r.Layers[i].Weights[j]))
 						if !strings.Contains(row, item) && !strings.Contains(row, "…") {
@@ -113,17 +117,12 @@ func TestRouterLines(t *testing.T) {
 			}
 		})
 	}
-	if got := RouterLines(st, Router{Title: "step 1", Empty: "dense"}, 40, 5); len(got) != 1 || !strings.Contains(got[0], "dense") {
+	if got := RouterLines(st, Router{Title: "step 1", Empty: "no token sampled yet"}, 40, 5); len(got) != 1 || !strings.Contains(got[0], "no token") {
 		t.Errorf("no routing: %q", got)
 	}
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
+var layerRE = regexp.MustCompile(`\bL\d+ `)
 
 // TestExpertUsage: the counts add up to k per layer per token, and the map
 // fits its width whether a cell holds one expert or a group.
@@ -186,7 +185,7 @@ func TestRouterGoldens(t *testing.T) {
 		for _, w := range []int{36, 60} {
 			var b strings.Builder
 			r := Router{Title: "step 3", Experts: m.experts, Layers: synthRouting(3, m.layers, m.experts, m.k)}
-			b.WriteString(strings.Join(Box(st, "Router", RouterLines(st, r, InnerWidth(w), 12), w), "\n") + "\n")
+			b.WriteString(strings.Join(Box(st, "Router · "+RouterTitle(r), RouterLines(st, r, InnerWidth(w), 12), w), "\n") + "\n")
 			u := NewExpertUsage("reply 1", synthReply(40, m.layers, m.experts, m.k), m.experts)
 			b.WriteString(strings.Join(ExpertHeatLines(st, u, 2*w, 12), "\n") + "\n")
 			t.Run(fmt.Sprintf("%s_width%d", m.name, w), func(t *testing.T) { golden.RequireEqual(t, []byte(b.String())) })
