@@ -151,20 +151,34 @@ func TestDenseHasNoRouter(t *testing.T) {
 }
 
 // TestMoEScreensFit: every size keeps the screen's shape with the router
-// panel and the expert map, and the memory panel (or the narrow bar's
-// weights) stays on screen.
+// panel and the expert map, and wherever a dense model's memory panel is
+// on screen, a mixture-of-experts model's is too (it comes before the
+// router panel).
 func TestMoEScreensFit(t *testing.T) {
-	m := newTestModel(t, newMoEFakeEngine(), Config{})
-	h := newHarness(t, m)
-	h.size(160, 48)
-	h.say("hi")
-	h.key("tab", "e")
+	moe := newTestModel(t, newMoEFakeEngine(), Config{})
+	hm := newHarness(t, moe)
+	dense := newTestModel(t, newFakeEngine(), Config{})
+	hd := newHarness(t, dense)
+	for _, h := range []*harness{hm, hd} {
+		h.size(160, 48)
+		h.say("hi")
+		h.key("tab")
+	}
+	hm.key("e")
 	for w := 20; w <= 200; w += 9 {
 		for hgt := 8; hgt <= 60; hgt += 5 {
-			h.size(w, hgt)
-			v := m.View()
+			hm.size(w, hgt)
+			hd.size(w, hgt)
+			v := moe.View()
 			checkScreen(t, v, w, hgt)
+			if strings.Contains(dense.View(), "Memory ─") && !strings.Contains(v, "Memory ─") {
+				t.Errorf("%dx%d: the dense model's memory panel is on screen, the MoE model's is not:\n%s", w, hgt, v)
+			}
 		}
+	}
+	hm.key("f1")
+	if v := moe.View(); !strings.Contains(v, "e expert map") {
+		t.Errorf("F1 does not list the expert map key:\n%s", v)
 	}
 }
 

@@ -2,7 +2,8 @@
 // it: the cursor over a reply's tokens with the candidate picked for a
 // fork, the probability panel's distribution (a step, a preview of new
 // settings), the sampler funnel, the heatmap settings and the surprisal
-// strip.
+// strip, and for mixture-of-experts models the shown step's routing (the
+// router panel) and the expert map of a reply.
 //
 // It reads turns (ui/conversation) but changes none: what a move or a
 // pick means for the chat (fork, switch branch, leave for the input) is
