@@ -381,10 +381,14 @@ func (m *Model) resetChat() {
 	m.pendingReply = false
 }
 
-// newChat saves the current chat and starts an empty one.
+// newChat saves the current chat and starts an empty one; when the save
+// fails the chat stays (see keepUnsaved).
 func (m *Model) newChat() {
-	m.detachGeneration()
 	m.autosave()
+	if m.keepUnsaved("start a new chat") {
+		return
+	}
+	m.detachGeneration()
 	old := m.conv.Path()
 	m.resetChat()
 	m.conv.SetSystem(m.cfg.SystemPrompt)
@@ -440,7 +444,9 @@ func (m *Model) runCommand(c input.Command) tea.Cmd {
 			}
 			return nil
 		}
-		if err := m.saver.SaveCopy(m.conv, c.Text, m.saveMeta(), m.now()); err != nil {
+		if m.saver.Err() != nil {
+			m.saveElsewhere(c.Text)
+		} else if err := m.saver.SaveCopy(m.conv, c.Text, m.saveMeta(), m.now()); err != nil {
 			m.setError("could not save: " + err.Error())
 		} else {
 			m.setStatus("saved a copy to " + conversation.ExpandHome(c.Text))
@@ -448,6 +454,9 @@ func (m *Model) runCommand(c input.Command) tea.Cmd {
 		return nil
 	case input.CmdLoad:
 		m.autosave()
+		if m.keepUnsaved("load another chat") {
+			return nil
+		}
 		if err := m.loadConversation(c.Text); err != nil {
 			m.setError("could not load: " + err.Error())
 		}

@@ -170,8 +170,12 @@ func TestTreeSaveLoad(t *testing.T) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Messages) != 4 || c.Messages[1].Content != forked.Content || len(c.Tree) != 2 || c.Tree[1].Branches == nil {
-		t.Fatalf("saved messages %d, tree %+v", len(c.Messages), c.Tree)
+	// The flat tree: u, the original reply and the fork (both children of
+	// u, the fork on screen), then the fork's continuation.
+	if len(c.Messages) != 4 || c.Messages[1].Content != forked.Content || c.Version != 2 || len(c.Nodes) != 5 || c.Tree != nil ||
+		c.Nodes[1].Parent != 0 || c.Nodes[2].Parent != 0 || c.Nodes[1].Active || !c.Nodes[2].Active || c.Nodes[2].Fork == nil ||
+		c.Nodes[3].Parent != 2 || c.Nodes[4].Parent != 3 {
+		t.Fatalf("saved messages %d, version %d, nodes %+v", len(c.Messages), c.Version, c.Nodes)
 	}
 
 	m2 := newTestModel(t, newFakeEngine(), Config{StateDir: dir, LoadConversation: path})
@@ -201,8 +205,8 @@ func TestTreeSaveLoad(t *testing.T) {
 	if err := json.Unmarshal(raw2, &c2); err != nil {
 		t.Fatal(err)
 	}
-	if c2.Tree[1].Branches.Active != 0 || len(c2.Tree[1].Branches.Paths) != 2 || len(c2.Messages) != 2 {
-		t.Errorf("resaved tree %+v", c2.Tree)
+	if len(c2.Nodes) != 5 || !c2.Nodes[1].Active || c2.Nodes[2].Active || len(c2.Messages) != 2 {
+		t.Errorf("resaved tree %+v", c2.Nodes)
 	}
 }
 

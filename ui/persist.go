@@ -73,3 +73,26 @@ func (m *Model) loadConversation(name string) error {
 	}
 	return nil
 }
+
+// keepUnsaved refuses what would replace the conversation (todo says
+// what) while its last save failed: the chat stays on screen and in
+// memory, and the status line names the error and the way out.
+func (m *Model) keepUnsaved(todo string) bool {
+	err := m.saver.Err()
+	if err == nil {
+		return false
+	}
+	m.setError(fmt.Sprintf("did not %s: this one is not saved (%v); /save PATH puts it elsewhere", todo, err))
+	return true
+}
+
+// saveElsewhere is /save PATH while autosaves fail: the conversation moves
+// to that file, which later turns then update.
+func (m *Model) saveElsewhere(name string) {
+	path := conversation.ExpandHome(name)
+	if err := m.saver.Move(m.conv, path, m.saveMeta(), m.now()); err != nil {
+		m.setError("could not save: " + err.Error())
+		return
+	}
+	m.setStatus("saved to " + path + "; this chat is now kept there")
+}

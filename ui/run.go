@@ -7,6 +7,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"vkchat/ui/conversation"
 )
 
 // engineStopTimeout is how long Run waits for a canceled Generate to
@@ -23,6 +25,9 @@ func Run(ctx context.Context, eng Engine, cfg Config) error {
 	if eng == nil {
 		return errors.New("ui: no engine")
 	}
+	// Temporary files a killed save left behind (older than an hour, so
+	// not another vkchat's save in progress).
+	conversation.CleanTemp(cfg.conversationsDir(), time.Now())
 	m := New(eng, cfg).(*Model)
 	if m.loadErr != nil {
 		return fmt.Errorf("load conversation: %w", m.loadErr)

@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -16,8 +17,9 @@ type Conversation struct {
 	turns      []*Turn
 	detail     detailHistory
 
-	path    string    // the save file; "" until the first save
-	created time.Time // when the chat was first saved
+	path    string                     // the save file; "" until the first save
+	extra   map[string]json.RawMessage // the loaded file's fields this vkchat does not know
+	created time.Time                  // when the chat was first saved
 	// rev counts changes to the tree (a branch added, dropped or
 	// switched), which change what turns on screen say about their place
 	// in it: renderers keep their caches while it stays the same.
@@ -160,6 +162,7 @@ func (c *Conversation) Reset() {
 	c.turns = nil
 	c.detail.reset()
 	c.path = ""
+	c.extra = nil
 	c.created = time.Time{}
 	c.rev++
 }

@@ -1,23 +1,31 @@
 package conversation
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
+
 	"vkchat/runtime/engine/trace"
 
 	"vkchat/runtime/chat"
 	"vkchat/runtime/sample"
 )
 
-// Version is the save format; loading a newer one is refused rather than
-// half-understood.
-const Version = 1
+// Version is the newest save format this vkchat reads; loading a newer one
+// is refused rather than half-understood. A file is written as format 1
+// (what an older vkchat reads) unless it needs the flat branch tree
+// ("nodes"), which is format 2.
+const Version = 2
 
 // MaxFileBytes bounds what Read reads, so pointing /load at a wrong, huge
 // file fails quickly instead of filling memory.
@@ -32,11 +40,83 @@ type File struct {
 	Completion bool           `json:"completion,omitempty"`
 	Params     savedParams    `json:"params"`
 	Messages   []chat.Message `json:"messages"`
-	// Tree holds the branches of a conversation that has some (see
-	// persist_tree.go); Messages is then the branch on screen.
+	// Nodes holds the branches of a conversation that has some (format 2,
+	// see persist_tree.go); Messages is then the branch on screen.
+	Nodes []savedTurn `json:"nodes,omitempty"`
+	// Tree is format 1's nested tree: read, never written.
 	Tree    []savedNode `json:"tree,omitempty"`
 	Created time.Time   `json:"created"`
 	Updated time.Time   `json:"updated"`
+
+	// Extra is the top-level fields this vkchat does not know (a newer
+	// one's, a tool's), written back unchanged so that loading a file and
+	// saving it loses nothing.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// fileFields is File without its JSON methods.
+type fileFields File
+
+// knownFields is the top-level keys File itself reads and writes.
+var knownFields = func() map[string]bool {
+	m := map[string]bool{}
+	t := reflect.TypeFor[fileFields]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			m[name] = true
+		}
+	}
+	return m
+}()
+
+// MarshalJSON writes the known fields, then the unknown ones kept from the
+// file this one was loaded from.
+func (f File) MarshalJSON() ([]byte, error) {
+	data, err := json.Marshal(fileFields(f))
+	if err != nil || len(f.Extra) == 0 {
+		return data, err
+	}
+	keys := make([]string, 0, len(f.Extra))
+	for k := range f.Extra {
+		if !knownFields[k] {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	buf := bytes.NewBuffer(data[:len(data)-1]) // without the closing brace
+	for _, k := range keys {
+		kb, _ := json.Marshal(k)
+		buf.WriteByte(',')
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(f.Extra[k])
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON reads the known fields over f's (so defaults set before
+// stay where the file says nothing) and keeps the others in Extra.
+func (f *File) UnmarshalJSON(data []byte) error {
+	if err := json.Unmarshal(data, (*fileFields)(f)); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(data, &all); err != nil {
+		return err
+	}
+	f.Extra = nil
+	for k, v := range all {
+		if knownFields[k] {
+			continue
+		}
+		if f.Extra == nil {
+			f.Extra = map[string]json.RawMessage{}
+		}
+		f.Extra[k] = v
+	}
+	return nil
 }
 
 // savedParams is the export's named sampler settings (the same JSON keys):
@@ -54,10 +134,31 @@ type Meta struct {
 // Write replaces path atomically: the data goes to a temporary file in the
 // same directory, is synced, then renamed over path, so a crash leaves
 // either the old file or the new one, never half of one.
+// A conversation the loader would refuse (too large, or not valid) is
+// not written: the error says why, and the old file stays.
 func Write(path string, c File) (err error) {
+	if err := c.check(); err != nil {
+		return fmt.Errorf("%s: not saved, the file would not load: %w", path, err)
+	}
+	// The text alone over the limit is refused before encoding it.
+	text := 0
+	for _, m := range c.Messages {
+		text += len(m.Content)
+	}
+	for _, n := range c.Nodes {
+		text += len(n.Content)
+	}
+	if text > MaxFileBytes {
+		return fmt.Errorf("%s: not saved, the conversation holds %.1f MiB of text and a conversation file may hold %d MiB (/save a shorter branch or start a new chat)",
+			path, float64(text)/(1<<20), MaxFileBytes>>20)
+	}
 	data, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
+	}
+	if len(data)+1 > MaxFileBytes {
+		return fmt.Errorf("%s: not saved, the conversation takes %.1f MiB and a conversation file may hold %d MiB (/save a shorter branch or start a new chat)",
+			path, float64(len(data)+1)/(1<<20), MaxFileBytes>>20)
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -104,24 +205,33 @@ func Read(path string, base sample.Params) (File, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return File{}, fmt.Errorf("%s: not a conversation file: %w", path, err)
 	}
+	if err := c.check(); err != nil {
+		return File{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// check is what Read requires of a file, and Write of what it writes.
+func (c *File) check() error {
 	if c.Version > Version {
-		return File{}, fmt.Errorf("%s: saved by a newer vkchat (format %d, this one reads %d)", path, c.Version, Version)
+		return fmt.Errorf("saved by a newer vkchat (format %d, this one reads %d)", c.Version, Version)
 	}
 	for i, msg := range c.Messages {
 		switch msg.Role {
 		case chat.RoleUser, chat.RoleAssistant:
 		case chat.RoleSystem:
 			if i != 0 {
-				return File{}, fmt.Errorf("%s: message %d: a system message may only come first", path, i+1)
+				return fmt.Errorf("message %d: a system message may only come first", i+1)
 			}
 		default:
-			return File{}, fmt.Errorf("%s: message %d: unknown role %q", path, i+1, msg.Role)
+			return fmt.Errorf("message %d: unknown role %q", i+1, msg.Role)
 		}
 	}
-	if err := checkTree(c.Tree); err != nil {
-		return File{}, fmt.Errorf("%s: %w", path, err)
+	if len(c.Nodes) > 0 {
+		_, err := checkNodes(c.Nodes)
+		return err
 	}
-	return c, nil
+	return checkTree(c.Tree)
 }
 
 // Snapshot is the conversation as it stands, the partial reply included.
@@ -129,17 +239,25 @@ func (c *Conversation) Snapshot(meta Meta, now time.Time) File {
 	if c.created.IsZero() {
 		c.created = now
 	}
-	return File{
-		Version:    Version,
+	f := File{
+		Version:    1,
 		Model:      meta.Model,
 		ModelName:  meta.ModelName,
 		Completion: c.completion,
 		Params:     trace.ParamsOf(meta.Params),
 		Messages:   c.Messages(true),
-		Tree:       c.saveTree(),
+		Nodes:      c.saveNodes(),
 		Created:    c.created,
 		Updated:    now,
+		Extra:      c.extra,
 	}
+	if f.Messages == nil {
+		f.Messages = []chat.Message{} // "messages": [], never null
+	}
+	if len(f.Nodes) > 0 {
+		f.Version = 2
+	}
+	return f
 }
 
 // Load replaces the conversation with a saved one (f, read from path).
@@ -159,29 +277,72 @@ func (c *Conversation) Load(f File, path string) {
 		t.SplitLoaded()
 		c.turns = append(c.turns, t)
 	}
-	if len(f.Tree) > 0 {
-		// Checked by Read, so it cannot fail here.
+	// The trees were checked by Read, so they cannot fail here.
+	if len(f.Nodes) > 0 {
+		if nt, err := checkNodes(f.Nodes); err == nil {
+			c.turns = nt.turns()
+		}
+	} else if len(f.Tree) > 0 {
 		if turns, err := treeTurns(f.Tree); err == nil {
 			c.turns = turns
 		}
 	}
 	c.path = path
 	c.created = f.Created
+	c.extra = f.Extra
 }
 
-// NewSavePath picks a fresh file name in dir for a chat saved at now.
-func NewSavePath(dir string, now time.Time) string {
+// CreateSavePath claims a fresh file name in dir for a chat saved at now:
+// the file is created empty with O_EXCL, so two chats saving in the same
+// second (in one vkchat or two) never get the same one. The caller writes
+// it (Write replaces it) or removes it.
+func CreateSavePath(dir string, now time.Time) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
 	base := now.Format("2006-01-02T15-04-05")
 	p := filepath.Join(dir, base+".json")
-	// Only an existing file means "try the next name"; any other error
-	// (an unusable state dir) is left for the write to report.
-	for i := 2; i < 1000; i++ {
-		if _, err := os.Stat(p); err != nil {
-			return p
+	for i := 2; i <= 10000; i++ {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return p, f.Close()
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
 		}
 		p = filepath.Join(dir, fmt.Sprintf("%s-%d.json", base, i))
 	}
-	return p
+	return "", fmt.Errorf("%s: no free file name for a chat saved at %s", dir, base)
+}
+
+// StaleTemp is how old a temporary file of Write's must be for CleanTemp
+// to take it for one a crash left behind.
+const StaleTemp = time.Hour
+
+// CleanTemp removes the temporary files (".NAME.NNN.tmp") that writes
+// killed midway left in dir, those older than StaleTemp at now; a write
+// in progress (another vkchat's) is newer and stays. It returns how many
+// it removed.
+func CleanTemp(dir string, now time.Time) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".tmp") || !strings.Contains(name, ".json.") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || now.Sub(info.ModTime()) < StaleTemp {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, name)) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // Resolve finds a file to load: the path as given, else a name in dir
@@ -269,19 +430,22 @@ func (s *Saver) Autosave(c *Conversation, dir string, meta Meta, now func() time
 	if len(c.Messages(true)) == 0 || (len(c.turns) == 0 && c.path == "") {
 		return SaveResult{}
 	}
+	fresh := ""
 	if c.path == "" {
-		c.path = NewSavePath(dir, now())
+		p, err := CreateSavePath(dir, now())
+		if err != nil {
+			return s.failed(err)
+		}
+		c.path, fresh = p, p
 	}
 	if err := s.writer()(c.path, c.Snapshot(meta, now())); err != nil {
-		s.err = err
-		s.failures++
-		if s.delay == 0 {
-			s.delay = cmp.Or(s.FirstDelay, RetryFirst)
+		if fresh != "" {
+			// The name claimed for this save goes back, empty: the next
+			// attempt claims one again.
+			os.Remove(fresh)
+			c.path = ""
 		}
-		if !s.pending {
-			s.armed = true
-		}
-		return SaveResult{Err: err, RetryIn: s.delay}
+		return s.failed(err)
 	}
 	var res SaveResult
 	if s.err != nil {
@@ -292,6 +456,19 @@ func (s *Saver) Autosave(c *Conversation, dir string, meta Meta, now func() time
 	s.seq++ // a timer still pending finds nothing to do
 	s.pending = false
 	return res
+}
+
+// failed records a failed save and arms the retry.
+func (s *Saver) failed(err error) SaveResult {
+	s.err = err
+	s.failures++
+	if s.delay == 0 {
+		s.delay = cmp.Or(s.FirstDelay, RetryFirst)
+	}
+	if !s.pending {
+		s.armed = true
+	}
+	return SaveResult{Err: err, RetryIn: s.delay}
 }
 
 // TakeRetry hands over the retry timer a failed save asked for, if any:
@@ -320,6 +497,21 @@ func (s *Saver) Retry(seq int) bool {
 // SaveCopy writes c to a file the user named.
 func (s *Saver) SaveCopy(c *Conversation, path string, meta Meta, now time.Time) error {
 	return s.writer()(ExpandHome(path), c.Snapshot(meta, now))
+}
+
+// Move writes c to a file the user named and makes it c's file, so later
+// saves go there: the way out when saves to c's own file fail. A success
+// ends the failed state.
+func (s *Saver) Move(c *Conversation, path string, meta Meta, now time.Time) error {
+	if err := s.writer()(path, c.Snapshot(meta, now)); err != nil {
+		return err
+	}
+	c.path = path
+	s.err = nil
+	s.failures, s.delay, s.armed = 0, 0, false
+	s.seq++
+	s.pending = false
+	return nil
 }
 
 // Rescue runs when the chat ends with the last save failed: the

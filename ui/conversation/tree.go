@@ -3,6 +3,7 @@ package conversation
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"vkchat/runtime/chat"
 	"vkchat/runtime/engine"
@@ -63,9 +64,20 @@ func (t *Turn) BranchPos() (k, n int, ok bool) {
 func (c *Conversation) syncBranches() {
 	for i, t := range c.turns {
 		if set := t.Tree.branch; set != nil {
-			set.alts[set.cur] = append([]*Turn(nil), c.turns[i:]...)
+			set.alts[set.cur] = syncPath(set.alts[set.cur], c.turns[i:])
 		}
 	}
+}
+
+// syncPath makes an alternative's path (which its set owns) hold path:
+// when it is a prefix of it (turns were added since), only the new turns
+// are appended, so a deeply branched chat does not copy every branch
+// point's path on every change.
+func syncPath(alt, path []*Turn) []*Turn {
+	if len(alt) <= len(path) && slices.Equal(alt, path[:len(alt)]) {
+		return append(alt, path[len(alt):]...)
+	}
+	return append([]*Turn(nil), path...)
 }
 
 // OpenBranch makes position i a branch point (if it is not yet one) and
