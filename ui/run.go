@@ -42,18 +42,42 @@ func Run(ctx context.Context, eng Engine, cfg Config) error {
 	}
 	p := tea.NewProgram(m, opts...)
 	_, err := p.Run()
-	m.shutdown()
+	// Bubbletea has restored the terminal, also after a panic in Update,
+	// View or a command (ErrProgramPanic). The conversation is saved
+	// whichever way the program ended; a panic left the model in an
+	// unknown state, so saving is guarded too.
+	serr := safely(m.shutdown)
 	werr := m.waitEngine(engineStopTimeout)
 	// A signal ends the chat like ctrl+c does: the conversation is saved,
 	// so it is not an error for the caller to print.
-	if (errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) || errors.Is(err, tea.ErrInterrupted) {
+	if (errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil && !errors.Is(err, tea.ErrProgramPanic)) || errors.Is(err, tea.ErrInterrupted) {
 		err = nil
 	}
-	if err != nil {
-		return errors.Join(err, werr)
+	if errors.Is(err, tea.ErrProgramPanic) {
+		err = errors.New("internal error (a panic, its trace is above); the terminal was restored")
+		if p := m.conv.Path(); p != "" && m.saver.Err() == nil && serr == nil {
+			err = fmt.Errorf("%w and the conversation saved in %s", err, p)
+		}
 	}
-	if err := m.rescueUnsaved(); err != nil {
-		return errors.Join(err, werr)
-	}
-	return werr
+	rerr := safely(func() {
+		if e := m.rescueUnsaved(); e != nil {
+			panic(e)
+		}
+	})
+	return errors.Join(err, serr, rerr, werr)
+}
+
+// safely runs fn, turning a panic into an error.
+func safely(fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = e
+			} else {
+				err = fmt.Errorf("saving after the program ended: %v", r)
+			}
+		}
+	}()
+	fn()
+	return nil
 }

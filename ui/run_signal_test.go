@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"vkchat/runtime/sample"
 )
 
 // A signal (SIGTERM or Ctrl+C caught by the command, which cancels ctx)
@@ -63,5 +66,63 @@ func TestRunSavesOnSignalMidReply(t *testing.T) {
 		if msg.Role != "assistant" || !strings.HasPrefix(full, msg.Content) {
 			t.Errorf("saved reply %+v is not a prefix of the reply being generated", msg)
 		}
+	}
+}
+
+// panickyEngine panics in SetParams once armed: a bug inside Update.
+type panickyEngine struct {
+	*fakeEngine
+	armed atomic.Bool
+}
+
+func (p *panickyEngine) SetParams(sp sample.Params) {
+	if p.armed.Load() {
+		panic("bug in a settings change")
+	}
+	p.fakeEngine.SetParams(sp)
+}
+
+// A panic inside the program: Run returns a one-line error (not a crash)
+// that says the terminal was restored and where the conversation is, and
+// the file holds it.
+func TestRunSavesOnPanic(t *testing.T) {
+	eng := &panickyEngine{fakeEngine: newFakeEngine()}
+	dir := t.TempDir()
+	in, typing := io.Pipe()
+	defer typing.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), eng, Config{StateDir: dir, Input: in, Output: io.Discard})
+	}()
+	io.WriteString(typing, "keep this\r")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		files, _ := filepath.Glob(filepath.Join(dir, "conversations", "*.json"))
+		if len(files) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first message was never saved")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	eng.armed.Store(true)
+	go io.WriteString(typing, "/temp 0.5\r")
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run did not return after the panic")
+	}
+	if err == nil || !strings.Contains(err.Error(), "terminal was restored") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Run after a panic: %q, want one line saying the terminal was restored", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "conversations", "*.json"))
+	if len(files) != 1 || !strings.Contains(err.Error(), files[0]) {
+		t.Fatalf("error %q does not name the saved file %v", err, files)
+	}
+	data, _ := os.ReadFile(files[0])
+	if !strings.Contains(string(data), `"keep this"`) {
+		t.Fatalf("saved file lacks the message:\n%s", data)
 	}
 }

@@ -31,7 +31,9 @@ func register(c command) { commands[c.name] = c }
 const defaultCommand = "chat"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (the terminal closed) ends the chat like SIGTERM: the
+	// conversation is saved and the terminal restored.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -43,7 +43,7 @@ func (s *Session) Evaluate(ctx context.Context, prompt string, n, topK int) (*Ev
 	s.mu.Lock()
 	s.cached = s.cached[:0]
 	s.mu.Unlock()
-	all, err := s.be.Forward(ctx, ids, 0, true)
+	all, err := s.forward(ctx, ids, 0, true)
 	if err != nil {
 		return nil, fmt.Errorf("prefill: %w", err)
 	}
@@ -63,7 +63,7 @@ func (s *Session) Evaluate(ctx context.Context, prompt string, n, topK int) (*Ev
 		piece := s.tok.Piece(next)
 		res.PiecesHex = append(res.PiecesHex, hex.EncodeToString(piece))
 		text = append(text, piece...)
-		if logits, err = s.be.Forward(ctx, []int32{next}, pos, false); err != nil {
+		if logits, err = s.forward(ctx, []int32{next}, pos, false); err != nil {
 			return nil, fmt.Errorf("decode step %d: %w", g, err)
 		}
 		pos++

@@ -31,6 +31,9 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		emit(Event{Kind: EventDone, Done: &DoneInfo{Reason: reason, Err: err, Generated: generated, Decode: decode}, Stats: s.Stats()})
 		return err
 	}
+	if err := s.checkMapped(); err != nil {
+		return done(StopError, err, 0, 0)
+	}
 	// The template is the model file's code: its render stops with ctx
 	// (Esc, Ctrl+C) as well as at its limits.
 	enc, dropped, err := s.fitRequestContext(ctx, req, s.replyReserve(req.MaxTokens))
@@ -177,7 +180,7 @@ func (s *Session) forwardNext(ctx context.Context, token int32, pos int) (nextDi
 		need := sample.HeadSize(s.params, []int32{token})
 		s.mu.Unlock()
 		if need > 0 && need <= hb.MaxHead() {
-			h, ok, err := hb.ForwardHead(ctx, []int32{token}, pos, hb.MaxHead())
+			h, ok, err := s.forwardHead(ctx, hb, []int32{token}, pos, hb.MaxHead())
 			switch {
 			case err != nil:
 				return nextDist{}, err
@@ -188,7 +191,7 @@ func (s *Session) forwardNext(ctx context.Context, token int32, pos int) (nextDi
 			return nextDist{logits: logits, routing: s.routing()}, err
 		}
 	}
-	logits, err := s.be.Forward(ctx, []int32{token}, pos, false)
+	logits, err := s.forward(ctx, []int32{token}, pos, false)
 	return nextDist{logits: logits, routing: s.routing()}, err
 }
 

@@ -32,11 +32,11 @@ func (p PrefillProgress) ETA() time.Duration {
 func (s *Session) forwardChunked(ctx context.Context, tokens []int32, pos int, progress func(PrefillProgress)) ([]float32, error) {
 	start := time.Now()
 	if len(tokens) <= prefillChunk || progress == nil {
-		return s.be.Forward(ctx, tokens, pos, false)
+		return s.forward(ctx, tokens, pos, false)
 	}
 	for done := 0; ; {
 		n := min(prefillChunk, len(tokens)-done)
-		logits, err := s.be.Forward(ctx, tokens[done:done+n], pos+done, false)
+		logits, err := s.forward(ctx, tokens[done:done+n], pos+done, false)
 		if err != nil {
 			return nil, fmt.Errorf("prompt tokens %d–%d of %d: %w", done, done+n, len(tokens), err)
 		}

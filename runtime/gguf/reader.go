@@ -102,6 +102,7 @@ type File struct {
 	tensorIndex map[string]int
 	data        []byte // the whole mapped file
 	mapped      bool
+	dev, ino    uint64 // the mapped file's identity, for CheckMapped
 }
 
 // Open maps and parses path. The returned file must be closed.
@@ -142,7 +143,29 @@ func Open(path string) (*File, error) {
 		return nil, err
 	}
 	f.mapped = true
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		f.dev, f.ino = uint64(sys.Dev), uint64(sys.Ino)
+	}
 	return f, nil
+}
+
+// CheckMapped reports whether the mapped file was truncated on disk since
+// Open: reading its pages past the new end would fault (SIGBUS). A file
+// replaced by another (renamed over it) is fine, the mapping keeps the
+// old one; so is a file that cannot be looked at, which is left to the
+// reads.
+func (f *File) CheckMapped() error {
+	if f == nil || !f.mapped || f.ino == 0 {
+		return nil
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(f.Path, &st); err != nil || uint64(st.Dev) != f.dev || uint64(st.Ino) != f.ino {
+		return nil
+	}
+	if st.Size < int64(len(f.data)) {
+		return fmt.Errorf("%s: truncated on disk from %d to %d bytes while mapped", f.Path, len(f.data), st.Size)
+	}
+	return nil
 }
 
 // Parse reads a GGUF image held in memory (used by tests and fuzzing).

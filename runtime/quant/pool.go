@@ -2,6 +2,7 @@ package quant
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,9 @@ const spinFor = 200 * time.Microsecond
 const spinPoll = 64
 
 func worker() {
+	// Chunks read mapped model weights: a fault there becomes a panic
+	// that runChunks catches and hands to the job's caller.
+	debug.SetPanicOnFault(true)
 	for {
 		pool.idle.Add(1)
 		j := nextOffer()
@@ -183,7 +187,15 @@ type job struct {
 	refs    atomic.Int32  // goroutines still holding the job
 	state   atomic.Int32  // jobRunning, jobWaiting or jobFinished
 	done    chan struct{} // wakes a parked caller (jobWaiting)
+	// fault is the first panic a chunk raised (a memory fault reading a
+	// model file truncated under its mapping, with SetPanicOnFault on):
+	// the chunk counts as done and the caller re-raises it once the job
+	// ends, so a helper's fault neither kills the program nor hangs the
+	// caller.
+	fault atomic.Pointer[chunkPanic]
 }
+
+type chunkPanic struct{ v any }
 
 // maxParts is the most products one job carries: a layer's Q, K and V,
 // or the gate and up projections of a token's experts (top-8: 16).
@@ -255,10 +267,30 @@ func (j *job) runChunks() bool {
 		if c >= j.nchunk {
 			return false
 		}
-		j.chunkAt(int(c))
+		j.safeChunk(int(c))
 		if j.pending.Add(-1) == 0 {
 			return true
 		}
+	}
+}
+
+// safeChunk runs chunk c, keeping a panic in it for the caller.
+func (j *job) safeChunk(c int) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.fault.CompareAndSwap(nil, &chunkPanic{r})
+		}
+	}()
+	j.chunkAt(c)
+}
+
+// rethrow raises, on the caller's goroutine, a panic a chunk raised, after
+// releasing the job.
+func (j *job) rethrow() {
+	f := j.fault.Swap(nil)
+	j.release()
+	if f != nil {
+		panic(f.v)
 	}
 }
 
@@ -288,9 +320,13 @@ func (j *job) run(threads int) {
 	helpers := min(threads-1, int(j.nchunk)-1)
 	if helpers <= 0 {
 		for c := 0; c < int(j.nchunk); c++ {
-			j.chunkAt(c)
+			j.safeChunk(c)
 		}
+		f := j.fault.Swap(nil)
 		j.recycle()
+		if f != nil {
+			panic(f.v)
+		}
 		return
 	}
 	ensureWorkers(threads)
@@ -305,7 +341,7 @@ func (j *job) run(threads int) {
 	if !j.runChunks() {
 		j.wait()
 	}
-	j.release()
+	j.rethrow()
 }
 
 // oneTile is the single "vector" of a ParallelRange job.

@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"vkchat/runtime/backend"
+)
+
+// ErrModelChanged is a fault reading the memory-mapped model file: it was
+// truncated or rewritten while the session had it open. Without a guard
+// the read is a SIGBUS that kills the program; with one (mapped), the
+// reply ends with this error and the chat goes on.
+var ErrModelChanged = errors.New("model file changed on disk")
+
+// mapped runs fn, a backend call that reads the model's mapped weights,
+// with memory faults turned into panics (runtime/debug.SetPanicOnFault) on
+// this goroutine, and a fault into ErrModelChanged naming the file. The
+// CPU backend's worker goroutines do the same and hand their fault to the
+// caller (runtime/quant's pool). Other panics go on.
+func (s *Session) mapped(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			err = fmt.Errorf("%w: %s (reload it to go on)", ErrModelChanged, s.file.Path)
+		}
+	}()
+	return fn()
+}
+
+// checkMapped refuses to read a model file truncated since Load: the
+// native kernels read the mapping from C, where a fault cannot be turned
+// into a panic, so a truncation before a reply is caught here; one
+// during a reply is left to mapped (the Go kernels).
+func (s *Session) checkMapped() error {
+	if err := s.file.CheckMapped(); err != nil {
+		return fmt.Errorf("%w: %s (reload it to go on)", ErrModelChanged, s.file.Path)
+	}
+	return nil
+}
+
+// forward is s.be.Forward, guarded by mapped.
+func (s *Session) forward(ctx context.Context, tokens []int32, pos int, all bool) (logits []float32, err error) {
+	err = s.mapped(func() error {
+		logits, err = s.be.Forward(ctx, tokens, pos, all)
+		return err
+	})
+	return logits, err
+}
+
+// forwardHead is hb.ForwardHead, guarded by mapped.
+func (s *Session) forwardHead(ctx context.Context, hb backend.HeadBackend, tokens []int32, pos, k int) (h backend.Head, ok bool, err error) {
+	err = s.mapped(func() error {
+		h, ok, err = hb.ForwardHead(ctx, tokens, pos, k)
+		return err
+	})
+	return h, ok, err
+}

@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"vkchat/internal/testenv"
+	"vkchat/runtime/quant"
+)
+
+// A model file truncated while a session has it mapped: Generate ends
+// with ErrModelChanged naming the file, and a read of the lost pages in Go
+// code (on the calling goroutine or the CPU pool's workers) is that error
+// too, not a SIGBUS. The checks run in a child process, so a fault that
+// is not caught fails this test instead of killing the test binary.
+func TestTruncatedModelIsAnErrorNotACrash(t *testing.T) {
+	if os.Getenv("VKCHAT_MAPFAULT_CHILD") != "" {
+		truncatedModelChild(t)
+		return
+	}
+	src := testenv.Model(t, "stories260K.gguf")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTruncatedModelIsAnErrorNotACrash$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "VKCHAT_MAPFAULT_CHILD="+src)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "child: all checks ran") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+func truncatedModelChild(t *testing.T) {
+	src := os.Getenv("VKCHAT_MAPFAULT_CHILD")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "model.gguf")
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(context.Background(), p, Options{Backend: "cpu", ContextSize: 128, Template: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetParams(greedy())
+	if _, err := collect(t, s, context.Background(), Request{Messages: userMsg("Once"), MaxTokens: 3}); err != nil {
+		t.Fatalf("before truncating: %v", err)
+	}
+	emb, ok := s.file.Tensor("token_embd.weight")
+	if !ok {
+		t.Fatal("no token_embd")
+	}
+	weights := s.file.TensorData(emb)
+	if err := os.Truncate(p, int64(s.file.DataOffset)); err != nil {
+		t.Fatal(err)
+	}
+
+	evs, err := collect(t, s, context.Background(), Request{Messages: userMsg("Once upon"), MaxTokens: 3})
+	if !errors.Is(err, ErrModelChanged) || !strings.Contains(err.Error(), p) {
+		t.Fatalf("Generate after truncation: %v, want ErrModelChanged naming %s", err, p)
+	}
+	if d := evs[len(evs)-1]; d.Kind != EventDone || d.Done.Reason != StopError {
+		t.Fatalf("last event %+v", d)
+	}
+
+	// A read of the lost pages on this goroutine.
+	var sink byte
+	err = s.mapped(func() error { sink += weights[len(weights)-1]; return nil })
+	if !errors.Is(err, ErrModelChanged) {
+		t.Fatalf("read on the caller: %v", err)
+	}
+	// And on the CPU pool's workers, every chunk faulting.
+	quant.SetThreads(4)
+	for range 3 { // start the pool's workers and let them park, idle
+		quant.ParallelRange(64, 1, func(lo, hi int) {})
+		time.Sleep(20 * time.Millisecond)
+	}
+	const page = 4096
+	n := len(weights) / page
+	err = s.mapped(func() error {
+		quant.ParallelRange(n, 1, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				sink += weights[i*page]
+			}
+		})
+		return nil
+	})
+	if n >= 2 && !errors.Is(err, ErrModelChanged) {
+		t.Fatalf("read on the pool (%d chunks): %v", n, err)
+	}
+	// The pool still works afterwards.
+	quant.ParallelRange(64, 1, func(lo, hi int) {})
+	_ = sink
+	t.Log("child: all checks ran")
+}
