@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"vkchat/runtime/engine/trace"
@@ -189,11 +190,19 @@ func Write(path string, c File) (err error) {
 // Read reads and checks a saved conversation; params start from base so a
 // file without some settings keeps the current ones.
 func Read(path string, base sample.Params) (File, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO would otherwise wait for a writer before
+	// the check below could refuse it; a regular file reads as usual.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return File{}, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return File{}, err
+	} else if !st.Mode().IsRegular() {
+		// A FIFO or a device (/dev/zero) would block or never end.
+		return File{}, fmt.Errorf("%s: not a regular file (%s), not a conversation file", path, st.Mode().Type())
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return File{}, err

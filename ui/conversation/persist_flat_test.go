@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -300,5 +301,26 @@ func TestCleanTemp(t *testing.T) {
 	}
 	if strings.Join(left, " ") != ".b.json.456.tmp .hidden.tmp c.json" {
 		t.Errorf("left %v", left)
+	}
+}
+
+// /load of a FIFO or a device is refused at once, naming the file, instead
+// of blocking for a writer or reading forever.
+func TestReadRefusesNonRegularFiles(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, p := range []string{fifo, "/dev/zero", t.TempDir()} {
+		done := make(chan error, 1)
+		go func() { _, err := Read(p, sample.Defaults()); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), p) {
+				t.Errorf("%s: %v, want an error naming it", p, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Read(%s) hangs", p)
+		}
 	}
 }
