@@ -37,6 +37,9 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := checkSampler(params); err != nil {
+		return err
+	}
 	cfg.NoThinking = !*think
 	if ef.model == "" {
 		if !isTerminal(os.Stdin) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 
@@ -83,6 +84,21 @@ func samplerFlags(fs *flag.FlagSet) *sample.Params {
 	fs.Func("repeat-penalty", fmt.Sprintf("repetition penalty, 1 to disable (default %g)", p.RepeatPenalty), floatFlag(&p.RepeatPenalty))
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "random seed")
 	return &p
+}
+
+// checkSampler holds the sampler flags to the ranges the chat's commands
+// and the files use (sample.Params.Check), naming the flag.
+func checkSampler(p *sample.Params) error {
+	err := p.Check()
+	var re *sample.RangeError
+	if !errors.As(err, &re) {
+		return err
+	}
+	flag := map[string]string{"temperature": "temp", "top_k": "top-k", "top_p": "top-p", "min_p": "min-p", "repeat_penalty": "repeat-penalty"}[re.Key]
+	if flag == "" {
+		return err
+	}
+	return fmt.Errorf("--%s %g is out of range (%g to %g)", flag, re.Value, re.Lo, re.Hi)
 }
 
 func floatFlag(dst *float32) func(string) error {

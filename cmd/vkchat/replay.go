@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"vkchat/runtime/backend"
 	"vkchat/runtime/engine"
@@ -29,7 +28,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return errors.New("want exactly one export file")
 	}
 	path := fs.Arg(0)
-	f, err := os.Open(path)
+	f, err := trace.OpenRegular(path)
 	if err != nil {
 		return err
 	}
@@ -44,7 +43,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *model == "" {
 		*model = h.Model
 	}
-	sum, err := trace.FileSHA256(*model)
+	sum, err := trace.FileSHA256Context(ctx, *model)
 	if err != nil {
 		return err
 	}

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"vkchat/internal/scriptmodel"
 	"vkchat/internal/testenv"
@@ -161,6 +164,8 @@ func TestReplayRejectsBadExports(t *testing.T) {
 		{"no model", `{"type":"header"}` + "\n", `field "model" is empty`},
 		{"out of order", `{"type":"header","model":"m"}` + "\n" + `{"type":"token","index":3}` + "\n", `line 2: field "index" is 3, want 0`},
 		{"odd type", `{"type":"header","model":"m"}` + "\n" + `{"type":"what"}` + "\n", `line 2: field "type" is "what"`},
+		{"repeat -3", `{"type":"header","model":"m","params":{"temperature":0.8,"top_p":0.95,"repeat_penalty":-3}}` + "\n", `line 1: field "params": repeat_penalty -3 is out of range`},
+		{"token temperature 9", `{"type":"header","model":"m"}` + "\n" + `{"type":"token","index":0,"params":{"temperature":9,"top_p":0.95,"repeat_penalty":1}}` + "\n", `line 2: field "params": temperature 9 is out of range`},
 	}
 	for _, tc := range cases {
 		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
@@ -256,5 +261,59 @@ func TestReplayChatExport(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), fmt.Sprintf("all %d tokens", n)) {
 		t.Errorf("replay said %q", stdout.String())
+	}
+}
+
+// Replay refuses what is not a regular file, at once, naming it: a FIFO
+// would block the open and /dev/zero would never end.
+func TestReplayRefusesNonRegularFiles(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, p := range []string{fifo, "/dev/zero", t.TempDir()} {
+		done := make(chan string, 1)
+		go func() {
+			var stdout, stderr bytes.Buffer
+			run(context.Background(), []string{"replay", p}, &stdout, &stderr)
+			done <- stderr.String()
+		}()
+		select {
+		case msg := <-done:
+			if !strings.Contains(msg, p) || !strings.Contains(msg, "not a regular file") {
+				t.Errorf("%s: %q; want it refused by name", p, msg)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: replay still running after 10 s", p)
+		}
+	}
+}
+
+// The model named by an export is refused the same way before hashing, and
+// a canceled context stops the hash.
+func TestReplayModelHashRefusesAndCancels(t *testing.T) {
+	if _, err := trace.FileSHA256Context(context.Background(), "/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("hash /dev/zero: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := trace.FileSHA256Context(ctx, testenv.Model(t, "stories260K.gguf")); !errors.Is(err, context.Canceled) {
+		t.Errorf("hash with a canceled context: %v", err)
+	}
+}
+
+// The sampler flags are held to the chat commands' ranges, so no export
+// can carry a setting replay would refuse.
+func TestSamplerFlagsRanges(t *testing.T) {
+	for _, c := range []struct{ flag, want string }{
+		{"--repeat-penalty=-3", "--repeat-penalty -3 is out of range"},
+		{"--temp=9", "--temp 9 is out of range"},
+		{"--top-p=1.5", "--top-p 1.5 is out of range"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"run", "--model", testenv.Model(t, "stories260K.gguf"), c.flag, "-n", "1"}, &stdout, &stderr)
+		if code == 0 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %q", c.flag, code, stderr.String(), c.want)
+		}
 	}
 }

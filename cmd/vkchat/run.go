@@ -25,6 +25,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := checkSampler(params); err != nil {
+		return err
+	}
 	if ef.template == "" {
 		ef.template = "none" // run is plain completion; chat applies templates
 	}

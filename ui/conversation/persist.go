@@ -225,6 +225,10 @@ func (c *File) check() error {
 	if c.Version > Version {
 		return fmt.Errorf("saved by a newer vkchat (format %d, this one reads %d)", c.Version, Version)
 	}
+	// the ranges /temp and the other commands hold a user to
+	if err := c.Params.Sample().Check(); err != nil {
+		return fmt.Errorf("field \"params\": %w", err)
+	}
 	for i, msg := range c.Messages {
 		switch msg.Role {
 		case chat.RoleUser, chat.RoleAssistant:

@@ -60,3 +60,18 @@ func TestWriteConversationIsAtomic(t *testing.T) {
 		t.Error("writing under a file succeeded")
 	}
 }
+
+// Settings in a file are held to the ranges the slash commands enforce:
+// "repeat_penalty": -3 is refused, naming the file and the field, rather
+// than loaded into the sampler.
+func TestReadRefusesOutOfRangeSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.json")
+	data := `{"messages":[{"role":"user","content":"hi"}],"params":{"temperature":0.7,"repeat_penalty":-3}}`
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Read(path, sample.Defaults())
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), `"params"`) || !strings.Contains(err.Error(), "repeat_penalty -3") {
+		t.Fatalf("read: %v; want the file, the field and the value named", err)
+	}
+}

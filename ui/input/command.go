@@ -7,15 +7,18 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"vkchat/runtime/sample"
 )
 
-// Limits for the sampler settings the UI lets a user choose; the slash
-// commands reject values outside them and the sampler keys stop at them.
+// Limits for the sampler settings the UI lets a user choose (sample's, which
+// files are checked against too); the slash commands reject values outside
+// them and the sampler keys stop at them.
 const (
-	MaxTemperature = 5
-	MinTopP        = 0.05
-	MinRepeat      = 0.5
-	MaxRepeat      = 3
+	MaxTemperature = sample.MaxTemperature
+	MinTopP        = sample.MinTopP
+	MinRepeat      = sample.MinRepeat
+	MaxRepeat      = sample.MaxRepeat
 )
 
 // CommandKind names a slash command.

@@ -38,10 +38,23 @@ func Read(r io.Reader, name string) (Header, []Token, error) {
 			if h.Model == "" {
 				return h, nil, fmt.Errorf("%s: line 1: field \"model\" is empty", name)
 			}
+			// the ranges the chat's commands hold a user to
+			var probe struct {
+				Params json.RawMessage `json:"params"`
+			}
+			_ = json.Unmarshal(line, &probe)
+			if err := h.Params.Sample().Check(); len(probe.Params) > 0 && err != nil {
+				return h, nil, fmt.Errorf("%s: line 1: field \"params\": %w", name, err)
+			}
 		case kind.Type == "token":
 			var t Token
 			if err := json.Unmarshal(line, &t); err != nil {
 				return h, nil, fmt.Errorf("%s: line %d: %w", name, n, err)
+			}
+			if t.Params != nil {
+				if err := t.Params.Sample().Check(); err != nil {
+					return h, nil, fmt.Errorf("%s: line %d: field \"params\": %w", name, n, err)
+				}
 			}
 			if t.Index != len(toks) {
 				return h, nil, fmt.Errorf("%s: line %d: field \"index\" is %d, want %d (tokens in order)", name, n, t.Index, len(toks))

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"syscall"
 
 	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
@@ -43,17 +45,54 @@ func Version() string {
 }
 
 // FileSHA256 hashes a model file.
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
+func FileSHA256(path string) (string, error) { return FileSHA256Context(context.Background(), path) }
+
+// FileSHA256Context is FileSHA256 that stops, with ctx's error, once ctx
+// is done (a model is gigabytes: Ctrl+C must not wait for it), and that
+// refuses what is not a regular file (a FIFO would block, /dev/zero never
+// end) before reading any of it.
+func FileSHA256Context(ctx context.Context, path string) (string, error) {
+	f, err := OpenRegular(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hash %s: %w", path, err)
+	buf := make([]byte, 4<<20)
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", fmt.Errorf("hash %s: %w", path, err)
+		}
+		n, err := f.Read(buf)
+		h.Write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("hash %s: %w", path, err)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// OpenRegular opens path for reading if it is a regular file. O_NONBLOCK
+// keeps the open of a FIFO from waiting for a writer before the check can
+// refuse it; a regular file reads as usual.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
+	}
+	return f, nil
 }
 
 // NewHeader describes a generation of s for an export. Call it before
