@@ -5,6 +5,15 @@
 // is SiLU, or llama.cpp's F16 GELU-tanh with ACT),
 // and an epilogue adding a residual or bias (EPI).
 //
+// MOE: the rows are one expert's run of rows of an expert bank (arch.Experts:
+// expert e owns rows e*rows .. e*rows+rows-1), a different expert for each
+// (token, slot) pair, so the dispatch's "tokens" are the step's ntok × MOEK
+// pairs, one per pass (NT 1: tokens of a batch mostly go to different
+// experts, so a dequantized weight serves one pair), and pair i's expert id
+// is IDS[i] (moe_route.comp's output, read on the device: no read-back per
+// layer). With MOE 1 a pair reads its token's x (gate/up: x[i / MOEK]), with
+// MOE 2 its own (down: the pair's h); y is per pair either way.
+//
 // Work split, chosen for llvmpipe (see common.glsl): a team of LPR lanes
 // owns a row; lane l takes units l, l+LPR, ... of the row (a unit is one
 // quant block, or 32 values of a float type), so the x values a lane needs
@@ -29,6 +38,8 @@ layout(constant_id = 6) const uint PAIR = 0; // 1: y = act(W·x) * (W2·x)
 layout(constant_id = 7) const uint RB = 1;   // rows per team pass: power of two, <= LPR
 layout(constant_id = 8) const uint ACTQ = 1; // 1: round x to the weight's vec_dot_type as llama.cpp does; 0: f32 x
 layout(constant_id = 9) const uint ACT = 0;  // the gate's activation in PAIR and EPI 3, 4: 0 SiLU, 1 GELU-tanh (F16 table)
+layout(constant_id = 10) const uint MOE = 0; // 0: dense; 1: expert rows, x per token; 2: expert rows, x per pair (see above)
+layout(constant_id = 11) const uint MOEK = 1; // MOE: experts per token
 
 layout(binding = 0) uniform usamplerBuffer A0;
 layout(binding = 1) uniform usamplerBuffer A1;
@@ -44,6 +55,7 @@ layout(std430, binding = 10) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 11) buffer Y { float y[]; };
 layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
 layout(std430, binding = 13) readonly buffer Y2 { float y2[]; };
+layout(binding = 14) uniform usamplerBuffer IDS; // MOE: expert id per (token, slot) pair, R32_UINT view
 
 layout(push_constant) uniform Push {
 	uint rows;    // rows in this dispatch (one part of a split matrix)
@@ -115,15 +127,20 @@ float team_rows(float v[8]) {
 	return v[0];
 }
 
+// The row of X a token (or, with MOE, a pair) reads.
+uint xtok(uint tok) { return MOE == 1 ? tok / MOEK : tok; }
+
 void main() {
 	const uint lane = gl_LocalInvocationID.x % LPR;
 	const uint team = gl_LocalInvocationID.x / LPR;
 	const uint teams = gl_WorkGroupSize.x / LPR;
-	uint n = ntok;
+	uint n = MOE != 0 ? ntok * MOEK : ntok;
 	uint tok0 = p.last != 0 ? n - 1 : gl_WorkGroupID.y * NT;
 	if (tok0 >= n) {
 		return;
 	}
+	// MOE: the row of the bank where this pair's expert starts (NT is 1)
+	uint wrow0 = MOE != 0 ? texelFetch(IDS, int(tok0)).x * p.rows : 0u;
 
 	// The norm weight for this lane's slice, once for all tokens.
 	vec4 nw[NU][UNIT / 4];
@@ -143,7 +160,7 @@ void main() {
 		[[unroll]] for (uint j = 0; j < NU; j++) {
 			uint u = p.u0 + lane + LPR * j;
 			bool ok = tv && u < p.u0 + p.cu;
-			uint base = ok ? ((tok0 + t) * p.xstride + u * UNIT) / 4 : 0;
+			uint base = ok ? (xtok(tok0 + t) * p.xstride + u * UNIT) / 4 : 0;
 			[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
 				vec4 v = uintBitsToFloat(texelFetch(X, int(base + i)));
 				xs[t][j][i] = ok ? v : vec4(0.0);
@@ -160,7 +177,7 @@ void main() {
 				// result ran 3-4x slower.
 				ss = 0.0;
 				for (uint u = lane; tv && u < p.units; u += LPR) {
-					uint base = ((tok0 + t) * p.xstride + u * UNIT) / 4;
+					uint base = (xtok(tok0 + t) * p.xstride + u * UNIT) / 4;
 					for (uint i = 0; i < UNIT / 4; i++) {
 						vec4 v = uintBitsToFloat(texelFetch(X, int(base + i)));
 						ss += dot(v, v);
@@ -213,9 +230,9 @@ void main() {
 				[[unroll]] for (uint j = 0; j < NU; j++) {
 					uint u = min(p.u0 + lane + LPR * j, p.u0 + p.cu - 1);
 					if (pass == 0) {
-						load_unit(A0, A1, A2, A3, row * p.units + u);
+						load_unit(A0, A1, A2, A3, (wrow0 + row) * p.units + u);
 					} else {
-						load_unit(B0, B1, B2, B3, row * p.units + u);
+						load_unit(B0, B1, B2, B3, (wrow0 + row) * p.units + u);
 					}
 					[[unroll]] for (uint s = 0; s < SUBS; s++) {
 						float q[SUBN];

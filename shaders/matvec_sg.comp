@@ -31,6 +31,9 @@
 // the two kernels differ by summation order (and where x's block scale is
 // applied) only.
 //
+// MOE: expert rows picked per (token, slot) pair from IDS, one pair per
+// pass, x per token (1) or per pair (2): as in matvec.comp.
+//
 // variants: matvec_sg_f32:WTYPE_F32 matvec_sg_f16:WTYPE_F16 matvec_sg_bf16:WTYPE_BF16 matvec_sg_q4_0:WTYPE_Q4_0 matvec_sg_q4_1:WTYPE_Q4_1 matvec_sg_q5_0:WTYPE_Q5_0 matvec_sg_q5_1:WTYPE_Q5_1 matvec_sg_q8_0:WTYPE_Q8_0 matvec_sg_q2_k:WTYPE_Q2_K matvec_sg_q3_k:WTYPE_Q3_K matvec_sg_q4_k:WTYPE_Q4_K matvec_sg_q5_k:WTYPE_Q5_K matvec_sg_q6_k:WTYPE_Q6_K
 #define ACTQ_HELPERS_ONLY
 #include "common.glsl"
@@ -48,6 +51,8 @@ layout(constant_id = 6) const uint ACTQ = 1;  // 1: round x to the weight's vec_
 layout(constant_id = 7) const uint ACT = 0;   // the gate's activation: 0 SiLU, 1 GELU-tanh (F16 table)
 layout(constant_id = 8) const uint TEAMS = 4; // workgroup size / LPR
 layout(constant_id = 9) const uint SHW = 1;   // words of staged x: NT × tw
+layout(constant_id = 10) const uint MOE = 0;  // 0: dense; 1: expert rows, x per token; 2: expert rows, x per pair (matvec.comp)
+layout(constant_id = 11) const uint MOEK = 1; // MOE: experts per token
 
 layout(binding = 0) uniform usamplerBuffer A0;
 layout(binding = 1) uniform usamplerBuffer A1;
@@ -62,6 +67,7 @@ layout(binding = 9) uniform usamplerBuffer NW;   // norm weight, f32 bits
 layout(std430, binding = 10) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 11) buffer Y { float y[]; };
 layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
+layout(binding = 13) uniform usamplerBuffer IDS; // MOE: expert id per (token, slot) pair, R32_UINT view
 
 layout(push_constant) uniform Push {
 	uint rows;    // rows in this dispatch (one part of a split matrix)
@@ -193,16 +199,21 @@ void stage(uint base, uint vw, uint sw, uint xb, uint u, float scale, bool tv) {
 	}
 }
 
+// The row of X a token (or, with MOE, a pair) reads.
+uint xtok(uint tok) { return MOE == 1 ? tok / MOEK : tok; }
+
 void main() {
 	const uint lid = gl_LocalInvocationID.x;
 	const uint lane = lid % LPR, team = lid / LPR;
 	const uint wg = gl_WorkGroupSize.x;
 	const uint units = p.units;
-	uint n = ntok;
+	uint n = MOE != 0 ? ntok * MOEK : ntok;
 	uint tok0 = p.last != 0 ? n - 1 : gl_WorkGroupID.y * NT;
 	if (tok0 >= n) {
 		return; // the whole workgroup: no barrier is left waiting
 	}
+	// MOE: the row of the bank where this pair's expert starts (NT is 1)
+	uint wrow0 = MOE != 0 ? texelFetch(IDS, int(tok0)).x * p.rows : 0u;
 	const uint vw = I8 ? units * (UNIT / 4) : units * UNIT;
 	const uint sw = I8 ? units : 0u;
 	const uint tw = vw + sw + units * SUBS;
@@ -215,7 +226,7 @@ void main() {
 		[[unroll]] for (uint t = 0; t < NT; t++) {
 			float ss = 0.0;
 			if (tok0 + t < n) {
-				uint xb = (tok0 + t) * p.xstride / 4;
+				uint xb = xtok(tok0 + t) * p.xstride / 4;
 				for (uint i = lid; i < units * (UNIT / 4); i += wg) {
 					vec4 v = uintBitsToFloat(texelFetch(X, int(xb + i)));
 					ss += dot(v, v);
@@ -237,7 +248,7 @@ void main() {
 	// x for every token of the pass, once per workgroup.
 	[[unroll]] for (uint t = 0; t < NT; t++) {
 		bool tv = tok0 + t < n;
-		uint xb = tv ? (tok0 + t) * p.xstride / 4 : 0u;
+		uint xb = tv ? xtok(tok0 + t) * p.xstride / 4 : 0u;
 		for (uint u = lid; u < units; u += wg) {
 			stage(t * tw, vw, sw, xb, u, scale[t], tv);
 		}
@@ -256,9 +267,9 @@ void main() {
 		for (uint u = lane; u < units; u += LPR) {
 			[[unroll]] for (uint pass = 0; pass < 1 + PAIR; pass++) {
 				if (pass == 0) {
-					load_unit(A0, A1, A2, A3, row * units + u);
+					load_unit(A0, A1, A2, A3, (wrow0 + row) * units + u);
 				} else {
-					load_unit(B0, B1, B2, B3, row * units + u);
+					load_unit(B0, B1, B2, B3, (wrow0 + row) * units + u);
 				}
 				[[unroll]] for (uint s = 0; s < SUBS; s++) {
 					float q[SUBN];

@@ -49,12 +49,15 @@ type Backend struct {
 	o                 *vulkan.Buffer // a branch's output before its post-norm or scale (recipe.postBranch), else nil
 	h2                *vulkan.Buffer // up-projection partial sums when its K is split
 	attPart           *vulkan.Buffer // split-K decode attention's partials [head][split][dim+2], else nil
-	logits            *vulkan.Buffer // [prefillChunk][vocab]; device-local under the GPU layout (head.go reads it)
-	headOut           *vulkan.Buffer // host-visible, the head kernel's result (head.go)
-	headParts         *vulkan.Buffer // the head's per-workgroup records before the merge
-	step              *vulkan.Buffer // per-step parameters; device-local under the GPU layout
-	stepHost          *vulkan.Buffer // host-visible source of step's copy when step is device-local, else nil
-	scratchBytes      uint64
+	// a mixture-of-experts model's routing and expert activations (moe.go), else nil
+	moeLogits, moeIDs, moeWts, moeH, moeH2, moeY *vulkan.Buffer
+	moeFFStride                                  int            // floats per pair in moeH
+	logits                                       *vulkan.Buffer // [prefillChunk][vocab]; device-local under the GPU layout (head.go reads it)
+	headOut                                      *vulkan.Buffer // host-visible, the head kernel's result (head.go)
+	headParts                                    *vulkan.Buffer // the head's per-workgroup records before the merge
+	step                                         *vulkan.Buffer // per-step parameters; device-local under the GPU layout
+	stepHost                                     *vulkan.Buffer // host-visible source of step's copy when step is device-local, else nil
+	scratchBytes                                 uint64
 
 	xStride, qkvStride, qStride, ffStride int
 	ropeOff                               int // byte offset of the rope table in step
@@ -221,6 +224,9 @@ func (b *Backend) allocate() error {
 			return err
 		}
 	}
+	if err := b.allocateMoE(act); err != nil {
+		return err
+	}
 	if b.logits, err = act("logits", n*c.Vocab, d.tune.logitsKind()); err != nil {
 		return err
 	}
@@ -242,7 +248,7 @@ func (b *Backend) allocate() error {
 	}
 	// Padding columns of the activations must read as zero.
 	var zero []*vulkan.Buffer
-	for _, buf := range []*vulkan.Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o} {
+	for _, buf := range []*vulkan.Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o, b.moeH, b.moeH2} {
 		if buf != nil {
 			zero = append(zero, buf)
 		}

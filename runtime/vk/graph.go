@@ -18,6 +18,9 @@ import (
 //	matvec   x → h        RMSNorm(ffn_norm), gate and up paired: act(g)·u (SiLU or GELU-tanh)
 //	matvec   h → x        down with the residual add (or → o, residual o → x)
 //
+// or, for a mixture-of-experts FFN, router, route, expert mat-vecs and
+// their weighted sum (moe.go).
+//
 // then the head: RMSNorm(output_norm) and the output projection → logits,
 // and, where the model has them, its logit scale and final soft-cap.
 
@@ -267,6 +270,12 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 			if err := b.recordBranchEnd(r, name("attention out"), lw.postAttn, s); err != nil {
 				return err
 			}
+		}
+		if lw.moe != nil {
+			if err := b.recordMoE(r, name, lw, s); err != nil {
+				return err
+			}
+			continue
 		}
 		ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.h, y2: b.h2, ystride: b.ffStride, tokens: s.cap, step: b.step, act: b.rec.act}
 		if lw.gate.Type == lw.up.Type {

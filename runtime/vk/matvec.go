@@ -5,6 +5,7 @@ import (
 
 	"math"
 	"strings"
+	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
 
 	"vkchat/runtime/vk/vulkan"
@@ -40,6 +41,67 @@ type matvecOp struct {
 	step    *vulkan.Buffer
 	f32x    bool   // keep x in f32 instead of rounding it to the weight type's vec_dot_type (tests)
 	act     uint32 // the gate's activation (matvec.comp's ACT): 0 SiLU, 1 GELU-tanh
+	moe     moeRows
+}
+
+// moeRows makes a mat-vec an expert mat-vec (matvec.comp's MOE): m (and
+// m2) are expert banks of experts runs of rows each, and the dispatch
+// computes, for each of the step's tokens × k (token, slot) pairs, the
+// rows of the expert ids names for the pair, one pair per pass; y is per
+// pair. The zero value is a dense mat-vec.
+type moeRows struct {
+	ids     *vulkan.Buffer // expert id per pair (moe_route.comp's output)
+	k       int            // experts per token
+	experts int            // runs of rows in the bank
+	perPair bool           // x per pair (down: the pair's h), not per token (gate/up)
+}
+
+// mode is matvec.comp's MOE constant.
+func (m moeRows) mode() uint32 {
+	switch {
+	case m.ids == nil:
+		return 0
+	case m.perPair:
+		return 2
+	}
+	return 1
+}
+
+// k1 is matvec.comp's MOEK: 1 for a dense mat-vec.
+func (m moeRows) k1() int { return max(m.k, 1) }
+
+// rows is the rows one dispatch of part computes: an expert's run for an
+// expert mat-vec (a bank is one part), else the part's.
+func (m moeRows) rows(part matPart) int {
+	if m.ids != nil {
+		return part.rows / m.experts
+	}
+	return part.rows
+}
+
+// dispatchTokens is what the kernel counts as tokens: the (token, slot)
+// pairs of an expert mat-vec.
+func (m moeRows) dispatchTokens(tokens int) int { return tokens * m.k1() }
+
+// check refuses an expert mat-vec the kernel cannot run: a bank split into
+// parts (the row offset is within one binding) or rows not a whole number
+// of experts.
+func (m moeRows) check(label string, mats ...*Matrix) error {
+	if m.ids == nil {
+		return nil
+	}
+	for _, mat := range mats {
+		if mat == nil {
+			continue
+		}
+		if m.k <= 0 || m.experts <= 0 || mat.Rows%m.experts != 0 {
+			return fmt.Errorf("%s: bank %s of %d rows is not %d experts' runs", label, mat.Name, mat.Rows, m.experts)
+		}
+		if len(mat.parts) != 1 {
+			return fmt.Errorf("%s: expert bank %s needs %d parts on this device, and the expert mat-vec reads one: %w", label, mat.Name, len(mat.parts), backend.ErrUnsupported)
+		}
+	}
+	return nil
 }
 
 // mvPlan is how one mat-vec is laid out: lanes per row, units per lane per
@@ -116,6 +178,17 @@ func weightArgs(args []vulkan.Arg, op matvecOp, pi int, dum *vulkan.Buffer) []vu
 	return args
 }
 
+// work scales a bank's bytes and multiply-adds to what an expert mat-vec
+// of tokens tokens reads: at most k experts' rows per token (a decode step
+// reads k of the bank's experts), at most the whole bank.
+func (m moeRows) work(bytes, macs uint64, tokens int) (uint64, uint64) {
+	if m.ids == nil {
+		return bytes, macs
+	}
+	used := uint64(min(m.dispatchTokens(max(tokens, 1)), m.experts))
+	return bytes / uint64(m.experts) * used, macs / uint64(m.experts) * uint64(m.dispatchTokens(max(tokens, 1)))
+}
+
 func wtypeName(m *Matrix) string { return strings.ToLower(m.Type.String()) }
 
 // matvec records op: with the shared-x kernel (matvec_shared.go) where the
@@ -124,17 +197,25 @@ func wtypeName(m *Matrix) string { return strings.ToLower(m.Type.String()) }
 // from the batch (1 for a single token, else up to 8).
 func (d *gpu) matvec(r *vulkan.Recorder, op matvecOp) error {
 	m := op.m
+	if err := op.moe.check(op.label, op.m, op.m2); err != nil {
+		return err
+	}
 	if op.m2 != nil && (op.m2.Type != m.Type || op.m2.Rows != m.Rows || op.m2.Cols != m.Cols || len(op.m2.parts) != len(m.parts)) {
 		return fmt.Errorf("%s: paired matrices %s and %s differ in type or shape", op.label, m.Name, op.m2.Name)
 	}
+	// An expert mat-vec takes one pair per pass: each has its own rows.
+	tokens := op.tokens
+	if op.moe.ids != nil {
+		tokens, op.nt = 1, 1
+	}
 	if d.tune.sharedX {
-		if sp, ok := d.planShared(m.Type, m.Units, op.tokens, op.nt, op.f32x); ok {
+		if sp, ok := d.planShared(m.Type, m.Units, tokens, op.nt, op.f32x); ok {
 			return d.matvecShared(r, op, sp)
 		}
 		// x does not fit in shared memory even one token at a time:
 		// the register kernel, splitting K as its budget demands
 	}
-	pl := d.plan(m.Type, m.Units, op.tokens, op.m2 != nil)
+	pl := d.plan(m.Type, m.Units, tokens, op.m2 != nil)
 	if op.nt != 0 {
 		pl.nt = op.nt // a test's choice
 	}
@@ -196,7 +277,7 @@ func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) err
 			norm = 2 // the RMS needs the whole row, not this chunk of it
 		}
 	}
-	k, err := d.kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), norm, flag(op.m2 != nil), uint32(rb), flag(!op.f32x), op.act)
+	k, err := d.kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), norm, flag(op.m2 != nil), uint32(rb), flag(!op.f32x), op.act, op.moe.mode(), uint32(op.moe.k1()))
 	if err != nil {
 		return err
 	}
@@ -204,9 +285,12 @@ func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) err
 	if err != nil {
 		return err
 	}
-	nw, bias, y2 := op.norm, op.bias, op.y2
+	nw, bias, y2, ids := op.norm, op.bias, op.y2, op.moe.ids
 	if nw == nil {
 		nw = dum
+	}
+	if ids == nil {
+		ids = dum
 	}
 	if bias == nil {
 		bias = dum
@@ -216,27 +300,28 @@ func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) err
 	}
 	teams := mvWorkgroup / lpr
 	for pi, part := range m.parts {
-		args := weightArgs(make([]vulkan.Arg, 0, 14), op, pi, dum)
-		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.R(y2))
+		args := weightArgs(make([]vulkan.Arg, 0, 15), op, pi, dum)
+		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.R(y2), vulkan.Arg{B: ids, Format: fmtU32})
 		if op.epi == epiResidual || op.epi == epiSwiGLU || op.epi == epiSwiGLU2 {
 			// read-modify-write of y
 			args[11].Write = true
 		}
-		if op.tokens == 1 {
+		if op.tokens == 1 && op.moe.ids == nil {
 			// one token's rows: separate Q, K and V mat-vecs into one
 			// buffer touch disjoint spans and need no barrier between them
 			row := uint64(op.yoff + part.row0)
 			args[11].Span = [2]uint64{4 * row, 4 * (row + uint64(part.rows))}
 		}
+		rows := op.moe.rows(part)
 		perGroup := teams * rb // rows per workgroup pass
 		passes := d.tune.mvPasses(op.nt)
-		groups := (part.rows + perGroup*passes - 1) / (perGroup * passes)
-		groups = max(groups, min((part.rows+perGroup-1)/perGroup, 4))
-		tg := (max(op.tokens, 1) + op.nt - 1) / op.nt
+		groups := (rows + perGroup*passes - 1) / (perGroup * passes)
+		groups = max(groups, min((rows+perGroup-1)/perGroup, 4))
+		tg := (max(op.moe.dispatchTokens(op.tokens), 1) + op.nt - 1) / op.nt
 		if op.last {
 			tg = 1
 		}
-		push := []uint32{uint32(part.rows), uint32(m.Units), uint32(op.xstride), uint32(op.ystride), uint32(op.yoff + part.row0), flag(op.last), uint32(m.Cols), math.Float32bits(op.eps), uint32(part.row0), uint32(u0), uint32(cu)}
+		push := []uint32{uint32(rows), uint32(m.Units), uint32(op.xstride), uint32(op.ystride), uint32(op.yoff + part.row0), flag(op.last), uint32(m.Cols), math.Float32bits(op.eps), uint32(part.row0), uint32(u0), uint32(cu)}
 		label := op.label
 		if len(m.parts) > 1 {
 			label = fmt.Sprintf("%s part %d", label, pi)
@@ -252,9 +337,11 @@ func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) err
 			macs = uint64(part.rows) * uint64(m.Cols) // the padding of float rows
 		}
 		// a chunk of K streams its share of the part
-		r.Work(part.buf.Size*uint64(cu)/uint64(m.Units), macs)
+		bytes := part.buf.Size * uint64(cu) / uint64(m.Units)
+		bytes, macs = op.moe.work(bytes, macs, op.tokens)
+		r.Work(bytes, macs)
 		if op.m2 != nil {
-			r.Work(op.m2.parts[pi].buf.Size*uint64(cu)/uint64(m.Units), macs)
+			r.Work(bytes, macs)
 		}
 	}
 	return nil

@@ -113,7 +113,7 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 		return fmt.Errorf("%s: epilogue %d is for split K, which this kernel never does", op.label, op.epi)
 	}
 	op.nt = pl.nt
-	k, err := d.kernel("matvec_sg_"+wtypeName(m), 10*4, uint32(pl.wg), uint32(pl.lpr), uint32(pl.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), flag(!op.f32x), op.act, uint32(pl.teams), uint32(pl.nt*pl.words))
+	k, err := d.kernel("matvec_sg_"+wtypeName(m), 10*4, uint32(pl.wg), uint32(pl.lpr), uint32(pl.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), flag(!op.f32x), op.act, uint32(pl.teams), uint32(pl.nt*pl.words), op.moe.mode(), uint32(op.moe.k1()))
 	if err != nil {
 		return err
 	}
@@ -121,31 +121,35 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 	if err != nil {
 		return err
 	}
-	nw, bias := op.norm, op.bias
+	nw, bias, ids := op.norm, op.bias, op.moe.ids
 	if nw == nil {
 		nw = dum
+	}
+	if ids == nil {
+		ids = dum
 	}
 	if bias == nil {
 		bias = dum
 	}
 	for pi, part := range m.parts {
-		args := weightArgs(make([]vulkan.Arg, 0, 13), op, pi, dum)
-		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step))
+		args := weightArgs(make([]vulkan.Arg, 0, 14), op, pi, dum)
+		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.Arg{B: ids, Format: fmtU32})
 		if op.epi == epiResidual || op.epi == epiSwiGLU {
 			args[11].Write = true // read-modify-write of y
 		}
-		if op.tokens == 1 {
+		if op.tokens == 1 && op.moe.ids == nil {
 			// one token's rows: separate Q, K and V mat-vecs into one
 			// buffer touch disjoint spans and need no barrier between them
 			row := uint64(op.yoff + part.row0)
 			args[11].Span = [2]uint64{4 * row, 4 * (row + uint64(part.rows))}
 		}
-		groups, rpg := sgGroups(part.rows, pl.rpg, pl.teams, int(d.Info.Limits.MaxWorkGroupCount[0]))
-		tg := (max(op.tokens, 1) + op.nt - 1) / op.nt
+		rows := op.moe.rows(part)
+		groups, rpg := sgGroups(rows, pl.rpg, pl.teams, int(d.Info.Limits.MaxWorkGroupCount[0]))
+		tg := (max(op.moe.dispatchTokens(op.tokens), 1) + op.nt - 1) / op.nt
 		if op.last {
 			tg = 1
 		}
-		push := []uint32{uint32(part.rows), uint32(m.Units), uint32(op.xstride), uint32(op.ystride), uint32(op.yoff + part.row0), flag(op.last), uint32(m.Cols), math.Float32bits(op.eps), uint32(part.row0), uint32(rpg)}
+		push := []uint32{uint32(rows), uint32(m.Units), uint32(op.xstride), uint32(op.ystride), uint32(op.yoff + part.row0), flag(op.last), uint32(m.Cols), math.Float32bits(op.eps), uint32(part.row0), uint32(rpg)}
 		label := op.label
 		if len(m.parts) > 1 {
 			label = fmt.Sprintf("%s part %d", label, pi)
@@ -153,10 +157,10 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 		if err := r.Dispatch(label, k, args, push, uint32(groups), uint32(tg), 1); err != nil {
 			return err
 		}
-		macs := uint64(part.rows) * uint64(m.Cols)
-		r.Work(part.buf.Size, macs)
+		bytes, macs := op.moe.work(part.buf.Size, uint64(part.rows)*uint64(m.Cols), op.tokens)
+		r.Work(bytes, macs)
 		if op.m2 != nil {
-			r.Work(op.m2.parts[pi].buf.Size, macs)
+			r.Work(bytes, macs)
 		}
 	}
 	return nil

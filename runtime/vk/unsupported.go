@@ -2,6 +2,7 @@ package vk
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"vkchat/runtime/arch"
@@ -19,7 +20,25 @@ func unsupported(m *arch.Model) string {
 			what = append(what, s)
 		}
 	}
-	add(m.MoE.Experts > 0, "a mixture-of-experts FFN")
+	// Experts run as moe.go records them: gating by moe_route.comp, banks
+	// of the types the mat-vec kernels read, no per-expert biases (those
+	// and top-k-then-softmax gating in a model are gpt-oss's, which needs
+	// more below; its gating is in the route kernel, its biases are not).
+	var moeBias bool
+	var moeTypes []string
+	for i := range m.Layers {
+		if x := m.Layers[i].Experts; x != nil {
+			moeBias = moeBias || x.GateBias != nil || x.UpBias != nil || x.DownBias != nil
+			for _, w := range []arch.Weight{x.Router, x.Gate, x.Up, x.Down} {
+				if _, ok := layouts[w.Type]; !ok && !slices.Contains(moeTypes, w.Type.String()) {
+					moeTypes = append(moeTypes, w.Type.String())
+				}
+			}
+		}
+	}
+	add(m.MoE.Experts > 0 && m.MoE.Gating != arch.GatingSoftmaxTopKNorm, "mixture-of-experts gating "+m.MoE.Gating.String())
+	add(moeBias, "mixture-of-experts expert biases")
+	add(moeTypes != nil, strings.Join(moeTypes, ", ")+" expert banks")
 	add(m.Rope.YaRN != nil, "YaRN RoPE")
 	add(m.Block.Act == arch.ActSwiGLUOAI, "the clamped SwiGLU of gpt-oss")
 	var sinks, bo, mxfp4 bool

@@ -19,8 +19,9 @@ type layerWeights struct {
 	bias       *vulkan.Buffer   // Q|K|V biases (Qwen2), or nil
 	biases     []*vulkan.Buffer // the same split, when q, k and v are separate
 	wo         *Matrix          //
-	gate, up   *Matrix          // paired when types match
+	gate, up   *Matrix          // paired when types match; nil with experts
 	down       *Matrix          //
+	moe        *moeWeights      // the routed experts in place of gate/up/down, or nil
 	attnNorm   *vulkan.Buffer   // padded with zeros to the x stride; nil without pre-norms
 	ffnNorm    *vulkan.Buffer   //
 	qNorm      *vulkan.Buffer   // Q/K norms ([head_dim] or the full width), or nil
@@ -71,7 +72,14 @@ func (b *Backend) uploadWeights() error {
 			lw.q, lw.k, lw.v = up(L.Wq), up(L.Wk), up(L.Wv)
 		}
 		lw.wo = up(L.Wo)
-		lw.gate, lw.up, lw.down = up(L.Gate), up(L.Up), up(L.Down)
+		if x := L.Experts; x != nil {
+			lw.moe = &moeWeights{router: up(x.Router), gate: up(x.Gate), up: up(x.Up), down: up(x.Down)}
+			if err == nil && x.RouterBias != nil {
+				lw.moe.routerBias, err = b.vector(*x.RouterBias, x.RouterBias.Cols)
+			}
+		} else {
+			lw.gate, lw.up, lw.down = up(L.Gate), up(L.Up), up(L.Down)
+		}
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,164 @@
+package vk
+
+import (
+	"fmt"
+
+	"vkchat/runtime/arch"
+	"vkchat/runtime/backend"
+
+	"vkchat/runtime/vk/vulkan"
+)
+
+// A mixture-of-experts FFN (arch.Experts) as dispatches, per layer:
+//
+//	matvec   x → router logits   RMSNorm(ffn_norm) fused, the router's bias as epilogue
+//	route    logits → ids, wts   moe_route.comp: the gating, k experts per token
+//	matvec   x → h per pair      gate and up banks paired, norm fused, rows of the pair's expert (MOE 1)
+//	matvec   h → y per pair      the down bank, rows of the pair's expert (MOE 2)
+//	combine  x += Σ w·y          moe_combine.comp, slot order (or → o and the branch end)
+//
+// The routing never leaves the device: the expert mat-vecs read the ids
+// the route kernel wrote. The cost of that: an expert mat-vec takes one
+// (token, slot) pair per pass, so in a prefill batch a dequantized weight
+// serves one pair where a dense mat-vec's serves 8 tokens, and an expert
+// chosen by several tokens streams its rows once for each; grouping the
+// pairs by expert (as the CPU backend and llama.cpp's mul_mat_id do) would
+// need the ids sorted on the device. Decode reads k experts' rows, which
+// is what a token needs.
+//
+// The banks are uploaded whole, like every other weight (the device holds
+// all experts; a token reads k of them), each as one part: the kernel's
+// row offset is within one binding, so a bank a device would need to split
+// is refused (moeRows.check).
+
+// moeWeights are one layer's router and expert banks on the device.
+type moeWeights struct {
+	router         *Matrix        // [embd × experts]
+	routerBias     *vulkan.Buffer // [experts], or nil
+	gate, up, down *Matrix        // banks: experts runs of rows each
+}
+
+// recordMoE records layer's mixture-of-experts FFN for the step's tokens
+// (s.cap the batch capacity): x += Σ_slot w·expert(ffn_norm(x)), or the
+// sum into o for the branch end.
+func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, lw *layerWeights, s bodyShape) error {
+	c := &b.cfg
+	mc := c.MoE
+	x := lw.moe
+	router := matvecOp{label: name("router"), m: x.router, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps,
+		y: b.moeLogits, ystride: mc.Experts, tokens: s.cap, step: b.step}
+	if x.routerBias != nil {
+		router.bias, router.epi = x.routerBias, epiBias
+	}
+	if err := b.d.matvec(r, router); err != nil {
+		return err
+	}
+	if err := b.d.moeRoute(r, name("route"), mc.Gating, mc.Experts, mc.ExpertsUsed, b.moeLogits, mc.Experts, b.moeIDs, b.moeWts, b.step, s.cap); err != nil {
+		return err
+	}
+	rows := moeRows{ids: b.moeIDs, k: mc.ExpertsUsed, experts: mc.Experts}
+	ffn := matvecOp{label: name("experts gate+up"), m: x.gate, m2: x.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps,
+		y: b.moeH, y2: b.moeH2, ystride: b.moeFFStride, tokens: s.cap, step: b.step, act: b.rec.act, moe: rows}
+	if x.gate.Type == x.up.Type {
+		if err := b.d.matvec(r, ffn); err != nil {
+			return err
+		}
+	} else {
+		gate := ffn
+		gate.label, gate.m2 = name("experts gate"), nil
+		if err := b.d.matvec(r, gate); err != nil {
+			return err
+		}
+		upOp := ffn
+		upOp.label, upOp.m, upOp.m2, upOp.epi = name("experts up·act(gate)"), x.up, nil, epiSwiGLU
+		if err := b.d.matvec(r, upOp); err != nil {
+			return err
+		}
+	}
+	rows.perPair = true
+	down := matvecOp{label: name("experts down"), m: x.down, x: b.moeH, xstride: b.moeFFStride, y: b.moeY, ystride: b.xStride, tokens: s.cap, step: b.step, moe: rows}
+	if err := b.d.matvec(r, down); err != nil {
+		return err
+	}
+	out := b.x
+	if b.rec.postBranch {
+		out = b.o
+	}
+	if err := b.d.moeCombine(r, name("experts combine"), mc.ExpertsUsed, c.Embd, b.moeY, b.xStride, b.moeWts, out, b.xStride, !b.rec.postBranch, b.step, s.cap); err != nil {
+		return err
+	}
+	if b.rec.postBranch {
+		return b.recordBranchEnd(r, name("ffn out"), lw.postFFN, s)
+	}
+	return nil
+}
+
+// allocateMoE creates the routing and expert activation buffers
+// (prefillChunk tokens, k pairs each) of a mixture-of-experts model.
+func (b *Backend) allocateMoE(act func(string, int, vulkan.MemKind) (*vulkan.Buffer, error)) error {
+	mc := b.cfg.MoE
+	if mc.Experts == 0 {
+		return nil
+	}
+	n, k := prefillChunk, mc.ExpertsUsed
+	b.moeFFStride = int(alignUp(uint64(mc.ExpertFF), 256))
+	var err error
+	for _, a := range []struct {
+		dst    **vulkan.Buffer
+		name   string
+		floats int
+	}{
+		{&b.moeLogits, "router logits", n * mc.Experts},
+		{&b.moeIDs, "expert ids", n * k},
+		{&b.moeWts, "expert weights", n * k},
+		{&b.moeH, "activations experts ffn", n * k * b.moeFFStride},
+		{&b.moeH2, "activations experts ffn partial sums", n * k * b.moeFFStride},
+		{&b.moeY, "activations experts out", n * k * b.xStride},
+	} {
+		if *a.dst, err = act(a.name, a.floats, vulkan.MemDevice); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moeRoute records the route kernel over the router logits (lstride floats
+// per token) of the step's tokens (tokens: the batch capacity), writing k
+// expert ids and weights per token.
+func (d *gpu) moeRoute(r *vulkan.Recorder, label string, g arch.Gating, experts, k int, logits *vulkan.Buffer, lstride int, ids, wts, step *vulkan.Buffer, tokens int) error {
+	var gating uint32
+	switch g {
+	case arch.GatingSoftmaxTopKNorm:
+		gating = 1
+	case arch.GatingTopKSoftmax:
+		gating = 2
+	default:
+		return fmt.Errorf("%s: gating %s has no route kernel", label, g)
+	}
+	if k < 1 || k > experts {
+		return fmt.Errorf("%s: %d of %d experts per token", label, k, experts)
+	}
+	if lim := d.Info.Limits.MaxSharedMemory; uint64(4*experts) > uint64(lim) {
+		return fmt.Errorf("%s: %d experts' probabilities need %d bytes of shared memory, over the device's %d: %w", label, experts, 4*experts, lim, backend.ErrUnsupported)
+	}
+	kern, err := d.kernel("moe_route", 4, uint32(experts), uint32(k), gating)
+	if err != nil {
+		return err
+	}
+	return r.Dispatch(label, kern, []vulkan.Arg{{B: logits, Format: fmtU32}, vulkan.W(ids), vulkan.W(wts), vulkan.R(step)},
+		[]uint32{uint32(lstride)}, uint32(tokens), 1, 1)
+}
+
+// moeCombine records the combine kernel: for each of the step's tokens the
+// k experts' outputs (ystride floats per pair) weighted and summed, added
+// to x (residual) or stored there, n values per token.
+func (d *gpu) moeCombine(r *vulkan.Recorder, label string, k, n int, ys *vulkan.Buffer, ystride int, wts, x *vulkan.Buffer, xstride int, residual bool, step *vulkan.Buffer, tokens int) error {
+	const wg = 64
+	kern, err := d.kernel("moe_combine", 3*4, wg, uint32(k), flag(residual))
+	if err != nil {
+		return err
+	}
+	out := vulkan.W(x)
+	return r.Dispatch(label, kern, []vulkan.Arg{{B: ys, Format: fmtU32}, {B: wts, Format: fmtU32}, out, vulkan.R(step), {B: x, Format: fmtU32}},
+		[]uint32{uint32(n), uint32(xstride), uint32(ystride)}, uint32(tokens), 1, 1)
+}

@@ -1,0 +1,386 @@
+package vk
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand"
+	"slices"
+	"testing"
+
+	"vkchat/internal/testenv"
+	"vkchat/runtime/arch"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/quant"
+
+	"vkchat/runtime/vk/vulkan"
+)
+
+// refRoute is runtime/cpu's route (llama.cpp's build_moe_ffn gating) for
+// one token: the reference the route kernel must reproduce.
+func refRoute(g arch.Gating, logits []float32, k int) ([]uint32, []float32) {
+	v := slices.Clone(logits)
+	softmax := func(x []float32) {
+		mx := float32(math.Inf(-1))
+		for _, a := range x {
+			mx = max(mx, a)
+		}
+		var sum float64
+		for i, a := range x {
+			x[i] = float32(math.Exp(float64(a - mx)))
+			sum += float64(x[i])
+		}
+		inv := float32(1 / sum)
+		for i := range x {
+			x[i] *= inv
+		}
+	}
+	if g == arch.GatingSoftmaxTopKNorm {
+		softmax(v)
+	}
+	order := make([]int, len(v))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case v[a] > v[b]:
+			return -1
+		case v[a] < v[b]:
+			return 1
+		}
+		return 0
+	})
+	ids := make([]uint32, k)
+	w := make([]float32, k)
+	for j := range ids {
+		ids[j], w[j] = uint32(order[j]), v[order[j]]
+	}
+	if g == arch.GatingSoftmaxTopKNorm {
+		var sum float64
+		for _, x := range w {
+			sum += float64(x)
+		}
+		d := float32(max(sum, 6.103515625e-5))
+		for j := range w {
+			w[j] /= d
+		}
+	} else {
+		softmax(w)
+	}
+	return ids, w
+}
+
+func deviceFloats(t *testing.T, d *gpu, name string, v []float32) *vulkan.Buffer {
+	t.Helper()
+	b, err := d.NewBuffer(name, uint64(4*len(v)+64), vulkan.MemDevice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(0, f32bytes(v)); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func readBack(t *testing.T, b *vulkan.Buffer, n int) []byte {
+	t.Helper()
+	out := make([]byte, 4*n)
+	if err := b.Read(0, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestMoERoute checks moe_route.comp against the CPU's gating for both
+// rules: random logits, and rows built with exact ties (equal logits must
+// go to the lower id, as the stable sort on the CPU orders them) and with
+// one expert far ahead (the others' probabilities vanish). The ids must be
+// the same; the weights differ by the exponential's last bits at most.
+func TestMoERoute(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(24))
+	for _, c := range []struct {
+		g    arch.Gating
+		e, k int
+	}{{arch.GatingSoftmaxTopKNorm, 8, 2}, {arch.GatingSoftmaxTopKNorm, 128, 8}, {arch.GatingTopKSoftmax, 32, 4}, {arch.GatingTopKSoftmax, 8, 8}} {
+		t.Run(fmt.Sprintf("%s/E%d/k%d", c.g, c.e, c.k), func(t *testing.T) {
+			const ntok = 7
+			stride := c.e + 3
+			logits := make([]float32, ntok*stride)
+			for tk := 0; tk < ntok; tk++ {
+				row := logits[tk*stride : tk*stride+c.e]
+				for i := range row {
+					row[i] = float32(rng.NormFloat64() * 2)
+				}
+				switch tk {
+				case 1: // every logit equal
+					for i := range row {
+						row[i] = 0.5
+					}
+				case 2: // pairs of equal logits straddling the k-th place
+					for i := range row {
+						row[i] = float32(i / 2)
+					}
+				case 3: // ties among a few values, shuffled
+					for i := range row {
+						row[i] = float32(rng.Intn(3))
+					}
+				case 4: // one expert far ahead
+					row[c.e/2] = 90
+				}
+			}
+			lb := deviceFloats(t, d, "logits", logits)
+			ids, _ := d.NewBuffer("ids", uint64(4*ntok*c.k), vulkan.MemDevice)
+			wts, _ := d.NewBuffer("wts", uint64(4*ntok*c.k), vulkan.MemDevice)
+			step := stepBuffer(t, d, ntok-1, 0, nil) // the last token is not in the batch
+			runOnce(t, d, func(r *vulkan.Recorder) error {
+				return d.moeRoute(r, "route", c.g, c.e, c.k, lb, stride, ids, wts, step, ntok)
+			})
+			gi, gw := readBack(t, ids, ntok*c.k), bytesF32(readBack(t, wts, ntok*c.k))
+			for tk := 0; tk < ntok-1; tk++ {
+				ri, rw := refRoute(c.g, logits[tk*stride:tk*stride+c.e], c.k)
+				for j := 0; j < c.k; j++ {
+					id := binary.LittleEndian.Uint32(gi[4*(tk*c.k+j):])
+					w := gw[tk*c.k+j]
+					if id != ri[j] {
+						t.Errorf("token %d slot %d: expert %d, want %d", tk, j, id, ri[j])
+					}
+					if e := math.Abs(float64(w - rw[j])); e > 4e-7*math.Max(1, math.Abs(float64(rw[j]))) {
+						t.Errorf("token %d slot %d: weight %g, want %g", tk, j, w, rw[j])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestMoECombine checks moe_combine.comp bit for bit against the CPU's
+// weigh and residual add: each product rounded, added in slot order, then
+// added to x.
+func TestMoECombine(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(5))
+	for _, res := range []bool{true, false} {
+		t.Run(fmt.Sprintf("residual%v", res), func(t *testing.T) {
+			const ntok, k, n = 5, 3, 300
+			xstride, ystride := 320, 304
+			x0 := randomVec(ntok*xstride, rng)
+			ys := randomVec(ntok*k*ystride, rng)
+			w := randomVec(ntok*k, rng)
+			xb, yb, wb := deviceFloats(t, d, "x", x0), deviceFloats(t, d, "ys", ys), deviceFloats(t, d, "w", w)
+			step := stepBuffer(t, d, ntok-1, 0, nil)
+			runOnce(t, d, func(r *vulkan.Recorder) error {
+				return d.moeCombine(r, "combine", k, n, yb, ystride, wb, xb, xstride, res, step, ntok)
+			})
+			got := bytesF32(readBack(t, xb, len(x0)))
+			for tk := 0; tk < ntok; tk++ {
+				for i := 0; i < xstride; i++ {
+					want := x0[tk*xstride+i]
+					if tk < ntok-1 && i < n {
+						var o float32
+						for j := 0; j < k; j++ {
+							p := float32(ys[(tk*k+j)*ystride+i] * w[tk*k+j])
+							if j == 0 {
+								o = p
+							} else {
+								o = float32(o + p)
+							}
+						}
+						if res {
+							want = float32(want + o)
+						} else {
+							want = o
+						}
+					}
+					if math.Float32bits(got[tk*xstride+i]) != math.Float32bits(want) {
+						t.Fatalf("token %d [%d]: %g, want %g", tk, i, got[tk*xstride+i], want)
+					}
+				}
+			}
+		})
+	}
+}
+
+type moeCase struct {
+	typ              ggml.Type
+	experts, k       int
+	rows, cols       int // per expert
+	ntok             int
+	norm, pair, down bool // down: x per pair (MOE 2), else per token
+	splitK           bool // the plan must split K
+}
+
+// TestMoEMatvec runs expert mat-vecs (matvec.comp's MOE, and
+// matvec_sg.comp's under the GPU layout) with random expert ids, repeats
+// included, against quant.MatVec on each pair's expert's rows: gate/up
+// paired with the norm fused (x per token), down (x per pair), one token
+// and a batch, and a K long enough to be split into chunks.
+func TestMoEMatvec(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(11))
+	cases := []moeCase{
+		{typ: ggml.F32, experts: 8, k: 2, rows: 24, cols: 256, ntok: 1, norm: true, pair: true},
+		{typ: ggml.F32, experts: 8, k: 2, rows: 256, cols: 64, ntok: 5, down: true},
+		{typ: ggml.Q8_0, experts: 6, k: 3, rows: 40, cols: 512, ntok: 4, norm: true, pair: true},
+		{typ: ggml.Q8_0, experts: 6, k: 3, rows: 36, cols: 64, ntok: 1, down: true},
+		{typ: ggml.Q4_K, experts: 4, k: 2, rows: 16, cols: 512, ntok: 3, norm: true, pair: true},
+		{typ: ggml.Q4_0, experts: 4, k: 2, rows: 8, cols: 11264, ntok: 2, norm: true, pair: true, splitK: true},
+	}
+	for _, tu := range []struct {
+		name string
+		t    tuning
+	}{{"cpu", cpuTuning}, {"gpu", gpuTuning}} {
+		for _, c := range cases {
+			if tu.name == "gpu" && (c.splitK || c.typ == ggml.Q4_K) {
+				continue // K is never split there; spare lavapipe a K-quant compile
+			}
+			t.Run(fmt.Sprintf("%s/%s/E%dk%d/%dx%d/tok%d/norm%v/pair%v/down%v", tu.name, c.typ, c.experts, c.k, c.rows, c.cols, c.ntok, c.norm, c.pair, c.down), func(t *testing.T) {
+				withTuning(t, d, tu.t)
+				if c.splitK {
+					units := c.cols / int(c.typ.BlockElems())
+					if pl := d.plan(c.typ, units, 1, c.pair); pl.chunks < 2 {
+						t.Fatalf("plan %+v does not split K", pl)
+					}
+				}
+				checkMoEMatvec(t, d, c, rng)
+			})
+		}
+	}
+}
+
+func checkMoEMatvec(t *testing.T, d *gpu, c moeCase, rng *rand.Rand) {
+	t.Helper()
+	bankRows := c.experts * c.rows
+	w := randomWeights(t, c.typ, bankRows, c.cols, rng)
+	m, err := d.uploadMatrix("bank", c.typ, bankRows, c.cols, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w2 []byte
+	var m2 *Matrix
+	if c.pair {
+		w2 = randomWeights(t, c.typ, bankRows, c.cols, rng)
+		if m2, err = d.uploadMatrix("bank2", c.typ, bankRows, c.cols, w2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pairs := c.ntok * c.k
+	ids := make([]uint32, pairs)
+	for i := range ids {
+		ids[i] = uint32(rng.Intn(c.experts))
+	}
+	ids[pairs-1] = uint32(c.experts - 1) // the last expert's rows, at the end of the bank
+	idb, _ := d.NewBuffer("ids", uint64(4*pairs), vulkan.MemDevice)
+	raw := make([]byte, 4*pairs)
+	for i, id := range ids {
+		binary.LittleEndian.PutUint32(raw[4*i:], id)
+	}
+	idb.Write(0, raw)
+
+	l := layouts[c.typ]
+	xstride := l.unitsPerRow(c.cols) * l.unit
+	xrows := c.ntok
+	if c.down {
+		xrows = pairs
+	}
+	x := make([]float32, xrows*xstride)
+	for r := 0; r < xrows; r++ {
+		copy(x[r*xstride:], randomVec(c.cols, rng))
+	}
+	xb := deviceFloats(t, d, "x", x)
+	nw := randomVec(xstride, rng)
+	for i := c.cols; i < xstride; i++ {
+		nw[i] = 0
+	}
+	var nwb *vulkan.Buffer
+	if c.norm {
+		nwb = deviceFloats(t, d, "nw", nw)
+	}
+	ystride := c.rows + 10
+	y0 := make([]float32, pairs*ystride)
+	for i := range y0 {
+		y0[i] = sentinel
+	}
+	yb := deviceFloats(t, d, "y", y0)
+	y2b := deviceFloats(t, d, "y2", y0)
+	step := stepBuffer(t, d, c.ntok, 0, nil)
+	op := matvecOp{label: "experts", m: m, m2: m2, x: xb, xstride: xstride, norm: nwb, eps: 1e-5, y: yb, y2: y2b, ystride: ystride, yoff: 5, tokens: c.ntok, step: step,
+		moe: moeRows{ids: idb, k: c.k, experts: c.experts, perPair: c.down}}
+	runOnce(t, d, func(r *vulkan.Recorder) error { return d.matvec(r, op) })
+	got := bytesF32(readBack(t, yb, len(y0)))
+
+	rowBytes, _ := c.typ.RowBytes(uint64(c.cols))
+	var ref, res []float32
+	for p := 0; p < pairs; p++ {
+		xr := p / c.k
+		if c.down {
+			xr = p
+		}
+		xt := x[xr*xstride : xr*xstride+c.cols]
+		if c.norm {
+			xn := slices.Clone(xt)
+			refNorm(xn, nw[:c.cols], 1e-5)
+			xt = xn
+		}
+		e := uint64(ids[p])
+		bank := func(w []byte) quant.Matrix {
+			return quant.Matrix{Type: c.typ, Rows: c.rows, Cols: c.cols, Data: w[e*uint64(c.rows)*rowBytes : (e+1)*uint64(c.rows)*rowBytes]}
+		}
+		gv, uv := make([]float32, c.rows), make([]float32, c.rows)
+		quant.MatVec(gv, bank(w), xt)
+		if c.pair {
+			quant.MatVec(uv, bank(w2), xt)
+		}
+		for r := 0; r < c.rows; r++ {
+			v := gv[r]
+			if c.pair {
+				v = float32(float64(v)/(1+math.Exp(-float64(v)))) * uv[r]
+			}
+			ref = append(ref, v)
+			res = append(res, got[p*ystride+5+r])
+		}
+		for i := 0; i < 5; i++ {
+			if !isSentinel(got[p*ystride+i]) || !isSentinel(got[p*ystride+5+c.rows+i]) {
+				t.Fatalf("pair %d: a sentinel beside its rows was overwritten", p)
+			}
+		}
+	}
+	if e := nmse(ref, res); e > matvecNMSE {
+		t.Errorf("NMSE %.3g (bound %.0e)", e, matvecNMSE)
+	} else {
+		t.Logf("NMSE %.3g", e)
+	}
+}
+
+// TestMoEMatchesCPU runs synth-qwen3moe (F32: router, experts and the rest)
+// on both backends, prefill as one batch and token by token, then decode
+// steps, under the CPU device layout and the GPU one (shared-x expert
+// mat-vecs): the per-op tests check each kernel, this the wiring (the
+// router's norm, the pairs' strides, the residual). Bound as
+// TestArchsMatchCPU's F32.
+func TestMoEMatchesCPU(t *testing.T) {
+	d := testDevice(t)
+	p := testenv.Model(t, "2026/synth-qwen3moe-F32.gguf")
+	prompt := make([]int32, 21)
+	for i := range prompt {
+		prompt[i] = int32(1 + (i*37)%500)
+	}
+	for _, tu := range []struct {
+		name string
+		t    tuning
+	}{{"cpu", cpuTuning}, {"gpu", gpuTuning}} {
+		for _, prefill := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/prefill%v", tu.name, prefill), func(t *testing.T) {
+				withTuning(t, d, tu.t)
+				e := compareLogits(t, p, prompt, 8, backend.KVF16, prefill)
+				if bound := archNMSE["F32"]; e > bound {
+					t.Errorf("logits NMSE %.3g over %.0e", e, bound)
+				} else {
+					t.Logf("worst logits NMSE %.3g", e)
+				}
+			})
+		}
+	}
+}

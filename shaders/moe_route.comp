@@ -1,0 +1,120 @@
+#version 450
+// A mixture-of-experts router's decision for each token of the step, from
+// its router logits (the router mat-vec's output): the k experts it goes
+// to (ids, slot order) and their weights, left on the device for the
+// expert mat-vecs (matvec.comp's MOE) and moe_combine.comp. As
+// runtime/cpu's route, which follows llama.cpp's build_moe_ffn:
+//   GATING 1 (qwen3moe): softmax over all E, the k most probable (ties:
+//     the lower id), their probabilities divided by their sum clamped to
+//     at least 6.103515625e-5;
+//   GATING 2 (gpt-oss): the k largest logits (ties: the lower id), then a
+//     softmax over those k.
+// The softmax is ggml's: exp(x - max) rounded to f32, summed, then scaled
+// by the rounded reciprocal of the sum. ggml sums in f64; here a
+// compensated f32 sum (TwoSum, `precise` so no compiler reassociates it)
+// carries the rounding error along, which is all but that sum's bits,
+// without asking the device for f64 (not every GPU has it).
+//
+// One invocation per token: the work is E exponentials and k scans of E
+// values, next to the mat-vecs around it nothing (E 128, k 8 in real
+// models), and a serial scan keeps the tie rule and the summation order
+// exactly the reference's. The probabilities sit in shared memory (E
+// floats, checked against the device limit at recording).
+#include "common.glsl"
+
+layout(local_size_x = 1) in;
+layout(constant_id = 0) const uint E = 8;      // experts
+layout(constant_id = 1) const uint K = 2;      // experts per token
+layout(constant_id = 2) const uint GATING = 1; // arch.Gating: 1 softmax → top-k → renormalize, 2 top-k → softmax
+
+layout(binding = 0) uniform usamplerBuffer L; // router logits, f32 bits, R32_UINT view
+layout(std430, binding = 1) writeonly buffer Ids { uint ids[]; };
+layout(std430, binding = 2) writeonly buffer Wts { float wts[]; };
+layout(std430, binding = 3) readonly buffer Step { uint ntok; uint pos; };
+
+layout(push_constant) uniform Push {
+	uint lstride; // floats per token in L
+} p;
+
+shared float v[E];
+
+// s + c += x, exactly while c holds the error (Knuth's TwoSum).
+void add2(inout float s, inout float c, float x) {
+	precise float t = s + x;
+	precise float bp = t - s;
+	precise float err = (s - (t - bp)) + (x - bp);
+	s = t;
+	c += err;
+}
+
+void main() {
+	uint t = gl_WorkGroupID.x;
+	if (t >= ntok) {
+		return;
+	}
+	uint base = t * p.lstride;
+	float mx = uintBitsToFloat(0xFF800000u); // -inf
+	for (uint i = 0; i < E; i++) {
+		v[i] = uintBitsToFloat(texelFetch(L, int(base + i)).x);
+		mx = max(mx, v[i]);
+	}
+	if (GATING == 1) {
+		float s = 0.0, c = 0.0;
+		for (uint i = 0; i < E; i++) {
+			v[i] = exp(v[i] - mx);
+			add2(s, c, v[i]);
+		}
+		float inv = 1.0 / (s + c);
+		for (uint i = 0; i < E; i++) {
+			v[i] *= inv;
+		}
+	}
+	// Top-k, largest first, ties to the lower id: pick j is the largest
+	// value ordered after pick j-1 (smaller, or equal with a higher id), so
+	// no per-expert "taken" marks are needed.
+	uint sel[K];
+	float w[K];
+	float pv = 0.0;
+	uint pid = 0;
+	for (uint j = 0; j < K; j++) {
+		uint best = E;
+		float bv = 0.0;
+		for (uint i = 0; i < E; i++) {
+			float x = v[i];
+			bool after = j == 0 || x < pv || (x == pv && i > pid);
+			if (after && (best == E || x > bv)) {
+				best = i;
+				bv = x;
+			}
+		}
+		best = min(best, E - 1); // NaN logits: a valid id all the same
+		sel[j] = best;
+		w[j] = v[best];
+		pv = v[best];
+		pid = best;
+	}
+	if (GATING == 1) {
+		float s = 0.0, c = 0.0;
+		for (uint j = 0; j < K; j++) {
+			add2(s, c, w[j]);
+		}
+		float d = max(s + c, 6.103515625e-5);
+		for (uint j = 0; j < K; j++) {
+			w[j] /= d;
+		}
+	} else {
+		float s = 0.0, c = 0.0, mk = w[0]; // the largest
+		for (uint j = 0; j < K; j++) {
+			w[j] = exp(w[j] - mk);
+			add2(s, c, w[j]);
+		}
+		float inv = 1.0 / (s + c);
+		for (uint j = 0; j < K; j++) {
+			w[j] *= inv;
+		}
+	}
+	for (uint j = 0; j < K; j++) {
+		ids[t * K + j] = sel[j];
+		wts[t * K + j] = w[j];
+	}
+}
