@@ -22,7 +22,7 @@
 // and then streams rows: per unit one or two wide texel fetches, dequantize
 // in registers, NT dot products. A shuffle butterfly sums the team.
 //
-// variants: matvec_f32:WTYPE_F32 matvec_f16:WTYPE_F16 matvec_bf16:WTYPE_BF16 matvec_q4_0:WTYPE_Q4_0 matvec_q4_1:WTYPE_Q4_1 matvec_q5_0:WTYPE_Q5_0 matvec_q5_1:WTYPE_Q5_1 matvec_q8_0:WTYPE_Q8_0 matvec_q2_k:WTYPE_Q2_K matvec_q3_k:WTYPE_Q3_K matvec_q4_k:WTYPE_Q4_K matvec_q5_k:WTYPE_Q5_K matvec_q6_k:WTYPE_Q6_K
+// variants: matvec_f32:WTYPE_F32 matvec_f16:WTYPE_F16 matvec_bf16:WTYPE_BF16 matvec_q4_0:WTYPE_Q4_0 matvec_q4_1:WTYPE_Q4_1 matvec_q5_0:WTYPE_Q5_0 matvec_q5_1:WTYPE_Q5_1 matvec_q8_0:WTYPE_Q8_0 matvec_q2_k:WTYPE_Q2_K matvec_q3_k:WTYPE_Q3_K matvec_q4_k:WTYPE_Q4_K matvec_q5_k:WTYPE_Q5_K matvec_q6_k:WTYPE_Q6_K matvec_mxfp4:WTYPE_MXFP4
 #include "common.glsl"
 #include "wtype.glsl"
 

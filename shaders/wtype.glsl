@@ -25,6 +25,8 @@
 #include "types/q5_k.glsl"
 #elif defined(WTYPE_Q6_K)
 #include "types/q6_k.glsl"
+#elif defined(WTYPE_MXFP4)
+#include "types/mxfp4.glsl"
 #else
 #error "no WTYPE_* defined"
 #endif

@@ -14,6 +14,7 @@
 //	weights.go           a model's weights on the device
 //	recipe.go            the block recipe resolved: multipliers, caps, RoPE tables, ring caches
 //	graph.go             the forward pass as dispatches
+//	moe.go               a mixture-of-experts FFN: router, route, expert mat-vecs, combine
 //	backend.go           backend.Backend: New, Forward, Memory, Close
 //	head.go              backend.HeadBackend: the next-token head (topk.comp) read instead of the vocabulary
 //	profile.go           per-dispatch timings and the read-bandwidth bound

@@ -29,6 +29,7 @@ const (
 	fmtTexel = vulkan.R32G32B32A32Uint
 	fmtU32   = vulkan.R32Uint
 	fmtU16   = vulkan.R16Uint
+	fmtU8    = vulkan.R8Uint
 	fmtU32x2 = vulkan.R32G32Uint
 )
 
@@ -56,6 +57,8 @@ var layouts = map[ggml.Type]typeLayout{
 	ggml.Q4_K: {256, 144, []field{f(fmtTexel, [2]int{16, 144}), f(fmtTexel, [2]int{0, 16})}},
 	// d dmin [0:4] scales [4:16] qh [16:48] qs [48:176]
 	ggml.Q5_K: {256, 176, []field{f(fmtTexel, [2]int{48, 176}), f(fmtTexel, [2]int{16, 48}), f(fmtTexel, [2]int{0, 16})}},
+	// e [0:1] qs [1:17]; the mat-vec kernels only (no embed kernel reads it)
+	ggml.MXFP4: {32, 17, []field{f(fmtTexel, [2]int{1, 17}), f(fmtU8, [2]int{0, 1})}},
 	// ql [0:128] qh [128:192] scales [192:208] d [208:210]
 	ggml.Q6_K: {256, 210, []field{f(fmtTexel, [2]int{0, 128}), f(fmtTexel, [2]int{128, 192}), f(fmtTexel, [2]int{192, 208}), f(fmtU16, [2]int{208, 210})}},
 }

@@ -227,6 +227,8 @@ func TestMoEMatvec(t *testing.T) {
 		{typ: ggml.Q8_0, experts: 6, k: 3, rows: 36, cols: 64, ntok: 1, down: true},
 		{typ: ggml.Q4_K, experts: 4, k: 2, rows: 16, cols: 512, ntok: 3, norm: true, pair: true},
 		{typ: ggml.Q4_0, experts: 4, k: 2, rows: 8, cols: 11264, ntok: 2, norm: true, pair: true, splitK: true},
+		{typ: ggml.MXFP4, experts: 8, k: 2, rows: 64, cols: 256, ntok: 3, norm: true, pair: true},
+		{typ: ggml.MXFP4, experts: 8, k: 2, rows: 256, cols: 64, ntok: 2, down: true},
 	}
 	for _, tu := range []struct {
 		name string
@@ -347,6 +349,9 @@ func checkMoEMatvec(t *testing.T, d *gpu, c moeCase, rng *rand.Rand) {
 			}
 		}
 	}
+	if nmse(ref, make([]float32, len(ref))) == 0 {
+		t.Fatal("the reference is all zeros")
+	}
 	if e := nmse(ref, res); e > matvecNMSE {
 		t.Errorf("NMSE %.3g (bound %.0e)", e, matvecNMSE)
 	} else {
@@ -354,33 +359,63 @@ func checkMoEMatvec(t *testing.T, d *gpu, c moeCase, rng *rand.Rand) {
 	}
 }
 
-// TestMoEMatchesCPU runs synth-qwen3moe (F32: router, experts and the rest)
-// on both backends, prefill as one batch and token by token, then decode
-// steps, under the CPU device layout and the GPU one (shared-x expert
-// mat-vecs): the per-op tests check each kernel, this the wiring (the
-// router's norm, the pairs' strides, the residual). Bound as
-// TestArchsMatchCPU's F32.
-func TestMoEMatchesCPU(t *testing.T) {
+// TestMatvecMXFP4 checks the MXFP4 mat-vec (types/mxfp4.glsl: gpt-oss's
+// and qwen3moe MXFP4_MOE's expert banks) as a dense one, as TestMatvecTypes
+// does the other types, under both layouts; TestMoEMatvec runs it as
+// expert banks.
+func TestMatvecMXFP4(t *testing.T) {
 	d := testDevice(t)
-	p := testenv.Model(t, "2026/synth-qwen3moe-F32.gguf")
-	prompt := make([]int32, 21)
-	for i := range prompt {
-		prompt[i] = int32(1 + (i*37)%500)
-	}
+	rng := rand.New(rand.NewSource(39))
 	for _, tu := range []struct {
 		name string
 		t    tuning
 	}{{"cpu", cpuTuning}, {"gpu", gpuTuning}} {
-		for _, prefill := range []bool{true, false} {
-			t.Run(fmt.Sprintf("%s/prefill%v", tu.name, prefill), func(t *testing.T) {
+		for _, c := range []mvCase{
+			{typ: ggml.MXFP4, rows: 37, cols: 768, ntok: 1},
+			{typ: ggml.MXFP4, rows: 53, cols: 512, ntok: 11, epi: epiResidual},
+			{typ: ggml.MXFP4, rows: 19, cols: 256, ntok: 3, norm: true, pair: true},
+		} {
+			t.Run(fmt.Sprintf("%s/%dx%d/tok%d/norm%v/pair%v/epi%d", tu.name, c.rows, c.cols, c.ntok, c.norm, c.pair, c.epi), func(t *testing.T) {
 				withTuning(t, d, tu.t)
-				e := compareLogits(t, p, prompt, 8, backend.KVF16, prefill)
-				if bound := archNMSE["F32"]; e > bound {
-					t.Errorf("logits NMSE %.3g over %.0e", e, bound)
-				} else {
-					t.Logf("worst logits NMSE %.3g", e)
-				}
+				checkMatvec(t, d, c, rng)
 			})
 		}
+	}
+}
+
+// TestMoEMatchesCPU runs synth-qwen3moe on both backends, prefill as one
+// batch and token by token, then decode steps: F32 (router, experts and the
+// rest) under the CPU device layout and the GPU one (shared-x expert
+// mat-vecs), and MXFP4_MOE (MXFP4 banks, Q8_0 elsewhere). The per-op tests
+// check each kernel, this the wiring (the router's norm, the pairs'
+// strides, the residual). Bounds as TestArchsMatchCPU's for F32 and Q8_0.
+func TestMoEMatchesCPU(t *testing.T) {
+	d := testDevice(t)
+	prompt := make([]int32, 21)
+	for i := range prompt {
+		prompt[i] = int32(1 + (i*37)%500)
+	}
+	for _, c := range []struct {
+		file, bound string
+		tune        string
+		prefill     bool
+	}{
+		{"F32", "F32", "cpu", true}, {"F32", "F32", "cpu", false}, {"F32", "F32", "gpu", true}, {"F32", "F32", "gpu", false},
+		{"MXFP4_MOE", "Q8_0", "cpu", true},
+	} {
+		t.Run(fmt.Sprintf("%s/%s/prefill%v", c.file, c.tune, c.prefill), func(t *testing.T) {
+			tu := cpuTuning
+			if c.tune == "gpu" {
+				tu = gpuTuning
+			}
+			withTuning(t, d, tu)
+			p := testenv.Model(t, "2026/synth-qwen3moe-"+c.file+".gguf")
+			e := compareLogits(t, p, prompt, 8, backend.KVF16, c.prefill)
+			if bound := archNMSE[c.bound]; e > bound {
+				t.Errorf("logits NMSE %.3g over %.0e", e, bound)
+			} else {
+				t.Logf("worst logits NMSE %.3g", e)
+			}
+		})
 	}
 }
