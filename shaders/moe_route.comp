@@ -22,10 +22,12 @@
 // floats, checked against the device limit at recording).
 #include "common.glsl"
 
-layout(local_size_x = 1) in;
-layout(constant_id = 0) const uint E = 8;      // experts
-layout(constant_id = 1) const uint K = 2;      // experts per token
-layout(constant_id = 2) const uint GATING = 1; // arch.Gating: 1 softmax → top-k → renormalize, 2 top-k → softmax
+// constant 0 is the workgroup size by package vulkan's convention (it
+// picks the required subgroup size from it); 1 here, one lane per token
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint E = 8;      // experts
+layout(constant_id = 2) const uint K = 2;      // experts per token
+layout(constant_id = 3) const uint GATING = 1; // arch.Gating: 1 softmax → top-k → renormalize, 2 top-k → softmax
 
 layout(binding = 0) uniform usamplerBuffer L; // router logits, f32 bits, R32_UINT view
 layout(std430, binding = 1) writeonly buffer Ids { uint ids[]; };

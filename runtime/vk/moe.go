@@ -141,7 +141,7 @@ func (d *gpu) moeRoute(r *vulkan.Recorder, label string, g arch.Gating, experts,
 	if lim := d.Info.Limits.MaxSharedMemory; uint64(4*experts) > uint64(lim) {
 		return fmt.Errorf("%s: %d experts' probabilities need %d bytes of shared memory, over the device's %d: %w", label, experts, 4*experts, lim, backend.ErrUnsupported)
 	}
-	kern, err := d.kernel("moe_route", 4, uint32(experts), uint32(k), gating)
+	kern, err := d.kernel("moe_route", 4, 1, uint32(experts), uint32(k), gating)
 	if err != nil {
 		return err
 	}
