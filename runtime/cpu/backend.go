@@ -28,8 +28,11 @@ type Backend struct {
 	opts backend.Options
 	kv   *kvCache
 	s    scratch
-	// experts is the mixture-of-experts scratch (nil for dense models).
-	experts *moeScratch
+	// experts is the mixture-of-experts scratch (nil for dense models);
+	// expertPacks packs experts as they are first used (packWeights
+	// leaves them alone: a model's experts are most of its file).
+	experts     *moeScratch
+	expertPacks *quant.PackCache
 
 	layers      []layerState // per layer: vectors decoded to float32 once, its rope
 	outNorm     []float32
@@ -97,6 +100,9 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 	b.kv = newKVCache(m, opts.ContextSize, opts.KVType)
 	b.s = newScratch(&m.Config, maxBatch)
 	b.experts = newMoEScratch(&m.Config, maxBatch)
+	if b.experts != nil {
+		b.expertPacks = quant.NewPackCache(expertPackBudget(m))
+	}
 	b.outNorm = vectorF32(m.OutputNorm)
 	if m.Block.Act == arch.ActGELUTanh {
 		b.gelu = geluTable()
@@ -144,7 +150,7 @@ func (b *Backend) Name() string { return "cpu" }
 func (b *Backend) Memory() backend.Memory {
 	elem := b.opts.KVType.Bytes()
 	mem := backend.Memory{
-		Weights:     b.m.WeightBytes() + b.packedBytes, // the mapped file and the repacked copies
+		Weights:     b.m.WeightBytes() + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.m.KVBytesPerToken(elem),
 		Scratch:     b.s.bytes() + b.experts.bytes() + int64(len(b.attnWork)*(2*b.opts.ContextSize+1)*b.m.HeadDim*4) + int64(4*len(b.gelu)),
@@ -167,6 +173,7 @@ func (b *Backend) Close() error {
 		b.unpack()
 		b.unpack = nil
 	}
+	b.expertPacks.Free()
 	return nil
 }
 

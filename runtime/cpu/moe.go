@@ -38,7 +38,7 @@ func newMoEScratch(c *arch.Config, n int) *moeScratch {
 		xs: make([]float32, n*e), g: make([]float32, n*ff), u: make([]float32, n*ff), d: make([]float32, n*e),
 		ys: make([]float32, n*k*e), rows: make([]int32, 0, n), order: make([]int32, m.Experts),
 		last: make([]backend.Routing, c.Layers),
-		mats: make([]quant.Matrix, 2*k), dsts: make([][]float32, 2*k), srcs: make([][]float32, k),
+		mats: make([]quant.Matrix, 3*k), dsts: make([][]float32, 2*k), srcs: make([][]float32, k),
 	}
 	for i := range s.last {
 		s.last[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
@@ -102,6 +102,7 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 			copy(s.xs[j*e:(j+1)*e], in[i*e:(i+1)*e])
 		}
 		gate, up, down := x.Expert(ex)
+		b.expertPacks.Use(matrix(gate), matrix(up), matrix(down))
 		quant.MatMuls([][]float32{s.g[:m*ff], s.u[:m*ff]}, []quant.Matrix{matrix(gate), matrix(up)}, s.xs[:m*e], m)
 		addExpertBias(s.g[:m*ff], x.GateBias, ex, ff)
 		addExpertBias(s.u[:m*ff], x.UpBias, ex, ff)
@@ -130,6 +131,11 @@ func (b *Backend) moeToken(x *arch.Experts, in, out []float32) {
 		s.mats[2*j], s.mats[2*j+1] = matrix(gate), matrix(up)
 		s.dsts[2*j], s.dsts[2*j+1] = s.g[j*ff:(j+1)*ff], s.u[j*ff:(j+1)*ff]
 	}
+	for j, ex := range s.sel[:k] {
+		_, _, down := x.Expert(int(ex))
+		s.mats[2*k+j] = matrix(down)
+	}
+	b.expertPacks.Use(s.mats[:3*k]...)
 	quant.MatMuls(s.dsts[:2*k], s.mats[:2*k], in[:e], 1)
 	for j, ex := range s.sel[:k] {
 		addExpertBias(s.g[j*ff:(j+1)*ff], x.GateBias, int(ex), ff)
@@ -237,4 +243,20 @@ func addExpertBias(out []float32, bias *arch.Weight, ex, width int) {
 	for i := 0; i+width <= len(out); i += width {
 		addTo(out[i:i+width], row)
 	}
+}
+
+// expertPackBudget is how many bytes of packed experts the CPU backend
+// keeps: all of them where they fit in half the memory available, else
+// that half, the least recently used dropped first (quant.PackCache).
+func expertPackBudget(m *arch.Model) int64 {
+	var banks int64
+	for i := range m.Layers {
+		if x := m.Layers[i].Experts; x != nil {
+			banks += int64(len(x.Gate.Data) + len(x.Up.Data) + len(x.Down.Data))
+		}
+	}
+	if avail := MemAvailable(); avail > 0 {
+		return min(banks, avail/2)
+	}
+	return min(banks, 1<<30)
 }
