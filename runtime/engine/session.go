@@ -105,6 +105,13 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	if err != nil {
 		return nil, err
 	}
+	// The CPU backend's cache is host memory; a Vulkan device reports its
+	// own allocation failures.
+	if choice.Backend == "cpu" {
+		if err := checkContextFits(m, ctxSize, opts.KVType, memAvailable()); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+	}
 	be, err := newBackend(choice.Backend, m, beOpts)
 	if err != nil && choice.Backend == "vulkan" && opts.Backend != "vulkan" {
 		// auto picked a GPU that cannot take the model (memory, driver,
