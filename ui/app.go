@@ -131,6 +131,9 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 	if cfg.Notice != "" {
 		m.setStatus(termtext.Sanitize(cfg.Notice))
 	}
+	if note := info.TemplateNote; note != "" {
+		m.setStatus(termtext.Sanitize(note)) // the template was rejected: say why
+	}
 	if cfg.LoadConversation != "" {
 		if err := m.loadConversation(cfg.LoadConversation); err != nil {
 			m.loadErr = err

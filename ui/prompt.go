@@ -52,6 +52,9 @@ func (m *Model) promptLines(w int) []string {
 	if r.FoldsSystem {
 		lines = append(lines, transcript.PlainRows("the template refuses or drops the system role: the system prompt is folded into the first user turn", st.Meta, w)...)
 	}
+	if r.TemplateNote != "" {
+		lines = append(lines, transcript.PlainRows(termtext.Sanitize(r.TemplateNote), st.Notice, w)...)
+	}
 	if r.DroppedMessages > 0 {
 		lines = append(lines, transcript.PlainRows(fmt.Sprintf("%d older messages left out to fit the context", r.DroppedMessages), st.Notice, w)...)
 	}

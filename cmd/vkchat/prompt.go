@@ -12,6 +12,7 @@ import (
 	"vkchat/models/demo"
 	"vkchat/runtime/chat"
 	"vkchat/runtime/engine"
+	"vkchat/ui/termtext"
 )
 
 func init() {
@@ -77,6 +78,9 @@ func runPrompt(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
+	}
+	if r.TemplateNote != "" {
+		fmt.Fprintln(stderr, "note: "+termtext.Visible(r.TemplateNote))
 	}
 	writePrompt(stdout, r, *think)
 	return nil

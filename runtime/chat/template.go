@@ -78,7 +78,12 @@ func (t *Template) Name() string { return t.name }
 
 // FallbackReason says why the model's own template was not used when
 // FromModel chose a built-in instead; it is empty otherwise.
-func (t *Template) FallbackReason() string { return t.fallback }
+func (t *Template) FallbackReason() string {
+	if t == nil {
+		return ""
+	}
+	return t.fallback
+}
 
 // FoldsSystem reports whether system prompts are folded into the first
 // user turn because the template refuses or drops the system role.

@@ -36,6 +36,9 @@ type ModelInfo struct {
 	// or a built-in ("chatml", "llama2", "llama3", "zephyr", "phi3"); "" in
 	// completion mode.
 	TemplateName string
+	// TemplateNote says why the model's own chat template is not the one
+	// in use (a built-in in its place, or completion mode); "" when it is.
+	TemplateNote string
 	Completion   bool // no chat template: the conversation is plain text
 	Backend      string
 	// BackendReason says why Backend runs: asked for by name, or what

@@ -24,6 +24,9 @@ type PromptToken struct {
 // RenderedPrompt is exactly what the model reads for a request.
 type RenderedPrompt struct {
 	Template string // the template's name ("gguf", a built-in), "" in completion mode
+	// TemplateNote says why the model's own template is not the one used
+	// ("" when it is).
+	TemplateNote string `json:",omitempty"`
 	// FoldsSystem: the template refuses or drops the system role, so the
 	// system prompt was folded into the first user turn, as llama.cpp does.
 	FoldsSystem bool
@@ -141,7 +144,7 @@ func (s *Session) RenderPrompt(req Request) (RenderedPrompt, error) {
 		return RenderedPrompt{}, err
 	}
 	r := describePrompt(s.tok, s.tmpl, e)
-	r.DroppedMessages = dropped
+	r.DroppedMessages, r.TemplateNote = dropped, s.info.TemplateNote
 	return r, nil
 }
 
@@ -162,6 +165,7 @@ type Prompter struct {
 	file *gguf.File
 	tok  *tokenizer.Tokenizer
 	tmpl *chat.Template
+	note string // why the model's own template is not the one in use
 }
 
 // OpenPrompter reads the model's tokenizer and chat template; template
@@ -177,12 +181,12 @@ func OpenPrompter(path, template string) (*Prompter, error) {
 		return nil, err
 	}
 	arch, _, _ := f.String("general.architecture")
-	tmpl, err := pickTemplate(context.Background(), f, arch, template)
+	tmpl, note, err := pickTemplate(context.Background(), f, arch, template)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &Prompter{file: f, tok: tok, tmpl: tmpl}, nil
+	return &Prompter{file: f, tok: tok, tmpl: tmpl, note: note}, nil
 }
 
 // Render renders and tokenizes req's conversation with the generation
@@ -192,7 +196,9 @@ func (p *Prompter) Render(req Request) (RenderedPrompt, error) {
 	if err != nil {
 		return RenderedPrompt{}, err
 	}
-	return describePrompt(p.tok, p.tmpl, e), nil
+	r := describePrompt(p.tok, p.tmpl, e)
+	r.TemplateNote = p.note
+	return r, nil
 }
 
 // Close releases the mapped file.

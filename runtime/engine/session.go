@@ -86,7 +86,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 		return nil, &gguf.FormatError{Path: f.Path, Field: `tensor "token_embd.weight"`,
 			Msg: fmt.Sprintf("has %d rows but the vocabulary has %d tokens", m.TokenEmbd.Rows, tok.VocabSize())}
 	}
-	tmpl, err := pickTemplate(ctx, f, m.Arch, opts.Template)
+	tmpl, templateNote, err := pickTemplate(ctx, f, m.Arch, opts.Template)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 		ContextSize: ctxSize, TrainContext: m.TrainCtx, Vocab: m.Vocab, Layers: m.Config.Layers,
 		KVHeads: m.KVHeads, HeadDim: m.HeadDim, KVType: string(opts.KVType),
 		Backend: be.Name(), Device: be.Memory().Device, Completion: tmpl == nil,
-		BackendReason: choice.Reason, Experts: m.MoE.Experts, ExpertsUsed: m.MoE.ExpertsUsed,
+		BackendReason: choice.Reason, TemplateNote: templateNote, Experts: m.MoE.Experts, ExpertsUsed: m.MoE.ExpertsUsed,
 	}
 	if s.info.Name == "" {
 		s.info.Name = filepath.Base(f.Path)
@@ -152,24 +152,28 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	return s, nil
 }
 
-func pickTemplate(ctx context.Context, f *gguf.File, arch, force string) (*chat.Template, error) {
+// pickTemplate is the chat template a session uses: the model's own, a
+// built-in in its place when the model's cannot be used (note says why),
+// none for plain completion (asked for, or when the model's cannot be used
+// and is like no built-in: plain completion still works, which beats
+// refusing the model; note says why), or the built-in force names.
+func pickTemplate(ctx context.Context, f *gguf.File, arch, force string) (t *chat.Template, note string, err error) {
 	switch force {
 	case "none":
-		return nil, nil
+		return nil, "", nil
 	case "":
 		src, _, err := f.String("tokenizer.chat_template")
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		t, err := chat.FromModelContext(ctx, src, arch)
 		if errors.Is(err, chat.ErrNoTemplate) {
-			// A template we can neither render nor recognise: plain
-			// completion still works, which beats refusing the model.
-			return nil, nil
+			return nil, fmt.Sprintf("the model's chat template is not usable (%v): plain text completion instead", err), nil
 		}
-		return t, err
+		return t, t.FallbackReason(), err
 	}
-	return chat.Builtin(force)
+	t, err = chat.Builtin(force)
+	return t, "", err
 }
 
 // Close releases the backend and the mapped file.

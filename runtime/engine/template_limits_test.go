@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ardanlabs/jinja"
@@ -81,5 +82,37 @@ func TestGenerateTemplateLimitsAndCancel(t *testing.T) {
 	}
 	if d, err := run(ctx, []string{"hi"}); err != nil || d.Reason == StopError {
 		t.Fatalf("after the failures: %v, %+v", err, d)
+	}
+}
+
+// A model whose template cannot be used still loads, and the session says
+// why: a built-in it recognises in its place, or plain completion.
+func TestTemplateRejectionIsExplained(t *testing.T) {
+	for _, c := range []struct {
+		name, tmpl, want string
+		completion       bool
+	}{
+		{"unrecognised", "{% for %}", "plain text completion instead", true},
+		{"chatml-like but broken", "<|im_start|>{{ messages[0].content }<|im_end|>", "using the built-in chatml template instead", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := Load(context.Background(), withTemplate(t, c.tmpl), Options{Backend: "cpu", ContextSize: 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			info := s.Info()
+			if !strings.Contains(info.TemplateNote, "not usable") || !strings.Contains(info.TemplateNote, c.want) || info.Completion != c.completion {
+				t.Errorf("note %q, completion %v; want %q", info.TemplateNote, info.Completion, c.want)
+			}
+		})
+	}
+	s, err := Load(context.Background(), withTemplate(t, "{% for m in messages %}{{ m.content }}{% endfor %}"), Options{Backend: "cpu", ContextSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Info().TemplateNote != "" {
+		t.Errorf("a usable template got a note: %q", s.Info().TemplateNote)
 	}
 }
