@@ -56,6 +56,8 @@ func TestThinkingLoaded(t *testing.T) {
 		{"assistant", "just text with </think> in it", "just text with ", "in it"},
 		{"assistant", "no block", "", "no block"},
 		{"user", "<think>typed</think>", "", "<think>typed</think>"},
+		// gpt-oss: the analysis channel is the reasoning, the final message the text
+		{"assistant", "<|channel|>analysis<|message|>Hmm<|end|><|start|>assistant<|channel|>final<|message|>Hi!", "Hmm", "Hi!"},
 	}
 	for _, tc := range cases {
 		tr := &Turn{Role: tc.role, Content: tc.saved}

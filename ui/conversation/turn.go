@@ -142,16 +142,22 @@ func (t *Turn) ModelText() string {
 
 // SplitLoaded gives a loaded assistant turn its reasoning block when the
 // saved text has one; a reply whose prompt opened the block starts without
-// "<think>" but still closes it.
+// "<think>" but still closes it. A harmony reply (gpt-oss) keeps its
+// analysis channel as the reasoning and its final message as the text.
 func (t *Turn) SplitLoaded() {
 	if t.Role != chat.RoleAssistant {
 		return
 	}
-	c, o := strings.Index(t.Content, chat.ThinkClose), strings.Index(t.Content, chat.ThinkOpen)
-	if c < 0 {
-		return
+	var thought, answer string
+	if strings.Contains(t.Content, "<|channel|>") { // a harmony reply (gpt-oss)
+		thought, answer = chat.Harmony.Split(t.Content, false)
+	} else {
+		c, o := strings.Index(t.Content, chat.ThinkClose), strings.Index(t.Content, chat.ThinkOpen)
+		if c < 0 {
+			return
+		}
+		thought, answer = chat.SplitThinking(t.Content, o < 0 || o > c)
 	}
-	thought, answer := chat.SplitThinking(t.Content, o < 0 || o > c)
 	if thought == "" && answer == t.Content {
 		return
 	}
