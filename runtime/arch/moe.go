@@ -2,6 +2,8 @@ package arch
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
@@ -236,4 +238,66 @@ func (m *Model) ActiveFormula() string {
 	perExpert := bank / int64(e.Experts) / int64(len(m.Layers))
 	return fmt.Sprintf("%d layers × %d of %d experts × %d B + %d B of attention, norms, router and embeddings = %d B",
 		len(m.Layers), e.ExpertsUsed, e.Experts, perExpert, m.WeightBytes()-bank, m.ActiveWeightBytes())
+}
+
+// Route is the gating rule itself, for one token, in llama.cpp's float
+// order (build_moe_ffn): it picks the len(sel) experts from the router
+// logits (overwritten) into sel, most weight first, and their weights into
+// wts; order is scratch of len(logits). The CPU backend routes with it and
+// the Vulkan route kernel is tested against it.
+func (g Gating) Route(logits []float32, order, sel []int32, wts []float32) {
+	k := len(sel)
+	if g == GatingSoftmaxTopKNorm {
+		softmax(logits)
+	}
+	// ggml_argsort_top_k: the k largest, largest first (ties: lower id).
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		switch va, vb := logits[a], logits[b]; {
+		case va > vb:
+			return -1
+		case va < vb:
+			return 1
+		}
+		return 0
+	})
+	copy(sel, order[:k])
+	for j, id := range sel {
+		wts[j] = logits[id]
+	}
+	switch g {
+	case GatingSoftmaxTopKNorm:
+		// The weights divided by their sum, clamped as llama.cpp clamps
+		// it so that k vanishing probabilities cannot divide by zero.
+		var sum float64
+		for _, w := range wts {
+			sum += float64(w)
+		}
+		d := float32(max(sum, 6.103515625e-5))
+		for j := range wts {
+			wts[j] /= d
+		}
+	case GatingTopKSoftmax:
+		softmax(wts)
+	}
+}
+
+// softmax is ggml's soft_max on one row: exponentials of x - max rounded
+// to float32, summed in float64, then scaled by the rounded reciprocal.
+func softmax(x []float32) {
+	mx := float32(math.Inf(-1))
+	for _, v := range x {
+		mx = max(mx, v)
+	}
+	var sum float64
+	for i, v := range x {
+		x[i] = float32(math.Exp(float64(v - mx)))
+		sum += float64(x[i])
+	}
+	inv := float32(1 / sum)
+	for i := range x {
+		x[i] *= inv
+	}
 }

@@ -1,9 +1,6 @@
 package cpu
 
 import (
-	"math"
-	"slices"
-
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/quant"
@@ -77,7 +74,7 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 		if w.routerBias != nil {
 			addTo(logits, w.routerBias)
 		}
-		route(c.MoE.Gating, logits, s.order, s.sel[i*k:(i+1)*k], s.wts[i*k:(i+1)*k])
+		c.MoE.Gating.Route(logits, s.order, s.sel[i*k:(i+1)*k], s.wts[i*k:(i+1)*k])
 	}
 	last := &s.last[layer]
 	copy(last.Experts, s.sel[(n-1)*k:n*k])
@@ -171,65 +168,6 @@ func (s *moeScratch) weigh(out []float32, n, k, e int) {
 				o[t] += y[t] * w
 			}
 		}
-	}
-}
-
-// route picks a token's experts from its router logits (overwritten) and
-// their weights, as the gating rule says; order is scratch of len(logits).
-func route(g arch.Gating, logits []float32, order []int32, sel []int32, wts []float32) {
-	k := len(sel)
-	if g == arch.GatingSoftmaxTopKNorm {
-		softmax(logits)
-	}
-	// ggml_argsort_top_k: the k largest, largest first (ties: lower id).
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortStableFunc(order, func(a, b int32) int {
-		switch va, vb := logits[a], logits[b]; {
-		case va > vb:
-			return -1
-		case va < vb:
-			return 1
-		}
-		return 0
-	})
-	copy(sel, order[:k])
-	for j, id := range sel {
-		wts[j] = logits[id]
-	}
-	switch g {
-	case arch.GatingSoftmaxTopKNorm:
-		// The weights divided by their sum, clamped as llama.cpp clamps
-		// it so that k vanishing probabilities cannot divide by zero.
-		var sum float64
-		for _, w := range wts {
-			sum += float64(w)
-		}
-		d := float32(max(sum, 6.103515625e-5))
-		for j := range wts {
-			wts[j] /= d
-		}
-	case arch.GatingTopKSoftmax:
-		softmax(wts)
-	}
-}
-
-// softmax is ggml's soft_max on one row: exponentials of x - max rounded
-// to float32, summed in float64, then scaled by the rounded reciprocal.
-func softmax(x []float32) {
-	mx := float32(math.Inf(-1))
-	for _, v := range x {
-		mx = max(mx, v)
-	}
-	var sum float64
-	for i, v := range x {
-		x[i] = float32(math.Exp(float64(v - mx)))
-		sum += float64(x[i])
-	}
-	inv := float32(1 / sum)
-	for i := range x {
-		x[i] *= inv
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"vkchat/internal/testenv"
@@ -14,51 +13,6 @@ import (
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
 )
-
-// route follows each gating rule: which experts, in which order, with
-// which weights, against the rule computed in float64 by hand.
-func TestRoute(t *testing.T) {
-	cases := []struct {
-		name    string
-		g       arch.Gating
-		logits  []float32
-		k       int
-		wantSel []int32
-	}{
-		{"softmax-norm picks the largest", arch.GatingSoftmaxTopKNorm, []float32{0.1, 2, -1, 1.5, 0.3}, 2, []int32{1, 3}},
-		{"softmax-norm k=1 weighs 1", arch.GatingSoftmaxTopKNorm, []float32{-3, -2, -1}, 1, []int32{2}},
-		{"ties go to the lower id", arch.GatingSoftmaxTopKNorm, []float32{1, 5, 5, 0}, 2, []int32{1, 2}},
-		{"top-k softmax on raw logits", arch.GatingTopKSoftmax, []float32{4, -2, 7, 3.5, 0}, 3, []int32{2, 0, 3}},
-		{"all experts", arch.GatingTopKSoftmax, []float32{1, 2}, 2, []int32{1, 0}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			logits := slices.Clone(c.logits)
-			sel, wts := make([]int32, c.k), make([]float32, c.k)
-			route(c.g, logits, make([]int32, len(logits)), sel, wts)
-			if !slices.Equal(sel, c.wantSel) {
-				t.Fatalf("experts %v, want %v", sel, c.wantSel)
-			}
-			// softmax-norm: p_i / Σ_chosen p_j = e^{l_i} / Σ_chosen e^{l_j},
-			// which is also what top-k softmax computes.
-			var sum float64
-			for _, id := range sel {
-				sum += math.Exp(float64(c.logits[id]))
-			}
-			var total float64
-			for j, id := range sel {
-				want := math.Exp(float64(c.logits[id])) / sum
-				if math.Abs(float64(wts[j])-want) > 1e-6 {
-					t.Errorf("weight of expert %d = %v, want %v", id, wts[j], want)
-				}
-				total += float64(wts[j])
-			}
-			if math.Abs(total-1) > 1e-6 {
-				t.Errorf("weights sum to %v", total)
-			}
-		})
-	}
-}
 
 // A batch routes its tokens to experts and runs each expert once over the
 // tokens routed to it; the logits must equal running the same tokens one

@@ -125,23 +125,7 @@ func TestReplayDisableThinking(t *testing.T) {
 	if !h.DisableThinking || h.Template != "gguf" || len(h.Messages) != 1 {
 		t.Fatalf("header %+v", h)
 	}
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, h, s.TokenText)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Generate(ctx, req, func(ev engine.Event) {
-		if ev.Kind == engine.EventToken {
-			w.Token(*ev.Token)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	w.Flush()
-	h2, toks, err := Read(bytes.NewReader(buf.Bytes()), "export")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h2, toks := exportReply(t, s, h, req)
 	if len(toks) == 0 || toks[0].ID != m.IDs["Hi"] {
 		t.Fatalf("reply starts with %v, want the script's answer without reasoning", toks)
 	}
@@ -175,23 +159,7 @@ func TestReplayChecksExperts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, h, s.TokenText)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Generate(ctx, req, func(ev engine.Event) {
-		if ev.Kind == engine.EventToken {
-			w.Token(*ev.Token)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	w.Flush()
-	h2, toks, err := Read(bytes.NewReader(buf.Bytes()), "export")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h2, toks := exportReply(t, s, h, req)
 	if len(toks) != 12 {
 		t.Fatalf("%d tokens", len(toks))
 	}
@@ -217,4 +185,30 @@ func TestReplayChecksExperts(t *testing.T) {
 	if _, err := Replay(ctx, load(), h2, toks); !errors.As(err, &mm) || mm.Index != 5 || mm.Layer != 1 {
 		t.Fatalf("replay with a changed expert: %v, want a mismatch at token 5, layer 1", err)
 	}
+}
+
+// exportReply generates req on s, writing it as an export with header h,
+// and reads the export back.
+func exportReply(t *testing.T, s *engine.Session, h Header, req engine.Request) (Header, []Token) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, h, s.TokenText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Generate(context.Background(), req, func(ev engine.Event) {
+		if ev.Kind == engine.EventToken {
+			w.Token(*ev.Token)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	h2, toks, err := Read(bytes.NewReader(buf.Bytes()), "export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h2, toks
 }
