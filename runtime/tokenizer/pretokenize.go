@@ -518,6 +518,29 @@ func (f *fragment) flags(pos int) uint8 {
 	return 0
 }
 
+// spaceRun is where the whitespace alternatives of the llama3 and gpt-4o
+// patterns end a piece starting at pos (or a lone other character's end):
+// \s*[\r\n]+ at the run's last line break; \s+(?!\S) leaves the last
+// space to the next word unless the text ends; \s+ takes a lone space.
+func (f *fragment) spaceRun(pos int) int {
+	ws, lastRN := 0, 0
+	for f.flags(pos+ws)&cSpace != 0 {
+		if c2 := f.cpt(pos + ws); c2 == '\r' || c2 == '\n' {
+			lastRN = pos + ws + 1
+		}
+		ws++
+	}
+	switch {
+	case lastRN > 0:
+		return lastRN
+	case ws > 1 && f.cpt(pos+ws) != outOfRange:
+		return pos + ws - 1
+	case ws > 0:
+		return pos + ws
+	}
+	return pos + 1
+}
+
 func (f *fragment) add(end int) int {
 	n := end - f.prev
 	if n > 0 {
@@ -699,29 +722,7 @@ func (s customLlama3) split(t *splitText, offsets []int) []int {
 				continue
 			}
 
-			ws, lastRN := 0, 0
-			for f.flags(pos+ws)&cSpace != 0 {
-				if c2 := f.cpt(pos + ws); c2 == '\r' || c2 == '\n' {
-					lastRN = pos + ws + 1
-				}
-				ws++
-			}
-			if lastRN > 0 {
-				pos = lastRN
-				f.add(pos)
-				continue
-			}
-			if ws > 1 && f.cpt(pos+ws) != outOfRange {
-				pos += ws - 1
-				f.add(pos)
-				continue
-			}
-			if ws > 0 {
-				pos += ws
-				f.add(pos)
-				continue
-			}
-			pos++
+			pos = f.spaceRun(pos)
 			f.add(pos)
 		}
 		out = f.out
@@ -812,32 +813,7 @@ func (customO200k) split(t *splitText, offsets []int) []int {
 				continue
 			}
 
-			// \s*[\r\n]+ ends at the run's last line break; \s+(?!\S)
-			// leaves the last space to the next word unless the text
-			// ends; \s+ takes a lone space.
-			ws, lastRN := 0, 0
-			for f.flags(pos+ws)&cSpace != 0 {
-				if c2 := f.cpt(pos + ws); c2 == '\r' || c2 == '\n' {
-					lastRN = pos + ws + 1
-				}
-				ws++
-			}
-			if lastRN > 0 {
-				pos = lastRN
-				f.add(pos)
-				continue
-			}
-			if ws > 1 && f.cpt(pos+ws) != outOfRange {
-				pos += ws - 1
-				f.add(pos)
-				continue
-			}
-			if ws > 0 {
-				pos += ws
-				f.add(pos)
-				continue
-			}
-			pos++
+			pos = f.spaceRun(pos)
 			f.add(pos)
 		}
 		out = f.out

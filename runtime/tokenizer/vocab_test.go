@@ -15,7 +15,7 @@ import (
 // vocabNames are the vocabularies every test runs on. The first four are in
 // the repository's testdata; gptoss (o200k_harmony, 13 MB) is only in the
 // shared data, so tests run it as a subtest that skips without it.
-var vocabNames = []string{"llama-spm", "phi-3", "gpt-2", "deepseek-coder", "gptoss"}
+var vocabNames = []string{"llama-spm", "phi-3", "gpt-2", "deepseek-coder", "gptoss", "llama3", "qwen3", "gemma3"}
 
 var (
 	loadMu sync.Mutex
