@@ -29,6 +29,13 @@
 // unnormalized value sum, the max and the sum of exponentials
 // ([token][head][split][HD+2]), and attn_combine merges the splits. A
 // split past the span writes a neutral partial (max -1e30, sums 0).
+//
+// SINK (gpt-oss): each query head has a learned logit that joins the
+// softmax's denominator with no value, folded in after the positions as
+// llama.cpp's flash attention does: if sink > M, the value sum and the sum
+// of exponentials are rescaled by exp(M - sink) and 1 added, else
+// exp(sink - M) is added. With SPLIT the partials stay without it and
+// attn_combine folds it in once per head, after merging the splits.
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -39,6 +46,7 @@ layout(constant_id = 4) const uint ORDERED = 0;
 layout(constant_id = 5) const uint LANES = 8; // the workgroup size, for ORDERED
 layout(constant_id = 6) const uint CAP = 0;   // soft-cap the scores
 layout(constant_id = 7) const uint SPLIT = 0; // positions per split (0: one split)
+layout(constant_id = 8) const uint SINK = 0;  // 1: a sink logit per query head (SINKS)
 const uint DPL = (HD + LANES - 1) / LANES;    // dimensions per lane, for ORDERED
 
 layout(binding = 0) uniform usamplerBuffer Q;  // [token][head][dim] f32 bits, 4 per texel
@@ -46,6 +54,7 @@ layout(binding = 1) uniform usamplerBuffer KC; // [kv head][position][dim], 8 ha
 layout(binding = 2) uniform usamplerBuffer VC;
 layout(std430, binding = 3) writeonly buffer Out { float o[]; };
 layout(std430, binding = 4) readonly buffer Step { uint ntok; uint pos; };
+layout(std430, binding = 5) readonly buffer Sinks { float sinks[]; }; // [head], with SINK
 
 layout(push_constant) uniform Push {
 	uint qstride;  // floats per token in Q and Out
@@ -150,6 +159,18 @@ void main_ordered() {
 		}
 	}
 	[[unroll]] for (uint g = 0; g < G; g++) {
+		if (SINK != 0) {
+			// as the CPU backend's attendPortable: the rescale unrounded
+			float sk = sinks[kvh * G + g];
+			float ms = 1.0, vs = 1.0;
+			if (sk > m[g]) {
+				ms = exp(m[g] - sk);
+				[[unroll]] for (uint j = 0; j < DPL; j++) acc[g][j] *= ms;
+			} else {
+				vs = exp(sk - m[g]);
+			}
+			l[g] = fma(l[g], ms, vs);
+		}
 		float inv = 1.0 / l[g];
 		uint ob = t * p.qstride + (kvh * G + g) * HD;
 		[[unroll]] for (uint j = 0; j < DPL; j++) {
@@ -234,6 +255,16 @@ void main() {
 		float mx = subgroupMax(m[g]);
 		float f = exp(m[g] - mx);
 		float sum = subgroupAdd(l[g] * f);
+		if (SINK != 0 && SPLIT == 0) {
+			float sk = sinks[kvh * G + g];
+			if (sk > mx) {
+				float ms = exp(mx - sk);
+				sum = sum * ms + 1.0;
+				f *= ms;
+			} else {
+				sum += exp(sk - mx);
+			}
+		}
 		float inv = SPLIT != 0 ? 1.0 : 1.0 / sum;
 		uint ob = t * p.qstride + (kvh * G + g) * HD;
 		if (SPLIT != 0) {

@@ -4,14 +4,18 @@
 // max and divided by the rescaled sum of exponentials. Lanes take the
 // head's dimensions; each lane recomputes the max and the sum, which is
 // a few splits' worth of reads, to need no shared memory or barrier.
+// SINK folds the head's sink logit in once, after the merge, as
+// attention.comp does without splits.
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint HD = 64; // head size
+layout(constant_id = 2) const uint SINK = 0; // 1: a sink logit per head (SINKS)
 
 layout(std430, binding = 0) readonly buffer Part { float part[]; }; // [token][head][split][HD+2]
 layout(std430, binding = 1) writeonly buffer Out { float o[]; };    // [token][head][dim], qstride floats per token
 layout(std430, binding = 2) readonly buffer Step { uint ntok; uint pos; };
+layout(std430, binding = 3) readonly buffer Sinks { float sinks[]; }; // [head], with SINK
 
 layout(push_constant) uniform Push {
 	uint qstride; // floats per token in Out
@@ -34,7 +38,17 @@ void main() {
 		uint zb = pb + z * (HD + 2);
 		sum += part[zb + HD + 1] * exp(part[zb + HD] - mx);
 	}
-	float inv = 1.0 / sum;
+	float ms = 1.0;
+	if (SINK != 0) {
+		float sk = sinks[h];
+		if (sk > mx) {
+			ms = exp(mx - sk);
+			sum = sum * ms + 1.0;
+		} else {
+			sum += exp(sk - mx);
+		}
+	}
+	float inv = ms / sum;
 	uint ob = t * p.qstride + h * HD;
 	for (uint d = gl_LocalInvocationID.x; d < HD; d += gl_WorkGroupSize.x) {
 		float s = 0.0;

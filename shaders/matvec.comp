@@ -2,8 +2,12 @@
 // y = W·x for NT tokens at once: decode (NT = 1) and prefill (NT = 8) are the
 // same kernel. Optional fusions: RMSNorm×weight on x before the product
 // (NORM), a second matrix and out = act(W·x)·(W2·x) (PAIR, for gate/up; act
-// is SiLU, or llama.cpp's F16 GELU-tanh with ACT),
-// and an epilogue adding a residual or bias (EPI).
+// is SiLU, or llama.cpp's F16 GELU-tanh with ACT, or gpt-oss's clamped
+// SwiGLU of both products), and an epilogue adding a residual or bias (EPI).
+// BIAS adds a bias row to the product before the activation and the
+// epilogue (the gate/up/down biases of gpt-oss's experts, its attention
+// output bias before the residual add): with MOE the row of the pair's
+// expert, with PAIR the second product's from BIAS2.
 //
 // MOE: the rows are one expert's run of rows of an expert bank (arch.Experts:
 // expert e owns rows e*rows .. e*rows+rows-1), a different expert for each
@@ -37,9 +41,12 @@ layout(constant_id = 5) const uint NORM = 0; // 1: x := rmsnorm(x) * nw first; 2
 layout(constant_id = 6) const uint PAIR = 0; // 1: y = act(W·x) * (W2·x)
 layout(constant_id = 7) const uint RB = 1;   // rows per team pass: power of two, <= LPR
 layout(constant_id = 8) const uint ACTQ = 1; // 1: round x to the weight's vec_dot_type as llama.cpp does; 0: f32 x
-layout(constant_id = 9) const uint ACT = 0;  // the gate's activation in PAIR and EPI 3, 4: 0 SiLU, 1 GELU-tanh (F16 table)
+layout(constant_id = 9) const uint ACT = 0;  // the gate's activation in PAIR and EPI 3, 4: 0 SiLU, 1 GELU-tanh (F16 table), 2 swiglu_oai (glu)
 layout(constant_id = 10) const uint MOE = 0; // 0: dense; 1: expert rows, x per token; 2: expert rows, x per pair (see above)
 layout(constant_id = 11) const uint MOEK = 1; // MOE: experts per token
+// 1: v += bias[row] (and, with PAIR, v2 += bias2[row]) before act and EPI;
+// row is within the bank with MOE (expert e's biases are row e of a [experts][rows] matrix)
+layout(constant_id = 12) const uint BIAS = 0;
 
 layout(binding = 0) uniform usamplerBuffer A0;
 layout(binding = 1) uniform usamplerBuffer A1;
@@ -56,6 +63,7 @@ layout(std430, binding = 11) buffer Y { float y[]; };
 layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
 layout(std430, binding = 13) readonly buffer Y2 { float y2[]; };
 layout(binding = 14) uniform usamplerBuffer IDS; // MOE: expert id per (token, slot) pair, R32_UINT view
+layout(std430, binding = 15) readonly buffer Bias2 { float bias2[]; }; // BIAS with PAIR: the second matrix's
 
 layout(push_constant) uniform Push {
 	uint rows;    // rows in this dispatch (one part of a split matrix)
@@ -77,11 +85,13 @@ float xsum[NT][NU][SUBS];
 #include "actquant.glsl"
 
 float act(float x) {
-	if (ACT != 0) {
+	if (ACT == 1) {
 		return gelu_f16(x);
 	}
 	return silu(x);
 }
+
+#include "glu.glsl"
 
 // Butterfly sum over the team. The levels are written out (LPR <= 8):
 // loops stepping by shifts are not unrolled by the compilers, and a loop
@@ -255,10 +265,19 @@ void main() {
 			}
 		}
 		uint row = row0 + (lane % RB);
+		// the bias row (BIAS): the part's, or the pair's expert's in the bank
+		uint brow = min(p.row0 + wrow0 + row, p.row0 + wrow0 + p.rows - 1);
 		[[unroll]] for (uint t = 0; t < NT; t++) {
 			float v = team_rows(acc[t]);
+			if (BIAS != 0) {
+				v += bias[brow];
+			}
 			if (PAIR != 0) {
-				v = act(v) * team_rows(acc2[t]);
+				float u = team_rows(acc2[t]);
+				if (BIAS != 0) {
+					u += bias2[brow];
+				}
+				v = glu(v, u);
 			}
 			uint tok = tok0 + t;
 			if (lane < RB && row < p.rows && tok < n) {
@@ -268,9 +287,9 @@ void main() {
 				} else if (EPI == 2) {
 					v += bias[p.row0 + row];
 				} else if (EPI == 3) {
-					v *= act(y[o]);
+					v = glu(y[o], v);
 				} else if (EPI == 4) {
-					v = act(y[o]) * (v + y2[o]);
+					v = glu(y[o], v + y2[o]);
 				}
 				y[o] = v;
 			}

@@ -2,7 +2,8 @@
 // y = W·x for NT tokens laid out for GPUs (the GPU tuning's sharedX), with
 // matvec.comp's weight types (types/*.glsl) and fusions: RMSNorm×weight on
 // x (NORM), a second matrix and out = act(W·x)·(W2·x) (PAIR; act SiLU or
-// llama.cpp's F16 GELU-tanh with ACT), and the epilogues EPI 0-3.
+// llama.cpp's F16 GELU-tanh with ACT, or gpt-oss's clamped SwiGLU), the
+// bias rows before the activation (BIAS, BIAS2), and the epilogues EPI 0-3.
 //
 // A kernel family of its own rather than a constant of matvec.comp: there
 // each lane holds its slice of x in register arrays xs[NT][NU][UNIT/4]
@@ -48,11 +49,12 @@ layout(constant_id = 3) const uint EPI = 0;
 layout(constant_id = 4) const uint NORM = 0;  // 1: x := rmsnorm(x) * nw first
 layout(constant_id = 5) const uint PAIR = 0;  // 1: y = act(W·x) * (W2·x)
 layout(constant_id = 6) const uint ACTQ = 1;  // 1: round x to the weight's vec_dot_type as llama.cpp does; 0: f32 x
-layout(constant_id = 7) const uint ACT = 0;   // the gate's activation: 0 SiLU, 1 GELU-tanh (F16 table)
+layout(constant_id = 7) const uint ACT = 0;   // the gate's activation: 0 SiLU, 1 GELU-tanh (F16 table), 2 swiglu_oai (glu)
 layout(constant_id = 8) const uint TEAMS = 4; // workgroup size / LPR
 layout(constant_id = 9) const uint SHW = 1;   // words of staged x: NT × tw
 layout(constant_id = 10) const uint MOE = 0;  // 0: dense; 1: expert rows, x per token; 2: expert rows, x per pair (matvec.comp)
 layout(constant_id = 11) const uint MOEK = 1; // MOE: experts per token
+layout(constant_id = 12) const uint BIAS = 0; // 1: bias rows added before act and EPI (matvec.comp)
 
 layout(binding = 0) uniform usamplerBuffer A0;
 layout(binding = 1) uniform usamplerBuffer A1;
@@ -68,6 +70,7 @@ layout(std430, binding = 10) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 11) buffer Y { float y[]; };
 layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
 layout(binding = 13) uniform usamplerBuffer IDS; // MOE: expert id per (token, slot) pair, R32_UINT view
+layout(std430, binding = 14) readonly buffer Bias2 { float bias2[]; }; // BIAS with PAIR: the second matrix's
 
 layout(push_constant) uniform Push {
 	uint rows;    // rows in this dispatch (one part of a split matrix)
@@ -93,11 +96,13 @@ const bool I8 = false;
 #endif
 
 float act(float x) {
-	if (ACT != 0) {
+	if (ACT == 1) {
 		return gelu_f16(x);
 	}
 	return silu(x);
 }
+
+#include "glu.glsl"
 
 // Butterfly sum over the team, the levels written out (see matvec.comp).
 float team_sum(float v) {
@@ -305,8 +310,15 @@ void main() {
 		}
 		[[unroll]] for (uint t = 0; t < NT; t++) {
 			float v = team_sum(acc[t]);
+			if (BIAS != 0) {
+				v += bias[p.row0 + wrow0 + row];
+			}
 			if (PAIR != 0) {
-				v = act(v) * team_sum(acc2[t]);
+				float u = team_sum(acc2[t]);
+				if (BIAS != 0) {
+					u += bias2[p.row0 + wrow0 + row];
+				}
+				v = glu(v, u);
 			}
 			uint tok = tok0 + t;
 			if (lane == 0 && tok < n) {
@@ -316,7 +328,7 @@ void main() {
 				} else if (EPI == 2) {
 					v += bias[p.row0 + row];
 				} else if (EPI == 3) {
-					v *= act(y[o]);
+					v = glu(y[o], v);
 				}
 				y[o] = v;
 			}

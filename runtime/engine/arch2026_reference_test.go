@@ -28,8 +28,8 @@ var arch2026Refs = []struct {
 	{"synth-qwen3moe-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	{"synth-qwen3moe-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 	{"synth-qwen3moe-MXFP4_MOE", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
-	{"synth-gpt-oss-F32", []string{"cpu"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
-	{"synth-gpt-oss-MXFP4_MOE", []string{"cpu"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
+	{"synth-gpt-oss-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
+	{"synth-gpt-oss-MXFP4_MOE", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 }
 
 func TestArchs2026MatchLlamaCpp(t *testing.T) {

@@ -331,12 +331,17 @@ func (b *Backend) DecodeBytes(pos int) uint64 {
 // scale) for tokens at positions pos..pos+n-1 the way the reference backend
 // computes them: theta starts at the position and is multiplied by
 // base^(-2/dims) per pair in float32, then divided by the frequency factor
-// and scaled, and cos/sin are taken in float64.
+// and scaled, and cos/sin are taken in float64. With YaRN (gpt-oss) the
+// scaled and unscaled angles are blended by the pair's ramp and cos/sin
+// raised by its MScale, as the CPU backend's ropeTable.angles does.
 func (b *Backend) ropeAngles(pos, n int) {
 	r := b.cfg.Rope
 	pairs := r.Dims / 2
 	factors := r.Factors(b.opts.ContextSize)
 	mscale := one(r.AttnFactor)
+	if r.YaRN != nil {
+		mscale *= r.YaRN.MScale
+	}
 	m := b.stepMapped()
 	for ti, tab := range b.ropeTables {
 		// powf(base, -2.0f/n_dims) as ggml computes it, the exponent in float32
@@ -349,7 +354,12 @@ func (b *Backend) ropeAngles(pos, n int) {
 				if factors != nil {
 					th /= factors[i]
 				}
-				th *= tab.scale
+				if y := r.YaRN; y != nil {
+					ramp := y.Ramp(i)
+					th = float32(th*tab.scale)*(1-ramp) + th*ramp
+				} else {
+					th *= tab.scale
+				}
 				c, s := float32(math.Cos(float64(th))), float32(math.Sin(float64(th)))
 				if mscale != 1 {
 					c, s = c*mscale, s*mscale

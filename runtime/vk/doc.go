@@ -19,7 +19,7 @@
 //	head.go              backend.HeadBackend: the next-token head (topk.comp) read instead of the vocabulary
 //	profile.go           per-dispatch timings and the read-bandwidth bound
 //	errors.go            device loss reported as backend.ErrDeviceLost
-//	unsupported.go       what no shader computes yet (MoE, gpt-oss's parts), refused by name
+//	unsupported.go       what no shader computes yet (other MoE gatings, MXFP4 outside expert banks), refused by name
 //
 // Which device it runs on is vulkan.Choose's answer (or the index asked
 // for); what is a texel view, a barrier or a hung device is vulkan's.

@@ -12,8 +12,8 @@ import (
 //
 //	matvec   x → qkv      RMSNorm(attn_norm) fused (pre-norm recipes), Q|K|V stacked (+bias)
 //	rope     qkv → q, K/V cache at pos..pos+n-1 (Q/K norm, RoPE unless NoPE, Q scale)
-//	attn     q, cache → att (scale, soft-cap, sliding window)
-//	matvec   att → x      Wo with the residual add as epilogue, or
+//	attn     q, cache → att (scale, soft-cap, sliding window, sinks)
+//	matvec   att → x      Wo (+bias) with the residual add as epilogue, or
 //	matvec   att → o      and residual o → x: post-norm and/or residual scale, then the add
 //	matvec   x → h        RMSNorm(ffn_norm), gate and up paired: act(g)·u (SiLU or GELU-tanh)
 //	matvec   h → x        down with the residual add (or → o, residual o → x)
@@ -187,7 +187,9 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 	}
 	// one subgroup per workgroup: the kernel reduces with subgroup operations
 	sg := d.Info.SureSubgroup()
-	attn, err := d.kernel("attention", 5*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0))
+	// sinks: every layer has them or none does (checkLayer)
+	sink := flag(len(b.layers) > 0 && b.layers[0].sinks != nil)
+	attn, err := d.kernel("attention", 5*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0), 0, sink)
 	if err != nil {
 		return err
 	}
@@ -195,10 +197,10 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 	var comb *vulkan.Kernel
 	split := s.cap == 1 && b.attPart != nil
 	if split {
-		if attn, err = d.kernel("attention", 5*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0), uint32(d.tune.attnSplit)); err != nil {
+		if attn, err = d.kernel("attention", 5*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0), uint32(d.tune.attnSplit), sink); err != nil {
 			return err
 		}
-		if comb, err = d.kernel("attn_combine", 2*4, sg, uint32(c.HeadDim)); err != nil {
+		if comb, err = d.kernel("attn_combine", 2*4, sg, uint32(c.HeadDim), sink); err != nil {
 			return err
 		}
 	}
@@ -245,21 +247,26 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 		if err != nil {
 			return err
 		}
+		sinks := lw.sinks
+		if sinks == nil {
+			sinks = dum
+		}
 		apush := []uint32{uint32(b.qStride), uint32(pl.slots), math.Float32bits(b.rec.scoreScale), math.Float32bits(b.rec.attnCap), uint32(pl.window)}
 		if split {
 			// enough splits for the whole cache; those past the span write neutral partials
 			n := d.tune.attnSplits(pl.slots)
-			err = r.Dispatch(name("attention"), attn, []vulkan.Arg{vulkan.R(b.q), vulkan.R(b.kc[l]), vulkan.R(b.vc[l]), vulkan.W(b.attPart), vulkan.R(b.step)}, apush, uint32(c.KVHeads), 1, uint32(n))
+			err = r.Dispatch(name("attention"), attn, []vulkan.Arg{vulkan.R(b.q), vulkan.R(b.kc[l]), vulkan.R(b.vc[l]), vulkan.W(b.attPart), vulkan.R(b.step), vulkan.R(sinks)}, apush, uint32(c.KVHeads), 1, uint32(n))
 			if err == nil {
-				err = r.Dispatch(name("attention combine"), comb, []vulkan.Arg{vulkan.R(b.attPart), vulkan.W(b.att), vulkan.R(b.step)}, []uint32{uint32(b.qStride), uint32(n)}, uint32(c.Heads), 1, 1)
+				err = r.Dispatch(name("attention combine"), comb, []vulkan.Arg{vulkan.R(b.attPart), vulkan.W(b.att), vulkan.R(b.step), vulkan.R(sinks)}, []uint32{uint32(b.qStride), uint32(n)}, uint32(c.Heads), 1, 1)
 			}
 		} else {
-			err = r.Dispatch(name("attention"), attn, []vulkan.Arg{vulkan.R(b.q), vulkan.R(b.kc[l]), vulkan.R(b.vc[l]), vulkan.W(b.att), vulkan.R(b.step)}, apush, uint32(c.KVHeads), uint32(s.cap), 1)
+			err = r.Dispatch(name("attention"), attn, []vulkan.Arg{vulkan.R(b.q), vulkan.R(b.kc[l]), vulkan.R(b.vc[l]), vulkan.W(b.att), vulkan.R(b.step), vulkan.R(sinks)}, apush, uint32(c.KVHeads), uint32(s.cap), 1)
 		}
 		if err != nil {
 			return err
 		}
-		wo := matvecOp{label: name("wo"), m: lw.wo, x: b.att, xstride: b.qStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}
+		// Wo's bias (gpt-oss) is added to the product before the residual (BIAS)
+		wo := matvecOp{label: name("wo"), m: lw.wo, x: b.att, xstride: b.qStride, rbias: lw.bo, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}
 		if b.rec.postBranch {
 			wo.y, wo.epi = b.o, epiStore
 		}

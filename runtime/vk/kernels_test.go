@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
+	"vkchat/internal/testenv"
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
@@ -336,14 +338,6 @@ func TestRopeKV(t *testing.T) {
 func TestAttention(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(5))
-	type attnCase struct {
-		hd, heads, kvheads, n, pos int
-		kv                         backend.KVType
-		ordered                    uint32
-		window, slots              int     // sliding window (0: none) and ring slots (0: the whole context)
-		cap                        float32 // soft-cap (0: none)
-		split                      uint32  // split-K positions per workgroup (0: none), with attn_combine
-	}
 	cases := []attnCase{
 		{64, 4, 2, 3, 20, backend.KVF16, 0, 0, 0, 0, 0}, {64, 4, 4, 1, 0, backend.KVF32, 0, 0, 0, 0, 0}, {32, 8, 2, 5, 37, backend.KVF32, 0, 0, 0, 0, 0}, {8, 8, 4, 2, 5, backend.KVF16, 0, 0, 0, 0, 0},
 		{64, 4, 2, 3, 20, backend.KVF16, 1, 0, 0, 0, 0}, {64, 4, 4, 1, 0, backend.KVF32, 1, 0, 0, 0, 0}, {32, 8, 2, 5, 37, backend.KVF32, 1, 0, 0, 0, 0}, {8, 8, 4, 2, 5, backend.KVF16, 1, 0, 0, 0, 0},
@@ -372,143 +366,201 @@ func TestAttention(t *testing.T) {
 		attnCase{64, 4, 2, 1, 50, backend.KVF16, 0, 0, 0, 4, 8},
 	)
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("hd%d/h%d/kv%d/n%d/pos%d/%s/ordered%d/w%d/slots%d/cap%g/split%d", c.hd, c.heads, c.kvheads, c.n, c.pos, c.kv, c.ordered, c.window, c.slots, c.cap, c.split), func(t *testing.T) {
-			ctx := c.pos + c.n + 3
-			if c.slots > 0 {
-				ctx = c.slots
+		t.Run(c.name(), func(t *testing.T) { checkAttention(t, d, c, false, rng) })
+	}
+}
+
+// TestAttentionSinks checks gpt-oss's attention sinks (a logit per query
+// head in the softmax's denominator, with no value) on both forms and on
+// split-K with attn_combine, which folds the sink in once per head after
+// merging the splits: sinks both above and below the scores' maximum.
+func TestAttentionSinks(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(41))
+	for _, c := range []attnCase{
+		{64, 4, 2, 3, 20, backend.KVF16, 0, 0, 0, 0, 0},
+		{32, 8, 2, 5, 37, backend.KVF32, 0, 8, 0, 0, 0},
+		{64, 4, 2, 3, 20, backend.KVF16, 1, 0, 0, 0, 0},
+		{32, 8, 2, 5, 30, backend.KVF32, 1, 6, 10, 0, 0},
+		{64, 4, 2, 1, 40, backend.KVF16, 0, 0, 0, 0, 8},
+		{32, 4, 2, 2, 37, backend.KVF32, 0, 5, 8, 0, 2},
+		{16, 2, 1, 1, 0, backend.KVF32, 0, 0, 0, 0, 4}, // one position: the sink dominates or not
+	} {
+		t.Run(c.name(), func(t *testing.T) { checkAttention(t, d, c, true, rng) })
+	}
+}
+
+type attnCase struct {
+	hd, heads, kvheads, n, pos int
+	kv                         backend.KVType
+	ordered                    uint32
+	window, slots              int     // sliding window (0: none) and ring slots (0: the whole context)
+	cap                        float32 // soft-cap (0: none)
+	split                      uint32  // split-K positions per workgroup (0: none), with attn_combine
+}
+
+func (c attnCase) name() string {
+	return fmt.Sprintf("hd%d/h%d/kv%d/n%d/pos%d/%s/ordered%d/w%d/slots%d/cap%g/split%d", c.hd, c.heads, c.kvheads, c.n, c.pos, c.kv, c.ordered, c.window, c.slots, c.cap, c.split)
+}
+
+// checkAttention runs case c against a plain float64 softmax, with a
+// random sink logit per query head where sink is set.
+func checkAttention(t *testing.T, d *gpu, c attnCase, sink bool, rng *rand.Rand) {
+	t.Helper()
+	ctx := c.pos + c.n + 3
+	if c.slots > 0 {
+		ctx = c.slots
+	}
+	hd, qw := c.hd, c.heads*c.hd
+	q := randomVec(c.n*qw, rng)
+	es := c.kv.Bytes()
+	kvals := randomVec(c.kvheads*ctx*hd, rng)
+	vvals := randomVec(c.kvheads*ctx*hd, rng)
+	enc := func(v []float32) []byte {
+		if es == 4 {
+			return f32bytes(v)
+		}
+		b := make([]byte, 2*len(v))
+		for i, x := range v {
+			h := quant.FP32ToFP16(x)
+			binary.LittleEndian.PutUint16(b[2*i:], h)
+			v[i] = quant.FP16ToFP32(h) // the reference sees the stored values
+		}
+		return b
+	}
+	kc, _ := d.NewBuffer("kc", uint64(len(kvals)*es), vulkan.MemDevice)
+	vc, _ := d.NewBuffer("vc", uint64(len(vvals)*es), vulkan.MemDevice)
+	kc.Write(0, enc(kvals))
+	vc.Write(0, enc(vvals))
+	qb, _ := d.NewBuffer("q", uint64(4*len(q)), vulkan.MemDevice)
+	qb.Write(0, f32bytes(q))
+	out0 := make([]float32, (c.n+1)*qw)
+	for i := range out0 {
+		out0[i] = sentinel
+	}
+	ob, _ := d.NewBuffer("out", uint64(4*len(out0)), vulkan.MemDevice)
+	ob.Write(0, f32bytes(out0))
+	step := stepBuffer(t, d, c.n, c.pos, nil)
+	// sinks on a scale around the scores': some above the max, some below
+	var sinks []float32
+	sb, err := d.dummy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sink {
+		sinks = make([]float32, c.heads)
+		for i := range sinks {
+			sinks[i] = float32(rng.NormFloat64() * 2)
+		}
+		sinks[0] = 8 // above any score: the rescale branch
+		sb = deviceFloats(t, d, "sinks", sinks)
+	}
+	kvf32 := uint32(0)
+	if es == 4 {
+		kvf32 = 1
+	}
+	k, err := d.kernel("attention", 5*4, d.Info.SureSubgroup(), uint32(hd), uint32(c.heads/c.kvheads), kvf32, c.ordered, d.Info.SureSubgroup(), flag(c.cap != 0), c.split, flag(sinks != nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// with split-K: enough splits for the cache, the last ones past the span
+	splits := 1
+	var part *vulkan.Buffer
+	var comb *vulkan.Kernel
+	if c.split != 0 {
+		splits = (ctx + int(c.split) - 1) / int(c.split)
+		if c.window > 0 {
+			splits = (min(ctx, c.window) + int(c.split) - 1) / int(c.split)
+		}
+		if part, err = d.NewBuffer("partials", uint64(4*(c.n+1)*c.heads*splits*(hd+2)), vulkan.MemDevice); err != nil {
+			t.Fatal(err)
+		}
+		if comb, err = d.kernel("attn_combine", 2*4, d.Info.SureSubgroup(), uint32(hd), flag(sinks != nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	kscale := scale
+	if c.cap != 0 {
+		kscale /= c.cap
+	}
+	runOnce(t, d, func(r *vulkan.Recorder) error {
+		push := []uint32{uint32(qw), uint32(ctx), math.Float32bits(kscale), math.Float32bits(c.cap), uint32(c.window)}
+		if c.split == 0 {
+			return r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(qb), vulkan.R(kc), vulkan.R(vc), vulkan.W(ob), vulkan.R(step), vulkan.R(sb)}, push, uint32(c.kvheads), uint32(c.n+1), 1)
+		}
+		if err := r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(qb), vulkan.R(kc), vulkan.R(vc), vulkan.W(part), vulkan.R(step), vulkan.R(sb)}, push, uint32(c.kvheads), uint32(c.n+1), uint32(splits)); err != nil {
+			return err
+		}
+		return r.Dispatch("attn combine", comb, []vulkan.Arg{vulkan.R(part), vulkan.W(ob), vulkan.R(step), vulkan.R(sb)}, []uint32{uint32(qw), uint32(splits)}, uint32(c.heads), uint32(c.n+1), 1)
+	})
+	raw := make([]byte, 4*len(out0))
+	ob.Read(0, raw)
+	got := bytesF32(raw)
+	var ref []float32
+	g := c.heads / c.kvheads
+	for tk := 0; tk < c.n; tk++ {
+		for h := 0; h < c.heads; h++ {
+			kvh := h / g
+			qh := q[tk*qw+h*hd : tk*qw+(h+1)*hd]
+			span := c.pos + tk + 1
+			first := 0
+			if c.window > 0 {
+				first = max(0, span-c.window)
 			}
-			hd, qw := c.hd, c.heads*c.hd
-			q := randomVec(c.n*qw, rng)
-			es := c.kv.Bytes()
-			kvals := randomVec(c.kvheads*ctx*hd, rng)
-			vvals := randomVec(c.kvheads*ctx*hd, rng)
-			enc := func(v []float32) []byte {
-				if es == 4 {
-					return f32bytes(v)
-				}
-				b := make([]byte, 2*len(v))
-				for i, x := range v {
-					h := quant.FP32ToFP16(x)
-					binary.LittleEndian.PutUint16(b[2*i:], h)
-					v[i] = quant.FP16ToFP32(h) // the reference sees the stored values
-				}
-				return b
-			}
-			kc, _ := d.NewBuffer("kc", uint64(len(kvals)*es), vulkan.MemDevice)
-			vc, _ := d.NewBuffer("vc", uint64(len(vvals)*es), vulkan.MemDevice)
-			kc.Write(0, enc(kvals))
-			vc.Write(0, enc(vvals))
-			qb, _ := d.NewBuffer("q", uint64(4*len(q)), vulkan.MemDevice)
-			qb.Write(0, f32bytes(q))
-			out0 := make([]float32, (c.n+1)*qw)
-			for i := range out0 {
-				out0[i] = sentinel
-			}
-			ob, _ := d.NewBuffer("out", uint64(4*len(out0)), vulkan.MemDevice)
-			ob.Write(0, f32bytes(out0))
-			step := stepBuffer(t, d, c.n, c.pos, nil)
-			kvf32 := uint32(0)
-			if es == 4 {
-				kvf32 = 1
-			}
-			k, err := d.kernel("attention", 5*4, d.Info.SureSubgroup(), uint32(hd), uint32(c.heads/c.kvheads), kvf32, c.ordered, d.Info.SureSubgroup(), flag(c.cap != 0), c.split)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// with split-K: enough splits for the cache, the last ones past the span
-			splits := 1
-			var part *vulkan.Buffer
-			var comb *vulkan.Kernel
-			if c.split != 0 {
-				splits = (ctx + int(c.split) - 1) / int(c.split)
-				if c.window > 0 {
-					splits = (min(ctx, c.window) + int(c.split) - 1) / int(c.split)
-				}
-				if part, err = d.NewBuffer("partials", uint64(4*(c.n+1)*c.heads*splits*(hd+2)), vulkan.MemDevice); err != nil {
-					t.Fatal(err)
-				}
-				if comb, err = d.kernel("attn_combine", 2*4, d.Info.SureSubgroup(), uint32(hd)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			scale := float32(1 / math.Sqrt(float64(hd)))
-			kscale := scale
-			if c.cap != 0 {
-				kscale /= c.cap
-			}
-			runOnce(t, d, func(r *vulkan.Recorder) error {
-				push := []uint32{uint32(qw), uint32(ctx), math.Float32bits(kscale), math.Float32bits(c.cap), uint32(c.window)}
-				if c.split == 0 {
-					return r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(qb), vulkan.R(kc), vulkan.R(vc), vulkan.W(ob), vulkan.R(step)}, push, uint32(c.kvheads), uint32(c.n+1), 1)
-				}
-				if err := r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(qb), vulkan.R(kc), vulkan.R(vc), vulkan.W(part), vulkan.R(step)}, push, uint32(c.kvheads), uint32(c.n+1), uint32(splits)); err != nil {
-					return err
-				}
-				return r.Dispatch("attn combine", comb, []vulkan.Arg{vulkan.R(part), vulkan.W(ob), vulkan.R(step)}, []uint32{uint32(qw), uint32(splits)}, uint32(c.heads), uint32(c.n+1), 1)
-			})
-			raw := make([]byte, 4*len(out0))
-			ob.Read(0, raw)
-			got := bytesF32(raw)
-			var ref []float32
-			g := c.heads / c.kvheads
-			for tk := 0; tk < c.n; tk++ {
-				for h := 0; h < c.heads; h++ {
-					kvh := h / g
-					qh := q[tk*qw+h*hd : tk*qw+(h+1)*hd]
-					span := c.pos + tk + 1
-					first := 0
-					if c.window > 0 {
-						first = max(0, span-c.window)
+			sc := make([]float64, span)
+			mx := math.Inf(-1)
+			for p := first; p < span; p++ {
+				var s float64
+				for dd := 0; dd < hd; dd++ {
+					qv := qh[dd]
+					if es == 2 {
+						qv = quant.FP16ToFP32(quant.FP32ToFP16(qv))
 					}
-					sc := make([]float64, span)
-					mx := math.Inf(-1)
-					for p := first; p < span; p++ {
-						var s float64
-						for dd := 0; dd < hd; dd++ {
-							qv := qh[dd]
-							if es == 2 {
-								qv = quant.FP16ToFP32(quant.FP32ToFP16(qv))
-							}
-							s += float64(qv) * float64(kvals[(kvh*ctx+p%ctx)*hd+dd])
-						}
-						sc[p] = s * float64(scale)
-						if c.cap != 0 {
-							sc[p] = float64(c.cap) * math.Tanh(sc[p]/float64(c.cap))
-						}
-						mx = math.Max(mx, sc[p])
-					}
-					var sum float64
-					for p := first; p < span; p++ {
-						sc[p] = math.Exp(sc[p] - mx)
-						sum += sc[p]
-					}
-					for dd := 0; dd < hd; dd++ {
-						var o float64
-						for p := first; p < span; p++ {
-							o += sc[p] * float64(vvals[(kvh*ctx+p%ctx)*hd+dd])
-						}
-						ref = append(ref, float32(o/sum))
-					}
+					s += float64(qv) * float64(kvals[(kvh*ctx+p%ctx)*hd+dd])
 				}
-			}
-			// Against float64 the kernel's float32 sums leave ~1e-14; the
-			// ordered form with an F16 cache rounds its value sum to F16
-			// after every position, as llama.cpp does (measured ≤ 6e-7).
-			bound := 1e-10
-			if c.ordered != 0 && c.kv == backend.KVF16 {
-				bound = 5e-6
-			}
-			if e := nmse(ref, got[:c.n*qw]); e > bound {
-				t.Errorf("NMSE %.3g over %.0e", e, bound)
-			} else {
-				t.Logf("NMSE %.3g", e)
-			}
-			for i := c.n * qw; i < len(got); i++ {
-				if !isSentinel(got[i]) {
-					t.Fatalf("output for a token beyond the batch written at %d", i)
+				sc[p] = s * float64(scale)
+				if c.cap != 0 {
+					sc[p] = float64(c.cap) * math.Tanh(sc[p]/float64(c.cap))
 				}
+				mx = math.Max(mx, sc[p])
 			}
-		})
+			if sinks != nil {
+				mx = math.Max(mx, float64(sinks[h]))
+			}
+			var sum float64
+			if sinks != nil {
+				sum = math.Exp(float64(sinks[h]) - mx)
+			}
+			for p := first; p < span; p++ {
+				sc[p] = math.Exp(sc[p] - mx)
+				sum += sc[p]
+			}
+			for dd := 0; dd < hd; dd++ {
+				var o float64
+				for p := first; p < span; p++ {
+					o += sc[p] * float64(vvals[(kvh*ctx+p%ctx)*hd+dd])
+				}
+				ref = append(ref, float32(o/sum))
+			}
+		}
+	}
+	// Against float64 the kernel's float32 sums leave ~1e-14; the
+	// ordered form with an F16 cache rounds its value sum to F16
+	// after every position, as llama.cpp does (measured ≤ 6e-7).
+	bound := 1e-10
+	if c.ordered != 0 && c.kv == backend.KVF16 {
+		bound = 5e-6
+	}
+	if e := nmse(ref, got[:c.n*qw]); e > bound {
+		t.Errorf("NMSE %.3g over %.0e", e, bound)
+	} else {
+		t.Logf("NMSE %.3g", e)
+	}
+	for i := c.n * qw; i < len(got); i++ {
+		if !isSentinel(got[i]) {
+			t.Fatalf("output for a token beyond the batch written at %d", i)
+		}
 	}
 }
 
@@ -557,9 +609,52 @@ func TestDispatchRejectsLargeRange(t *testing.T) {
 	}
 	r, _ := d.NewRecorder(0)
 	r.Begin()
-	err = r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(big), vulkan.R(big), vulkan.R(big), vulkan.W(big), vulkan.R(step)}, []uint32{64, 1, 0, 0, 0}, 1, 1, 1)
+	err = r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(big), vulkan.R(big), vulkan.R(big), vulkan.W(big), vulkan.R(step), vulkan.R(step)}, []uint32{64, 1, 0, 0, 0}, 1, 1, 1)
 	r.End()
 	if err == nil || !strings.Contains(err.Error(), "big output") || !strings.Contains(err.Error(), "maxStorageBufferRange") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestRopeYaRN checks the host's YaRN rope tables (gpt-oss: the shared
+// file's factor 4 over an original context of 128) against the formula in
+// float64: per pair, the interpolated angle θ·scale and the original θ
+// blended by the pair's ramp, cos and sin times MScale. The host takes θ by
+// repeated float32 multiplication, as ggml does, hence the bound.
+func TestRopeYaRN(t *testing.T) {
+	m := loadModel(t, testenv.Model(t, "2026/synth-gpt-oss-F32.gguf"))
+	r := m.Config.Rope
+	y := r.YaRN
+	if y == nil {
+		t.Fatal("the gpt-oss file has no YaRN")
+	}
+	if r.Scale >= 1 || y.MScale <= 1 || y.High <= y.Low {
+		t.Fatalf("YaRN %+v over scale %g does not blend", *y, r.Scale)
+	}
+	const n, pos = 4, 300 // past the original context
+	pairs := r.Dims / 2
+	d := testDevice(t)
+	b := &Backend{d: d, cfg: m.Config, opts: backend.Options{ContextSize: 512}, ropeTables: []ropeTable{{r.Base, one(r.Scale)}}}
+	var err error
+	if b.step, err = d.NewBuffer("step", uint64(8*n*pairs), vulkan.MemHost); err != nil {
+		t.Fatal(err)
+	}
+	b.ropeAngles(pos, n)
+	got := bytesF32(slices.Clone(b.step.Mapped()[:8*n*pairs]))
+	ms := float64(one(r.AttnFactor)) * float64(y.MScale)
+	worst := 0.0
+	for tk := 0; tk < n; tk++ {
+		for i := 0; i < pairs; i++ {
+			th := float64(pos+tk) * math.Pow(float64(r.Base), -2*float64(i)/float64(r.Dims))
+			ramp := float64(y.Ramp(i))
+			th = th*float64(r.Scale)*(1-ramp) + th*ramp
+			c, s := got[2*(tk*pairs+i)], got[2*(tk*pairs+i)+1]
+			worst = max(worst, math.Abs(float64(c)-ms*math.Cos(th)), math.Abs(float64(s)-ms*math.Sin(th)))
+		}
+	}
+	if worst > 2e-4 {
+		t.Errorf("max |Δ| %.3g against float64", worst)
+	} else {
+		t.Logf("max |Δ| %.3g against float64", worst)
 	}
 }

@@ -29,19 +29,24 @@ type matvecOp struct {
 	xstride int
 	norm    *vulkan.Buffer // RMSNorm weight (padded to whole units), or nil
 	eps     float32
-	bias    *vulkan.Buffer
-	y       *vulkan.Buffer
-	y2      *vulkan.Buffer // scratch shaped like y, for an up projection split over K
-	ystride int
-	yoff    int
-	epi     int
-	tokens  int // batch capacity: tokens the dispatch covers
-	nt      int // tokens per pass (kernel constant); 0 chooses by type
-	last    bool
-	step    *vulkan.Buffer
-	f32x    bool   // keep x in f32 instead of rounding it to the weight type's vec_dot_type (tests)
-	act     uint32 // the gate's activation (matvec.comp's ACT): 0 SiLU, 1 GELU-tanh
-	moe     moeRows
+	bias    *vulkan.Buffer // epiBias's (read by no other epilogue)
+	// rbias: bias rows added to the product ahead of the activation and
+	// the epilogue (the kernel's BIAS): a gpt-oss expert's gate, up or down
+	// bias, with moe the pair's expert's row, or its attention output bias
+	// before the residual add. rbias2 is m2's; a pair has both or neither.
+	rbias, rbias2 *vulkan.Buffer
+	y             *vulkan.Buffer
+	y2            *vulkan.Buffer // scratch shaped like y, for an up projection split over K
+	ystride       int
+	yoff          int
+	epi           int
+	tokens        int // batch capacity: tokens the dispatch covers
+	nt            int // tokens per pass (kernel constant); 0 chooses by type
+	last          bool
+	step          *vulkan.Buffer
+	f32x          bool   // keep x in f32 instead of rounding it to the weight type's vec_dot_type (tests)
+	act           uint32 // the gate's activation (matvec.comp's ACT): 0 SiLU, 1 GELU-tanh, 2 swiglu_oai
+	moe           moeRows
 }
 
 // moeRows makes a mat-vec an expert mat-vec (matvec.comp's MOE): m (and
@@ -65,6 +70,32 @@ func (m moeRows) mode() uint32 {
 		return 2
 	}
 	return 1
+}
+
+// biasRows is the mat-vec kernels' BIAS constant: op's bias added to the
+// product ahead of the epilogue (epiBias adds its own).
+func (op *matvecOp) biasRows() uint32 { return flag(op.rbias != nil) }
+
+// biasArgs is what a mat-vec binds as its bias buffers (unused: dum):
+// epiBias's or the BIAS rows (one binding serves both), and m2's rows.
+func (op *matvecOp) biasArgs(dum *vulkan.Buffer) (*vulkan.Buffer, *vulkan.Buffer, error) {
+	b1, b2 := op.bias, op.rbias2
+	if op.rbias != nil {
+		if op.epi == epiBias {
+			return nil, nil, fmt.Errorf("%s: bias rows and a bias epilogue both", op.label)
+		}
+		b1 = op.rbias
+	}
+	if (op.rbias2 != nil) != (op.rbias != nil && op.m2 != nil) {
+		return nil, nil, fmt.Errorf("%s: a paired mat-vec adds bias rows to both products or to neither", op.label)
+	}
+	if b1 == nil {
+		b1 = dum
+	}
+	if b2 == nil {
+		b2 = dum
+	}
+	return b1, b2, nil
 }
 
 // k1 is matvec.comp's MOEK: 1 for a dense mat-vec.
@@ -227,8 +258,8 @@ func (d *gpu) matvec(r *vulkan.Recorder, op matvecOp) error {
 		// silu needs whole sums: gate and up separately, up finishing with
 		// the SwiGLU epilogue.
 		gate, up := op, op
-		gate.m2, gate.label, gate.epi = nil, op.label+" (gate)", epiStore
-		up.m, up.m2, up.label, up.epi = op.m2, nil, op.label+" (up)", epiSwiGLU
+		gate.m2, gate.label, gate.epi, gate.rbias2 = nil, op.label+" (gate)", epiStore, nil
+		up.m, up.m2, up.label, up.epi, up.rbias, up.rbias2 = op.m2, nil, op.label+" (up)", epiSwiGLU, op.rbias2, nil
 		if err := d.matvec(r, gate); err != nil {
 			return err
 		}
@@ -237,6 +268,10 @@ func (d *gpu) matvec(r *vulkan.Recorder, op matvecOp) error {
 	chunks := pl.chunks
 	for c := 0; c < chunks; c++ {
 		cop := op
+		if c > 0 {
+			// the bias rows join the first chunk's partial sum only
+			cop.rbias, cop.rbias2 = nil, nil
+		}
 		switch {
 		case op.epi == epiSwiGLU && c < chunks-1:
 			// partial sums of up go to y2 until the last chunk
@@ -277,7 +312,7 @@ func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) err
 			norm = 2 // the RMS needs the whole row, not this chunk of it
 		}
 	}
-	k, err := d.kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), norm, flag(op.m2 != nil), uint32(rb), flag(!op.f32x), op.act, op.moe.mode(), uint32(op.moe.k1()))
+	k, err := d.kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), norm, flag(op.m2 != nil), uint32(rb), flag(!op.f32x), op.act, op.moe.mode(), uint32(op.moe.k1()), op.biasRows())
 	if err != nil {
 		return err
 	}
@@ -285,23 +320,24 @@ func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) err
 	if err != nil {
 		return err
 	}
-	nw, bias, y2, ids := op.norm, op.bias, op.y2, op.moe.ids
+	nw, y2, ids := op.norm, op.y2, op.moe.ids
+	bias, bias2, err := op.biasArgs(dum)
+	if err != nil {
+		return err
+	}
 	if nw == nil {
 		nw = dum
 	}
 	if ids == nil {
 		ids = dum
 	}
-	if bias == nil {
-		bias = dum
-	}
 	if y2 == nil {
 		y2 = dum
 	}
 	teams := mvWorkgroup / lpr
 	for pi, part := range m.parts {
-		args := weightArgs(make([]vulkan.Arg, 0, 15), op, pi, dum)
-		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.R(y2), vulkan.Arg{B: ids, Format: fmtU32})
+		args := weightArgs(make([]vulkan.Arg, 0, 16), op, pi, dum)
+		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.R(y2), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2))
 		if op.epi == epiResidual || op.epi == epiSwiGLU || op.epi == epiSwiGLU2 {
 			// read-modify-write of y
 			args[11].Write = true

@@ -113,7 +113,7 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 		return fmt.Errorf("%s: epilogue %d is for split K, which this kernel never does", op.label, op.epi)
 	}
 	op.nt = pl.nt
-	k, err := d.kernel("matvec_sg_"+wtypeName(m), 10*4, uint32(pl.wg), uint32(pl.lpr), uint32(pl.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), flag(!op.f32x), op.act, uint32(pl.teams), uint32(pl.nt*pl.words), op.moe.mode(), uint32(op.moe.k1()))
+	k, err := d.kernel("matvec_sg_"+wtypeName(m), 10*4, uint32(pl.wg), uint32(pl.lpr), uint32(pl.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), flag(!op.f32x), op.act, uint32(pl.teams), uint32(pl.nt*pl.words), op.moe.mode(), uint32(op.moe.k1()), op.biasRows())
 	if err != nil {
 		return err
 	}
@@ -121,19 +121,20 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 	if err != nil {
 		return err
 	}
-	nw, bias, ids := op.norm, op.bias, op.moe.ids
+	nw, ids := op.norm, op.moe.ids
+	bias, bias2, err := op.biasArgs(dum)
+	if err != nil {
+		return err
+	}
 	if nw == nil {
 		nw = dum
 	}
 	if ids == nil {
 		ids = dum
 	}
-	if bias == nil {
-		bias = dum
-	}
 	for pi, part := range m.parts {
-		args := weightArgs(make([]vulkan.Arg, 0, 14), op, pi, dum)
-		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.Arg{B: ids, Format: fmtU32})
+		args := weightArgs(make([]vulkan.Arg, 0, 15), op, pi, dum)
+		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2))
 		if op.epi == epiResidual || op.epi == epiSwiGLU {
 			args[11].Write = true // read-modify-write of y
 		}

@@ -25,6 +25,16 @@ type mvCase struct {
 	partBytes  uint64 // split the matrix into parts of at most this size
 	f32x       bool   // f32 activations (the kernel's ACTQ off)
 	kernel     string // when set, every dispatch must run a kernel of this name (matvec_sg_q4_0: matvec_sg_)
+	rbias      bool   // bias rows added before the activation and epilogue (BIAS; with pair, both products')
+	oai        bool   // the pair's activation is gpt-oss's clamped SwiGLU (ACT 2)
+}
+
+// refSwigluOAI is ggml's swiglu_oai with gpt-oss's constants, as the CPU
+// backend computes it.
+func refSwigluOAI(g, u float32) float32 {
+	x := min(g, 7)
+	y := min(max(u, -7), 7)
+	return x / (1 + float32(math.Exp(float64(1.702*-x)))) * (y + 1)
 }
 
 // runMatvec runs one mat-vec case on the device and on the reference
@@ -73,6 +83,9 @@ func runMatvec(t *testing.T, d *gpu, c mvCase, rng *rand.Rand) (float64, int) {
 	bias := randomVec(c.rows, rng)
 	biasb, _ := d.NewBuffer("bias", uint64(4*len(bias)), vulkan.MemDevice)
 	biasb.Write(0, f32bytes(bias))
+	bias2 := randomVec(c.rows, rng)
+	bias2b, _ := d.NewBuffer("bias2", uint64(4*len(bias2)), vulkan.MemDevice)
+	bias2b.Write(0, f32bytes(bias2))
 	// y has a sentinel-filled gap of 5 before and after each token's rows
 	ystride := c.rows + 10
 	y0 := randomVec(c.ntok*ystride, rng)
@@ -94,6 +107,15 @@ func runMatvec(t *testing.T, d *gpu, c mvCase, rng *rand.Rand) (float64, int) {
 	rec.Begin()
 	y2b, _ := d.NewBuffer("y2", uint64(4*len(y0)+64), vulkan.MemDevice)
 	op := matvecOp{label: "test", m: m, m2: m2, x: xb, xstride: xstride, norm: nwb, eps: 1e-5, bias: biasb, y: yb, y2: y2b, ystride: ystride, yoff: 5, epi: c.epi, tokens: c.ntok, nt: c.nt, step: step, f32x: c.f32x, act: flag(c.gelu)}
+	if c.oai {
+		op.act = 2
+	}
+	if c.rbias {
+		op.bias, op.rbias = nil, biasb
+		if c.pair {
+			op.rbias2 = bias2b
+		}
+	}
 	if err := d.matvec(rec, op); err != nil {
 		t.Fatal(err)
 	}
@@ -152,10 +174,20 @@ func runMatvec(t *testing.T, d *gpu, c mvCase, rng *rand.Rand) (float64, int) {
 			}
 			return float32(float64(g) / (1 + math.Exp(-float64(g))))
 		}
+		glu := func(g, u float32) float32 {
+			if c.oai {
+				return refSwigluOAI(g, u)
+			}
+			return act(g) * u
+		}
 		for r := 0; r < c.rows; r++ {
 			v := wv[r]
+			if c.rbias {
+				v += bias[r]
+				uv[r] += bias2[r]
+			}
 			if c.pair {
-				v = act(v) * uv[r]
+				v = glu(v, uv[r])
 			}
 			switch c.epi {
 			case epiResidual:
@@ -163,7 +195,7 @@ func runMatvec(t *testing.T, d *gpu, c mvCase, rng *rand.Rand) (float64, int) {
 			case epiBias:
 				v += bias[r]
 			case epiSwiGLU:
-				v *= act(y0[tk*ystride+5+r])
+				v = glu(y0[tk*ystride+5+r], v)
 			}
 			ref = append(ref, v)
 			res = append(res, got[tk*ystride+5+r])
@@ -433,6 +465,46 @@ func TestPlanShared(t *testing.T) {
 		}
 		if ok && 4*(pl.nt*pl.words+pl.nt*pl.teams) > int(c.d.Info.Limits.MaxSharedMemory) {
 			t.Errorf("%s: %d tokens of %d words overflow %d bytes", c.name, pl.nt, pl.words, c.d.Info.Limits.MaxSharedMemory)
+		}
+	}
+}
+
+// TestMatvecBiasRows checks the mat-vec kernels' BIAS rows and gpt-oss's
+// clamped SwiGLU (ACT 2) under both layouts: Wo's bias before the
+// residual add, a paired gate/up with both biases before the activation
+// (one pass, and with K split so gate and up run apart and up's partial
+// sums meet its bias once), the activation with and without biases, and a
+// matrix split into parts (the bias index is the part's row).
+func TestMatvecBiasRows(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(43))
+	for _, tu := range []struct {
+		name string
+		t    tuning
+	}{{"cpu", cpuTuning}, {"gpu", gpuTuning}} {
+		for _, c := range []mvCase{
+			{typ: ggml.F32, rows: 45, cols: 256, ntok: 3, epi: epiResidual, rbias: true},
+			{typ: ggml.Q8_0, rows: 37, cols: 512, ntok: 1, epi: epiResidual, rbias: true},
+			{typ: ggml.F32, rows: 29, cols: 128, ntok: 2, norm: true, pair: true, rbias: true, oai: true},
+			{typ: ggml.MXFP4, rows: 19, cols: 256, ntok: 3, norm: true, pair: true, rbias: true, oai: true},
+			{typ: ggml.Q8_0, rows: 21, cols: 256, ntok: 9, norm: true, pair: true, oai: true},
+			{typ: ggml.Q8_0, rows: 23, cols: 256, ntok: 2, epi: epiSwiGLU, rbias: true, oai: true},
+			{typ: ggml.Q8_0, rows: 64, cols: 256, ntok: 2, rbias: true, partBytes: 4352},
+			{typ: ggml.Q4_0, rows: 8, cols: 11264, ntok: 2, norm: true, pair: true, rbias: true, oai: true},
+		} {
+			if tu.name == "gpu" && c.cols > 4096 {
+				continue // K is never split there
+			}
+			t.Run(fmt.Sprintf("%s/%s/%dx%d/tok%d/norm%v/pair%v/epi%d/bias%v/oai%v/parts%v", tu.name, c.typ, c.rows, c.cols, c.ntok, c.norm, c.pair, c.epi, c.rbias, c.oai, c.partBytes > 0), func(t *testing.T) {
+				withTuning(t, d, tu.t)
+				if c.cols > 4096 {
+					units := c.cols / int(c.typ.BlockElems())
+					if pl := d.plan(c.typ, units, c.ntok, c.pair); pl.chunks < 2 {
+						t.Fatalf("plan %+v does not split K", pl)
+					}
+				}
+				checkMatvec(t, d, c, rng)
+			})
 		}
 	}
 }

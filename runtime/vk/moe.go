@@ -13,8 +13,8 @@ import (
 //
 //	matvec   x → router logits   RMSNorm(ffn_norm) fused, the router's bias as epilogue
 //	route    logits → ids, wts   moe_route.comp: the gating, k experts per token
-//	matvec   x → h per pair      gate and up banks paired, norm fused, rows of the pair's expert (MOE 1)
-//	matvec   h → y per pair      the down bank, rows of the pair's expert (MOE 2)
+//	matvec   x → h per pair      gate and up banks paired, norm fused, rows of the pair's expert (MOE 1), its biases (BIAS)
+//	matvec   h → y per pair      the down bank, rows of the pair's expert (MOE 2), its bias (BIAS)
 //	combine  x += Σ w·y          moe_combine.comp, slot order (or → o and the branch end)
 //
 // The routing never leaves the device: the expert mat-vecs read the ids
@@ -36,6 +36,10 @@ type moeWeights struct {
 	router         *Matrix        // [embd × experts]
 	routerBias     *vulkan.Buffer // [experts], or nil
 	gate, up, down *Matrix        // banks: experts runs of rows each
+	// per-expert biases (gpt-oss), [experts][rows] like the banks, added
+	// to each product before the activation (gate, up) or the combine
+	// (down); gate and up both or neither, nil without
+	gateBias, upBias, downBias *vulkan.Buffer
 }
 
 // recordMoE records layer's mixture-of-experts FFN for the step's tokens
@@ -58,25 +62,26 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, lw *la
 	}
 	rows := moeRows{ids: b.moeIDs, k: mc.ExpertsUsed, experts: mc.Experts}
 	ffn := matvecOp{label: name("experts gate+up"), m: x.gate, m2: x.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps,
-		y: b.moeH, y2: b.moeH2, ystride: b.moeFFStride, tokens: s.cap, step: b.step, act: b.rec.act, moe: rows}
+		y: b.moeH, y2: b.moeH2, ystride: b.moeFFStride, tokens: s.cap, step: b.step, act: b.rec.act, moe: rows,
+		rbias: x.gateBias, rbias2: x.upBias}
 	if x.gate.Type == x.up.Type {
 		if err := b.d.matvec(r, ffn); err != nil {
 			return err
 		}
 	} else {
 		gate := ffn
-		gate.label, gate.m2 = name("experts gate"), nil
+		gate.label, gate.m2, gate.rbias2 = name("experts gate"), nil, nil
 		if err := b.d.matvec(r, gate); err != nil {
 			return err
 		}
 		upOp := ffn
-		upOp.label, upOp.m, upOp.m2, upOp.epi = name("experts up·act(gate)"), x.up, nil, epiSwiGLU
+		upOp.label, upOp.m, upOp.m2, upOp.epi, upOp.rbias, upOp.rbias2 = name("experts up·act(gate)"), x.up, nil, epiSwiGLU, x.upBias, nil
 		if err := b.d.matvec(r, upOp); err != nil {
 			return err
 		}
 	}
 	rows.perPair = true
-	down := matvecOp{label: name("experts down"), m: x.down, x: b.moeH, xstride: b.moeFFStride, y: b.moeY, ystride: b.xStride, tokens: s.cap, step: b.step, moe: rows}
+	down := matvecOp{label: name("experts down"), m: x.down, x: b.moeH, xstride: b.moeFFStride, y: b.moeY, ystride: b.xStride, tokens: s.cap, step: b.step, moe: rows, rbias: x.downBias}
 	if err := b.d.matvec(r, down); err != nil {
 		return err
 	}

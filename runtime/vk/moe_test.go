@@ -210,6 +210,8 @@ type moeCase struct {
 	ntok             int
 	norm, pair, down bool // down: x per pair (MOE 2), else per token
 	splitK           bool // the plan must split K
+	bias             bool // per-expert bias rows (gpt-oss), the pair's expert's added (BIAS)
+	oai              bool // gpt-oss's clamped SwiGLU (ACT 2)
 }
 
 // TestMoEMatvec runs expert mat-vecs (matvec.comp's MOE, and
@@ -229,6 +231,11 @@ func TestMoEMatvec(t *testing.T) {
 		{typ: ggml.Q4_0, experts: 4, k: 2, rows: 8, cols: 11264, ntok: 2, norm: true, pair: true, splitK: true},
 		{typ: ggml.MXFP4, experts: 8, k: 2, rows: 64, cols: 256, ntok: 3, norm: true, pair: true},
 		{typ: ggml.MXFP4, experts: 8, k: 2, rows: 256, cols: 64, ntok: 2, down: true},
+		// gpt-oss: per-expert biases, the clamped SwiGLU
+		{typ: ggml.MXFP4, experts: 8, k: 4, rows: 64, cols: 256, ntok: 3, norm: true, pair: true, bias: true, oai: true},
+		{typ: ggml.MXFP4, experts: 8, k: 4, rows: 128, cols: 64, ntok: 2, down: true, bias: true},
+		{typ: ggml.F32, experts: 8, k: 2, rows: 24, cols: 256, ntok: 2, norm: true, pair: true, bias: true, oai: true},
+		{typ: ggml.Q4_0, experts: 4, k: 2, rows: 8, cols: 11264, ntok: 2, norm: true, pair: true, splitK: true, bias: true, oai: true},
 	}
 	for _, tu := range []struct {
 		name string
@@ -238,7 +245,7 @@ func TestMoEMatvec(t *testing.T) {
 			if tu.name == "gpu" && (c.splitK || c.typ == ggml.Q4_K) {
 				continue // K is never split there; spare lavapipe a K-quant compile
 			}
-			t.Run(fmt.Sprintf("%s/%s/E%dk%d/%dx%d/tok%d/norm%v/pair%v/down%v", tu.name, c.typ, c.experts, c.k, c.rows, c.cols, c.ntok, c.norm, c.pair, c.down), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%s/E%dk%d/%dx%d/tok%d/norm%v/pair%v/down%v/bias%v/oai%v", tu.name, c.typ, c.experts, c.k, c.rows, c.cols, c.ntok, c.norm, c.pair, c.down, c.bias, c.oai), func(t *testing.T) {
 				withTuning(t, d, tu.t)
 				if c.splitK {
 					units := c.cols / int(c.typ.BlockElems())
@@ -310,6 +317,17 @@ func checkMoEMatvec(t *testing.T, d *gpu, c moeCase, rng *rand.Rand) {
 	step := stepBuffer(t, d, c.ntok, 0, nil)
 	op := matvecOp{label: "experts", m: m, m2: m2, x: xb, xstride: xstride, norm: nwb, eps: 1e-5, y: yb, y2: y2b, ystride: ystride, yoff: 5, tokens: c.ntok, step: step,
 		moe: moeRows{ids: idb, k: c.k, experts: c.experts, perPair: c.down}}
+	// per-expert bias rows, [experts][rows] as the model stores them
+	bias, bias2 := randomVec(bankRows, rng), randomVec(bankRows, rng)
+	if c.bias {
+		op.rbias = deviceFloats(t, d, "bias", bias)
+		if c.pair {
+			op.rbias2 = deviceFloats(t, d, "bias2", bias2)
+		}
+	}
+	if c.oai {
+		op.act = 2
+	}
 	runOnce(t, d, func(r *vulkan.Recorder) error { return d.matvec(r, op) })
 	got := bytesF32(readBack(t, yb, len(y0)))
 
@@ -336,9 +354,16 @@ func checkMoEMatvec(t *testing.T, d *gpu, c moeCase, rng *rand.Rand) {
 			quant.MatVec(uv, bank(w2), xt)
 		}
 		for r := 0; r < c.rows; r++ {
-			v := gv[r]
-			if c.pair {
-				v = float32(float64(v)/(1+math.Exp(-float64(v)))) * uv[r]
+			v, u := gv[r], uv[r]
+			if c.bias {
+				v += bias[int(e)*c.rows+r]
+				u += bias2[int(e)*c.rows+r]
+			}
+			switch {
+			case c.pair && c.oai:
+				v = refSwigluOAI(v, u)
+			case c.pair:
+				v = float32(float64(v)/(1+math.Exp(-float64(v)))) * u
 			}
 			ref = append(ref, v)
 			res = append(res, got[p*ystride+5+r])

@@ -21,7 +21,7 @@ type recipe struct {
 	logitScale    float32
 	finalCap      float32 // 0: no final soft-cap
 	qkNorm        uint32  // rope.comp's QKNORM
-	act           uint32  // matvec.comp's ACT
+	act           uint32  // matvec.comp's ACT: 0 SiLU, 1 GELU-tanh, 2 gpt-oss's clamped SwiGLU
 	// postBranch: a branch's output goes through residual.comp (a norm
 	// after it, or a scale) instead of the mat-vec's residual epilogue.
 	postBranch bool
@@ -58,8 +58,11 @@ func newRecipe(c *arch.Config) recipe {
 		// as ggml's flash attention: scale /= cap; s = cap·tanh(s·scale)
 		r.scoreScale /= r.attnCap
 	}
-	if c.Block.Act == arch.ActGELUTanh {
+	switch c.Block.Act {
+	case arch.ActGELUTanh:
 		r.act = 1
+	case arch.ActSwiGLUOAI:
+		r.act = 2 // glu.glsl's swiglu_oai
 	}
 	r.postBranch = c.Block.PostNorm || r.residualScale != 1
 	return r

@@ -19,6 +19,8 @@ type layerWeights struct {
 	bias       *vulkan.Buffer   // Q|K|V biases (Qwen2), or nil
 	biases     []*vulkan.Buffer // the same split, when q, k and v are separate
 	wo         *Matrix          //
+	bo         *vulkan.Buffer   // attn_output bias (gpt-oss), added before the residual, or nil
+	sinks      *vulkan.Buffer   // attention sink logit per query head (gpt-oss), or nil
 	gate, up   *Matrix          // paired when types match; nil with experts
 	down       *Matrix          //
 	moe        *moeWeights      // the routed experts in place of gate/up/down, or nil
@@ -77,6 +79,9 @@ func (b *Backend) uploadWeights() error {
 			if err == nil && x.RouterBias != nil {
 				lw.moe.routerBias, err = b.vector(*x.RouterBias, x.RouterBias.Cols)
 			}
+			if err == nil {
+				err = b.uploadExpertBiases(i, x, lw.moe)
+			}
 		} else {
 			lw.gate, lw.up, lw.down = up(L.Gate), up(L.Up), up(L.Down)
 		}
@@ -101,6 +106,19 @@ func (b *Backend) uploadWeights() error {
 				continue
 			}
 			if *v.dst, err = b.vector(*v.w, v.w.Cols); err != nil {
+				return err
+			}
+		}
+		if L.Bo != nil {
+			if lw.bo, err = b.vector(*L.Bo, L.Bo.Cols); err != nil {
+				return err
+			}
+		}
+		if L.Sinks != nil {
+			if L.Sinks.Cols != b.cfg.Heads {
+				return fmt.Errorf("tensor %q: %d sinks for %d heads", L.Sinks.Name, L.Sinks.Cols, b.cfg.Heads)
+			}
+			if lw.sinks, err = b.vector(*L.Sinks, L.Sinks.Cols); err != nil {
 				return err
 			}
 		}
@@ -134,6 +152,53 @@ func (b *Backend) uploadWeights() error {
 		b.layers = append(b.layers, lw)
 	}
 	return nil
+}
+
+// uploadExpertBiases uploads layer i's per-expert gate, up and down biases
+// ([experts][rows] each, F32), which the expert mat-vecs add by the pair's
+// expert id. Gate and up are added by one paired kernel, which reads both
+// or neither: a model with only one of them gets zeros for the other.
+func (b *Backend) uploadExpertBiases(i int, x *arch.Experts, mw *moeWeights) error {
+	whole := func(w *arch.Weight) ([]float32, error) {
+		if w.Type != ggml.F32 {
+			return nil, fmt.Errorf("tensor %q: expert biases must be F32, found %s", w.Name, w.Type)
+		}
+		v := make([]float32, w.Rows*w.Cols)
+		if err := quant.Dequantize(w.Type, w.Data, v); err != nil {
+			return nil, fmt.Errorf("tensor %q: %w", w.Name, err)
+		}
+		return v, nil
+	}
+	var err error
+	up := func(w *arch.Weight, rows int, name string) *vulkan.Buffer {
+		if err != nil {
+			return nil
+		}
+		var v []float32
+		if w == nil {
+			v = make([]float32, rows)
+		} else {
+			if w.Rows*w.Cols != rows {
+				err = fmt.Errorf("tensor %q: %d×%d biases, the bank has %d rows", w.Name, w.Rows, w.Cols, rows)
+				return nil
+			}
+			if v, err = whole(w); err != nil {
+				return nil
+			}
+			name = w.Name
+		}
+		var buf *vulkan.Buffer
+		buf, err = b.floats(name, v, len(v))
+		return buf
+	}
+	if x.GateBias != nil || x.UpBias != nil {
+		mw.gateBias = up(x.GateBias, x.Gate.Rows, fmt.Sprintf("blk.%d.ffn_gate_exps.bias (zeros)", i))
+		mw.upBias = up(x.UpBias, x.Up.Rows, fmt.Sprintf("blk.%d.ffn_up_exps.bias (zeros)", i))
+	}
+	if x.DownBias != nil {
+		mw.downBias = up(x.DownBias, x.Down.Rows, "")
+	}
+	return err
 }
 
 // vector uploads an F32 vector zero-padded to n floats.
@@ -177,6 +242,9 @@ func (b *Backend) checkLayer(i int, lw *layerWeights) error {
 		return missing("post_attention_norm and post_ffw_norm")
 	case c.Block.QKNorm != arch.QKNormNone && (lw.qNorm == nil || lw.kNorm == nil):
 		return missing("attn_q_norm and attn_k_norm")
+	case i > 0 && (lw.sinks == nil) != (b.layers[0].sinks == nil):
+		// one attention pipeline serves every layer, with sinks or without
+		return fmt.Errorf("layer %d: attention sinks on some layers only", i)
 	}
 	if c.Block.QKNorm != arch.QKNormNone {
 		wq, wk := c.HeadDim, c.HeadDim
