@@ -444,3 +444,40 @@ func TestMoEMatchesCPU(t *testing.T) {
 		})
 	}
 }
+
+// TestGptOssMatchesCPU runs synth-gpt-oss on both backends as
+// TestMoEMatchesCPU does synth-qwen3moe: sinks, YaRN, the output bias,
+// expert biases, the clamped SwiGLU and the even layers' windows wired
+// together, under the CPU device layout (ordered attention) and the GPU one
+// (shared-x mat-vecs; decode attention split over positions, the sink
+// folded in by attn_combine).
+func TestGptOssMatchesCPU(t *testing.T) {
+	d := testDevice(t)
+	prompt := make([]int32, 21)
+	for i := range prompt {
+		prompt[i] = int32(1 + (i*37)%500)
+	}
+	for _, c := range []struct {
+		file, bound string
+		tune        string
+		prefill     bool
+	}{
+		{"F32", "F32", "cpu", true}, {"F32", "F32", "gpu", true}, {"F32", "F32", "gpu", false},
+		{"MXFP4_MOE", "Q8_0", "cpu", true},
+	} {
+		t.Run(fmt.Sprintf("%s/%s/prefill%v", c.file, c.tune, c.prefill), func(t *testing.T) {
+			tu := cpuTuning
+			if c.tune == "gpu" {
+				tu = gpuTuning
+			}
+			withTuning(t, d, tu)
+			p := testenv.Model(t, "2026/synth-gpt-oss-"+c.file+".gguf")
+			e := compareLogits(t, p, prompt, 8, backend.KVF16, c.prefill)
+			if bound := archNMSE[c.bound]; e > bound {
+				t.Errorf("logits NMSE %.3g over %.0e", e, bound)
+			} else {
+				t.Logf("worst logits NMSE %.3g", e)
+			}
+		})
+	}
+}
