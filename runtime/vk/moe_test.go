@@ -17,57 +17,14 @@ import (
 	"vkchat/runtime/vk/vulkan"
 )
 
-// refRoute is runtime/cpu's route (llama.cpp's build_moe_ffn gating) for
-// one token: the reference the route kernel must reproduce.
+// refRoute is the gating rule (arch.Gating.Route, which the CPU backend
+// routes with) for one token: what the route kernel must reproduce.
 func refRoute(g arch.Gating, logits []float32, k int) ([]uint32, []float32) {
-	v := slices.Clone(logits)
-	softmax := func(x []float32) {
-		mx := float32(math.Inf(-1))
-		for _, a := range x {
-			mx = max(mx, a)
-		}
-		var sum float64
-		for i, a := range x {
-			x[i] = float32(math.Exp(float64(a - mx)))
-			sum += float64(x[i])
-		}
-		inv := float32(1 / sum)
-		for i := range x {
-			x[i] *= inv
-		}
-	}
-	if g == arch.GatingSoftmaxTopKNorm {
-		softmax(v)
-	}
-	order := make([]int, len(v))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		switch {
-		case v[a] > v[b]:
-			return -1
-		case v[a] < v[b]:
-			return 1
-		}
-		return 0
-	})
+	sel, w := make([]int32, k), make([]float32, k)
+	g.Route(slices.Clone(logits), make([]int32, len(logits)), sel, w)
 	ids := make([]uint32, k)
-	w := make([]float32, k)
-	for j := range ids {
-		ids[j], w[j] = uint32(order[j]), v[order[j]]
-	}
-	if g == arch.GatingSoftmaxTopKNorm {
-		var sum float64
-		for _, x := range w {
-			sum += float64(x)
-		}
-		d := float32(max(sum, 6.103515625e-5))
-		for j := range w {
-			w[j] /= d
-		}
-	} else {
-		softmax(w)
+	for j, id := range sel {
+		ids[j] = uint32(id)
 	}
 	return ids, w
 }
