@@ -33,9 +33,13 @@ layout(binding = 0) uniform usamplerBuffer L; // router logits, f32 bits, R32_UI
 layout(std430, binding = 1) writeonly buffer Ids { uint ids[]; };
 layout(std430, binding = 2) writeonly buffer Wts { float wts[]; };
 layout(std430, binding = 3) readonly buffer Step { uint ntok; uint pos; };
+// The step's last token's routing, for the host (backend.RoutingBackend):
+// K ids then K weights' bits at logoff, one slot per layer.
+layout(std430, binding = 4) writeonly buffer Log { uint routelog[]; };
 
 layout(push_constant) uniform Push {
 	uint lstride; // floats per token in L
+	uint logoff;  // this layer's place in Log
 } p;
 
 shared float v[E];
@@ -118,5 +122,9 @@ void main() {
 	for (uint j = 0; j < K; j++) {
 		ids[t * K + j] = sel[j];
 		wts[t * K + j] = w[j];
+		if (t == ntok - 1) {
+			routelog[p.logoff + j] = sel[j];
+			routelog[p.logoff + K + j] = floatBitsToUint(w[j]);
+		}
 	}
 }

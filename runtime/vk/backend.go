@@ -51,13 +51,17 @@ type Backend struct {
 	attPart           *vulkan.Buffer // split-K decode attention's partials [head][split][dim+2], else nil
 	// a mixture-of-experts model's routing and expert activations (moe.go), else nil
 	moeLogits, moeIDs, moeWts, moeH, moeH2, moeY *vulkan.Buffer
-	moeFFStride                                  int            // floats per pair in moeH
-	logits                                       *vulkan.Buffer // [prefillChunk][vocab]; device-local under the GPU layout (head.go reads it)
-	headOut                                      *vulkan.Buffer // host-visible, the head kernel's result (head.go)
-	headParts                                    *vulkan.Buffer // the head's per-workgroup records before the merge
-	step                                         *vulkan.Buffer // per-step parameters; device-local under the GPU layout
-	stepHost                                     *vulkan.Buffer // host-visible source of step's copy when step is device-local, else nil
-	scratchBytes                                 uint64
+	// moeLog holds the last token's routing per layer, which LastRouting
+	// reads into lastRoute
+	moeLog       *vulkan.Buffer
+	lastRoute    []backend.Routing
+	moeFFStride  int            // floats per pair in moeH
+	logits       *vulkan.Buffer // [prefillChunk][vocab]; device-local under the GPU layout (head.go reads it)
+	headOut      *vulkan.Buffer // host-visible, the head kernel's result (head.go)
+	headParts    *vulkan.Buffer // the head's per-workgroup records before the merge
+	step         *vulkan.Buffer // per-step parameters; device-local under the GPU layout
+	stepHost     *vulkan.Buffer // host-visible source of step's copy when step is device-local, else nil
+	scratchBytes uint64
 
 	xStride, qkvStride, qStride, ffStride int
 	ropeOff                               int // byte offset of the rope table in step

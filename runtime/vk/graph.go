@@ -279,7 +279,7 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 			}
 		}
 		if lw.moe != nil {
-			if err := b.recordMoE(r, name, lw, s); err != nil {
+			if err := b.recordMoE(r, name, l, lw, s); err != nil {
 				return err
 			}
 			continue

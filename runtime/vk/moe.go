@@ -1,7 +1,9 @@
 package vk
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
@@ -45,7 +47,7 @@ type moeWeights struct {
 // recordMoE records layer's mixture-of-experts FFN for the step's tokens
 // (s.cap the batch capacity): x += Σ_slot w·expert(ffn_norm(x)), or the
 // sum into o for the branch end.
-func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, lw *layerWeights, s bodyShape) error {
+func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer int, lw *layerWeights, s bodyShape) error {
 	c := &b.cfg
 	mc := c.MoE
 	x := lw.moe
@@ -57,7 +59,8 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, lw *la
 	if err := b.d.matvec(r, router); err != nil {
 		return err
 	}
-	if err := b.d.moeRoute(r, name("route"), mc.Gating, mc.Experts, mc.ExpertsUsed, b.moeLogits, mc.Experts, b.moeIDs, b.moeWts, b.step, s.cap); err != nil {
+	if err := b.d.moeRoute(r, name("route"), mc.Gating, mc.Experts, mc.ExpertsUsed, b.moeLogits, mc.Experts, b.moeIDs, b.moeWts,
+		b.moeLog, 2*mc.ExpertsUsed*layer, b.step, s.cap); err != nil {
 		return err
 	}
 	rows := moeRows{ids: b.moeIDs, k: mc.ExpertsUsed, experts: mc.Experts}
@@ -124,13 +127,23 @@ func (b *Backend) allocateMoE(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 			return err
 		}
 	}
+	// read by the host after every step: host-visible
+	if b.moeLog, err = act("routing of the last token", 2*k*b.cfg.Layers, vulkan.MemHost); err != nil {
+		return err
+	}
+	b.lastRoute = make([]backend.Routing, b.cfg.Layers)
+	for i := range b.lastRoute {
+		b.lastRoute[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
+	}
 	return nil
 }
 
 // moeRoute records the route kernel over the router logits (lstride floats
 // per token) of the step's tokens (tokens: the batch capacity), writing k
 // expert ids and weights per token.
-func (d *gpu) moeRoute(r *vulkan.Recorder, label string, g arch.Gating, experts, k int, logits *vulkan.Buffer, lstride int, ids, wts, step *vulkan.Buffer, tokens int) error {
+// The step's last token's ids and weights also go to log at logoff
+// (uint32 words: k ids, then k weights' bits), for LastRouting.
+func (d *gpu) moeRoute(r *vulkan.Recorder, label string, g arch.Gating, experts, k int, logits *vulkan.Buffer, lstride int, ids, wts, log *vulkan.Buffer, logoff int, step *vulkan.Buffer, tokens int) error {
 	var gating uint32
 	switch g {
 	case arch.GatingSoftmaxTopKNorm:
@@ -146,12 +159,12 @@ func (d *gpu) moeRoute(r *vulkan.Recorder, label string, g arch.Gating, experts,
 	if lim := d.Info.Limits.MaxSharedMemory; uint64(4*experts) > uint64(lim) {
 		return fmt.Errorf("%s: %d experts' probabilities need %d bytes of shared memory, over the device's %d: %w", label, experts, 4*experts, lim, backend.ErrUnsupported)
 	}
-	kern, err := d.kernel("moe_route", 4, 1, uint32(experts), uint32(k), gating)
+	kern, err := d.kernel("moe_route", 2*4, 1, uint32(experts), uint32(k), gating)
 	if err != nil {
 		return err
 	}
-	return r.Dispatch(label, kern, []vulkan.Arg{{B: logits, Format: fmtU32}, vulkan.W(ids), vulkan.W(wts), vulkan.R(step)},
-		[]uint32{uint32(lstride)}, uint32(tokens), 1, 1)
+	return r.Dispatch(label, kern, []vulkan.Arg{{B: logits, Format: fmtU32}, vulkan.W(ids), vulkan.W(wts), vulkan.R(step), vulkan.W(log)},
+		[]uint32{uint32(lstride), uint32(logoff)}, uint32(tokens), 1, 1)
 }
 
 // moeCombine records the combine kernel: for each of the step's tokens the
@@ -166,4 +179,27 @@ func (d *gpu) moeCombine(r *vulkan.Recorder, label string, k, n int, ys *vulkan.
 	out := vulkan.W(x)
 	return r.Dispatch(label, kern, []vulkan.Arg{{B: ys, Format: fmtU32}, {B: wts, Format: fmtU32}, out, vulkan.R(step), {B: x, Format: fmtU32}},
 		[]uint32{uint32(n), uint32(xstride), uint32(ystride)}, uint32(tokens), 1, 1)
+}
+
+// LastRouting implements backend.RoutingBackend: the routing the route
+// kernels logged for the last token of the last step (the log is
+// host-visible, so this is a copy, not a submission); nil for a dense
+// model.
+func (b *Backend) LastRouting() []backend.Routing {
+	if b.moeLog == nil {
+		return nil
+	}
+	k := b.cfg.MoE.ExpertsUsed
+	words := make([]byte, 4*2*k*b.cfg.Layers)
+	if err := b.moeLog.Read(0, words); err != nil {
+		return nil
+	}
+	for l := range b.lastRoute {
+		w := words[4*2*k*l:]
+		for j := 0; j < k; j++ {
+			b.lastRoute[l].Experts[j] = int32(binary.LittleEndian.Uint32(w[4*j:]))
+			b.lastRoute[l].Weights[j] = math.Float32frombits(binary.LittleEndian.Uint32(w[4*(k+j):]))
+		}
+	}
+	return b.lastRoute
 }

@@ -1,6 +1,7 @@
 package vk
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"vkchat/internal/testenv"
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
+	"vkchat/runtime/cpu"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/quant"
 
@@ -91,9 +93,10 @@ func TestMoERoute(t *testing.T) {
 			lb := deviceFloats(t, d, "logits", logits)
 			ids, _ := d.NewBuffer("ids", uint64(4*ntok*c.k), vulkan.MemDevice)
 			wts, _ := d.NewBuffer("wts", uint64(4*ntok*c.k), vulkan.MemDevice)
-			step := stepBuffer(t, d, ntok-1, 0, nil) // the last token is not in the batch
+			log, _ := d.NewBuffer("log", uint64(4*3*c.k), vulkan.MemDevice) // at offset k: the batch's last token
+			step := stepBuffer(t, d, ntok-1, 0, nil)                        // the last token is not in the batch
 			runOnce(t, d, func(r *vulkan.Recorder) error {
-				return d.moeRoute(r, "route", c.g, c.e, c.k, lb, stride, ids, wts, step, ntok)
+				return d.moeRoute(r, "route", c.g, c.e, c.k, lb, stride, ids, wts, log, c.k, step, ntok)
 			})
 			gi, gw := readBack(t, ids, ntok*c.k), bytesF32(readBack(t, wts, ntok*c.k))
 			for tk := 0; tk < ntok-1; tk++ {
@@ -434,6 +437,53 @@ func TestGptOssMatchesCPU(t *testing.T) {
 				t.Errorf("logits NMSE %.3g over %.0e", e, bound)
 			} else {
 				t.Logf("worst logits NMSE %.3g", e)
+			}
+		})
+	}
+}
+
+// The routing the Vulkan backend reports for the last token of a step (a
+// prefill batch, then a decode step) is the CPU backend's: the same
+// experts in the same order, weights within 1e-3 (the two backends sum in
+// different orders, and these random models amplify it layer by layer).
+func TestLastRoutingMatchesCPU(t *testing.T) {
+	prompt := []int32{1, 400, 37, 291, 5, 88, 406, 12}
+	for _, file := range []string{"synth-qwen3moe-F32", "synth-gpt-oss-F32"} {
+		t.Run(file, func(t *testing.T) {
+			m := loadModel(t, testenv.Model(t, "2026/"+file+".gguf"))
+			opts := backend.Options{ContextSize: 64, KVType: backend.KVF16, Device: -1}
+			vb := newVulkan(t, m, opts)
+			cb, err := cpu.New(m, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cb.Close()
+			ctx := context.Background()
+			for step, toks := range [][]int32{prompt, {77}} {
+				pos := 0
+				if step > 0 {
+					pos = len(prompt)
+				}
+				if _, err := cb.Forward(ctx, toks, pos, false); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := vb.Forward(ctx, toks, pos, false); err != nil {
+					t.Fatal(err)
+				}
+				want, got := cb.LastRouting(), vb.(backend.RoutingBackend).LastRouting()
+				if len(got) != len(want) {
+					t.Fatalf("step %d: %d layers reported, want %d", step, len(got), len(want))
+				}
+				for l := range want {
+					if !slices.Equal(got[l].Experts, want[l].Experts) {
+						t.Errorf("step %d layer %d: experts %v, CPU %v", step, l, got[l].Experts, want[l].Experts)
+					}
+					for j := range want[l].Weights {
+						if d := math.Abs(float64(got[l].Weights[j] - want[l].Weights[j])); d > 1e-3 {
+							t.Errorf("step %d layer %d slot %d: weight %g, CPU %g", step, l, j, got[l].Weights[j], want[l].Weights[j])
+						}
+					}
+				}
 			}
 		})
 	}
