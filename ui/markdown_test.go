@@ -2,31 +2,18 @@ package ui
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
+	"vkchat/ui/internal/uitest"
 
 	"github.com/charmbracelet/x/exp/golden"
 )
-
-// markdownReply has every block kind the transcript renders: a heading,
-// emphasis, a list, a table and a fenced code block with a tab.
-const markdownReply = "## Counting lines\n\nUse **two** steps and *no* regexp:\n\n" +
-	"- read the file with `os.ReadFile`\n- count the newlines\n\n" +
-	"| step | cost |\n|------|-----:|\n| read | 2 ms |\n| count | 1 ms |\n\n" +
-	"```go\nfunc count(b []byte) int {\n\treturn bytes.Count(b, []byte(\"\\n\"))\n}\n```\n\nThat is all."
-
-// pieces splits text into the token pieces a model might emit: each run of
-// blank space stays with the word after it.
-func pieces(text string) []string {
-	return regexp.MustCompile(`\s*\S+|\s+`).FindAllString(text, -1)
-}
 
 // The transcript draws Markdown, falls back to plain text (each token in
 // its place) in the inspector and the heatmap, and back again after.
 func TestTranscriptMarkdownAndInspectorFallback(t *testing.T) {
 	eng := newFakeEngine()
-	eng.replies = [][]string{pieces(markdownReply)}
+	eng.replies = [][]string{uitest.Pieces(uitest.MarkdownReply)}
 	for _, p := range eng.replies[0] {
 		eng.id(p)
 	}
@@ -56,7 +43,7 @@ func TestTranscriptMarkdownAndInspectorFallback(t *testing.T) {
 // Golden screens of a Markdown reply, mid-stream (inside the code block)
 // and finished. Regenerate with go test ./ui -run TestGoldenMarkdown -update
 func TestGoldenMarkdown(t *testing.T) {
-	toks := pieces(markdownReply)
+	toks := uitest.Pieces(uitest.MarkdownReply)
 	hold := 0
 	for i := range toks {
 		if strings.Contains(strings.Join(toks[:i], ""), "bytes.Count") {

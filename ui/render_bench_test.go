@@ -13,6 +13,7 @@ import (
 
 	"vkchat/runtime/engine"
 	"vkchat/ui/conversation"
+	"vkchat/ui/internal/uitest"
 )
 
 // longMarkdownReply is a reply of about 2,600 tokens: the Markdown test
@@ -20,10 +21,10 @@ import (
 func longMarkdownReply() []string {
 	var b strings.Builder
 	for i := range 20 {
-		fmt.Fprintf(&b, "### Part %d\n\n%s\n\n", i+1, strings.Replace(markdownReply, "## Counting lines\n\n", "", 1))
+		fmt.Fprintf(&b, "### Part %d\n\n%s\n\n", i+1, strings.Replace(uitest.MarkdownReply, "## Counting lines\n\n", "", 1))
 		fmt.Fprintf(&b, "A paragraph long enough to wrap over several rows of the transcript, part %d, with *emphasis*, **strong** words and `code` in it, which keeps going for a while yet.\n\n", i+1)
 	}
-	return pieces(b.String())
+	return uitest.Pieces(b.String())
 }
 
 // longCodeReply is a reply that is one fenced block of 150 lines of Go,
@@ -35,7 +36,7 @@ func longCodeReply() []string {
 		fmt.Fprintf(&b, "\tx%d := compute(%d, \"str\") // step %d\n", i, i, i)
 	}
 	b.WriteString("```\n")
-	return pieces(b.String())
+	return uitest.Pieces(b.String())
 }
 
 // BenchmarkStreamToken measures what one streamed token costs the UI: the
@@ -77,7 +78,7 @@ func BenchmarkStreamToken(b *testing.B) {
 			m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 			for i := range bc.history {
 				m.conv.Append(&conversation.Turn{Role: "user", Content: fmt.Sprintf("question %d", i)},
-					&conversation.Turn{Role: "assistant", Content: markdownReply})
+					&conversation.Turn{Role: "assistant", Content: uitest.MarkdownReply})
 			}
 			if bc.inspect {
 				m.focus = focusTranscript

@@ -5,6 +5,7 @@ import (
 
 	"vkchat/runtime/engine"
 	"vkchat/ui/conversation"
+	"vkchat/ui/internal/uitest"
 )
 
 // The screens under testdata/TestGoldenThinking are regenerated with
@@ -16,7 +17,7 @@ func TestGoldenThinking(t *testing.T) {
 	h.size(80, 24)
 	m.conv.Append(&conversation.Turn{Role: "user", Content: "hello"})
 	reply := &conversation.Turn{Role: "assistant"}
-	for _, tk := range thinkingTokens() {
+	for _, tk := range uitest.ThinkingTokens() {
 		reply.AppendToken(tk)
 	}
 	reply.Done = &engine.DoneInfo{Reason: engine.StopEOS, Generated: len(reply.Steps)}

@@ -19,17 +19,6 @@ import (
 	"vkchat/ui/input"
 )
 
-// thinkingTokens is what the engine emits for "<think>\nHmm\n</think>\n\nHi!".
-func thinkingTokens() []engine.TokenInfo {
-	return []engine.TokenInfo{
-		{Piece: "<think>", Thinking: true, Duration: 100 * time.Millisecond},
-		{Piece: "\nHmm\n", Thought: "\nHmm\n", Thinking: true, Duration: 200 * time.Millisecond},
-		{Piece: "</think>", Thinking: true, Duration: 300 * time.Millisecond},
-		{Piece: "\n\nHi", Answer: "Hi", Duration: 400 * time.Millisecond},
-		{Piece: "!", Answer: "!", Duration: 500 * time.Millisecond},
-	}
-}
-
 func TestThinkCommand(t *testing.T) {
 	eng := newFakeEngine()
 	m := newTestModel(t, eng, Config{})

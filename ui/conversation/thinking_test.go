@@ -6,22 +6,12 @@ import (
 	"time"
 
 	"vkchat/runtime/engine"
+	"vkchat/ui/internal/uitest"
 )
-
-// thinkingTokens is what the engine emits for "<think>\nHmm\n</think>\n\nHi!".
-func thinkingTokens() []engine.TokenInfo {
-	return []engine.TokenInfo{
-		{Piece: "<think>", Thinking: true, Duration: 100 * time.Millisecond},
-		{Piece: "\nHmm\n", Thought: "\nHmm\n", Thinking: true, Duration: 200 * time.Millisecond},
-		{Piece: "</think>", Thinking: true, Duration: 300 * time.Millisecond},
-		{Piece: "\n\nHi", Answer: "Hi", Duration: 400 * time.Millisecond},
-		{Piece: "!", Answer: "!", Duration: 500 * time.Millisecond},
-	}
-}
 
 func TestThinkingTurn(t *testing.T) {
 	tr := &Turn{Role: "assistant", Streaming: true}
-	for i, tk := range thinkingTokens() {
+	for i, tk := range uitest.ThinkingTokens() {
 		tr.AppendToken(tk)
 		if open := i < 3; tr.Think.Open != open {
 			t.Errorf("after token %d: open %v, want %v", i, tr.Think.Open, open)
@@ -79,7 +69,7 @@ func TestThinkingLoaded(t *testing.T) {
 // reasoning gets its block and raw text back from them.
 func TestThinkingFork(t *testing.T) {
 	full := &Turn{Role: "assistant"}
-	for _, tk := range thinkingTokens() {
+	for _, tk := range uitest.ThinkingTokens() {
 		full.AppendToken(tk)
 	}
 	for _, k := range []int{2, 4} {

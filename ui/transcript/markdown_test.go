@@ -3,7 +3,6 @@ package transcript
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,21 +12,9 @@ import (
 	"github.com/muesli/termenv"
 
 	"vkchat/ui/conversation"
+	"vkchat/ui/internal/uitest"
 	"vkchat/ui/termtext"
 )
-
-// markdownReply has every block kind the transcript renders: a heading,
-// emphasis, a list, a table and a fenced code block with a tab.
-const markdownReply = "## Counting lines\n\nUse **two** steps and *no* regexp:\n\n" +
-	"- read the file with `os.ReadFile`\n- count the newlines\n\n" +
-	"| step | cost |\n|------|-----:|\n| read | 2 ms |\n| count | 1 ms |\n\n" +
-	"```go\nfunc count(b []byte) int {\n\treturn bytes.Count(b, []byte(\"\\n\"))\n}\n```\n\nThat is all."
-
-// pieces splits text into the token pieces a model might emit: each run of
-// blank space stays with the word after it.
-func pieces(text string) []string {
-	return regexp.MustCompile(`\s*\S+|\s+`).FindAllString(text, -1)
-}
 
 func TestMarkdownBlocks(t *testing.T) {
 	tests := []struct {
@@ -66,7 +53,7 @@ func renderReply(t *testing.T, m *Transcript, text string, width int) []string {
 
 func TestMarkdownRendersBlocks(t *testing.T) {
 	m := newTestTranscript(t)
-	rows := renderReply(t, m, markdownReply, 60)
+	rows := renderReply(t, m, uitest.MarkdownReply, 60)
 	text := strings.Join(rows, "\n")
 	for _, want := range []string{"## Counting lines", "• read the file with os.ReadFile", "• count the newlines",
 		"│", "─", "func count(b []byte) int {", `return bytes.Count(b, []byte("\n"))`, "That is all."} {
@@ -107,7 +94,7 @@ func TestMarkdownRespectsNoColor(t *testing.T) {
 		t.Setenv("NO_COLOR", noColor)
 		r := lipgloss.NewRenderer(io.Discard, termenv.WithTTY(true))
 		m := newTranscript(r)
-		text := strings.Join(renderReply(t, m, markdownReply, 60), "\n")
+		text := strings.Join(renderReply(t, m, uitest.MarkdownReply, 60), "\n")
 		if got := strings.Contains(text, "\x1b["); got != (noColor == "") {
 			t.Errorf("NO_COLOR=%q: escape sequences %v", noColor, got)
 		}
@@ -133,7 +120,7 @@ func TestMarkdownStreamingMatchesFreshRender(t *testing.T) {
 	m := newTestTranscript(t)
 	fresh := newTestTranscript(t)
 	tr := &conversation.Turn{Role: "assistant"}
-	for i, p := range pieces(markdownReply) {
+	for i, p := range uitest.Pieces(uitest.MarkdownReply) {
 		tr.Content += p
 		before := m.md.renders
 		got, ok := m.markdownRows(tr, 50)
@@ -221,7 +208,7 @@ func TestMarkdownNarrowFallsBackToPlain(t *testing.T) {
 	if _, ok := m.markdownRows(&conversation.Turn{Role: "assistant", Content: "# x"}, minMarkdownWidth-1); ok {
 		t.Error("markdown drawn below its minimum width")
 	}
-	long := markdownReply + "\n\nSee https://example.com/a/very/long/path/that/goes/on/and/on/forever and `averylongidentifierwithoutanybreakatall`.\n\n```\nx := f(\"a very long line of code that does not fit at all\", y)\n```"
+	long := uitest.MarkdownReply + "\n\nSee https://example.com/a/very/long/path/that/goes/on/and/on/forever and `averylongidentifierwithoutanybreakatall`.\n\n```\nx := f(\"a very long line of code that does not fit at all\", y)\n```"
 	for w := minMarkdownWidth; w < 90; w += 7 {
 		rows := renderReply(t, m, long, w)
 		for _, r := range rows {
@@ -244,7 +231,7 @@ func TestMarkdownNarrowFallsBackToPlain(t *testing.T) {
 // (as streaming does, through the block cache) gives the rows a fresh
 // render gives.
 func FuzzMarkdownRows(f *testing.F) {
-	for _, s := range []string{markdownReply, "```", "- a\n\n  b\n\n|x|\n|-|\n|1|", "# \x1b]52;c;aGk=\x07t\n\n~~~\n\t\n~~~", "> q\n>\n> > r", "1. a\n   ```go\n   x\n   ```"} {
+	for _, s := range []string{uitest.MarkdownReply, "```", "- a\n\n  b\n\n|x|\n|-|\n|1|", "# \x1b]52;c;aGk=\x07t\n\n~~~\n\t\n~~~", "> q\n>\n> > r", "1. a\n   ```go\n   x\n   ```"} {
 		f.Add(s, uint16(len(s)/2))
 	}
 	m := newTranscript(testRenderer())

@@ -3,27 +3,15 @@ package transcript
 import (
 	"strings"
 	"testing"
-	"time"
 
-	"vkchat/runtime/engine"
 	"vkchat/ui/conversation"
+	"vkchat/ui/internal/uitest"
 )
-
-// thinkingTokens is what the engine emits for "<think>\nHmm\n</think>\n\nHi!".
-func thinkingTokens() []engine.TokenInfo {
-	return []engine.TokenInfo{
-		{Piece: "<think>", Thinking: true, Duration: 100 * time.Millisecond},
-		{Piece: "\nHmm\n", Thought: "\nHmm\n", Thinking: true, Duration: 200 * time.Millisecond},
-		{Piece: "</think>", Thinking: true, Duration: 300 * time.Millisecond},
-		{Piece: "\n\nHi", Answer: "Hi", Duration: 400 * time.Millisecond},
-		{Piece: "!", Answer: "!", Duration: 500 * time.Millisecond},
-	}
-}
 
 func TestThinkingBlockRender(t *testing.T) {
 	m := newTestTranscript(t)
 	tr := &conversation.Turn{Role: "assistant"}
-	for _, tk := range thinkingTokens() {
+	for _, tk := range uitest.ThinkingTokens() {
 		tr.AppendToken(tk)
 	}
 	folded := strings.Join(m.thinkingLines(tr, 80), "\n")
