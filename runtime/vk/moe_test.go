@@ -375,26 +375,35 @@ func TestMatvecMXFP4(t *testing.T) {
 // check each kernel, this the wiring (the router's norm, the pairs'
 // strides, the residual). Bounds as TestArchsMatchCPU's for F32 and Q8_0.
 func TestMoEMatchesCPU(t *testing.T) {
+	matchCPU(t, "qwen3moe", []matchCase{
+		{"F32", "F32", "cpu", true}, {"F32", "F32", "cpu", false}, {"F32", "F32", "gpu", true}, {"F32", "F32", "gpu", false},
+		{"MXFP4_MOE", "Q8_0", "cpu", true},
+	})
+}
+
+// matchCase is one file (synth-<arch>-<file>) run on both backends under a
+// device layout, prompt as a batch or token by token; bound names the
+// archNMSE entry.
+type matchCase struct {
+	file, bound string
+	tune        string
+	prefill     bool
+}
+
+func matchCPU(t *testing.T, arch string, cases []matchCase) {
 	d := testDevice(t)
 	prompt := make([]int32, 21)
 	for i := range prompt {
 		prompt[i] = int32(1 + (i*37)%500)
 	}
-	for _, c := range []struct {
-		file, bound string
-		tune        string
-		prefill     bool
-	}{
-		{"F32", "F32", "cpu", true}, {"F32", "F32", "cpu", false}, {"F32", "F32", "gpu", true}, {"F32", "F32", "gpu", false},
-		{"MXFP4_MOE", "Q8_0", "cpu", true},
-	} {
+	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/%s/prefill%v", c.file, c.tune, c.prefill), func(t *testing.T) {
 			tu := cpuTuning
 			if c.tune == "gpu" {
 				tu = gpuTuning
 			}
 			withTuning(t, d, tu)
-			p := testenv.Model(t, "2026/synth-qwen3moe-"+c.file+".gguf")
+			p := testenv.Model(t, "2026/synth-"+arch+"-"+c.file+".gguf")
 			e := compareLogits(t, p, prompt, 8, backend.KVF16, c.prefill)
 			if bound := archNMSE[c.bound]; e > bound {
 				t.Errorf("logits NMSE %.3g over %.0e", e, bound)
@@ -412,34 +421,10 @@ func TestMoEMatchesCPU(t *testing.T) {
 // (shared-x mat-vecs; decode attention split over positions, the sink
 // folded in by attn_combine).
 func TestGptOssMatchesCPU(t *testing.T) {
-	d := testDevice(t)
-	prompt := make([]int32, 21)
-	for i := range prompt {
-		prompt[i] = int32(1 + (i*37)%500)
-	}
-	for _, c := range []struct {
-		file, bound string
-		tune        string
-		prefill     bool
-	}{
+	matchCPU(t, "gpt-oss", []matchCase{
 		{"F32", "F32", "cpu", true}, {"F32", "F32", "gpu", true}, {"F32", "F32", "gpu", false},
 		{"MXFP4_MOE", "Q8_0", "cpu", true},
-	} {
-		t.Run(fmt.Sprintf("%s/%s/prefill%v", c.file, c.tune, c.prefill), func(t *testing.T) {
-			tu := cpuTuning
-			if c.tune == "gpu" {
-				tu = gpuTuning
-			}
-			withTuning(t, d, tu)
-			p := testenv.Model(t, "2026/synth-gpt-oss-"+c.file+".gguf")
-			e := compareLogits(t, p, prompt, 8, backend.KVF16, c.prefill)
-			if bound := archNMSE[c.bound]; e > bound {
-				t.Errorf("logits NMSE %.3g over %.0e", e, bound)
-			} else {
-				t.Logf("worst logits NMSE %.3g", e)
-			}
-		})
-	}
+	})
 }
 
 // The routing the Vulkan backend reports for the last token of a step (a
