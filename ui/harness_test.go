@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"vkchat/ui/internal/uitest"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -136,27 +137,8 @@ func (h *harness) say(s string) {
 	h.idle()
 }
 
-var keyTypes = map[string]tea.KeyType{
-	"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "left": tea.KeyLeft, "right": tea.KeyRight,
-	"up": tea.KeyUp, "down": tea.KeyDown, "home": tea.KeyHome, "end": tea.KeyEnd, "pgup": tea.KeyPgUp,
-	"pgdown": tea.KeyPgDown, "f1": tea.KeyF1, "ctrl+c": tea.KeyCtrlC, "ctrl+n": tea.KeyCtrlN,
-	"ctrl+r": tea.KeyCtrlR, "ctrl+j": tea.KeyCtrlJ, "backspace": tea.KeyBackspace, "delete": tea.KeyDelete,
-	"ctrl+a": tea.KeyCtrlA, "ctrl+e": tea.KeyCtrlE, "ctrl+u": tea.KeyCtrlU, "ctrl+k": tea.KeyCtrlK,
-	"ctrl+w": tea.KeyCtrlW, "space": tea.KeySpace,
-}
-
-// keyMsg builds the message a terminal key produces, from the name
-// bubbletea gives it ("alt+t", "enter", "h").
-func keyMsg(name string) tea.KeyMsg {
-	alt := false
-	if rest, ok := strings.CutPrefix(name, "alt+"); ok && rest != "" {
-		alt, name = true, rest
-	}
-	if kt, ok := keyTypes[name]; ok {
-		return tea.KeyMsg{Type: kt, Alt: alt}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(name), Alt: alt}
-}
+// keyMsg is uitest.KeyMsg.
+func keyMsg(name string) tea.KeyMsg { return uitest.KeyMsg(name) }
 
 // checkScreen asserts View's shape: exactly h rows, none wider than w.
 func checkScreen(t *testing.T, view string, w, h int) {

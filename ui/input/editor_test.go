@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"vkchat/ui/internal/uitest"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
 )
@@ -265,24 +266,5 @@ func testStyles() theme.Styles {
 	return theme.New(r)
 }
 
-var keyTypes = map[string]tea.KeyType{
-	"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "left": tea.KeyLeft, "right": tea.KeyRight,
-	"up": tea.KeyUp, "down": tea.KeyDown, "home": tea.KeyHome, "end": tea.KeyEnd, "pgup": tea.KeyPgUp,
-	"pgdown": tea.KeyPgDown, "f1": tea.KeyF1, "ctrl+c": tea.KeyCtrlC, "ctrl+n": tea.KeyCtrlN,
-	"ctrl+r": tea.KeyCtrlR, "ctrl+j": tea.KeyCtrlJ, "backspace": tea.KeyBackspace, "delete": tea.KeyDelete,
-	"ctrl+a": tea.KeyCtrlA, "ctrl+e": tea.KeyCtrlE, "ctrl+u": tea.KeyCtrlU, "ctrl+k": tea.KeyCtrlK,
-	"ctrl+w": tea.KeyCtrlW, "space": tea.KeySpace,
-}
-
-// keyMsg builds the message a terminal key produces, from the name
-// bubbletea gives it ("alt+t", "enter", "h").
-func keyMsg(name string) tea.KeyMsg {
-	alt := false
-	if rest, ok := strings.CutPrefix(name, "alt+"); ok && rest != "" {
-		alt, name = true, rest
-	}
-	if kt, ok := keyTypes[name]; ok {
-		return tea.KeyMsg{Type: kt, Alt: alt}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(name), Alt: alt}
-}
+// keyMsg is uitest.KeyMsg.
+func keyMsg(name string) tea.KeyMsg { return uitest.KeyMsg(name) }
