@@ -114,15 +114,8 @@ func TestLoadSynthArchs(t *testing.T) {
 // TestFusedSplitsAreRowSlices: phi3's attn_qkv and gate|up ffn_up are split
 // into row slices of the mapped tensor, in the order Q, K, V and gate, up.
 func TestFusedSplitsAreRowSlices(t *testing.T) {
-	f, err := gguf.Open(testenv.Model(t, "synth-phi3-Q8_0.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadFile(t, testenv.Model(t, "synth-phi3-Q8_0.gguf"))
+	f := m.File
 	qkv, _ := f.Tensor("blk.1.attn_qkv.weight")
 	up, _ := f.Tensor("blk.1.ffn_up.weight")
 	l := m.Layers[1]
@@ -263,15 +256,7 @@ func TestArchVariantsLoad(t *testing.T) {
 // token does not use (shared synth file: 2 layers, embd 256, 8 experts of
 // ff 64, 2 used).
 func TestMoELoad(t *testing.T) {
-	f, err := gguf.Open(testenv.Shared(t, "models/2026/synth-qwen3moe-F32.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadFile(t, testenv.Shared(t, "models/2026/synth-qwen3moe-F32.gguf"))
 	if m.MoE != (MoEConfig{Gating: GatingSoftmaxTopKNorm, Experts: 8, ExpertsUsed: 2, ExpertFF: 64}) {
 		t.Fatalf("MoE %+v", m.MoE)
 	}
@@ -296,4 +281,19 @@ func TestMoELoad(t *testing.T) {
 	if got := m.ActiveFormula(); got != want {
 		t.Errorf("formula %q\n want %q", got, want)
 	}
+}
+
+// loadFile opens and loads a model file, closed when the test ends.
+func loadFile(t *testing.T, path string) *Model {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	m, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"vkchat/internal/testenv"
-	"vkchat/runtime/gguf"
 )
 
 // The shared gpt-oss file's YaRN (factor 4 over an original context of
@@ -14,15 +13,7 @@ import (
 // β_slow 1 gives 64·ln(128/2π)/(2·ln 150000) = 8.09, ceiled to 9; the
 // magnitude is 1 + 0.1·ln 4 = 1.138629.
 func TestYaRNFromFile(t *testing.T) {
-	f, err := gguf.Open(testenv.Shared(t, "models/2026/synth-gpt-oss-F32.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadFile(t, testenv.Shared(t, "models/2026/synth-gpt-oss-F32.gguf"))
 	y := m.Rope.YaRN
 	if y == nil || y.Low != 0 || y.High != 9 || math.Abs(float64(y.MScale)-1.138629) > 1e-6 || m.Rope.Scale != 0.25 {
 		t.Fatalf("YaRN %+v, scale %g", y, m.Rope.Scale)

@@ -27,35 +27,28 @@ func BenchmarkDecode(b *testing.B) {
 			name = arch + "-" + name
 		}
 		b.Run(name, func(b *testing.B) {
-			vocab, err := gguf.Open(testenv.Shared(b, "vocab/ggml-vocab-llama-spm.gguf"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer vocab.Close()
-			path := filepath.Join(b.TempDir(), "110m-q4_0.gguf")
-			if err := synth.Write(path, synth.Shapes["110m"], synth.Options{Arch: arch, Type: ggml.Q4_0, Vocab: vocab, Seed: 1}); err != nil {
-				b.Fatal(err)
-			}
-			benchDecode(b, path)
+			benchDecode(b, writeSynth(b, synth.Shapes["110m"], synth.Options{Arch: arch, Type: ggml.Q4_0, Seed: 1}))
 		})
 	}
 	// the MoE bench shape (issue 24): 0.9B parameters, 0.2B active
 	b.Run("qwen3moe-bench-Q4_0", func(b *testing.B) {
-		benchDecode(b, writeMoEBench(b))
+		benchDecode(b, writeSynth(b, synth.Shapes["moe"], synth.Options{Arch: "qwen3moe", Type: ggml.Q4_0, Seed: 1}))
 	})
 }
 
-// writeMoEBench writes the MoE bench shape (synth "moe", Q4_0) once per
-// benchmark run.
-func writeMoEBench(b *testing.B) string {
-	vocab, err := gguf.Open(testenv.Shared(b, "vocab/ggml-vocab-llama-spm.gguf"))
+// writeSynth writes a synth model of shape s on the llama-spm vocabulary
+// into the test's temporary directory and returns its path.
+func writeSynth(tb testing.TB, s synth.Shape, o synth.Options) string {
+	tb.Helper()
+	vocab, err := gguf.Open(testenv.Shared(tb, "vocab/ggml-vocab-llama-spm.gguf"))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer vocab.Close()
-	path := filepath.Join(b.TempDir(), "moe-q4_0.gguf")
-	if err := synth.Write(path, synth.Shapes["moe"], synth.Options{Arch: "qwen3moe", Type: ggml.Q4_0, Vocab: vocab, Seed: 1}); err != nil {
-		b.Fatal(err)
+	o.Vocab = vocab
+	path := filepath.Join(tb.TempDir(), "synth.gguf")
+	if err := synth.Write(path, s, o); err != nil {
+		tb.Fatal(err)
 	}
 	return path
 }

@@ -3,10 +3,8 @@ package cpu
 import (
 	"context"
 	"math"
-	"path/filepath"
 	"testing"
 
-	"vkchat/internal/testenv"
 	"vkchat/runtime/arch"
 	"vkchat/runtime/arch/synth"
 	"vkchat/runtime/backend"
@@ -19,11 +17,6 @@ import (
 // at a time, bit for bit (each token's outputs are summed in slot order
 // either way), for F32 and quantized experts.
 func TestMoEBatchMatchesSteps(t *testing.T) {
-	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-llama-spm.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vocab.Close()
 	for _, typ := range []ggml.Type{ggml.F32, ggml.Q4_0, ggml.Q4_K} {
 		t.Run(typ.String(), func(t *testing.T) {
 			s := synth.Shapes["tiny"]
@@ -31,11 +24,7 @@ func TestMoEBatchMatchesSteps(t *testing.T) {
 			if typ == ggml.Q4_K {
 				s.Embd, s.HeadDim = 256, 64
 			}
-			path := filepath.Join(t.TempDir(), "moe.gguf")
-			if err := synth.Write(path, s, synth.Options{Arch: "qwen3moe", Type: typ, Vocab: vocab, Seed: 3}); err != nil {
-				t.Fatal(err)
-			}
-			f, err := gguf.Open(path)
+			f, err := gguf.Open(writeSynth(t, s, synth.Options{Arch: "qwen3moe", Type: typ, Seed: 3}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,10 +2,8 @@ package cpu
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
-	"vkchat/internal/testenv"
 	"vkchat/runtime/arch"
 	"vkchat/runtime/arch/synth"
 	"vkchat/runtime/backend"
@@ -16,16 +14,7 @@ import (
 // BenchmarkPrefill measures a 64-token prompt pass (one batch) on the
 // synthetic 110M model in Q4_0, in tokens per second.
 func BenchmarkPrefill(b *testing.B) {
-	vocab, err := gguf.Open(testenv.Shared(b, "vocab/ggml-vocab-llama-spm.gguf"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer vocab.Close()
-	path := filepath.Join(b.TempDir(), "110m-q4_0.gguf")
-	if err := synth.Write(path, synth.Shapes["110m"], synth.Options{Type: ggml.Q4_0, Vocab: vocab, Seed: 1}); err != nil {
-		b.Fatal(err)
-	}
-	f, err := gguf.Open(path)
+	f, err := gguf.Open(writeSynth(b, synth.Shapes["110m"], synth.Options{Type: ggml.Q4_0, Seed: 1}))
 	if err != nil {
 		b.Fatal(err)
 	}
