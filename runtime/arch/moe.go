@@ -197,17 +197,26 @@ func (m *Model) inactive(n int64) int64 {
 	return n * int64(m.MoE.Experts-m.MoE.ExpertsUsed) / int64(m.MoE.Experts)
 }
 
-// ActiveWeightBytes is what one token reads of the weights: all of them
-// but the experts it is not routed to. It equals WeightBytes for a dense
-// model.
-func (m *Model) ActiveWeightBytes() int64 {
-	n := m.WeightBytes()
+// ExpertBytes is the size of all expert banks (0 for a dense model).
+func (m *Model) ExpertBytes() int64 {
+	var n int64
 	for i := range m.Layers {
 		if x := m.Layers[i].Experts; x != nil {
-			n -= m.inactive(int64(len(x.Gate.Data)) + int64(len(x.Up.Data)) + int64(len(x.Down.Data)))
+			n += int64(len(x.Gate.Data)) + int64(len(x.Up.Data)) + int64(len(x.Down.Data))
 		}
 	}
 	return n
+}
+
+// ActiveWeightBytes is what one token reads of the weights: all of them
+// but the experts it is not routed to. It equals WeightBytes for a dense
+// model. (Every bank holds its experts in equal runs, so the total's
+// share is exactly the sum of the layers'.)
+func (m *Model) ActiveWeightBytes() int64 {
+	if m.MoE.Experts == 0 {
+		return m.WeightBytes()
+	}
+	return m.WeightBytes() - m.inactive(m.ExpertBytes())
 }
 
 // ActiveParams is the parameters one token uses: Params less the experts
@@ -225,12 +234,7 @@ func (m *Model) ActiveParams() int64 {
 // ActiveFormula says in one line how ActiveWeightBytes adds up: the
 // experts a token reads per layer, and everything else.
 func (m *Model) ActiveFormula() string {
-	var bank int64
-	for i := range m.Layers {
-		if x := m.Layers[i].Experts; x != nil {
-			bank += int64(len(x.Gate.Data)) + int64(len(x.Up.Data)) + int64(len(x.Down.Data))
-		}
-	}
+	bank := m.ExpertBytes()
 	if bank == 0 {
 		return ""
 	}

@@ -61,8 +61,10 @@ type layerState struct {
 	hasRope            bool
 	window             int
 	qNormRow, kNormRow int // width Q/K norms normalize over: head_dim or the full projection
-	routerBias         []float32
-	bo, sinks          []float32 // attn_output bias, attention sinks (gpt-oss)
+	// a mixture-of-experts layer's router bias, and its per-expert
+	// biases (one row per expert), decoded once
+	routerBias, gateBias, upBias, downBias []float32
+	bo, sinks                              []float32 // attn_output bias, attention sinks (gpt-oss)
 }
 
 // poolCalls are the range functions the backend hands the worker pool,
@@ -118,7 +120,9 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 			window: L.Config.Window, qNormRow: m.HeadDim, kNormRow: m.HeadDim,
 		}
 		if L.Experts != nil {
-			v.routerBias = optVector(L.Experts.RouterBias)
+			x := L.Experts
+			v.routerBias = optVector(x.RouterBias)
+			v.gateBias, v.upBias, v.downBias = optRows(x.GateBias), optRows(x.UpBias), optRows(x.DownBias)
 		}
 		v.bo, v.sinks = optVector(L.Bo), optVector(L.Sinks)
 		if m.Block.QKNorm == arch.QKNormFull {
@@ -153,7 +157,7 @@ func (b *Backend) Memory() backend.Memory {
 		Weights:     b.m.WeightBytes() + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.m.KVBytesPerToken(elem),
-		Scratch:     b.s.bytes() + b.experts.bytes() + int64(len(b.attnWork)*(2*b.opts.ContextSize+1)*b.m.HeadDim*4) + int64(4*len(b.gelu)),
+		Scratch:     b.s.bytes() + b.experts.bytes() + attnWorkBytes(b.m, b.opts.ContextSize) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d threads, %s)", b.opts.Threads, simd.Describe()),
 		KVFormula:   b.m.KVFormula(b.opts.ContextSize, elem),
 	}
@@ -227,4 +231,18 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 		}
 	}
 	return out, nil
+}
+
+// attnWorkBytes is the attention buffers New makes for a context of ctx
+// positions: per KV head, its keys and values widened, and one query.
+func attnWorkBytes(m *arch.Model, ctx int) int64 {
+	return int64(m.KVHeads) * (2*int64(ctx) + 1) * int64(m.HeadDim) * 4
+}
+
+// ContextBytes is what a context of ctx positions costs the backend beyond
+// the weights and the batch scratch: the KV cache, the attention buffers
+// and the token history. The engine checks it against the memory there is
+// before New allocates it.
+func ContextBytes(m *arch.Model, ctx int, kv backend.KVType) int64 {
+	return m.KVBytes(ctx, kv.Bytes()) + attnWorkBytes(m, ctx) + 4*int64(ctx)
 }

@@ -35,7 +35,7 @@ func newMoEScratch(c *arch.Config, n int) *moeScratch {
 		xs: make([]float32, n*e), g: make([]float32, n*ff), u: make([]float32, n*ff), d: make([]float32, n*e),
 		ys: make([]float32, n*k*e), rows: make([]int32, 0, n), order: make([]int32, m.Experts),
 		last: make([]backend.Routing, c.Layers),
-		mats: make([]quant.Matrix, 3*k), dsts: make([][]float32, 2*k), srcs: make([][]float32, k),
+		mats: make([]quant.Matrix, 3*k), dsts: make([][]float32, 3*k), srcs: make([][]float32, k),
 	}
 	for i := range s.last {
 		s.last[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
@@ -80,7 +80,7 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 	copy(last.Experts, s.sel[(n-1)*k:n*k])
 	copy(last.Weights, s.wts[(n-1)*k:n*k])
 	if n == 1 {
-		b.moeToken(x, in, out)
+		b.moeToken(x, w, in, out)
 		return
 	}
 	for ex := 0; ex < E; ex++ {
@@ -101,11 +101,11 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 		gate, up, down := x.Expert(ex)
 		b.expertPacks.Use(matrix(gate), matrix(up), matrix(down))
 		quant.MatMuls([][]float32{s.g[:m*ff], s.u[:m*ff]}, []quant.Matrix{matrix(gate), matrix(up)}, s.xs[:m*e], m)
-		addExpertBias(s.g[:m*ff], x.GateBias, ex, ff)
-		addExpertBias(s.u[:m*ff], x.UpBias, ex, ff)
+		addExpertBias(s.g[:m*ff], w.gateBias, ex, ff)
+		addExpertBias(s.u[:m*ff], w.upBias, ex, ff)
 		b.activate(s.g[:m*ff], s.u[:m*ff])
 		quant.MatMul(s.d[:m*e], matrix(down), s.g[:m*ff], m)
-		addExpertBias(s.d[:m*e], x.DownBias, ex, e)
+		addExpertBias(s.d[:m*e], w.downBias, ex, e)
 		for j, r := range s.rows {
 			copy(s.ys[int(r)*e:(int(r)+1)*e], s.d[j*e:(j+1)*e])
 		}
@@ -119,33 +119,27 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 // input), where running expert by expert would hand the workers 2k jobs.
 // Each product is the same call per row as moe's, so the result is the
 // same bits.
-func (b *Backend) moeToken(x *arch.Experts, in, out []float32) {
+func (b *Backend) moeToken(x *arch.Experts, w *layerState, in, out []float32) {
 	c := &b.m.Config
 	s := b.experts
 	k, e, ff := c.MoE.ExpertsUsed, c.Embd, c.MoE.ExpertFF
+	// mats and dsts: the k gate/up pairs, then the k downs
 	for j, ex := range s.sel[:k] {
-		gate, up, _ := x.Expert(int(ex))
-		s.mats[2*j], s.mats[2*j+1] = matrix(gate), matrix(up)
-		s.dsts[2*j], s.dsts[2*j+1] = s.g[j*ff:(j+1)*ff], s.u[j*ff:(j+1)*ff]
-	}
-	for j, ex := range s.sel[:k] {
-		_, _, down := x.Expert(int(ex))
-		s.mats[2*k+j] = matrix(down)
+		gate, up, down := x.Expert(int(ex))
+		s.mats[2*j], s.mats[2*j+1], s.mats[2*k+j] = matrix(gate), matrix(up), matrix(down)
+		s.dsts[2*j], s.dsts[2*j+1], s.dsts[2*k+j] = s.g[j*ff:(j+1)*ff], s.u[j*ff:(j+1)*ff], s.ys[j*e:(j+1)*e]
+		s.srcs[j] = s.g[j*ff : (j+1)*ff]
 	}
 	b.expertPacks.Use(s.mats[:3*k]...)
 	quant.MatMuls(s.dsts[:2*k], s.mats[:2*k], in[:e], 1)
 	for j, ex := range s.sel[:k] {
-		addExpertBias(s.g[j*ff:(j+1)*ff], x.GateBias, int(ex), ff)
-		addExpertBias(s.u[j*ff:(j+1)*ff], x.UpBias, int(ex), ff)
+		addExpertBias(s.g[j*ff:(j+1)*ff], w.gateBias, int(ex), ff)
+		addExpertBias(s.u[j*ff:(j+1)*ff], w.upBias, int(ex), ff)
 	}
 	b.activate(s.g[:k*ff], s.u[:k*ff])
+	quant.MatMulsEach(s.dsts[2*k:3*k], s.mats[2*k:3*k], s.srcs[:k], 1)
 	for j, ex := range s.sel[:k] {
-		_, _, down := x.Expert(int(ex))
-		s.mats[j], s.dsts[j], s.srcs[j] = matrix(down), s.ys[j*e:(j+1)*e], s.g[j*ff:(j+1)*ff]
-	}
-	quant.MatMulsEach(s.dsts[:k], s.mats[:k], s.srcs[:k], 1)
-	for j, ex := range s.sel[:k] {
-		addExpertBias(s.ys[j*e:(j+1)*e], x.DownBias, int(ex), e)
+		addExpertBias(s.ys[j*e:(j+1)*e], w.downBias, int(ex), e)
 	}
 	s.weigh(out, 1, k, e)
 }
@@ -171,13 +165,13 @@ func (s *moeScratch) weigh(out []float32, n, k, e int) {
 	}
 }
 
-// addExpertBias adds expert ex's row of a per-expert bias (F32, one row
-// of width per expert) to every row of out; a nil bias adds nothing.
-func addExpertBias(out []float32, bias *arch.Weight, ex, width int) {
+// addExpertBias adds expert ex's row of a per-expert bias (width values
+// per expert) to every row of out; a nil bias adds nothing.
+func addExpertBias(out, bias []float32, ex, width int) {
 	if bias == nil {
 		return
 	}
-	row := vectorF32(arch.Weight{Type: bias.Type, Cols: width, Rows: 1, Data: bias.Data[4*ex*width : 4*(ex+1)*width]})
+	row := bias[ex*width : (ex+1)*width]
 	for i := 0; i+width <= len(out); i += width {
 		addTo(out[i:i+width], row)
 	}
@@ -187,12 +181,7 @@ func addExpertBias(out []float32, bias *arch.Weight, ex, width int) {
 // keeps: all of them where they fit in half the memory available, else
 // that half, the least recently used dropped first (quant.PackCache).
 func expertPackBudget(m *arch.Model) int64 {
-	var banks int64
-	for i := range m.Layers {
-		if x := m.Layers[i].Experts; x != nil {
-			banks += int64(len(x.Gate.Data) + len(x.Up.Data) + len(x.Down.Data))
-		}
-	}
+	banks := m.ExpertBytes()
 	if avail := MemAvailable(); avail > 0 {
 		return min(banks, avail/2)
 	}

@@ -79,6 +79,17 @@ func vectorF32(w arch.Weight) []float32 {
 }
 
 // optVector is vectorF32 of an optional weight.
+// optRows decodes an F32 matrix of per-row vectors (per-expert biases),
+// rows after rows; nil for nil.
+func optRows(w *arch.Weight) []float32 {
+	if w == nil {
+		return nil
+	}
+	out := make([]float32, w.Cols*w.Rows)
+	_ = quant.Dequantize(w.Type, w.Data, out)
+	return out
+}
+
 func optVector(w *arch.Weight) []float32 {
 	if w == nil {
 		return nil

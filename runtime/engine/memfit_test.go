@@ -9,6 +9,7 @@ import (
 
 	"vkchat/internal/testenv"
 	"vkchat/runtime/backend"
+	"vkchat/runtime/cpu"
 )
 
 // A context the memory cannot hold is refused before anything is
@@ -36,7 +37,7 @@ func TestContextTooLargeForMemory(t *testing.T) {
 		t.Fatalf("a context that fits: %v", err)
 	}
 	defer s.Close()
-	if c := contextBytes(s.model, fits, backend.KVF16); c > avail || contextBytes(s.model, fits+1, backend.KVF16) <= avail {
+	if c := cpu.ContextBytes(s.model, fits, backend.KVF16); c > avail || cpu.ContextBytes(s.model, fits+1, backend.KVF16) <= avail {
 		t.Errorf("named %d positions (%d bytes); the next one must not fit in %d", fits, c, avail)
 	}
 }
