@@ -55,6 +55,7 @@ type Backend struct {
 	// reads into lastRoute
 	moeLog       *vulkan.Buffer
 	lastRoute    []backend.Routing
+	routeWords   []byte         // the log as read, reused
 	moeFFStride  int            // floats per pair in moeH
 	logits       *vulkan.Buffer // [prefillChunk][vocab]; device-local under the GPU layout (head.go reads it)
 	headOut      *vulkan.Buffer // host-visible, the head kernel's result (head.go)

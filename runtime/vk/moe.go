@@ -131,6 +131,7 @@ func (b *Backend) allocateMoE(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 	if b.moeLog, err = act("routing of the last token", 2*k*b.cfg.Layers, vulkan.MemHost); err != nil {
 		return err
 	}
+	b.routeWords = make([]byte, 4*2*k*b.cfg.Layers)
 	b.lastRoute = make([]backend.Routing, b.cfg.Layers)
 	for i := range b.lastRoute {
 		b.lastRoute[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
@@ -190,7 +191,7 @@ func (b *Backend) LastRouting() []backend.Routing {
 		return nil
 	}
 	k := b.cfg.MoE.ExpertsUsed
-	words := make([]byte, 4*2*k*b.cfg.Layers)
+	words := b.routeWords
 	if err := b.moeLog.Read(0, words); err != nil {
 		return nil
 	}
