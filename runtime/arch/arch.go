@@ -176,8 +176,35 @@ type Block struct {
 	Act      Activation
 }
 
+// LayerKind is what mixes positions in a layer: attention over a KV cache,
+// or a recurrence over a fixed-size state (hybrid models).
+type LayerKind uint8
+
+const (
+	KindAttention LayerKind = iota
+	// KindDeltaNet is a Gated DeltaNet layer (qwen35, qwen35moe): causal
+	// conv, then the delta-rule state update per value head.
+	KindDeltaNet
+	// KindShortConv is a short-convolution layer (lfm2).
+	KindShortConv
+)
+
+func (k LayerKind) String() string {
+	switch k {
+	case KindDeltaNet:
+		return "deltanet"
+	case KindShortConv:
+		return "shortconv"
+	}
+	return "attention"
+}
+
+// Recurrent says whether the layer keeps a state instead of a KV cache.
+func (k LayerKind) Recurrent() bool { return k != KindAttention }
+
 // LayerConfig is what differs between layers of one model.
 type LayerConfig struct {
+	Kind      LayerKind
 	Rope      bool    // false on NoPE layers
 	RopeBase  float32 // theta base for this layer
 	RopeScale float32 // position multiplier (1/linear factor; 1 = none)

@@ -59,6 +59,17 @@ type Memory struct {
 	// KVFormula says in one line how KVAllocated adds up, for the memory
 	// panel ("" when the backend does not say).
 	KVFormula string
+
+	// Hybrid models (recurrent layers beside attention ones; see
+	// StateBackend). KVAllocated and KVPerToken count attention layers only.
+	// StateBytes is the recurrent state of every recurrent layer: a fixed
+	// size, whatever the context length; 0 for attention-only models.
+	StateBytes int64
+	// StateFormula says in one line how StateBytes adds up.
+	StateFormula string
+	// CheckpointBytes is what the saved states (StateBackend.Checkpoint)
+	// take now.
+	CheckpointBytes int64
 }
 
 // KVRing is a group of sliding-window layers whose caches hold Window
@@ -92,6 +103,31 @@ type Backend interface {
 	Forward(ctx context.Context, tokens []int32, pos int, all bool) ([]float32, error)
 	Memory() Memory
 	Close() error
+}
+
+// StateBackend is implemented by backends running a model with recurrent
+// layers (qwen35's Gated DeltaNet, lfm2's short convolutions). Such a layer
+// folds every position into a fixed-size state, so unlike a KV cache it
+// cannot be cut back to an earlier position: going back means restoring a
+// saved state and feeding the tokens after it again. The backend keeps
+// the checkpoints (a bounded number, as llama-server keeps context
+// checkpoints per slot); the engine says when to take one and where to go
+// back to.
+//
+// On such a backend Forward must be called at the position its state is at
+// (the end of the last Forward, or what Rewind returned); any other pos is
+// an error, never a silently wrong state.
+type StateBackend interface {
+	// Checkpoint saves the state after the positions processed so far. When
+	// the backend already holds its limit, the oldest checkpoint goes.
+	Checkpoint()
+	// Rewind restores the latest checkpoint at a position <= pos (0: the
+	// empty state, always available) and returns that position; the caller
+	// feeds tokens [returned, pos) again. Checkpoints after pos are dropped:
+	// the tokens after pos may change.
+	Rewind(pos int) int
+	// Checkpoints lists the saved positions, oldest first.
+	Checkpoints() []int
 }
 
 // Routing is where a mixture-of-experts layer sent one token: the experts
