@@ -63,7 +63,7 @@ type Model struct {
 	pending    *conversation.Fork // the fork the next generation continues
 	tr         transcript.Transcript
 	showHelp   bool
-	prompt     *engine.RenderedPrompt // shown in the help pane by /prompt
+	prompt     *promptPane // shown in the help pane by /prompt
 	think      thinkSettings
 	helpOffset int
 	status     statusLine
@@ -479,7 +479,7 @@ func (m *Model) runCommand(c input.Command) tea.Cmd {
 		m.setThinking(c.Text)
 		return nil
 	case input.CmdPrompt:
-		m.showPrompt()
+		m.showPrompt(c.Text)
 		return nil
 	default:
 		return nil

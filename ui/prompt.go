@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"vkchat/runtime/chat"
 	"vkchat/runtime/engine"
 	"vkchat/ui/termtext"
 	"vkchat/ui/transcript"
@@ -20,29 +21,54 @@ func (m *Model) nextRequest() engine.Request {
 	return engine.Request{Messages: m.conv.Messages(false), MaxTokens: m.cfg.MaxTokens, DisableThinking: m.think.off}
 }
 
-// showPrompt is /prompt: the prompt of the next reply and its tokens, in
-// the help pane (esc closes it).
-func (m *Model) showPrompt() {
+// promptPane is what /prompt shows: the rendered prompt, or why it could
+// not be rendered (in the pane, wrapped: template errors are long).
+type promptPane struct {
+	r   engine.RenderedPrompt
+	err string
+	// placeholder: the conversation had no user turn to answer, so one
+	// was added (the text given to /prompt, else chat.NextPlaceholder).
+	placeholder bool
+}
+
+// showPrompt is /prompt [TEXT]: the prompt of the next reply and its
+// tokens, in the help pane (esc closes it). The next reply answers a user
+// turn; in a fresh chat or after a reply there is none yet, so TEXT (or a
+// placeholder) stands for it, as chat.ForNextReply says.
+func (m *Model) showPrompt(next string) {
 	pr, ok := m.eng.(PromptRenderer)
 	if !ok {
 		m.setError("this engine cannot show its prompt")
 		return
 	}
-	r, err := pr.RenderPrompt(m.nextRequest())
-	if err != nil {
-		m.setError("prompt: " + termtext.Sanitize(err.Error()))
-		return
+	req := m.nextRequest()
+	pane := &promptPane{}
+	if !m.info.Completion {
+		req.Messages, pane.placeholder = chat.ForNextReply(req.Messages, next)
+	} else if next != "" {
+		req.Messages = append(req.Messages, chat.Message{Role: chat.RoleUser, Content: next})
 	}
-	m.prompt = &r
+	r, err := pr.RenderPrompt(req)
+	if err != nil {
+		pane.err = termtext.Sanitize(err.Error())
+		m.setError("the prompt could not be rendered (the pane says why)")
+	}
+	pane.r = r
+	m.prompt = pane
 	m.showHelp, m.helpOffset = true, 0
 }
 
 // promptLines draws the rendered prompt: its text as the model reads it,
 // then every token, template markup in [brackets] and text quoted.
 func (m *Model) promptLines(w int) []string {
-	r := m.prompt
 	st := m.styles
 	w = max(w, 1)
+	if m.prompt.err != "" {
+		lines := transcript.PlainRows("The prompt of the next reply could not be rendered", st.PanelTitle, w)
+		lines = append(lines, transcript.PlainRows("esc closes", st.Hint, w)...)
+		return append(append(lines, ""), transcript.PlainRows(m.prompt.err, st.StatusError, w)...)
+	}
+	r := &m.prompt.r
 	tmpl := r.Template
 	if tmpl == "" {
 		tmpl = "none (completion mode)"
@@ -54,6 +80,9 @@ func (m *Model) promptLines(w int) []string {
 	}
 	if r.TemplateNote != "" {
 		lines = append(lines, transcript.PlainRows(termtext.Sanitize(r.TemplateNote), st.Notice, w)...)
+	}
+	if m.prompt.placeholder {
+		lines = append(lines, transcript.PlainRows("the last user turn stands for your next message (/prompt TEXT renders it with TEXT)", st.Meta, w)...)
 	}
 	if r.DroppedMessages > 0 {
 		lines = append(lines, transcript.PlainRows(fmt.Sprintf("%d older messages left out to fit the context", r.DroppedMessages), st.Notice, w)...)

@@ -123,14 +123,14 @@ func TestThinkingModelEndToEnd(t *testing.T) {
 		t.Errorf("second reply (thinking off): block %+v, answer %q, %d tokens", second.Think, second.Content, len(second.Steps))
 	}
 	// The conversation keeps the reasoning as written; the Qwen3 template
-	// leaves it out of the next prompt, and thinking off pre-fills the
-	// empty block.
+	// leaves it out of the next prompt, whose user turn stands for the
+	// next message, and thinking off pre-fills the empty block.
 	msgs := final.conv.Messages(false)
 	if msgs[1].Content != "<think>Hmm</think>Hi!" {
 		t.Errorf("kept reply %q", msgs[1].Content)
 	}
-	if final.prompt == nil || !strings.Contains(final.prompt.Text, "<|im_start|>assistant\nHi!<|im_end|>") ||
-		strings.Contains(final.prompt.Text, "Hmm") || !strings.HasSuffix(final.prompt.Text, "<think>\n\n</think>\n\n") {
+	if final.prompt == nil || !strings.Contains(final.prompt.r.Text, "<|im_start|>assistant\nHi!<|im_end|>\n<|im_start|>user\n") ||
+		strings.Contains(final.prompt.r.Text, "Hmm") || !strings.HasSuffix(final.prompt.r.Text, "<|im_start|>assistant\n<think>\n\n</think>\n\n") {
 		t.Errorf("prompt: %+v", final.prompt)
 	}
 	if c, err := conversation.Read(final.conv.Path(), final.params); err != nil || len(c.Messages) != 4 || c.Messages[1].Content != "<think>Hmm</think>Hi!" {
@@ -157,9 +157,9 @@ func TestPromptPane(t *testing.T) {
 	if m.prompt != nil || !m.status.err || !strings.Contains(m.status.text, "cannot show its prompt") {
 		t.Errorf("an engine without RenderPrompt: prompt %v, status %+v", m.prompt, m.status)
 	}
-	m.prompt = &engine.RenderedPrompt{Template: "gguf", FoldsSystem: true, OpensThinking: true,
+	m.prompt = &promptPane{r: engine.RenderedPrompt{Template: "gguf", FoldsSystem: true, OpensThinking: true,
 		Text:   "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n",
-		Tokens: []engine.PromptToken{{ID: 1, Text: "<|im_start|>", Special: true}, {ID: 2, Text: "user", Piece: "user"}, {ID: 3, Text: "Ċ", Piece: "\n"}}}
+		Tokens: []engine.PromptToken{{ID: 1, Text: "<|im_start|>", Special: true}, {ID: 2, Text: "user", Piece: "user"}, {ID: 3, Text: "Ċ", Piece: "\n"}}}}
 	m.showHelp = true
 	view := strings.Join(m.helpLines(60), "\n")
 	for _, want := range []string{"template gguf · 3 tokens", "folded into the first user turn", "opens a <think> block",

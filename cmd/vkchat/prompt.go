@@ -59,17 +59,26 @@ func runPrompt(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		msgs = append([]chat.Message{{Role: chat.RoleSystem, Content: *system}}, msgs...)
 	}
-	if *user != "" {
-		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: *user})
-	}
-	if len(msgs) == 0 {
-		return fmt.Errorf("nothing to render: pass --messages FILE or --user TEXT")
-	}
 	p, err := engine.OpenPrompter(path, *template)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
+	placeholder := false
+	switch {
+	case p.Completion():
+		if *user != "" {
+			msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: *user})
+		}
+		if len(msgs) == 0 {
+			return fmt.Errorf("nothing to render: pass --messages FILE or --user TEXT")
+		}
+	default:
+		// The next reply answers a user turn, as in the chat's /prompt:
+		// a conversation without one gets --user, else a placeholder.
+		msgs, placeholder = chat.ForNextReply(msgs, *user)
+		placeholder = placeholder && *user == ""
+	}
 	r, err := p.Render(engine.Request{Messages: msgs, DisableThinking: !*think})
 	if err != nil {
 		return err
@@ -81,6 +90,9 @@ func runPrompt(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if r.TemplateNote != "" {
 		fmt.Fprintln(stderr, "note: "+termtext.Visible(r.TemplateNote))
+	}
+	if placeholder {
+		fmt.Fprintf(stderr, "note: the conversation does not end with a user turn; %q stands for the next message (--user TEXT sets it)\n", chat.NextPlaceholder)
 	}
 	writePrompt(stdout, r, *think)
 	return nil

@@ -31,6 +31,13 @@ func TestPromptCommand(t *testing.T) {
 	if err := os.WriteFile(conv, []byte(saved), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A conversation saved after a reply with reasoning: it ends with the
+	// reply, so the next reply's prompt needs a user turn to answer.
+	afterReply := filepath.Join(dir, "after-reply.json")
+	if err := os.WriteFile(afterReply, []byte(`{"version": 1, "messages": [{"role": "user", "content": "hello"},
+		{"role": "assistant", "content": "<think>Hmm</think>Hi!"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -48,6 +55,20 @@ func TestPromptCommand(t *testing.T) {
 		{"phi-3 drops the system role: folded", []string{"--model", phi3, "--messages", conv, "--system", "Terse."},
 			[]string{"the system prompt is folded into the first user turn", "<|user|>\nTerse.\nHi<|end|>"},
 			[]string{"Be brief."}},
+		// Qwen3's template fails on an empty conversation ("messages[item]
+		// is undefined"), re-renders the reasoning of a final reply and
+		// would open a second assistant turn after it: the placeholder
+		// user turn stands for the message not written yet.
+		{"qwen3, fresh chat", []string{"--model", qwen3},
+			[]string{"--- prompt ---\n<|im_start|>user\n(your next message)<|im_end|>\n<|im_start|>assistant\n--- tokens"}, nil},
+		{"qwen3, after a reply with reasoning", []string{"--model", qwen3, "--messages", afterReply},
+			[]string{"--- prompt ---\n<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\nHi!<|im_end|>\n<|im_start|>user\n(your next message)<|im_end|>\n<|im_start|>assistant\n--- tokens"},
+			[]string{"Hmm"}},
+		{"qwen3, after a reply with reasoning, thinking off", []string{"--model", qwen3, "--messages", afterReply, "--think=false"},
+			[]string{"<|im_start|>assistant\nHi!<|im_end|>\n<|im_start|>user\n(your next message)<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n--- tokens"},
+			[]string{"Hmm", "<|im_end|>\n<|im_start|>assistant\n<|im_start|>assistant"}},
+		{"qwen3, after a reply, --user", []string{"--model", qwen3, "--messages", afterReply, "--user", "why?"},
+			[]string{"<|im_start|>user\nwhy?<|im_end|>\n<|im_start|>assistant\n--- tokens"}, []string{"(your next message)"}},
 		{"completion mode", []string{"--model", qwen3, "--template", "none", "--user", "once upon"},
 			[]string{"template: none", "--- prompt ---\nonce upon\n"}, nil},
 	}
@@ -95,7 +116,7 @@ func TestPromptCommandErrors(t *testing.T) {
 		want string // in the error
 	}{
 		{"no model", []string{"--user", "hi"}, "no model"},
-		{"nothing to render", []string{"--model", qwen3}, "nothing to render"},
+		{"nothing to render in completion mode", []string{"--model", qwen3, "--template", "none"}, "nothing to render"},
 		{"not JSON", []string{"--model", qwen3, "--messages", write("bad.json", "{oops")}, "bad.json: want a JSON list"},
 		{"no role", []string{"--model", qwen3, "--messages", write("norole.json", `[{"content": "x"}]`)}, `norole.json: message 0: field "role"`},
 		{"empty", []string{"--model", qwen3, "--messages", write("empty.json", `[]`)}, "no messages"},

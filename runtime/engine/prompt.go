@@ -201,5 +201,9 @@ func (p *Prompter) Render(req Request) (RenderedPrompt, error) {
 	return r, nil
 }
 
+// Completion reports completion mode: no chat template, the messages are
+// joined as plain text.
+func (p *Prompter) Completion() bool { return p.tmpl == nil }
+
 // Close releases the mapped file.
 func (p *Prompter) Close() error { return p.file.Close() }

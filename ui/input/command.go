@@ -107,7 +107,8 @@ var commands = []commandSpec{
 		help: "continue on another compute backend (cpu or vulkan), e.g. after a GPU fault"},
 	{kind: CmdThink, name: "think", args: "on|off", arg: argTextRequired,
 		help: "enable_thinking for thinking models (Qwen3, SmolLM3): off asks for the answer without reasoning"},
-	{kind: CmdPrompt, name: "prompt", help: "show the exact prompt of the next reply and its tokens"},
+	{kind: CmdPrompt, name: "prompt", args: "[TEXT]", arg: argTextOptional,
+		help: "show the exact prompt of the next reply and its tokens; TEXT stands for your next message"},
 }
 
 func lookupCommand(name string) (commandSpec, bool) {
