@@ -131,6 +131,9 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 	if cfg.Notice != "" {
 		m.setStatus(termtext.Sanitize(cfg.Notice))
 	}
+	if warn := info.ContextWarning(); warn != "" {
+		m.setError(warn)
+	}
 	if note := info.TemplateNote; note != "" {
 		m.setStatus(termtext.Sanitize(note)) // the template was rejected: say why
 	}

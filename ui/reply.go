@@ -112,7 +112,9 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 			// A fork's reply counts the tokens it kept from before the fork.
 			reply.AddNote(conversation.NoteInfo, fmt.Sprintf("stopped at the %d-token limit", len(reply.Steps)), false)
 		case d.Reason == engine.StopContext:
-			reply.AddNote(conversation.NoteWarn, fmt.Sprintf("the %d-token context is full; /clear starts a new chat", m.contextSize()), false)
+			// The next message still works: the engine leaves the oldest
+			// turns out of its prompt to fit (PrefillInfo.DroppedMessages).
+			reply.AddNote(conversation.NoteWarn, fmt.Sprintf("the reply filled the %d-token context and stopped; the next message leaves the oldest turns out to fit", m.contextSize()), false)
 		}
 	}
 }

@@ -219,7 +219,7 @@ func TestDroppedMessagesNotice(t *testing.T) {
 func TestStopReasonsAreShown(t *testing.T) {
 	for reason, want := range map[engine.StopReason]string{
 		engine.StopMaxTokens: "token limit",
-		engine.StopContext:   "context is full",
+		engine.StopContext:   "filled the 2048-token context and stopped; the next message leaves the oldest turns out",
 	} {
 		m := newTestModel(t, newFakeEngine(), Config{})
 		r := &conversation.Turn{Role: "assistant", Streaming: true}

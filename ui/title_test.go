@@ -25,3 +25,30 @@ func TestTitleShowsBackendReason(t *testing.T) {
 		}
 	}
 }
+
+// The title bar shows the context window and, when it differs, the
+// context the model was trained on; a window beyond that is warned about
+// when the chat opens.
+func TestTitleShowsContext(t *testing.T) {
+	for _, tc := range []struct {
+		ctx, train int
+		want, warn string
+	}{
+		{256, 256, "ctx 256 ·", ""},
+		{128, 256, "ctx 128 of 256 trained", ""},
+		{2048, 256, "ctx 2048 of 256 trained", "the context (2048) is larger than the 256 tokens the model was trained on"},
+	} {
+		eng := newFakeEngine()
+		eng.info.ContextSize, eng.info.TrainContext = tc.ctx, tc.train
+		m := newTestModel(t, eng, Config{})
+		if title := m.titleBar(200); !strings.Contains(title, tc.want) {
+			t.Errorf("ctx %d of %d: title %q lacks %q", tc.ctx, tc.train, title, tc.want)
+		}
+		if tc.warn == "" && m.status.err {
+			t.Errorf("ctx %d of %d: status %+v, want no warning", tc.ctx, tc.train, m.status)
+		}
+		if tc.warn != "" && (!m.status.err || !strings.Contains(m.status.text, tc.warn)) {
+			t.Errorf("ctx %d of %d: status %+v, want %q", tc.ctx, tc.train, m.status, tc.warn)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"vkchat/runtime/engine"
 	"vkchat/ui/input"
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
@@ -118,7 +119,7 @@ func (m *Model) titleBar(w int) string {
 		dev += " (" + why + ")"
 	}
 	var meta []string
-	for _, s := range []string{desc, mode, dev} {
+	for _, s := range []string{desc, contextLabel(info), mode, dev} {
 		if s != "" {
 			meta = append(meta, s)
 		}
@@ -310,4 +311,16 @@ func (m *Model) sideColumn(l layout, h int) []string {
 		out = append(out, memory...)
 	}
 	return termtext.FitLines(out, w, h)
+}
+
+// contextLabel is the context window for the title bar, with the model's
+// trained context when they differ ("ctx 2048 of 256 trained").
+func contextLabel(info engine.ModelInfo) string {
+	switch {
+	case info.ContextSize <= 0:
+		return ""
+	case info.TrainContext <= 0 || info.TrainContext == info.ContextSize:
+		return fmt.Sprintf("ctx %d", info.ContextSize)
+	}
+	return fmt.Sprintf("ctx %d of %d trained", info.ContextSize, info.TrainContext)
 }

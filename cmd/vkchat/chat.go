@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 
 	"vkchat/models/demo"
 	"vkchat/models/store"
+	"vkchat/runtime/sample"
 	"vkchat/ui"
 	"vkchat/ui/picker"
 )
@@ -40,6 +43,7 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkSampler(params); err != nil {
 		return err
 	}
+	seedPerRun(fs, params, rand.Uint64)
 	cfg.NoThinking = !*think
 	if ef.model == "" {
 		if !isTerminal(os.Stdin) {
@@ -68,6 +72,15 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer s.Close()
 	return ui.Run(ctx, s, cfg)
+}
+
+// seedPerRun draws the chat's seed unless --seed gave one, as llama.cpp
+// does, so the same message gets a new reply in each run; the sampler
+// panel shows it and /seed N (or --seed N) fixes it.
+func seedPerRun(fs *flag.FlagSet, p *sample.Params, draw func() uint64) {
+	if !flagSet(fs, "seed") {
+		p.Seed = draw()
+	}
 }
 
 // firstRunEnv is what the first-run choice looks at, replaceable in tests.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -161,6 +162,28 @@ func TestDemoNoticeFits(t *testing.T) {
 		m, _ = m.Update(tea.WindowSizeMsg{Width: w, Height: 24})
 		if view := m.View(); !strings.Contains(view, demoNotice) {
 			t.Errorf("at %d columns the notice is not shown whole:\n%s", w, view)
+		}
+	}
+}
+
+func TestSeedPerRun(t *testing.T) {
+	cases := []struct {
+		args []string
+		want uint64
+	}{
+		{nil, 777},                                 // drawn
+		{[]string{"--seed", "42"}, 42},             // given
+		{[]string{"--seed", "14613015"}, 14613015}, // given, even the default
+	}
+	for _, tc := range cases {
+		fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+		p := samplerFlags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		seedPerRun(fs, p, func() uint64 { return 777 })
+		if p.Seed != tc.want {
+			t.Errorf("%v: seed %d, want %d", tc.args, p.Seed, tc.want)
 		}
 	}
 }

@@ -111,3 +111,15 @@ func floatFlag(dst *float32) func(string) error {
 		return nil
 	}
 }
+
+// flagSet reports whether name was given on the command line (not left at
+// its default).
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"vkchat/runtime/arch"
+	"vkchat/runtime/engine"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
 	"vkchat/runtime/tokenizer"
@@ -19,7 +20,7 @@ func init() {
 
 func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("info", "[--ctx N] FILE", stderr)
-	ctxSize := fs.Int("ctx", 4096, "context size for the memory estimate")
+	ctxSize := fs.Int("ctx", 0, "context size for the memory estimate (0: what the chat would use, the model's trained context up to 4096)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -78,6 +79,13 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		w("chat template", "present (%d bytes)", len(tmpl))
 	} else {
 		w("chat template", "none (completion mode)")
+	}
+	if *ctxSize <= 0 {
+		// The window engine.Load opens without --ctx.
+		*ctxSize = min(m.TrainCtx, engine.DefaultContext)
+	}
+	if warn := (engine.ModelInfo{ContextSize: *ctxSize, TrainContext: m.TrainCtx}).ContextWarning(); warn != "" {
+		fmt.Fprintln(stderr, "warning: "+warn)
 	}
 	kv := m.KVBytes(*ctxSize, 2)
 	w("memory", "weights %s + KV cache %s at ctx %d = %s",

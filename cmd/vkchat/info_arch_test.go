@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"vkchat/internal/testenv"
+	"vkchat/runtime/arch/synth"
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/gguf"
 )
 
 // TestInfoShowsArchFeatures: `vkchat info` names each architecture's
@@ -49,5 +53,41 @@ func TestInfoShowsArchFeatures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInfoContext: the memory estimate is at the context the chat would
+// open (the model's trained one, up to 4096) unless --ctx says otherwise,
+// and --ctx beyond the trained context is warned about.
+func TestInfoContext(t *testing.T) {
+	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-llama-spm.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vocab.Close()
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	// Trained for 256 positions.
+	if err := synth.Write(path, synth.Shapes["tiny"], synth.Options{Type: ggml.F32, Vocab: vocab, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args       []string
+		want, warn string
+	}{
+		{nil, "at ctx 256 =", ""},
+		{[]string{"--ctx", "128"}, "at ctx 128 =", ""},
+		{[]string{"--ctx", "2048"}, "at ctx 2048 =", "warning: the context (2048) is larger than the 256 tokens the model was trained on"},
+	}
+	for _, tc := range cases {
+		var out, errOut bytes.Buffer
+		if err := runInfo(context.Background(), append(tc.args, path), &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%v: output lacks %q:\n%s", tc.args, tc.want, out.String())
+		}
+		if (tc.warn == "") != (errOut.Len() == 0) || !strings.Contains(errOut.String(), tc.warn) {
+			t.Errorf("%v: stderr %q, want %q", tc.args, errOut.String(), tc.warn)
+		}
 	}
 }

@@ -36,6 +36,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer s.Close()
+	if warn := s.Info().ContextWarning(); warn != "" {
+		fmt.Fprintln(stderr, "warning: "+warn)
+	}
 	var prefill *engine.PrefillInfo
 	var last engine.Event
 	req := engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: *prompt}}, MaxTokens: *n}

@@ -121,9 +121,15 @@ func (j *jinjaTemplate) exec(ctx context.Context, msgs []Message, contents []str
 		"bos_token":             jinja.NewString(o.BOS),
 		"eos_token":             jinja.NewString(o.EOS),
 		// What llama.cpp passes besides: enable_thinking always, the
-		// date as Llama 3.x templates read it, and strftime_now.
+		// date as Llama 3.x templates read it, strftime_now, and
+		// firefunction-v2's datetime and functions.
 		"enable_thinking": jinja.NewBool(!o.DisableThinking),
 		"date_string":     jinja.NewString(now.Format("02 Jan 2006")),
+		// firefunction-v2's template prints "Today is {{datetime}}.";
+		// llama.cpp's server gives it this form and, without tools, an
+		// empty "functions".
+		"datetime":  jinja.NewString(strftime(now, "%b %d %Y %H:%M:%S GMT")),
+		"functions": jinja.NewString(""),
 		"strftime_now": jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
 			if len(args) != 1 || !args[0].IsString() {
 				return jinja.Undefined(), fmt.Errorf("strftime_now takes one format string")

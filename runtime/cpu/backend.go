@@ -158,7 +158,7 @@ func (b *Backend) Memory() backend.Memory {
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.m.KVBytesPerToken(elem),
 		Scratch:     b.s.bytes() + b.experts.bytes() + attnWorkBytes(b.m, b.opts.ContextSize) + int64(4*len(b.gelu)),
-		Device:      fmt.Sprintf("CPU (%d threads, %s)", b.opts.Threads, simd.Describe()),
+		Device:      fmt.Sprintf("CPU (%d thread%s, %s)", b.opts.Threads, map[bool]string{true: "", false: "s"}[b.opts.Threads == 1], simd.Describe()),
 		KVFormula:   b.m.KVFormula(b.opts.ContextSize, elem),
 	}
 	perLayer := int64(2 * b.m.KVHeads * b.m.HeadDim * elem)

@@ -86,7 +86,7 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 		kvType = "?"
 	}
 	terms := []string{
-		fmt.Sprintf("%d layers", info.Layers),
+		counted(info.Layers, "layer"),
 		fmt.Sprintf("× %d ctx", ctx),
 	}
 	if len(s.KVWindows) > 0 {
@@ -172,7 +172,7 @@ func diskTerms(info engine.ModelInfo, s engine.Stats) []string {
 	rest := s.Weights - s.WeightsActive
 	terms := []string{"active"}
 	if unused := int64(info.Layers) * int64(info.Experts-info.ExpertsUsed); unused > 0 && rest%unused == 0 {
-		terms = append(terms, fmt.Sprintf("+ %d layers", info.Layers), fmt.Sprintf("× %d unrouted experts", info.Experts-info.ExpertsUsed),
+		terms = append(terms, "+ "+counted(info.Layers, "layer"), "× "+counted(info.Experts-info.ExpertsUsed, "unrouted expert"),
 			fmt.Sprintf("× %d B", rest/unused))
 	} else {
 		terms = append(terms, fmt.Sprintf("+ %d B of unrouted experts", rest))
@@ -194,16 +194,24 @@ func windowedKV(info engine.ModelInfo, ctx int, ws []engine.KVWindow, perElem fl
 }
 
 // windowTerms are the formula's position terms with sliding-window layers:
-// "(1 layers × 4096 ctx", "+ 5 layers × 512 window)".
+// "(1 layer × 4096 ctx", "+ 5 layers × 512 window)".
 func windowTerms(info engine.ModelInfo, ctx int, ws []engine.KVWindow) []string {
 	full := info.Layers
 	for _, w := range ws {
 		full -= w.Layers
 	}
-	terms := []string{fmt.Sprintf("(%d layers × %d ctx", full, ctx)}
+	terms := []string{fmt.Sprintf("(%s × %d ctx", counted(full, "layer"), ctx)}
 	for _, w := range ws {
-		terms = append(terms, fmt.Sprintf("+ %d layers × %d window", w.Layers, w.Window))
+		terms = append(terms, fmt.Sprintf("+ %s × %d window", counted(w.Layers, "layer"), w.Window))
 	}
 	terms[len(terms)-1] += ")"
 	return terms
+}
+
+// counted is "1 layer", "2 layers": n and the noun, plural unless n is 1.
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
