@@ -65,6 +65,7 @@ type Model struct {
 	showHelp   bool
 	prompt     *promptPane // shown in the help pane by /prompt
 	think      thinkSettings
+	stops      []string // /stop: strings that end a reply
 	helpOffset int
 	status     statusLine
 
@@ -266,6 +267,12 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 // update loop, to re-rank the last distribution under them: the engine
 // may be busy with a decode step, and the UI must not wait for it.
 func (m *Model) changeParams(p sample.Params) tea.Cmd {
+	// The commands parse within these ranges; Check is the one rule the
+	// sampler, the flags and the files share, so nothing else slips in.
+	if err := p.Check(); err != nil {
+		m.setError(err.Error())
+		return nil
+	}
 	m.setParams(p)
 	if m.changed != "" {
 		m.setStatus(m.changed + " " + panels.SettingValue(p, m.changed))
@@ -418,6 +425,21 @@ func (m *Model) runCommand(c input.Command) tea.Cmd {
 		p.MinP, m.changed = c.Value, panels.SetMinP
 	case input.CmdRepeat:
 		p.RepeatPenalty, m.changed = c.Value, panels.SetRepeat
+	case input.CmdPresence:
+		p.PresencePenalty, m.changed = c.Value, panels.SetPresence
+	case input.CmdFrequency:
+		p.FrequencyPenalty, m.changed = c.Value, panels.SetFrequency
+	case input.CmdMaxTokens:
+		m.cfg.MaxTokens = c.N
+		if c.N == 0 {
+			m.setStatus("replies run until the model stops")
+		} else {
+			m.setStatus(fmt.Sprintf("replies end after %d tokens", c.N))
+		}
+		return nil
+	case input.CmdStop:
+		m.setStop(c.Text)
+		return nil
 	case input.CmdSeed:
 		if c.RandomSeed {
 			return m.drawSeed()

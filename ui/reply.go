@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -111,6 +112,10 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 		case d.Reason == engine.StopMaxTokens:
 			// A fork's reply counts the tokens it kept from before the fork.
 			reply.AddNote(conversation.NoteInfo, fmt.Sprintf("stopped at the %d-token limit", len(reply.Steps)), false)
+		case d.Reason == engine.StopSequence:
+			reply.CutAnswer(d.Stop)
+			m.tr.Invalidate()
+			reply.AddNote(conversation.NoteInfo, "stopped at "+termtext.Sanitize(strconv.Quote(d.Stop)), false)
 		case d.Reason == engine.StopContext:
 			// The next message still works: the engine leaves the oldest
 			// turns out of its prompt to fit (PrefillInfo.DroppedMessages).

@@ -61,4 +61,8 @@ type Request struct {
 	// DisableThinking passes enable_thinking=false to the chat template (the
 	// user's /think off); Qwen3's template then pre-fills an empty block.
 	DisableThinking bool
+	// Stop ends the reply once its answer (reasoning left out) holds
+	// one of these strings, as llama.cpp's "stop"; DoneInfo.Stop says
+	// which. Empty strings are ignored.
+	Stop []string
 }

@@ -104,12 +104,18 @@ const (
 	StopMaxTokens StopReason = "max-tokens" // the requested budget was reached
 	StopCanceled  StopReason = "canceled"   // the caller canceled
 	StopContext   StopReason = "context"    // the context window filled up
+	StopSequence  StopReason = "stop"       // the answer reached one of Request.Stop
 	StopError     StopReason = "error"
 )
 
 // DoneInfo ends a generation.
 type DoneInfo struct {
-	Reason    StopReason
+	Reason StopReason
+	// Stop is the stop string the answer reached (Reason StopSequence).
+	// The tokens holding it were emitted; a caller showing the answer
+	// cuts it from the stop string's last occurrence, as llama.cpp
+	// leaves the stop string out of its reply.
+	Stop      string `json:",omitempty"`
 	Err       error
 	Generated int
 	Decode    time.Duration // total decode time, first token excluded

@@ -73,6 +73,7 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 			think.Add(stream.Add(id))
 		}
 	}
+	stops := newStopMatcher(req.Stop)
 	var decodeTime time.Duration
 	// Each token is emitted as soon as it is sampled, before the forward pass
 	// that feeds it back, so the screen never waits on the device. A token's
@@ -120,7 +121,12 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 			Funnel: res.Funnel, LogProb: logp, LogZ: res.LogZ, Top: top, Forced: forced,
 			Thinking: thinking, Thought: thought, Answer: answer, Experts: next.routing}, Stats: s.Stats()})
 		pos := len(s.cached)
+		stop, stopped := stops.add(answer)
 		switch {
+		case stopped:
+			d := &DoneInfo{Reason: StopSequence, Stop: stop, Generated: i + 1, Decode: decodeTime}
+			emit(Event{Kind: EventDone, Done: d, Stats: s.Stats()})
+			return nil
 		case last:
 			return done(StopMaxTokens, nil, i+1, decodeTime)
 		case pos >= s.ctxSize:

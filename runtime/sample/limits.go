@@ -15,7 +15,7 @@ const (
 	MinTopP        = 0.05
 	MinRepeat      = 0.5
 	MaxRepeat      = 3
-	maxPenalty     = 2 // presence and frequency, as llama.cpp's server bounds them
+	MaxPenalty     = 2 // presence and frequency, as llama.cpp's server bounds them
 )
 
 // RangeError is a setting outside its range, named by the key the files
@@ -47,8 +47,8 @@ func (p Params) Check() error {
 		{"min_p", float64(p.MinP), 0, 1},
 		{"repeat_penalty", float64(p.RepeatPenalty), 0, MaxRepeat},
 		{"repeat_last_n", float64(p.RepeatLastN), -1, math.MaxInt32},
-		{"presence_penalty", float64(p.PresencePenalty), -maxPenalty, maxPenalty},
-		{"frequency_penalty", float64(p.FrequencyPenalty), -maxPenalty, maxPenalty},
+		{"presence_penalty", float64(p.PresencePenalty), -MaxPenalty, MaxPenalty},
+		{"frequency_penalty", float64(p.FrequencyPenalty), -MaxPenalty, MaxPenalty},
 	} {
 		if !(c.v >= c.lo && c.v <= c.hi) {
 			return &RangeError{Key: c.key, Value: c.v, Lo: c.lo, Hi: c.hi}

@@ -19,6 +19,7 @@ const (
 	MinTopP        = sample.MinTopP
 	MinRepeat      = sample.MinRepeat
 	MaxRepeat      = sample.MaxRepeat
+	MaxPenalty     = sample.MaxPenalty
 )
 
 // CommandKind names a slash command.
@@ -42,6 +43,10 @@ const (
 	CmdBackend
 	CmdThink
 	CmdPrompt
+	CmdMaxTokens
+	CmdPresence
+	CmdFrequency
+	CmdStop
 )
 
 // Command is a parsed slash command. Only the fields its Kind uses are set.
@@ -90,6 +95,14 @@ var commands = []commandSpec{
 		help: "drop tokens less likely than VALUE × the likeliest; 0 is off"},
 	{kind: CmdRepeat, name: "repeat", aliases: []string{"repeat-penalty"}, args: "VALUE", arg: argFloat, lo: MinRepeat, hi: MaxRepeat,
 		help: "penalty for recently used tokens; 1 is off"},
+	{kind: CmdPresence, name: "presence", aliases: []string{"presence-penalty", "presence_penalty"}, args: "VALUE", arg: argFloat, lo: -MaxPenalty, hi: MaxPenalty,
+		help: "subtract VALUE once from every token already in the last 64; 0 is off"},
+	{kind: CmdFrequency, name: "frequency", aliases: []string{"frequency-penalty", "frequency_penalty"}, args: "VALUE", arg: argFloat, lo: -MaxPenalty, hi: MaxPenalty,
+		help: "subtract VALUE per use from tokens in the last 64; 0 is off"},
+	{kind: CmdMaxTokens, name: "max-tokens", aliases: []string{"max_tokens", "n"}, args: "N", arg: argInt, lo: 0, hi: math.MaxInt32,
+		help: "end each reply after N tokens; 0: until the model stops"},
+	{kind: CmdStop, name: "stop", args: "[TEXT]", arg: argTextOptional,
+		help: "end replies where the answer writes TEXT (\\n for a line break; add more one at a time); without TEXT clear them"},
 	{kind: CmdSeed, name: "seed", args: "[N]", arg: argSeed,
 		help: "fix the sampler seed; without N draw a new one"},
 	{kind: CmdSystem, name: "system", args: "[TEXT]", arg: argTextOptional,
@@ -236,6 +249,12 @@ func example(spec commandSpec) string {
 		return "/min-p 0.05"
 	case CmdRepeat:
 		return "/repeat 1.1"
+	case CmdPresence:
+		return "/presence 0.5"
+	case CmdFrequency:
+		return "/frequency 0.5"
+	case CmdMaxTokens:
+		return "/max-tokens 256"
 	}
 	return spec.usage()
 }

@@ -16,6 +16,8 @@ const (
 	SetMinP        = "min-p"
 	SetRepeat      = "repeat"
 	SetSeed        = "seed"
+	SetPresence    = "presence"
+	SetFrequency   = "frequency"
 )
 
 // SettingValue formats one sampler setting the way the panels show it,
@@ -49,6 +51,10 @@ func SettingValue(p sample.Params, name string) string {
 		return fmt.Sprintf("%.2f", p.RepeatPenalty)
 	case SetSeed:
 		return strconv.FormatUint(p.Seed, 10)
+	case SetPresence:
+		return penaltyValue(p.PresencePenalty)
+	case SetFrequency:
+		return penaltyValue(p.FrequencyPenalty)
 	}
 	return ""
 }
@@ -58,8 +64,19 @@ var settingOrder = []string{SetTemperature, SetTopP, SetTopK, SetMinP, SetRepeat
 // settingItems renders each setting as "name value"; the one named changed
 // stands out so a key press visibly lands.
 func settingItems(st theme.Styles, p sample.Params, changed string) []string {
-	items := make([]string, 0, len(settingOrder))
-	for _, name := range settingOrder {
+	items := make([]string, 0, len(settingOrder)+2)
+	order := settingOrder
+	// The presence and frequency penalties are off unless set: they take
+	// room only then (or the moment one is set back to 0).
+	for _, pen := range []struct {
+		name string
+		v    float32
+	}{{SetPresence, p.PresencePenalty}, {SetFrequency, p.FrequencyPenalty}} {
+		if pen.v != 0 || changed == pen.name {
+			order = append(order[:len(order):len(order)], pen.name)
+		}
+	}
+	for _, name := range order {
 		v := st.Value.Render(SettingValue(p, name))
 		if name == changed {
 			v = st.Sampled.Render(SettingValue(p, name))
@@ -73,4 +90,11 @@ func settingItems(st theme.Styles, p sample.Params, changed string) []string {
 // cells as they fit.
 func SamplerLines(st theme.Styles, p sample.Params, changed string, width int) []string {
 	return flow(settingItems(st, p, changed), "   ", width)
+}
+
+func penaltyValue(v float32) string {
+	if v == 0 {
+		return "off"
+	}
+	return fmt.Sprintf("%.2f", v)
 }
