@@ -64,6 +64,7 @@ type Model struct {
 	tr         transcript.Transcript
 	showHelp   bool
 	prompt     *promptPane // shown in the help pane by /prompt
+	chats      *chatsPane  // shown in the help pane by /chats
 	think      thinkSettings
 	stops      []string // /stop: strings that end a reply
 	helpOffset int
@@ -207,10 +208,10 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return m.quit()
 	case key.Matches(msg, k.Help):
-		m.showHelp, m.helpOffset, m.prompt = !m.showHelp, 0, nil
+		m.showHelp, m.helpOffset, m.prompt, m.chats = !m.showHelp, 0, nil, nil
 		return nil
 	case m.showHelp && msg.Type == tea.KeyEsc:
-		m.showHelp, m.prompt = false, nil
+		m.showHelp, m.prompt, m.chats = false, nil, nil
 		return nil
 	case key.Matches(msg, k.Thinking):
 		m.toggleThinking()
@@ -472,13 +473,7 @@ func (m *Model) runCommand(c input.Command) tea.Cmd {
 			}
 			return nil
 		}
-		if m.saver.Err() != nil {
-			m.saveElsewhere(c.Text)
-		} else if err := m.saver.SaveCopy(m.conv, c.Text, m.saveMeta(), m.now()); err != nil {
-			m.setError("could not save: " + err.Error())
-		} else {
-			m.setStatus("saved a copy to " + conversation.ExpandHome(c.Text))
-		}
+		m.saveAs(c.Text)
 		return nil
 	case input.CmdLoad:
 		m.autosave()
@@ -505,6 +500,9 @@ func (m *Model) runCommand(c input.Command) tea.Cmd {
 		return nil
 	case input.CmdPrompt:
 		m.showPrompt(c.Text)
+		return nil
+	case input.CmdChats:
+		m.showChats()
 		return nil
 	default:
 		return nil

@@ -58,6 +58,9 @@ func (m *Model) rescueUnsaved() error {
 // saved back to the same file, so resuming continues it.
 func (m *Model) loadConversation(name string) error {
 	path := conversation.Resolve(name, m.cfg.conversationsDir())
+	if conversation.IsMarkdown(path) {
+		return fmt.Errorf("%s is Markdown, written for reading: /load reads the JSON files vkchat saves (/chats lists them)", path)
+	}
 	c, err := conversation.Read(path, m.params)
 	if err != nil {
 		return err
@@ -86,10 +89,29 @@ func (m *Model) keepUnsaved(todo string) bool {
 	return true
 }
 
+// saveAs is /save NAME: a copy of the chat, as Markdown when the name ends
+// in .md and JSON otherwise, where conversation.SavePath puts it (a bare
+// name in the conversations directory, which /load and /chats read).
+func (m *Model) saveAs(name string) {
+	path := conversation.SavePath(name, m.cfg.conversationsDir())
+	if m.saver.Err() != nil && !conversation.IsMarkdown(path) {
+		m.saveElsewhere(path)
+		return
+	}
+	if err := m.saver.SaveCopy(m.conv, path, m.saveMeta(), m.now()); err != nil {
+		m.setError("could not save: " + err.Error())
+		return
+	}
+	if conversation.IsMarkdown(path) {
+		m.setStatus("saved as Markdown to " + path + " (for reading; /load reads the JSON saves)")
+		return
+	}
+	m.setStatus("saved a copy to " + path)
+}
+
 // saveElsewhere is /save PATH while autosaves fail: the conversation moves
 // to that file, which later turns then update.
-func (m *Model) saveElsewhere(name string) {
-	path := conversation.ExpandHome(name)
+func (m *Model) saveElsewhere(path string) {
 	if err := m.saver.Move(m.conv, path, m.saveMeta(), m.now()); err != nil {
 		m.setError("could not save: " + err.Error())
 		return

@@ -217,6 +217,9 @@ func (m *Model) helpLines(w int) []string {
 	if m.prompt != nil {
 		return m.promptLines(w)
 	}
+	if m.chats != nil {
+		return m.chatsLines(w)
+	}
 	st := m.styles
 	m.help.Width = w
 	out := []string{st.PanelTitle.Render("Keys") + st.Hint.Render("  (f1 or esc closes)"), ""}

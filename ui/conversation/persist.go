@@ -161,6 +161,12 @@ func Write(path string, c File) (err error) {
 		return fmt.Errorf("%s: not saved, the conversation takes %.1f MiB and a conversation file may hold %d MiB (/save a shorter branch or start a new chat)",
 			path, float64(len(data)+1)/(1<<20), MaxFileBytes>>20)
 	}
+	return writeAtomic(path, append(data, '\n'))
+}
+
+// writeAtomic is Write's way of replacing a file: a temporary file in the
+// same directory, synced, then renamed over path.
+func writeAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -175,7 +181,7 @@ func Write(path string, c File) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	if _, err = f.Write(append(data, '\n')); err != nil {
+	if _, err = f.Write(data); err != nil {
 		return err
 	}
 	if err = f.Sync(); err != nil {
@@ -358,19 +364,42 @@ func CleanTemp(dir string, now time.Time) int {
 	return n
 }
 
-// Resolve finds a file to load: the path as given, else a name in dir
-// (with or without ".json").
-func Resolve(name, dir string) string {
-	p := ExpandHome(name)
-	if _, err := os.Stat(p); err == nil || filepath.IsAbs(p) {
-		return p
+// The one rule for the names /save and /load take: a bare name ("mychat",
+// "notes.md") is a file in the conversations directory, and one without
+// an extension gets ".json"; anything with a directory in it ("./x.json",
+// "~/chats/x", an absolute path) is that path. IsBareName tells them apart.
+func IsBareName(name string) bool {
+	return name != "" && !strings.ContainsRune(name, '/') && !strings.ContainsRune(name, filepath.Separator) &&
+		name != "." && name != ".." && !strings.HasPrefix(name, "~")
+}
+
+// SavePath is where /save NAME writes, by the rule above.
+func SavePath(name, dir string) string {
+	if !IsBareName(name) {
+		return ExpandHome(name)
 	}
-	for _, c := range []string{filepath.Join(dir, p), filepath.Join(dir, p+".json")} {
+	if filepath.Ext(name) == "" {
+		name += ".json"
+	}
+	return filepath.Join(dir, name)
+}
+
+// Resolve finds the file /load NAME means, by the same rule: a bare name
+// in dir, as given or with ".json"; then, so a file named before the rule
+// still opens, a bare name in the working directory.
+func Resolve(name, dir string) string {
+	if !IsBareName(name) {
+		return ExpandHome(name)
+	}
+	for _, c := range []string{filepath.Join(dir, name), filepath.Join(dir, name+".json")} {
 		if _, err := os.Stat(c); err == nil {
 			return c
 		}
 	}
-	return p
+	if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() {
+		return name
+	}
+	return SavePath(name, dir)
 }
 
 // ExpandHome expands a leading "~" to the home directory.
@@ -509,7 +538,11 @@ func (s *Saver) Retry(seq int) bool {
 
 // SaveCopy writes c to a file the user named.
 func (s *Saver) SaveCopy(c *Conversation, path string, meta Meta, now time.Time) error {
-	return s.writer()(ExpandHome(path), c.Snapshot(meta, now))
+	path = ExpandHome(path)
+	if IsMarkdown(path) {
+		return WriteMarkdown(path, c, meta, now)
+	}
+	return s.writer()(path, c.Snapshot(meta, now))
 }
 
 // Move writes c to a file the user named and makes it c's file, so later

@@ -47,6 +47,7 @@ const (
 	CmdPresence
 	CmdFrequency
 	CmdStop
+	CmdChats
 )
 
 // Command is a parsed slash command. Only the fields its Kind uses are set.
@@ -108,10 +109,11 @@ var commands = []commandSpec{
 	{kind: CmdSystem, name: "system", args: "[TEXT]", arg: argTextOptional,
 		help: "set the system prompt; without TEXT clear it"},
 	{kind: CmdClear, name: "clear", aliases: []string{"new"}, help: "start a new chat (the old one stays saved)"},
-	{kind: CmdSave, name: "save", args: "[FILE]", arg: argTextOptional,
-		help: "save the conversation now, or a copy to FILE"},
-	{kind: CmdLoad, name: "load", args: "FILE", arg: argTextRequired,
-		help: "resume a saved conversation (a path, or a name in the state dir)"},
+	{kind: CmdSave, name: "save", args: "[NAME]", arg: argTextOptional,
+		help: "save the conversation now, or a copy to NAME: Markdown if it ends in .md, else JSON; a bare name goes with the saved chats, a path (./x, ~/x) where it says"},
+	{kind: CmdLoad, name: "load", args: "NAME", arg: argTextRequired,
+		help: "resume a saved conversation: a name /chats lists (the same rule as /save), or a path"},
+	{kind: CmdChats, name: "chats", aliases: []string{"history"}, help: "list the saved conversations, newest first, with the /load NAME that opens each"},
 	{kind: CmdExport, name: "export", args: "FILE", arg: argTextRequired,
 		help: "write the inspected (else the latest) reply's tokens, log-probabilities and top alternatives as JSON Lines; vkchat replay FILE re-runs it"},
 	{kind: CmdHelp, name: "help", aliases: []string{"?"}, help: "show keys and commands"},
