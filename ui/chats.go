@@ -61,4 +61,3 @@ func (m *Model) chatsLines(w int) []string {
 	}
 	return lines
 }
-
