@@ -77,6 +77,7 @@ type Model struct {
 
 	now     func() time.Time
 	newSeed func() uint64
+	copy    copier // /copy: the terminal (OSC 52) and the system clipboard
 }
 
 type statusLine struct {
@@ -122,6 +123,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		conv:    conversation.New(info.Completion, cfg.SystemPrompt),
 		now:     time.Now,
 		newSeed: rand.Uint64,
+		copy:    systemCopier(os.Stdout),
 	}
 	m.tr = transcript.New(m.conv, st, r, transcript.Options{SavedIn: cfg.conversationsDir(), ThinkingKey: thinkingKey.Help().Key})
 	m.think.off = cfg.NoThinking
@@ -500,6 +502,9 @@ func (m *Model) runCommand(c input.Command) tea.Cmd {
 		return nil
 	case input.CmdPrompt:
 		m.showPrompt(c.Text)
+		return nil
+	case input.CmdCopy:
+		m.copyCommand(c.Text)
 		return nil
 	case input.CmdChats:
 		m.showChats()

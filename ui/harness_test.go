@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -32,6 +33,8 @@ func newTestModel(t *testing.T, eng Engine, cfg Config) *Model {
 	m.tr.SetClock(nil) // every token drawn, whatever the machine's speed
 	seed := uint64(1000)
 	m.newSeed = func() uint64 { seed++; return seed }
+	// No test writes to the real terminal or clipboard.
+	m.copy = func(string) (string, error) { return "", errors.New("no clipboard in tests") }
 	return m
 }
 

@@ -39,6 +39,7 @@ func Run(ctx context.Context, eng Engine, cfg Config) error {
 	}
 	if cfg.Output != nil {
 		opts = append(opts, tea.WithOutput(cfg.Output))
+		m.copy = systemCopier(cfg.Output)
 	}
 	p := tea.NewProgram(m, opts...)
 	_, err := p.Run()

@@ -48,6 +48,7 @@ const (
 	CmdFrequency
 	CmdStop
 	CmdChats
+	CmdCopy
 )
 
 // Command is a parsed slash command. Only the fields its Kind uses are set.
@@ -116,6 +117,8 @@ var commands = []commandSpec{
 	{kind: CmdChats, name: "chats", aliases: []string{"history"}, help: "list the saved conversations, newest first, with the /load NAME that opens each"},
 	{kind: CmdExport, name: "export", args: "FILE", arg: argTextRequired,
 		help: "write the inspected (else the latest) reply's tokens, log-probabilities and top alternatives as JSON Lines; vkchat replay FILE re-runs it"},
+	{kind: CmdCopy, name: "copy", args: "[code [N]|all]", arg: argTextOptional,
+		help: "copy the last reply; code: its last code block (code N: the Nth); all: the whole chat as Markdown (OSC 52, and the system clipboard)"},
 	{kind: CmdHelp, name: "help", aliases: []string{"?"}, help: "show keys and commands"},
 	{kind: CmdQuit, name: "quit", aliases: []string{"exit"}, help: "save and quit"},
 	{kind: CmdBackend, name: "backend", args: "NAME", arg: argTextRequired,
