@@ -67,6 +67,7 @@ type Model struct {
 	chats      *chatsPane  // shown in the help pane by /chats
 	think      thinkSettings
 	stops      []string // /stop: strings that end a reply
+	edit       *editing // /edit: the earlier message being edited
 	helpOffset int
 	status     statusLine
 
@@ -231,6 +232,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Stop) && m.generating():
 		m.stopGeneration()
 		return nil
+	case msg.Type == tea.KeyEsc && m.edit != nil:
+		m.cancelEdit()
+		return nil
 	case key.Matches(msg, k.Regenerate):
 		return m.regenerate()
 	case key.Matches(msg, k.BranchPrev):
@@ -339,12 +343,22 @@ func (m *Model) submit() tea.Cmd {
 		m.setError("a reply is still being written: Esc stops it")
 		return nil
 	}
-	if text != "" {
-		m.conv.Append(&conversation.Turn{Role: "user", Content: text})
-	}
 	m.input.Remember(m.input.Value())
 	m.input.Reset()
 	m.clearStatus()
+	if m.edit != nil && text != "" {
+		if m.gen != nil {
+			m.setError("the last reply is still winding down: send the edit again in a moment")
+			m.input.SetValue(text)
+			return nil
+		}
+		cmd := m.sendEdit(text)
+		m.autosave()
+		return cmd
+	}
+	if text != "" {
+		m.conv.Append(&conversation.Turn{Role: "user", Content: text})
+	}
 	m.autosave()
 	if m.gen != nil {
 		// The previous reply is still winding down; start once it has.
@@ -395,6 +409,7 @@ func (m *Model) resetChat() {
 	m.insp.Clear()
 	m.tr.Reset()
 	m.pendingReply = false
+	m.edit = nil
 }
 
 // newChat saves the current chat and starts an empty one; when the save
@@ -502,6 +517,13 @@ func (m *Model) runCommand(c input.Command) tea.Cmd {
 		return nil
 	case input.CmdPrompt:
 		m.showPrompt(c.Text)
+		return nil
+	case input.CmdEdit:
+		if m.generating() {
+			m.setError("a reply is still being written: Esc stops it, then /edit")
+			return nil
+		}
+		m.startEdit(c.Text)
 		return nil
 	case input.CmdCopy:
 		m.copyCommand(c.Text)

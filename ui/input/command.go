@@ -49,6 +49,7 @@ const (
 	CmdStop
 	CmdChats
 	CmdCopy
+	CmdEdit
 )
 
 // Command is a parsed slash command. Only the fields its Kind uses are set.
@@ -117,6 +118,8 @@ var commands = []commandSpec{
 	{kind: CmdChats, name: "chats", aliases: []string{"history"}, help: "list the saved conversations, newest first, with the /load NAME that opens each"},
 	{kind: CmdExport, name: "export", args: "FILE", arg: argTextRequired,
 		help: "write the inspected (else the latest) reply's tokens, log-probabilities and top alternatives as JSON Lines; vkchat replay FILE re-runs it"},
+	{kind: CmdEdit, name: "edit", args: "[N]", arg: argTextOptional,
+		help: "edit your last message (or your Nth) and send it again as a new branch; the old one stays ([ ]); esc cancels"},
 	{kind: CmdCopy, name: "copy", args: "[code [N]|all]", arg: argTextOptional,
 		help: "copy the last reply; code: its last code block (code N: the Nth); all: the whole chat as Markdown (OSC 52, and the system clipboard)"},
 	{kind: CmdHelp, name: "help", aliases: []string{"?"}, help: "show keys and commands"},
