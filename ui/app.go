@@ -21,6 +21,7 @@ import (
 	"vkchat/ui/input"
 	"vkchat/ui/inspector"
 	"vkchat/ui/panels"
+	"vkchat/ui/picker"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
 	"vkchat/ui/transcript"
@@ -68,6 +69,10 @@ type Model struct {
 	think      thinkSettings
 	stops      []string // /stop: strings that end a reply
 	edit       *editing // /edit: the earlier message being edited
+	// picker is the model picker /model opened over the chat; nil when
+	// closed. loadingModel names the model /model is loading.
+	picker       *picker.Model
+	loadingModel string
 	helpOffset int
 	status     statusLine
 
@@ -180,8 +185,17 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 0), max(msg.Height, 0)
 		m.layout() // sizes the components
+		if m.picker != nil {
+			return m, m.pickerUpdate(msg)
+		}
+		return m, nil
+	case modelLoadedMsg:
+		m.modelLoaded(msg)
 		return m, nil
 	case tea.KeyMsg:
+		if m.picker != nil {
+			return m, m.pickerUpdate(msg)
+		}
 		return m, m.handleKey(msg)
 	case tea.MouseMsg:
 		m.handleMouse(msg)
@@ -196,6 +210,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tickMsg:
 		return m, m.handleTick(msg)
+	}
+	if m.picker != nil {
+		// The picker's own messages (its list, a download's progress).
+		return m, m.pickerUpdate(msg)
 	}
 	// What the editor's own commands answer (a failed clipboard read).
 	return m, m.receiveInput(msg)
@@ -518,6 +536,8 @@ func (m *Model) runCommand(c input.Command) tea.Cmd {
 	case input.CmdPrompt:
 		m.showPrompt(c.Text)
 		return nil
+	case input.CmdModel:
+		return m.switchModel(c.Text)
 	case input.CmdEdit:
 		if m.generating() {
 			m.setError("a reply is still being written: Esc stops it, then /edit")

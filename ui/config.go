@@ -1,9 +1,12 @@
 package ui
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
+
+	"vkchat/ui/picker"
 )
 
 // Config is how a command sets the chat up.
@@ -23,6 +26,14 @@ type Config struct {
 	// Notice is shown in the status line when the chat opens (the demo
 	// model says what it is and how to get a real one).
 	Notice string
+	// OpenModel loads another model for /model (a path, a name in the
+	// model store, or anything the command's --model takes), with the
+	// command's other flags; nil means /model is not offered. It runs off
+	// the UI's goroutine and must return once ctx is done.
+	OpenModel func(ctx context.Context, ref string) (Engine, error)
+	// Picker configures the model picker /model opens without a name
+	// (the zero value lists the model store).
+	Picker picker.Options
 	// Input and Output replace the terminal (tests, embedding); nil uses
 	// stdin and stdout.
 	Input  io.Reader

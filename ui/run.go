@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -49,6 +50,11 @@ func Run(ctx context.Context, eng Engine, cfg Config) error {
 	// unknown state, so saving is guarded too.
 	serr := safely(m.shutdown)
 	werr := m.waitEngine(engineStopTimeout)
+	if c, ok := m.eng.(io.Closer); ok && m.eng != eng && werr == nil {
+		// A model /model opened is the chat's to close; the caller closes
+		// the one it passed in.
+		_ = c.Close()
+	}
 	// A signal ends the chat like ctrl+c does: the conversation is saved,
 	// so it is not an error for the caller to print.
 	if (errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil && !errors.Is(err, tea.ErrProgramPanic)) || errors.Is(err, tea.ErrInterrupted) {

@@ -74,6 +74,10 @@ func (m *Model) View() string {
 	if m.width <= 0 || m.height <= 0 {
 		return ""
 	}
+	if m.picker != nil {
+		// /model: the picker takes the screen until a model is chosen.
+		return m.picker.View()
+	}
 	l := m.layout()
 	if l.tiny {
 		return m.tinyView()

@@ -71,7 +71,34 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer s.Close()
+	cfg.OpenModel = func(ctx context.Context, ref string) (ui.Engine, error) {
+		return openAnother(ctx, ef, ref, *params)
+	}
+	cfg.Picker = picker.Options{Demo: true}
 	return ui.Run(ctx, s, cfg)
+}
+
+// openAnother is /model REF: a file, demo, or a name in the model store
+// (as vkchat rm and the picker name them), loaded with the chat's other
+// flags. The chat closes the session it leaves.
+func openAnother(ctx context.Context, ef engineFlags, ref string, p sample.Params) (ui.Engine, error) {
+	if _, err := os.Stat(ref); err != nil && !demo.IsRef(ref) {
+		models, lerr := store.List()
+		if lerr != nil {
+			return nil, fmt.Errorf("%s: no such file, and the model store cannot be read: %w", ref, lerr)
+		}
+		m, ferr := store.Find(models, ref)
+		if ferr != nil {
+			return nil, fmt.Errorf("%s: no such file; %w", ref, ferr)
+		}
+		ref = m.Path
+	}
+	ef.model = ref
+	s, err := ef.load(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // seedPerRun draws the chat's seed unless --seed gave one, as llama.cpp

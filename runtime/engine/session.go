@@ -37,14 +37,18 @@ const DefaultContext = 4096
 // Session is a loaded model ready to generate. Generate calls are
 // serialised; the other methods may be called from any goroutine.
 type Session struct {
-	file    *gguf.File
-	model   *arch.Model
-	tok     *tokenizer.Tokenizer
-	tmpl    *chat.Template
-	be      backend.Backend
-	info    ModelInfo
-	ctxSize int
-	beOpts  backend.Options
+	// closeOnce makes Close safe to call twice: the chat's /model closes
+	// the session it leaves while its command still holds a deferred Close.
+	closeOnce sync.Once
+	closeErr  error
+	file      *gguf.File
+	model     *arch.Model
+	tok       *tokenizer.Tokenizer
+	tmpl      *chat.Template
+	be        backend.Backend
+	info      ModelInfo
+	ctxSize   int
+	beOpts    backend.Options
 
 	genMu sync.Mutex // held for the whole of Generate
 
@@ -178,13 +182,16 @@ func pickTemplate(ctx context.Context, f *gguf.File, arch, force string) (t *cha
 
 // Close releases the backend and the mapped file.
 func (s *Session) Close() error {
-	s.genMu.Lock()
-	defer s.genMu.Unlock()
-	err := s.be.Close()
-	if cerr := s.file.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	s.closeOnce.Do(func() {
+		s.genMu.Lock()
+		defer s.genMu.Unlock()
+		err := s.be.Close()
+		if cerr := s.file.Close(); err == nil {
+			err = cerr
+		}
+		s.closeErr = err
+	})
+	return s.closeErr
 }
 
 // Info describes the model and how it runs.

@@ -40,6 +40,11 @@ func (c *Conversation) Completion() bool { return c.completion }
 // System is the system prompt ("" for none).
 func (c *Conversation) System() string { return c.system }
 
+// SetCompletion changes the mode when the chat moves to a model of the
+// other kind (/model): the turns stay, and are sent as the new mode reads
+// them.
+func (c *Conversation) SetCompletion(completion bool) { c.completion = completion }
+
 // SetSystem replaces the system prompt; completion mode has none.
 func (c *Conversation) SetSystem(s string) {
 	if c.completion {

@@ -50,6 +50,7 @@ const (
 	CmdChats
 	CmdCopy
 	CmdEdit
+	CmdModel
 )
 
 // Command is a parsed slash command. Only the fields its Kind uses are set.
@@ -118,6 +119,8 @@ var commands = []commandSpec{
 	{kind: CmdChats, name: "chats", aliases: []string{"history"}, help: "list the saved conversations, newest first, with the /load NAME that opens each"},
 	{kind: CmdExport, name: "export", args: "FILE", arg: argTextRequired,
 		help: "write the inspected (else the latest) reply's tokens, log-probabilities and top alternatives as JSON Lines; vkchat replay FILE re-runs it"},
+	{kind: CmdModel, name: "model", args: "[FILE]", arg: argTextOptional,
+		help: "switch to another model, keeping the conversation (its template renders it from the next reply); without FILE pick from the stored models"},
 	{kind: CmdEdit, name: "edit", args: "[N]", arg: argTextOptional,
 		help: "edit your last message (or your Nth) and send it again as a new branch; the old one stays ([ ]); esc cancels"},
 	{kind: CmdCopy, name: "copy", args: "[code [N]|all]", arg: argTextOptional,

@@ -120,6 +120,10 @@ func (m *Model) Result() (string, error) {
 	return m.path, m.err
 }
 
+// Done reports that the user chose (or gave up): Result holds the
+// outcome, and the command Update returned with it only quits.
+func (m *Model) Done() bool { return m.screen == screenDone }
+
 // Update implements tea.Model.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {

@@ -107,6 +107,15 @@ func New(opts Options) tea.Model {
 	return newModel(opts, r)
 }
 
+// Embedded is the picker as a part of another program (the chat's
+// /model): ctx bounds its downloads, and the caller watches Done instead
+// of letting its tea.Quit end the program.
+func Embedded(ctx context.Context, opts Options) *Model {
+	m := New(opts).(*Model)
+	m.ctx = ctx
+	return m
+}
+
 // resolve fills in the defaults of opts.
 func resolve(opts Options) Options {
 	if opts.StoreDir == "" {
