@@ -58,23 +58,23 @@ type Model struct {
 	closeOnce    sync.Once
 	wg           *sync.WaitGroup
 
-	input      input.Input
-	focus      focusArea
-	insp       inspector.Inspector
-	pending    *conversation.Fork // the fork the next generation continues
-	tr         transcript.Transcript
-	showHelp   bool
-	prompt     *promptPane // shown in the help pane by /prompt
-	chats      *chatsPane  // shown in the help pane by /chats
-	think      thinkSettings
-	stops      []string // /stop: strings that end a reply
-	edit       *editing // /edit: the earlier message being edited
+	input    input.Input
+	focus    focusArea
+	insp     inspector.Inspector
+	pending  *conversation.Fork // the fork the next generation continues
+	tr       transcript.Transcript
+	showHelp bool
+	prompt   *promptPane // shown in the help pane by /prompt
+	chats    *chatsPane  // shown in the help pane by /chats
+	think    thinkSettings
+	stops    []string // /stop: strings that end a reply
+	edit     *editing // /edit: the earlier message being edited
 	// picker is the model picker /model opened over the chat; nil when
 	// closed. loadingModel names the model /model is loading.
 	picker       *picker.Model
 	loadingModel string
-	helpOffset int
-	status     statusLine
+	helpOffset   int
+	status       statusLine
 
 	// saver writes conv after every turn and keeps retrying a failed
 	// save (persist.go starts its timer).
