@@ -82,7 +82,9 @@ func samplerFlags(fs *flag.FlagSet) *sample.Params {
 	fs.Func("top-p", fmt.Sprintf("top-p, 1 to disable (default %g)", p.TopP), floatFlag(&p.TopP))
 	fs.Func("min-p", fmt.Sprintf("min-p, 0 to disable (default %g)", p.MinP), floatFlag(&p.MinP))
 	fs.Func("repeat-penalty", fmt.Sprintf("repetition penalty, 1 to disable (default %g)", p.RepeatPenalty), floatFlag(&p.RepeatPenalty))
-	fs.Uint64Var(&p.Seed, "seed", p.Seed, "random seed")
+	fs.Func("presence-penalty", "presence penalty, -2 to 2 (default 0, off)", floatFlag(&p.PresencePenalty))
+	fs.Func("frequency-penalty", "frequency penalty, -2 to 2 (default 0, off)", floatFlag(&p.FrequencyPenalty))
+	fs.Uint64Var(&p.Seed, "seed", p.Seed, "random seed (chat: drawn for each run unless given)")
 	return &p
 }
 
@@ -94,7 +96,8 @@ func checkSampler(p *sample.Params) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	flag := map[string]string{"temperature": "temp", "top_k": "top-k", "top_p": "top-p", "min_p": "min-p", "repeat_penalty": "repeat-penalty"}[re.Key]
+	flag := map[string]string{"temperature": "temp", "top_k": "top-k", "top_p": "top-p", "min_p": "min-p", "repeat_penalty": "repeat-penalty",
+		"presence_penalty": "presence-penalty", "frequency_penalty": "frequency-penalty"}[re.Key]
 	if flag == "" {
 		return err
 	}

@@ -309,6 +309,8 @@ func TestSamplerFlagsRanges(t *testing.T) {
 		{"--repeat-penalty=-3", "--repeat-penalty -3 is out of range"},
 		{"--temp=9", "--temp 9 is out of range"},
 		{"--top-p=1.5", "--top-p 1.5 is out of range"},
+		{"--presence-penalty=2.5", "--presence-penalty 2.5 is out of range (-2 to 2)"},
+		{"--frequency-penalty=-3", "--frequency-penalty -3 is out of range (-2 to 2)"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), []string{"run", "--model", testenv.Model(t, "stories260K.gguf"), c.flag, "-n", "1"}, &stdout, &stderr)
