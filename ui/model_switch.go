@@ -8,6 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"vkchat/ui/conversation"
 	"vkchat/ui/inspector"
 	"vkchat/ui/picker"
 	"vkchat/ui/termtext"
@@ -83,6 +84,7 @@ func (m *Model) modelLoaded(msg modelLoadedMsg) {
 		m.setError(fmt.Sprintf("could not open %s: %s; still chatting with %s", termtext.Sanitize(msg.ref), termtext.Sanitize(msg.err.Error()), m.modelName()))
 		return
 	}
+	oldName := m.modelName()
 	old := m.eng
 	m.eng = msg.eng
 	m.info = msg.eng.Info()
@@ -92,6 +94,11 @@ func (m *Model) modelLoaded(msg modelLoadedMsg) {
 	m.insp.Probs = inspector.NextToken()
 	if m.focus == focusTranscript {
 		m.leaveInspector()
+	}
+	if last := m.conv.Last(); last != nil {
+		// The transcript labels replies with the model now loaded; the
+		// note marks where the earlier model's replies end.
+		last.AddNote(conversation.NoteInfo, fmt.Sprintf("the replies above are %s's; %s continues from here", oldName, m.modelName()), false)
 	}
 	m.tr.Invalidate()
 	m.input.SetPlaceholder("Message " + m.modelName() + "…")

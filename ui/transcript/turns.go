@@ -267,7 +267,11 @@ func (tr *Transcript) renderTurn(t *conversation.Turn, width int) turnRender {
 func (tr *Transcript) turnLabel(t *conversation.Turn) string {
 	st := tr.styles
 	if t.Role == "user" {
-		return st.UserLabel.Render("▌ You")
+		label := st.UserLabel.Render("▌ You")
+		if b := branchLabel(t); b != "" { // an edited message (/edit)
+			label += st.Meta.Render(" · " + b)
+		}
+		return label
 	}
 	label := st.AssistantLabel.Render("▌ " + tr.modelName)
 	var meta []string
