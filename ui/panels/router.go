@@ -113,7 +113,7 @@ func fitLayers(st theme.Styles, lines []string, rows int) []string {
 		return lines[:min(len(lines), max(rows, 0))]
 	}
 	keep := rows - 1
-	return append(lines[:keep:keep], st.Dim.Render(fmt.Sprintf("… %d more layers", len(lines)-keep)))
+	return append(lines[:keep:keep], st.Dim.Render("… "+counted(len(lines)-keep, "more layer")))
 }
 
 // RouterTitle is the router panel's heading: whose routing, and k of E
