@@ -117,6 +117,13 @@ type Arch struct {
 	// Gating: every layer's FFN is a mixture of experts routed this way
 	// (moe.go); GatingNone = dense, and a file with experts is refused.
 	Gating Gating
+	// SharedExpert: a routed FFN also runs ffn_{gate,up,down}_shexp,
+	// scaled by σ(ffn_gate_inp_shexp·x), when the file has them (qwen35moe).
+	SharedExpert bool
+
+	// DeltaNet: the layers between full-attention ones are Gated DeltaNet
+	// layers (qwen35.go).
+	DeltaNet bool
 }
 
 // Need is whether an optional group of tensors is read.
@@ -174,6 +181,9 @@ type Block struct {
 	PostNorm bool // post_attention_norm and post_ffw_norm (gemma2/3, olmo2)
 	QKNorm   QKNorm
 	Act      Activation
+	// AttnGate: attn_q's rows hold [q_h | gate_h] per head and the
+	// attention output is × σ(gate) before attn_output (qwen35).
+	AttnGate bool
 }
 
 // LayerKind is what mixes positions in a layer: attention over a KV cache,

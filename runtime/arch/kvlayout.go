@@ -29,6 +29,9 @@ func (m *Model) KVGroups(ctx int) []KVGroup {
 	}
 	for i := range m.Layers {
 		lc := &m.Layers[i].Config
+		if lc.Kind.Recurrent() {
+			continue // a state, no cache
+		}
 		w := lc.Window
 		if w >= ctx {
 			w = 0 // the window covers the context: no saving, full attention in effect

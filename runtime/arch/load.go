@@ -44,7 +44,7 @@ func Load(f *gguf.File) (*Model, error) {
 		m.Output, m.Tied = m.TokenEmbd, true
 	}
 	_, fusedQKV := f.Tensor("blk.0.attn_qkv.weight")
-	fusedQKV = fusedQKV && a.FusedQKV
+	fusedQKV = fusedQKV && a.FusedQKV // (a DeltaNet layer's attn_qkv is its own; no hybrid declares FusedQKV)
 	// Every layer has at least perLayer tensors: checking that before
 	// allocating keeps a block_count of 10^6 in a tiny file from costing
 	// 10^6 Layer structs (600 MB) on the way to "tensor missing". (Optional
@@ -72,6 +72,10 @@ func Load(f *gguf.File) (*Model, error) {
 	m.Layers = make([]Layer, cfg.Layers)
 	for i := range m.Layers {
 		m.Layers[i].Config = lcs.layers[i]
+		if lcs.layers[i].Kind == KindDeltaNet {
+			w.deltaNetLayer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), a, &cfg)
+			continue
+		}
 		w.layer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), a, &cfg, fusedQKV)
 	}
 	if w.err != nil {
@@ -141,7 +145,11 @@ func (a *Arch) tensorsPerLayer(fusedQKV bool) int {
 // layer locates one layer's weights as the recipe asks for them.
 func (w *weights) layer(l *Layer, p string, a Arch, cfg *Config, fusedQKV bool) {
 	q, kv := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
-	e, ff := cfg.Embd, cfg.FF
+	e := cfg.Embd
+	qRows := q
+	if a.Block.AttnGate {
+		qRows = 2 * q // [q_h | gate_h] per head
+	}
 	if a.Block.PreNorm {
 		l.AttnNorm = w.vector(p+"attn_norm.weight", e)
 	}
@@ -149,7 +157,7 @@ func (w *weights) layer(l *Layer, p string, a Arch, cfg *Config, fusedQKV bool) 
 		qkv := w.matrix(p+"attn_qkv.weight", e, q+2*kv)
 		l.Wq, l.Wk, l.Wv = w.rows(qkv, 0, q, "Q"), w.rows(qkv, q, kv, "K"), w.rows(qkv, q+kv, kv, "V")
 	} else {
-		l.Wq = w.matrix(p+"attn_q.weight", e, q)
+		l.Wq = w.matrix(p+"attn_q.weight", e, qRows)
 		l.Wk = w.matrix(p+"attn_k.weight", e, kv)
 		l.Wv = w.matrix(p+"attn_v.weight", e, kv)
 	}
@@ -190,6 +198,12 @@ func (w *weights) layer(l *Layer, p string, a Arch, cfg *Config, fusedQKV bool) 
 		pa := w.vector(p+"post_attention_norm.weight", e)
 		l.PostAttnNorm = &pa
 	}
+	w.ffn(l, p, a, cfg)
+}
+
+// ffn locates a layer's FFN: its norms and the dense or routed weights.
+func (w *weights) ffn(l *Layer, p string, a Arch, cfg *Config) {
+	e, ff := cfg.Embd, cfg.FF
 	if a.Block.PreNorm {
 		name := "ffn_norm"
 		if a.FFNNorm != "" {
@@ -200,6 +214,9 @@ func (w *weights) layer(l *Layer, p string, a Arch, cfg *Config, fusedQKV bool) 
 	switch {
 	case cfg.MoE.Experts > 0:
 		l.Experts = w.experts(p, cfg)
+		if a.SharedExpert && l.Experts != nil {
+			l.Experts.Shared = w.sharedExpert(p, cfg)
+		}
 	case a.FusedGateUp:
 		gu := w.matrix(p+"ffn_up.weight", e, 2*ff)
 		l.Gate, l.Up = w.rows(gu, 0, ff, "gate"), w.rows(gu, ff, ff, "up")
@@ -331,6 +348,11 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	}
 	if err := loadMoE(l, a, &c); err != nil {
 		return c, err
+	}
+	if a.DeltaNet {
+		if err := loadDeltaNet(l, a, &c); err != nil {
+			return c, err
+		}
 	}
 	if err := resolveScales(l, a, &c); err != nil {
 		return c, err
@@ -502,6 +524,9 @@ func layerConfigs(f *gguf.File, a Arch, c *Config) layerSet {
 		// layer of each period is global.
 		if window > 0 && (period == 0 || il%period < period-1) {
 			lc.Window, lc.RopeBase, lc.RopeScale = window, localBase, localScale
+		}
+		if a.DeltaNet {
+			lc.Kind = deltaNetKind(c, il)
 		}
 		out[il] = lc
 	}

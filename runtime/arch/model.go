@@ -30,14 +30,15 @@ type Weight struct {
 type Layer struct {
 	Config                   LayerConfig
 	AttnNorm, Wq, Wk, Wv, Wo Weight
-	Bq, Bk, Bv               *Weight  // attention biases (Qwen2; optional elsewhere)
-	Bo                       *Weight  // attn_output bias (gpt-oss)
-	Sinks                    *Weight  // attention sinks [heads] (gpt-oss)
-	QNorm, KNorm             *Weight  // Block.QKNorm: [head_dim] per head, or the full width
-	PostAttnNorm             *Weight  // Block.PostNorm
-	FFNNorm, Gate, Up, Down  Weight   // the dense FFN; zero Weights where Experts replace it
-	Experts                  *Experts // Config.MoE: the routed experts in place of Gate/Up/Down
-	PostFFNNorm              *Weight  // Block.PostNorm
+	Bq, Bk, Bv               *Weight   // attention biases (Qwen2; optional elsewhere)
+	Bo                       *Weight   // attn_output bias (gpt-oss)
+	Sinks                    *Weight   // attention sinks [heads] (gpt-oss)
+	QNorm, KNorm             *Weight   // Block.QKNorm: [head_dim] per head, or the full width
+	PostAttnNorm             *Weight   // Block.PostNorm
+	FFNNorm, Gate, Up, Down  Weight    // the dense FFN; zero Weights where Experts replace it
+	Experts                  *Experts  // Config.MoE: the routed experts in place of Gate/Up/Down
+	DeltaNet                 *DeltaNet // Config.Kind KindDeltaNet: the recurrent mixer in place of attention (qwen35.go)
+	PostFFNNorm              *Weight   // Block.PostNorm
 }
 
 // Model is a loaded model description; the backends turn it into compute.
@@ -78,6 +79,10 @@ type Config struct {
 	FinalSoftcap float32
 	// MoE: every layer's FFN is a mixture of experts when MoE.Experts > 0.
 	MoE MoEConfig
+	// DeltaNet: the shape of the Gated DeltaNet layers, which are all but
+	// every FullAttnEvery-th (qwen35.go); zero without them.
+	DeltaNet      DeltaNetConfig
+	FullAttnEvery int
 }
 
 // Rope describes rotary position embedding.
@@ -181,7 +186,7 @@ func (m *Model) FileType() string {
 // KVBytesPerToken is what one position costs in the KV cache at the given
 // element size: layers × (K and V) × kv_heads × head_dim × bytes.
 func (c *Config) KVBytesPerToken(elemBytes int) int64 {
-	return int64(c.Layers) * 2 * int64(c.KVHeads) * int64(c.HeadDim) * int64(elemBytes)
+	return int64(c.attentionLayers()) * 2 * int64(c.KVHeads) * int64(c.HeadDim) * int64(elemBytes)
 }
 
 // KVBytes is the whole KV cache for a context of ctx positions at the given
@@ -197,6 +202,9 @@ func (m *Model) KVBytes(ctx, elemBytes int) int64 {
 // KVPositions is how many positions a layer's cache holds for a context of
 // ctx: a sliding-window layer needs only its window (it is used as a ring).
 func (l *LayerConfig) KVPositions(ctx int) int {
+	if l.Kind.Recurrent() {
+		return 0 // a state, no cache
+	}
 	if l.Window > 0 && l.Window < ctx {
 		return l.Window
 	}

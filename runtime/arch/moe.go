@@ -44,6 +44,7 @@ type MoEConfig struct {
 	Experts     int // expert_count
 	ExpertsUsed int // expert_used_count: k
 	ExpertFF    int // expert_feed_forward_length
+	SharedFF    int // expert_shared_feed_forward_length (0: ExpertFF), for a SharedExpert declaration
 }
 
 // Experts is one layer's routed experts: the router ffn_gate_inp and the
@@ -59,6 +60,8 @@ type Experts struct {
 	// Per-expert biases (gpt-oss), F32 with one row per expert: Gate and
 	// Up [expert_ff x experts], Down [embd x experts]; nil when absent.
 	GateBias, UpBias, DownBias *Weight
+	// Shared is the expert every token runs (qwen35moe); nil when absent.
+	Shared *SharedExpert
 }
 
 // Expert returns expert e's gate, up and down matrices: runs of rows of
@@ -102,6 +105,9 @@ func loadMoE(l *loader, a Arch, c *Config) error {
 	m := MoEConfig{Gating: a.Gating, Experts: n}
 	m.ExpertsUsed = l.uint("expert_used_count", 0, true)
 	m.ExpertFF = l.uint("expert_feed_forward_length", 0, true)
+	if a.SharedExpert {
+		m.SharedFF = l.uint("expert_shared_feed_forward_length", 0, false)
+	}
 	if l.err != nil {
 		return l.err
 	}

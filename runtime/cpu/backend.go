@@ -33,6 +33,9 @@ type Backend struct {
 	// leaves them alone: a model's experts are most of its file).
 	experts     *moeScratch
 	expertPacks *quant.PackCache
+	// hybrid is the recurrent layers' state and scratch (deltanet.go);
+	// nil for attention-only models.
+	hybrid *hybrid
 
 	layers      []layerState // per layer: vectors decoded to float32 once, its rope
 	outNorm     []float32
@@ -102,6 +105,7 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 	b.kv = newKVCache(m, opts.ContextSize, opts.KVType)
 	b.s = newScratch(&m.Config, maxBatch)
 	b.experts = newMoEScratch(&m.Config, maxBatch)
+	b.hybrid = newHybrid(m, maxBatch)
 	if b.experts != nil {
 		b.expertPacks = quant.NewPackCache(expertPackBudget(m))
 	}
@@ -157,9 +161,13 @@ func (b *Backend) Memory() backend.Memory {
 		Weights:     b.m.WeightBytes() + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.m.KVBytesPerToken(elem),
-		Scratch:     b.s.bytes() + b.experts.bytes() + attnWorkBytes(b.m, b.opts.ContextSize) + int64(4*len(b.gelu)),
+		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + attnWorkBytes(b.m, b.opts.ContextSize) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d thread%s, %s)", b.opts.Threads, map[bool]string{true: "", false: "s"}[b.opts.Threads == 1], simd.Describe()),
 		KVFormula:   b.m.KVFormula(b.opts.ContextSize, elem),
+		// the recurrent layers' state and its checkpoints (state.go)
+		StateBytes:      b.m.StateBytes(),
+		StateFormula:    b.m.StateFormula(),
+		CheckpointBytes: b.hybrid.checkpointBytes(),
 	}
 	perLayer := int64(2 * b.m.KVHeads * b.m.HeadDim * elem)
 	for _, g := range b.m.KVGroups(b.opts.ContextSize) {
@@ -193,6 +201,11 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 	for _, t := range tokens {
 		if t < 0 || int(t) >= b.m.Vocab {
 			return nil, fmt.Errorf("cpu backend: token id %d outside the vocabulary of %d", t, b.m.Vocab)
+		}
+	}
+	if b.hybrid != nil {
+		if err := b.hybrid.at(pos); err != nil {
+			return nil, err
 		}
 	}
 	// A rewind past what a sliding-window ring still holds recomputes the
@@ -244,5 +257,5 @@ func attnWorkBytes(m *arch.Model, ctx int) int64 {
 // and the token history. The engine checks it against the memory there is
 // before New allocates it.
 func ContextBytes(m *arch.Model, ctx int, kv backend.KVType) int64 {
-	return m.KVBytes(ctx, kv.Bytes()) + attnWorkBytes(m, ctx) + 4*int64(ctx)
+	return m.KVBytes(ctx, kv.Bytes()) + attnWorkBytes(m, ctx) + 4*int64(ctx) + m.StateBytes()
 }

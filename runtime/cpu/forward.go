@@ -31,8 +31,19 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 	for l := range b.m.Layers {
 		L, w := &b.m.Layers[l], &b.layers[l]
 		in := b.preNorm(s.x[:n*e], w.attn, n)
-		// one job for the three: x converted once, workers handed out once
-		quant.MatMuls([][]float32{s.q[:n*qw], s.k[:n*kvw], s.v[:n*kvw]}, []quant.Matrix{matrix(L.Wq), matrix(L.Wk), matrix(L.Wv)}, in, n)
+		if L.DeltaNet != nil {
+			b.deltaNet(l, L.DeltaNet, in, n) // a recurrent mixer in place of attention (deltanet.go)
+			b.residual(s.proj[:n*e], w.postAttn, n)
+			b.ffn(l, L, w, n)
+			continue
+		}
+		if c.Block.AttnGate {
+			b.gatedQ(L, in, n)
+			quant.MatMuls([][]float32{s.k[:n*kvw], s.v[:n*kvw]}, []quant.Matrix{matrix(L.Wk), matrix(L.Wv)}, in, n)
+		} else {
+			// one job for the three: x converted once, workers handed out once
+			quant.MatMuls([][]float32{s.q[:n*qw], s.k[:n*kvw], s.v[:n*kvw]}, []quant.Matrix{matrix(L.Wq), matrix(L.Wk), matrix(L.Wv)}, in, n)
+		}
 		if w.bq != nil {
 			for i := 0; i < n; i++ {
 				addTo(s.q[i*qw:(i+1)*qw], w.bq)
@@ -68,6 +79,9 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 		if !inPlace {
 			b.storeBatch(l, n, pos)
 		}
+		if c.Block.AttnGate {
+			b.gateAttention(n)
+		}
 		quant.MatMul(s.proj[:n*e], matrix(L.Wo), s.att[:n*qw], n)
 		if w.bo != nil {
 			for i := 0; i < n; i++ {
@@ -75,18 +89,30 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 			}
 		}
 		b.residual(s.proj[:n*e], w.postAttn, n)
-
-		in = b.preNorm(s.x[:n*e], w.ffn, n)
-		if L.Experts != nil {
-			b.moe(l, L.Experts, w, in, s.proj[:n*e], n)
-		} else {
-			ff := c.FF
-			quant.MatMuls([][]float32{s.gate[:n*ff], s.up[:n*ff]}, []quant.Matrix{matrix(L.Gate), matrix(L.Up)}, in, n)
-			b.activate(s.gate[:n*ff], s.up[:n*ff])
-			quant.MatMul(s.proj[:n*e], matrix(L.Down), s.gate[:n*ff], n)
-		}
-		b.residual(s.proj[:n*e], w.postFFN, n)
+		b.ffn(l, L, w, n)
 	}
+	if b.hybrid != nil {
+		b.hybrid.state.pos = pos + n
+	}
+}
+
+// ffn is a layer's FFN branch: x += PostNorm(FFN(PreNorm(x))).
+func (b *Backend) ffn(l int, L *arch.Layer, w *layerState, n int) {
+	c, s := &b.m.Config, &b.s
+	e := c.Embd
+	in := b.preNorm(s.x[:n*e], w.ffn, n)
+	if L.Experts != nil {
+		b.moe(l, L.Experts, w, in, s.proj[:n*e], n)
+		if L.Experts.Shared != nil {
+			b.sharedExpert(L.Experts.Shared, in, s.proj[:n*e], n)
+		}
+	} else {
+		ff := c.FF
+		quant.MatMuls([][]float32{s.gate[:n*ff], s.up[:n*ff]}, []quant.Matrix{matrix(L.Gate), matrix(L.Up)}, in, n)
+		b.activate(s.gate[:n*ff], s.up[:n*ff])
+		quant.MatMul(s.proj[:n*e], matrix(L.Down), s.gate[:n*ff], n)
+	}
+	b.residual(s.proj[:n*e], w.postFFN, n)
 }
 
 // storeBatch writes the batch's keys and values into layer's cache.

@@ -46,6 +46,7 @@ func unsupported(m *arch.Model) string {
 		}
 	}
 	add(mxfp4 || m.Output.Type == ggml.MXFP4 || m.TokenEmbd.Type == ggml.MXFP4, "MXFP4 weights outside expert banks")
+	add(m.RecurrentLayers() > 0, "recurrent (Gated DeltaNet) layers")
 	return strings.Join(what, ", ")
 }
 

@@ -1,0 +1,246 @@
+package cpu
+
+import (
+	"math"
+
+	"vkchat/runtime/arch"
+	"vkchat/runtime/quant"
+)
+
+// Gated DeltaNet layers (qwen35) and the gated attention of their
+// full-attention neighbours, in llama.cpp's float order (models/qwen35.cpp
+// and ggml-cpu's fused gated_delta_net, which runs the recurrence token by
+// token for prefill as for decode).
+
+// hybrid is the scratch and recurrent state of a model with DeltaNet
+// layers; nil for other models.
+type hybrid struct {
+	cfg arch.DeltaNetConfig
+	// per layer (nil for attention layers): the conv state, the last
+	// ConvKernel−1 inputs oldest first [(K−1) x Channels], and the
+	// delta-rule matrices, one per value head stored transposed
+	// (row j = value dim j: M[j][i] = S[i][j]) [H_v x S x S]
+	conv, mat [][]float32
+	// per DeltaNet layer, vectors decoded once
+	dt, a, norm [][]float32
+	// convW[l] is ssm_conv1d as float32, channel-major [Channels x K]
+	convW [][]float32
+	state recurrentState
+
+	// batch scratch
+	qkv, z, beta, alpha []float32 // projections [n x ...]
+	win                 []float32 // one token's conv output [Channels]
+	o                   []float32 // the heads' outputs [n x H_v·S]
+	qg, gate            []float32 // gated attention: Wq·a [n x 2q] and its gate half [n x q]
+	shG, shU, shLogit   []float32 // shared expert [n x shared_ff], its gate logit [n]
+	shD                 []float32 // its output [n x embd]
+}
+
+func newHybrid(m *arch.Model, n int) *hybrid {
+	if m.RecurrentLayers() == 0 {
+		return nil
+	}
+	d := m.DeltaNet
+	h := &hybrid{cfg: d}
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		var conv, mat, dt, a, norm, cw []float32
+		if x := L.DeltaNet; x != nil {
+			conv, mat = make([]float32, d.ConvFloats()), make([]float32, d.MatrixFloats())
+			dt, a, norm = vectorF32(x.DtBias), vectorF32(x.A), vectorF32(x.Norm)
+			cw = optRows(&x.Conv)
+		}
+		h.conv, h.mat = append(h.conv, conv), append(h.mat, mat)
+		h.dt, h.a, h.norm, h.convW = append(h.dt, dt), append(h.a, a), append(h.norm, norm), append(h.convW, cw)
+	}
+	vw := d.ValueHeads * d.StateSize
+	q := m.Heads * m.HeadDim
+	h.qkv, h.z = make([]float32, n*d.Channels()), make([]float32, n*vw)
+	h.beta, h.alpha = make([]float32, n*d.ValueHeads), make([]float32, n*d.ValueHeads)
+	h.win, h.o = make([]float32, d.Channels()), make([]float32, n*vw)
+	if m.Block.AttnGate {
+		h.qg, h.gate = make([]float32, n*2*q), make([]float32, n*q)
+	}
+	if ff := sharedFF(m); ff > 0 {
+		h.shG, h.shU, h.shLogit, h.shD = make([]float32, n*ff), make([]float32, n*ff), make([]float32, n), make([]float32, n*m.Embd)
+	}
+	return h
+}
+
+// sharedFF is the width of the model's shared expert (0: none).
+func sharedFF(m *arch.Model) int {
+	for i := range m.Layers {
+		if x := m.Layers[i].Experts; x != nil && x.Shared != nil {
+			return x.Shared.Up.Rows
+		}
+	}
+	return 0
+}
+
+func (h *hybrid) bytes() int64 {
+	if h == nil {
+		return 0
+	}
+	n := len(h.qkv) + len(h.z) + len(h.beta) + len(h.alpha) + len(h.win) + len(h.o) + len(h.qg) + len(h.gate) + len(h.shG) + len(h.shU) + len(h.shLogit) + len(h.shD)
+	return 4 * int64(n)
+}
+
+// deltaNet runs DeltaNet layer l over the n normed inputs in (positions
+// pos..), writing its output projection to s.proj:
+//
+//	qkv, z = W_qkv·a, W_gate·a;  β = σ(W_beta·a);  g = softplus(W_alpha·a + dt_bias)·ssm_a
+//	c = silu(conv([conv state ‖ qkv]));  q, k, v = split(c);  q, k = l2norm(q), l2norm(k)
+//	per value head h (key head h mod H_k): S = S·e^g;  δ = β(v − Sᵀk);  S += k⊗δ;  o = Sᵀq/√S
+//	out = W_out·(rms(o)·ssm_norm ⊙ silu(z))
+func (b *Backend) deltaNet(l int, x *arch.DeltaNet, in []float32, n int) {
+	h := b.hybrid
+	d := &h.cfg
+	C, S, hv := d.Channels(), d.StateSize, d.ValueHeads
+	vw := hv * S
+	quant.MatMuls([][]float32{h.qkv[:n*C], h.z[:n*vw], h.beta[:n*hv], h.alpha[:n*hv]},
+		[]quant.Matrix{matrix(x.QKV), matrix(x.Z), matrix(x.Beta), matrix(x.Alpha)}, in, n)
+	eps := b.m.NormEps
+	for t := 0; t < n; t++ {
+		c := h.win
+		causalConv(c, h.conv[l], h.qkv[t*C:(t+1)*C], h.convW[l], d.ConvKernel)
+		for i, v := range c {
+			c[i] = silu(v)
+		}
+		kw := d.KeyHeads * S
+		q, k, v := c[:kw], c[kw:2*kw], c[2*kw:]
+		for kh := 0; kh < d.KeyHeads; kh++ {
+			l2Norm(q[kh*S:(kh+1)*S], eps)
+			l2Norm(k[kh*S:(kh+1)*S], eps)
+		}
+		o := h.o[t*vw : (t+1)*vw]
+		for head := 0; head < hv; head++ {
+			beta := sigmoid(h.beta[t*hv+head])
+			g := softplus(h.alpha[t*hv+head]+h.dt[l][head]) * h.a[l][head]
+			kh := head % d.KeyHeads
+			deltaStep(h.mat[l][head*S*S:(head+1)*S*S], q[kh*S:(kh+1)*S], k[kh*S:(kh+1)*S], v[head*S:(head+1)*S], o[head*S:(head+1)*S], g, beta)
+		}
+		gatedNorm(o, h.z[t*vw:(t+1)*vw], h.norm[l], S, eps)
+	}
+	quant.MatMul(b.s.proj[:n*b.m.Embd], matrix(x.Out), h.o[:n*vw], n)
+}
+
+// causalConv is ggml's ssm_conv for one token followed by the state's
+// shift: out[c] = Σ_i w[c][i]·win[i][c] over the window of the K−1 saved
+// inputs and the new one (the last tap multiplies the new input), each
+// product added in tap order with one rounding (the FMA the compiler emits
+// for ggml's loop); then the oldest input leaves the state and the new one
+// joins it.
+func causalConv(out, state, in, w []float32, K int) {
+	C := len(in)
+	for c := 0; c < C; c++ {
+		taps := w[c*K : (c+1)*K]
+		var sum float32
+		for i := 0; i < K-1; i++ {
+			sum = fma32(state[i*C+c], taps[i], sum)
+		}
+		out[c] = fma32(in[c], taps[K-1], sum)
+	}
+	copy(state, state[C:])
+	copy(state[(K-2)*C:], in)
+}
+
+// l2Norm is ggml's l2_norm in place: x / max(‖x‖, eps), the squares
+// rounded to float32 and summed in float64.
+func l2Norm(x []float32, eps float32) {
+	var sum float64
+	for _, v := range x {
+		sum += float64(v * v)
+	}
+	scale := 1 / max(float32(math.Sqrt(float64(float32(sum)))), eps)
+	for i := range x {
+		x[i] *= scale
+	}
+}
+
+// sigmoid is ggml's 1/(1+e^−x).
+func sigmoid(x float32) float32 { return 1 / (1 + float32(math.Exp(float64(-x)))) }
+
+// softplus is ggml's log(1+e^x), the identity above 20.
+func softplus(x float32) float32 {
+	if x > 20 {
+		return x
+	}
+	return float32(math.Log(float64(1 + float32(math.Exp(float64(x))))))
+}
+
+// deltaStep is one token of the gated delta rule for one value head, as
+// ggml-cpu's fused gated_delta_net computes it on the transposed state m
+// (row j holds column j of S): the decay e^g scales every element, then
+// per row j δ = (v_j − m_j·k)·β and m_j += k·δ (an FMA per element), then
+// o_j = (m_j·q)/√S, the dot products in ggml_vec_dot_f32's order.
+func deltaStep(m, q, k, v, o []float32, g, beta float32) {
+	S := len(q)
+	decay := float32(math.Exp(float64(g)))
+	for i := range m {
+		m[i] *= decay
+	}
+	scale := 1 / float32(math.Sqrt(float64(S)))
+	for j := 0; j < S; j++ {
+		row := m[j*S : (j+1)*S]
+		delta := (v[j] - vecDot(row, k)) * beta
+		for i := range row {
+			row[i] = fma32(k[i], delta, row[i])
+		}
+		o[j] = vecDot(row, q) * scale
+	}
+}
+
+// gatedNorm is qwen35's output gate in place on o: each head's S values
+// RMS-normalized, × ssm_norm, × silu(z).
+func gatedNorm(o, z, w []float32, S int, eps float32) {
+	for h := 0; h+S <= len(o); h += S {
+		rmsNorm(o[h:h+S], o[h:h+S], w, eps)
+	}
+	for i := range o {
+		o[i] *= silu(z[i])
+	}
+}
+
+// gatedQ runs the gated attention's Q projection: Wq's rows hold [q_h |
+// gate_h] per head; q goes to s.q (where the recipe expects it) and the
+// gate to h.gate.
+func (b *Backend) gatedQ(L *arch.Layer, in []float32, n int) {
+	c, h := &b.m.Config, b.hybrid
+	q, hd := c.Heads*c.HeadDim, c.HeadDim
+	quant.MatMul(h.qg[:n*2*q], matrix(L.Wq), in, n)
+	for i := 0; i < n; i++ {
+		for head := 0; head < c.Heads; head++ {
+			src := h.qg[i*2*q+head*2*hd:]
+			copy(b.s.q[i*q+head*hd:i*q+(head+1)*hd], src[:hd])
+			copy(h.gate[i*q+head*hd:i*q+(head+1)*hd], src[hd:2*hd])
+		}
+	}
+}
+
+// gateAttention multiplies the attention output by σ(gate).
+func (b *Backend) gateAttention(n int) {
+	q := b.m.Heads * b.m.HeadDim
+	att, gate := b.s.att[:n*q], b.hybrid.gate[:n*q]
+	for i := range att {
+		att[i] *= sigmoid(gate[i])
+	}
+}
+
+// sharedExpert adds a layer's shared expert to out: down(silu(gate·x) ⊙
+// up·x) × σ(Scale·x), per token.
+func (b *Backend) sharedExpert(x *arch.SharedExpert, in, out []float32, n int) {
+	h, e := b.hybrid, b.m.Embd
+	ff := x.Up.Rows
+	quant.MatMuls([][]float32{h.shG[:n*ff], h.shU[:n*ff], h.shLogit[:n]},
+		[]quant.Matrix{matrix(x.Gate), matrix(x.Up), matrix(x.Scale)}, in, n)
+	swiglu(h.shG[:n*ff], h.shU[:n*ff])
+	y := h.shD[:n*e]
+	quant.MatMul(y, matrix(x.Down), h.shG[:n*ff], n)
+	for i := 0; i < n; i++ {
+		gate := sigmoid(h.shLogit[i])
+		o, yi := out[i*e:(i+1)*e], y[i*e:(i+1)*e]
+		for j := range o {
+			o[j] += yi[j] * gate
+		}
+	}
+}
