@@ -78,6 +78,11 @@ type Backend struct {
 	// pipelines compile once); Close then releases only the buffers.
 	sharedDevice bool
 	buffers      []*vulkan.Buffer
+
+	// dn is a hybrid model's DeltaNet activations and recurrent state,
+	// the gated attention's gate and the shared expert (deltanet.go); nil
+	// for other models.
+	dn *dnBuffers
 }
 
 // New uploads m to the best Vulkan device (or opts.Device) and records the
@@ -171,6 +176,10 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 func (b *Backend) allocate() error {
 	c, d := &b.cfg, b.d
 	for l, pl := range b.plans {
+		if pl.recurrent {
+			b.kc, b.vc = append(b.kc, nil), append(b.vc, nil) // a state, no cache (deltanet.go)
+			continue
+		}
 		kvBytes := uint64(c.KVHeads) * uint64(pl.slots) * uint64(c.HeadDim) * uint64(b.opts.KVType.Bytes())
 		// The cache is written 4 bytes per texel: that view bounds the size.
 		if lim := d.Info.Limits.MaxTexelElements * 4; kvBytes > lim {
@@ -232,6 +241,9 @@ func (b *Backend) allocate() error {
 	if err := b.allocateMoE(act); err != nil {
 		return err
 	}
+	if err := b.allocateDeltaNet(act); err != nil {
+		return err
+	}
 	if b.logits, err = act("logits", n*c.Vocab, d.tune.logitsKind()); err != nil {
 		return err
 	}
@@ -253,7 +265,11 @@ func (b *Backend) allocate() error {
 	}
 	// Padding columns of the activations must read as zero.
 	var zero []*vulkan.Buffer
-	for _, buf := range []*vulkan.Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o, b.moeH, b.moeH2} {
+	zeroed := []*vulkan.Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o, b.moeH, b.moeH2}
+	if b.dn != nil {
+		zeroed = append(zeroed, b.dn.o, b.dn.shH, b.dn.shH2)
+	}
+	for _, buf := range zeroed {
 		if buf != nil {
 			zero = append(zero, buf)
 		}
@@ -268,7 +284,9 @@ func (b *Backend) Name() string { return "vulkan" }
 func (b *Backend) Memory() backend.Memory {
 	var kv uint64
 	for l := range b.kc {
-		kv += b.kc[l].Size + b.vc[l].Size
+		if b.kc[l] != nil {
+			kv += b.kc[l].Size + b.vc[l].Size
+		}
 	}
 	elem := b.opts.KVType.Bytes()
 	mem := backend.Memory{
@@ -278,6 +296,10 @@ func (b *Backend) Memory() backend.Memory {
 		Scratch:     int64(b.scratchBytes),
 		Device:      fmt.Sprintf("%s (%s)", b.d.Info.Name, b.d.Info.Type),
 		KVFormula:   b.kvFormula(int64(kv)),
+		// the recurrent layers' state on the device and its host checkpoints
+		StateBytes:      b.m.StateBytes(),
+		StateFormula:    b.m.StateFormula(),
+		CheckpointBytes: b.checkpointBytes(),
 	}
 	perLayer := int64(2 * b.cfg.KVHeads * b.cfg.HeadDim * elem)
 	for _, g := range b.kvGroups() {
@@ -322,6 +344,9 @@ func (b *Backend) DecodeBytes(pos int) uint64 {
 	c := b.cfg
 	var positions uint64
 	for _, pl := range b.plans {
+		if pl.recurrent {
+			continue
+		}
 		if pl.window > 0 {
 			positions += uint64(min(pos+1, pl.window))
 		} else {
@@ -467,6 +492,9 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 			return nil, fmt.Errorf("vulkan backend: token id %d outside the vocabulary of %d", t, vocab)
 		}
 	}
+	if err := b.stateAt(pos); err != nil {
+		return nil, err
+	}
 	if !b.ringsKeep(pos) {
 		// A rewind past what a ring holds: recompute the positions before
 		// pos from the start, as llama.cpp re-processes the prompt when its
@@ -499,6 +527,9 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		}
 		if err := b.runChunk(tokens[start:end], pos+start, runs); err != nil {
 			return nil, err
+		}
+		if b.recurrent() {
+			b.dn.state.pos = pos + end
 		}
 		var lg []byte
 		switch {

@@ -212,6 +212,15 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 	for l, lw := range b.layers {
 		name := func(s string) string { return fmt.Sprintf("L%d %s", l, s) }
 		pl := b.plans[l]
+		if lw.dn != nil {
+			if err := b.recordDeltaNet(r, name, l, lw, s); err != nil {
+				return err
+			}
+			if err := b.recordFFN(r, name, l, lw, s); err != nil {
+				return err
+			}
+			continue
+		}
 		mv := matvecOp{x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps, y: b.qkv, ystride: b.qkvStride, tokens: s.cap, step: b.step}
 		if lw.bias != nil {
 			mv.bias, mv.epi = lw.bias, epiBias
@@ -232,6 +241,13 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 				if err := b.d.matvec(r, op); err != nil {
 					return err
 				}
+			}
+		}
+		if lw.qGate != nil {
+			g := mv
+			g.label, g.m, g.y, g.ystride, g.yoff, g.bias, g.epi = name("q gate"), lw.qGate, b.dn.gate, b.qStride, 0, nil, epiStore
+			if err := b.d.matvec(r, g); err != nil {
+				return err
 			}
 		}
 		table := vulkan.Arg{B: b.step, Off: uint64(b.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2}
@@ -265,6 +281,11 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 		if err != nil {
 			return err
 		}
+		if lw.qGate != nil {
+			if err := b.recordAttnGate(r, name, s); err != nil {
+				return err
+			}
+		}
 		// Wo's bias (gpt-oss) is added to the product before the residual (BIAS)
 		wo := matvecOp{label: name("wo"), m: lw.wo, x: b.att, xstride: b.qStride, rbias: lw.bo, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}
 		if b.rec.postBranch {
@@ -278,40 +299,59 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 				return err
 			}
 		}
-		if lw.moe != nil {
-			if err := b.recordMoE(r, name, l, lw, s); err != nil {
-				return err
-			}
-			continue
-		}
-		ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.h, y2: b.h2, ystride: b.ffStride, tokens: s.cap, step: b.step, act: b.rec.act}
-		if lw.gate.Type == lw.up.Type {
-			if err := b.d.matvec(r, ffn); err != nil {
-				return err
-			}
-		} else {
-			gate := ffn
-			gate.label, gate.m2 = name("gate"), nil
-			if err := b.d.matvec(r, gate); err != nil {
-				return err
-			}
-			upOp := ffn
-			upOp.label, upOp.m, upOp.m2, upOp.epi = name("up·act(gate)"), lw.up, nil, epiSwiGLU
-			if err := b.d.matvec(r, upOp); err != nil {
-				return err
-			}
-		}
-		down := matvecOp{label: name("down"), m: lw.down, x: b.h, xstride: b.ffStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}
-		if b.rec.postBranch {
-			down.y, down.epi = b.o, epiStore
-		}
-		if err := b.d.matvec(r, down); err != nil {
+		if err := b.recordFFN(r, name, l, lw, s); err != nil {
 			return err
 		}
-		if b.rec.postBranch {
-			if err := b.recordBranchEnd(r, name("ffn out"), lw.postFFN, s); err != nil {
+	}
+	return nil
+}
+
+// recordFFN records a layer's FFN branch: dense, or routed experts (and a
+// shared expert beside them).
+func (b *Backend) recordFFN(r *vulkan.Recorder, name func(string) string, l int, lw *layerWeights, s bodyShape) error {
+	c := &b.cfg
+	if lw.moe != nil {
+		if lw.shared != nil {
+			// on the FFN's input, before the routed experts add to x
+			if err := b.recordSharedProducts(r, name, lw, s); err != nil {
 				return err
 			}
+		}
+		if err := b.recordMoE(r, name, l, lw, s); err != nil {
+			return err
+		}
+		if lw.shared != nil {
+			return b.recordSharedAdd(r, name, s)
+		}
+		return nil
+	}
+	ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.h, y2: b.h2, ystride: b.ffStride, tokens: s.cap, step: b.step, act: b.rec.act}
+	if lw.gate.Type == lw.up.Type {
+		if err := b.d.matvec(r, ffn); err != nil {
+			return err
+		}
+	} else {
+		gate := ffn
+		gate.label, gate.m2 = name("gate"), nil
+		if err := b.d.matvec(r, gate); err != nil {
+			return err
+		}
+		upOp := ffn
+		upOp.label, upOp.m, upOp.m2, upOp.epi = name("up·act(gate)"), lw.up, nil, epiSwiGLU
+		if err := b.d.matvec(r, upOp); err != nil {
+			return err
+		}
+	}
+	down := matvecOp{label: name("down"), m: lw.down, x: b.h, xstride: b.ffStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}
+	if b.rec.postBranch {
+		down.y, down.epi = b.o, epiStore
+	}
+	if err := b.d.matvec(r, down); err != nil {
+		return err
+	}
+	if b.rec.postBranch {
+		if err := b.recordBranchEnd(r, name("ffn out"), lw.postFFN, s); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -351,7 +391,9 @@ func (b *Backend) recordEmbed(r *vulkan.Recorder, s bodyShape) error {
 func (b *Backend) maxAttnSplits() int {
 	n := 0
 	for _, pl := range b.plans {
-		n = max(n, b.d.tune.attnSplits(pl.slots))
+		if !pl.recurrent {
+			n = max(n, b.d.tune.attnSplits(pl.slots))
+		}
 	}
 	return n
 }

@@ -79,6 +79,8 @@ type layerPlan struct {
 	table  int // index into Backend.ropeTables
 	window int // 0: full causal attention
 	slots  int // cache positions held (a ring when < the context)
+	// recurrent: a DeltaNet layer, which keeps a state and no cache
+	recurrent bool
 }
 
 // cacheSlots is how many positions a layer's cache holds for a context of
@@ -109,7 +111,7 @@ func (b *Backend) planLayers() error {
 		if lc.Window < 0 {
 			return fmt.Errorf("layer %d: sliding window %d is negative", i, lc.Window)
 		}
-		p := layerPlan{rope: lc.Rope, window: lc.Window, slots: cacheSlots(lc, b.opts.ContextSize)}
+		p := layerPlan{rope: lc.Rope, window: lc.Window, slots: cacheSlots(lc, b.opts.ContextSize), recurrent: lc.Kind.Recurrent()}
 		if lc.Rope {
 			t := ropeTable{base: lc.RopeBase, scale: one(lc.RopeScale)}
 			if !(t.base > 0) {
@@ -153,7 +155,7 @@ func (b *Backend) kvGroups() []kvGroup {
 	var out []kvGroup
 	for _, ring := range []bool{false, true} {
 		for _, pl := range b.plans {
-			if (pl.slots < b.opts.ContextSize) != ring {
+			if pl.recurrent || (pl.slots < b.opts.ContextSize) != ring {
 				continue
 			}
 			g := kvGroup{layers: 1, slots: pl.slots}

@@ -46,7 +46,20 @@ func unsupported(m *arch.Model) string {
 		}
 	}
 	add(mxfp4 || m.Output.Type == ggml.MXFP4 || m.TokenEmbd.Type == ggml.MXFP4, "MXFP4 weights outside expert banks")
-	add(m.RecurrentLayers() > 0, "recurrent (Gated DeltaNet) layers")
+	// Gated DeltaNet layers run as deltanet.go records them: the conv
+	// kernel holds up to 8 taps, the delta kernel a workgroup of S
+	// invocations with an S-float row of the state each.
+	var shortConv, shared bool
+	for i := range m.Layers {
+		shortConv = shortConv || m.Layers[i].Config.Kind == arch.KindShortConv
+		shared = shared || (m.Layers[i].Experts != nil && m.Layers[i].Experts.Shared != nil)
+	}
+	add(shortConv, "short-convolution layers")
+	if d := m.DeltaNet; m.RecurrentLayers() > 0 {
+		add(d.ConvKernel > 8, fmt.Sprintf("a DeltaNet conv of %d taps (the kernel holds 8)", d.ConvKernel))
+		add(d.StateSize > 256, fmt.Sprintf("a DeltaNet state of %d (the kernel holds 256)", d.StateSize))
+	}
+	add(shared && (m.Block.PostNorm || one(m.ResidualScale) != 1), "a shared expert with a post-norm or residual scale")
 	return strings.Join(what, ", ")
 }
 

@@ -24,6 +24,9 @@ type layerWeights struct {
 	gate, up   *Matrix          // paired when types match; nil with experts
 	down       *Matrix          //
 	moe        *moeWeights      // the routed experts in place of gate/up/down, or nil
+	dn         *dnWeights       // a Gated DeltaNet layer's mixer in place of attention (deltanet.go), or nil
+	qGate      *Matrix          // gated attention: the gate rows of attn_q (deltanet.go), or nil
+	shared     *sharedWeights   // the shared expert beside the routed ones, or nil
 	attnNorm   *vulkan.Buffer   // padded with zeros to the x stride; nil without pre-norms
 	ffnNorm    *vulkan.Buffer   //
 	qNorm      *vulkan.Buffer   // Q/K norms ([head_dim] or the full width), or nil
@@ -64,16 +67,29 @@ func (b *Backend) uploadWeights() error {
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		lw := &layerWeights{}
-		if L.Wq.Type == L.Wk.Type && L.Wq.Type == L.Wv.Type {
-			rows := L.Wq.Rows + L.Wk.Rows + L.Wv.Rows
-			lw.qkv, err = b.d.uploadMatrix(fmt.Sprintf("blk.%d.attn_qkv (stacked)", i), L.Wq.Type, rows, L.Wq.Cols, L.Wq.Data, L.Wk.Data, L.Wv.Data)
+		wq := L.Wq
+		if b.cfg.Block.AttnGate && L.DeltaNet == nil {
+			var gate arch.Weight
+			wq, gate = splitGatedQ(L.Wq, b.cfg.Heads, b.cfg.HeadDim)
+			lw.qGate = up(gate)
+		}
+		switch {
+		case L.DeltaNet != nil:
+			if err == nil {
+				lw.dn, err = b.uploadDeltaNet(up, L.DeltaNet)
+			}
+		case wq.Type == L.Wk.Type && wq.Type == L.Wv.Type:
+			rows := wq.Rows + L.Wk.Rows + L.Wv.Rows
+			lw.qkv, err = b.d.uploadMatrix(fmt.Sprintf("blk.%d.attn_qkv (stacked)", i), wq.Type, rows, wq.Cols, wq.Data, L.Wk.Data, L.Wv.Data)
 			if lw.qkv != nil {
 				b.weightBytes += lw.qkv.Bytes
 			}
-		} else {
-			lw.q, lw.k, lw.v = up(L.Wq), up(L.Wk), up(L.Wv)
+		default:
+			lw.q, lw.k, lw.v = up(wq), up(L.Wk), up(L.Wv)
 		}
-		lw.wo = up(L.Wo)
+		if L.DeltaNet == nil {
+			lw.wo = up(L.Wo)
+		}
 		if x := L.Experts; x != nil {
 			lw.moe = &moeWeights{router: up(x.Router), gate: up(x.Gate), up: up(x.Up), down: up(x.Down)}
 			if err == nil && x.RouterBias != nil {
@@ -81,6 +97,9 @@ func (b *Backend) uploadWeights() error {
 			}
 			if err == nil {
 				err = b.uploadExpertBiases(i, x, lw.moe)
+			}
+			if sh := x.Shared; sh != nil {
+				lw.shared = &sharedWeights{gate: up(sh.Gate), up: up(sh.Up), down: up(sh.Down), scale: up(sh.Scale)}
 			}
 		} else {
 			lw.gate, lw.up, lw.down = up(L.Gate), up(L.Up), up(L.Down)
@@ -240,13 +259,13 @@ func (b *Backend) checkLayer(i int, lw *layerWeights) error {
 		return missing("attn_norm and ffn_norm")
 	case c.Block.PostNorm && (lw.postAttn == nil || lw.postFFN == nil):
 		return missing("post_attention_norm and post_ffw_norm")
-	case c.Block.QKNorm != arch.QKNormNone && (lw.qNorm == nil || lw.kNorm == nil):
+	case c.Block.QKNorm != arch.QKNormNone && lw.dn == nil && (lw.qNorm == nil || lw.kNorm == nil):
 		return missing("attn_q_norm and attn_k_norm")
 	case i > 0 && (lw.sinks == nil) != (b.layers[0].sinks == nil):
 		// one attention pipeline serves every layer, with sinks or without
 		return fmt.Errorf("layer %d: attention sinks on some layers only", i)
 	}
-	if c.Block.QKNorm != arch.QKNormNone {
+	if c.Block.QKNorm != arch.QKNormNone && lw.dn == nil {
 		wq, wk := c.HeadDim, c.HeadDim
 		if c.Block.QKNorm == arch.QKNormFull {
 			wq, wk = c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
