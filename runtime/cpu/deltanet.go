@@ -29,11 +29,16 @@ type hybrid struct {
 
 	// batch scratch
 	qkv, z, beta, alpha []float32 // projections [n x ...]
-	win                 []float32 // one token's conv output [Channels]
+	conved              []float32 // the conv outputs, q and k L2-normed [n x Channels]
 	o                   []float32 // the heads' outputs [n x H_v·S]
 	qg, gate            []float32 // gated attention: Wq·a [n x 2q] and its gate half [n x q]
 	shG, shU, shLogit   []float32 // shared expert [n x shared_ff], its gate logit [n]
 	shD                 []float32 // its output [n x embd]
+
+	// the value heads' recurrence as the pool's range function, made
+	// once, and the arguments of the call in progress
+	headsFn func(lo, hi int)
+	call    headsCall
 }
 
 func newHybrid(m *arch.Model, n int) *hybrid {
@@ -57,7 +62,8 @@ func newHybrid(m *arch.Model, n int) *hybrid {
 	q := m.Heads * m.HeadDim
 	h.qkv, h.z = make([]float32, n*d.Channels()), make([]float32, n*vw)
 	h.beta, h.alpha = make([]float32, n*d.ValueHeads), make([]float32, n*d.ValueHeads)
-	h.win, h.o = make([]float32, d.Channels()), make([]float32, n*vw)
+	h.conved, h.o = make([]float32, n*d.Channels()), make([]float32, n*vw)
+	h.headsFn = h.heads
 	if m.Block.AttnGate {
 		h.qg, h.gate = make([]float32, n*2*q), make([]float32, n*q)
 	}
@@ -81,7 +87,7 @@ func (h *hybrid) bytes() int64 {
 	if h == nil {
 		return 0
 	}
-	n := len(h.qkv) + len(h.z) + len(h.beta) + len(h.alpha) + len(h.win) + len(h.o) + len(h.qg) + len(h.gate) + len(h.shG) + len(h.shU) + len(h.shLogit) + len(h.shD)
+	n := len(h.qkv) + len(h.z) + len(h.beta) + len(h.alpha) + len(h.conved) + len(h.o) + len(h.qg) + len(h.gate) + len(h.shG) + len(h.shU) + len(h.shLogit) + len(h.shD)
 	return 4 * int64(n)
 }
 
@@ -100,28 +106,50 @@ func (b *Backend) deltaNet(l int, x *arch.DeltaNet, in []float32, n int) {
 	quant.MatMuls([][]float32{h.qkv[:n*C], h.z[:n*vw], h.beta[:n*hv], h.alpha[:n*hv]},
 		[]quant.Matrix{matrix(x.QKV), matrix(x.Z), matrix(x.Beta), matrix(x.Alpha)}, in, n)
 	eps := b.m.NormEps
+	kw := d.KeyHeads * S
 	for t := 0; t < n; t++ {
-		c := h.win
+		c := h.conved[t*C : (t+1)*C]
 		causalConv(c, h.conv[l], h.qkv[t*C:(t+1)*C], h.convW[l], d.ConvKernel)
 		for i, v := range c {
 			c[i] = silu(v)
 		}
-		kw := d.KeyHeads * S
-		q, k, v := c[:kw], c[kw:2*kw], c[2*kw:]
-		for kh := 0; kh < d.KeyHeads; kh++ {
-			l2Norm(q[kh*S:(kh+1)*S], eps)
-			l2Norm(k[kh*S:(kh+1)*S], eps)
+		for kh := 0; kh < 2*d.KeyHeads; kh++ { // q's heads, then k's
+			l2Norm(c[kh*S:(kh+1)*S], eps)
 		}
-		o := h.o[t*vw : (t+1)*vw]
-		for head := 0; head < hv; head++ {
+	}
+	// each value head's state sees only its own sequence: the heads run
+	// in parallel, each over the batch's tokens in order
+	h.call = headsCall{layer: l, n: n, kw: kw, eps: eps}
+	quant.ParallelRange(hv, 1, h.headsFn)
+	quant.MatMul(b.s.proj[:n*b.m.Embd], matrix(x.Out), h.o[:n*vw], n)
+}
+
+// headsCall is one layer's recurrence arguments, for the pool's range
+// function (a closure per call would be an allocation per layer and token).
+type headsCall struct {
+	layer, n, kw int
+	eps          float32
+}
+
+// heads runs value heads [lo, hi) of the layer in h.call over its tokens:
+// gates, the delta rule and the gated norm of each head's output.
+func (h *hybrid) heads(lo, hi int) {
+	a := &h.call
+	d := &h.cfg
+	l, C, S, hv, kw := a.layer, d.Channels(), d.StateSize, d.ValueHeads, a.kw
+	vw := hv * S
+	for head := lo; head < hi; head++ {
+		kh := head % d.KeyHeads
+		m, norm := h.mat[l][head*S*S:(head+1)*S*S], h.norm[l]
+		for t := 0; t < a.n; t++ {
+			c := h.conved[t*C : (t+1)*C]
 			beta := sigmoid(h.beta[t*hv+head])
 			g := softplus(h.alpha[t*hv+head]+h.dt[l][head]) * h.a[l][head]
-			kh := head % d.KeyHeads
-			deltaStep(h.mat[l][head*S*S:(head+1)*S*S], q[kh*S:(kh+1)*S], k[kh*S:(kh+1)*S], v[head*S:(head+1)*S], o[head*S:(head+1)*S], g, beta)
+			o := h.o[t*vw+head*S : t*vw+(head+1)*S]
+			deltaStep(m, c[kh*S:(kh+1)*S], c[kw+kh*S:kw+(kh+1)*S], c[2*kw+head*S:2*kw+(head+1)*S], o, g, beta)
+			gatedNorm(o, h.z[t*vw+head*S:t*vw+(head+1)*S], norm, S, a.eps)
 		}
-		gatedNorm(o, h.z[t*vw:(t+1)*vw], h.norm[l], S, eps)
 	}
-	quant.MatMul(b.s.proj[:n*b.m.Embd], matrix(x.Out), h.o[:n*vw], n)
 }
 
 // causalConv is ggml's ssm_conv for one token followed by the state's
@@ -168,11 +196,15 @@ func softplus(x float32) float32 {
 	return float32(math.Log(float64(1 + float32(math.Exp(float64(x))))))
 }
 
-// deltaStep is one token of the gated delta rule for one value head, as
-// ggml-cpu's fused gated_delta_net computes it on the transposed state m
+// deltaStep is one token of the gated delta rule for one value head, in
+// the order of ggml-cpu's fused gated_delta_net on the transposed state m
 // (row j holds column j of S): the decay e^g scales every element, then
-// per row j δ = (v_j − m_j·k)·β and m_j += k·δ (an FMA per element), then
-// o_j = (m_j·q)/√S, the dot products in ggml_vec_dot_f32's order.
+// per row j δ = (v_j − m_j·k)·β and m_j += k·δ, then o_j = (m_j·q)/√S.
+// This is the decode loop's hottest code (H_v·S² elements per layer and
+// token, each read and written): the dot products are dot8's plain float32
+// lanes rather than ggml's FMA order (the float64 emulation of each FMA
+// cost 3× the decode speed of the 110M shape), which moves the logits
+// by ~1e-4 of llama.cpp's, against a bound of 1e-2.
 func deltaStep(m, q, k, v, o []float32, g, beta float32) {
 	S := len(q)
 	decay := float32(math.Exp(float64(g)))
@@ -180,14 +212,39 @@ func deltaStep(m, q, k, v, o []float32, g, beta float32) {
 		m[i] *= decay
 	}
 	scale := 1 / float32(math.Sqrt(float64(S)))
+	k = k[:S]
 	for j := 0; j < S; j++ {
 		row := m[j*S : (j+1)*S]
-		delta := (v[j] - vecDot(row, k)) * beta
-		for i := range row {
-			row[i] = fma32(k[i], delta, row[i])
+		delta := (v[j] - dot8(row, k)) * beta
+		for i, ki := range k {
+			row[i] += float32(ki * delta) // the conversion forbids fusing: the same bits on every platform
 		}
-		o[j] = vecDot(row, q) * scale
+		o[j] = dot8(row, q) * scale
 	}
+}
+
+// dot8 is a dot product in eight float32 lanes (as an 8-wide vector unit
+// sums), the lanes added pairwise, then the tail.
+func dot8(a, b []float32) float32 {
+	n := len(a)
+	b = b[:n]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		s0 += float32(a[i] * b[i])
+		s1 += float32(a[i+1] * b[i+1])
+		s2 += float32(a[i+2] * b[i+2])
+		s3 += float32(a[i+3] * b[i+3])
+		s4 += float32(a[i+4] * b[i+4])
+		s5 += float32(a[i+5] * b[i+5])
+		s6 += float32(a[i+6] * b[i+6])
+		s7 += float32(a[i+7] * b[i+7])
+	}
+	s := ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7))
+	for ; i < n; i++ {
+		s += float32(a[i] * b[i])
+	}
+	return s
 }
 
 // gatedNorm is qwen35's output gate in place on o: each head's S values

@@ -97,6 +97,8 @@ var archExtras = map[string]extras{
 		return map[string]any{"embedding_scale": float32(12), "residual_scale": float32(0.22),
 			"attention.scale": float32(1) / float32(s.Embd/s.Heads), "logit_scale": float32(8)}
 	}},
+	"qwen35":    {keys: qwen35Keys},
+	"qwen35moe": {keys: qwen35Keys},
 }
 
 // Build returns a writer holding the model. The tensors follow the
@@ -135,6 +137,10 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 	}
 	vocab := len(tokens)
 	q, kv := s.Heads*hd, s.KVHeads*hd
+	qRows := q
+	if a.Block.AttnGate {
+		qRows = 2 * q // [q | gate] per head
+	}
 	for _, n := range []int{s.Embd, s.FF, q} {
 		if n%int(o.Type.BlockElems()) != 0 {
 			return nil, fmt.Errorf("synth: embd %d, ff %d and heads × head dim %d must be multiples of the %s block size %d", s.Embd, s.FF, q, o.Type, o.Type.BlockElems())
@@ -181,6 +187,9 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		set("expert_count", uint32(s.Experts))
 		set("expert_used_count", uint32(s.ExpertsUsed))
 		set("expert_feed_forward_length", uint32(s.ExpertFF))
+		if a.SharedExpert {
+			set("expert_shared_feed_forward_length", uint32(s.ExpertFF))
+		}
 	}
 	if ex.keys != nil {
 		keys := ex.keys(s, window)
@@ -197,8 +206,8 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
 	add := func(name string, cols, rows, experts int, norm bool) error {
 		typ := o.Type
-		if norm || strings.HasSuffix(name, "ffn_gate_inp.weight") {
-			typ = ggml.F32 // the router stays F32, as llama.cpp's quantizer keeps it
+		if norm || strings.HasSuffix(name, "ffn_gate_inp.weight") || strings.HasSuffix(name, "ssm_conv1d.weight") {
+			typ = ggml.F32 // the router and the conv stay F32, as llama.cpp's quantizer keeps them
 		}
 		data := make([]float32, cols*rows*max(experts, 1))
 		if norm {
@@ -225,12 +234,6 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		}
 		return w.AddTensor(name, typ, dims, enc)
 	}
-	type spec struct {
-		name       string
-		cols, rows int
-		norm       bool
-		experts    int // a 3-D expert bank of this many experts
-	}
 	specs := []spec{{"token_embd.weight", s.Embd, vocab, false, 0}, {"output_norm.weight", s.Embd, 1, true, 0}}
 	if a.Output == arch.OutputRequired || (a.Output == arch.OutputOrTied && !ex.tied) {
 		specs = append(specs, spec{"output.weight", s.Embd, vocab, false, 0})
@@ -242,27 +245,31 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		if a.Block.PreNorm {
 			specs = append(specs, vec("attn_norm.weight", s.Embd))
 		}
-		if ex.fusedQKV {
-			specs = append(specs, mat("attn_qkv.weight", s.Embd, q+2*kv))
+		if a.DeltaNet && (l+1)%qwen35Interval != 0 {
+			specs = append(specs, deltaNetSpecs(p, s)...) // a Gated DeltaNet layer (qwen35.go)
 		} else {
-			specs = append(specs, mat("attn_q.weight", s.Embd, q), mat("attn_k.weight", s.Embd, kv), mat("attn_v.weight", s.Embd, kv))
-		}
-		if a.QKVBias == arch.Required {
-			// Biases are vectors but not norms: small random values.
-			specs = append(specs, spec{p + "attn_q.bias", q, 1, false, 0}, spec{p + "attn_k.bias", kv, 1, false, 0}, spec{p + "attn_v.bias", kv, 1, false, 0})
-		}
-		switch a.Block.QKNorm {
-		case arch.QKNormHead:
-			specs = append(specs, vec("attn_q_norm.weight", hd), vec("attn_k_norm.weight", hd))
-		case arch.QKNormFull:
-			specs = append(specs, vec("attn_q_norm.weight", q), vec("attn_k_norm.weight", kv))
-		}
-		specs = append(specs, mat("attn_output.weight", q, s.Embd))
-		if a.OutBias == arch.Required {
-			specs = append(specs, spec{p + "attn_output.bias", s.Embd, 1, false, 0})
-		}
-		if a.Sinks {
-			specs = append(specs, spec{p + "attn_sinks.weight", s.Heads, 1, false, 0})
+			if ex.fusedQKV {
+				specs = append(specs, mat("attn_qkv.weight", s.Embd, q+2*kv))
+			} else {
+				specs = append(specs, mat("attn_q.weight", s.Embd, qRows), mat("attn_k.weight", s.Embd, kv), mat("attn_v.weight", s.Embd, kv))
+			}
+			if a.QKVBias == arch.Required {
+				// Biases are vectors but not norms: small random values.
+				specs = append(specs, spec{p + "attn_q.bias", q, 1, false, 0}, spec{p + "attn_k.bias", kv, 1, false, 0}, spec{p + "attn_v.bias", kv, 1, false, 0})
+			}
+			switch a.Block.QKNorm {
+			case arch.QKNormHead:
+				specs = append(specs, vec("attn_q_norm.weight", hd), vec("attn_k_norm.weight", hd))
+			case arch.QKNormFull:
+				specs = append(specs, vec("attn_q_norm.weight", q), vec("attn_k_norm.weight", kv))
+			}
+			specs = append(specs, mat("attn_output.weight", q, s.Embd))
+			if a.OutBias == arch.Required {
+				specs = append(specs, spec{p + "attn_output.bias", s.Embd, 1, false, 0})
+			}
+			if a.Sinks {
+				specs = append(specs, spec{p + "attn_sinks.weight", s.Heads, 1, false, 0})
+			}
 		}
 		if a.Block.PostNorm {
 			specs = append(specs, vec("post_attention_norm.weight", s.Embd))
@@ -280,6 +287,11 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 			specs = append(specs, mat("ffn_gate_inp.weight", s.Embd, s.Experts),
 				bank("ffn_gate_exps.weight", s.Embd, s.ExpertFF), bank("ffn_up_exps.weight", s.Embd, s.ExpertFF),
 				bank("ffn_down_exps.weight", s.ExpertFF, s.Embd))
+			if a.SharedExpert {
+				specs = append(specs, spec{p + "ffn_gate_inp_shexp.weight", s.Embd, 1, false, 0},
+					mat("ffn_gate_shexp.weight", s.Embd, s.ExpertFF), mat("ffn_up_shexp.weight", s.Embd, s.ExpertFF),
+					mat("ffn_down_shexp.weight", s.ExpertFF, s.Embd))
+			}
 			if ex.expertBias {
 				specs = append(specs, spec{p + "ffn_gate_inp.bias", s.Experts, 1, false, 0},
 					spec{p + "ffn_gate_exps.bias", s.ExpertFF, s.Experts, false, 0},
@@ -297,8 +309,14 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 	}
 	for _, sp := range specs {
 		// biases and sinks: small random values, F32
-		if strings.HasSuffix(sp.name, ".bias") || strings.HasSuffix(sp.name, "attn_sinks.weight") {
+		if strings.HasSuffix(sp.name, ".bias") || strings.HasSuffix(sp.name, "attn_sinks.weight") || strings.HasSuffix(sp.name, "ffn_gate_inp_shexp.weight") {
 			if err := addBias(w, rng, sp.name, sp.cols, sp.rows); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if strings.HasSuffix(sp.name, ".ssm_a") {
+			if err := addDecay(w, rng, sp.name, sp.cols); err != nil {
 				return nil, err
 			}
 			continue
@@ -308,6 +326,13 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		}
 	}
 	return w, nil
+}
+
+type spec struct {
+	name       string
+	cols, rows int
+	norm       bool
+	experts    int // a 3-D expert bank of this many experts
 }
 
 // addBias writes an F32 bias vector (or one per row: experts) of small
