@@ -202,9 +202,9 @@ func softplus(x float32) float32 {
 // per row j δ = (v_j − m_j·k)·β and m_j += k·δ, then o_j = (m_j·q)/√S.
 // This is the decode loop's hottest code (H_v·S² elements per layer and
 // token, each read and written): the dot products are dot8's plain float32
-// lanes rather than ggml's FMA order (the float64 emulation of each FMA
-// cost 3× the decode speed of the 110M shape), which moves the logits
-// by ~1e-4 of llama.cpp's, against a bound of 1e-2.
+// lanes rather than ggml's FMA order, whose float64 emulation (fma32) made
+// the step six times slower (docs/benchmarks.md); the logits stay within
+// ~3e-4 of llama.cpp's, against a bound of 1e-2.
 func deltaStep(m, q, k, v, o []float32, g, beta float32) {
 	S := len(q)
 	decay := float32(math.Exp(float64(g)))
