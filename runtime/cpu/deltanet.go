@@ -5,6 +5,7 @@ import (
 
 	"vkchat/runtime/arch"
 	"vkchat/runtime/quant"
+	"vkchat/runtime/simd"
 )
 
 // Gated DeltaNet layers (qwen35) and the gated attention of their
@@ -203,15 +204,19 @@ func softplus(x float32) float32 {
 // This is the decode loop's hottest code (H_v·S² elements per layer and
 // token, each read and written): the dot products are dot8's plain float32
 // lanes rather than ggml's FMA order, whose float64 emulation (fma32) made
-// the step six times slower (docs/benchmarks.md); the logits stay within
-// ~3e-4 of llama.cpp's, against a bound of 1e-2.
+// the step six times slower (docs/benchmarks.md), and runtime/simd repeats
+// them in vector registers; the logits stay within ~3e-4 of llama.cpp's,
+// against a bound of 1e-2.
 func deltaStep(m, q, k, v, o []float32, g, beta float32) {
 	S := len(q)
 	decay := float32(math.Exp(float64(g)))
+	scale := 1 / float32(math.Sqrt(float64(S)))
+	if nativeDelta && simd.DeltaStep(m, q, k, v, o, decay, beta, scale) {
+		return // the same computation in vector registers
+	}
 	for i := range m {
 		m[i] *= decay
 	}
-	scale := 1 / float32(math.Sqrt(float64(S)))
 	k = k[:S]
 	for j := 0; j < S; j++ {
 		row := m[j*S : (j+1)*S]
@@ -222,6 +227,10 @@ func deltaStep(m, q, k, v, o []float32, g, beta float32) {
 		o[j] = dot8(row, q) * scale
 	}
 }
+
+// nativeDelta lets tests run deltaStep's portable loops on a machine with
+// native kernels.
+var nativeDelta = true
 
 // dot8 is a dot product in eight float32 lanes (as an 8-wide vector unit
 // sums), the lanes added pairwise, then the tail.

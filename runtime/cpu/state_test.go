@@ -190,3 +190,29 @@ func TestDeltaNetOps(t *testing.T) {
 		}
 	})
 }
+
+// The native delta step (runtime/simd) computes the portable one's bits,
+// for state sizes with and without a tail past the vector width.
+func TestDeltaStepNativeMatchesPortable(t *testing.T) {
+	for _, S := range []int{8, 13, 32, 128} {
+		m := make([]float32, S*S)
+		q, k, v := make([]float32, S), make([]float32, S), make([]float32, S)
+		for i := range m {
+			m[i] = float32(math.Sin(float64(i)*0.7)) * 0.3
+		}
+		for i := range q {
+			q[i], k[i], v[i] = float32(math.Cos(float64(i)))/5, float32(math.Sin(float64(3*i+1)))/5, float32(i%5)-2
+		}
+		m2 := slices.Clone(m)
+		o, o2 := make([]float32, S), make([]float32, S)
+		for step := 0; step < 3; step++ {
+			deltaStep(m, q, k, v, o, -0.05, 0.7)
+			nativeDelta = false
+			deltaStep(m2, q, k, v, o2, -0.05, 0.7)
+			nativeDelta = true
+			if !slices.Equal(o, o2) || !slices.Equal(m, m2) {
+				t.Fatalf("S %d step %d: native and portable differ (outputs by up to %g, state by up to %g)", S, step, maxDiff(o, o2), maxDiff(m, m2))
+			}
+		}
+	}
+}

@@ -132,6 +132,20 @@ func Rope(x, c, s []float32, neox bool) bool {
 	return true
 }
 
+// DeltaStep is one token of the Gated DeltaNet delta rule on one value
+// head's transposed state m (len(q)² floats), as runtime/cpu's portable
+// deltaStep computes it, bit for bit. It reports false when the level is 0.
+func DeltaStep(m, q, k, v, o []float32, decay, beta, scale float32) bool {
+	S := len(q)
+	if level == 0 || S == 0 {
+		return level != 0
+	}
+	_, _, _, _ = m[S*S-1], k[S-1], v[S-1], o[S-1]
+	C.vk_delta_step((*C.float)(ptr(m)), (*C.float)(ptr(q)), (*C.float)(ptr(k)), (*C.float)(ptr(v)), (*C.float)(ptr(o)),
+		C.int64_t(S), C.float(decay), C.float(beta), C.float(scale))
+	return true
+}
+
 // SwiGLU sets gate[i] = silu(gate[i]) * up[i] for every i, as
 // runtime/cpu's portable swiglu computes it, bit for bit. It reports false when the level is 0.
 func SwiGLU(gate, up []float32) bool {

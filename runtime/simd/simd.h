@@ -29,6 +29,8 @@ void vk_round_f16(float *dst, const float *src, int64_t n);
 void vk_rms_norm(float *out, const float *x, const float *w, int64_t n, float eps);
 void vk_rope(float *x, const float *c, const float *s, int64_t pairs, int neox);
 void vk_swiglu(float *gate, const float *up, int64_t n);
+void vk_delta_step(float *m, const float *q, const float *k, const float *v, float *o, int64_t S, float decay,
+		   float beta, float scale);
 void vk_attn_online(const float *q, const void *keys, const void *vals, int64_t stride, int h, float *out, int64_t hd,
 		    int64_t span, float scale, int f16, float *work, uint8_t *rescale);
 void vk_attn_scores(const float *q, const float *keys, int64_t hd, int64_t span, float *scores);

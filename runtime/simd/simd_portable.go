@@ -29,6 +29,9 @@ func RMSNorm(out, x, w []float32, eps float32) bool { return false }
 // Rope has no native kernel on this platform.
 func Rope(x, c, s []float32, neox bool) bool { return false }
 
+// DeltaStep has no native kernel on this platform.
+func DeltaStep(m, q, k, v, o []float32, decay, beta, scale float32) bool { return false }
+
 // SwiGLU has no native kernel on this platform.
 func SwiGLU(gate, up []float32) bool { return false }
 
