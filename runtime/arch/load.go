@@ -350,7 +350,7 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 		return c, err
 	}
 	if a.DeltaNet {
-		if err := loadDeltaNet(l, a, &c); err != nil {
+		if err := loadDeltaNet(l, &c); err != nil {
 			return c, err
 		}
 	}

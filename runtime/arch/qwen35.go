@@ -122,7 +122,7 @@ const maxDeltaNet = 1 << 12
 // trailing multi-token-prediction blocks from the layer count (they are not
 // part of the main pass), and checks that the multi-section RoPE rotates
 // every pair by the text position.
-func loadDeltaNet(l *loader, a Arch, c *Config) error {
+func loadDeltaNet(l *loader, c *Config) error {
 	bad := func(key, msg string) error {
 		return &gguf.FormatError{Path: l.f.Path, Field: fmt.Sprintf("key %q", l.key(key)), Msg: msg}
 	}
@@ -201,7 +201,7 @@ func checkTextRope(l *loader, c *Config) error {
 	return nil
 }
 
-// deltaNetKinds marks layer il as Gated DeltaNet unless it is the last of
+// deltaNetKind marks layer il as Gated DeltaNet unless it is the last of
 // its full_attention_interval.
 func deltaNetKind(c *Config, il int) LayerKind {
 	if c.FullAttnEvery > 0 && (il+1)%c.FullAttnEvery != 0 {

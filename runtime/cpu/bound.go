@@ -2,8 +2,9 @@ package cpu
 
 // DecodeBytes is what one decode step at context position pos reads: every
 // weight but the token embedding table (one row of it, unless it doubles as
-// the output matrix) and the experts the token is not routed to, and the
-// keys and values of the positions attended to.
+// the output matrix) and the experts the token is not routed to, the
+// keys and values of the positions attended to, and the recurrent layers'
+// state, which every step reads and writes whole.
 // Over the machine's read bandwidth it bounds decode speed.
 func (b *Backend) DecodeBytes(pos int) int64 {
 	m := b.m
@@ -16,5 +17,5 @@ func (b *Backend) DecodeBytes(pos int) int64 {
 		}
 	}
 	kv := m.KVBytes(pos+1, b.opts.KVType.Bytes())
-	return n + kv
+	return n + kv + 2*m.StateBytes()
 }

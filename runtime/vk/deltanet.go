@@ -213,6 +213,8 @@ func (b *Backend) recordDeltaNet(r *vulkan.Recorder, name func(string) string, l
 	if err != nil {
 		return err
 	}
+	// the matrix state, read and written whole every step (DecodeBytes)
+	r.Work(uint64(8*d.MatrixFloats()), uint64(3*d.MatrixFloats())*uint64(s.cap))
 	out := matvecOp{label: name("dn out"), m: w.out, x: dn.o, xstride: dn.oStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}
 	if b.rec.postBranch {
 		out.y, out.epi = b.o, epiStore
