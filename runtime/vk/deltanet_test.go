@@ -3,6 +3,7 @@ package vk
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -328,6 +329,22 @@ func TestVulkanCheckpointRewind(t *testing.T) {
 	for i := range first {
 		if !slices.Equal(first[i], again[i]) {
 			t.Fatalf("position %d after the rewind: logits differ", 20+i)
+		}
+	}
+}
+
+// DeltaNet shapes past what the kernels hold are refused by name (the CPU
+// backend runs them).
+func TestDeltaNetShapesRefused(t *testing.T) {
+	m := loadModel(t, testenv.Model(t, "2026/synth-qwen35-F32.gguf"))
+	m.DeltaNet.ConvKernel, m.DeltaNet.StateSize = 9, 512
+	err := refuseUnsupported(m)
+	if !errors.Is(err, backend.ErrUnsupported) {
+		t.Fatalf("error %v, want ErrUnsupported", err)
+	}
+	for _, want := range []string{"conv of 9 taps", "state of 512", "--backend cpu"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
 		}
 	}
 }
