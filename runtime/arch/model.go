@@ -30,15 +30,18 @@ type Weight struct {
 type Layer struct {
 	Config                   LayerConfig
 	AttnNorm, Wq, Wk, Wv, Wo Weight
-	Bq, Bk, Bv               *Weight   // attention biases (Qwen2; optional elsewhere)
-	Bo                       *Weight   // attn_output bias (gpt-oss)
-	Sinks                    *Weight   // attention sinks [heads] (gpt-oss)
-	QNorm, KNorm             *Weight   // Block.QKNorm: [head_dim] per head, or the full width
-	PostAttnNorm             *Weight   // Block.PostNorm
-	FFNNorm, Gate, Up, Down  Weight    // the dense FFN; zero Weights where Experts replace it
-	Experts                  *Experts  // Config.MoE: the routed experts in place of Gate/Up/Down
-	DeltaNet                 *DeltaNet // Config.Kind KindDeltaNet: the recurrent mixer in place of attention (qwen35.go)
-	PostFFNNorm              *Weight   // Block.PostNorm
+	Bq, Bk, Bv               *Weight  // attention biases (Qwen2; optional elsewhere)
+	Bo                       *Weight  // attn_output bias (gpt-oss)
+	Sinks                    *Weight  // attention sinks [heads] (gpt-oss)
+	QNorm, KNorm             *Weight  // Block.QKNorm: [head_dim] per head, or the full width
+	PostAttnNorm             *Weight  // Block.PostNorm
+	FFNNorm, Gate, Up, Down  Weight   // the dense FFN; zero Weights where Experts replace it
+	Experts                  *Experts // Config.MoE: the routed experts in place of Gate/Up/Down
+	PostFFNNorm              *Weight  // Block.PostNorm
+
+	// DeltaNet is a Gated DeltaNet layer's mixer in place of attention
+	// (Config.Kind KindDeltaNet; qwen35.go), else nil.
+	DeltaNet *DeltaNet
 }
 
 // Model is a loaded model description; the backends turn it into compute.
