@@ -1,7 +1,7 @@
 package termtext
 
 import (
-	"github.com/rivo/uniseg"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Glyph is one grapheme cluster of sanitized text with the cells it takes
@@ -22,12 +22,13 @@ const TabWidth = 4
 func Glyphs(line string, tagAt func(off int) int) []Glyph {
 	gs := make([]Glyph, 0, len(line))
 	col, off := 0, 0
-	state := -1
 	rest := line
 	for rest != "" {
-		var cluster string
-		var w int
-		cluster, rest, w, state = uniseg.FirstGraphemeClusterInString(rest, state)
+		cluster, w := ansi.FirstGraphemeCluster(rest, ansi.GraphemeWidth)
+		if cluster == "" {
+			cluster = rest[:1]
+		}
+		rest = rest[len(cluster):]
 		tag := tagAt(off)
 		off += len(cluster)
 		if cluster == "\t" {
@@ -38,7 +39,7 @@ func Glyphs(line string, tagAt func(off int) int) []Glyph {
 			col += n
 			continue
 		}
-		w = Width(cluster)
+		w = ClusterWidth(cluster, w)
 		gs = append(gs, Glyph{Text: cluster, Width: w, Tag: tag})
 		col += w
 	}
