@@ -35,8 +35,8 @@ func TestWidth(t *testing.T) {
 	}{
 		{"", 0},
 		{"abc", 3},
-		{"น้ำ", 2},           // Thai: ำ (SARA AM) is a spacing mark, ้ combines
-		{"ที่", 1},           // two combining marks on one base
+		{"น้ำ", 2}, // Thai: ำ (SARA AM) is a spacing mark, ้ combines
+		{"ที่", 1}, // two combining marks on one base
 		{"नमस्ते दुनिया", 10}, // Devanagari: े ि ा each take a cell
 		{"कि", 2},
 		{"مرحبا بالعالم", 13},
@@ -44,8 +44,8 @@ func TestWidth(t *testing.T) {
 		{"e\u0301", 1},
 		{"👨‍👩‍👧", 2},
 		{"🇯🇵", 2},
-		{"❤️", 2},      // tmux 3.3a: 1
-		{"👍🏽", 2},      // tmux 3.3a: 4
+		{"❤️", 2}, // tmux 3.3a: 1
+		{"👍🏽", 2}, // tmux 3.3a: 4
 		{"I ❤️ it 👍🏽", 10},
 		{"\x1b[31mred\x1b[0m", 3},
 		{"a\tb", 2}, // a tab is a control character: Glyphs expands it
