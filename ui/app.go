@@ -64,11 +64,14 @@ type Model struct {
 	pending  *conversation.Fork // the fork the next generation continues
 	tr       transcript.Transcript
 	showHelp bool
-	prompt   *promptPane // shown in the help pane by /prompt
-	chats    *chatsPane  // shown in the help pane by /chats
-	think    thinkSettings
-	stops    []string // /stop: strings that end a reply
-	edit     *editing // /edit: the earlier message being edited
+	frame    frame // where the last View put the side column
+	// hidePanels: f2 left only the core panels (speed, memory, next token).
+	hidePanels bool
+	prompt     *promptPane // shown in the help pane by /prompt
+	chats      *chatsPane  // shown in the help pane by /chats
+	think      thinkSettings
+	stops      []string // /stop: strings that end a reply
+	edit       *editing // /edit: the earlier message being edited
 	// picker is the model picker /model opened over the chat; nil when
 	// closed. loadingModel names the model /model is loading.
 	picker       *picker.Model
@@ -227,7 +230,24 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Quit):
+		// Like llama-cli and ollama: the first ctrl+c stops a reply, a
+		// second one (or one with nothing running) quits.
+		if m.generating() && !m.gen.canceled {
+			m.stopGeneration()
+			m.setStatus("stopping the reply · ctrl+c again quits")
+			return nil
+		}
 		return m.quit()
+	case key.Matches(msg, k.Redraw):
+		return tea.ClearScreen
+	case key.Matches(msg, k.Panels):
+		m.hidePanels = !m.hidePanels
+		if m.hidePanels {
+			m.setStatus("optional panels hidden · f2 shows them")
+		} else {
+			m.setStatus("optional panels shown where they fit · f2 hides them")
+		}
+		return nil
 	case key.Matches(msg, k.Help):
 		m.showHelp, m.helpOffset, m.prompt, m.chats = !m.showHelp, 0, nil, nil
 		return nil

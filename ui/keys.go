@@ -21,6 +21,8 @@ type KeyMap struct {
 	History    key.Binding
 	Quit       key.Binding
 	Thinking   key.Binding
+	Panels     key.Binding
+	Redraw     key.Binding
 
 	TempDown   key.Binding
 	TempUp     key.Binding
@@ -74,8 +76,10 @@ func DefaultKeyMap() KeyMap {
 		PageDown:   quiet("pgdown"),
 		Help:       b([]string{"f1"}, "f1", "help"),
 		History:    b([]string{"up", "down"}, "↑/↓", "sent lines (first/last row)"), // help only: the editor takes ↑/↓
-		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "quit"),
+		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "stop the reply; again, or when idle: quit"),
 		Thinking:   thinkingKey,
+		Panels:     b([]string{"f2"}, "f2", "show/hide the optional panels (sampler, funnel, latency)"),
+		Redraw:     b([]string{"ctrl+l"}, "ctrl+l", "redraw the screen"),
 
 		TempDown:   b([]string{"alt+t"}, "alt+t/T", "temp"),
 		TempUp:     quiet("alt+T"),
@@ -142,16 +146,4 @@ func (k KeyMap) compactSampler() []key.Binding {
 		out[i] = b
 	}
 	return out
-}
-
-// ShortHelp implements help.KeyMap.
-func (k KeyMap) ShortHelp() []key.Binding { return k.inputHelp() }
-
-// FullHelp implements help.KeyMap; the columns of the F1 screen.
-func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.Send, k.Newline, k.Stop, k.Regenerate, k.NewChat, k.PageUp, k.History, k.Thinking, k.Help, k.Quit},
-		{k.TempDown, k.TopPDown, k.TopKDown, k.MinPDown, k.RepeatDown, k.Seed},
-		{k.Inspect, k.PrevToken, k.FirstToken, k.CandUp, k.Fork, k.PrevBranch, k.BranchPrev, k.Heatmap, k.HeatBasis, k.Experts, k.LineUp, k.Back},
-	}
 }

@@ -359,8 +359,14 @@ func TestControlKeys(t *testing.T) {
 		h := newHarness(t, m)
 		h.size(100, 30)
 		h.key("f1")
-		if v := m.View(); !m.showHelp || !strings.Contains(v, "Commands") || !strings.Contains(v, "/top-p VALUE") {
+		if v := m.View(); !m.showHelp || !strings.Contains(v, "Keys") || !strings.Contains(v, "ctrl+c") {
 			t.Fatalf("help not shown:\n%s", v)
+		}
+		for range 20 {
+			h.key("pgdown")
+		}
+		if v := m.View(); !strings.Contains(v, "/quit") {
+			t.Fatalf("the commands are not further down the help:\n%s", v)
 		}
 		h.key("esc")
 		if m.showHelp {
@@ -398,7 +404,7 @@ func TestControlKeys(t *testing.T) {
 			t.Fatalf("pgdown: offset %d, follow %v", m.tr.YOffset(), m.tr.Following())
 		}
 	})
-	t.Run("ctrl+c saves and quits", func(t *testing.T) {
+	t.Run("ctrl+c stops the reply, a second one saves and quits", func(t *testing.T) {
 		eng := newFakeEngine()
 		eng.holdAfter = 4
 		m := newTestModel(t, eng, Config{})
@@ -407,6 +413,12 @@ func TestControlKeys(t *testing.T) {
 		h.typeText("bye")
 		h.key("enter")
 		h.waitFor("4 tokens", func() bool { return len(m.conv.Last().Steps) == 4 })
+		if _, cmd := m.Update(keyMsg("ctrl+c")); cmd != nil || !m.gen.canceled {
+			t.Fatal("the first ctrl+c mid-reply did not stop it, or quit")
+		}
+		if !strings.Contains(m.status.text, "ctrl+c again quits") {
+			t.Errorf("status %q does not say a second ctrl+c quits", m.status.text)
+		}
 		_, cmd := m.Update(keyMsg("ctrl+c"))
 		if cmd == nil {
 			t.Fatal("no quit command")
@@ -433,13 +445,17 @@ func TestHelpScreenScrolls(t *testing.T) {
 	if !strings.Contains(first, "pgdn for more") || strings.Contains(first, "/quit") {
 		t.Fatalf("first help page:\n%s", first)
 	}
-	h.key("pgdown", "pgdown", "pgdown")
+	for range 20 {
+		h.key("pgdown")
+	}
 	last := m.View()
 	if !strings.Contains(last, "/quit") || !strings.Contains(last, "Conversations are saved in") {
 		t.Fatalf("last help page:\n%s", last)
 	}
 	checkScreen(t, last, 80, 24)
-	h.key("pgup", "pgup", "pgup", "pgup")
+	for range 20 {
+		h.key("pgup")
+	}
 	if m.View() != first {
 		t.Error("pgup did not return to the first page")
 	}

@@ -110,7 +110,9 @@ func (m *Model) promptLines(w int) []string {
 	words := make([]string, len(r.Tokens))
 	for i, t := range r.Tokens {
 		if t.Special {
-			words[i] = fmt.Sprintf("%d[%s]", t.ID, t.Text)
+			// Visible: Gemma's newline token is special, and a raw "\n"
+			// would break the list across rows.
+			words[i] = fmt.Sprintf("%d[%s]", t.ID, termtext.Visible(t.Text))
 		} else {
 			words[i] = fmt.Sprintf("%d%q", t.ID, t.Piece)
 		}

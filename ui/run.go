@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/ui/conversation"
+	"vkchat/ui/termtext"
 )
 
 // engineStopTimeout is how long Run waits for a canceled Generate to
@@ -42,8 +44,17 @@ func Run(ctx context.Context, eng Engine, cfg Config) error {
 		opts = append(opts, tea.WithOutput(cfg.Output))
 		m.copy = systemCopier(cfg.Output)
 	}
-	p := tea.NewProgram(m, opts...)
+	out := io.Writer(os.Stdout)
+	if cfg.Output != nil {
+		out = cfg.Output
+	}
+	// Autowrap off for the program's life: a row some terminal draws
+	// wider than the window is clipped at its edge instead of wrapping
+	// and scrolling the screen (see termtext.TerminalRow).
+	_, _ = io.WriteString(out, termtext.AutowrapOff)
+	p := tea.NewProgram(onTerminal{m}, opts...)
 	_, err := p.Run()
+	_, _ = io.WriteString(out, termtext.AutowrapOn)
 	// Bubbletea has restored the terminal, also after a panic in Update,
 	// View or a command (ErrProgramPanic). The conversation is saved
 	// whichever way the program ended; a panic left the model in an

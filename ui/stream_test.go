@@ -287,7 +287,7 @@ func TestPrefillTimer(t *testing.T) {
 	if cmd := m.handleTick(tickMsg{gen: 4}); cmd == nil {
 		t.Fatal("the timer stopped before the first token")
 	}
-	if v := m.View(); !strings.Contains(v, "first tok   2.30s…") {
+	if v := m.View(); !strings.Contains(v, "first tok 2.30s…") {
 		t.Errorf("time to first token not counting up:\n%s", v)
 	}
 	m.run.generated = 1

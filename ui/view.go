@@ -84,7 +84,9 @@ func (m *Model) View() string {
 	}
 	rows := []string{m.titleBar(m.width)}
 	main := m.mainColumn(l)
+	m.frame = frame{}
 	if l.wide {
+		m.frame = frame{first: 1, last: 1 + len(main), split: l.mainW}
 		side := m.sideColumn(l, len(main))
 		for i := range main {
 			main[i] = termtext.Fit(main[i], l.mainW) + " " + side[i]
@@ -225,9 +227,8 @@ func (m *Model) helpLines(w int) []string {
 		return m.chatsLines(w)
 	}
 	st := m.styles
-	m.help.Width = w
-	out := []string{st.PanelTitle.Render("Keys") + st.Hint.Render("  (f1 or esc closes)"), ""}
-	out = append(out, strings.Split(m.help.FullHelpView(m.keys.FullHelp()), "\n")...)
+	out := []string{st.PanelTitle.Render("Keys") + st.Hint.Render("  (f1 or esc closes · pgup/pgdn scroll)"), ""}
+	out = append(out, m.keyLines(w)...)
 	out = append(out, "", st.PanelTitle.Render("Commands"), "")
 	const usageW = 17
 	for _, c := range input.Commands() {
@@ -261,20 +262,19 @@ func (m *Model) statusData() panels.Status {
 	}
 }
 
-// sideColumn stacks the panels in h rows: sampler and probabilities always,
-// speed and memory while there is room, the probabilities taking the rest.
+// sideColumn stacks the panels in h rows. The core ones always show:
+// the next-token distribution, speed and memory (as full panels when they
+// fit, else as the few rows of CoreLines). The optional ones (sampler,
+// the MoE router, funnel, latency) take what room is left, in that order,
+// unless f2 hid them; the distribution takes the rest.
 func (m *Model) sideColumn(l layout, h int) []string {
 	st := m.styles
 	w := l.sideW
 	inner := panels.InnerWidth(w)
-	sampler := panels.Box(st, "Sampler", panels.SamplerLines(st, m.params, m.changed, inner), w)
-	metrics := panels.Box(st, "Speed", panels.MetricsLines(st, m.metricsData(), inner), w)
-	memRows := panels.MemoryLines(st, panels.Memory{Info: m.info, Stats: m.stats}, inner)
-	memory := panels.Box(st, "Memory", memRows, w)
-	fv, fp, changed := m.insp.FunnelView(m.changed)
-	funnel := panels.Box(st, "Sampler funnel", panels.FunnelLines(st, fv, fp, changed, inner), w)
+	metricsData := m.metricsData()
+	memData := panels.Memory{Info: m.info, Stats: m.stats}
 	const minProbs = 2 + 2 + 3 // borders, title, header, three candidates
-	room := h - len(sampler)
+	room := h
 	fits := func(box []string) bool {
 		if room-len(box) >= minProbs {
 			room -= len(box)
@@ -282,40 +282,43 @@ func (m *Model) sideColumn(l layout, h int) []string {
 		}
 		return false
 	}
-	var showFunnel, showMetrics, showMemory bool
-	var router []string
-	if m.moe() {
-		// A mixture-of-experts model keeps memory and speed first, then
-		// the router panel in what room is left (down to one layer), the
-		// funnel last.
-		showMemory = fits(memory)
-		showMetrics = fits(metrics)
-		if rows := room - minProbs - 2; rows >= 2 {
-			r := m.insp.RouterPanel(m.info.Experts)
-			router = panels.Box(st, "Router · "+panels.RouterTitle(r), panels.RouterLines(st, r, inner, rows), w)
-			room -= len(router)
-		}
-		showFunnel = fits(funnel)
+	metrics := panels.Box(st, "Speed", panels.MetricsLines(st, metricsData, inner), w)
+	memory := panels.Box(st, "Memory", panels.MemoryLines(st, memData, inner), w)
+	var core []string
+	if room-len(metrics)-len(memory) >= minProbs {
+		core = append(metrics, memory...)
 	} else {
-		showFunnel = fits(funnel)
-		showMetrics = fits(metrics)
-		showMemory = fits(memory)
+		core = panels.Box(st, "Speed · Memory", panels.CoreLines(st, metricsData, memData, inner), w)
+	}
+	room -= len(core)
+
+	var sampler, router, funnel, latency []string
+	if !m.hidePanels {
+		if box := panels.Box(st, "Sampler", panels.SamplerLines(st, m.params, m.changed, inner), w); fits(box) {
+			sampler = box
+		}
+		if m.moe() {
+			if rows := room - minProbs - 2; rows >= 2 {
+				r := m.insp.RouterPanel(m.info.Experts)
+				router = panels.Box(st, "Router · "+panels.RouterTitle(r), panels.RouterLines(st, r, inner, rows), w)
+				room -= len(router)
+			}
+		}
+		fv, fp, changed := m.insp.FunnelView(m.changed)
+		if box := panels.Box(st, "Sampler funnel", panels.FunnelLines(st, fv, fp, changed, inner), w); fits(box) {
+			funnel = box
+		}
+		if box := panels.Box(st, "Latency", panels.LatencyLines(st, metricsData.Latencies, inner), w); fits(box) {
+			latency = box
+		}
 	}
 	pd := m.probsData()
 	probRows := max(min(room-2, len(pd.Candidates)+2), 2)
 	probs := panels.Box(st, "Next token", panels.ProbsLines(st, pd, inner, probRows), w)
 
-	out := append([]string{}, sampler...)
-	out = append(out, probs...)
-	out = append(out, router...)
-	if showFunnel {
-		out = append(out, funnel...)
-	}
-	if showMetrics {
-		out = append(out, metrics...)
-	}
-	if showMemory {
-		out = append(out, memory...)
+	var out []string
+	for _, box := range [][]string{sampler, probs, router, funnel, latency, core} {
+		out = append(out, box...)
 	}
 	return termtext.FitLines(out, w, h)
 }

@@ -287,3 +287,26 @@ func (in *Input) setStyles(st theme.Styles) {
 		in.ta.Blur()
 	}
 }
+
+// EditingKeys are the editor's keys for the key reference (F1, README):
+// the same bindings the editor uses, with help text.
+func EditingKeys() []key.Binding {
+	k := inputKeys()
+	help := func(b key.Binding, keys, desc string) key.Binding {
+		b.SetHelp(keys, desc)
+		return b
+	}
+	return []key.Binding{
+		help(k.Paste, "ctrl+v", "paste (a terminal paste works too)"),
+		help(k.CharacterBackward, "←/→", "move by character"),
+		help(k.WordBackward, "alt+←/→", "move by word (also ctrl+←/→)"),
+		help(k.LineStart, "home/end", "line start/end (also ctrl+a/e)"),
+		help(k.InputBegin, "ctrl+home/end", "start/end of the text"),
+		help(k.DeleteWordBackward, "alt+backspace", "delete the word before (also ctrl+w)"),
+		help(k.DeleteWordForward, "alt+d", "delete the word after"),
+		help(k.DeleteAfterCursor, "ctrl+k", "delete to the line's end"),
+		help(k.DeleteBeforeCursor, "ctrl+u", "delete to the line's start"),
+		help(k.UppercaseWordForward, "alt+u/l/c", "upper-, lower-case, capitalize a word"),
+		help(k.TransposeCharacterBackward, "ctrl+t", "swap two characters"),
+	}
+}

@@ -55,7 +55,8 @@ func contextFrac(used, size int) float64 {
 	return float64(used) / float64(size)
 }
 
-// MetricsLines renders the speed panel body.
+// MetricsLines renders the speed panel body; the latency histogram is a
+// panel of its own (LatencyLines), one of those that give way first.
 func MetricsLines(st theme.Styles, m Metrics, width int) []string {
 	valW := max(width-metricLabelW-1, 0)
 	ttft := "—"
@@ -108,7 +109,6 @@ func MetricsLines(st theme.Styles, m Metrics, width int) []string {
 		row(st, "decode avg", metricLabelW, st.Value.Render(avg)),
 		row(st, "speed", metricLabelW, spark),
 	)
-	rows = append(rows, LatencyLines(st, m.Latencies, width)...)
 	return append(rows,
 		row(st, "generated", metricLabelW, st.Value.Render(fmt.Sprintf("%d tokens", m.Generated))),
 		row(st, "context", metricLabelW, ctx),

@@ -146,7 +146,7 @@ func TestProbsLines(t *testing.T) {
 	if len(lines) != 5 {
 		t.Fatalf("want title, header and 3 rows, got %d:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
-	if !strings.Contains(lines[0], "H 1.23 nats") {
+	if !strings.Contains(lines[0], "H 1.78 bits") { // 1.234 nats / ln 2
 		t.Errorf("no entropy in %q", lines[0])
 	}
 	if !strings.HasPrefix(lines[2], "  ␣the") || !strings.Contains(lines[2], "70.0%") || !strings.Contains(lines[2], "3.00") {

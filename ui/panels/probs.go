@@ -2,6 +2,7 @@ package panels
 
 import (
 	"fmt"
+	"math"
 
 	"vkchat/runtime/sample"
 	"vkchat/ui/termtext"
@@ -24,6 +25,10 @@ type Probs struct {
 	Cursor    int
 	HasCursor bool
 }
+
+// EntropyBits converts an entropy in nats (how the sampler reports it) to
+// bits, the unit of every entropy and surprisal on screen.
+func EntropyBits(nats float32) float64 { return float64(nats) / math.Ln2 }
 
 // TokenLabel is a candidate's piece with whitespace and control bytes
 // made visible.
@@ -75,7 +80,7 @@ func ProbsLines(st theme.Styles, p Probs, width, maxRows int) []string {
 	}
 	title := st.Value.Render(p.Title)
 	if len(p.Candidates) > 0 {
-		h := fmt.Sprintf("H %.2f nats", p.Entropy)
+		h := fmt.Sprintf("H %.2f bits", EntropyBits(p.Entropy))
 		gap := width - termtext.Width(p.Title) - len(h)
 		if gap >= 1 {
 			title += fmt.Sprintf("%*s", gap, "") + st.Label.Render(h)

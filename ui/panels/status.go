@@ -30,36 +30,11 @@ func StatusLines(st theme.Styles, s Status, width, rows int) []string {
 	sep := st.Dim.Render(" · ")
 	out := []string{strings.Join(settingItems(st, s.Params, s.Changed), "  ")}
 
-	m := s.Metrics
-	now := 0.0
-	if m.Last > 0 {
-		now = 1 / m.Last.Seconds()
-	}
-	speed := st.Label.Render("decode ") + st.Value.Render(Rate(now))
-	if m.Avg > 0 {
-		speed += st.Label.Render(" (avg ") + st.Value.Render(fmt.Sprintf("%.1f", m.Avg)) + st.Label.Render(")")
-	}
-	if len(m.Speeds) > 0 {
-		speed += " " + st.Spark.Render(Sparkline(m.Speeds, 8))
-	}
-	parts := []string{speed}
-	if p := m.Progress; p != nil && m.Prefill == nil {
-		parts = []string{st.Label.Render("prefill ") + st.Value.Render(ProgressText(p.Done, p.Total, p.ETA()))}
-	}
-	switch {
-	case m.TTFT > 0:
-		parts = append(parts, st.Label.Render("ttft ")+st.Value.Render(Duration(m.TTFT)))
-	case m.Waiting > 0:
-		parts = append(parts, st.Label.Render("ttft ")+st.Value.Render(Duration(m.Waiting.Round(100*time.Millisecond))+"…"))
-	}
-	parts = append(parts,
-		st.Label.Render("ctx ")+Bar(st, contextFrac(m.ContextUsed, m.ContextSize), 6)+" "+st.Value.Render(fmt.Sprintf("%d/%d", m.ContextUsed, m.ContextSize)),
-		st.Label.Render("KV ")+st.Value.Render(Bytes(s.Memory.Stats.KVUsed)+"/"+Bytes(s.Memory.Stats.KVAllocated)),
-		weightsItem(st, s.Memory.Stats),
-	)
-	out = append(out, strings.Join(parts, sep))
+	out = append(out, coreRow(st, s, width))
 	if s.Funnel != nil {
-		out[1] = FunnelLine(st, *s.Funnel)
+		// The inspector and a settings change are about the sampler: the
+		// funnel takes the settings row, the core row stays.
+		out[0] = FunnelLine(st, *s.Funnel)
 	}
 
 	p := s.Probs
@@ -91,21 +66,59 @@ func StatusLines(st theme.Styles, s Status, width, rows int) []string {
 		}
 	}
 	if len(p.Candidates) > 0 {
-		line += sep + st.Label.Render(fmt.Sprintf("H %.2f", p.Entropy))
+		line += sep + st.Label.Render(fmt.Sprintf("H %.2f bits", EntropyBits(p.Entropy)))
 	}
 	out = append(out, line)
 	if rows < len(out) {
-		// Keep the settings and the distribution; speed is the first to go.
-		switch rows {
-		case 2:
-			out = []string{out[0], out[2]}
-		case 1:
-			out = out[:1]
-		default:
-			out = nil
-		}
+		// The settings (or funnel) row is the first to go: speed, memory
+		// and the distribution are what the app is for.
+		out = out[len(out)-max(rows, 0):]
 	}
 	return termtext.FitLines(out, width, len(out))
+}
+
+// coreRow is speed, first token, context fill and the KV cache on one
+// row; the sparkline and the weights follow where there is room.
+func coreRow(st theme.Styles, s Status, width int) string {
+	sep := st.Dim.Render(" · ")
+	m := s.Metrics
+	items := []string{decodeItem(st, m)}
+	if p := m.Progress; p != nil && m.Prefill == nil {
+		items = []string{prefillItem(st, m)}
+	}
+	ttft := "—"
+	switch {
+	case m.TTFT > 0:
+		ttft = Duration(m.TTFT)
+	case m.Waiting > 0:
+		ttft = Duration(m.Waiting.Round(100*time.Millisecond)) + "…"
+	}
+	items = append(items,
+		st.Label.Render("ttft ")+st.Value.Render(ttft),
+		st.Label.Render("ctx ")+Bar(st, contextFrac(m.ContextUsed, m.ContextSize), 6)+" "+st.Value.Render(fmt.Sprintf("%d/%d", m.ContextUsed, m.ContextSize)),
+		st.Label.Render("KV ")+st.Value.Render(Bytes(s.Memory.Stats.KVUsed)+"/"+Bytes(s.Memory.Stats.KVAllocated)),
+	)
+	line := strings.Join(items, sep)
+	// Too wide: the average goes, then the context bar, so the core
+	// figures keep their place.
+	if termtext.Width(line) > width && m.Avg > 0 && (m.Progress == nil || m.Prefill != nil) {
+		items[0] = decodeItem(st, Metrics{Last: m.Last})
+		line = strings.Join(items, sep)
+	}
+	if termtext.Width(line) > width {
+		items[2] = st.Label.Render("ctx ") + st.Value.Render(fmt.Sprintf("%d/%d", m.ContextUsed, m.ContextSize))
+		line = strings.Join(items, sep)
+	}
+	if len(m.Speeds) > 0 {
+		if spark := " " + st.Spark.Render(Sparkline(m.Speeds, 8)); termtext.Width(line+spark) <= width {
+			items[0] += spark
+			line = strings.Join(items, sep)
+		}
+	}
+	if w := weightsItem(st, s.Memory.Stats); termtext.Width(line+sep+w) <= width {
+		line += sep + w
+	}
+	return line
 }
 
 // weightsItem is the bar's weights: for a mixture-of-experts model also
