@@ -80,6 +80,10 @@ func (mr *markdownRenderer) renderer(width int) (*glamour.TermRenderer, error) {
 		glamour.WithStyles(mr.style),
 		glamour.WithWordWrap(width),
 		glamour.WithColorProfile(mr.profile),
+		// A model's single line breaks (a poem, an address, a list
+		// written without Markdown) are meant as breaks, as in every chat
+		// UI; Markdown would join them into one paragraph.
+		glamour.WithPreservedNewLines(),
 	)
 	if err != nil {
 		return nil, err
@@ -112,7 +116,7 @@ func (mr *markdownRenderer) block(src string, width int) ([]string, bool) {
 	var rows []string
 	for _, r := range strings.Split(out, "\n") {
 		r = trimPadding(r)
-		if xansi.StringWidth(r) > width {
+		if termtext.Width(r) > width {
 			// glamour leaves a word longer than the width (a URL, a
 			// path) whole; cut it rather than lose its end at the
 			// screen's edge.

@@ -259,3 +259,22 @@ func FuzzMarkdownRows(f *testing.F) {
 		}
 	})
 }
+
+// TestMarkdownKeepsLineBreaks: a reply's single line breaks stay breaks
+// (Markdown alone would join them into one paragraph), while the Markdown
+// around them still renders.
+func TestMarkdownKeepsLineBreaks(t *testing.T) {
+	m := newTestTranscript(t)
+	rows := renderReply(t, m, "Red roses,\nBlue sugar;\nSweet two.\n\n**bold** and `code`\n\n- one\n- two", 60)
+	var trimmed []string
+	for _, r := range rows {
+		trimmed = append(trimmed, strings.TrimSpace(ansi.Strip(r)))
+	}
+	text := strings.Join(trimmed, "\n")
+	if !strings.Contains(text, "Red roses,\nBlue sugar;\nSweet two.") {
+		t.Errorf("line breaks lost:\n%s", text)
+	}
+	if strings.Contains(text, "**") || !strings.Contains(text, "bold and code") || !strings.Contains(text, "• one\n• two") {
+		t.Errorf("Markdown no longer rendered:\n%s", text)
+	}
+}
