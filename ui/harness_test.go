@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 	"vkchat/ui/internal/uitest"
+	"vkchat/ui/termtext"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -157,8 +158,8 @@ func checkScreen(t *testing.T, view string, w, h int) {
 		t.Fatalf("%dx%d: %d rows", w, h, len(rows))
 	}
 	for i, r := range rows {
-		if lipgloss.Width(r) > w {
-			t.Fatalf("%dx%d: row %d is %d cells wide: %q", w, h, i, lipgloss.Width(r), r)
+		if termtext.Width(r) > w {
+			t.Fatalf("%dx%d: row %d is %d cells wide: %q", w, h, i, termtext.Width(r), r)
 		}
 	}
 }
