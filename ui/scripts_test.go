@@ -53,7 +53,8 @@ func checkLayout(t *testing.T, m *Model, name string, w, h int) string {
 	}
 	if f := m.frame; f.split > 0 {
 		for i := f.first; i < f.last; i++ {
-			if c := termtext.Cut(rows[i], f.split+1, f.split+2); !strings.ContainsAny(c, "│╭╰") {
+			side := strings.TrimSpace(termtext.Cut(rows[i], f.split+1, w))
+			if c := termtext.Cut(rows[i], f.split+1, f.split+2); side != "" && !strings.ContainsAny(c, "│╭╰") {
 				t.Errorf("%s: row %d has %q where the panel border belongs: %q", name, i, c, rows[i])
 			}
 		}
