@@ -76,7 +76,7 @@ func DefaultKeyMap() KeyMap {
 		PageDown:   quiet("pgdown"),
 		Help:       b([]string{"f1"}, "f1", "help"),
 		History:    b([]string{"up", "down"}, "↑/↓", "sent lines (first/last row)"), // help only: the editor takes ↑/↓
-		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "stop the reply; again, or when idle: quit"),
+		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "stop; again: quit"),
 		Thinking:   thinkingKey,
 		Panels:     b([]string{"f2"}, "f2", "show/hide the optional panels (sampler, funnel, latency)"),
 		Redraw:     b([]string{"ctrl+l"}, "ctrl+l", "redraw the screen"),
