@@ -19,7 +19,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
-	rw "github.com/mattn/go-runewidth"
 	"github.com/rivo/uniseg"
 )
 
@@ -528,7 +527,7 @@ func (m *Model) CursorDown() {
 		if m.row >= len(m.value) || m.col >= len(m.value[m.row]) || offset >= nli.CharWidth-1 {
 			break
 		}
-		offset += rw.RuneWidth(m.value[m.row][m.col])
+		offset += runeCells(m.value[m.row][m.col]) // vkchat patch 5
 		m.col++
 	}
 }
@@ -563,7 +562,7 @@ func (m *Model) CursorUp() {
 		if m.col >= len(m.value[m.row]) || offset >= nli.CharWidth-1 {
 			break
 		}
-		offset += rw.RuneWidth(m.value[m.row][m.col])
+		offset += runeCells(m.value[m.row][m.col]) // vkchat patch 5
 		m.col++
 	}
 }
@@ -1470,7 +1469,7 @@ func wrap(runes []rune, width int) [][]rune {
 		} else {
 			// If the last character is a double-width rune, then we may not be able to add it to this line
 			// as it might cause us to go past the width.
-			lastCharLen := rw.RuneWidth(word[len(word)-1])
+			lastCharLen := runeCells(word[len(word)-1]) // vkchat patch 5
 			if uniseg.StringWidth(string(word))+lastCharLen > width {
 				// If the current line has any content, let's move to the next
 				// line because the current word fills up the entire line.
@@ -1512,3 +1511,12 @@ func clamp(v, low, high int) int {
 	}
 	return min(high, max(low, v))
 }
+
+// runeCells is the cells a rune adds to its line as uniseg.StringWidth
+// measures the line (vkchat patch 5): 0 for a combining or other
+// zero-width mark, a variation selector or a skin-tone modifier that
+// joins the cluster before it. go-runewidth's RuneWidth, used here
+// before, gives Thai marks and VS16 one cell and a skin-tone modifier
+// two, so ↑/↓ landed short of the column they came from on lines with
+// such text, which uniseg.StringWidth (LineInfo) measures differently.
+func runeCells(r rune) int { return uniseg.StringWidth(string(r)) }

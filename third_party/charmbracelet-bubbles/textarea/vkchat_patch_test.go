@@ -134,3 +134,28 @@ func TestUnboundAltChordTypesNothing(t *testing.T) {
 		t.Fatalf("alt+b then t: %q, want %q", m.Value(), "one ttwo")
 	}
 }
+
+// TestVerticalMovesKeepTheColumnOverMarks: ↓ from column 6 of an ASCII
+// line onto a line of Thai clusters (each two cells and three runes: a
+// base, a combining mark, a spacing vowel) lands after the third cluster,
+// column 6 again, not after two clusters as with go-runewidth's widths.
+func TestVerticalMovesKeepTheColumnOverMarks(t *testing.T) {
+	m := New()
+	m.SetWidth(40)
+	m.SetHeight(4)
+	m.ShowLineNumbers = false
+	m.Prompt = ""
+	m.SetValue("abcdef\nน้ำน้ำน้ำน้ำ")
+	m.row, m.col = 0, 6
+	m.CursorDown()
+	if m.row != 1 || m.col != 9 {
+		t.Fatalf("after ↓ the cursor is at row %d rune %d, want row 1 rune 9 (three clusters)", m.row, m.col)
+	}
+	if got := m.LineInfo().CharOffset; got != 6 {
+		t.Errorf("cell offset %d, want 6", got)
+	}
+	m.CursorUp()
+	if m.row != 0 || m.col != 6 {
+		t.Errorf("after ↑ the cursor is at row %d col %d, want row 0 col 6", m.row, m.col)
+	}
+}
