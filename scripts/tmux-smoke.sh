@@ -40,7 +40,11 @@ t() { tmux -L "$sock" "$@"; }
 # wait_ready waits until the title bar says the model is ready again.
 wait_ready() {
 	for _ in $(seq 1 300); do
-		if t capture-pane -p -t smoke | head -1 | grep -q "● ready"; then
+		local screen
+		screen=$(t capture-pane -p -t smoke)
+		# No pipes into head or grep -q: under pipefail a writer cut off
+		# early fails the test.
+		if [[ ${screen%%$'\n'*} == *"● ready"* ]]; then
 			return 0
 		fi
 		sleep 0.1
@@ -58,7 +62,7 @@ check() {
 		echo "FAIL $what: $rows rows on a $h-row window" >&2
 		fail=1
 	fi
-	if ! printf '%s\n' "$screen" | head -1 | grep -q '^ vkchat │'; then
+	if [[ ${screen%%$'\n'*} != " vkchat │"* ]]; then
 		echo "FAIL $what: the title bar is not on row 1:" >&2
 		printf '%s\n' "$screen" | head -3 >&2
 		fail=1

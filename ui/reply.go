@@ -108,18 +108,18 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 			g.doneErr = true
 			m.reportError(reply, errors.New("generation failed"))
 		case d.Reason == engine.StopCanceled:
-			reply.AddNote(conversation.NoteInfo, "stopped", false)
+			reply.SetEndNote(conversation.NoteInfo, "stopped")
 		case d.Reason == engine.StopMaxTokens:
 			// A fork's reply counts the tokens it kept from before the fork.
-			reply.AddNote(conversation.NoteInfo, fmt.Sprintf("stopped at the %d-token limit", len(reply.Steps)), false)
+			reply.SetEndNote(conversation.NoteInfo, fmt.Sprintf("stopped at the %d-token limit", len(reply.Steps)))
 		case d.Reason == engine.StopSequence:
 			reply.CutAnswer(d.Stop)
 			m.tr.Invalidate()
-			reply.AddNote(conversation.NoteInfo, "stopped at "+termtext.Sanitize(strconv.Quote(d.Stop)), false)
+			reply.SetEndNote(conversation.NoteInfo, "stopped at "+termtext.Sanitize(strconv.Quote(d.Stop)))
 		case d.Reason == engine.StopContext:
 			// The next message still works: the engine leaves the oldest
 			// turns out of its prompt to fit (PrefillInfo.DroppedMessages).
-			reply.AddNote(conversation.NoteWarn, fmt.Sprintf("the reply filled the %d-token context and stopped; the next message leaves the oldest turns out to fit", m.contextSize()), false)
+			reply.SetEndNote(conversation.NoteWarn, fmt.Sprintf("the reply filled the %d-token context and stopped; the next message leaves the oldest turns out to fit", m.contextSize()))
 		}
 	}
 }

@@ -98,3 +98,20 @@ func TestThinkingFork(t *testing.T) {
 		t.Errorf("plain reply's prefix: %+v", kept)
 	}
 }
+
+// TestSetEndNoteReplaces: a reply stopped, continued and stopped again
+// says "stopped" once; other notes stay.
+func TestSetEndNoteReplaces(t *testing.T) {
+	tr := &Turn{Role: "assistant"}
+	tr.AddNote(NoteInfo, "forked at step 3", true)
+	tr.SetEndNote(NoteInfo, "stopped")
+	tr.SetEndNote(NoteInfo, "stopped")
+	tr.SetEndNote(NoteInfo, "stopped at the 64-token limit")
+	var texts []string
+	for _, n := range tr.Notes {
+		texts = append(texts, n.Text)
+	}
+	if got := strings.Join(texts, "|"); got != "forked at step 3|stopped at the 64-token limit" {
+		t.Errorf("notes %q", got)
+	}
+}

@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ type Note struct {
 	Kind NoteKind
 	Text string
 	Top  bool // shown under the turn's label rather than after its text
+	End  bool // how the reply ended (SetEndNote): a reply has one
 }
 
 // Turn is one message of the conversation plus what this session learned
@@ -45,6 +47,14 @@ type Turn struct {
 // AddNote attaches a note to the turn.
 func (t *Turn) AddNote(kind NoteKind, text string, top bool) {
 	t.Notes = append(t.Notes, Note{Kind: kind, Text: text, Top: top})
+}
+
+// SetEndNote says how the reply ended ("stopped", a limit), replacing
+// what an earlier part of it said: a reply stopped with Esc and then
+// continued has ended once, not twice.
+func (t *Turn) SetEndNote(kind NoteKind, text string) {
+	t.Notes = slices.DeleteFunc(t.Notes, func(n Note) bool { return n.End })
+	t.Notes = append(t.Notes, Note{Kind: kind, Text: text, End: true})
 }
 
 // AppendToken adds a generated token to a reply.

@@ -297,6 +297,12 @@ func (tr *Transcript) noteLines(n conversation.Note, width int) []string {
 	st := tr.styles
 	icon, style := "■ ", st.Meta
 	switch n.Kind {
+	case conversation.NoteInfo:
+		if n.Top {
+			// Where a branch was forked: its text starts with its own
+			// glyph (⑂), not the stop glyph, which says how a reply ended.
+			icon = ""
+		}
 	case conversation.NoteWarn:
 		icon, style = "⚠ ", st.Notice
 	case conversation.NoteError:
@@ -311,7 +317,7 @@ func (tr *Transcript) noteLines(n conversation.Note, width int) []string {
 		}
 		prefix := icon
 		if i > 0 {
-			prefix = "  "
+			prefix = strings.Repeat(" ", termtext.Width(icon))
 		}
 		out = append(out, bodyIndent+style.Render(prefix+sb.String()))
 	}
