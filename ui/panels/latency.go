@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
 )
 
@@ -62,7 +63,7 @@ func LatencyLines(st theme.Styles, ds []time.Duration, width int) []string {
 	l := LatencyOf(ds)
 	lo, hi := slices.Min(ds), slices.Max(ds)
 	ends := Duration(lo) + " … " + Duration(hi)
-	hw := max(valW-len([]rune(ends))-1, 1)
+	hw := max(valW-termtext.Width(ends)-1, 1)
 	out := []string{row(st, "latency", metricLabelW, st.Spark.Render(Histogram(ds, min(hw, 32)))+" "+st.Dim.Render(ends))}
 	lo50 := fmt.Sprintf("p50 %s p90 %s", Duration(l.P50), Duration(l.P90))
 	hi99 := fmt.Sprintf("p99 %s max %s", Duration(l.P99), Duration(l.Max))

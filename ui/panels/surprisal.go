@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
 )
 
@@ -92,7 +93,7 @@ func SurprisalLines(st theme.Styles, s Surprisal, width int) []string {
 	if s.BySurprisal {
 		heat = "heat: surprisal"
 	}
-	if len([]rune(sum))+3+len(heat) <= stripW {
+	if termtext.Width(sum)+3+termtext.Width(heat) <= stripW {
 		sum += " · " + heat
 	}
 	return []string{

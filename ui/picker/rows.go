@@ -4,9 +4,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"vkchat/models/store"
+	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
 )
 
@@ -45,14 +44,14 @@ type columns struct {
 func measure(models []store.Model) columns {
 	c := columns{name: len("NAME"), arch: len("ARCH"), params: len("PARAMS"), quant: len("QUANT"), size: len("SIZE")}
 	for _, m := range models {
-		c.name = max(c.name, ansi.StringWidth(m.Name))
+		c.name = max(c.name, termtext.Width(m.Name))
 		if m.Err != nil {
 			continue
 		}
-		c.arch = max(c.arch, ansi.StringWidth(arch(m)))
-		c.params = max(c.params, ansi.StringWidth(params(m)))
-		c.quant = max(c.quant, ansi.StringWidth(quant(m)))
-		c.size = max(c.size, ansi.StringWidth(size(m)))
+		c.arch = max(c.arch, termtext.Width(arch(m)))
+		c.params = max(c.params, termtext.Width(params(m)))
+		c.quant = max(c.quant, termtext.Width(quant(m)))
+		c.size = max(c.size, termtext.Width(size(m)))
 	}
 	return c
 }
@@ -89,29 +88,29 @@ func (c columns) header() string {
 // and the file name (with size and quant) tell models apart, so the middle
 // goes first, then the start.
 func cutName(s string, w int) string {
-	sw := ansi.StringWidth(s)
+	sw := termtext.Width(s)
 	if sw <= w {
 		return s
 	}
 	if first, rest, ok := strings.Cut(s, "/"); ok && strings.Contains(rest, "/") {
 		short := first + "/…/" + path.Base(rest)
-		if ansi.StringWidth(short) <= w {
+		if termtext.Width(short) <= w {
 			return short
 		}
-		s, sw = "…/"+path.Base(rest), ansi.StringWidth("…/"+path.Base(rest))
+		s, sw = "…/"+path.Base(rest), termtext.Width("…/"+path.Base(rest))
 		if sw <= w {
 			return s
 		}
 	}
-	return ansi.TruncateLeft(s, sw-w+1, "…")
+	return "…" + termtext.Cut(s, sw-w+1, sw)
 }
 
 func pad(s string, w int) string {
-	return s + strings.Repeat(" ", max(0, w-ansi.StringWidth(s)))
+	return s + strings.Repeat(" ", max(0, w-termtext.Width(s)))
 }
 
 func padLeft(s string, w int) string {
-	return strings.Repeat(" ", max(0, w-ansi.StringWidth(s))) + s
+	return strings.Repeat(" ", max(0, w-termtext.Width(s))) + s
 }
 
 // renderRow draws one model as a table row width cells wide. Unusable
@@ -130,5 +129,5 @@ func renderRow(st *theme.Styles, c columns, m store.Model, selected bool, width 
 	default:
 		line = mark + st.Value.Render(c.nameCell(m.Name)) + st.Meta.Render(c.rest(arch(m), params(m), quant(m), size(m)))
 	}
-	return ansi.Truncate(margin+line, width, "…")
+	return termtext.Truncate(margin+line, width)
 }

@@ -14,6 +14,7 @@ import (
 	"vkchat/models/hub"
 	"vkchat/models/store"
 	"vkchat/ui/panels"
+	"vkchat/ui/termtext"
 )
 
 // Every screen is: title bar, a blank line, the body, a blank line, a
@@ -48,8 +49,8 @@ func (m *Model) View() string {
 // frame lays out one full screen of exactly m.height lines, none wider
 // than m.width, so the terminal never scrolls or wraps.
 func (m *Model) frame(subtitle string, body []string, status string, km help.KeyMap) string {
-	title := m.st.TitleBar.Width(m.width).Render(ansi.Truncate(
-		margin+m.st.TitleName.Render("vkchat")+m.st.TitleState.Render(" · "+subtitle), m.width, "…"))
+	title := m.st.TitleBar.Width(m.width).Render(termtext.Truncate(
+		margin+m.st.TitleName.Render("vkchat")+m.st.TitleState.Render(" · "+subtitle), m.width))
 	helpLines := m.helpLines(km)
 	avail := max(0, m.height-topLines-statusLines-len(helpLines))
 	if len(body) > avail {
@@ -64,7 +65,7 @@ func (m *Model) frame(subtitle string, body []string, status string, km help.Key
 	lines = append(lines, "", status)
 	lines = append(lines, helpLines...)
 	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, m.width, "…")
+		lines[i] = termtext.Truncate(l, m.width)
 	}
 	return strings.Join(lines[:min(len(lines), m.height)], "\n")
 }

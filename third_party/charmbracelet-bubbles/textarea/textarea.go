@@ -527,8 +527,11 @@ func (m *Model) CursorDown() {
 		if m.row >= len(m.value) || m.col >= len(m.value[m.row]) || offset >= nli.CharWidth-1 {
 			break
 		}
-		offset += runeCells(m.value[m.row][m.col]) // vkchat patch 5
+		// vkchat patch 5: the cells from the row's start, measured as
+		// LineInfo measures CharOffset, so a cluster of several runes
+		// (a mark, a modifier, VS16) counts as it is drawn.
 		m.col++
+		offset = uniseg.StringWidth(string(m.value[m.row][nli.StartColumn:m.col]))
 	}
 }
 
@@ -562,8 +565,11 @@ func (m *Model) CursorUp() {
 		if m.col >= len(m.value[m.row]) || offset >= nli.CharWidth-1 {
 			break
 		}
-		offset += runeCells(m.value[m.row][m.col]) // vkchat patch 5
+		// vkchat patch 5: the cells from the row's start, measured as
+		// LineInfo measures CharOffset, so a cluster of several runes
+		// (a mark, a modifier, VS16) counts as it is drawn.
 		m.col++
+		offset = uniseg.StringWidth(string(m.value[m.row][nli.StartColumn:m.col]))
 	}
 }
 
@@ -1517,6 +1523,5 @@ func clamp(v, low, high int) int {
 // zero-width mark, a variation selector or a skin-tone modifier that
 // joins the cluster before it. go-runewidth's RuneWidth, used here
 // before, gives Thai marks and VS16 one cell and a skin-tone modifier
-// two, so ↑/↓ landed short of the column they came from on lines with
-// such text, which uniseg.StringWidth (LineInfo) measures differently.
+// two, where uniseg.StringWidth (the wrap's measure) gives none.
 func runeCells(r rune) int { return uniseg.StringWidth(string(r)) }

@@ -158,4 +158,11 @@ func TestVerticalMovesKeepTheColumnOverMarks(t *testing.T) {
 	if m.row != 0 || m.col != 6 {
 		t.Errorf("after ↑ the cursor is at row %d col %d, want row 0 col 6", m.row, m.col)
 	}
+	// "❤️" is two runes and two cells; "👍🏽" two runes and two cells.
+	m.SetValue("abcdef\n❤️👍🏽❤️x")
+	m.row, m.col = 0, 6
+	m.CursorDown()
+	if m.row != 1 || m.col != 6 {
+		t.Errorf("after ↓ onto emoji the cursor is at row %d rune %d, want rune 6 (three clusters)", m.row, m.col)
+	}
 }
