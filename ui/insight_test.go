@@ -73,7 +73,7 @@ func TestHeatBasis(t *testing.T) {
 	if byProb == bySurprisal {
 		t.Error("colouring by surprisal changed nothing on screen")
 	}
-	if !strings.Contains(bySurprisal, "heat: surprisal") {
+	if !strings.Contains(bySurprisal, "heat surprisal") {
 		t.Error("the strip does not say the heatmap is by surprisal")
 	}
 }

@@ -129,3 +129,22 @@ func TestSurprisalSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestHeatLegend: the strip's summary row names the heatmap's scale, each
+// level's range beside a swatch, by probability or by surprisal, and a
+// compact key where the full one does not fit.
+func TestHeatLegend(t *testing.T) {
+	st := asciiStyles()
+	s := Surprisal{Bits: []float64{0.5, 3, 9}, Entropy: []float64{1, 2, 3}, Cursor: -1}
+	wide := SurprisalLines(st, s, 120)[2]
+	if !strings.Contains(wide, "heat p █<10% █<30% █<60% █<90% █≥90%") {
+		t.Errorf("no probability legend in %q", wide)
+	}
+	s.BySurprisal = true
+	if wide := SurprisalLines(st, s, 120)[2]; !strings.Contains(wide, "heat surprisal █≥8b █≥4b █≥2b █≥1b █<1b") {
+		t.Errorf("no surprisal legend in %q", wide)
+	}
+	if narrow := SurprisalLines(st, s, 70)[2]; !strings.Contains(narrow, "heat surprisal █████ ≥8b…<1b") {
+		t.Errorf("no compact legend in %q", narrow)
+	}
+}

@@ -89,16 +89,48 @@ func SurprisalLines(st theme.Styles, s Surprisal, width int) []string {
 	if c := s.Cursor; c >= 0 && c < len(s.Bits) {
 		sum = fmt.Sprintf("#%d %.2f, H %.2f · ", c+1, s.Bits[c], s.Entropy[c]) + sum
 	}
-	heat := "heat: probability"
-	if s.BySurprisal {
-		heat = "heat: surprisal"
-	}
-	if termtext.Width(sum)+3+termtext.Width(heat) <= stripW {
-		sum += " · " + heat
+	sum = st.Value.Render(sum)
+	for _, heat := range []string{HeatLegend(st, s.BySurprisal, false), HeatLegend(st, s.BySurprisal, true)} {
+		if termtext.Width(sum)+3+termtext.Width(heat) <= stripW {
+			sum += st.Dim.Render(" · ") + heat
+			break
+		}
 	}
 	return []string{
 		row(st, "surprisal", labelW, sb.String()),
 		row(st, "entropy", labelW, eb.String()),
-		row(st, "bits", labelW, st.Value.Render(sum)),
+		row(st, "bits", labelW, sum),
 	}
+}
+
+// heatScales are the heatmap's colour levels, coolest last, by probability
+// (theme.HeatLevel) and by surprisal (inspector.SurprisalLevel).
+var heatScales = [2][theme.HeatLevels]string{
+	{"<10%", "<30%", "<60%", "<90%", "≥90%"},
+	{"≥8b", "≥4b", "≥2b", "≥1b", "<1b"},
+}
+
+// HeatLegend is the heatmap's key: a swatch in each level's colour and the
+// range it stands for; compact gives only the two ends.
+func HeatLegend(st theme.Styles, bySurprisal bool, compact bool) string {
+	scale, name := heatScales[0], "heat p "
+	if bySurprisal {
+		scale, name = heatScales[1], "heat surprisal "
+	}
+	var b strings.Builder
+	b.WriteString(st.Label.Render(name))
+	for i, r := range scale {
+		if !compact {
+			if i > 0 {
+				b.WriteString(" ")
+			}
+			b.WriteString(st.Heat[i].Render("█") + st.Value.Render(r))
+			continue
+		}
+		b.WriteString(st.Heat[i].Render("█"))
+	}
+	if compact {
+		b.WriteString(" " + st.Value.Render(scale[0]+"…"+scale[len(scale)-1]))
+	}
+	return b.String()
 }
