@@ -371,3 +371,22 @@ func (h *detailHistory) add(reply *Turn) {
 
 // reset forgets every reply (a new chat, a loaded one).
 func (h *detailHistory) reset() { h.turns = nil }
+
+// ThoughtSpan is where step k's reasoning lies in t.Think.Text, for the
+// inspector to show the token it selected inside the thinking block. ok
+// is false for a step outside the block, one that added no reasoning
+// (the tags), or when the detail was dropped.
+func (t *Turn) ThoughtSpan(k int) (start, end int, ok bool) {
+	d := t.detail
+	if t.Think == nil || d == nil || k < 0 || k >= len(t.Steps) || k >= len(d.steps) || !t.Steps[k].Thinking() {
+		return 0, 0, false
+	}
+	if k > 0 {
+		start = int(d.steps[k-1].textEnd)
+	}
+	end = int(d.steps[k].textEnd)
+	if start >= end || end > len(t.Think.Text) {
+		return 0, 0, false
+	}
+	return start, end, true
+}

@@ -226,8 +226,12 @@ func (tr *Transcript) renderTurn(t *conversation.Turn, width int) turnRender {
 			lines = append(lines, tr.noteLines(n, width)...)
 		}
 	}
-	lines = append(lines, tr.thinkingLines(t, width)...)
 	selLine := -1
+	think, thinkSel := tr.thinkingLinesSel(t, width, sel)
+	if thinkSel >= 0 {
+		selLine = len(lines) + thinkSel
+	}
+	lines = append(lines, think...)
 	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: heat, sel: tr.cursor.Turn, step: sel, bySurprisal: bySurprisal}
 	var mdRows []string
 	if markdown && t.Content != "" {
