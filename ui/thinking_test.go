@@ -159,11 +159,13 @@ func TestPromptPane(t *testing.T) {
 	}
 	m.prompt = &promptPane{r: engine.RenderedPrompt{Template: "gguf", FoldsSystem: true, OpensThinking: true,
 		Text:   "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n",
-		Tokens: []engine.PromptToken{{ID: 1, Text: "<|im_start|>", Special: true}, {ID: 2, Text: "user", Piece: "user"}, {ID: 3, Text: "Ċ", Piece: "\n"}}}}
+		// 107 is Gemma's newline token: special, its text a raw "\n".
+		Tokens: []engine.PromptToken{{ID: 1, Text: "<|im_start|>", Special: true}, {ID: 2, Text: "user", Piece: "user"}, {ID: 3, Text: "Ċ", Piece: "\n"},
+			{ID: 107, Text: "\n", Piece: "\n", Special: true}}}}
 	m.showHelp = true
 	view := strings.Join(m.helpLines(60), "\n")
-	for _, want := range []string{"template gguf · 3 tokens", "folded into the first user turn", "opens a <think> block",
-		"<|im_start|>user\nhi<|im_end|>", "1[<|im_start|>] 2\"user\" 3\"\\n\""} {
+	for _, want := range []string{"template gguf · 4 tokens", "folded into the first user turn", "opens a <think> block",
+		"<|im_start|>user\nhi<|im_end|>", "1[<|im_start|>] 2\"user\" 3\"\\n\" 107[↵]"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("prompt pane lacks %q:\n%s", want, view)
 		}
