@@ -2,8 +2,11 @@ package ui
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/bubbles/key"
 )
 
 const (
@@ -69,6 +72,29 @@ func TestHelpListsEveryKeyAtEveryWidth(t *testing.T) {
 			if !strings.Contains(seen.String(), "  "+k+" ") {
 				t.Errorf("%d columns: F1 does not list %q", w, k)
 			}
+		}
+	}
+}
+
+// TestReferenceHasEveryKey: every binding of KeyMap that has help text
+// is in the key reference, so a new key cannot be left out of F1 and the
+// README.
+func TestReferenceHasEveryKey(t *testing.T) {
+	k := DefaultKeyMap()
+	listed := map[string]bool{}
+	for _, s := range k.reference() {
+		for _, b := range s.Keys {
+			listed[b.Help().Key+"\x00"+b.Help().Desc] = true
+		}
+	}
+	v := reflect.ValueOf(k)
+	for i := range v.NumField() {
+		b, ok := v.Field(i).Interface().(key.Binding)
+		if !ok || b.Help().Key == "" {
+			continue
+		}
+		if !listed[b.Help().Key+"\x00"+b.Help().Desc] {
+			t.Errorf("KeyMap.%s (%s: %s) is not in reference()", v.Type().Field(i).Name, b.Help().Key, b.Help().Desc)
 		}
 	}
 }

@@ -158,7 +158,7 @@ func TestPromptPane(t *testing.T) {
 		t.Errorf("an engine without RenderPrompt: prompt %v, status %+v", m.prompt, m.status)
 	}
 	m.prompt = &promptPane{r: engine.RenderedPrompt{Template: "gguf", FoldsSystem: true, OpensThinking: true,
-		Text:   "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n",
+		Text: "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n",
 		// 107 is Gemma's newline token: special, its text a raw "\n".
 		Tokens: []engine.PromptToken{{ID: 1, Text: "<|im_start|>", Special: true}, {ID: 2, Text: "user", Piece: "user"}, {ID: 3, Text: "Ċ", Piece: "\n"},
 			{ID: 107, Text: "\n", Piece: "\n", Special: true}}}}

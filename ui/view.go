@@ -71,6 +71,9 @@ func (m *Model) layout() layout {
 // View implements tea.Model. It always returns exactly height rows of
 // exactly width cells, so nothing the model writes can push the layout.
 func (m *Model) View() string {
+	// No side column unless this view lays one out (the picker, a tiny
+	// window): onTerminal splits rows where the frame says.
+	m.frame = frame{}
 	if m.width <= 0 || m.height <= 0 {
 		return ""
 	}
@@ -84,7 +87,6 @@ func (m *Model) View() string {
 	}
 	rows := []string{m.titleBar(m.width)}
 	main := m.mainColumn(l)
-	m.frame = frame{}
 	if l.wide {
 		m.frame = frame{first: 1, last: 1 + len(main), split: l.mainW}
 		side := m.sideColumn(l, len(main))
