@@ -21,6 +21,7 @@ import (
 
 	"vkchat/models/hub"
 	"vkchat/models/store"
+	"vkchat/ui/termtext"
 )
 
 // ErrCanceled is returned by Run when the user leaves without choosing a
@@ -78,10 +79,16 @@ func Run(ctx context.Context, opts Options) (string, error) {
 	if opts.Input != nil {
 		popts = append(popts, tea.WithInput(opts.Input))
 	}
+	out := io.Writer(os.Stdout)
 	if opts.Output != nil {
 		popts = append(popts, tea.WithOutput(opts.Output))
+		out = opts.Output
 	}
+	// As in the chat: autowrap off, so a row a terminal draws wider than
+	// termtext measured is clipped instead of scrolling the screen.
+	_, _ = io.WriteString(out, termtext.AutowrapOff)
 	_, err := tea.NewProgram(m, popts...).Run()
+	_, _ = io.WriteString(out, termtext.AutowrapOn)
 	m.stopPull()
 	m.waitPull(pullStopTimeout)
 	if err != nil {
