@@ -41,6 +41,15 @@ func ClusterWidth(cluster string, dw int) int {
 func eachCluster(s string, fn func(seq string, w int, esc bool) bool) {
 	var state byte
 	for s != "" {
+		// Printable ASCII not followed by a combining character is a
+		// cluster of its own, one cell: most of every styled row.
+		if c := s[0]; state == 0 && c >= 0x20 && c < 0x7f && (len(s) == 1 || s[1] < 0x80) {
+			if !fn(s[:1], 1, false) {
+				return
+			}
+			s = s[1:]
+			continue
+		}
 		seq, w, n, next := ansi.DecodeSequence(s, state, nil)
 		if n <= 0 {
 			n, seq = 1, s[:1]

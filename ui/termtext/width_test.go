@@ -222,3 +222,24 @@ func TestTerminalRow(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWidth measures Width against ansi.StringWidth (what it replaced)
+// on a styled ASCII row and on a row of the corpus.
+func BenchmarkWidth(b *testing.B) {
+	rows := map[string]string{
+		"ascii":  "\x1b[1m  Here is a tiny Go program that prints a greeting:\x1b[0m" + strings.Repeat(" ", 40),
+		"corpus": strings.Join(Corpus[:8], " "),
+	}
+	for name, row := range rows {
+		b.Run(name+"/Width", func(b *testing.B) {
+			for b.Loop() {
+				Width(row)
+			}
+		})
+		b.Run(name+"/ansi.StringWidth", func(b *testing.B) {
+			for b.Loop() {
+				ansi.StringWidth(row)
+			}
+		})
+	}
+}
