@@ -57,9 +57,11 @@ check() {
 	local what=$1 w=$2 h=$3
 	local screen rows
 	screen=$(t capture-pane -p -t smoke)
+	# $(...) drops trailing blank rows: fewer rows than the window means
+	# the footer left the last row (the screen scrolled or was cut).
 	rows=$(printf '%s\n' "$screen" | wc -l)
 	if [[ $rows -ne $h ]]; then
-		echo "FAIL $what: $rows rows on a $h-row window" >&2
+		echo "FAIL $what: the last non-blank row is $rows of $h (the footer is not on the last row)" >&2
 		fail=1
 	fi
 	if [[ ${screen%%$'\n'*} != " vkchat │"* ]]; then
