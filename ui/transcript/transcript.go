@@ -4,7 +4,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
@@ -43,7 +42,15 @@ type Transcript struct {
 	redrawPending bool
 
 	width, height int
-	vp            viewport.Model
+	// The first row in view is row anchorRow of unit anchorUnit (see
+	// window.go); atBottom: the last draw showed the last row.
+	anchorUnit, anchorRow int
+	atBottom              bool
+	// compRows, compSel: completion mode's rows during one draw
+	// (unitRows), compValid while they are current.
+	compRows  []string
+	compSel   int
+	compValid bool
 	// follow keeps the view pinned to the bottom while a reply streams
 	// in, until the user scrolls up.
 	follow bool
@@ -138,51 +145,57 @@ func (tr *Transcript) Update(msg tea.Msg) tea.Cmd {
 // rows, none wider than its width.
 func (tr *Transcript) View() string {
 	tr.sync()
-	return strings.Join(termtext.FitLines(strings.Split(tr.vp.View(), "\n"), tr.width, tr.height), "\n")
+	return strings.Join(termtext.FitLines(tr.windowRows(), tr.width, tr.height), "\n")
 }
 
-// sync gives the viewport the transcript at the current size and applies
-// following and revealing the inspected token; it returns the row of the
-// selected token (-1 when none).
-func (tr *Transcript) sync() int {
-	lines, sel := tr.Lines()
-	vp := &tr.vp
-	vp.Width, vp.Height = tr.width, tr.height
-	vp.SetContent(strings.Join(lines, "\n"))
+// sync places the window for the current size and content, applying
+// following and revealing the inspected token.
+func (tr *Transcript) sync() {
+	tr.compValid = false
+	if tr.width < 1 || tr.height < 1 {
+		return
+	}
 	if tr.follow {
-		vp.GotoBottom()
+		tr.anchorUnit, tr.anchorRow = tr.bottomAnchor()
+		tr.atBottom = true
+	} else {
+		tr.place(tr.anchorUnit, tr.anchorRow)
 	}
-	if tr.reveal && sel >= 0 {
-		switch {
-		case sel < vp.YOffset:
-			vp.SetYOffset(sel)
-			tr.follow = false
-		case sel >= vp.YOffset+vp.Height:
-			vp.SetYOffset(sel - vp.Height + 1)
-			tr.follow = false
+	if !tr.reveal {
+		return
+	}
+	tr.reveal = false
+	u, sel, ok := tr.selectedUnit()
+	if !ok {
+		return
+	}
+	// The selection's row relative to the anchor's unit, if below it.
+	off := -1
+	if u >= tr.anchorUnit {
+		off = sel
+		for i := tr.anchorUnit; i < u && off < tr.anchorRow+tr.height; i++ {
+			off += tr.unitLen(i)
 		}
-		tr.reveal = false
 	}
-	// SetContent keeps an offset past the new end when the content
-	// shrank by less than a screenful; SetYOffset clamps it.
-	vp.SetYOffset(vp.YOffset)
-	return sel
+	switch {
+	case off < tr.anchorRow:
+		tr.place(u, sel)
+		tr.follow = false
+	case off >= tr.anchorRow+tr.height:
+		tr.place(u, sel-tr.height+1)
+		tr.follow = false
+	}
 }
 
 // ScrollBy moves the view n rows (up when negative); reaching the bottom
 // follows new text again.
 func (tr *Transcript) ScrollBy(n int) {
-	if tr.width < 1 {
+	if tr.width < 1 || tr.height < 1 {
 		return
 	}
 	tr.sync()
-	vp := &tr.vp
-	if n < 0 {
-		vp.ScrollUp(-n)
-	} else {
-		vp.ScrollDown(n)
-	}
-	tr.follow = vp.AtBottom()
+	tr.place(tr.anchorUnit, tr.anchorRow+n)
+	tr.follow = tr.atBottom
 }
 
 // Follow pins the view to the bottom again, as for a new reply.
@@ -195,14 +208,17 @@ func (tr *Transcript) Following() bool { return tr.follow }
 // RevealSelection scrolls the next draw so the cursor's token is in view.
 func (tr *Transcript) RevealSelection() { tr.reveal = true }
 
-// YOffset is the first row in view, as of the last draw.
-func (tr *Transcript) YOffset() int { return tr.vp.YOffset }
+// YOffset is the first row in view, as of the last draw. It lays out
+// every turn above the view to count their rows: for tests, not for
+// drawing.
+func (tr *Transcript) YOffset() int { return tr.rowsBefore(tr.anchorUnit) + tr.anchorRow }
 
 // AtBottom reports whether the last draw showed the last row.
-func (tr *Transcript) AtBottom() bool { return tr.vp.AtBottom() }
+func (tr *Transcript) AtBottom() bool { return tr.atBottom }
 
-// TotalLineCount is how many rows the transcript had at the last draw.
-func (tr *Transcript) TotalLineCount() int { return tr.vp.TotalLineCount() }
+// TotalLineCount is how many rows the transcript has; like YOffset it
+// lays out every turn, for tests.
+func (tr *Transcript) TotalLineCount() int { return tr.rowsBefore(tr.unitCount()) }
 
 // ToggleThinking folds or shows every reasoning block and reports
 // whether they are shown now.
@@ -227,6 +243,6 @@ func (tr *Transcript) Forget(turn *conversation.Turn) { delete(tr.renders, turn)
 // conversation was emptied.
 func (tr *Transcript) Reset() {
 	clear(tr.renders)
-	tr.vp = viewport.Model{}
+	tr.anchorUnit, tr.anchorRow, tr.atBottom = 0, 0, false
 	tr.follow = true
 }

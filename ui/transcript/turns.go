@@ -338,14 +338,7 @@ func (tr *Transcript) Lines() ([]string, int) {
 	if tr.completion {
 		return tr.completionLines(width)
 	}
-	var lines []string
-	if tr.conv.System() != "" {
-		lines = append(lines, PlainRows("system: "+tr.conv.System(), tr.styles.SystemText, width)...)
-		lines = append(lines, "")
-	}
-	if tr.conv.Len() == 0 {
-		lines = append(lines, tr.welcomeLines(width)...)
-	}
+	lines := tr.headerLines(width)
 	selLine := -1
 	for _, t := range tr.conv.Turns() {
 		r := tr.renderTurn(t, width)
@@ -355,6 +348,20 @@ func (tr *Transcript) Lines() ([]string, int) {
 		lines = append(lines, r.lines...)
 	}
 	return lines, selLine
+}
+
+// headerLines is what comes before the turns: the system prompt, and the
+// welcome text while there are none.
+func (tr *Transcript) headerLines(width int) []string {
+	var lines []string
+	if tr.conv.System() != "" {
+		lines = append(lines, PlainRows("system: "+tr.conv.System(), tr.styles.SystemText, width)...)
+		lines = append(lines, "")
+	}
+	if tr.conv.Len() == 0 {
+		lines = append(lines, tr.welcomeLines(width)...)
+	}
+	return lines
 }
 
 // completionLines draws the conversation as the one running text the model
