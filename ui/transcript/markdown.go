@@ -26,6 +26,12 @@ import (
 // drawn instead.
 const minMarkdownWidth = 16
 
+// maxMarkdownBytes is the longest reply drawn as Markdown; a longer one
+// (a loaded file's, far beyond what a context window generates) is drawn
+// as plain text, which costs a fraction of glamour's time and memory: a
+// 60 MB reply took glamour 90 s.
+const maxMarkdownBytes = 512 << 10
+
 // markdownRenderer turns Markdown into terminal rows in one fixed style:
 // glamour's dark or light theme, chosen from the lipgloss renderer the rest
 // of the UI uses (never detected by glamour itself), so what a test renders

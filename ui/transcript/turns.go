@@ -7,7 +7,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"vkchat/ui/conversation"
-	"vkchat/ui/inspector"
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
@@ -70,9 +69,6 @@ type segment struct {
 	base textClass
 }
 
-// glyphTag packs which segment and which step a glyph came from.
-type glyphTag struct{ seg, step int }
-
 // bodyRender wraps the text of segs into rows of width cells. Code fences
 // start and end code blocks, which keep their spacing, wrap hard and get a
 // gutter; prose wraps at spaces. sel (a segment's turn and step) is drawn
@@ -106,90 +102,6 @@ func (b bodyRender) style(c textClass) lipgloss.Style {
 	return b.st.AssistantText
 }
 
-// render returns the rows and the row of the selected token (-1 if none).
-func (b bodyRender) render(segs []segment) ([]string, int) {
-	var text strings.Builder
-	var tags []glyphTag
-	for si, s := range segs {
-		clean, src := termtext.SanitizeMap(s.t.Content)
-		idx := s.t.StepIndex()
-		text.WriteString(clean)
-		for _, from := range src {
-			tags = append(tags, glyphTag{seg: si, step: idx[from]})
-		}
-	}
-	full := text.String()
-	var rows []string
-	selRow := -1
-	inCode := false
-	lineStart := 0
-	for _, line := range strings.Split(full, "\n") {
-		off := lineStart
-		lineStart += len(line) + 1
-		fence := isFence(line)
-		code := inCode || fence
-		if fence {
-			inCode = !inCode
-		}
-		gs := termtext.Glyphs(line, func(o int) int { return off + o })
-		var wrapped [][]termtext.Glyph
-		textW := b.width
-		if code {
-			textW = max(b.width-2, 1)
-			wrapped = termtext.WrapHard(gs, textW)
-		} else {
-			wrapped = termtext.WrapWords(gs, textW)
-		}
-		for ri, row := range wrapped {
-			var sb strings.Builder
-			if code {
-				gutter := "│ "
-				if ri > 0 {
-					gutter = "╎ "
-				}
-				sb.WriteString(b.st.CodeGutter.Render(gutter))
-			}
-			base := func(g termtext.Glyph) textClass {
-				switch {
-				case fence:
-					return classFence
-				case code:
-					return classCode
-				}
-				return segs[tags[g.Tag].seg].base
-			}
-			runClass, run := textClass(-1), ""
-			for _, g := range row {
-				c := base(g)
-				tg := tags[g.Tag]
-				t := segs[tg.seg].t
-				if tg.step >= 0 {
-					if b.heat {
-						c = classHeat + textClass(inspector.HeatLevel(t, tg.step, b.bySurprisal))
-					}
-					if t == b.sel && tg.step == b.step {
-						c = classSelected
-						if selRow < 0 {
-							selRow = len(rows)
-						}
-					}
-				}
-				if c != runClass && run != "" {
-					sb.WriteString(b.style(runClass).Render(run))
-					run = ""
-				}
-				runClass = c
-				run += g.Text
-			}
-			if run != "" {
-				sb.WriteString(b.style(runClass).Render(run))
-			}
-			rows = append(rows, sb.String())
-		}
-	}
-	return rows, selRow
-}
-
 func isFence(line string) bool {
 	l := strings.TrimLeft(line, " ")
 	return strings.HasPrefix(l, "```") || strings.HasPrefix(l, "~~~")
@@ -210,6 +122,8 @@ func (tr *Transcript) renderTurn(t *conversation.Turn, width int) turnRender {
 		sel = tr.cursor.Step
 	}
 	markdown := t.Role == "assistant" && tr.markdownMode()
+	tooLong := markdown && len(t.Content) > maxMarkdownBytes
+	markdown = markdown && !tooLong
 	heat, bySurprisal := tr.cursor.Heat, tr.cursor.BySurprisal
 	key := renderKey{width: width, content: len(t.Content), notes: len(t.Notes), steps: len(t.Steps),
 		streaming: t.Streaming, done: t.Done != nil, heat: heat, markdown: markdown, sel: sel,
@@ -232,6 +146,9 @@ func (tr *Transcript) renderTurn(t *conversation.Turn, width int) turnRender {
 		selLine = len(lines) + thinkSel
 	}
 	lines = append(lines, think...)
+	if tooLong {
+		lines = append(lines, termtext.Truncate(bodyIndent+st.Meta.Render(fmt.Sprintf("plain text: over %d KiB is not drawn as Markdown", maxMarkdownBytes>>10)), width))
+	}
 	body := bodyRender{st: st, width: max(width-len(bodyIndent), 1), heat: heat, sel: tr.cursor.Turn, step: sel, bySurprisal: bySurprisal}
 	var mdRows []string
 	if markdown && t.Content != "" {
