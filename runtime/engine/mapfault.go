@@ -20,14 +20,22 @@ var ErrModelChanged = errors.New("model file changed on disk")
 // this goroutine, and a fault into ErrModelChanged naming the file. The
 // CPU backend's worker goroutines do the same and hand their fault to the
 // caller (runtime/quant's pool). Other panics go on.
-func (s *Session) mapped(fn func() error) (err error) {
+func (s *Session) mapped(fn func() error) error {
+	return guardMapped(s.file.Path, "reload it to go on", fn)
+}
+
+// guardMapped is mapped for the file at path, before there is a session:
+// Load runs the reading of the model (its metadata, the backend's packing
+// of weights and its uploads) under it, so a file truncated while loading
+// is an error too. then says what to do about it.
+func guardMapped(path, then string, fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			if _, fault := r.(interface{ Addr() uintptr }); !fault {
 				panic(r)
 			}
-			err = fmt.Errorf("%w: %s (reload it to go on)", ErrModelChanged, s.file.Path)
+			err = fmt.Errorf("%w: %s (%s)", ErrModelChanged, path, then)
 		}
 	}()
 	return fn()

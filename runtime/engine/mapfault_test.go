@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"vkchat/internal/testenv"
+	"vkchat/runtime/gguf"
 	"vkchat/runtime/quant"
 )
 
@@ -106,3 +107,56 @@ func truncatedModelChild(t *testing.T) {
 // poolSink keeps the pool's reads of the mapped weights from being
 // optimized away.
 var poolSink atomic.Uint32
+
+// A model file truncated while it loads, after its declarations are read
+// and before the backend packs (CPU) or uploads (Vulkan) its weights,
+// fails the load with ErrModelChanged naming the file instead of killing
+// the process with SIGBUS. Like the test above it runs in a child.
+func TestModelTruncatedWhileLoading(t *testing.T) {
+	if os.Getenv("VKCHAT_LOADFAULT_CHILD") != "" {
+		truncatedWhileLoadingChild(t)
+		return
+	}
+	src := testenv.Model(t, "synth-Q8_0.gguf")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestModelTruncatedWhileLoading$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "VKCHAT_LOADFAULT_CHILD="+src)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "child: all checks ran") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
+func truncatedWhileLoadingChild(t *testing.T) {
+	data, err := os.ReadFile(os.Getenv("VKCHAT_LOADFAULT_CHILD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	backends := []string{"cpu"}
+	if _, err := vulkanDevices(); err == nil {
+		backends = append(backends, "vulkan")
+	}
+	for _, be := range backends {
+		p := filepath.Join(t.TempDir(), "model.gguf")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		truncated := false
+		beforeBackend = func(f *gguf.File) {
+			if err := os.Truncate(p, int64(f.DataOffset)); err != nil {
+				t.Fatal(err)
+			}
+			truncated = true
+		}
+		s, err := Load(context.Background(), p, Options{Backend: be, ContextSize: 64, Template: "none"})
+		beforeBackend = nil
+		if err == nil {
+			s.Close()
+		}
+		if !truncated || !errors.Is(err, ErrModelChanged) || !strings.Contains(err.Error(), p) {
+			t.Fatalf("%s: load of a file truncated while loading: %v (truncated %v), want ErrModelChanged naming %s", be, err, truncated, p)
+		}
+		t.Logf("%s: %v", be, err)
+	}
+	t.Log("child: all checks ran")
+}

@@ -68,7 +68,11 @@ func Load(ctx context.Context, path string, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSession(ctx, f, opts)
+	var s *Session
+	err = guardMapped(f.Path, "load it again", func() (err error) {
+		s, err = newSession(ctx, f, opts)
+		return err
+	})
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -76,6 +80,10 @@ func Load(ctx context.Context, path string, opts Options) (*Session, error) {
 	s.info.LoadTime = time.Since(start)
 	return s, nil
 }
+
+// beforeBackend, when set (tests), runs between reading the model's
+// declarations and building the backend, which packs or uploads weights.
+var beforeBackend func(f *gguf.File)
 
 func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, error) {
 	m, err := arch.Load(f)
@@ -115,6 +123,9 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 		if err := checkContextFits(m, ctxSize, opts.KVType, memAvailable()); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
+	}
+	if beforeBackend != nil {
+		beforeBackend(f)
 	}
 	be, err := newBackend(choice.Backend, m, beOpts)
 	if err != nil && choice.Backend == "vulkan" && opts.Backend != "vulkan" {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -141,16 +142,34 @@ func packAll(ms []*Matrix) []*packedMatrix {
 	slices.SortFunc(order, func(a, b int) int { return len(ms[b].Data) - len(ms[a].Data) })
 	var next atomic.Int32
 	var wg sync.WaitGroup
+	// A worker's fault reading the mapped weights (the model file was
+	// truncated while loading) is raised again on the caller, which can
+	// turn it into an error (the engine's mapped guard); on the worker
+	// it would kill the program with SIGBUS.
+	var fault atomic.Pointer[chunkPanic]
 	for w := min(runtime.GOMAXPROCS(0), len(ms)); w > 0; w-- {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+			defer func() {
+				if r := recover(); r != nil {
+					if _, isFault := r.(interface{ Addr() uintptr }); !isFault {
+						panic(r)
+					}
+					fault.CompareAndSwap(nil, &chunkPanic{v: r})
+					next.Store(int32(len(ms))) // the others stop too
+				}
+			}()
 			for k := int(next.Add(1)) - 1; k < len(ms); k = int(next.Add(1)) - 1 {
 				out[order[k]] = packOne(ms[order[k]])
 			}
 		}()
 	}
 	wg.Wait()
+	if f := fault.Load(); f != nil {
+		panic(f.v)
+	}
 	return out
 }
 
