@@ -44,7 +44,9 @@ func openPTY(t *testing.T) (ptm, tty *os.File) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { tty.Close() })
+	// tty stays open: after a panic bubbletea's input reader may still be
+	// asking it for its descriptor (os.File.Fd, unsynchronized with
+	// Close), and the process ends soon anyway.
 	ws := struct{ rows, cols, x, y uint16 }{40, 120, 0, 0}
 	if err := ioctl(ptm.Fd(), syscall.TIOCSWINSZ, unsafe.Pointer(&ws)); err != nil {
 		t.Fatalf("window size: %v", err)
