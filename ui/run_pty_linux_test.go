@@ -1,14 +1,12 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -61,24 +59,6 @@ func termios(t *testing.T, f *os.File) syscall.Termios {
 		t.Fatalf("tcgetattr: %v", err)
 	}
 	return tio
-}
-
-// lockedBuffer collects what the program writes to the terminal.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // On a real (pseudo-)terminal, a panic inside the program leaves the
