@@ -112,8 +112,8 @@ func TestTemplateFailingOnSecondMessageKeepsChat(t *testing.T) {
 
 // A template that runs away on the second message (far below any limit
 // for seconds) stops when the user presses Esc, and the chat goes on;
-// Ctrl+C in the middle of another such render ends the program at once,
-// with the render stopped (the engine is idle).
+// Ctrl+C in the middle of another such render stops it at once (the
+// engine is idle), and a second Ctrl+C ends the program.
 func TestHangingTemplateRenderStops(t *testing.T) {
 	oldLimits, oldTimeout := chat.Limits, chat.RenderTimeout
 	chat.Limits.MaxSteps = 1 << 50 // only a cancel can stop it
@@ -145,13 +145,16 @@ func TestHangingTemplateRenderStops(t *testing.T) {
 	if m.waitEngine(0) == nil {
 		t.Fatal("the engine is idle: the second render did not hang")
 	}
+	// Ctrl+C during a reply stops the reply (as llama-cli and ollama do),
+	// here a render that would never end; a second Ctrl+C quits.
 	start := time.Now()
 	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
-	if err := final.waitEngine(5 * time.Second); err != nil {
+	if err := m.waitEngine(5 * time.Second); err != nil {
 		t.Fatalf("Ctrl+C left the render running: %v", err)
 	}
 	t.Logf("Ctrl+C to stopped: %v", time.Since(start))
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
 	var texts []string
 	for _, turn := range final.conv.Turns() {
 		texts = append(texts, turn.Content)
