@@ -124,6 +124,13 @@ type Arch struct {
 	// DeltaNet: the layers between full-attention ones are Gated DeltaNet
 	// layers (qwen35.go).
 	DeltaNet bool
+
+	// OutputNorm names the final norm's tensor when it is not
+	// output_norm.weight (lfm2: token_embd_norm.weight).
+	OutputNorm string
+	// ShortConv: a layer whose attention.head_count_kv entry is 0 is a
+	// short-convolution layer (lfm2.go).
+	ShortConv bool
 }
 
 // Need is whether an optional group of tensors is read.

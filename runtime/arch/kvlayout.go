@@ -15,7 +15,7 @@ type KVGroup struct {
 }
 
 // KVGroups describes the KV cache of a context of ctx positions, full
-// layers first.
+// layers first; recurrent layers have no KV cache and are left out.
 func (m *Model) KVGroups(ctx int) []KVGroup {
 	var out []KVGroup
 	add := func(g KVGroup) {
@@ -42,7 +42,7 @@ func (m *Model) KVGroups(ctx int) []KVGroup {
 	}
 	for i := range m.Layers {
 		lc := &m.Layers[i].Config
-		if lc.Window > 0 && lc.Window < ctx {
+		if lc.Window > 0 && lc.Window < ctx && !lc.Kind.Recurrent() {
 			add(KVGroup{Layers: 1, Positions: lc.KVPositions(ctx), Window: lc.Window})
 		}
 	}

@@ -33,7 +33,11 @@ func Load(f *gguf.File) (*Model, error) {
 	m.Name, _, _ = f.String("general.name")
 	w := weights{f: f}
 	m.TokenEmbd = w.matrix("token_embd.weight", cfg.Embd, cfg.Vocab)
-	m.OutputNorm = w.vector("output_norm.weight", cfg.Embd)
+	outNorm := "output_norm.weight"
+	if a.OutputNorm != "" {
+		outNorm = a.OutputNorm
+	}
+	m.OutputNorm = w.vector(outNorm, cfg.Embd)
 	_, hasOutput := f.Tensor("output.weight")
 	switch {
 	case a.Output == OutputTiedOnly && hasOutput:
@@ -69,11 +73,20 @@ func Load(f *gguf.File) (*Model, error) {
 	if lcs.err != nil {
 		return nil, lcs.err
 	}
+	if a.ShortConv {
+		if m.ShortConvLayers, err = markShortConv(f, a, lcs.layers); err != nil {
+			return nil, err
+		}
+	}
 	m.Layers = make([]Layer, cfg.Layers)
 	for i := range m.Layers {
 		m.Layers[i].Config = lcs.layers[i]
 		if lcs.layers[i].Kind == KindDeltaNet {
 			w.deltaNetLayer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), a, &cfg)
+			continue
+		}
+		if lcs.layers[i].Kind == KindShortConv {
+			w.shortConvLayer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), &cfg)
 			continue
 		}
 		w.layer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), a, &cfg, fusedQKV)
@@ -117,6 +130,9 @@ func Load(f *gguf.File) (*Model, error) {
 
 // tensorsPerLayer is the fewest tensors one layer of this architecture has.
 func (a *Arch) tensorsPerLayer(fusedQKV bool) int {
+	if a.ShortConv {
+		return shortConvTensors
+	}
 	n := 4 + 3 // q, k, v, output; gate, up, down
 	if fusedQKV {
 		n -= 2
@@ -262,7 +278,11 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	c.FF = l.uint("feed_forward_length", 0, true)
 	c.Layers = l.uint("block_count", 0, true)
 	c.Heads = l.uint("attention.head_count", 0, true)
-	c.KVHeads = l.uint("attention.head_count_kv", c.Heads, false)
+	if a.ShortConv {
+		c.KVHeads, c.ShortConvL = hybridKV(l, c.Layers)
+	} else {
+		c.KVHeads = l.uint("attention.head_count_kv", c.Heads, false)
+	}
 	c.TrainCtx = l.uint("context_length", 2048, false)
 	c.NormEps = l.float("attention.layer_norm_rms_epsilon", 1e-5)
 	c.Rope.Base = l.float("rope.freq_base", 10000)

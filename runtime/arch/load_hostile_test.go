@@ -373,7 +373,11 @@ func checkModel(t testing.TB, m *Model) {
 		t.Fatalf("vocab %d, embedding rows %d", m.Vocab, m.TokenEmbd.Rows)
 	}
 	for _, l := range m.Layers {
-		for _, w := range []Weight{l.Wq, l.Wk, l.Wv, l.Wo, l.Gate, l.Up, l.Down} {
+		mixer := []Weight{l.Wq, l.Wk, l.Wv, l.Wo}
+		if sc := l.ShortConv; sc != nil {
+			mixer = []Weight{sc.InProj, sc.Conv, sc.OutProj}
+		}
+		for _, w := range append(mixer, l.Gate, l.Up, l.Down) {
 			check(w)
 		}
 		if m.Block.PreNorm {

@@ -42,6 +42,10 @@ type Layer struct {
 	// DeltaNet is a Gated DeltaNet layer's mixer in place of attention
 	// (Config.Kind KindDeltaNet; qwen35.go), else nil.
 	DeltaNet *DeltaNet
+
+	// ShortConv is a KindShortConv layer's mixer, in place of the
+	// attention weights (lfm2.go).
+	ShortConv *ShortConv
 }
 
 // Model is a loaded model description; the backends turn it into compute.
@@ -86,6 +90,10 @@ type Config struct {
 	// every FullAttnEvery-th (qwen35.go); zero without them.
 	DeltaNet      DeltaNetConfig
 	FullAttnEvery int
+	// ShortConvL is the short convolution's kernel length (lfm2's
+	// shortconv.l_cache), whose state keeps the last ShortConvL-1 inputs,
+	// and ShortConvLayers how many layers are short convolutions (lfm2.go).
+	ShortConvL, ShortConvLayers int
 }
 
 // Rope describes rotary position embedding.
@@ -187,7 +195,7 @@ func (m *Model) FileType() string {
 }
 
 // KVBytesPerToken is what one position costs in the KV cache at the given
-// element size: layers × (K and V) × kv_heads × head_dim × bytes.
+// element size: attention layers × (K and V) × kv_heads × head_dim × bytes.
 func (c *Config) KVBytesPerToken(elemBytes int) int64 {
 	return int64(c.attentionLayers()) * 2 * int64(c.KVHeads) * int64(c.HeadDim) * int64(elemBytes)
 }
@@ -197,7 +205,9 @@ func (c *Config) KVBytesPerToken(elemBytes int) int64 {
 func (m *Model) KVBytes(ctx, elemBytes int) int64 {
 	var n int64
 	for i := range m.Layers {
-		n += int64(m.Layers[i].Config.KVPositions(ctx))
+		if !m.Layers[i].Config.Kind.Recurrent() {
+			n += int64(m.Layers[i].Config.KVPositions(ctx))
+		}
 	}
 	return n * 2 * int64(m.KVHeads) * int64(m.HeadDim) * int64(elemBytes)
 }

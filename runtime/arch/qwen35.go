@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"strings"
 
 	"vkchat/runtime/gguf"
 )
@@ -89,7 +90,7 @@ func (m *Model) RecurrentLayers() int {
 
 // StateBytes is the recurrent state of every recurrent layer.
 func (m *Model) StateBytes() int64 {
-	return int64(m.recurrentOf(KindDeltaNet)) * int64(m.DeltaNet.StateFloats()) * 4
+	return int64(m.recurrentOf(KindDeltaNet))*int64(m.DeltaNet.StateFloats())*4 + m.shortConvStateBytes()
 }
 
 func (m *Model) recurrentOf(k LayerKind) int {
@@ -105,13 +106,19 @@ func (m *Model) recurrentOf(k LayerKind) int {
 // StateFormula says in one line how StateBytes adds up ("" without
 // recurrent layers).
 func (m *Model) StateFormula() string {
-	n := m.recurrentOf(KindDeltaNet)
-	if n == 0 {
+	var terms []string
+	if n := m.recurrentOf(KindDeltaNet); n > 0 {
+		d := &m.DeltaNet
+		terms = append(terms, fmt.Sprintf("%d DeltaNet %s × (%d v-heads × %d² state + %d × %d conv) × 4 B",
+			n, plural(n, "layer"), d.ValueHeads, d.StateSize, d.ConvKernel-1, d.Channels()))
+	}
+	if t := m.shortConvStateTerm(); t != "" {
+		terms = append(terms, t)
+	}
+	if len(terms) == 0 {
 		return ""
 	}
-	d := &m.DeltaNet
-	return fmt.Sprintf("%d DeltaNet %s × (%d v-heads × %d² state + %d × %d conv) × 4 B = %d B",
-		n, plural(n, "layer"), d.ValueHeads, d.StateSize, d.ConvKernel-1, d.Channels(), m.StateBytes())
+	return fmt.Sprintf("%s = %d B", strings.Join(terms, " + "), m.StateBytes())
 }
 
 // maxDeltaNet bounds the DeltaNet keys: real models have S 128, 32 value
@@ -253,7 +260,7 @@ func (w *weights) sharedExpert(p string, cfg *Config) *SharedExpert {
 // ones.
 func (c *Config) attentionLayers() int {
 	if c.FullAttnEvery == 0 {
-		return c.Layers
+		return c.Layers - c.ShortConvLayers
 	}
 	return c.Layers / c.FullAttnEvery
 }
