@@ -51,6 +51,11 @@ type Backend struct {
 	// rewind past what a sliding-window ring still holds can recompute it.
 	history []int32
 	filled  int
+
+	// conv is the short convolutions' batch scratch (shortconv.go); nil
+	// without them. Their state lives with the other recurrent layers'
+	// (hybrid, state.go).
+	conv *convScratch
 }
 
 // layerState is what a layer needs beyond its weights. Nil vectors are
@@ -68,6 +73,7 @@ type layerState struct {
 	// biases (one row per expert), decoded once
 	routerBias, gateBias, upBias, downBias []float32
 	bo, sinks                              []float32 // attn_output bias, attention sinks (gpt-oss)
+	convTaps                               []float32 // a short-convolution layer's kernel [embd x L]
 }
 
 // poolCalls are the range functions the backend hands the worker pool,
@@ -110,6 +116,7 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 		b.expertPacks = quant.NewPackCache(expertPackBudget(m))
 	}
 	b.outNorm = vectorF32(m.OutputNorm)
+	b.conv = newConvScratch(&m.Config, maxBatch)
 	if m.Block.Act == arch.ActGELUTanh {
 		b.gelu = geluTable()
 	}
@@ -129,6 +136,9 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 			v.gateBias, v.upBias, v.downBias = optRows(x.GateBias), optRows(x.UpBias), optRows(x.DownBias)
 		}
 		v.bo, v.sinks = optVector(L.Bo), optVector(L.Sinks)
+		if L.ShortConv != nil {
+			v.convTaps = optRows(&L.ShortConv.Conv)
+		}
 		if m.Block.QKNorm == arch.QKNormFull {
 			v.qNormRow, v.kNormRow = q, kv
 		}
@@ -161,7 +171,7 @@ func (b *Backend) Memory() backend.Memory {
 		Weights:     b.m.WeightBytes() + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.m.KVBytesPerToken(elem),
-		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + attnWorkBytes(b.m, b.opts.ContextSize) + int64(4*len(b.gelu)),
+		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.conv.bytes() + attnWorkBytes(b.m, b.opts.ContextSize) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d thread%s, %s)", b.opts.Threads, map[bool]string{true: "", false: "s"}[b.opts.Threads == 1], simd.Describe()),
 		KVFormula:   b.m.KVFormula(b.opts.ContextSize, elem),
 		// the recurrent layers' state and its checkpoints (state.go)
@@ -253,9 +263,10 @@ func attnWorkBytes(m *arch.Model, ctx int) int64 {
 }
 
 // ContextBytes is what a context of ctx positions costs the backend beyond
-// the weights and the batch scratch: the KV cache, the attention buffers
-// and the token history. The engine checks it against the memory there is
-// before New allocates it.
+// the weights and the batch scratch: the KV cache, the attention buffers,
+// the token history, and a hybrid model's recurrent state with as many
+// checkpoints as the backend keeps. The engine checks it against the
+// memory there is before New allocates it.
 func ContextBytes(m *arch.Model, ctx int, kv backend.KVType) int64 {
-	return m.KVBytes(ctx, kv.Bytes()) + attnWorkBytes(m, ctx) + 4*int64(ctx) + m.StateBytes()
+	return m.KVBytes(ctx, kv.Bytes()) + attnWorkBytes(m, ctx) + 4*int64(ctx) + (1+MaxCheckpoints)*m.StateBytes()
 }

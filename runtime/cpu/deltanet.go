@@ -51,6 +51,9 @@ func newHybrid(m *arch.Model, n int) *hybrid {
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		var conv, mat, dt, a, norm, cw []float32
+		if L.ShortConv != nil {
+			conv = make([]float32, m.ShortConvStateFloats()) // lfm2 (shortconv.go): no matrix state
+		}
 		if x := L.DeltaNet; x != nil {
 			conv, mat = make([]float32, d.ConvFloats()), make([]float32, d.MatrixFloats())
 			dt, a, norm = vectorF32(x.DtBias), vectorF32(x.A), vectorF32(x.Norm)

@@ -31,6 +31,12 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 	for l := range b.m.Layers {
 		L, w := &b.m.Layers[l], &b.layers[l]
 		in := b.preNorm(s.x[:n*e], w.attn, n)
+		if L.ShortConv != nil {
+			b.shortConv(l, in, n) // a recurrent mixer in place of attention (shortconv.go)
+			b.residual(s.proj[:n*e], nil, n)
+			b.ffn(l, L, w, n)
+			continue
+		}
 		if L.DeltaNet != nil {
 			b.deltaNet(l, L.DeltaNet, in, n) // a recurrent mixer in place of attention (deltanet.go)
 			b.residual(s.proj[:n*e], w.postAttn, n)

@@ -25,6 +25,9 @@ func newKVCache(m *arch.Model, ctx int, typ backend.KVType) *kvCache {
 	kv := &kvCache{typ: typ, width: m.KVHeads * m.HeadDim}
 	for l := range m.Layers {
 		n := m.Layers[l].Config.KVPositions(ctx)
+		if m.Layers[l].Config.Kind.Recurrent() {
+			n = 0 // no KV cache: a fixed-size state (state.go)
+		}
 		kv.capacity = append(kv.capacity, n)
 		if typ == backend.KVF16 {
 			kv.k16 = append(kv.k16, make([]uint16, n*kv.width))

@@ -7,10 +7,10 @@ import (
 	"vkchat/runtime/backend"
 )
 
-// maxCheckpoints is how many saved states the backend keeps (llama-server
+// MaxCheckpoints is how many saved states the backend keeps (llama-server
 // keeps up to 32 context checkpoints per slot; each of ours is a copy of
 // every recurrent layer's state, so fewer).
-const maxCheckpoints = 8
+const MaxCheckpoints = 8
 
 // recurrentState is where the recurrent layers' state is (the position
 // after the last token folded in) and the checkpoints taken of it.
@@ -70,7 +70,7 @@ func (b *Backend) Checkpoint() {
 		return // already saved here
 	}
 	var data []float32
-	if len(h.state.saved) >= maxCheckpoints {
+	if len(h.state.saved) >= MaxCheckpoints {
 		data = h.state.saved[0].data[:0] // reuse the oldest's memory
 		h.state.saved = slices.Delete(h.state.saved, 0, 1)
 	} else {

@@ -97,15 +97,15 @@ func TestCheckpointLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	for p := 0; p < maxCheckpoints+3; p++ {
+	for p := 0; p < MaxCheckpoints+3; p++ {
 		if _, err := b.Forward(context.Background(), []int32{int32(p + 1)}, p, false); err != nil {
 			t.Fatal(err)
 		}
 		b.Checkpoint()
 	}
 	cps := b.Checkpoints()
-	if len(cps) != maxCheckpoints || cps[0] != 4 || cps[len(cps)-1] != maxCheckpoints+3 {
-		t.Fatalf("checkpoints %v: want the last %d, 4..%d", cps, maxCheckpoints, maxCheckpoints+3)
+	if len(cps) != MaxCheckpoints || cps[0] != 4 || cps[len(cps)-1] != MaxCheckpoints+3 {
+		t.Fatalf("checkpoints %v: want the last %d, 4..%d", cps, MaxCheckpoints, MaxCheckpoints+3)
 	}
 }
 
