@@ -74,6 +74,10 @@ type Backend struct {
 	lastRun                            []*vulkan.Recorder
 	closed                             bool
 
+	// a hybrid model's short-convolution activations (shortconv.go), else
+	// nil; their state is with the DeltaNet layers' (dn)
+	convBCU, convY *vulkan.Buffer
+
 	// sharedDevice: the device outlives the backend (tests share one so
 	// pipelines compile once); Close then releases only the buffers.
 	sharedDevice bool
@@ -242,6 +246,9 @@ func (b *Backend) allocate() error {
 		return err
 	}
 	if err := b.allocateDeltaNet(act); err != nil {
+		return err
+	}
+	if err := b.allocateConv(act); err != nil {
 		return err
 	}
 	if b.logits, err = act("logits", n*c.Vocab, d.tune.logitsKind()); err != nil {

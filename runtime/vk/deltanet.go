@@ -134,8 +134,8 @@ func (b *Backend) allocateDeltaNet(act func(string, int, vulkan.MemKind) (*vulka
 			}
 		}
 	}
-	if m.RecurrentLayers() == 0 {
-		return nil
+	if m.RecurrentLayers() == m.ShortConvLayers {
+		return nil // no DeltaNet layers (lfm2's short convolutions: shortconv.go)
 	}
 	d := &c.DeltaNet
 	vw := d.ValueHeads * d.StateSize

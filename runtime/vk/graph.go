@@ -212,6 +212,15 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 	for l, lw := range b.layers {
 		name := func(s string) string { return fmt.Sprintf("L%d %s", l, s) }
 		pl := b.plans[l]
+		if lw.conv != nil {
+			if err := b.recordShortConv(r, name, l, lw, s); err != nil {
+				return err
+			}
+			if err := b.recordFFN(r, name, l, lw, s); err != nil {
+				return err
+			}
+			continue
+		}
 		if lw.dn != nil {
 			if err := b.recordDeltaNet(r, name, l, lw, s); err != nil {
 				return err

@@ -32,7 +32,10 @@ var _ backend.StateBackend = (*Backend)(nil)
 func (dn *dnBuffers) stateBuffers() (out []*vulkan.Buffer) {
 	for l := range dn.convState {
 		if dn.convState[l] != nil {
-			out = append(out, dn.convState[l], dn.mat[l])
+			out = append(out, dn.convState[l])
+		}
+		if dn.mat[l] != nil { // none for a short convolution (shortconv.go)
+			out = append(out, dn.mat[l])
 		}
 	}
 	return out

@@ -49,12 +49,10 @@ func unsupported(m *arch.Model) string {
 	// Gated DeltaNet layers run as deltanet.go records them: the conv
 	// kernel holds up to 8 taps, the delta kernel a workgroup of S
 	// invocations with an S-float row of the state each.
-	var shortConv, shared bool
+	var shared bool
 	for i := range m.Layers {
-		shortConv = shortConv || m.Layers[i].Config.Kind == arch.KindShortConv
 		shared = shared || (m.Layers[i].Experts != nil && m.Layers[i].Experts.Shared != nil)
 	}
-	add(shortConv, "short-convolution layers")
 	if d := m.DeltaNet; m.RecurrentLayers() > 0 {
 		add(d.ConvKernel > 8, fmt.Sprintf("a DeltaNet conv of %d taps (the kernel holds 8)", d.ConvKernel))
 		add(d.StateSize > 256, fmt.Sprintf("a DeltaNet state of %d (the kernel holds 256)", d.StateSize))

@@ -27,6 +27,7 @@ type layerWeights struct {
 	dn         *dnWeights       // a Gated DeltaNet layer's mixer in place of attention (deltanet.go), or nil
 	qGate      *Matrix          // gated attention: the gate rows of attn_q (deltanet.go), or nil
 	shared     *sharedWeights   // the shared expert beside the routed ones, or nil
+	conv       *convWeights     // a short-convolution layer's mixer in place of the attention weights, or nil
 	attnNorm   *vulkan.Buffer   // padded with zeros to the x stride; nil without pre-norms
 	ffnNorm    *vulkan.Buffer   //
 	qNorm      *vulkan.Buffer   // Q/K norms ([head_dim] or the full width), or nil
@@ -68,12 +69,16 @@ func (b *Backend) uploadWeights() error {
 		L := &m.Layers[i]
 		lw := &layerWeights{}
 		wq := L.Wq
-		if b.cfg.Block.AttnGate && L.DeltaNet == nil {
+		if b.cfg.Block.AttnGate && L.DeltaNet == nil && L.ShortConv == nil {
 			var gate arch.Weight
 			wq, gate = splitGatedQ(L.Wq, b.cfg.Heads, b.cfg.HeadDim)
 			lw.qGate = up(gate)
 		}
 		switch {
+		case L.ShortConv != nil:
+			if err == nil {
+				lw.conv, err = b.uploadConv(L.ShortConv, up)
+			}
 		case L.DeltaNet != nil:
 			if err == nil {
 				lw.dn, err = b.uploadDeltaNet(up, L.DeltaNet)
@@ -87,7 +92,7 @@ func (b *Backend) uploadWeights() error {
 		default:
 			lw.q, lw.k, lw.v = up(wq), up(L.Wk), up(L.Wv)
 		}
-		if L.DeltaNet == nil {
+		if L.DeltaNet == nil && L.ShortConv == nil {
 			lw.wo = up(L.Wo)
 		}
 		if x := L.Experts; x != nil {
@@ -259,13 +264,13 @@ func (b *Backend) checkLayer(i int, lw *layerWeights) error {
 		return missing("attn_norm and ffn_norm")
 	case c.Block.PostNorm && (lw.postAttn == nil || lw.postFFN == nil):
 		return missing("post_attention_norm and post_ffw_norm")
-	case c.Block.QKNorm != arch.QKNormNone && lw.dn == nil && (lw.qNorm == nil || lw.kNorm == nil):
+	case c.Block.QKNorm != arch.QKNormNone && lw.dn == nil && lw.conv == nil && (lw.qNorm == nil || lw.kNorm == nil):
 		return missing("attn_q_norm and attn_k_norm")
 	case i > 0 && (lw.sinks == nil) != (b.layers[0].sinks == nil):
 		// one attention pipeline serves every layer, with sinks or without
 		return fmt.Errorf("layer %d: attention sinks on some layers only", i)
 	}
-	if c.Block.QKNorm != arch.QKNormNone && lw.dn == nil {
+	if c.Block.QKNorm != arch.QKNormNone && lw.dn == nil && lw.conv == nil {
 		wq, wk := c.HeadDim, c.HeadDim
 		if c.Block.QKNorm == arch.QKNormFull {
 			wq, wk = c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
