@@ -32,6 +32,12 @@ type ModelInfo struct {
 	// routed experts of each MoE layer and how many of them one token
 	// runs (TokenInfo.Experts says which); 0 for a dense model.
 	Experts, ExpertsUsed int
+	// RecurrentLayers counts a hybrid model's layers that keep a state
+	// instead of a KV cache (Layers less these have a KV cache), and
+	// LayerKinds names each layer's kind in order ("shortconv",
+	// "attention", ...); 0 and nil for attention-only models.
+	RecurrentLayers int
+	LayerKinds      []string
 	// TemplateName is the chat template in use: "gguf" for the model's own,
 	// or a built-in ("chatml", "llama2", "llama3", "zephyr", "phi3"); "" in
 	// completion mode.

@@ -34,6 +34,8 @@ var arch2026Refs = []struct {
 	{"synth-qwen35-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 	{"synth-qwen35moe-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	{"synth-qwen35moe-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
+	{"synth-lfm2-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
+	{"synth-lfm2-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 }
 
 func TestArchs2026MatchLlamaCpp(t *testing.T) {

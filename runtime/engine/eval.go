@@ -43,6 +43,7 @@ func (s *Session) Evaluate(ctx context.Context, prompt string, n, topK int) (*Ev
 	s.mu.Lock()
 	s.cached = s.cached[:0]
 	s.mu.Unlock()
+	s.rewindState(0)
 	all, err := s.forward(ctx, ids, 0, true)
 	if err != nil {
 		return nil, fmt.Errorf("prefill: %w", err)

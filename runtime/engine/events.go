@@ -38,6 +38,13 @@ type Event struct {
 type PrefillInfo struct {
 	Tokens int // prompt tokens actually computed (after KV-cache reuse)
 	Reused int // prompt tokens whose KV entries were reused from the previous turn
+	// Reread counts the tokens, among Tokens, that were cached but had to
+	// be read again: a hybrid model's recurrent state cannot be cut back,
+	// so reusing a prefix restores the latest checkpoint before its end
+	// and feeds the tokens after it (a fork, a regenerate, an edit).
+	// RereadDuration is the time that took, part of Duration.
+	Reread         int
+	RereadDuration time.Duration
 	// DroppedMessages counts the oldest messages after the system prompt
 	// left out so the conversation fits the context.
 	DroppedMessages int
@@ -135,6 +142,15 @@ type Stats struct {
 	WeightsActive int64
 	ActiveFormula string
 	Scratch       int64
+	// A hybrid model's recurrent layers keep a state of StateBytes,
+	// whatever the context length (StateFormula says how it adds up), and
+	// the backend keeps copies of it at the Checkpoints positions, taking
+	// CheckpointBytes; all zero for attention-only models, and the KV
+	// figures above count attention layers only.
+	StateBytes      int64
+	StateFormula    string
+	CheckpointBytes int64
+	Checkpoints     []int
 	// KVWindows are the sliding-window layers whose cache holds only their
 	// window; nil when every layer holds the whole context.
 	KVWindows []KVWindow

@@ -28,6 +28,10 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 	defer s.genMu.Unlock()
 	start := time.Now()
 	done := func(reason StopReason, err error, generated int, decode time.Duration) error {
+		// The reply's end is a checkpoint too (checkpoint.go): the next
+		// turn starts with this prompt and reply. Taken before the event,
+		// so its figures count it.
+		s.checkpoint()
 		emit(Event{Kind: EventDone, Done: &DoneInfo{Reason: reason, Err: err, Generated: generated, Decode: decode}, Stats: s.Stats()})
 		return err
 	}
@@ -49,17 +53,18 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		prompt = append(prompt, f.Prefix...)
 		base = len(f.Prefix)
 	}
-	logits, reused, err := s.prefill(ctx, prompt, func(p PrefillProgress) {
+	pf, err := s.prefill(ctx, prompt, func(p PrefillProgress) {
 		emit(Event{Kind: EventPrefillProgress, Progress: &p, Stats: s.Stats()})
 	})
-	next := nextDist{logits: logits, routing: s.routing()}
+	next := nextDist{logits: pf.logits, routing: s.routing()}
 	if err != nil {
 		if ctx.Err() != nil {
 			return done(StopCanceled, nil, 0, 0)
 		}
 		return done(StopError, err, 0, 0)
 	}
-	emit(Event{Kind: EventPrefill, Prefill: &PrefillInfo{Tokens: len(prompt) - reused, Reused: reused,
+	emit(Event{Kind: EventPrefill, Prefill: &PrefillInfo{Tokens: len(prompt) - pf.reused, Reused: pf.reused,
+		Reread: pf.reread, RereadDuration: pf.rereadTime,
 		DroppedMessages: dropped, Duration: time.Since(start)}, Stats: s.Stats()})
 
 	stream := s.tok.NewStream()
@@ -124,6 +129,7 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		stop, stopped := stops.add(answer)
 		switch {
 		case stopped:
+			s.checkpoint() // as done does
 			d := &DoneInfo{Reason: StopSequence, Stop: stop, Generated: i + 1, Decode: decodeTime}
 			emit(Event{Kind: EventDone, Done: d, Stats: s.Stats()})
 			return nil
@@ -146,6 +152,9 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		s.mu.Lock()
 		s.cached = append(s.cached, res.Token)
 		s.mu.Unlock()
+		if (i+1)%s.checkpointEvery == 0 {
+			s.checkpoint()
+		}
 	}
 }
 
@@ -225,11 +234,23 @@ func sampleHead(h *backend.Head) sample.Head {
 	return sample.Head{IDs: h.IDs, Logits: h.Logits, Max: h.Max, Z: h.Z, Entropy: h.Entropy}
 }
 
-// prefill brings the KV cache to hold prompt, reusing the longest prefix
-// already cached, and returns the logits after the last prompt token.
-func (s *Session) prefill(ctx context.Context, prompt []int32, progress func(PrefillProgress)) ([]float32, int, error) {
+// prefilled is what prefill did: the logits after the last prompt token;
+// the prompt tokens reused from the cache and so not computed; and, on a
+// hybrid model, how many cached tokens had to be read again after the
+// latest checkpoint (included in the computed ones) and how long that took.
+type prefilled struct {
+	logits     []float32
+	reused     int
+	reread     int
+	rereadTime time.Duration
+}
+
+// prefill brings the KV cache (and a hybrid model's recurrent state) to
+// hold prompt, reusing the longest prefix already cached, and returns the
+// logits after the last prompt token.
+func (s *Session) prefill(ctx context.Context, prompt []int32, progress func(PrefillProgress)) (prefilled, error) {
 	if len(prompt) == 0 {
-		return nil, 0, fmt.Errorf("empty prompt")
+		return prefilled{}, fmt.Errorf("empty prompt")
 	}
 	s.mu.Lock()
 	reuse := 0
@@ -238,14 +259,36 @@ func (s *Session) prefill(ctx context.Context, prompt []int32, progress func(Pre
 	}
 	// The last prompt token is always recomputed: its logits are needed.
 	reuse = min(reuse, len(prompt)-1)
-	s.cached = s.cached[:reuse]
 	s.mu.Unlock()
-	logits, err := s.forwardChunked(ctx, prompt[reuse:], reuse, progress)
+	from := s.rewindState(reuse)
+	s.mu.Lock()
+	s.cached = s.cached[:from]
+	s.mu.Unlock()
+	pf := prefilled{reused: from, reread: reuse - from}
+	var err error
+	if pf.rereadTime, err = s.reread(ctx, prompt, from, reuse); err != nil {
+		return pf, fmt.Errorf("read %d cached tokens again after the checkpoint at %d: %w", reuse-from, from, err)
+	}
+	if s.stateBackend() != nil {
+		// Up to the last prompt token, a checkpoint, then that token
+		// (checkpoint.go says why).
+		if body := len(prompt) - 1; body > reuse {
+			if _, err := s.forwardChunked(ctx, prompt[reuse:body], reuse, progress); err != nil {
+				return pf, fmt.Errorf("prefill %d tokens: %w", body-reuse, err)
+			}
+		}
+		s.mu.Lock()
+		s.cached = append(s.cached[:0], prompt[:len(prompt)-1]...)
+		s.mu.Unlock()
+		s.checkpoint()
+		reuse = len(prompt) - 1
+	}
+	pf.logits, err = s.forwardChunked(ctx, prompt[reuse:], reuse, progress)
 	if err != nil {
-		return nil, reuse, fmt.Errorf("prefill %d tokens: %w", len(prompt)-reuse, err)
+		return pf, fmt.Errorf("prefill %d tokens: %w", len(prompt)-reuse, err)
 	}
 	s.mu.Lock()
-	s.cached = append(s.cached, prompt[reuse:]...)
+	s.cached = append(s.cached[:reuse], prompt[reuse:]...)
 	s.mu.Unlock()
-	return logits, reuse, nil
+	return pf, nil
 }

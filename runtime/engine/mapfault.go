@@ -52,12 +52,23 @@ func (s *Session) checkMapped() error {
 	return nil
 }
 
+// trackState records where the recurrent state is after a forward pass
+// that ended at end: unknown (-1) after a failure, which may have folded
+// in part of the tokens.
+func (s *Session) trackState(end int, err error) {
+	if err != nil {
+		end = -1
+	}
+	s.stateAt = end
+}
+
 // forward is s.be.Forward, guarded by mapped.
 func (s *Session) forward(ctx context.Context, tokens []int32, pos int, all bool) (logits []float32, err error) {
 	err = s.mapped(func() error {
 		logits, err = s.be.Forward(ctx, tokens, pos, all)
 		return err
 	})
+	s.trackState(pos+len(tokens), err)
 	return logits, err
 }
 
@@ -67,5 +78,6 @@ func (s *Session) forwardHead(ctx context.Context, hb backend.HeadBackend, token
 		h, ok, err = hb.ForwardHead(ctx, tokens, pos, k)
 		return err
 	})
+	s.trackState(pos+len(tokens), err)
 	return h, ok, err
 }

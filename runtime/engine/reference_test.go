@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"vkchat/internal/testenv"
+	"vkchat/runtime/backend"
 )
 
 // reference is one llama.cpp dump from shared/reference.
@@ -53,6 +54,9 @@ func teacherForced(t *testing.T, s *Session, r reference) [][]float32 {
 	t.Helper()
 	ctx := context.Background()
 	v := s.model.Vocab
+	if sb, ok := s.be.(backend.StateBackend); ok {
+		sb.Rewind(0) // a hybrid model's state: back to empty
+	}
 	all, err := s.be.Forward(ctx, r.PromptTokens, 0, true)
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,11 @@ type Session struct {
 	beOpts    backend.Options
 
 	genMu sync.Mutex // held for the whole of Generate
+	// stateAt is the position a recurrent state is at (-1: unknown, after a
+	// failed pass) and checkpointEvery the generated tokens between its
+	// checkpoints (checkpoint.go); both only change with genMu held.
+	stateAt         int
+	checkpointEvery int
 
 	mu      sync.Mutex // guards the fields below
 	sampler *sample.Sampler
@@ -150,13 +155,19 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 		params = sample.Defaults()
 	}
 	s := &Session{file: f, model: m, tok: tok, tmpl: tmpl, be: be, ctxSize: ctxSize, beOpts: beOpts,
-		params: params, sampler: sample.New(params)}
+		params: params, sampler: sample.New(params), checkpointEvery: defaultCheckpointEvery}
 	s.info = ModelInfo{
 		Name: m.Name, Path: f.Path, Arch: m.Arch, Params: m.Params(), FileType: m.FileType(),
 		ContextSize: ctxSize, TrainContext: m.TrainCtx, Vocab: m.Vocab, Layers: m.Config.Layers,
 		KVHeads: m.KVHeads, HeadDim: m.HeadDim, KVType: string(opts.KVType),
 		Backend: be.Name(), Device: be.Memory().Device, Completion: tmpl == nil,
 		BackendReason: choice.Reason, TemplateNote: templateNote, Experts: m.MoE.Experts, ExpertsUsed: m.MoE.ExpertsUsed,
+	}
+	if m.RecurrentLayers() > 0 {
+		s.info.RecurrentLayers = m.RecurrentLayers()
+		for i := range m.Layers {
+			s.info.LayerKinds = append(s.info.LayerKinds, m.Layers[i].Config.Kind.String())
+		}
 	}
 	if s.info.Name == "" {
 		s.info.Name = filepath.Base(f.Path)
@@ -280,6 +291,10 @@ func (s *Session) Stats() Stats {
 		st.WeightsActive = m.ActiveWeightBytes()
 		st.ActiveFormula = m.ActiveFormula()
 	}
+	st.StateBytes, st.StateFormula, st.CheckpointBytes = mem.StateBytes, mem.StateFormula, mem.CheckpointBytes
+	if sb, ok := be.(backend.StateBackend); ok && mem.StateBytes > 0 {
+		st.Checkpoints = sb.Checkpoints()
+	}
 	for _, r := range mem.KVRings {
 		st.KVWindows = append(st.KVWindows, KVWindow{Layers: r.Layers, Window: r.Window})
 	}
@@ -304,6 +319,7 @@ func (s *Session) SwitchBackend(name string) error {
 	s.mu.Lock()
 	s.be = be
 	s.cached = s.cached[:0]
+	s.stateAt = 0
 	s.logits, s.head = nil, nil
 	s.info.Backend, s.info.Device, s.info.BackendReason = be.Name(), be.Memory().Device, choice.Reason
 	s.mu.Unlock()
