@@ -34,10 +34,14 @@ type fakeEngine struct {
 	holdAfter int           // >0: stop after this many tokens until release
 	held      chan struct{} // closed when the hold point is reached
 	release   chan struct{}
-	dropped   int   // PrefillInfo.DroppedMessages to report
-	doneErr   error // DoneInfo.Err to report after the tokens
-	genErr    error // returned before any event
-	panicMsg  string
+	dropped   int // PrefillInfo.DroppedMessages to report
+	// reread is the PrefillInfo.Reread to report (a hybrid model's
+	// rewind to a checkpoint), taking rereadTime
+	reread     int
+	rereadTime time.Duration
+	doneErr    error // DoneInfo.Err to report after the tokens
+	genErr     error // returned before any event
+	panicMsg   string
 	// progress is reported before the prefill event; with holdPrefill the
 	// prompt then stays "being read" until release is closed.
 	progress    []engine.PrefillProgress
@@ -283,6 +287,7 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func
 	stats.KVUsed = int64(prompt) * stats.KVPerToken
 	f.stats = stats
 	dropped, doneErr, holdAfter := f.dropped, f.doneErr, f.holdAfter
+	reread, rereadTime := f.reread, f.rereadTime
 	progress, holdPrefill := f.progress, f.holdPrefill
 	f.mu.Unlock()
 	for _, p := range progress {
@@ -299,8 +304,13 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func
 	}
 
 	const prefill = 120 * time.Millisecond
-	emit(engine.Event{Kind: engine.EventPrefill, Stats: stats,
-		Prefill: &engine.PrefillInfo{Tokens: prompt, DroppedMessages: dropped, Duration: prefill}})
+	pre := &engine.PrefillInfo{Tokens: prompt, DroppedMessages: dropped, Duration: prefill}
+	if reread > 0 {
+		// a rewind to a checkpoint: the cached tokens after it are read
+		// again, with the last prompt token
+		pre.Tokens, pre.Reused, pre.Reread, pre.RereadDuration = reread+1, prompt-reread-1, reread, rereadTime
+	}
+	emit(engine.Event{Kind: engine.EventPrefill, Stats: stats, Prefill: pre})
 
 	since := prefill
 	var decode time.Duration

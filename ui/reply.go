@@ -64,6 +64,12 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 			reply.AddNote(conversation.NoteWarn, fmt.Sprintf("%d older %s left out so the conversation fits the %d-token context",
 				p.DroppedMessages, plural(p.DroppedMessages, "message was", "messages were"), m.contextSize()), true)
 		}
+		if p.Reread > 0 {
+			// A hybrid model's recurrent state cannot be cut back: reusing
+			// the cache restored a checkpoint before the reused prefix.
+			reply.AddNote(conversation.NoteInfo, fmt.Sprintf("re-read %d cached %s from the checkpoint at token %d in %s (a recurrent state cannot be cut back)",
+				p.Reread, plural(p.Reread, "token", "tokens"), p.Reused, panels.Duration(p.RereadDuration)), true)
+		}
 	case engine.EventToken:
 		if ev.Token == nil {
 			return

@@ -88,9 +88,15 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintln(stderr, "warning: "+warn)
 	}
 	kv := m.KVBytes(*ctxSize, 2)
-	w("memory", "weights %s + KV cache %s at ctx %d = %s",
-		humanBytes(m.WeightBytes()), humanBytes(kv), *ctxSize, humanBytes(m.WeightBytes()+kv))
+	if st := m.StateBytes(); st > 0 {
+		w("memory", "weights %s + KV cache %s at ctx %d + recurrent state %s = %s",
+			humanBytes(m.WeightBytes()), humanBytes(kv), *ctxSize, humanBytes(st), humanBytes(m.WeightBytes()+kv+st))
+	} else {
+		w("memory", "weights %s + KV cache %s at ctx %d = %s",
+			humanBytes(m.WeightBytes()), humanBytes(kv), *ctxSize, humanBytes(m.WeightBytes()+kv))
+	}
 	w("KV cache", "f16: %s", m.KVFormula(*ctxSize, 2))
+	stateInfo(w, m)
 	return nil
 }
 

@@ -35,6 +35,13 @@ func TestInfoShowsArchFeatures(t *testing.T) {
 		{"synth-olmo2-F32.gguf", []string{"block:           post-norm, Q/K RMSNorm over the full width [256]/[128]; FFN silu-gated"}, nil},
 		{"synth-granite-F32.gguf", []string{"scales:          embeddings ×12, residual branches ×0.22, attention ×0.0078125 on scores, logits ×0.125"}, nil},
 		{"synth-phi3-F32.gguf", []string{"attention ×0.125 on Q"}, []string{"sliding window"}},
+		{"2026/synth-lfm2-F32.gguf", []string{
+			"KV cache:        f16: 2 layers × 512 ctx × 2 kv heads × 64 head dim × 2 (K,V) × 2 B = 524288 B",
+			"layer kinds:     4 shortconv + 2 attention (ssAssA; A attention)",
+			"recurrent state: 8.0 KiB: 4 shortconv layers × (3−1) taps × 256 embd × 4 B = 8192 B, whatever the context",
+			"checkpoints:     up to 8 copies of the state on the CPU backend = 64.0 KiB at most",
+			"+ recurrent state 8.0 KiB",
+		}, []string{"no RoPE"}},
 	}
 	for _, c := range cases {
 		t.Run(c.model, func(t *testing.T) {

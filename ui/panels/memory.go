@@ -30,7 +30,8 @@ var kvElementBytes = map[string]float64{
 	"q5_1": 24.0 / 32,
 }
 
-// KVFormula is the KV cache size the model's shape implies: layers ×
+// KVFormula is the KV cache size the model's shape implies: layers (a
+// hybrid model's attention layers: its recurrent ones keep no KV cache) ×
 // context × KV heads × head dim × 2 (K and V) × bytes per element. ok is
 // false when the element type is unknown.
 func KVFormula(info engine.ModelInfo, ctx int) (total int64, perElem float64, ok bool) {
@@ -38,7 +39,7 @@ func KVFormula(info engine.ModelInfo, ctx int) (total int64, perElem float64, ok
 	if !ok {
 		return 0, 0, false
 	}
-	n := float64(info.Layers) * float64(ctx) * float64(info.KVHeads) * float64(info.HeadDim) * 2 * perElem
+	n := float64(info.Layers-info.RecurrentLayers) * float64(ctx) * float64(info.KVHeads) * float64(info.HeadDim) * 2 * perElem
 	return int64(math.Round(n)), perElem, true
 }
 
@@ -67,6 +68,10 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 		row(st, "KV/token", memLabelW, sizeCell(st, s.KVPerToken)),
 		row(st, "scratch", memLabelW, sizeCell(st, s.Scratch)),
 	)
+	hybrid := s.StateBytes > 0
+	if hybrid {
+		lines = append(lines, stateLines(st, info, s, width)...)
+	}
 	if moe {
 		// Three formulas: each starts on its label's row to keep the
 		// panel short enough to stay beside the router panel.
@@ -85,10 +90,11 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 	if kvType == "" {
 		kvType = "?"
 	}
-	terms := []string{
-		counted(info.Layers, "layer"),
-		fmt.Sprintf("× %d ctx", ctx),
+	layers := counted(info.Layers, "layer")
+	if info.RecurrentLayers > 0 {
+		layers = counted(info.Layers-info.RecurrentLayers, "attention layer")
 	}
+	terms := []string{layers, fmt.Sprintf("× %d ctx", ctx)}
 	if len(s.KVWindows) > 0 {
 		terms = windowTerms(info, ctx, s.KVWindows)
 	}
@@ -109,7 +115,7 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 		}
 		terms = append(terms, res)
 	}
-	if moe {
+	if moe || hybrid {
 		return append(lines, inlineFormula(st, "KV alloc =", terms, width)...)
 	}
 	return append(lines, formulaLines(st, "KV alloc =", terms, width)...)
@@ -184,7 +190,7 @@ func diskTerms(info engine.ModelInfo, s engine.Stats) []string {
 // window: (full layers × ctx + Σ window layers × window) × the rest.
 func windowedKV(info engine.ModelInfo, ctx int, ws []engine.KVWindow, perElem float64) int64 {
 	pos := 0
-	full := info.Layers
+	full := info.Layers - info.RecurrentLayers
 	for _, w := range ws {
 		pos += w.Layers * w.Window
 		full -= w.Layers
@@ -196,7 +202,7 @@ func windowedKV(info engine.ModelInfo, ctx int, ws []engine.KVWindow, perElem fl
 // windowTerms are the formula's position terms with sliding-window layers:
 // "(1 layer × 4096 ctx", "+ 5 layers × 512 window)".
 func windowTerms(info engine.ModelInfo, ctx int, ws []engine.KVWindow) []string {
-	full := info.Layers
+	full := info.Layers - info.RecurrentLayers
 	for _, w := range ws {
 		full -= w.Layers
 	}

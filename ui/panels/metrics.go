@@ -103,6 +103,9 @@ func MetricsLines(st theme.Styles, m Metrics, width int) []string {
 	if m.Prefill != nil && m.Prefill.Reused > 0 {
 		rows = append(rows, row(st, "KV reused", metricLabelW, st.Value.Render(fmt.Sprintf("%d tok", m.Prefill.Reused))))
 	}
+	if m.Prefill != nil && m.Prefill.Reread > 0 {
+		rows = append(rows, row(st, "re-read", metricLabelW, st.Value.Render(fmt.Sprintf("%d tok · %s", m.Prefill.Reread, Duration(m.Prefill.RereadDuration)))))
+	}
 	rows = append(rows,
 		row(st, "first tok", metricLabelW, st.Value.Render(ttft)),
 		row(st, "decode now", metricLabelW, st.Value.Render(Rate(now))),

@@ -96,7 +96,7 @@ func coreRow(st theme.Styles, s Status, width int) string {
 	items = append(items,
 		st.Label.Render("ttft ")+st.Value.Render(ttft),
 		st.Label.Render("ctx ")+Bar(st, contextFrac(m.ContextUsed, m.ContextSize), 6)+" "+st.Value.Render(fmt.Sprintf("%d/%d", m.ContextUsed, m.ContextSize)),
-		st.Label.Render("KV ")+st.Value.Render(Bytes(s.Memory.Stats.KVUsed)+"/"+Bytes(s.Memory.Stats.KVAllocated)),
+		kvItem(st, s.Memory.Stats),
 	)
 	line := strings.Join(items, sep)
 	// Too wide: the average goes, then the context bar, so the core
@@ -119,6 +119,16 @@ func coreRow(st theme.Styles, s Status, width int) string {
 		line += sep + w
 	}
 	return line
+}
+
+// kvItem is the bar's KV cache, and a hybrid model's recurrent state
+// beside it (a fixed size, whatever the context).
+func kvItem(st theme.Styles, s engine.Stats) string {
+	item := st.Label.Render("KV ") + st.Value.Render(Bytes(s.KVUsed)+"/"+Bytes(s.KVAllocated))
+	if s.StateBytes > 0 {
+		item += st.Label.Render(" + state ") + st.Value.Render(Bytes(s.StateBytes))
+	}
+	return item
 }
 
 // weightsItem is the bar's weights: for a mixture-of-experts model also

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+
+	"vkchat/runtime/arch"
+	"vkchat/runtime/cpu"
+)
+
+// stateInfo describes a hybrid model's layers and what its recurrent ones
+// keep: a state of a fixed size, whatever the context (the KV figures
+// above count the attention layers only), and the copies of it the CPU
+// backend keeps to go back to (checkpoints). Nothing for attention-only
+// models.
+func stateInfo(w func(k, format string, a ...any), m *arch.Model) {
+	if m.RecurrentLayers() == 0 {
+		return
+	}
+	var kinds strings.Builder
+	for i := range m.Layers {
+		k := m.Layers[i].Config.Kind
+		if k == arch.KindAttention {
+			kinds.WriteByte('A')
+		} else {
+			kinds.WriteString(k.String()[:1])
+		}
+	}
+	w("layer kinds", "%s (%s; A attention)", m.LayerKinds(), kinds.String())
+	if m.ShortConvL > 0 {
+		w("short conv", "kernel %d over embd %d, no activation; the state keeps the last %d inputs per channel", m.ShortConvL, m.Embd, m.ShortConvL-1)
+	}
+	w("recurrent state", "%s: %s, whatever the context", humanBytes(m.StateBytes()), m.StateFormula())
+	w("checkpoints", "up to %d copies of the state on the CPU backend = %s at most", cpu.MaxCheckpoints, humanBytes(int64(cpu.MaxCheckpoints)*m.StateBytes()))
+}
