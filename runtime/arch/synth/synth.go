@@ -99,6 +99,7 @@ var archExtras = map[string]extras{
 	}},
 	"qwen35":    {keys: qwen35Keys},
 	"qwen35moe": {keys: qwen35Keys},
+	"lfm2":      {keys: lfm2Keys},
 }
 
 // Build returns a writer holding the model. The tensors follow the
@@ -174,7 +175,7 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 	set("feed_forward_length", uint32(s.FF))
 	set("block_count", uint32(s.Layers))
 	set("attention.head_count", uint32(s.Heads))
-	set("attention.head_count_kv", uint32(s.KVHeads))
+	set("attention.head_count_kv", uint32(s.KVHeads)) // ex.keys may make it per layer
 	if a.KeyLength {
 		set("attention.key_length", uint32(hd))
 		set("attention.value_length", uint32(hd))
@@ -206,7 +207,7 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
 	add := func(name string, cols, rows, experts int, norm bool) error {
 		typ := o.Type
-		if norm || strings.HasSuffix(name, "ffn_gate_inp.weight") || strings.HasSuffix(name, "ssm_conv1d.weight") {
+		if norm || strings.HasSuffix(name, "ffn_gate_inp.weight") || strings.HasSuffix(name, "ssm_conv1d.weight") || strings.HasSuffix(name, "shortconv.conv.weight") {
 			typ = ggml.F32 // the router and the conv stay F32, as llama.cpp's quantizer keeps them
 		}
 		data := make([]float32, cols*rows*max(experts, 1))
@@ -234,7 +235,11 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		}
 		return w.AddTensor(name, typ, dims, enc)
 	}
-	specs := []spec{{"token_embd.weight", s.Embd, vocab, false, 0}, {"output_norm.weight", s.Embd, 1, true, 0}}
+	outNorm := "output_norm.weight"
+	if a.OutputNorm != "" {
+		outNorm = a.OutputNorm
+	}
+	specs := []spec{{"token_embd.weight", s.Embd, vocab, false, 0}, {outNorm, s.Embd, 1, true, 0}}
 	if a.Output == arch.OutputRequired || (a.Output == arch.OutputOrTied && !ex.tied) {
 		specs = append(specs, spec{"output.weight", s.Embd, vocab, false, 0})
 	}
@@ -245,9 +250,12 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		if a.Block.PreNorm {
 			specs = append(specs, vec("attn_norm.weight", s.Embd))
 		}
-		if a.DeltaNet && (l+1)%qwen35Interval != 0 {
+		switch {
+		case a.DeltaNet && (l+1)%qwen35Interval != 0:
 			specs = append(specs, deltaNetSpecs(p, s)...) // a Gated DeltaNet layer (qwen35.go)
-		} else {
+		case a.ShortConv && lfm2Conv(l):
+			specs = append(specs, shortConvSpecs(p, s)...) // lfm2.go
+		default:
 			if ex.fusedQKV {
 				specs = append(specs, mat("attn_qkv.weight", s.Embd, q+2*kv))
 			} else {
