@@ -48,6 +48,7 @@ type Backend struct {
 	x, qkv, q, att, h *vulkan.Buffer
 	o                 *vulkan.Buffer // a branch's output before its post-norm or scale (recipe.postBranch), else nil
 	h2                *vulkan.Buffer // up-projection partial sums when its K is split
+	xq                *vulkan.Buffer // x rounded to a vec_dot_type for the prefill product (matmul.go)
 	attPart           *vulkan.Buffer // split-K decode attention's partials [head][split][dim+2], else nil
 	// a mixture-of-experts model's routing and expert activations (moe.go), else nil
 	moeLogits, moeIDs, moeWts, moeH, moeH2, moeY *vulkan.Buffer
@@ -235,6 +236,9 @@ func (b *Backend) allocate() error {
 		return err
 	}
 	if b.h2, err = act("activations ffn partial sums", n*b.ffStride, vulkan.MemDevice); err != nil {
+		return err
+	}
+	if b.xq, err = act("activations rounded for the prefill product", n*xqBound(max(b.xStride, b.qStride, b.ffStride)), vulkan.MemDevice); err != nil {
 		return err
 	}
 	if b.rec.postBranch {

@@ -111,7 +111,7 @@ func (b *Backend) recorders(n int, all, last bool) ([]*vulkan.Recorder, error) {
 func (b *Backend) recordHead(r *vulkan.Recorder, s bodyShape, last bool) error {
 	err := b.d.matvec(r, matvecOp{
 		label: "output", m: b.output, x: b.x, xstride: b.xStride, norm: b.outNorm, eps: b.cfg.NormEps,
-		y: b.logits, ystride: b.cfg.Vocab, tokens: s.cap, last: last, step: b.step,
+		y: b.logits, ystride: b.cfg.Vocab, tokens: s.cap, last: last, step: b.step, xq: b.xq,
 	})
 	if err != nil || (b.rec.logitScale == 1 && b.rec.finalCap == 0) {
 		return err
@@ -230,7 +230,7 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 			}
 			continue
 		}
-		mv := matvecOp{x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps, y: b.qkv, ystride: b.qkvStride, tokens: s.cap, step: b.step}
+		mv := matvecOp{x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps, y: b.qkv, ystride: b.qkvStride, tokens: s.cap, step: b.step, xq: b.xq}
 		if lw.bias != nil {
 			mv.bias, mv.epi = lw.bias, epiBias
 		}
@@ -296,7 +296,7 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 			}
 		}
 		// Wo's bias (gpt-oss) is added to the product before the residual (BIAS)
-		wo := matvecOp{label: name("wo"), m: lw.wo, x: b.att, xstride: b.qStride, rbias: lw.bo, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}
+		wo := matvecOp{label: name("wo"), m: lw.wo, x: b.att, xstride: b.qStride, rbias: lw.bo, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step, xq: b.xq}
 		if b.rec.postBranch {
 			wo.y, wo.epi = b.o, epiStore
 		}
@@ -334,7 +334,7 @@ func (b *Backend) recordFFN(r *vulkan.Recorder, name func(string) string, l int,
 		}
 		return nil
 	}
-	ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.h, y2: b.h2, ystride: b.ffStride, tokens: s.cap, step: b.step, act: b.rec.act}
+	ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.h, y2: b.h2, ystride: b.ffStride, tokens: s.cap, step: b.step, act: b.rec.act, xq: b.xq}
 	if lw.gate.Type == lw.up.Type {
 		if err := b.d.matvec(r, ffn); err != nil {
 			return err
@@ -351,7 +351,7 @@ func (b *Backend) recordFFN(r *vulkan.Recorder, name func(string) string, l int,
 			return err
 		}
 	}
-	down := matvecOp{label: name("down"), m: lw.down, x: b.h, xstride: b.ffStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}
+	down := matvecOp{label: name("down"), m: lw.down, x: b.h, xstride: b.ffStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step, xq: b.xq}
 	if b.rec.postBranch {
 		down.y, down.epi = b.o, epiStore
 	}

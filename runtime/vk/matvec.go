@@ -47,6 +47,9 @@ type matvecOp struct {
 	f32x          bool   // keep x in f32 instead of rounding it to the weight type's vec_dot_type (tests)
 	act           uint32 // the gate's activation (matvec.comp's ACT): 0 SiLU, 1 GELU-tanh, 2 swiglu_oai
 	moe           moeRows
+	// xq: scratch for x rounded once per product (matmul.go); with it a
+	// multi-token dense product takes the tiled kernel
+	xq *vulkan.Buffer
 }
 
 // moeRows makes a mat-vec an expert mat-vec (matvec.comp's MOE): m (and
@@ -230,6 +233,9 @@ func (d *gpu) matvec(r *vulkan.Recorder, op matvecOp) error {
 	m := op.m
 	if err := op.moe.check(op.label, op.m, op.m2); err != nil {
 		return err
+	}
+	if op.useMatmul() {
+		return d.matmul(r, op)
 	}
 	if op.m2 != nil && (op.m2.Type != m.Type || op.m2.Rows != m.Rows || op.m2.Cols != m.Cols || len(op.m2.parts) != len(m.parts)) {
 		return fmt.Errorf("%s: paired matrices %s and %s differ in type or shape", op.label, m.Name, op.m2.Name)

@@ -27,6 +27,7 @@ type mvCase struct {
 	kernel     string // when set, every dispatch must run a kernel of this name (matvec_sg_q4_0: matvec_sg_)
 	rbias      bool   // bias rows added before the activation and epilogue (BIAS; with pair, both products')
 	oai        bool   // the pair's activation is gpt-oss's clamped SwiGLU (ACT 2)
+	gemm       bool   // with a scratch for rounded x: the tiled product (matmul.go) for ntok > 1
 }
 
 // refSwigluOAI is ggml's swiglu_oai with gpt-oss's constants, as the CPU
@@ -109,6 +110,9 @@ func runMatvec(t *testing.T, d *gpu, c mvCase, rng *rand.Rand) (float64, int) {
 	op := matvecOp{label: "test", m: m, m2: m2, x: xb, xstride: xstride, norm: nwb, eps: 1e-5, bias: biasb, y: yb, y2: y2b, ystride: ystride, yoff: 5, epi: c.epi, tokens: c.ntok, nt: c.nt, step: step, f32x: c.f32x, act: flag(c.gelu)}
 	if c.oai {
 		op.act = 2
+	}
+	if c.gemm {
+		op.xq, _ = d.NewBuffer("xq", uint64(4*c.ntok*xqBound(xstride)), vulkan.MemDevice)
 	}
 	if c.rbias {
 		op.bias, op.rbias = nil, biasb

@@ -1,0 +1,206 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+
+	"vkchat/runtime/ggml"
+
+	"vkchat/runtime/vk/vulkan"
+)
+
+// The prefill product (shaders/matmul.comp): a tiled matrix-matrix kernel
+// that reads every weight once per tile of tokens, against the mat-vec's
+// once per pass of at most 8. Two dispatches per product: phase 0 rounds x
+// to the weight's vec_dot_type once (normalised first where the op fuses
+// the RMSNorm) into a scratch buffer, phase 1 multiplies tiles of rows ×
+// tokens reading that scratch. A gate/up pair is one quantization and two
+// products, the second finishing with the SwiGLU epilogue.
+
+// mmPlan is how one tiled product is laid out: workgroup size, rows per
+// lane, tokens per workgroup and, for GPUs, units of x staged in shared
+// memory at a time (0: every lane fetches its own copy, llvmpipe's way).
+type mmPlan struct {
+	wg, tm, tn, kb int
+}
+
+// mmQuantWorkgroup is phase 0's workgroup: one per token, its lanes
+// sharing the token's units (and its RMS).
+const mmQuantWorkgroup = 64
+
+// planMatmul lays out a product of weight type t. The tile sizes bound
+// what each lane unrolls: TM rows × TN tokens × a unit of multiply-adds
+// per unit of K, with TN units of x held per lane on a CPU device (a stack
+// slot per value, loaded by one vector instruction for all lanes), which
+// keeps llvmpipe's compile time to a few seconds per kernel. GPUs stage x
+// in shared memory instead and keep only the sums in registers.
+func (d *gpu) planMatmul(t ggml.Type) mmPlan {
+	unit := layouts[t].unit
+	if d.tune.sharedX {
+		kb := max(1, 128/unit) // a stage of ~128 values per token
+		return mmPlan{wg: 64, tm: 2, tn: 8, kb: kb}
+	}
+	if unit > 32 {
+		return mmPlan{wg: int(d.Info.SureSubgroup()), tm: 2, tn: 8}
+	}
+	return mmPlan{wg: int(d.Info.SureSubgroup()), tm: 4, tn: 16}
+}
+
+// xqWords is the words per token of x rounded for weight type t in phase
+// 0's layout (matmul.comp): the values (4 int8 per word for the 8-bit
+// forms, else f32), the block scales (8-bit forms) and the sums per
+// sub-block, padded to whole texels.
+func xqWords(t ggml.Type, units int, f32x bool) int {
+	unit := layouts[t].unit
+	uw, sw := unit, 0
+	if t.Quantized() && !f32x {
+		uw, sw = unit/4, units
+	}
+	w := units*uw + sw + units*(unit/subBlock(t))
+	return (w + 3) / 4 * 4
+}
+
+// xqBound is a bound on xqWords for any weight type and a row of at most k
+// (padded) values: the f32 form with a sum per 16 values.
+func xqBound(k int) int { return 2 * k }
+
+// useMatmul reports whether op is recorded with the tiled product: a dense
+// multi-token product over all the batch's tokens, with a scratch buffer
+// for the quantized x.
+func (op *matvecOp) useMatmul() bool {
+	return op.xq != nil && op.tokens > 1 && !op.last && op.moe.ids == nil
+}
+
+// matmul records op with the tiled product.
+func (d *gpu) matmul(r *vulkan.Recorder, op matvecOp) error {
+	m := op.m
+	l := layouts[m.Type]
+	if op.xstride%4 != 0 || op.xstride < m.Units*l.unit {
+		return fmt.Errorf("%s: x stride %d does not hold a row of %d units", op.label, op.xstride, m.Units)
+	}
+	if op.m2 != nil && (op.m2.Type != m.Type || op.m2.Rows != m.Rows || op.m2.Cols != m.Cols || len(op.m2.parts) != len(m.parts)) {
+		return fmt.Errorf("%s: paired matrices %s and %s differ in type or shape", op.label, m.Name, op.m2.Name)
+	}
+	if op.epi != epiStore && op.epi != epiResidual && op.epi != epiBias && op.epi != epiSwiGLU {
+		return fmt.Errorf("%s: epilogue %d is for split K, which the tiled product never does", op.label, op.epi)
+	}
+	if op.m2 != nil && op.epi != epiStore {
+		return fmt.Errorf("%s: a gate/up pair ends in its own epilogue, not %d", op.label, op.epi)
+	}
+	if op.rbias != nil && op.epi == epiBias {
+		return fmt.Errorf("%s: bias rows and a bias epilogue both", op.label)
+	}
+	if (op.rbias2 != nil) != (op.rbias != nil && op.m2 != nil) {
+		return fmt.Errorf("%s: a paired product adds bias rows to both products or to neither", op.label)
+	}
+	tw := xqWords(m.Type, m.Units, op.f32x)
+	if need := uint64(4 * tw * op.tokens); need > op.xq.Size {
+		return fmt.Errorf("%s: quantized x of %d tokens needs %d bytes, the scratch buffer has %d", op.label, op.tokens, need, op.xq.Size)
+	}
+	if err := d.matmulQuant(r, op, tw); err != nil {
+		return err
+	}
+	if op.m2 == nil {
+		return d.matmulProduct(r, op, tw)
+	}
+	// gate then up·act(gate): the second product reads the first's y
+	gate, up := op, op
+	gate.m2, gate.label, gate.rbias2 = nil, op.label+" (gate)", nil
+	up.m, up.m2, up.label, up.epi, up.rbias, up.rbias2 = op.m2, nil, op.label+" (up)", epiSwiGLU, op.rbias2, nil
+	if err := d.matmulProduct(r, gate, tw); err != nil {
+		return err
+	}
+	return d.matmulProduct(r, up, tw)
+}
+
+// matmulArgs is the kernel's twelve bindings: the weights of part pi (none
+// for phase 0), x, the norm weight, the scratch's two read views and its
+// write binding, bias, y and the step.
+func (d *gpu) matmulArgs(op matvecOp, pi int, phase int) ([]vulkan.Arg, error) {
+	dum, err := d.dummy()
+	if err != nil {
+		return nil, err
+	}
+	args := make([]vulkan.Arg, 0, 12)
+	for i := 0; i < 4; i++ {
+		if phase == 1 && i < len(op.m.parts[pi].views) {
+			args = append(args, op.m.parts[pi].views[i])
+		} else {
+			args = append(args, vulkan.Arg{B: dum})
+		}
+	}
+	nw, bias := op.norm, op.bias
+	if op.rbias != nil {
+		bias = op.rbias
+	}
+	if nw == nil || phase == 1 {
+		nw = dum
+	}
+	if bias == nil || phase == 0 {
+		bias = dum
+	}
+	if phase == 0 {
+		return append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.Arg{B: dum}, vulkan.Arg{B: dum, Format: fmtU32}, vulkan.W(op.xq),
+			vulkan.R(bias), vulkan.R(dum), vulkan.R(op.step)), nil
+	}
+	yArg := vulkan.W(op.y)
+	if op.epi == epiResidual || op.epi == epiSwiGLU {
+		yArg.Write = true // read-modify-write of y
+	}
+	return append(args, vulkan.Arg{B: dum}, vulkan.Arg{B: dum, Format: fmtU32}, vulkan.R(op.xq), vulkan.Arg{B: op.xq, Format: fmtU32}, vulkan.R(dum),
+		vulkan.R(bias), yArg, vulkan.R(op.step)), nil
+}
+
+// matmulQuant records phase 0: x of every token rounded into op.xq.
+func (d *gpu) matmulQuant(r *vulkan.Recorder, op matvecOp, tw int) error {
+	m := op.m
+	k, err := d.kernel("matmul_"+wtypeName(m), 9*4, mmQuantWorkgroup, 0, 1, 1, 0, flag(op.norm != nil), flag(!op.f32x), 0, 0, 0, 1, 1)
+	if err != nil {
+		return err
+	}
+	args, err := d.matmulArgs(op, 0, 0)
+	if err != nil {
+		return err
+	}
+	push := []uint32{0, uint32(m.Units), uint32(op.xstride), 0, 0, uint32(m.Cols), math.Float32bits(op.eps), 0, uint32(tw)}
+	return r.Dispatch(op.label+" (x to "+m.Type.String()+"'s vec_dot_type)", k, args, push, 1, uint32(op.tokens), 1)
+}
+
+// matmulProduct records phase 1 for every part of op.m.
+func (d *gpu) matmulProduct(r *vulkan.Recorder, op matvecOp, tw int) error {
+	m := op.m
+	pl := d.planMatmul(m.Type)
+	shw := 1
+	if pl.kb > 0 {
+		l := layouts[m.Type]
+		uwords := l.unit + l.unit/subBlock(m.Type)
+		if m.Type.Quantized() && !op.f32x {
+			uwords = l.unit/4 + 1 + l.unit/subBlock(m.Type)
+		}
+		shw = pl.tn * pl.kb * uwords
+	}
+	kb := max(pl.kb, 1)
+	k, err := d.kernel("matmul_"+wtypeName(m), 9*4, uint32(pl.wg), 1, uint32(pl.tm), uint32(pl.tn), uint32(op.epi), 0, flag(!op.f32x), op.act, op.biasRows(), flag(pl.kb > 0), uint32(kb), uint32(shw))
+	if err != nil {
+		return err
+	}
+	for pi, part := range m.parts {
+		args, err := d.matmulArgs(op, pi, 1)
+		if err != nil {
+			return err
+		}
+		rowsPerGroup := pl.wg * pl.tm
+		groups := (part.rows + rowsPerGroup - 1) / rowsPerGroup
+		tg := (op.tokens + pl.tn - 1) / pl.tn
+		push := []uint32{uint32(part.rows), uint32(m.Units), 0, uint32(op.ystride), uint32(op.yoff + part.row0), 0, 0, uint32(part.row0), uint32(tw)}
+		label := op.label
+		if len(m.parts) > 1 {
+			label = fmt.Sprintf("%s part %d", label, pi)
+		}
+		if err := r.Dispatch(label, k, args, push, uint32(groups), uint32(tg), 1); err != nil {
+			return err
+		}
+		r.Work(part.buf.Size, uint64(part.rows)*uint64(m.Cols))
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package vk
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"vkchat/runtime/ggml"
+)
+
+// matmulExactNMSE bounds the tiled product against quant.MatVec where both
+// sum the same integer products (x rounded to 8 bits, no norm): they
+// differ only in the order the per-block terms are added.
+const matmulExactNMSE = 1e-10
+
+// TestMatmulTypes checks the tiled prefill product (matmul.comp) for every
+// weight type against the CPU reference (quant.MatVec, which rounds x as
+// llama.cpp does), under the CPU layout (x per lane) and the GPU layout (x
+// staged in shared memory): rows and tokens not multiples of the tile,
+// every epilogue, the fused norm, gate/up pairs with bias rows, matrices
+// split into parts and x kept in f32.
+func TestMatmulTypes(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(23))
+	for _, tu := range []struct {
+		name string
+		t    tuning
+	}{{"cpu", cpuTuning}, {"gpu", gpuTuning}} {
+		for _, typ := range allTypes {
+			cases := []mvCase{
+				{typ: typ, rows: 37, cols: 768, ntok: 19},
+				{typ: typ, rows: 70, cols: 512, ntok: 40, epi: epiResidual},
+				{typ: typ, rows: 19, cols: 256, ntok: 3, norm: true, epi: epiBias},
+				{typ: typ, rows: 29, cols: 512, ntok: 9, norm: true, pair: true, rbias: true},
+			}
+			for _, c := range cases {
+				c.gemm, c.kernel = true, "matmul_"
+				exact := typ.Quantized() && !c.norm
+				t.Run(fmt.Sprintf("%s/%s/%dx%d/tok%d/norm%v/pair%v/epi%d", tu.name, typ, c.rows, c.cols, c.ntok, c.norm, c.pair, c.epi), func(t *testing.T) {
+					withTuning(t, d, tu.t)
+					bound := matvecNMSE
+					if exact {
+						bound = matmulExactNMSE
+					}
+					e, bad := runMatvec(t, d, c, rng)
+					if e > bound || bad > 0 {
+						t.Errorf("NMSE %.3g (bound %.0e), %d sentinels overwritten", e, bound, bad)
+					} else {
+						t.Logf("NMSE %.3g", e)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMatmulShapes runs the tiled product on the shapes both mat-vec
+// kernels handle (float rows that are not whole units, matrices split into
+// parts, f32 x against float dequantization) and on a row longer than a
+// mat-vec keeps in registers, with the GELU pair.
+func TestMatmulShapes(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(24))
+	cases := []mvCase{
+		{typ: ggml.Q4_0, rows: 21, cols: 5632, ntok: 17, norm: true, pair: true, gelu: true},
+		{typ: ggml.Q8_0, rows: 13, cols: 1024, ntok: 5, epi: epiSwiGLU, oai: true},
+	}
+	for _, c := range shapeCases {
+		if c.ntok == 1 {
+			c.ntok = 6 // the tiled product is for batches
+		}
+		cases = append(cases, c)
+	}
+	for _, c := range cases {
+		c.gemm, c.kernel = true, "matmul_"
+		t.Run(fmt.Sprintf("%s/%dx%d/tok%d/norm%v/pair%v/epi%d/parts%d/f32x%v", c.typ, c.rows, c.cols, c.ntok, c.norm, c.pair, c.epi, c.partBytes, c.f32x), func(t *testing.T) {
+			checkMatvec(t, d, c, rng)
+		})
+	}
+}

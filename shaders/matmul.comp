@@ -1,0 +1,385 @@
+#version 450
+// Y = W·X for a batch of tokens (prefill): a tiled matrix-matrix product in
+// two phases of one kernel, chosen by the PHASE constant.
+//
+// PHASE 0 quantizes X once per product: one workgroup per token takes the
+// token's RMS (NORM), then rounds every unit of the row to the weight
+// type's vec_dot_type exactly as matvec_sg.comp's staging does (the
+// formulas of actquant.glsl, in the same order) and writes it to XQ:
+//   words 0 .. vw-1       the values: 4 int8 per word for the 8-bit
+//                         vec_dot_types (Q8_0, Q8_1, Q8_K: every quantized
+//                         weight type), one f32 per word for the float types
+//                         and with ACTQ 0; unit u's words contiguous
+//   words vw .. vw+sw-1   8-bit form only: the block scale of each unit
+//   then                  the sum of x over sub-block s of unit u at
+//                         u*SUBS + s (Q8_1: ggml's s = f16(d·sum(q)))
+// so every row tile of the product reads x already rounded instead of
+// rounding it again (a mat-vec rounds x once per workgroup).
+//
+// PHASE 1 is the product. A workgroup owns a tile of WG·TM rows × TN
+// tokens; lane l owns rows l, l+WG, ... (TM of them) of the tile and all TN
+// tokens, with TM × TN sums in registers. Per unit of K a lane loads the
+// TN tokens' int8 x once (from XQ, or from the workgroup's copy in shared
+// memory with XSH) and each of its TM rows' unit once, dequantized in
+// registers as the mat-vec does (types/*.glsl): every weight is read and
+// dequantized once per tile of TN tokens instead of once per 8, and every
+// x value serves TM rows. For quantized weights the dot product of a
+// sub-block is a sum of integer products (dequant_sub's q are the integer
+// quants, x the int8 values), exact in f32 (|q·x| sums stay below 2^24),
+// then scaled as ggml's vec_dot scales it: sc·d_x·Σq·x + bi·Σx, the
+// formula matvec_sg.comp applies, so the result matches the mat-vec's
+// and llama.cpp's CPU sums but for the order the block terms are added.
+//
+// XSH (GPUs): the workgroup copies the TN tokens' x for KB units at a time
+// into shared memory and every lane reads it from there (the same word for
+// every lane: a broadcast), so XQ is read once per tile instead of once per
+// lane. On llvmpipe shared-memory loads are a loop over the lanes and the
+// per-lane copy is faster (common.glsl).
+//
+// Epilogues as matvec_sg.comp's (EPI 0-3, BIAS); a gate/up pair is two
+// products, the second with EPI 3 (y = act(y)·v), on one quantized x.
+//
+// variants: matmul_f32:WTYPE_F32 matmul_f16:WTYPE_F16 matmul_bf16:WTYPE_BF16 matmul_q4_0:WTYPE_Q4_0 matmul_q4_1:WTYPE_Q4_1 matmul_q5_0:WTYPE_Q5_0 matmul_q5_1:WTYPE_Q5_1 matmul_q8_0:WTYPE_Q8_0 matmul_q2_k:WTYPE_Q2_K matmul_q3_k:WTYPE_Q3_K matmul_q4_k:WTYPE_Q4_K matmul_q5_k:WTYPE_Q5_K matmul_q6_k:WTYPE_Q6_K matmul_mxfp4:WTYPE_MXFP4
+#define ACTQ_HELPERS_ONLY
+#include "common.glsl"
+#include "wtype.glsl"
+#include "actquant.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint PHASE = 1; // 0: quantize X into XQ; 1: the product
+layout(constant_id = 2) const uint TM = 4;    // rows per lane
+layout(constant_id = 3) const uint TN = 8;    // tokens per workgroup (every lane takes them all)
+// EPI 0: y = v; 1: y += v (residual); 2: y = v + bias[row]; 3: y = act(y) * v (up after gate)
+layout(constant_id = 4) const uint EPI = 0;
+layout(constant_id = 5) const uint NORM = 0;  // phase 0: x := rmsnorm(x) * nw first
+layout(constant_id = 6) const uint ACTQ = 1;  // 1: round x to the weight's vec_dot_type as llama.cpp does; 0: f32 x
+layout(constant_id = 7) const uint ACT = 0;   // the gate's activation in EPI 3: 0 SiLU, 1 GELU-tanh (F16 table), 2 swiglu_oai
+layout(constant_id = 8) const uint BIAS = 0;  // 1: bias rows added before EPI
+layout(constant_id = 9) const uint XSH = 0;   // 1: x staged in shared memory, KB units at a time
+layout(constant_id = 10) const uint KB = 1;   // units per shared stage
+layout(constant_id = 11) const uint SHW = 1;  // shared words: TN × KB × words of a unit
+
+layout(binding = 0) uniform usamplerBuffer A0;
+layout(binding = 1) uniform usamplerBuffer A1;
+layout(binding = 2) uniform usamplerBuffer A2;
+layout(binding = 3) uniform usamplerBuffer A3;
+layout(binding = 4) uniform usamplerBuffer X;    // phase 0: activations, f32 bits, 4 per texel
+layout(binding = 5) uniform usamplerBuffer NW;   // phase 0: norm weight, f32 bits
+layout(binding = 6) uniform usamplerBuffer XQ4;  // phase 1: XQ, 4 words per texel
+layout(binding = 7) uniform usamplerBuffer XQ1;  // phase 1: XQ, 1 word per texel
+layout(std430, binding = 8) writeonly buffer XQW { uint xqw[]; }; // phase 0's output
+layout(std430, binding = 9) readonly buffer Bias { float bias[]; };
+layout(std430, binding = 10) buffer Y { float y[]; };
+layout(std430, binding = 11) readonly buffer Step { uint ntok; uint pos; };
+
+layout(push_constant) uniform Push {
+	uint rows;    // rows in this dispatch (one part of a split matrix)
+	uint units;   // units per row
+	uint xstride; // phase 0: floats per token in X (a multiple of 4)
+	uint ystride; // floats per token in Y
+	uint yoff;    // Y index of this dispatch's first row
+	uint k;       // phase 0: real row length, for the RMS mean
+	float eps;    // phase 0
+	uint row0;    // matrix row of this dispatch's first row (bias index)
+	uint tw;      // words per token in XQ (a multiple of 4)
+} p;
+
+#if defined(ACT_Q8_0) || defined(ACT_Q8_1) || defined(ACT_Q8_K)
+#define HAS_I8 1
+const bool I8 = ACTQ != 0;
+#else
+const bool I8 = false;
+#endif
+
+// Words of one unit's values, and the sums of x per unit.
+const uint UW = I8 ? UNIT / 4 : UNIT;
+
+float act(float x) {
+	if (ACT == 1) {
+		return gelu_f16(x);
+	}
+	return silu(x);
+}
+
+#include "glu.glsl"
+
+// ---- phase 0 ----
+
+shared float red[gl_WorkGroupSize.x];
+shared uint xsh[SHW];
+
+// Value i (a texel of 4) of unit u, normalised as matvec_sg.comp's xin.
+vec4 xin(uint xb, uint u, uint i, float scale) {
+	vec4 v = uintBitsToFloat(texelFetch(X, int(xb + u * (UNIT / 4) + i)));
+	if (NORM != 0) {
+		v = (v * scale) * uintBitsToFloat(texelFetch(NW, int(u * (UNIT / 4) + i)));
+	}
+	return v;
+}
+
+uint pack_i8(vec4 q) {
+	ivec4 i = ivec4(q) & 0xFF;
+	return uint(i.x | (i.y << 8) | (i.z << 16) | (i.w << 24));
+}
+
+// quant_unit writes unit u of a token to XQ from word base: matvec_sg.comp's
+// stage with XQ's layout.
+void quant_unit(uint base, uint vw, uint sw, uint xb, uint u, float scale) {
+	const uint units = p.units;
+#if defined(HAS_I8)
+	if (I8) {
+#if defined(ACT_Q8_0) || defined(ACT_Q8_1)
+		vec4 m4 = vec4(0.0);
+		[[unroll]] for (uint i = 0; i < UNIT / 4; i++) m4 = max(m4, abs(xin(xb, u, i, scale)));
+		float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
+		float d = amax / 127.0;
+		float id = d != 0.0 ? 1.0 / d : 0.0;
+		float dh = round_f16(d);
+		vec4 qs = vec4(0.0), a = vec4(0.0);
+		[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
+			vec4 q = round_away4(xin(xb, u, i, scale) * id);
+			qs += q;
+			a += q * dh;
+			xqw[base + u * UW + i] = pack_i8(q);
+		}
+		xqw[base + vw + u] = floatBitsToUint(dh);
+#if defined(ACT_Q8_1)
+		float sum = round_f16((qs.x + qs.y + qs.z + qs.w) * d);
+#else
+		float sum = a.x + a.y + a.z + a.w;
+#endif
+		xqw[base + vw + sw + u] = floatBitsToUint(sum);
+#else // ACT_Q8_K
+		vec4 hi = xin(xb, u, 0, scale), lo = hi;
+		for (uint i = 1; i < UNIT / 4; i++) {
+			vec4 v = xin(xb, u, i, scale);
+			hi = max(hi, v);
+			lo = min(lo, v);
+		}
+		float mhi = max(max(hi.x, hi.y), max(hi.z, hi.w));
+		float mlo = min(min(lo.x, lo.y), min(lo.z, lo.w));
+		float mx = mhi >= -mlo ? mhi : mlo;
+		float iscale = mx != 0.0 ? -127.0 / mx : 0.0;
+		float d = mx != 0.0 ? 1.0 / iscale : 0.0;
+		for (uint s = 0; s < SUBS; s++) {
+			vec4 a = vec4(0.0);
+			[[unroll]] for (uint j = 0; j < SUBN / 4; j++) {
+				uint i = s * (SUBN / 4) + j;
+				vec4 q = min(roundEven(xin(xb, u, i, scale) * iscale), vec4(127.0));
+				a += q * d;
+				xqw[base + u * UW + i] = pack_i8(q);
+			}
+			xqw[base + vw + sw + u * SUBS + s] = floatBitsToUint(a.x + a.y + a.z + a.w);
+		}
+		xqw[base + vw + u] = floatBitsToUint(d);
+#endif
+		return;
+	}
+#endif
+	for (uint s = 0; s < SUBS; s++) {
+		vec4 a = vec4(0.0);
+		[[unroll]] for (uint j = 0; j < SUBN / 4; j++) {
+			uint i = s * (SUBN / 4) + j;
+			vec4 v = xin(xb, u, i, scale);
+#if defined(ACT_F16)
+			if (ACTQ != 0) v = vec4(round_f16(v.x), round_f16(v.y), round_f16(v.z), round_f16(v.w));
+#elif defined(ACT_BF16)
+			if (ACTQ != 0) v = vec4(round_bf16(v.x), round_bf16(v.y), round_bf16(v.z), round_bf16(v.w));
+#endif
+			a += v;
+			[[unroll]] for (uint c = 0; c < 4; c++) xqw[base + u * UW + 4 * i + c] = floatBitsToUint(v[c]);
+		}
+		xqw[base + vw + sw + u * SUBS + s] = floatBitsToUint(a.x + a.y + a.z + a.w);
+	}
+}
+
+void quantize() {
+	const uint lid = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
+	const uint tok = gl_WorkGroupID.y;
+	if (tok >= ntok) {
+		return; // the whole workgroup: no barrier is left waiting
+	}
+	const uint units = p.units;
+	const uint xb = tok * p.xstride / 4;
+	float scale = 1.0;
+	if (NORM != 0) {
+		// partial sums per lane, then every lane adds them in one order
+		float ss = 0.0;
+		for (uint i = lid; i < units * (UNIT / 4); i += wg) {
+			vec4 v = uintBitsToFloat(texelFetch(X, int(xb + i)));
+			ss += dot(v, v);
+		}
+		red[lid] = ss;
+		barrier();
+		ss = 0.0;
+		for (uint i = 0; i < wg; i++) ss += red[i];
+		scale = 1.0 / sqrt(ss / float(p.k) + p.eps);
+	}
+	const uint vw = units * UW;
+	const uint sw = I8 ? units : 0u;
+	for (uint u = lid; u < units; u += wg) {
+		quant_unit(tok * p.tw, vw, sw, xb, u, scale);
+	}
+}
+
+// ---- phase 1 ----
+
+// One unit of TN tokens' x in registers (without XSH): the values (int8
+// as floats for the 8-bit forms), each token's block scale and sub-block
+// sums. With XSH the product reads them from shared memory instead: a
+// GPU's registers hold the sums, not x.
+vec4 xv[XSH != 0 ? 1 : TN][XSH != 0 ? 1 : UNIT / 4];
+float xd[XSH != 0 ? 1 : TN];
+float xs[XSH != 0 ? 1 : TN][XSH != 0 ? 1 : SUBS];
+
+uint fetch_word(uint w) { return texelFetch(XQ1, int(w)).x; }
+
+vec4 i8x4(uint wd) {
+	int v = int(wd);
+	return vec4(bitfieldExtract(v, 0, 8), bitfieldExtract(v, 8, 8), bitfieldExtract(v, 16, 8), bitfieldExtract(v, 24, 8));
+}
+
+// A unit's words in a shared stage: values, scale (8-bit forms), sums.
+const uint UWORDS = UW + (I8 ? 1u : 0u) + SUBS;
+
+// x4 is values 4i..4i+3 of token t's current unit (shared slot su).
+vec4 x4(uint t, uint su, uint i) {
+	if (XSH == 0) {
+		return xv[t][i];
+	}
+	const uint b = (t * KB + su) * UWORDS;
+	if (I8) {
+		return i8x4(xsh[b + i]);
+	}
+	return uintBitsToFloat(uvec4(xsh[b + 4 * i], xsh[b + 4 * i + 1], xsh[b + 4 * i + 2], xsh[b + 4 * i + 3]));
+}
+
+float xscale(uint t, uint su) {
+	if (!I8) {
+		return 1.0;
+	}
+	return XSH == 0 ? xd[t] : uintBitsToFloat(xsh[(t * KB + su) * UWORDS + UW]);
+}
+
+float xsum(uint t, uint su, uint s) {
+	return XSH == 0 ? xs[t][s] : uintBitsToFloat(xsh[(t * KB + su) * UWORDS + UW + (I8 ? 1u : 0u) + s]);
+}
+
+// load_x fills the registers (without XSH) with unit u of tokens tok0..
+// (tokens past the batch read the last one: their sums are never stored).
+void load_x(uint tok0, uint n, uint u) {
+	if (XSH != 0) {
+		return;
+	}
+	const uint units = p.units;
+	const uint vw = units * UW;
+	const uint sw = I8 ? units : 0u;
+	[[unroll]] for (uint t = 0; t < TN; t++) {
+		const uint base = min(tok0 + t, n - 1) * p.tw;
+		// a unit's values are whole texels (UW is a multiple of 4, tw too)
+		[[unroll]] for (uint j = 0; j < UW / 4; j++) {
+			uvec4 w = texelFetch(XQ4, int((base + u * UW) / 4 + j));
+			if (I8) {
+				[[unroll]] for (uint c = 0; c < 4; c++) xv[t][4 * j + c] = i8x4(w[c]);
+			} else {
+				xv[t][j] = uintBitsToFloat(w);
+			}
+		}
+		xd[t] = I8 ? uintBitsToFloat(fetch_word(base + vw + u)) : 1.0;
+		[[unroll]] for (uint s = 0; s < SUBS; s++) xs[t][s] = uintBitsToFloat(fetch_word(base + vw + sw + u * SUBS + s));
+	}
+}
+
+// stage_x copies units u0 .. u0+KB-1 of the tile's tokens into shared
+// memory (XSH), every lane a share of the words.
+void stage_x(uint tok0, uint n, uint u0) {
+	const uint units = p.units;
+	const uint vw = units * UW;
+	const uint sw = I8 ? units : 0u;
+	for (uint i = gl_LocalInvocationID.x; i < TN * KB * UWORDS; i += gl_WorkGroupSize.x) {
+		uint w = i % UWORDS, slot = i / UWORDS;
+		uint su = slot % KB, t = slot / KB;
+		uint u = min(u0 + su, units - 1);
+		uint base = min(tok0 + t, n - 1) * p.tw;
+		uint src;
+		if (w < UW) {
+			src = base + u * UW + w;
+		} else if (I8 && w == UW) {
+			src = base + vw + u;
+		} else {
+			src = base + vw + sw + u * SUBS + (w - UW - (I8 ? 1u : 0u));
+		}
+		xsh[i] = fetch_word(src);
+	}
+}
+
+void main() {
+	if (PHASE == 0) {
+		quantize();
+		return;
+	}
+	const uint lane = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
+	const uint n = ntok;
+	const uint tok0 = gl_WorkGroupID.y * TN;
+	if (tok0 >= n) {
+		return; // the whole workgroup
+	}
+	const uint units = p.units;
+	const uint rbase = gl_WorkGroupID.x * wg * TM + lane;
+	float acc[TM][TN];
+	[[unroll]] for (uint r = 0; r < TM; r++) {
+		[[unroll]] for (uint t = 0; t < TN; t++) acc[r][t] = 0.0;
+	}
+	for (uint u0 = 0; u0 < units; u0 += KB) {
+		if (XSH != 0) {
+			barrier(); // the previous stage is read by every lane
+			stage_x(tok0, n, u0);
+			barrier();
+		}
+		for (uint su = 0; su < KB && u0 + su < units; su++) {
+			const uint u = u0 + su;
+			load_x(tok0, n, u);
+			[[unroll]] for (uint r = 0; r < TM; r++) {
+				// rows past the part read its last row: never stored
+				const uint row = min(rbase + r * wg, p.rows - 1);
+				load_unit(A0, A1, A2, A3, row * units + u);
+				[[unroll]] for (uint s = 0; s < SUBS; s++) {
+					float q[SUBN];
+					float sc, bi;
+					dequant_sub(s, q, sc, bi);
+					[[unroll]] for (uint t = 0; t < TN; t++) {
+						vec4 d4 = vec4(0.0);
+						[[unroll]] for (uint i = 0; i < SUBN / 4; i++) {
+							d4 += vec4(q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]) * x4(t, su, s * (SUBN / 4) + i);
+						}
+						// the block scale of x once per sub-block, as
+						// matvec_sg.comp and ggml scale integer sums
+						acc[r][t] += sc * xscale(t, su) * (d4.x + d4.y + d4.z + d4.w) + bi * xsum(t, su, s);
+					}
+				}
+			}
+		}
+	}
+	[[unroll]] for (uint r = 0; r < TM; r++) {
+		const uint row = rbase + r * wg;
+		[[unroll]] for (uint t = 0; t < TN; t++) {
+			const uint tok = tok0 + t;
+			if (row >= p.rows || tok >= n) {
+				continue;
+			}
+			float v = acc[r][t];
+			if (BIAS != 0) {
+				v += bias[p.row0 + row];
+			}
+			uint o = tok * p.ystride + p.yoff + row;
+			if (EPI == 1) {
+				v += y[o];
+			} else if (EPI == 2) {
+				v += bias[p.row0 + row];
+			} else if (EPI == 3) {
+				v = glu(y[o], v);
+			}
+			y[o] = v;
+		}
+	}
+}
