@@ -255,10 +255,10 @@ vec4 x4(uint t, uint su, uint i) {
 }
 
 float xscale(uint t, uint su) {
-	if (!I8) {
-		return 1.0;
+	if (XSH == 0) {
+		return xd[t];
 	}
-	return XSH == 0 ? xd[t] : uintBitsToFloat(xsh[(t * KB + su) * UWORDS + UW]);
+	return I8 ? uintBitsToFloat(xsh[(t * KB + su) * UWORDS + UW]) : 1.0;
 }
 
 float xsum(uint t, uint su, uint s) {
@@ -267,7 +267,7 @@ float xsum(uint t, uint su, uint s) {
 
 // load_x fills the registers (without XSH) with unit u of tokens tok0..
 // (tokens past the batch read the last one: their sums are never stored).
-void load_x(uint tok0, uint n, uint u) {
+void load_x(uint tok0, uint n, uint u, bool uv) {
 	if (XSH != 0) {
 		return;
 	}
@@ -285,8 +285,8 @@ void load_x(uint tok0, uint n, uint u) {
 				xv[t][j] = uintBitsToFloat(w);
 			}
 		}
-		xd[t] = I8 ? uintBitsToFloat(fetch_word(base + vw + u)) : 1.0;
-		[[unroll]] for (uint s = 0; s < SUBS; s++) xs[t][s] = uintBitsToFloat(fetch_word(base + vw + sw + u * SUBS + s));
+		xd[t] = uv ? (I8 ? uintBitsToFloat(fetch_word(base + vw + u)) : 1.0) : 0.0;
+		[[unroll]] for (uint s = 0; s < SUBS; s++) xs[t][s] = uv ? uintBitsToFloat(fetch_word(base + vw + sw + u * SUBS + s)) : 0.0;
 	}
 }
 
@@ -299,7 +299,11 @@ void stage_x(uint tok0, uint n, uint u0) {
 	for (uint i = gl_LocalInvocationID.x; i < TN * KB * UWORDS; i += gl_WorkGroupSize.x) {
 		uint w = i % UWORDS, slot = i / UWORDS;
 		uint su = slot % KB, t = slot / KB;
-		uint u = min(u0 + su, units - 1);
+		if (u0 + su >= units) {
+			xsh[i] = 0u; // past the row: adds exactly 0
+			continue;
+		}
+		uint u = u0 + su;
 		uint base = min(tok0 + t, n - 1) * p.tw;
 		uint src;
 		if (w < UW) {
@@ -336,9 +340,14 @@ void main() {
 			stage_x(tok0, n, u0);
 			barrier();
 		}
-		for (uint su = 0; su < KB && u0 + su < units; su++) {
-			const uint u = u0 + su;
-			load_x(tok0, n, u);
+		// KB units per trip, unrolled: a trip carries every sum in the tile
+		// (on llvmpipe a select per sum and lane), so it should carry them
+		// over more than one unit. Units past the row read the last one
+		// with a zero scale and sums: they add exactly 0.
+		[[unroll]] for (uint su = 0; su < KB; su++) {
+			const uint u = min(u0 + su, units - 1);
+			const bool uv = u0 + su < units;
+			load_x(tok0, n, u, uv);
 			[[unroll]] for (uint r = 0; r < TM; r++) {
 				// rows past the part read its last row: never stored
 				const uint row = min(rbase + r * wg, p.rows - 1);

@@ -11,6 +11,7 @@
 //	layout.go, matrix.go weights in a structure-of-arrays texel layout, split by rows
 //	matvec.go            the mat-vec/mat-mat kernel's planning and recording
 //	matvec_shared.go     the GPU layout's mat-vec with x staged in shared memory (matvec_sg.comp)
+//	matmul.go            the prefill product (matmul.comp): x rounded once, tiles of rows × tokens
 //	weights.go           a model's weights on the device
 //	recipe.go            the block recipe resolved: multipliers, caps, RoPE tables, ring caches
 //	graph.go             the forward pass as dispatches
@@ -51,6 +52,12 @@
 // copies it to device-local memory first and the logits stay on the device
 // (a discrete GPU reads host-visible memory across PCIe); on CPU devices
 // the kernels read the host-visible buffers directly.
+//
+// Multi-token passes (prefill, and eval's all-logits head) take the tiled
+// product instead of the mat-vec: x is rounded to the weight's vec_dot_type
+// once per product and every weight is read once per tile of tokens, with
+// the same integer sums. cost.md beside this file models what each kernel
+// should cost on a GPU, with predicted tok/s to hold a first run against.
 //
 // Checks that need no GPU: tests swap the tuning to run the GPU layout on
 // lavapipe (layout_gpu_test.go) and leave device memory unmapped to run a

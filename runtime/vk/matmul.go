@@ -22,6 +22,7 @@ import (
 // memory at a time (0: every lane fetches its own copy, llvmpipe's way).
 type mmPlan struct {
 	wg, tm, tn, kb int
+	xsh            bool
 }
 
 // mmQuantWorkgroup is phase 0's workgroup: one per token, its lanes
@@ -37,13 +38,28 @@ const mmQuantWorkgroup = 64
 func (d *gpu) planMatmul(t ggml.Type) mmPlan {
 	unit := layouts[t].unit
 	if d.tune.sharedX {
-		kb := max(1, 128/unit) // a stage of ~128 values per token
-		return mmPlan{wg: 64, tm: 2, tn: 8, kb: kb}
+		// 64 lanes × 2 rows × 16 tokens, a stage of ~128 values per token
+		// (2.5-5 KiB of shared memory): each weight is read once per 16
+		// tokens. The float types and the 256-weight units take 8 tokens:
+		// their unrolled bodies read 4x (float x) or 8x (a unit) more
+		// shared words, which llvmpipe, where CI runs this layout, takes
+		// minutes to compile at 16.
+		wg := min(64, max(int(d.Info.Limits.MaxWorkGroupSize), 1))
+		if unit > 32 || !t.Quantized() {
+			return mmPlan{wg: wg, tm: 2, tn: 8, kb: max(1, 128/unit), xsh: true}
+		}
+		return mmPlan{wg: wg, tm: 2, tn: 16, kb: 128 / unit, xsh: true}
 	}
+	// One subgroup per workgroup, each lane 16 rows × 8 tokens (4 rows of
+	// the 256-weight K-quant units): measured on lavapipe with
+	// BenchmarkPrefillProduct, more rows per lane beat more tokens (fewer
+	// unit-loop trips carrying the sums) up to about this size; beyond it
+	// compile time grows and speed does not.
+	sg := int(d.Info.SureSubgroup())
 	if unit > 32 {
-		return mmPlan{wg: int(d.Info.SureSubgroup()), tm: 2, tn: 8}
+		return mmPlan{wg: sg, tm: 4, tn: 8, kb: 1}
 	}
-	return mmPlan{wg: int(d.Info.SureSubgroup()), tm: 4, tn: 16}
+	return mmPlan{wg: sg, tm: 16, tn: 8, kb: 1}
 }
 
 // xqWords is the words per token of x rounded for weight type t in phase
@@ -171,7 +187,7 @@ func (d *gpu) matmulProduct(r *vulkan.Recorder, op matvecOp, tw int) error {
 	m := op.m
 	pl := d.planMatmul(m.Type)
 	shw := 1
-	if pl.kb > 0 {
+	if pl.xsh {
 		l := layouts[m.Type]
 		uwords := l.unit + l.unit/subBlock(m.Type)
 		if m.Type.Quantized() && !op.f32x {
@@ -180,7 +196,7 @@ func (d *gpu) matmulProduct(r *vulkan.Recorder, op matvecOp, tw int) error {
 		shw = pl.tn * pl.kb * uwords
 	}
 	kb := max(pl.kb, 1)
-	k, err := d.kernel("matmul_"+wtypeName(m), 9*4, uint32(pl.wg), 1, uint32(pl.tm), uint32(pl.tn), uint32(op.epi), 0, flag(!op.f32x), op.act, op.biasRows(), flag(pl.kb > 0), uint32(kb), uint32(shw))
+	k, err := d.kernel("matmul_"+wtypeName(m), 9*4, uint32(pl.wg), 1, uint32(pl.tm), uint32(pl.tn), uint32(op.epi), 0, flag(!op.f32x), op.act, op.biasRows(), flag(pl.xsh), uint32(kb), uint32(shw))
 	if err != nil {
 		return err
 	}

@@ -16,9 +16,10 @@ const matmulExactNMSE = 1e-10
 // TestMatmulTypes checks the tiled prefill product (matmul.comp) for every
 // weight type against the CPU reference (quant.MatVec, which rounds x as
 // llama.cpp does), under the CPU layout (x per lane) and the GPU layout (x
-// staged in shared memory): rows and tokens not multiples of the tile,
-// every epilogue, the fused norm, gate/up pairs with bias rows, matrices
-// split into parts and x kept in f32.
+// staged in shared memory): rows and tokens not multiples of the tile, the
+// residual epilogue, and (CPU layout) the fused norm with a gate/up pair
+// and bias rows, whose up product ends in the SwiGLU epilogue.
+// TestMatmulShapes covers the rest.
 func TestMatmulTypes(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(23))
@@ -27,11 +28,11 @@ func TestMatmulTypes(t *testing.T) {
 		t    tuning
 	}{{"cpu", cpuTuning}, {"gpu", gpuTuning}} {
 		for _, typ := range allTypes {
-			cases := []mvCase{
-				{typ: typ, rows: 37, cols: 768, ntok: 19},
-				{typ: typ, rows: 70, cols: 512, ntok: 40, epi: epiResidual},
-				{typ: typ, rows: 19, cols: 256, ntok: 3, norm: true, epi: epiBias},
-				{typ: typ, rows: 29, cols: 512, ntok: 9, norm: true, pair: true, rbias: true},
+			// every case compiles its own pipelines (seconds each on
+			// llvmpipe): the GPU layout takes the exact case only
+			cases := []mvCase{{typ: typ, rows: 70, cols: 512, ntok: 40, epi: epiResidual}}
+			if tu.name == "cpu" {
+				cases = append(cases, mvCase{typ: typ, rows: 29, cols: 512, ntok: 9, norm: true, pair: true, rbias: true})
 			}
 			for _, c := range cases {
 				c.gemm, c.kernel = true, "matmul_"
