@@ -80,11 +80,14 @@ func xqWords(t ggml.Type, units int, f32x bool) int {
 // (padded) values: the f32 form with a sum per 16 values.
 func xqBound(k int) int { return 2 * k }
 
-// useMatmul reports whether op is recorded with the tiled product: a dense
-// multi-token product over all the batch's tokens, with a scratch buffer
-// for the quantized x.
-func (op *matvecOp) useMatmul() bool {
-	return op.xq != nil && op.tokens > 1 && !op.last && op.moe.ids == nil
+// useMatmul reports whether the forward pass records op with the tiled
+// product: a dense multi-token product over all the batch's tokens of
+// quantized weights (where its sums are the mat-vec's exact integer sums;
+// float weights keep the mat-vec, whose summation order the references'
+// bounds were measured with), with a scratch buffer for the rounded x, on
+// a layout that takes it (tuning.matmul).
+func (d *gpu) useMatmul(op *matvecOp) bool {
+	return d.tune.matmul && op.xq != nil && op.tokens > 1 && !op.last && op.moe.ids == nil && op.m.Type.Quantized()
 }
 
 // matmul records op with the tiled product.

@@ -3,9 +3,15 @@ package vk
 import (
 	"fmt"
 	"math/rand"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"vkchat/internal/testenv"
+	"vkchat/runtime/arch/synth"
+	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
+	"vkchat/runtime/gguf"
 )
 
 // matmulExactNMSE bounds the tiled product against quant.MatVec where both
@@ -82,5 +88,45 @@ func TestMatmulShapes(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/%dx%d/tok%d/norm%v/pair%v/epi%d/parts%d/f32x%v", c.typ, c.rows, c.cols, c.ntok, c.norm, c.pair, c.epi, c.partBytes, c.f32x), func(t *testing.T) {
 			checkMatvec(t, d, c, rng)
 		})
+	}
+}
+
+// TestPrefillTakesMatmul checks that a prefill chunk on the CPU layout
+// records every dense product of a Q4_0 model with the tiled kernel (the
+// decode step keeps the mat-vec): the path eval's teacher-forced logits and
+// the reference tests go through.
+func TestPrefillTakesMatmul(t *testing.T) {
+	d := testDevice(t)
+	withTuning(t, d, cpuTuning)
+	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-llama-spm.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vocab.Close()
+	shape := synth.Shapes["tiny"]
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := synth.Write(path, shape, synth.Options{Type: ggml.Q4_0, Vocab: vocab, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	vb, err := newBackendOn(d, loadModel(t, path), backend.Options{ContextSize: 64, Device: -1}, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vb.Close()
+	rs, err := vb.recorders(2, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		for _, m := range r.Recorded() {
+			if strings.HasPrefix(m.Kernel, "matvec") {
+				t.Errorf("prefill dispatch %q runs %s, not the tiled product", m.Label, m.Kernel)
+			}
+		}
+	}
+	for _, m := range vb.decode.Recorded() {
+		if strings.HasPrefix(m.Kernel, "matmul") {
+			t.Errorf("decode dispatch %q runs %s", m.Label, m.Kernel)
+		}
 	}
 }

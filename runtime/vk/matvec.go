@@ -234,7 +234,7 @@ func (d *gpu) matvec(r *vulkan.Recorder, op matvecOp) error {
 	if err := op.moe.check(op.label, op.m, op.m2); err != nil {
 		return err
 	}
-	if op.useMatmul() {
+	if d.useMatmul(&op) {
 		return d.matmul(r, op)
 	}
 	if op.m2 != nil && (op.m2.Type != m.Type || op.m2.Rows != m.Rows || op.m2.Cols != m.Cols || len(op.m2.parts) != len(m.parts)) {

@@ -61,6 +61,15 @@ type tuning struct {
 	// into dispatches, each a barrier over the whole matrix. On a CPU
 	// device the register kernel is the fast one.
 	sharedX bool
+	// matmul takes the tiled product (matmul.go) for prefill. On a CPU
+	// device it runs as fast per CPU-second as the 8-token mat-vec
+	// (BenchmarkPrefillProduct) and never splits K. The GPU layout's
+	// variant (x staged in shared memory) is checked on lavapipe by
+	// TestMatmulTypes but left off in the GPU layout until a GPU run
+	// measures it: llvmpipe, where CI runs that layout, turns its shared
+	// loads into per-lane loops and takes minutes to build and run a
+	// model's prefill with it (TestGPULayoutMatchesCPU timed out).
+	matmul bool
 }
 
 // stepKind and logitsKind are where the step parameters and the logits live.
@@ -75,7 +84,7 @@ func (t tuning) residentKind() vulkan.MemKind {
 }
 
 var (
-	cpuTuning = tuning{mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
+	cpuTuning = tuning{matmul: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
 	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnSplit: 256, deviceHead: true, deviceResident: true, sharedX: true}
 )
 
