@@ -131,6 +131,13 @@ type Arch struct {
 	// ShortConv: a layer whose attention.head_count_kv entry is 0 is a
 	// short-convolution layer (lfm2.go).
 	ShortConv bool
+	// AttnScaleFixed, when non-zero, is the attention scale in place of
+	// 1/√head_dim (gemma4: 1, its Q/K norms do the scaling).
+	AttnScaleFixed float32
+	// PerLayer resolves geometry that differs between layers (head size,
+	// KV heads, FF width, shared KV caches) and reads the tensors beyond
+	// the block recipe (gemma4.go); nil for uniform models.
+	PerLayer *PerLayerDecl
 }
 
 // Need is whether an optional group of tensors is read.
@@ -191,6 +198,8 @@ type Block struct {
 	// AttnGate: attn_q's rows hold [q_h | gate_h] per head and the
 	// attention output is × σ(gate) before attn_output (qwen35).
 	AttnGate bool
+	// VNorm: V is RMS-normalized per head without a weight (gemma4).
+	VNorm bool
 }
 
 // LayerKind is what mixes positions in a layer: attention over a KV cache,
@@ -228,7 +237,23 @@ type LayerConfig struct {
 	// Window > 0: keys with query_pos - key_pos >= Window are masked, and
 	// the layer's KV cache need hold only Window positions.
 	Window int
+
+	// The layer's geometry, resolved for every architecture: the model's
+	// HeadDim, KVHeads, FF and Rope.Dims unless the file sets them per
+	// layer (gemma4: sliding layers have their own head size and RoPE
+	// dims; head_count_kv and feed_forward_length may be arrays).
+	HeadDim, KVHeads, FF, RopeDims int
+	// NoRopeFactors: the layer ignores Rope.FreqFactors (gemma4's sliding
+	// layers; rope_freqs is its full layers' proportional RoPE).
+	NoRopeFactors bool
+	// KVLayer is the layer whose KV cache this layer attends to: itself,
+	// or for a KV-shared layer (gemma4's last shared_kv_layers) the last
+	// earlier layer of its kind, and then it computes only Q.
+	KVLayer int
 }
+
+// SharesKV reports whether layer il reads another layer's cache.
+func (l *LayerConfig) SharesKV(il int) bool { return l.KVLayer != il }
 
 var archs = map[string]Arch{}
 

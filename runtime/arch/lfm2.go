@@ -44,8 +44,9 @@ const shortConvTensors = 8
 // and the per-token loop scale with it.
 const maxShortConvL = 64
 
-// hybridKV reads the per-layer attention.head_count_kv array (a scalar
-// means every layer attends) and the kernel length. It returns the KV
+// hybridKV checks the per-layer attention.head_count_kv array (a scalar
+// means every layer attends; perLayerSizes marks the 0 entries as
+// convolution layers) and reads the kernel length. It returns the KV
 // heads of the attention layers, which must agree: the KV cache has one
 // layout.
 func hybridKV(l *loader, layers int) (kvHeads, convL int) {
@@ -71,57 +72,27 @@ func hybridKV(l *loader, layers int) (kvHeads, convL int) {
 		bad(swa, "sliding-window attention on lfm2's attention layers is not supported yet")
 		return 0, 0
 	}
-	if v, ok := l.f.Get(key); ok {
-		if _, isArray := v.(gguf.Array); !isArray {
-			return l.uint("attention.head_count_kv", 0, true), convL
-		}
-	}
-	per, ok, err := l.f.Int32s(key)
-	switch {
-	case err != nil:
-		l.err = err
-		return 0, 0
-	case !ok:
+	if !l.f.Has(key) {
 		bad(key, "missing")
 		return 0, 0
-	case len(per) != layers:
-		bad(key, fmt.Sprintf("has %d entries for %d layers (block_count)", len(per), layers))
+	}
+	per := l.uints("attention.head_count_kv", layers, 0)
+	if l.err != nil {
 		return 0, 0
 	}
 	for i, n := range per {
 		switch {
-		case n < 0:
-			bad(key, fmt.Sprintf("entry %d is %d; a layer has 0 (convolution) or more KV heads", i, n))
-			return 0, 0
-		case n > 0 && kvHeads != 0 && int(n) != kvHeads:
+		case n > 0 && kvHeads != 0 && n != kvHeads:
 			bad(key, fmt.Sprintf("entry %d is %d where an earlier attention layer has %d; the attention layers must agree", i, n, kvHeads))
 			return 0, 0
 		case n > 0:
-			kvHeads = int(n)
+			kvHeads = n
 		}
 	}
 	if kvHeads == 0 {
 		bad(key, "every entry is 0: a model without attention layers is not supported")
 	}
 	return kvHeads, convL
-}
-
-// markShortConv sets the kind of each layer whose head_count_kv entry is 0
-// and returns how many there are.
-func markShortConv(f *gguf.File, a Arch, layers []LayerConfig) (int, error) {
-	per, ok, err := f.Int32s(a.Name + ".attention.head_count_kv")
-	if err != nil || !ok {
-		// hybridKV read a scalar: every layer attends.
-		return 0, nil
-	}
-	n := 0
-	for i := range layers {
-		if per[i] == 0 {
-			layers[i].Kind = KindShortConv
-			n++
-		}
-	}
-	return n, nil
 }
 
 // shortConvLayer locates a convolution layer's weights: the mixer, and the

@@ -73,9 +73,9 @@ func Load(f *gguf.File) (*Model, error) {
 	if lcs.err != nil {
 		return nil, lcs.err
 	}
-	if a.ShortConv {
-		if m.ShortConvLayers, err = markShortConv(f, a, lcs.layers); err != nil {
-			return nil, err
+	for i := range lcs.layers {
+		if lcs.layers[i].Kind == KindShortConv {
+			m.ShortConvLayers++
 		}
 	}
 	m.Layers = make([]Layer, cfg.Layers)
@@ -89,7 +89,10 @@ func Load(f *gguf.File) (*Model, error) {
 			w.shortConvLayer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), &cfg)
 			continue
 		}
-		w.layer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), a, &cfg, fusedQKV)
+		w.layer(&m.Layers[i], i, a, &cfg, fusedQKV)
+	}
+	if a.PerLayer != nil {
+		a.PerLayer.tensors(&w, m)
 	}
 	if w.err != nil {
 		return nil, w.err
@@ -146,6 +149,9 @@ func (a *Arch) tensorsPerLayer(fusedQKV bool) int {
 	if a.Sinks {
 		n++
 	}
+	if a.PerLayer != nil {
+		n -= 3 // a KV-shared layer has no K, V or K norm (and V may be K)
+	}
 	if a.Block.PreNorm {
 		n += 2
 	}
@@ -159,13 +165,18 @@ func (a *Arch) tensorsPerLayer(fusedQKV bool) int {
 }
 
 // layer locates one layer's weights as the recipe asks for them.
-func (w *weights) layer(l *Layer, p string, a Arch, cfg *Config, fusedQKV bool) {
-	q, kv := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
+func (w *weights) layer(l *Layer, il int, a Arch, cfg *Config, fusedQKV bool) {
+	p := fmt.Sprintf("blk.%d.", il)
+	lc := &l.Config
+	q, kv := cfg.Heads*lc.HeadDim, lc.KVWidth()
 	e := cfg.Embd
 	qRows := q
 	if a.Block.AttnGate {
 		qRows = 2 * q // [q_h | gate_h] per head
 	}
+	// a KV-shared layer computes only Q: its K and V weights, when the
+	// file has them, are not read (nor does llama.cpp need them)
+	shared := lc.KVLayer != il
 	if a.Block.PreNorm {
 		l.AttnNorm = w.vector(p+"attn_norm.weight", e)
 	}
@@ -174,8 +185,14 @@ func (w *weights) layer(l *Layer, p string, a Arch, cfg *Config, fusedQKV bool) 
 		l.Wq, l.Wk, l.Wv = w.rows(qkv, 0, q, "Q"), w.rows(qkv, q, kv, "K"), w.rows(qkv, q+kv, kv, "V")
 	} else {
 		l.Wq = w.matrix(p+"attn_q.weight", e, qRows)
-		l.Wk = w.matrix(p+"attn_k.weight", e, kv)
-		l.Wv = w.matrix(p+"attn_v.weight", e, kv)
+		if !shared {
+			l.Wk = w.matrix(p+"attn_k.weight", e, kv)
+			if _, ok := w.f.Tensor(p + "attn_v.weight"); !ok && a.PerLayer != nil && a.PerLayer.VFromK {
+				l.Wv = l.Wk // V is the K projection before K's norm
+			} else {
+				l.Wv = w.matrix(p+"attn_v.weight", e, kv)
+			}
+		}
 	}
 	l.Wo = w.matrix(p+"attn_output.weight", q, e)
 	if _, ok := w.f.Tensor(p + "attn_output.bias"); a.OutBias == Required || (a.OutBias == Optional && ok) {
@@ -204,8 +221,12 @@ func (w *weights) layer(l *Layer, p string, a Arch, cfg *Config, fusedQKV bool) 
 	}
 	switch a.Block.QKNorm {
 	case QKNormHead:
-		qn, kn := w.vector(p+"attn_q_norm.weight", cfg.HeadDim), w.vector(p+"attn_k_norm.weight", cfg.HeadDim)
-		l.QNorm, l.KNorm = &qn, &kn
+		qn := w.vector(p+"attn_q_norm.weight", lc.HeadDim)
+		l.QNorm = &qn
+		if !shared {
+			kn := w.vector(p+"attn_k_norm.weight", lc.HeadDim)
+			l.KNorm = &kn
+		}
 	case QKNormFull:
 		qn, kn := w.vector(p+"attn_q_norm.weight", q), w.vector(p+"attn_k_norm.weight", kv)
 		l.QNorm, l.KNorm = &qn, &kn
@@ -219,7 +240,7 @@ func (w *weights) layer(l *Layer, p string, a Arch, cfg *Config, fusedQKV bool) 
 
 // ffn locates a layer's FFN: its norms and the dense or routed weights.
 func (w *weights) ffn(l *Layer, p string, a Arch, cfg *Config) {
-	e, ff := cfg.Embd, cfg.FF
+	e, ff := cfg.Embd, l.Config.FF
 	if a.Block.PreNorm {
 		name := "ffn_norm"
 		if a.FFNNorm != "" {
@@ -275,13 +296,14 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	l := &loader{f: f, arch: a.Name}
 	c := Config{Arch: a.Name, Block: a.Block}
 	c.Embd = l.uint("embedding_length", 0, true)
-	c.FF = l.uint("feed_forward_length", 0, true)
+	perLayer := a.PerLayer != nil
+	c.FF = l.uintMax("feed_forward_length", 0, true, perLayer)
 	c.Layers = l.uint("block_count", 0, true)
 	c.Heads = l.uint("attention.head_count", 0, true)
 	if a.ShortConv {
 		c.KVHeads, c.ShortConvL = hybridKV(l, c.Layers)
 	} else {
-		c.KVHeads = l.uint("attention.head_count_kv", c.Heads, false)
+		c.KVHeads = l.uintMax("attention.head_count_kv", c.Heads, false, perLayer)
 	}
 	c.TrainCtx = l.uint("context_length", 2048, false)
 	c.NormEps = l.float("attention.layer_norm_rms_epsilon", 1e-5)
@@ -446,6 +468,9 @@ func resolveScales(l *loader, a Arch, c *Config) error {
 	if a.AttnScaleEmbdLayers != 0 && c.Layers == a.AttnScaleEmbdLayers {
 		c.AttnScale = 1 / sqrtf(float32(c.Embd/c.Heads))
 	}
+	if a.AttnScaleFixed != 0 {
+		c.AttnScale = a.AttnScaleFixed
+	}
 	if v, err = optional(a.AttnScaleKey); err != nil {
 		return err
 	} else if v != 0 {
@@ -536,7 +561,8 @@ func layerConfigs(f *gguf.File, a Arch, c *Config) layerSet {
 	}
 	out := make([]LayerConfig, c.Layers)
 	for il := range out {
-		lc := LayerConfig{Rope: rope, RopeBase: c.Rope.Base, RopeScale: c.Rope.Scale}
+		lc := LayerConfig{Rope: rope, RopeBase: c.Rope.Base, RopeScale: c.Rope.Scale,
+			HeadDim: c.HeadDim, KVHeads: c.KVHeads, FF: c.FF, RopeDims: c.Rope.Dims, KVLayer: il}
 		if a.NoRopeEvery > 0 && (il+1)%a.NoRopeEvery == 0 {
 			lc.Rope = false
 		}
@@ -550,7 +576,48 @@ func layerConfigs(f *gguf.File, a Arch, c *Config) layerSet {
 		}
 		out[il] = lc
 	}
+	if a.ShortConv || a.PerLayer != nil {
+		if err := perLayerSizes(l, a, c, out); err != nil {
+			return layerSet{err: err}
+		}
+	}
+	if a.PerLayer != nil {
+		if err := a.PerLayer.resolve(l, a, c, out, localBase, localScale); err != nil {
+			return layerSet{err: err}
+		}
+	}
 	return layerSet{layers: out}
+}
+
+// perLayerSizes reads attention.head_count_kv and feed_forward_length,
+// each one number for every layer or an array with one per layer (lfm2,
+// gemma4), into the layers' configs (Config holds the largest, the size
+// buffers are made for). A 0 KV-head entry is a short-convolution layer
+// where the architecture has them (lfm2); an attention layer's KV heads
+// must divide head_count.
+func perLayerSizes(l *loader, a Arch, c *Config, out []LayerConfig) error {
+	kv := l.uints("attention.head_count_kv", len(out), c.KVHeads)
+	ff := l.uints("feed_forward_length", len(out), c.FF)
+	if l.err != nil {
+		return l.err
+	}
+	bad := func(key, msg string) error {
+		return &gguf.FormatError{Path: l.f.Path, Field: fmt.Sprintf("key %q", l.key(key)), Msg: msg}
+	}
+	for il := range out {
+		lc := &out[il]
+		switch {
+		case kv[il] == 0 && a.ShortConv:
+			lc.Kind = KindShortConv
+		case kv[il] == 0 || c.Heads%kv[il] != 0:
+			return bad("attention.head_count_kv", fmt.Sprintf("layer %d: %d does not divide head_count %d", il, kv[il], c.Heads))
+		}
+		if ff[il] == 0 {
+			return bad("feed_forward_length", fmt.Sprintf("layer %d: must be positive", il))
+		}
+		lc.KVHeads, lc.FF = kv[il], ff[il]
+	}
+	return nil
 }
 
 // checkVocab checks the per-token arrays and special-token ids against the

@@ -46,6 +46,9 @@ type Layer struct {
 	// ShortConv is a KindShortConv layer's mixer, in place of the
 	// attention weights (lfm2.go).
 	ShortConv *ShortConv
+
+	OutScale *Weight // layer_output_scale [1]: multiplies the stream after the layer (gemma4)
+	PLE      *LayerPLE
 }
 
 // Model is a loaded model description; the backends turn it into compute.
@@ -58,6 +61,7 @@ type Model struct {
 	Output     Weight // [embd x vocab]; the token embedding when tied
 	Tied       bool
 	Layers     []Layer
+	PLE        *PerLayerEmbd // per-layer embeddings (gemma4 E2B/E4B); nil without
 }
 
 // Config holds the hyper-parameters of the forward pass.
@@ -200,17 +204,42 @@ func (c *Config) KVBytesPerToken(elemBytes int) int64 {
 	return int64(c.attentionLayers()) * 2 * int64(c.KVHeads) * int64(c.HeadDim) * int64(elemBytes)
 }
 
+// KVBytesPerToken is what one position costs in the KV cache at the given
+// element size, summed over the layers that own a cache (a KV-shared layer
+// reads another's, a recurrent one keeps a state), each at its own width.
+func (m *Model) KVBytesPerToken(elemBytes int) int64 {
+	var n int64
+	for i := range m.Layers {
+		if m.OwnsKV(i) {
+			n += int64(m.Layers[i].Config.KVWidth())
+		}
+	}
+	return n * 2 * int64(elemBytes)
+}
+
+// OwnsKV reports whether layer i has a KV cache of its own: an attention
+// layer that does not read another layer's.
+func (m *Model) OwnsKV(i int) bool {
+	lc := &m.Layers[i].Config
+	return !lc.Kind.Recurrent() && !lc.SharesKV(i)
+}
+
 // KVBytes is the whole KV cache for a context of ctx positions at the given
-// element size, each sliding-window layer holding only its window.
+// element size, each sliding-window layer holding only its window and a
+// KV-shared layer nothing of its own.
 func (m *Model) KVBytes(ctx, elemBytes int) int64 {
 	var n int64
 	for i := range m.Layers {
-		if !m.Layers[i].Config.Kind.Recurrent() {
-			n += int64(m.Layers[i].Config.KVPositions(ctx))
+		if m.OwnsKV(i) {
+			lc := &m.Layers[i].Config
+			n += int64(lc.KVPositions(ctx)) * int64(lc.KVWidth())
 		}
 	}
-	return n * 2 * int64(m.KVHeads) * int64(m.HeadDim) * int64(elemBytes)
+	return n * 2 * int64(elemBytes)
 }
+
+// KVWidth is one position's key (or value) row: kv_heads × head_dim.
+func (l *LayerConfig) KVWidth() int { return l.KVHeads * l.HeadDim }
 
 // KVPositions is how many positions a layer's cache holds for a context of
 // ctx: a sliding-window layer needs only its window (it is used as a ring).

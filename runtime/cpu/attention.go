@@ -30,7 +30,7 @@ func (b *Backend) attention(layer, n, pos int) {
 	// on the shared pool, whose workers are already spinning between
 	// products: a goroutine per head would wait for a wake-up each
 	b.call.attn = attnCall{layer: layer, n: n, pos: pos, lo: lo, window: window, scale: scale}
-	quant.ParallelRange(c.KVHeads, 1, b.call.attnHeads)
+	quant.ParallelRange(b.m.Layers[layer].Config.KVHeads, 1, b.call.attnHeads)
 }
 
 // inPlace reports whether layer's attention reads the F16 cache in place
@@ -39,8 +39,10 @@ func (b *Backend) attention(layer, n, pos int) {
 // first queries still need), without a soft-cap or sinks, with native
 // kernels.
 // Such a layer stores the batch's keys and values before its attention.
+// A KV-shared layer is judged by the cache it reads.
 func (b *Backend) inPlace(layer int) bool {
-	return b.kv.typ == backend.KVF16 && b.layers[layer].window == 0 && b.kv.capacity[layer] >= b.opts.ContextSize &&
+	cl := b.m.Layers[layer].Config.KVLayer
+	return b.kv.typ == backend.KVF16 && b.layers[layer].window == 0 && b.kv.capacity[cl] >= b.opts.ContextSize &&
 		b.m.AttnSoftcap == 0 && b.layers[layer].sinks == nil && nativeAttention && simd.Level() > 0
 }
 
@@ -67,24 +69,26 @@ func (b *Backend) attnHeadsFn() func(from, to int) {
 func (b *Backend) attendHead(layer, kvh, n, pos, lo, window int, scale float32) {
 	c := &b.m.Config
 	s := &b.s
-	hd, group := c.HeadDim, c.Heads/c.KVHeads
-	qw, kvw := c.Heads*hd, c.KVHeads*hd
+	lc := &b.m.Layers[layer].Config
+	hd, group := lc.HeadDim, c.Heads/lc.KVHeads
+	qw, kvw := c.Heads*hd, lc.KVWidth()
+	cl := lc.KVLayer // the cache read: this layer's, or a KV-shared layer's source
 	total := pos + n
 	ws := &b.attnWork[kvh]
 	if b.inPlace(layer) {
 		// the batch is already stored: every position is in its slot
-		k16, v16 := b.kv.k16[layer][kvh*hd+lo*kvw:], b.kv.v16[layer][kvh*hd+lo*kvw:]
+		k16, v16 := b.kv.k16[cl][kvh*hd+lo*kvw:], b.kv.v16[cl][kvh*hd+lo*kvw:]
 		for g := 0; g < group; g++ {
 			h := kvh*group + g
 			for i := 0; i < n; i++ {
 				o := i*qw + h*hd
-				attendCached(s.q[o:o+hd], k16, v16, kvw, s.att[o:o+hd], pos+i+1-lo, scale, ws.qh)
+				attendCached(s.q[o:o+hd], k16, v16, kvw, s.att[o:o+hd], pos+i+1-lo, scale, ws.qh[:hd])
 			}
 		}
 		return
 	}
 	keys, vals := ws.keys[:(total-lo)*hd], ws.vals[:(total-lo)*hd]
-	b.kv.load(layer, kvh, hd, lo, pos, keys, vals)
+	b.kv.load(cl, kvh, hd, lo, pos, keys, vals)
 	for i := 0; i < n; i++ {
 		o := (pos - lo + i) * hd
 		b.kv.asStored(keys[o:o+hd], s.k[i*kvw+kvh*hd:i*kvw+(kvh+1)*hd])
@@ -101,10 +105,10 @@ func (b *Backend) attendHead(layer, kvh, n, pos, lo, window int, scale float32) 
 			}
 			if sinks := b.layers[layer].sinks; sinks != nil {
 				// no native kernel takes a sink
-				attendPortable(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, c.AttnSoftcap, sinks[h], ws.qh, b.f16Acc)
+				attendPortable(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, c.AttnSoftcap, sinks[h], ws.qh[:hd], b.f16Acc)
 				continue
 			}
-			attendOnline(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, c.AttnSoftcap, ws.qh, b.f16Acc)
+			attendOnline(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, c.AttnSoftcap, ws.qh[:hd], b.f16Acc)
 		}
 	}
 }

@@ -39,6 +39,7 @@ type Backend struct {
 
 	layers      []layerState // per layer: vectors decoded to float32 once, its rope
 	outNorm     []float32
+	pleNorm     []float32     // per_layer_proj_norm (gemma4 PLE)
 	gelu        []float32     // llama.cpp's F16 GELU table, when the recipe uses it
 	attnWork    []attnScratch // one per KV head
 	f16Acc      bool          // mimic llama.cpp's F16 attention accumulation
@@ -74,6 +75,8 @@ type layerState struct {
 	routerBias, gateBias, upBias, downBias []float32
 	bo, sinks                              []float32 // attn_output bias, attention sinks (gpt-oss)
 	convTaps                               []float32 // a short-convolution layer's kernel [embd x L]
+	outScale                               float32   // layer_output_scale (gemma4); 1 without
+	pleNorm                                []float32 // the layer's PLE post_norm (gemma4)
 }
 
 // poolCalls are the range functions the backend hands the worker pool,
@@ -109,7 +112,7 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 	b.call.attnHeads = b.attnHeadsFn()
 	b.call.swiglu = func(lo, hi int) { swiglu(b.call.gate[lo:hi], b.call.up[lo:hi]) }
 	b.kv = newKVCache(m, opts.ContextSize, opts.KVType)
-	b.s = newScratch(&m.Config, maxBatch)
+	b.s = newScratch(m, maxBatch)
 	b.experts = newMoEScratch(&m.Config, maxBatch)
 	b.hybrid = newHybrid(m, maxBatch)
 	if b.experts != nil {
@@ -117,18 +120,28 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 	}
 	b.outNorm = vectorF32(m.OutputNorm)
 	b.conv = newConvScratch(&m.Config, maxBatch)
-	if m.Block.Act == arch.ActGELUTanh {
+	if m.PLE != nil {
+		b.pleNorm = vectorF32(m.PLE.Norm)
+	}
+	if m.Block.Act == arch.ActGELUTanh || m.PLE != nil {
 		b.gelu = geluTable()
 	}
-	q, kv := m.Heads*m.HeadDim, m.KVHeads*m.HeadDim
 	for i := range m.Layers {
 		L := &m.Layers[i]
+		hd := L.Config.HeadDim
+		q, kv := m.Heads*hd, L.Config.KVWidth()
 		v := layerState{
 			attn: vectorF32(L.AttnNorm), ffn: vectorF32(L.FFNNorm),
 			bq: optVector(L.Bq), bk: optVector(L.Bk), bv: optVector(L.Bv),
 			qNorm: optVector(L.QNorm), kNorm: optVector(L.KNorm),
 			postAttn: optVector(L.PostAttnNorm), postFFN: optVector(L.PostFFNNorm),
-			window: L.Config.Window, qNormRow: m.HeadDim, kNormRow: m.HeadDim,
+			window: L.Config.Window, qNormRow: hd, kNormRow: hd, outScale: 1,
+		}
+		if L.OutScale != nil {
+			v.outScale = vectorF32(*L.OutScale)[0]
+		}
+		if L.PLE != nil {
+			v.pleNorm = vectorF32(L.PLE.Norm)
 		}
 		if L.Experts != nil {
 			x := L.Experts
@@ -151,8 +164,9 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 		}
 		b.layers = append(b.layers, v)
 	}
-	hd := m.HeadDim
-	for h := 0; h < m.KVHeads; h++ {
+	wd := widest(m)
+	hd := wd.hd
+	for h := 0; h < wd.kvHead; h++ {
 		b.attnWork = append(b.attnWork, attnScratch{
 			keys: make([]float32, opts.ContextSize*hd), vals: make([]float32, opts.ContextSize*hd),
 			qh: make([]float32, hd),
@@ -179,9 +193,9 @@ func (b *Backend) Memory() backend.Memory {
 		StateFormula:    b.m.StateFormula(),
 		CheckpointBytes: b.hybrid.checkpointBytes(),
 	}
-	perLayer := int64(2 * b.m.KVHeads * b.m.HeadDim * elem)
 	for _, g := range b.m.KVGroups(b.opts.ContextSize) {
 		if g.Window > 0 {
+			perLayer := int64(2 * g.KVHeads * g.HeadDim * elem)
 			mem.KVRings = append(mem.KVRings, backend.KVRing{Layers: g.Layers, Window: g.Positions, BytesPerPosition: int64(g.Layers) * perLayer})
 		}
 	}
@@ -259,7 +273,8 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 // attnWorkBytes is the attention buffers New makes for a context of ctx
 // positions: per KV head, its keys and values widened, and one query.
 func attnWorkBytes(m *arch.Model, ctx int) int64 {
-	return int64(m.KVHeads) * (2*int64(ctx) + 1) * int64(m.HeadDim) * 4
+	w := widest(m)
+	return int64(w.kvHead) * (2*int64(ctx) + 1) * int64(w.hd) * 4
 }
 
 // ContextBytes is what a context of ctx positions costs the backend beyond

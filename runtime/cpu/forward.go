@@ -14,11 +14,14 @@ import (
 //	x += ResidualScale · PostNorm(Wo·attention(q, k, Wv·a + bv))
 //	f = PreNorm ? rms(x)·ffn_norm : x
 //	x += ResidualScale · PostNorm(down(act(gate·f) * up·f))   (or the routed experts': moe.go)
+//	x += PLE term (ple.go); x ×= layer_output_scale          (gemma4)
+//
+// Each layer has its own head size, KV heads and FF width (arch.LayerConfig);
+// a KV-shared layer computes only Q and attends to its source layer's cache.
 func (b *Backend) forwardBatch(tokens []int32, pos int) {
 	c := &b.m.Config
 	n, e := len(tokens), c.Embd
 	s := &b.s
-	qw, kvw := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	emb := matrix(b.m.TokenEmbd)
 	rowBytes := len(emb.Data) / emb.Rows
 	for i, t := range tokens {
@@ -28,8 +31,13 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 	if c.EmbedScale != 1 {
 		scaleAll(s.x[:n*e], c.EmbedScale)
 	}
+	if b.m.PLE != nil {
+		b.pleInputs(tokens)
+	}
 	for l := range b.m.Layers {
 		L, w := &b.m.Layers[l], &b.layers[l]
+		hd, kvh := L.Config.HeadDim, L.Config.KVHeads
+		qw, kvw := c.Heads*hd, kvh*hd
 		in := b.preNorm(s.x[:n*e], w.attn, n)
 		if L.ShortConv != nil {
 			b.shortConv(l, in, n) // a recurrent mixer in place of attention (shortconv.go)
@@ -43,7 +51,15 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 			b.ffn(l, L, w, n)
 			continue
 		}
-		if c.Block.AttnGate {
+		shared := L.Config.SharesKV(l)
+		if shared {
+			// Q only: the keys and values are the source layer's,
+			// already in its cache, and this batch's kept for us
+			quant.MatMul(s.q[:n*qw], matrix(L.Wq), in, n)
+			kept := s.shared[L.Config.KVLayer]
+			copy(s.k[:n*kvw], kept[:n*kvw])
+			copy(s.v[:n*kvw], kept[len(kept)/2:len(kept)/2+n*kvw])
+		} else if c.Block.AttnGate {
 			b.gatedQ(L, in, n)
 			quant.MatMuls([][]float32{s.k[:n*kvw], s.v[:n*kvw]}, []quant.Matrix{matrix(L.Wk), matrix(L.Wv)}, in, n)
 		} else {
@@ -59,30 +75,42 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 		}
 		if w.qNorm != nil {
 			rmsNormRows(s.q[:n*qw], w.qNormRow, w.qNorm, c.NormEps)
+		}
+		if w.kNorm != nil && !shared {
 			rmsNormRows(s.k[:n*kvw], w.kNormRow, w.kNorm, c.NormEps)
+		}
+		if c.Block.VNorm && !shared {
+			rmsNormRows(s.v[:n*kvw], hd, nil, c.NormEps)
 		}
 		if w.hasRope {
 			for i := 0; i < n; i++ {
 				for h := 0; h < c.Heads; h++ {
-					w.rope.apply(s.q[i*qw+h*c.HeadDim:i*qw+(h+1)*c.HeadDim], pos+i)
+					w.rope.apply(s.q[i*qw+h*hd:i*qw+(h+1)*hd], pos+i)
 				}
-				for h := 0; h < c.KVHeads; h++ {
-					w.rope.apply(s.k[i*kvw+h*c.HeadDim:i*kvw+(h+1)*c.HeadDim], pos+i)
+				if shared {
+					continue
+				}
+				for h := 0; h < kvh; h++ {
+					w.rope.apply(s.k[i*kvw+h*hd:i*kvw+(h+1)*hd], pos+i)
 				}
 			}
+		}
+		if kept := s.shared[l]; kept != nil {
+			copy(kept[:n*kvw], s.k[:n*kvw])
+			copy(kept[len(kept)/2:], s.v[:n*kvw])
 		}
 		if c.ScaleQ {
 			scaleAll(s.q[:n*qw], c.AttnScale)
 		}
 		// a layer that reads its cache in place needs the batch there
 		// first; the others read the batch from the activations (see
-		// attention) and store it after
+		// attention) and store it after; a KV-shared layer stores nothing
 		inPlace := b.inPlace(l)
-		if inPlace {
+		if inPlace && !shared {
 			b.storeBatch(l, n, pos)
 		}
 		b.attention(l, n, pos)
-		if !inPlace {
+		if !inPlace && !shared {
 			b.storeBatch(l, n, pos)
 		}
 		if c.Block.AttnGate {
@@ -96,6 +124,12 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 		}
 		b.residual(s.proj[:n*e], w.postAttn, n)
 		b.ffn(l, L, w, n)
+		if L.PLE != nil {
+			b.pleLayer(l, n)
+		}
+		if w.outScale != 1 {
+			scaleAll(s.x[:n*e], w.outScale)
+		}
 	}
 	if b.hybrid != nil {
 		b.hybrid.state.pos = pos + n
@@ -113,7 +147,7 @@ func (b *Backend) ffn(l int, L *arch.Layer, w *layerState, n int) {
 			b.sharedExpert(L.Experts.Shared, in, s.proj[:n*e], n)
 		}
 	} else {
-		ff := c.FF
+		ff := L.Config.FF
 		quant.MatMuls([][]float32{s.gate[:n*ff], s.up[:n*ff]}, []quant.Matrix{matrix(L.Gate), matrix(L.Up)}, in, n)
 		b.activate(s.gate[:n*ff], s.up[:n*ff])
 		quant.MatMul(s.proj[:n*e], matrix(L.Down), s.gate[:n*ff], n)
@@ -123,7 +157,7 @@ func (b *Backend) ffn(l int, L *arch.Layer, w *layerState, n int) {
 
 // storeBatch writes the batch's keys and values into layer's cache.
 func (b *Backend) storeBatch(layer, n, pos int) {
-	kvw := b.m.KVHeads * b.m.HeadDim
+	kvw := b.m.Layers[layer].Config.KVWidth()
 	for i := 0; i < n; i++ {
 		b.kv.store(layer, pos+i, b.s.k[i*kvw:(i+1)*kvw], b.s.v[i*kvw:(i+1)*kvw])
 	}

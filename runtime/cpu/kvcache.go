@@ -8,33 +8,37 @@ import (
 )
 
 // kvCache stores keys and values per layer, position-major:
-// [positions x kvHeads*headDim]. A full-attention layer holds the whole
+// [positions x kvHeads*headDim], at each layer's own width. A KV-shared
+// layer holds nothing (capacity 0): it reads its source layer's cache
+// (LayerConfig.KVLayer). A full-attention layer holds the whole
 // context; a sliding-window layer holds only its window, as a ring (position
 // p in slot p % capacity). F16 is stored as raw halves so the memory figures
 // are the real ones and the rounding is the same as llama.cpp's default
 // cache.
 type kvCache struct {
 	typ      backend.KVType
-	width    int   // kvHeads * headDim
+	widths   []int // per layer: kvHeads * headDim
 	capacity []int // positions each layer holds
 	k16, v16 [][]uint16
 	k32, v32 [][]float32
 }
 
 func newKVCache(m *arch.Model, ctx int, typ backend.KVType) *kvCache {
-	kv := &kvCache{typ: typ, width: m.KVHeads * m.HeadDim}
+	kv := &kvCache{typ: typ}
 	for l := range m.Layers {
-		n := m.Layers[l].Config.KVPositions(ctx)
-		if m.Layers[l].Config.Kind.Recurrent() {
-			n = 0 // no KV cache: a fixed-size state (state.go)
+		lc := &m.Layers[l].Config
+		n, w := lc.KVPositions(ctx), lc.KVWidth()
+		if !m.OwnsKV(l) {
+			n = 0 // a recurrent layer keeps a state (state.go), a KV-shared one reads its source's cache
 		}
 		kv.capacity = append(kv.capacity, n)
+		kv.widths = append(kv.widths, w)
 		if typ == backend.KVF16 {
-			kv.k16 = append(kv.k16, make([]uint16, n*kv.width))
-			kv.v16 = append(kv.v16, make([]uint16, n*kv.width))
+			kv.k16 = append(kv.k16, make([]uint16, n*w))
+			kv.v16 = append(kv.v16, make([]uint16, n*w))
 		} else {
-			kv.k32 = append(kv.k32, make([]float32, n*kv.width))
-			kv.v32 = append(kv.v32, make([]float32, n*kv.width))
+			kv.k32 = append(kv.k32, make([]float32, n*w))
+			kv.v32 = append(kv.v32, make([]float32, n*w))
 		}
 	}
 	return kv
@@ -53,10 +57,11 @@ func (kv *kvCache) allocated() int64 {
 
 // store writes one position's key and value rows.
 func (kv *kvCache) store(layer, pos int, k, v []float32) {
-	o := (pos % kv.capacity[layer]) * kv.width
+	width := kv.widths[layer]
+	o := (pos % kv.capacity[layer]) * width
 	if kv.typ == backend.KVF16 {
-		kd, vd := kv.k16[layer][o:o+kv.width], kv.v16[layer][o:o+kv.width]
-		if simd.F32ToF16(kd, k[:kv.width]) && simd.F32ToF16(vd, v[:kv.width]) {
+		kd, vd := kv.k16[layer][o:o+width], kv.v16[layer][o:o+width]
+		if simd.F32ToF16(kd, k[:width]) && simd.F32ToF16(vd, v[:width]) {
 			return
 		}
 		for i := range kd {
@@ -65,8 +70,8 @@ func (kv *kvCache) store(layer, pos int, k, v []float32) {
 		}
 		return
 	}
-	copy(kv.k32[layer][o:o+kv.width], k)
-	copy(kv.v32[layer][o:o+kv.width], v)
+	copy(kv.k32[layer][o:o+width], k)
+	copy(kv.v32[layer][o:o+width], v)
 }
 
 // load reads head h's key and value rows for positions [from, to) into
@@ -75,9 +80,9 @@ func (kv *kvCache) load(layer, h, headDim, from, to int, keys, vals []float32) {
 	if kv.loadNative(layer, h, headDim, from, to, keys, vals) {
 		return
 	}
-	c := kv.capacity[layer]
+	c, width := kv.capacity[layer], kv.widths[layer]
 	for t := from; t < to; t++ {
-		o := (t%c)*kv.width + h*headDim
+		o := (t%c)*width + h*headDim
 		kd, vd := keys[(t-from)*headDim:(t-from+1)*headDim], vals[(t-from)*headDim:(t-from+1)*headDim]
 		if kv.typ == backend.KVF16 {
 			ks, vs := kv.k16[layer][o:o+headDim], kv.v16[layer][o:o+headDim]
@@ -114,7 +119,7 @@ func (kv *kvCache) asStored(dst, x []float32) {
 func (kv *kvCache) keeps(m *arch.Model, pos, filled int) bool {
 	for l, c := range kv.capacity {
 		w := m.Layers[l].Config.Window
-		if w == 0 || w > c {
+		if w == 0 || w > c || c == 0 {
 			continue
 		}
 		need := max(0, pos-w+1)

@@ -13,14 +13,14 @@ func (kv *kvCache) loadNative(layer, h, headDim, from, to int, keys, vals []floa
 	if kv.typ != backend.KVF16 || simd.Level() == 0 {
 		return false
 	}
-	c := kv.capacity[layer]
+	c, width := kv.capacity[layer], kv.widths[layer]
 	for t := from; t < to; {
 		slot := t % c
 		n := min(to-t, c-slot)
-		o := slot*kv.width + h*headDim
+		o := slot*width + h*headDim
 		d := (t - from) * headDim
-		simd.F16Rows(keys[d:d+n*headDim], kv.k16[layer][o:], headDim, kv.width, n)
-		simd.F16Rows(vals[d:d+n*headDim], kv.v16[layer][o:], headDim, kv.width, n)
+		simd.F16Rows(keys[d:d+n*headDim], kv.k16[layer][o:], headDim, width, n)
+		simd.F16Rows(vals[d:d+n*headDim], kv.v16[layer][o:], headDim, width, n)
 		t += n
 	}
 	return true

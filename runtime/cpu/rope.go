@@ -36,11 +36,19 @@ func newRope(c *arch.Config, lc arch.LayerConfig, ctx int) (*ropeTable, bool) {
 	if !lc.Rope {
 		return nil, false
 	}
+	dims := lc.RopeDims
+	if dims == 0 {
+		dims = r.Dims // a LayerConfig made by hand, not by arch.Load
+	}
+	factors := r.Factors(ctx)
+	if lc.NoRopeFactors {
+		factors = nil
+	}
 	// powf(base, -2.0f/n_dims) as ggml computes it, the exponent in float32.
-	exp := float32(-2) / float32(r.Dims)
+	exp := float32(-2) / float32(dims)
 	t := &ropeTable{
 		step:    float32(math.Pow(float64(lc.RopeBase), float64(exp))),
-		factors: r.Factors(ctx), scale: lc.RopeScale, mscale: r.AttnFactor, neox: r.NeoX, pairs: r.Dims / 2,
+		factors: factors, scale: lc.RopeScale, mscale: r.AttnFactor, neox: r.NeoX, pairs: dims / 2,
 		yarn: r.YaRN,
 	}
 	for i := range t.slotPos {

@@ -13,19 +13,36 @@ type scratch struct {
 	proj []float32 // [n x embd]
 	gate []float32 // [n x ff]
 	up   []float32 // [n x ff]
+	// shared[l]: the batch's keys then values of a layer whose cache a
+	// KV-shared layer reads, kept for it ([2 x n x its width]; nil for
+	// other layers)
+	shared [][]float32
+	ple    *pleScratch // per-layer embeddings (gemma4); nil without
 }
 
-func newScratch(c *arch.Config, n int) scratch {
-	q, kv := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	return scratch{
+// Sizes are the widest layer's (layers may differ: widest).
+func newScratch(m *arch.Model, n int) scratch {
+	c, w := &m.Config, widest(m)
+	s := scratch{
 		x: make([]float32, n*c.Embd), xb: make([]float32, n*c.Embd),
-		q: make([]float32, n*q), k: make([]float32, n*kv), v: make([]float32, n*kv),
-		att: make([]float32, n*q), proj: make([]float32, n*c.Embd),
-		gate: make([]float32, n*c.FF), up: make([]float32, n*c.FF),
+		q: make([]float32, n*w.q), k: make([]float32, n*w.kv), v: make([]float32, n*w.kv),
+		att: make([]float32, n*w.q), proj: make([]float32, n*c.Embd),
+		gate: make([]float32, n*w.ff), up: make([]float32, n*w.ff),
+		shared: make([][]float32, len(m.Layers)),
+		ple:    newPLEScratch(m, n),
 	}
+	for i := range m.Layers {
+		if src := m.Layers[i].Config.KVLayer; src != i && s.shared[src] == nil {
+			s.shared[src] = make([]float32, 2*n*m.Layers[src].Config.KVWidth())
+		}
+	}
+	return s
 }
 
 func (s *scratch) bytes() int64 {
 	n := len(s.x) + len(s.xb) + len(s.q) + len(s.k) + len(s.v) + len(s.att) + len(s.proj) + len(s.gate) + len(s.up)
-	return int64(n) * 4
+	for _, b := range s.shared {
+		n += len(b)
+	}
+	return int64(n)*4 + s.ple.bytes()
 }
