@@ -157,9 +157,10 @@ func (t *Template) prepare(msgs []Message) []Message {
 // turns: the conversation keeps each reply as the model wrote it, channel
 // markup and reasoning included, and the template writes the final-channel
 // markup itself (and, as gpt-oss's own does, drops earlier reasoning).
-// <think> templates get the text as it was written; theirs decide.
+// Gemma 4's (Drop) get the answers too; <think> templates get the text as
+// it was written; theirs decide.
 func (r Reasoning) answersOnly(msgs []Message) []Message {
-	if r.Headers == nil {
+	if r.Headers == nil && !r.Drop {
 		return msgs
 	}
 	var out []Message

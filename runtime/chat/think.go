@@ -15,6 +15,9 @@ const (
 type Reasoning struct {
 	Open, Close string
 	Headers     []string
+	// Drop: earlier replies go back to the template as their answers
+	// only (always so where there are Headers).
+	Drop bool
 }
 
 var (
@@ -25,13 +28,22 @@ var (
 	// there at once).
 	Harmony = Reasoning{Open: "<|channel|>analysis<|message|>", Close: "<|end|>",
 		Headers: []string{"<|start|>assistant<|channel|>final<|message|>", "<|channel|>final<|message|>"}}
+	// Gemma4 writes its reasoning as "<|channel>thought\n…<channel|>"
+	// before the answer; with enable_thinking=false its template
+	// pre-fills the empty block. Earlier replies go back without it, as
+	// its template's own history does.
+	Gemma4 = Reasoning{Open: "<|channel>thought", Close: "<channel|>", Drop: true}
 )
 
 // ReasoningOf is the format a model with this chat template source writes:
-// harmony where the template speaks in channels, <think> tags otherwise.
+// harmony where the template speaks in channels, Gemma 4's where it
+// writes <|channel>thought, <think> tags otherwise.
 func ReasoningOf(templateSrc string) Reasoning {
-	if strings.Contains(templateSrc, "<|channel|>") {
+	switch {
+	case strings.Contains(templateSrc, "<|channel|>"):
 		return Harmony
+	case strings.Contains(templateSrc, Gemma4.Open) || strings.Contains(templateSrc, Gemma4.Close):
+		return Gemma4
 	}
 	return ThinkTags
 }

@@ -130,7 +130,7 @@ var commands = []commandSpec{
 	{kind: CmdBackend, name: "backend", args: "NAME", arg: argTextRequired,
 		help: "continue on another compute backend (cpu or vulkan), e.g. after a GPU fault"},
 	{kind: CmdThink, name: "think", args: "on|off", arg: argTextRequired,
-		help: "enable_thinking for thinking models (Qwen3, SmolLM3): off asks for the answer without reasoning"},
+		help: "enable_thinking for thinking models (Qwen3, SmolLM3, Gemma 4): off asks for the answer without reasoning"},
 	{kind: CmdPrompt, name: "prompt", args: "[TEXT]", arg: argTextOptional,
 		help: "show the exact prompt of the next reply and its tokens; TEXT stands for your next message"},
 }
