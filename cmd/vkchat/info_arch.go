@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,7 +25,7 @@ func archFeatures(m *arch.Model) [][2]string {
 	}
 	switch b.QKNorm {
 	case arch.QKNormHead:
-		norms = append(norms, fmt.Sprintf("Q/K RMSNorm per head [%d]", m.HeadDim))
+		norms = append(norms, fmt.Sprintf("Q/K RMSNorm per head [%s]", headDims(m)))
 	case arch.QKNormFull:
 		norms = append(norms, fmt.Sprintf("Q/K RMSNorm over the full width [%d]/[%d]", m.Heads*m.HeadDim, m.KVHeads*m.HeadDim))
 	}
@@ -59,6 +60,7 @@ func archFeatures(m *arch.Model) [][2]string {
 			nope = append(nope, i)
 		}
 	}
+	out = append(out, perLayerFeatures(m)...)
 	if len(local) > 0 {
 		add("sliding window", "%d positions on layers %s (RoPE base %g, scale %g); full attention on %s",
 			lc.Window, layerList(local), lc.RopeBase, lc.RopeScale, orNone(layerList(global)))
@@ -93,6 +95,20 @@ func archFeatures(m *arch.Model) [][2]string {
 	}
 	add("scales", "%s", strings.Join(mult, ", "))
 	return out
+}
+
+// headDims is the head size, or the sizes of the layers' kinds ("64/128").
+func headDims(m *arch.Model) string {
+	var ds []string
+	for i := range m.Layers {
+		if d := strconv.Itoa(m.Layers[i].Config.HeadDim); !slices.Contains(ds, d) {
+			ds = append(ds, d)
+		}
+	}
+	if len(ds) == 0 {
+		return strconv.Itoa(m.HeadDim)
+	}
+	return strings.Join(ds, "/")
 }
 
 // layerList writes sorted layer indexes compactly: "0-4, 6-10".

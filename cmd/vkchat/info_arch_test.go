@@ -34,7 +34,7 @@ func TestInfoShowsArchFeatures(t *testing.T) {
 		{"synth-smollm3-F32.gguf", []string{"no RoPE:         layers 3", "block:           pre-norm; FFN silu-gated"}, []string{"sliding window"}},
 		{"synth-olmo2-F32.gguf", []string{"block:           post-norm, Q/K RMSNorm over the full width [256]/[128]; FFN silu-gated"}, nil},
 		{"synth-granite-F32.gguf", []string{"scales:          embeddings ×12, residual branches ×0.22, attention ×0.0078125 on scores, logits ×0.125"}, nil},
-		{"synth-phi3-F32.gguf", []string{"attention ×0.125 on Q"}, []string{"sliding window"}},
+		{"synth-phi3-F32.gguf", []string{"attention ×0.125 on Q"}, []string{"sliding window", "layer kinds", "shared KV", "per-layer embd"}},
 		{"2026/synth-lfm2-F32.gguf", []string{
 			"KV cache:        f16: 2 layers × 512 ctx × 2 kv heads × 64 head dim × 2 (K,V) × 2 B = 524288 B",
 			"layer kinds:     4 shortconv + 2 attention (ssAssA; A attention)",
@@ -42,6 +42,16 @@ func TestInfoShowsArchFeatures(t *testing.T) {
 			"checkpoints:     up to 8 copies of the state on the CPU backend = 64.0 KiB at most",
 			"+ recurrent state 8.0 KiB",
 		}, []string{"no RoPE"}},
+		{"2026/synth-gemma4-F32.gguf", []string{
+			"block:           pre-norm, post-norm, Q/K RMSNorm per head [64/128]; FFN gelu-tanh-gated",
+			"layer kinds:     layers 0-2, 4 (sliding 8): head dim 64, 2 kv heads, ff 256, RoPE 64 dims base 10000; layers 3, 5 (full): head dim 128, 2 kv heads, ff 256, RoPE 128 dims base 1e+06 × rope_freqs",
+			"shared KV:       2 layers compute only Q and read an earlier layer's cache (4→2, 5→3); they hold none",
+			"per layer:       V RMS-normalized (no weight), stream × layer_output_scale after each layer",
+			"per-layer embd:  32 per layer × 6 layers for each of 512 tokens: F32 table 384.0 KiB (512 tokens × 192 values × 768 B/row = 393216 B)",
+			"soft-caps:       final logits 15·tanh(x/15)",
+			"scales:          embeddings ×16, attention ×1 on scores",
+			"KV cache:        f16: (1 layer × 512 ctx × 2 kv heads × 128 head dim + 3 layers × 8 window × 2 kv heads × 64 head dim) × 2 (K,V) × 2 B = 536576 B (+ 2 KV-shared layers, no cache of their own)",
+		}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.model, func(t *testing.T) {
