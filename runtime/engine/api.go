@@ -28,6 +28,15 @@ type ModelInfo struct {
 	KVHeads      int
 	HeadDim      int
 	KVType       string // "f16" or "f32"
+	// KVLayout is the KV cache as groups of layers alike in positions
+	// held and width, full layers first, and KVShared the layers that
+	// read another layer's cache and hold none; set only where layers
+	// differ in width or share caches (gemma4), nil where Layers ×
+	// KVHeads × HeadDim (and Stats.KVWindows) say it all.
+	KVLayout []KVGroup
+	KVShared int
+	// PLE is the per-layer embedding table (gemma4 E2B/E4B); zero without.
+	PLE PLEInfo
 	// Experts and ExpertsUsed are, for a mixture-of-experts model, the
 	// routed experts of each MoE layer and how many of them one token
 	// runs (TokenInfo.Experts says which); 0 for a dense model.
@@ -53,6 +62,24 @@ type ModelInfo struct {
 	Device        string
 	LoadTime      time.Duration
 }
+
+// KVGroup is layers whose caches hold Positions positions (a window's
+// ring, or the context) of KVHeads × HeadDim keys and values.
+type KVGroup struct {
+	Layers, Positions, Window, KVHeads, HeadDim int
+}
+
+// PLEInfo describes a per-layer embedding table: for each of Tokens
+// tokens a row of Layers × Width values of Type, RowBytes each; it stays
+// in the mapped file on the host, one row read per position.
+type PLEInfo struct {
+	Width, Layers, Tokens int
+	Type                  string
+	RowBytes              int64
+}
+
+// Bytes is the table's size.
+func (p PLEInfo) Bytes() int64 { return int64(p.Tokens) * p.RowBytes }
 
 // Request asks for one reply.
 type Request struct {

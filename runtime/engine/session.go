@@ -169,6 +169,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 			s.info.LayerKinds = append(s.info.LayerKinds, m.Layers[i].Config.Kind.String())
 		}
 	}
+	s.info.KVLayout, s.info.KVShared, s.info.PLE = layerLayout(m, ctxSize)
 	if s.info.Name == "" {
 		s.info.Name = filepath.Base(f.Path)
 	}

@@ -72,6 +72,7 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 	if hybrid {
 		lines = append(lines, stateLines(st, info, s, width)...)
 	}
+	lines = append(lines, pleLines(st, info, width)...)
 	if moe {
 		// Three formulas: each starts on its label's row to keep the
 		// panel short enough to stay beside the router panel.
@@ -98,12 +99,20 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 	if len(s.KVWindows) > 0 {
 		terms = windowTerms(info, ctx, s.KVWindows)
 	}
-	terms = append(terms,
-		fmt.Sprintf("× %d kv heads", info.KVHeads),
-		fmt.Sprintf("× %d head dim", info.HeadDim),
-		"× 2 (K,V)",
-		fmt.Sprintf("× %s B %s", elem, termtext.Sanitize(kvType)),
-	)
+	if len(info.KVLayout) > 0 {
+		// layers differ in width or share caches: each group's own
+		var t int64
+		terms, t = layoutKV(info, perElem)
+		if ok {
+			total = t
+		}
+	} else {
+		terms = append(terms,
+			fmt.Sprintf("× %d kv heads", info.KVHeads),
+			fmt.Sprintf("× %d head dim", info.HeadDim),
+			"× 2 (K,V)")
+	}
+	terms = append(terms, fmt.Sprintf("× %s B %s", elem, termtext.Sanitize(kvType)))
 	if ok {
 		res := "= " + ExactBytes(total)
 		switch {
@@ -115,6 +124,7 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 		}
 		terms = append(terms, res)
 	}
+	terms = append(terms, sharedNote(info)...)
 	if moe || hybrid {
 		return append(lines, inlineFormula(st, "KV alloc =", terms, width)...)
 	}
