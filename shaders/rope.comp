@@ -13,7 +13,11 @@
 // side (qwen3, gemma3); 2 normalizes all of Q and all of K as two vectors
 // with [heads*HD] / [kvheads*HD] weights (olmo2). As ggml: (x * scale) * w,
 // before RoPE. The sums of squares are taken first, a subgroup per head,
-// into shared memory.
+// into shared memory. VNORM (with QKNORM 1) also RMS-normalizes each V
+// head, without a weight (gemma4).
+//
+// A layer that reads another layer's cache (gemma4's KV-shared layers) is
+// run with kvheads 0: only Q is computed, and the caches are not written.
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -22,8 +26,10 @@ layout(constant_id = 2) const uint DIMS = 64;   // rotated dimensions per head
 layout(constant_id = 3) const uint NEOX = 0;    // rotate (i, i+DIMS/2) instead of (2i, 2i+1)
 layout(constant_id = 4) const uint KVF32 = 0;   // cache element is f32 (else f16)
 layout(constant_id = 5) const uint QKNORM = 0;  // 0 none, 1 per head, 2 over the full width
+layout(constant_id = 6) const uint VNORM = 0;   // 1: V heads RMS-normalized without a weight (needs QKNORM 1)
 
-// Heads (Q and K together) a per-head norm can hold; the host checks it.
+// Heads (Q, K and, with VNORM, V together) a per-head norm can hold; the
+// host checks it.
 const uint MAXG = 512;
 
 layout(binding = 0) uniform usamplerBuffer QKV;  // [token][q | k | v], R32_UINT view
@@ -84,7 +90,7 @@ float rot(uint base, uint h0, uint d, uint t, bool isq, uint g, uint wb) {
 // all of Q and all of K), one subgroup per group.
 void norm_scales(uint base) {
 	uint qw = p.heads * HD, kvw = p.kvheads * HD;
-	uint groups = QKNORM == 1 ? p.heads + p.kvheads : 2;
+	uint groups = QKNORM == 1 ? p.heads + p.kvheads * (VNORM != 0 ? 2 : 1) : 2;
 	for (uint g = gl_SubgroupID; g < groups; g += gl_NumSubgroups) {
 		uint start = QKNORM == 1 ? g * HD : (g == 0 ? 0 : qw);
 		uint len = QKNORM == 1 ? HD : (g == 0 ? qw : kvw);
@@ -135,6 +141,11 @@ void main() {
 			uint hb = base + qw + kvw + h * HD;
 			a = uintBitsToFloat(texelFetch(QKV, int(hb + d)).x);
 			b = uintBitsToFloat(texelFetch(QKV, int(hb + d + 1)).x);
+			if (VNORM != 0) {
+				float sc = nscale[p.heads + p.kvheads + h];
+				a *= sc;
+				b *= sc;
+			}
 		}
 		uint cell = (h * p.slots + slot) * HD + d;
 		if (KVF32 != 0) {

@@ -245,3 +245,28 @@ func (l *loader) uints(k string, n, def int) []int {
 	}
 	return out
 }
+
+// Widths is the largest per-layer size of each activation: layers may
+// differ in head size, KV heads, FF width and rotated dims (gemma4), and
+// backends size their buffers once for the widest.
+type Widths struct {
+	Q, KV, FF        int // heads × head dim, kv heads × head dim, FF
+	HeadDim, KVHeads int
+	RopeDims         int
+}
+
+// Widest is Widths over the model's layers (at least the model-wide
+// figures, for a model assembled without the loader).
+func (m *Model) Widest() Widths {
+	w := Widths{Q: m.Heads * m.HeadDim, KV: m.KVHeads * m.HeadDim, FF: m.FF, HeadDim: m.HeadDim, KVHeads: m.KVHeads, RopeDims: m.Rope.Dims}
+	for i := range m.Layers {
+		lc := &m.Layers[i].Config
+		w.Q = max(w.Q, m.Heads*lc.HeadDim)
+		w.KV = max(w.KV, lc.KVWidth())
+		w.FF = max(w.FF, lc.FF)
+		w.HeadDim = max(w.HeadDim, lc.HeadDim)
+		w.KVHeads = max(w.KVHeads, lc.KVHeads)
+		w.RopeDims = max(w.RopeDims, lc.RopeDims)
+	}
+	return w
+}

@@ -47,7 +47,9 @@ type Layer struct {
 	// attention weights (lfm2.go).
 	ShortConv *ShortConv
 
-	OutScale *Weight // layer_output_scale [1]: multiplies the stream after the layer (gemma4)
+	// Gemma 4: layer_output_scale [1], which multiplies the stream after
+	// the layer, and the layer's per-layer embedding weights; nil without.
+	OutScale *Weight
 	PLE      *LayerPLE
 }
 

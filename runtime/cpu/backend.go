@@ -164,9 +164,9 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 		}
 		b.layers = append(b.layers, v)
 	}
-	wd := widest(m)
-	hd := wd.hd
-	for h := 0; h < wd.kvHead; h++ {
+	wd := m.Widest()
+	hd := wd.HeadDim
+	for h := 0; h < wd.KVHeads; h++ {
 		b.attnWork = append(b.attnWork, attnScratch{
 			keys: make([]float32, opts.ContextSize*hd), vals: make([]float32, opts.ContextSize*hd),
 			qh: make([]float32, hd),
@@ -273,8 +273,8 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 // attnWorkBytes is the attention buffers New makes for a context of ctx
 // positions: per KV head, its keys and values widened, and one query.
 func attnWorkBytes(m *arch.Model, ctx int) int64 {
-	w := widest(m)
-	return int64(w.kvHead) * (2*int64(ctx) + 1) * int64(w.hd) * 4
+	w := m.Widest()
+	return int64(w.KVHeads) * (2*int64(ctx) + 1) * int64(w.HeadDim) * 4
 }
 
 // ContextBytes is what a context of ctx positions costs the backend beyond

@@ -22,12 +22,12 @@ type scratch struct {
 
 // Sizes are the widest layer's (layers may differ: widest).
 func newScratch(m *arch.Model, n int) scratch {
-	c, w := &m.Config, widest(m)
+	c, w := &m.Config, m.Widest()
 	s := scratch{
 		x: make([]float32, n*c.Embd), xb: make([]float32, n*c.Embd),
-		q: make([]float32, n*w.q), k: make([]float32, n*w.kv), v: make([]float32, n*w.kv),
-		att: make([]float32, n*w.q), proj: make([]float32, n*c.Embd),
-		gate: make([]float32, n*w.ff), up: make([]float32, n*w.ff),
+		q: make([]float32, n*w.Q), k: make([]float32, n*w.KV), v: make([]float32, n*w.KV),
+		att: make([]float32, n*w.Q), proj: make([]float32, n*c.Embd),
+		gate: make([]float32, n*w.FF), up: make([]float32, n*w.FF),
 		shared: make([][]float32, len(m.Layers)),
 		ple:    newPLEScratch(m, n),
 	}

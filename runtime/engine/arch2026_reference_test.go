@@ -38,13 +38,15 @@ var arch2026Refs = []struct {
 	{"synth-lfm2-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 	// Gemma 4 attends with scale 1 (its Q/K norms scale), so on these
 	// random weights a score moves by ~|q·k| × an F16 ulp when a key
-	// rounds differently: the same backend with an F32 instead of an F16
-	// cache moves the top-5 logits by up to 0.24. Against llama.cpp the
-	// measured worst case is 0.055 (F32) and 0.36 (Q4_K_M), every position
-	// below 15 within 0.01, and greedy identical up to the first near tie;
-	// the bounds sit just above that (issue 26).
-	{"synth-gemma4-F32", []string{"cpu"}, archBound{prompt: 0.06, generated: 0.06, greedyGap: nearTie}},
-	{"synth-gemma4-Q4_K_M", []string{"cpu"}, archBound{prompt: 0.4, generated: 0.4, greedyGap: 0.5}},
+	// rounds differently: the CPU backend with an F32 instead of an F16
+	// cache moves the top-5 logits by up to 0.24. Measured against
+	// llama.cpp (issue 26): F32 0.055 (CPU) and 0.058 (Vulkan), every
+	// position below 15 within 0.01 and greedy identical; Q4_K_M, where
+	// one flipped 8-bit activation rounding is amplified the same way,
+	// 0.36 (CPU) and 1.05 (Vulkan; its first 4 positions agree exactly,
+	// the CPU's 1 to 7). The bounds sit just above that.
+	{"synth-gemma4-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.06, generated: 0.065, greedyGap: nearTie}},
+	{"synth-gemma4-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.75, generated: 1.1, greedyGap: 1.1}},
 }
 
 func TestArchs2026MatchLlamaCpp(t *testing.T) {

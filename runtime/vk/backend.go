@@ -32,6 +32,7 @@ type Backend struct {
 	outNorm         *vulkan.Buffer
 	layers          []*layerWeights
 	weightBytes     uint64
+	ple             *pleModel // per-layer embeddings (gemma4), or nil
 
 	rec        recipe
 	plans      []layerPlan // per layer
@@ -140,11 +141,19 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 		return nil, fmt.Errorf("vulkan backend: unknown KV cache type %q (f16 or f32)", opts.KVType)
 	}
 	c := m.Config
+	wd := m.Widest()
 	if c.HeadDim%8 != 0 {
 		return nil, fmt.Errorf("vulkan backend: head size %d is not a multiple of 8, which the attention kernel needs", c.HeadDim)
 	}
-	if c.Block.QKNorm == arch.QKNormHead && c.Heads+c.KVHeads > 512 {
-		return nil, fmt.Errorf("vulkan backend: %d query and %d key heads, over the 512 the Q/K norm kernel holds", c.Heads, c.KVHeads)
+	vnorm := 1
+	if c.Block.VNorm {
+		vnorm = 2
+	}
+	if c.Block.QKNorm == arch.QKNormHead && c.Heads+vnorm*wd.KVHeads > 512 {
+		return nil, fmt.Errorf("vulkan backend: %d query and %d key heads, over the 512 the Q/K norm kernel holds", c.Heads, vnorm*wd.KVHeads)
+	}
+	if c.Block.VNorm && c.Block.QKNorm != arch.QKNormHead {
+		return nil, fmt.Errorf("vulkan backend: V norm without per-head Q/K norms, which the rope kernel does not compute")
 	}
 	b = &Backend{d: dev, m: m, cfg: c, opts: opts, profile: profile, sharedDevice: true, rec: newRecipe(&c)}
 	dev.track(&b.buffers)
@@ -158,10 +167,10 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 		b.sharedDevice = shared
 	}()
 	b.xStride = int(alignUp(uint64(c.Embd), 256))
-	qw, kvw := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	b.qkvStride = int(alignUp(uint64(qw+2*kvw), 4))
-	b.qStride = int(alignUp(uint64(qw), 256))
-	b.ffStride = int(alignUp(uint64(c.FF), 256))
+	// the widest layer's (layers may differ: gemma4)
+	b.qkvStride = int(alignUp(uint64(wd.Q+2*wd.KV), 4))
+	b.qStride = int(alignUp(uint64(wd.Q), 256))
+	b.ffStride = int(alignUp(uint64(wd.FF), 256))
 	if err := b.planLayers(); err != nil {
 		return nil, fmt.Errorf("vulkan backend: %s: %w", m.Name, err)
 	}
@@ -185,7 +194,12 @@ func (b *Backend) allocate() error {
 			b.kc, b.vc = append(b.kc, nil), append(b.vc, nil) // a state, no cache (deltanet.go)
 			continue
 		}
-		kvBytes := uint64(c.KVHeads) * uint64(pl.slots) * uint64(c.HeadDim) * uint64(b.opts.KVType.Bytes())
+		if pl.shared(l) {
+			// a KV-shared layer reads its source layer's cache
+			b.kc, b.vc = append(b.kc, b.kc[pl.kvLayer]), append(b.vc, b.vc[pl.kvLayer])
+			continue
+		}
+		kvBytes := uint64(pl.kvHeads) * uint64(pl.slots) * uint64(pl.headDim) * uint64(b.opts.KVType.Bytes())
 		// The cache is written 4 bytes per texel: that view bounds the size.
 		if lim := d.Info.Limits.MaxTexelElements * 4; kvBytes > lim {
 			return fmt.Errorf("a KV cache of %d positions needs %d bytes per layer for keys, over the %d a texel buffer spans on %s: use a smaller context",
@@ -228,7 +242,7 @@ func (b *Backend) allocate() error {
 		return err
 	}
 	if splits := b.maxAttnSplits(); splits > 0 {
-		if b.attPart, err = act("split-K attention partials", c.Heads*splits*(c.HeadDim+2), vulkan.MemDevice); err != nil {
+		if b.attPart, err = act("split-K attention partials", c.Heads*splits*(b.m.Widest().HeadDim+2), vulkan.MemDevice); err != nil {
 			return err
 		}
 	}
@@ -255,6 +269,9 @@ func (b *Backend) allocate() error {
 	if err := b.allocateConv(act); err != nil {
 		return err
 	}
+	if err := b.allocatePLE(act); err != nil {
+		return err
+	}
 	if b.logits, err = act("logits", n*c.Vocab, d.tune.logitsKind()); err != nil {
 		return err
 	}
@@ -265,7 +282,12 @@ func (b *Backend) allocate() error {
 		return err
 	}
 	b.ropeOff = int(alignUp(uint64(16+4*n), regionAlign))
-	stepWords := (b.ropeOff+len(b.ropeTables)*b.ropeTableBytes())/4 + 4
+	stepBytes := b.ropeOff + len(b.ropeTables)*b.ropeTableBytes()
+	if b.ple != nil {
+		b.ple.rawOff = stepBytes // aligned: the tables' size is
+		stepBytes += b.pleRawBytes()
+	}
+	stepWords := stepBytes/4 + 4
 	if b.step, err = act("step parameters", stepWords, d.tune.stepKind()); err != nil {
 		return err
 	}
@@ -279,6 +301,9 @@ func (b *Backend) allocate() error {
 	zeroed := []*vulkan.Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o, b.moeH, b.moeH2}
 	if b.dn != nil {
 		zeroed = append(zeroed, b.dn.o, b.dn.shH, b.dn.shH2)
+	}
+	if b.ple != nil {
+		zeroed = append(zeroed, b.ple.in, b.ple.gate)
 	}
 	for _, buf := range zeroed {
 		if buf != nil {
@@ -295,7 +320,7 @@ func (b *Backend) Name() string { return "vulkan" }
 func (b *Backend) Memory() backend.Memory {
 	var kv uint64
 	for l := range b.kc {
-		if b.kc[l] != nil {
+		if b.kc[l] != nil && !b.plans[l].shared(l) {
 			kv += b.kc[l].Size + b.vc[l].Size
 		}
 	}
@@ -303,7 +328,7 @@ func (b *Backend) Memory() backend.Memory {
 	mem := backend.Memory{
 		Weights:     int64(b.weightBytes),
 		KVAllocated: int64(kv),
-		KVPerToken:  b.cfg.KVBytesPerToken(elem),
+		KVPerToken:  b.m.KVBytesPerToken(elem),
 		Scratch:     int64(b.scratchBytes),
 		Device:      fmt.Sprintf("%s (%s)", b.d.Info.Name, b.d.Info.Type),
 		KVFormula:   b.kvFormula(int64(kv)),
@@ -312,9 +337,9 @@ func (b *Backend) Memory() backend.Memory {
 		StateFormula:    b.m.StateFormula(),
 		CheckpointBytes: b.checkpointBytes(),
 	}
-	perLayer := int64(2 * b.cfg.KVHeads * b.cfg.HeadDim * elem)
 	for _, g := range b.kvGroups() {
 		if g.window > 0 {
+			perLayer := int64(2 * g.kvHeads * g.headDim * elem)
 			mem.KVRings = append(mem.KVRings, backend.KVRing{Layers: g.layers, Window: g.slots, BytesPerPosition: int64(g.layers) * perLayer})
 		}
 	}
@@ -352,19 +377,18 @@ func (b *Backend) Device() vulkan.DeviceInfo { return b.d.Info }
 // of the pos+1 positions attention reads. Divided into the device's read
 // bandwidth it is the step's speed bound.
 func (b *Backend) DecodeBytes(pos int) uint64 {
-	c := b.cfg
-	var positions uint64
+	var values uint64 // per K (or V): positions read × their width, over the layers
 	for _, pl := range b.plans {
 		if pl.recurrent {
 			continue
 		}
+		n := uint64(pos + 1)
 		if pl.window > 0 {
-			positions += uint64(min(pos+1, pl.window))
-		} else {
-			positions += uint64(pos + 1)
+			n = uint64(min(pos+1, pl.window))
 		}
+		values += n * uint64(pl.kvHeads*pl.headDim)
 	}
-	kv := 2 * uint64(c.KVHeads*c.HeadDim) * uint64(b.opts.KVType.Bytes()) * positions
+	kv := 2 * values * uint64(b.opts.KVType.Bytes())
 	return b.decode.StreamBytes + kv
 }
 
@@ -377,16 +401,20 @@ func (b *Backend) DecodeBytes(pos int) uint64 {
 // raised by its MScale, as the CPU backend's ropeTable.angles does.
 func (b *Backend) ropeAngles(pos, n int) {
 	r := b.cfg.Rope
-	pairs := r.Dims / 2
-	factors := r.Factors(b.opts.ContextSize)
+	modelFactors := r.Factors(b.opts.ContextSize)
 	mscale := one(r.AttnFactor)
 	if r.YaRN != nil {
 		mscale *= r.YaRN.MScale
 	}
 	m := b.stepMapped()
 	for ti, tab := range b.ropeTables {
+		pairs := tab.dims / 2
+		factors := modelFactors
+		if !tab.factors {
+			factors = nil
+		}
 		// powf(base, -2.0f/n_dims) as ggml computes it, the exponent in float32
-		step := float32(math.Pow(float64(tab.base), float64(float32(-2)/float32(r.Dims))))
+		step := float32(math.Pow(float64(tab.base), float64(float32(-2)/float32(tab.dims))))
 		off := b.ropeOff + ti*b.ropeTableBytes()
 		for t := 0; t < n; t++ {
 			theta := float32(pos + t)
@@ -437,6 +465,9 @@ func (b *Backend) runChunk(tokens []int32, pos int, runs []*vulkan.Recorder) err
 		putU32(m, 16+4*i, uint32(t))
 	}
 	b.ropeAngles(pos, n)
+	if err := b.pleRows(tokens); err != nil {
+		return fmt.Errorf("vulkan backend: %w", err)
+	}
 	b.wrote(pos, n) // before the run: a failed step may have written them
 	b.seq++
 	if err := b.d.Submit(runs...); err != nil {

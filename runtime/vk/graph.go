@@ -176,34 +176,21 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 	if err := b.recordEmbed(r, s); err != nil {
 		return err
 	}
-	qw, kvw := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	if b.ple != nil {
+		if err := b.recordPLEInputs(r, s); err != nil {
+			return err
+		}
+	}
 	kvf32 := uint32(0)
 	if b.opts.KVType.Bytes() == 4 {
 		kvf32 = 1
-	}
-	rope, err := d.kernel("rope", 8*4, 64, uint32(c.HeadDim), uint32(c.Rope.Dims), flag(c.Rope.NeoX), kvf32, b.rec.qkNorm)
-	if err != nil {
-		return err
 	}
 	// one subgroup per workgroup: the kernel reduces with subgroup operations
 	sg := d.Info.SureSubgroup()
 	// sinks: every layer has them or none does (checkLayer)
 	sink := flag(len(b.layers) > 0 && b.layers[0].sinks != nil)
-	attn, err := d.kernel("attention", 5*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0), 0, sink)
-	if err != nil {
-		return err
-	}
 	// decode on a GPU: split-K over the positions, then the combine pass
-	var comb *vulkan.Kernel
 	split := s.cap == 1 && b.attPart != nil
-	if split {
-		if attn, err = d.kernel("attention", 5*4, sg, uint32(c.HeadDim), uint32(c.Heads/c.KVHeads), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0), uint32(d.tune.attnSplit), sink); err != nil {
-			return err
-		}
-		if comb, err = d.kernel("attn_combine", 2*4, sg, uint32(c.HeadDim), sink); err != nil {
-			return err
-		}
-	}
 	dum, err := d.dummy()
 	if err != nil {
 		return err
@@ -230,11 +217,42 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 			}
 			continue
 		}
+		// the layer's geometry picks its kernels (layers may differ: gemma4)
+		hd, kvh := pl.headDim, pl.kvHeads
+		qw, kvw := c.Heads*hd, kvh*hd
+		dims := pl.dims
+		if t := pl.table; pl.rope && t < len(b.ropeTables) {
+			dims = b.ropeTables[t].dims
+		}
+		rope, err := d.kernel("rope", 8*4, 64, uint32(hd), uint32(dims), flag(c.Rope.NeoX), kvf32, b.rec.qkNorm, flag(c.Block.VNorm))
+		if err != nil {
+			return err
+		}
+		attn, err := d.kernel("attention", 5*4, sg, uint32(hd), uint32(c.Heads/kvh), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0), 0, sink)
+		if err != nil {
+			return err
+		}
+		var comb *vulkan.Kernel
+		if split {
+			if attn, err = d.kernel("attention", 5*4, sg, uint32(hd), uint32(c.Heads/kvh), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0), uint32(d.tune.attnSplit), sink); err != nil {
+				return err
+			}
+			if comb, err = d.kernel("attn_combine", 2*4, sg, uint32(hd), sink); err != nil {
+				return err
+			}
+		}
+		shared := pl.shared(l)
 		mv := matvecOp{x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps, y: b.qkv, ystride: b.qkvStride, tokens: s.cap, step: b.step, xq: b.xq}
 		if lw.bias != nil {
 			mv.bias, mv.epi = lw.bias, epiBias
 		}
-		if lw.qkv != nil {
+		if shared {
+			// Q only: the keys and values are in the source layer's cache
+			mv.label, mv.m = name("q"), lw.q
+			if err := b.d.matvec(r, mv); err != nil {
+				return err
+			}
+		} else if lw.qkv != nil {
 			mv.label, mv.m = name("qkv"), lw.qkv
 			if err := b.d.matvec(r, mv); err != nil {
 				return err
@@ -262,12 +280,20 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 		table := vulkan.Arg{B: b.step, Off: uint64(b.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2}
 		qn, kn := lw.qNorm, lw.kNorm
 		if qn == nil {
-			qn, kn = dum, dum
+			qn = dum
 		}
-		err := r.Dispatch(name("rope"), rope, []vulkan.Arg{
-			{B: b.qkv, Format: fmtU32}, table, vulkan.W(b.q), {B: b.kc[l], Write: true, Format: fmtU32}, {B: b.vc[l], Write: true, Format: fmtU32}, vulkan.R(b.step),
+		if kn == nil {
+			kn = dum
+		}
+		ropeKV := uint32(kvh)
+		kc, vc := b.kc[l], b.vc[l] // a KV-shared layer's are its source's
+		if shared {
+			ropeKV = 0 // Q only; the caches are not written
+		}
+		err = r.Dispatch(name("rope"), rope, []vulkan.Arg{
+			{B: b.qkv, Format: fmtU32}, table, vulkan.W(b.q), {B: kc, Write: true, Format: fmtU32}, {B: vc, Write: true, Format: fmtU32}, vulkan.R(b.step),
 			{B: qn, Format: fmtU32}, {B: kn, Format: fmtU32},
-		}, []uint32{uint32(c.Heads), uint32(c.KVHeads), uint32(b.qkvStride), uint32(b.qStride), uint32(pl.slots), flag(pl.rope),
+		}, []uint32{uint32(c.Heads), ropeKV, uint32(b.qkvStride), uint32(b.qStride), uint32(pl.slots), flag(pl.rope),
 			math.Float32bits(b.rec.qScale), math.Float32bits(c.NormEps)}, uint32(s.cap), 1, 1)
 		if err != nil {
 			return err
@@ -280,12 +306,12 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 		if split {
 			// enough splits for the whole cache; those past the span write neutral partials
 			n := d.tune.attnSplits(pl.slots)
-			err = r.Dispatch(name("attention"), attn, []vulkan.Arg{vulkan.R(b.q), vulkan.R(b.kc[l]), vulkan.R(b.vc[l]), vulkan.W(b.attPart), vulkan.R(b.step), vulkan.R(sinks)}, apush, uint32(c.KVHeads), 1, uint32(n))
+			err = r.Dispatch(name("attention"), attn, []vulkan.Arg{vulkan.R(b.q), vulkan.R(kc), vulkan.R(vc), vulkan.W(b.attPart), vulkan.R(b.step), vulkan.R(sinks)}, apush, uint32(kvh), 1, uint32(n))
 			if err == nil {
 				err = r.Dispatch(name("attention combine"), comb, []vulkan.Arg{vulkan.R(b.attPart), vulkan.W(b.att), vulkan.R(b.step), vulkan.R(sinks)}, []uint32{uint32(b.qStride), uint32(n)}, uint32(c.Heads), 1, 1)
 			}
 		} else {
-			err = r.Dispatch(name("attention"), attn, []vulkan.Arg{vulkan.R(b.q), vulkan.R(b.kc[l]), vulkan.R(b.vc[l]), vulkan.W(b.att), vulkan.R(b.step), vulkan.R(sinks)}, apush, uint32(c.KVHeads), uint32(s.cap), 1)
+			err = r.Dispatch(name("attention"), attn, []vulkan.Arg{vulkan.R(b.q), vulkan.R(kc), vulkan.R(vc), vulkan.W(b.att), vulkan.R(b.step), vulkan.R(sinks)}, apush, uint32(kvh), uint32(s.cap), 1)
 		}
 		if err != nil {
 			return err
@@ -309,6 +335,9 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 			}
 		}
 		if err := b.recordFFN(r, name, l, lw, s); err != nil {
+			return err
+		}
+		if err := b.recordLayerEnd(r, name, l, lw, s); err != nil {
 			return err
 		}
 	}

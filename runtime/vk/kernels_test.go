@@ -153,7 +153,8 @@ func refNorm(x, w []float32, eps float32) {
 // partial rotary dims, none on a NoPE layer), the Q/K norms (per head and
 // over the full width) and Q scale, and the cache write (F16 and F32, into
 // a ring that wraps) against plain loops, with sentinels around the
-// written cache rows.
+// written cache rows; gemma4's V norm (per head, no weight) and its
+// KV-shared layers (kvheads 0: Q only, the caches untouched).
 func TestRopeKV(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(4))
@@ -165,16 +166,21 @@ func TestRopeKV(t *testing.T) {
 		noRope bool
 		qscale float32
 		slots  int // 0: the whole context
+		vnorm  bool
+		qOnly  bool
 	}{
-		{false, 64, backend.KVF16, 0, false, 1, 0}, {true, 64, backend.KVF32, 0, false, 1, 0}, {true, 32, backend.KVF16, 0, false, 1, 0}, {false, 48, backend.KVF32, 0, false, 1, 0},
-		{true, 64, backend.KVF16, arch.QKNormHead, false, 1, 0},
-		{true, 64, backend.KVF32, arch.QKNormFull, false, 1, 0},
-		{true, 32, backend.KVF16, arch.QKNormHead, false, 0.125, 0},
-		{false, 64, backend.KVF32, 0, true, 1, 0},
-		{true, 64, backend.KVF16, arch.QKNormHead, true, 0.125, 0},
-		{true, 64, backend.KVF32, 0, false, 1, 7}, // positions 17..21 wrap around a ring of 7
+		{false, 64, backend.KVF16, 0, false, 1, 0, false, false}, {true, 64, backend.KVF32, 0, false, 1, 0, false, false}, {true, 32, backend.KVF16, 0, false, 1, 0, false, false}, {false, 48, backend.KVF32, 0, false, 1, 0, false, false},
+		{true, 64, backend.KVF16, arch.QKNormHead, false, 1, 0, false, false},
+		{true, 64, backend.KVF32, arch.QKNormFull, false, 1, 0, false, false},
+		{true, 32, backend.KVF16, arch.QKNormHead, false, 0.125, 0, false, false},
+		{false, 64, backend.KVF32, 0, true, 1, 0, false, false},
+		{true, 64, backend.KVF16, arch.QKNormHead, true, 0.125, 0, false, false},
+		{true, 64, backend.KVF32, 0, false, 1, 7, false, false}, // positions 17..21 wrap around a ring of 7
+		{true, 64, backend.KVF16, arch.QKNormHead, false, 1, 0, true, false},
+		{true, 64, backend.KVF32, arch.QKNormHead, false, 1, 7, true, false},
+		{true, 64, backend.KVF16, arch.QKNormHead, false, 1, 0, true, true},
 	} {
-		t.Run(fmt.Sprintf("neox%v/dims%d/%s/qknorm%d/norope%v/qscale%g/slots%d", c.neox, c.dims, c.kv, c.qkNorm, c.noRope, c.qscale, c.slots), func(t *testing.T) {
+		t.Run(fmt.Sprintf("neox%v/dims%d/%s/qknorm%d/norope%v/qscale%g/slots%d/vnorm%v/qonly%v", c.neox, c.dims, c.kv, c.qkNorm, c.noRope, c.qscale, c.slots, c.vnorm, c.qOnly), func(t *testing.T) {
 			cfg := arch.Config{Embd: 256, Heads: 4, KVHeads: 2, HeadDim: 64, Rope: arch.Rope{Dims: c.dims, Base: 10000, NeoX: c.neox, Scale: 1}}
 			ctx, n, pos := 40, 5, 17
 			if c.slots > 0 {
@@ -184,7 +190,7 @@ func TestRopeKV(t *testing.T) {
 			hd, qw, kvw := cfg.HeadDim, cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
 			qkvStride := qw + 2*kvw
 			qkv := randomVec(n*qkvStride, rng)
-			b := &Backend{d: d, cfg: cfg, opts: backend.Options{ContextSize: ctx, KVType: c.kv}, ropeTables: []ropeTable{{10000, 1}}}
+			b := &Backend{d: d, cfg: cfg, opts: backend.Options{ContextSize: ctx, KVType: c.kv}, ropeTables: []ropeTable{{base: 10000, scale: 1, dims: c.dims, factors: true}}}
 			b.ropeOff = 256
 			nq, nk := 0, 0
 			switch c.qkNorm {
@@ -233,14 +239,14 @@ func TestRopeKV(t *testing.T) {
 			if c.neox {
 				neox = 1
 			}
-			k, err := d.kernel("rope", 8*4, 64, uint32(hd), uint32(c.dims), neox, kvf32, uint32(c.qkNorm))
+			k, err := d.kernel("rope", 8*4, 64, uint32(hd), uint32(c.dims), neox, kvf32, uint32(c.qkNorm), flag(c.vnorm))
 			if err != nil {
 				t.Fatal(err)
 			}
 			runOnce(t, d, func(r *vulkan.Recorder) error {
 				return r.Dispatch("rope", k, []vulkan.Arg{{B: qkvb, Format: fmtU32}, {B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, vulkan.W(qb), {B: kc, Write: true, Format: fmtU32}, {B: vc, Write: true, Format: fmtU32}, vulkan.R(b.step),
 					{B: qnb, Format: fmtU32}, {B: knb, Format: fmtU32}},
-					[]uint32{uint32(cfg.Heads), uint32(cfg.KVHeads), uint32(qkvStride), uint32(qw), uint32(ctx), flag(!c.noRope), math.Float32bits(c.qscale), math.Float32bits(eps)}, uint32(n+2), 1, 1)
+					[]uint32{uint32(cfg.Heads), uint32(map[bool]int{false: cfg.KVHeads, true: 0}[c.qOnly]), uint32(qkvStride), uint32(qw), uint32(ctx), flag(!c.noRope), math.Float32bits(c.qscale), math.Float32bits(eps)}, uint32(n+2), 1, 1)
 			})
 			// reference
 			cos := make([]float32, c.dims/2)
@@ -271,6 +277,15 @@ func TestRopeKV(t *testing.T) {
 				}
 				for i := 0; i < qw; i++ {
 					row[i] *= c.qscale
+				}
+				if c.vnorm {
+					ones := make([]float32, hd)
+					for i := range ones {
+						ones[i] = 1
+					}
+					for h := 0; h < cfg.KVHeads; h++ {
+						refNorm(row[qw+kvw+h*hd:qw+kvw+(h+1)*hd], ones, eps)
+					}
 				}
 				copy(qref[tk*qw:], row[:qw])
 				kref[tk] = row[qw:]
@@ -305,7 +320,7 @@ func TestRopeKV(t *testing.T) {
 								tk = j
 							}
 						}
-						if tk < 0 {
+						if tk < 0 || c.qOnly {
 							if !kun || !vun {
 								t.Fatalf("cache written at slot %d outside the step", p)
 							}
@@ -313,7 +328,7 @@ func TestRopeKV(t *testing.T) {
 						}
 						kr = append(kr, kref[tk][h*hd+dd])
 						kg = append(kg, kv)
-						vr = append(vr, qkv[tk*qkvStride+qw+kvw+h*hd+dd])
+						vr = append(vr, kref[tk][kvw+h*hd+dd])
 						vg = append(vg, vv)
 					}
 				}
@@ -634,7 +649,7 @@ func TestRopeYaRN(t *testing.T) {
 	const n, pos = 4, 300 // past the original context
 	pairs := r.Dims / 2
 	d := testDevice(t)
-	b := &Backend{d: d, cfg: m.Config, opts: backend.Options{ContextSize: 512}, ropeTables: []ropeTable{{r.Base, one(r.Scale)}}}
+	b := &Backend{d: d, cfg: m.Config, opts: backend.Options{ContextSize: 512}, ropeTables: []ropeTable{{base: r.Base, scale: one(r.Scale), dims: r.Dims, factors: true}}}
 	var err error
 	if b.step, err = d.NewBuffer("step", uint64(8*n*pairs), vulkan.MemHost); err != nil {
 		t.Fatal(err)

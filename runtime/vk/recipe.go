@@ -68,9 +68,13 @@ func newRecipe(c *arch.Config) recipe {
 	return r
 }
 
-// ropeTable is one (base, scale) pair's cos/sin table in the step buffer.
+// ropeTable is one rotation's cos/sin table in the step buffer: its base
+// and scale, the dims it rotates, and whether the model's frequency
+// factors apply (not on gemma4's sliding layers).
 type ropeTable struct {
 	base, scale float32
+	dims        int
+	factors     bool
 }
 
 // layerPlan is what differs between layers in the recording.
@@ -81,7 +85,14 @@ type layerPlan struct {
 	slots  int // cache positions held (a ring when < the context)
 	// recurrent: a DeltaNet layer, which keeps a state and no cache
 	recurrent bool
+	// the layer's geometry (arch.LayerConfig), and the layer whose cache
+	// it attends to (itself unless KV-shared)
+	headDim, kvHeads, ff, dims int
+	kvLayer                    int
 }
+
+// shared reports whether layer l reads another layer's cache.
+func (p layerPlan) shared(l int) bool { return p.kvLayer != l }
 
 // cacheSlots is how many positions a layer's cache holds for a context of
 // ctx. A sliding-window layer keeps a ring: its window plus the positions a
@@ -105,15 +116,30 @@ func (b *Backend) planLayers() error {
 	b.ropeTables = b.ropeTables[:0]
 	for i := range b.m.Layers {
 		lc := b.m.Layers[i].Config
-		if lc == (arch.LayerConfig{}) {
-			lc = arch.LayerConfig{Rope: true, RopeBase: c.Rope.Base, RopeScale: c.Rope.Scale}
+		if lc.HeadDim == 0 {
+			// a model assembled without the loader: the model-wide
+			// geometry, each layer its own cache
+			if lc == (arch.LayerConfig{}) {
+				lc = arch.LayerConfig{Rope: true, RopeBase: c.Rope.Base, RopeScale: c.Rope.Scale}
+			}
+			lc.HeadDim, lc.KVHeads, lc.FF, lc.RopeDims, lc.KVLayer = c.HeadDim, c.KVHeads, c.FF, c.Rope.Dims, i
 		}
 		if lc.Window < 0 {
 			return fmt.Errorf("layer %d: sliding window %d is negative", i, lc.Window)
 		}
-		p := layerPlan{rope: lc.Rope, window: lc.Window, slots: cacheSlots(lc, b.opts.ContextSize), recurrent: lc.Kind.Recurrent()}
+		if lc.HeadDim%8 != 0 {
+			return fmt.Errorf("layer %d: head size %d is not a multiple of 8, which the attention kernel needs", i, lc.HeadDim)
+		}
+		if lc.KVLayer < 0 || lc.KVLayer > i {
+			return fmt.Errorf("layer %d: reads the cache of layer %d, not an earlier one", i, lc.KVLayer)
+		}
+		p := layerPlan{rope: lc.Rope, window: lc.Window, slots: cacheSlots(lc, b.opts.ContextSize), recurrent: lc.Kind.Recurrent(),
+			headDim: lc.HeadDim, kvHeads: lc.KVHeads, ff: lc.FF, dims: lc.RopeDims, kvLayer: lc.KVLayer}
+		if lc.KVLayer != i {
+			p.slots = b.plans[lc.KVLayer].slots
+		}
 		if lc.Rope {
-			t := ropeTable{base: lc.RopeBase, scale: one(lc.RopeScale)}
+			t := ropeTable{base: lc.RopeBase, scale: one(lc.RopeScale), dims: lc.RopeDims, factors: !lc.NoRopeFactors}
 			if !(t.base > 0) {
 				return fmt.Errorf("layer %d: RoPE base %g must be positive", i, t.base)
 			}
@@ -134,7 +160,7 @@ func (b *Backend) planLayers() error {
 	b.history = make([]int32, b.opts.ContextSize)
 	if len(b.ropeTables) == 0 {
 		// every layer is NoPE; the kernels still bind a table
-		b.ropeTables = append(b.ropeTables, ropeTable{base: c.Rope.Base, scale: one(c.Rope.Scale)})
+		b.ropeTables = append(b.ropeTables, ropeTable{base: c.Rope.Base, scale: one(c.Rope.Scale), dims: c.Rope.Dims, factors: true})
 	}
 	return nil
 }
@@ -142,29 +168,36 @@ func (b *Backend) planLayers() error {
 // ropeTableBytes is the room one table takes in the step buffer, aligned
 // so each can be bound at its own offset.
 func (b *Backend) ropeTableBytes() int {
-	return int(alignUp(uint64(8*prefillChunk*(b.cfg.Rope.Dims/2)), regionAlign))
+	dims := b.cfg.Rope.Dims
+	for _, t := range b.ropeTables {
+		dims = max(dims, t.dims)
+	}
+	return int(alignUp(uint64(8*prefillChunk*(dims/2)), regionAlign))
 }
 
-// kvGroup is a set of layers whose caches hold the same positions.
+// kvGroup is a set of layers whose caches hold the same positions at the
+// same width.
 type kvGroup struct {
 	layers, slots, window int
+	kvHeads, headDim      int
 }
 
-// kvGroups groups the layers by cache size, full layers first.
+// kvGroups groups the layers that own a cache by size and width, full
+// layers first.
 func (b *Backend) kvGroups() []kvGroup {
 	var out []kvGroup
 	for _, ring := range []bool{false, true} {
-		for _, pl := range b.plans {
-			if pl.recurrent || (pl.slots < b.opts.ContextSize) != ring {
+		for l, pl := range b.plans {
+			if pl.recurrent || (pl.slots < b.opts.ContextSize) != ring || pl.shared(l) {
 				continue
 			}
-			g := kvGroup{layers: 1, slots: pl.slots}
+			g := kvGroup{layers: 1, slots: pl.slots, kvHeads: pl.kvHeads, headDim: pl.headDim}
 			if ring {
 				g.window = pl.window
 			}
 			found := false
 			for i := range out {
-				if out[i].slots == g.slots && out[i].window == g.window {
+				if out[i].slots == g.slots && out[i].window == g.window && out[i].kvHeads == g.kvHeads && out[i].headDim == g.headDim {
 					out[i].layers++
 					found = true
 				}
@@ -182,7 +215,12 @@ func (b *Backend) kvGroups() []kvGroup {
 // chunk - 1).
 func (b *Backend) kvFormula(total int64) string {
 	var parts []string
-	for _, g := range b.kvGroups() {
+	groups := b.kvGroups()
+	uniform := true
+	for _, g := range groups {
+		uniform = uniform && g.kvHeads == groups[0].kvHeads && g.headDim == groups[0].headDim
+	}
+	for _, g := range groups {
 		layers := "layers"
 		if g.layers == 1 {
 			layers = "layer"
@@ -191,12 +229,22 @@ func (b *Backend) kvFormula(total int64) string {
 		if g.window > 0 {
 			what = fmt.Sprintf("%d ring (window %d + %d)", g.slots, g.window, g.slots-g.window)
 		}
+		if !uniform {
+			what += fmt.Sprintf(" × %d kv heads × %d head dim", g.kvHeads, g.headDim)
+		}
 		parts = append(parts, fmt.Sprintf("%d %s × %s", g.layers, layers, what))
 	}
 	pos := strings.Join(parts, " + ")
 	if len(parts) > 1 {
 		pos = "(" + pos + ")"
 	}
-	return fmt.Sprintf("%s × %d kv heads × %d head dim × 2 (K,V) × %d B = %d B",
-		pos, b.cfg.KVHeads, b.cfg.HeadDim, b.opts.KVType.Bytes(), total)
+	width := ""
+	if uniform && len(groups) > 0 {
+		width = fmt.Sprintf(" × %d kv heads × %d head dim", groups[0].kvHeads, groups[0].headDim)
+	}
+	out := fmt.Sprintf("%s%s × 2 (K,V) × %d B = %d B", pos, width, b.opts.KVType.Bytes(), total)
+	if n := b.m.KVShared(); n > 0 {
+		out += fmt.Sprintf(" (+ %d KV-shared layers, no cache of their own)", n)
+	}
+	return out
 }

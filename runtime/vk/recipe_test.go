@@ -208,11 +208,13 @@ func TestPlanLayers(t *testing.T) {
 		{rope: true, table: 1, slots: 2048},
 	}
 	for i := range want {
+		// assembled without the loader: the model-wide geometry, own caches
+		want[i].dims, want[i].kvLayer = 64, i
 		if b.plans[i] != want[i] {
 			t.Errorf("layer %d: %+v, want %+v", i, b.plans[i], want[i])
 		}
 	}
-	if len(b.ropeTables) != 2 || b.ropeTables[0] != (ropeTable{10000, 1}) || b.ropeTables[1] != (ropeTable{1e6, 0.125}) {
+	if len(b.ropeTables) != 2 || b.ropeTables[0] != (ropeTable{base: 10000, scale: 1, dims: 64, factors: true}) || b.ropeTables[1] != (ropeTable{base: 1e6, scale: 0.125, dims: 64, factors: true}) {
 		t.Errorf("tables %v", b.ropeTables)
 	}
 	m.Layers[2].Config.RopeBase = 0

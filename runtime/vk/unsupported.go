@@ -58,19 +58,6 @@ func unsupported(m *arch.Model) string {
 		add(d.StateSize > 256, fmt.Sprintf("a DeltaNet state of %d (the kernel holds 256)", d.StateSize))
 	}
 	add(shared && (m.Block.PostNorm || one(m.ResidualScale) != 1), "a shared expert with a post-norm or residual scale")
-	// Gemma 4's pieces (arch/gemma4.go): the shaders and buffers assume
-	// one head size, KV width, FF width and rotation for every layer.
-	var varies, outScale bool
-	for i := range m.Layers {
-		lc := &m.Layers[i].Config
-		varies = varies || lc.HeadDim != m.HeadDim || lc.KVHeads != m.KVHeads || lc.FF != m.FF || lc.RopeDims != m.Rope.Dims || lc.NoRopeFactors
-		outScale = outScale || m.Layers[i].OutScale != nil
-	}
-	add(varies, "per-layer head sizes, KV heads, FF widths or RoPE")
-	add(m.KVShared() > 0, "KV-shared layers")
-	add(m.Block.VNorm, "RMS-normalized V")
-	add(outScale, "layer output scales")
-	add(m.PLE != nil, "per-layer embeddings")
 	return strings.Join(what, ", ")
 }
 

@@ -34,6 +34,8 @@ type layerWeights struct {
 	kNorm      *vulkan.Buffer   //
 	postAttn   *vulkan.Buffer   // post-attention and post-FFN norms, or nil
 	postFFN    *vulkan.Buffer   //
+	outScale   float32          // layer_output_scale (gemma4), 0 without
+	ple        *pleWeights      // per-layer embedding weights (gemma4), or nil
 	matrices   []*Matrix        // everything above, for accounting
 	vectorSize uint64
 }
@@ -83,6 +85,8 @@ func (b *Backend) uploadWeights() error {
 			if err == nil {
 				lw.dn, err = b.uploadDeltaNet(up, L.DeltaNet)
 			}
+		case L.Config.SharesKV(i):
+			lw.q = up(wq) // Q only: K and V are another layer's cache
 		case wq.Type == L.Wk.Type && wq.Type == L.Wv.Type:
 			rows := wq.Rows + L.Wk.Rows + L.Wv.Rows
 			lw.qkv, err = b.d.uploadMatrix(fmt.Sprintf("blk.%d.attn_qkv (stacked)", i), wq.Type, rows, wq.Cols, wq.Data, L.Wk.Data, L.Wv.Data)
@@ -147,6 +151,9 @@ func (b *Backend) uploadWeights() error {
 			}
 		}
 		if err := b.checkLayer(i, lw); err != nil {
+			return err
+		}
+		if err := b.uploadLayerExtras(i, L, lw, up); err != nil {
 			return err
 		}
 		if L.Bq != nil {
@@ -264,20 +271,28 @@ func (b *Backend) checkLayer(i int, lw *layerWeights) error {
 		return missing("attn_norm and ffn_norm")
 	case c.Block.PostNorm && (lw.postAttn == nil || lw.postFFN == nil):
 		return missing("post_attention_norm and post_ffw_norm")
-	case c.Block.QKNorm != arch.QKNormNone && lw.dn == nil && lw.conv == nil && (lw.qNorm == nil || lw.kNorm == nil):
+	case c.Block.QKNorm != arch.QKNormNone && lw.dn == nil && lw.conv == nil && (lw.qNorm == nil || (lw.kNorm == nil && !b.m.Layers[i].Config.SharesKV(i))):
 		return missing("attn_q_norm and attn_k_norm")
 	case i > 0 && (lw.sinks == nil) != (b.layers[0].sinks == nil):
 		// one attention pipeline serves every layer, with sinks or without
 		return fmt.Errorf("layer %d: attention sinks on some layers only", i)
 	}
 	if c.Block.QKNorm != arch.QKNormNone && lw.dn == nil && lw.conv == nil {
-		wq, wk := c.HeadDim, c.HeadDim
+		pl := b.plans[i]
+		wq, wk := pl.headDim, pl.headDim
 		if c.Block.QKNorm == arch.QKNormFull {
-			wq, wk = c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+			wq, wk = c.Heads*pl.headDim, pl.kvHeads*pl.headDim
 		}
 		L := &b.m.Layers[i]
-		if L.QNorm.Cols != wq || L.KNorm.Cols != wk {
-			return fmt.Errorf("layer %d: Q/K norms of %d and %d values, the recipe needs %d and %d", i, L.QNorm.Cols, L.KNorm.Cols, wq, wk)
+		if pl.shared(i) {
+			wk = 0 // no K of its own
+		}
+		kn := 0
+		if L.KNorm != nil {
+			kn = L.KNorm.Cols
+		}
+		if L.QNorm.Cols != wq || kn != wk {
+			return fmt.Errorf("layer %d: Q/K norms of %d and %d values, the recipe needs %d and %d", i, L.QNorm.Cols, kn, wq, wk)
 		}
 	}
 	return nil

@@ -1,0 +1,176 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+
+	"vkchat/runtime/arch"
+	"vkchat/runtime/quant"
+
+	"vkchat/runtime/vk/vulkan"
+)
+
+// Gemma 4's additions to the block (arch/gemma4.go): the layer output
+// scale and the per-layer embeddings. The PLE table itself stays in the
+// mapped file on the host: for each step the host dequantizes the step's
+// tokens' rows into the step buffer (uploaded with the step's parameters),
+// and the device projects, normalizes and mixes them (ple.comp), then
+// after each layer gates, projects and adds its slice.
+
+// pleWeights is one layer's per-layer embedding weights.
+type pleWeights struct {
+	gate, proj *Matrix        // inp_gate [embd → P], proj [P → embd]
+	norm       *vulkan.Buffer // post_norm, padded to the x stride
+}
+
+// pleModel is the model-wide part: the projection and its norm, and the
+// buffers of a step's per-layer inputs.
+type pleModel struct {
+	width, layers int
+	proj          *Matrix        // per_layer_model_proj [embd → layers·P]
+	norm          *vulkan.Buffer // per_layer_proj_norm [P]
+	in            *vulkan.Buffer // [token][inStride]: the projection, then the per-layer inputs
+	gate          *vulkan.Buffer // [token][gateStride]: one layer's gate
+	inStride      int
+	gateStride    int
+	rawOff        int // byte offset of the table rows in the step buffer
+	row           []float32
+}
+
+// uploadLayerExtras uploads layer i's output scale and PLE weights, and
+// (with layer 0) the model's PLE projection.
+func (b *Backend) uploadLayerExtras(i int, L *arch.Layer, lw *layerWeights, up func(arch.Weight) *Matrix) error {
+	if L.OutScale != nil {
+		v := make([]float32, 1)
+		if err := quant.Dequantize(L.OutScale.Type, L.OutScale.Data, v); err != nil {
+			return fmt.Errorf("tensor %q: %w", L.OutScale.Name, err)
+		}
+		lw.outScale = v[0]
+	}
+	if L.PLE == nil {
+		return nil
+	}
+	if i == 0 {
+		p := b.m.PLE
+		b.ple = &pleModel{width: p.Width, layers: len(b.m.Layers), proj: up(p.Proj), row: make([]float32, p.Token.Cols)}
+		var err error
+		if b.ple.norm, err = b.vector(p.Norm, p.Width); err != nil {
+			return err
+		}
+		b.ple.inStride = int(alignUp(uint64(p.Width*len(b.m.Layers)), 256))
+		b.ple.gateStride = int(alignUp(uint64(p.Width), 256))
+	}
+	lw.ple = &pleWeights{gate: up(L.PLE.Gate), proj: up(L.PLE.Proj)}
+	var err error
+	lw.ple.norm, err = b.vector(L.PLE.Norm, b.xStride)
+	if lw.ple.gate == nil || lw.ple.proj == nil || b.ple.proj == nil {
+		return fmt.Errorf("layer %d: uploading the per-layer embedding weights failed", i)
+	}
+	return err
+}
+
+// pleRawBytes is the room a step's table rows take in the step buffer.
+func (b *Backend) pleRawBytes() int {
+	if b.ple == nil {
+		return 0
+	}
+	return int(alignUp(uint64(4*prefillChunk*b.ple.width*b.ple.layers), regionAlign))
+}
+
+// allocatePLE makes the per-layer input and gate buffers.
+func (b *Backend) allocatePLE(act func(string, int, vulkan.MemKind) (*vulkan.Buffer, error)) error {
+	if b.ple == nil {
+		return nil
+	}
+	var err error
+	if b.ple.in, err = act("per-layer embedding inputs", prefillChunk*b.ple.inStride, vulkan.MemDevice); err != nil {
+		return err
+	}
+	b.ple.gate, err = act("per-layer embedding gate", prefillChunk*b.ple.gateStride, vulkan.MemDevice)
+	return err
+}
+
+// pleRows writes the step's tokens' table rows (dequantized from the
+// mapped file) to the step buffer.
+func (b *Backend) pleRows(tokens []int32) error {
+	if b.ple == nil {
+		return nil
+	}
+	t := b.m.PLE.Token
+	rb := len(t.Data) / t.Rows
+	m := b.stepMapped()
+	for i, id := range tokens {
+		if err := quant.Dequantize(t.Type, t.Data[int(id)*rb:(int(id)+1)*rb], b.ple.row); err != nil {
+			return fmt.Errorf("tensor %q row %d: %w", t.Name, id, err)
+		}
+		o := b.ple.rawOff + 4*i*len(b.ple.row)
+		for j, v := range b.ple.row {
+			putF32(m, o+4*j, v)
+		}
+	}
+	return nil
+}
+
+// recordPLEInputs projects the scaled embeddings and finishes the
+// per-layer inputs (ple.comp MODE 0).
+func (b *Backend) recordPLEInputs(r *vulkan.Recorder, s bodyShape) error {
+	p := b.ple
+	err := b.d.matvec(r, matvecOp{label: "PLE projection", m: p.proj, x: b.x, xstride: b.xStride, y: p.in, ystride: p.inStride, tokens: s.cap, step: b.step})
+	if err != nil {
+		return err
+	}
+	k, err := b.d.kernel("ple", 9*4, b.d.Info.SureSubgroup()*4, 0)
+	if err != nil {
+		return err
+	}
+	raw := vulkan.Arg{B: b.step, Off: uint64(p.rawOff), Size: uint64(b.pleRawBytes()), Format: fmtU32}
+	return r.Dispatch("PLE inputs", k, []vulkan.Arg{raw, {B: p.norm, Format: fmtU32}, {B: p.in, Write: true}, {B: p.gate, Write: true}, vulkan.R(b.step)},
+		b.plePush(0), uint32(s.cap), 1, 1)
+}
+
+func (b *Backend) plePush(layer int) []uint32 {
+	p := b.ple
+	sqrtf := func(x float64) float32 { return float32(math.Sqrt(x)) }
+	return []uint32{uint32(p.width), uint32(p.layers), uint32(p.inStride), uint32(p.gateStride), uint32(layer),
+		math.Float32bits(1 / sqrtf(float64(b.cfg.Embd))), math.Float32bits(sqrtf(float64(p.width))), math.Float32bits(1 / sqrtf(2)),
+		math.Float32bits(b.cfg.NormEps)}
+}
+
+// recordLayerEnd adds layer l's per-layer embedding term and applies its
+// output scale.
+func (b *Backend) recordLayerEnd(r *vulkan.Recorder, name func(string) string, l int, lw *layerWeights, s bodyShape) error {
+	if pw := lw.ple; pw != nil {
+		p := b.ple
+		err := b.d.matvec(r, matvecOp{label: name("PLE gate"), m: pw.gate, x: b.x, xstride: b.xStride, y: p.gate, ystride: p.gateStride, tokens: s.cap, step: b.step})
+		if err != nil {
+			return err
+		}
+		k, err := b.d.kernel("ple", 9*4, b.d.Info.SureSubgroup()*4, 1)
+		if err != nil {
+			return err
+		}
+		dum, err := b.d.dummy()
+		if err != nil {
+			return err
+		}
+		if err := r.Dispatch(name("PLE gelu·input"), k, []vulkan.Arg{{B: dum, Format: fmtU32}, {B: dum, Format: fmtU32}, {B: p.in, Write: true}, {B: p.gate, Write: true}, vulkan.R(b.step)},
+			b.plePush(l), uint32(s.cap), 1, 1); err != nil {
+			return err
+		}
+		if err := b.d.matvec(r, matvecOp{label: name("PLE proj"), m: pw.proj, x: p.gate, xstride: p.gateStride, y: b.o, ystride: b.xStride, epi: epiStore, tokens: s.cap, step: b.step}); err != nil {
+			return err
+		}
+		if err := b.recordBranchEnd(r, name("PLE out"), pw.norm, s); err != nil {
+			return err
+		}
+	}
+	if lw.outScale == 0 || lw.outScale == 1 {
+		return nil
+	}
+	k, err := b.d.kernel("scale", 3*4, 64)
+	if err != nil {
+		return err
+	}
+	return r.Dispatch(name("output scale"), k, []vulkan.Arg{{B: b.x, Write: true}, vulkan.R(b.step)},
+		[]uint32{uint32(b.cfg.Embd), uint32(b.xStride), math.Float32bits(lw.outScale)}, uint32(s.cap), 1, 1)
+}

@@ -1,0 +1,67 @@
+#version 450
+// Gemma 4's per-layer embeddings (arch.PerLayerEmbd), for the step's
+// tokens, one workgroup per token, a subgroup per layer's chunk of P.
+//
+// MODE 0 finishes each token's per-layer inputs in place in PIN, which
+// holds the projection per_layer_model_proj·x: per layer l, with v the
+// projection × pscale (1/√embd) and r the token's table row (RAW, written
+// by the host) × rscale (√P),
+//     in_l = (rms(v)·norm + r) × oscale (1/√2)
+// rounded as ggml: v·scale, then ·w, r·rscale, the sum, ·oscale.
+//
+// MODE 1 is one layer's gate: G = gelu(G) · in_l, G holding inp_gate·x
+// (GELU as llama.cpp's CPU F16 table).
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint MODE = 0;
+
+layout(binding = 0) uniform usamplerBuffer RAW;  // MODE 0: [token][layers·P] table rows, f32 bits
+layout(binding = 1) uniform usamplerBuffer NW;   // MODE 0: per_layer_proj_norm [P]
+layout(std430, binding = 2) buffer PIN { float pin[]; };  // [token][pstride]
+layout(std430, binding = 3) buffer G { float g[]; };      // MODE 1: [token][gstride]
+layout(std430, binding = 4) readonly buffer Step { uint ntok; uint pos; };
+
+layout(push_constant) uniform Push {
+	uint P;
+	uint layers;
+	uint pstride; // floats per token in PIN
+	uint gstride; // floats per token in G
+	uint layer;   // MODE 1: which layer's input
+	float pscale;
+	float rscale;
+	float oscale;
+	float eps;
+} p;
+
+void main() {
+	uint t = gl_WorkGroupID.x;
+	if (t >= ntok) {
+		return;
+	}
+	if (MODE == 1) {
+		uint in0 = t * p.pstride + p.layer * p.P;
+		for (uint j = gl_LocalInvocationID.x; j < p.P; j += gl_WorkGroupSize.x) {
+			uint gi = t * p.gstride + j;
+			g[gi] = gelu_f16(g[gi]) * pin[in0 + j];
+		}
+		return;
+	}
+	uint lp = p.layers * p.P;
+	for (uint l = gl_SubgroupID; l < p.layers; l += gl_NumSubgroups) {
+		uint b0 = t * p.pstride + l * p.P;
+		float ss = 0.0;
+		for (uint j = gl_SubgroupInvocationID; j < p.P; j += gl_SubgroupSize) {
+			float v = pin[b0 + j] * p.pscale;
+			ss += v * v;
+		}
+		ss = subgroupAdd(ss);
+		float sc = 1.0 / sqrt(ss / float(p.P) + p.eps);
+		for (uint j = gl_SubgroupInvocationID; j < p.P; j += gl_SubgroupSize) {
+			float v = pin[b0 + j] * p.pscale;
+			float w = uintBitsToFloat(texelFetch(NW, int(j)).x);
+			float r = uintBitsToFloat(texelFetch(RAW, int(t * lp + l * p.P + j)).x) * p.rscale;
+			pin[b0 + j] = ((v * sc) * w + r) * p.oscale;
+		}
+	}
+}
