@@ -1,9 +1,15 @@
 package arch
 
 import (
+	"bytes"
+	"errors"
+	"strings"
 	"testing"
 
+	"vkchat/internal/ggufspec"
+	"vkchat/internal/ggufspec/fromgguf"
 	"vkchat/internal/testenv"
+	"vkchat/runtime/gguf"
 )
 
 // The synthetic Gemma 4 (pattern [1,1,1,0,1,0], window 8, head size 128
@@ -54,5 +60,52 @@ func TestGemma4Layers(t *testing.T) {
 	const wantFormula = "(1 layer × 512 ctx × 2 kv heads × 128 head dim + 3 layers × 8 window × 2 kv heads × 64 head dim) × 2 (K,V) × 2 B = 536576 B (+ 2 KV-shared layers, no cache of their own)"
 	if f != wantFormula {
 		t.Errorf("formula\n %s\nwant\n %s", f, wantFormula)
+	}
+}
+
+// Hostile Gemma 4 metadata: each case edits one thing of the synthetic
+// file and expects a one-line error naming the key or tensor, or (ok) a
+// variant llama.cpp also accepts.
+func TestGemma4Hostile(t *testing.T) {
+	f, err := gguf.Open(testenv.Model(t, "2026/synth-gemma4-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	base := fromgguf.Spec(f)
+	const pat, shared, kvh = `key "gemma4.attention.sliding_window_pattern"`, `key "gemma4.attention.shared_kv_layers"`, `key "gemma4.attention.head_count_kv"`
+	for _, c := range []loadCase{
+		{name: "valid", edit: func(testing.TB, *ggufspec.Spec) {}, ok: true},
+		{name: "ff per layer", edit: setKV("gemma4.feed_forward_length", []uint32{256, 256, 256, 256, 256, 256}), ok: true},
+		{name: "no attn_v: V is K", edit: func(_ testing.TB, s *ggufspec.Spec) { s.DelTensor("blk.0.attn_v.weight") }, ok: true},
+		{name: "pattern too short", edit: setKV("gemma4.attention.sliding_window_pattern", []bool{true, false}), field: pat, msg: "must be 6 bools (one per layer), found 2"},
+		{name: "pattern of numbers", edit: setKV("gemma4.attention.sliding_window_pattern", "x"), field: pat, msg: "must be a bool or an array of bools"},
+		{name: "all layers shared", edit: setKV("gemma4.attention.shared_kv_layers", uint32(6)), field: shared, msg: "must be fewer than the 6 layers"},
+		{name: "no full layer to share", edit: setKV("gemma4.attention.shared_kv_layers", uint32(5)), field: shared, msg: "layer 3 shares a cache, but no earlier layer of its kind owns one"},
+		{name: "odd sliding head", edit: setKV("gemma4.attention.key_length_swa", uint32(63)), field: `key "gemma4.attention.key_length_swa"`, msg: "must be even"},
+		{name: "sliding V length differs", edit: setKV("gemma4.attention.value_length_swa", uint32(32)), field: `key "gemma4.attention.value_length_swa"`, msg: "differs from the sliding key length 64"},
+		{name: "sliding rope dims past the head", edit: setKV("gemma4.rope.dimension_count_swa", uint32(128)), field: `key "gemma4.rope.dimension_count_swa"`, msg: "at most the sliding head size 64"},
+		{name: "kv heads array short", edit: setKV("gemma4.attention.head_count_kv", []uint32{2, 2, 2}), field: kvh, msg: "has 3 entries for 6 layers"},
+		{name: "shared layer's kv heads differ", edit: setKV("gemma4.attention.head_count_kv", []uint32{2, 2, 2, 2, 2, 1}), field: kvh, msg: "layer 5 has 1 KV heads but reads the cache of layer 3, which has 2"},
+		{name: "no window", edit: func(_ testing.TB, s *ggufspec.Spec) { s.Del("gemma4.attention.sliding_window") }, field: `key "gemma4.attention.sliding_window"`, msg: "marks sliding layers"},
+		{name: "PLE gate missing", edit: func(_ testing.TB, s *ggufspec.Spec) { s.DelTensor("blk.2.inp_gate.weight") }, field: `tensor "blk.2.inp_gate.weight"`, msg: "missing"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := base.Clone()
+			c.edit(t, s)
+			m, err, _ := loadMeasured(t, encode(t, s))
+			if c.ok {
+				if err != nil {
+					t.Fatalf("rejected: %v", err)
+				}
+				if c.name == "no attn_v: V is K" && !bytes.Equal(m.Layers[0].Wv.Data, m.Layers[0].Wk.Data) {
+					t.Error("V is not read from K's weights")
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.field) || !strings.Contains(err.Error(), c.msg) || !errors.Is(err, gguf.ErrFormat) {
+				t.Fatalf("error %v\n  want a format error naming %s: %s", err, c.field, c.msg)
+			}
+		})
 	}
 }
