@@ -1,11 +1,16 @@
 package engine
 
-import "vkchat/runtime/arch"
+import (
+	"vkchat/runtime/arch"
+	"vkchat/runtime/backend"
+)
 
 // layerLayout is ModelInfo's KVLayout, KVShared and PLE: the KV groups
 // only where layers differ in width or share caches (elsewhere the
-// uniform figures say it), and the per-layer embedding table.
-func layerLayout(m *arch.Model, ctx int) (layout []KVGroup, shared int, ple PLEInfo) {
+// uniform figures say it), each sliding group holding the ring the
+// backend made for it (the Vulkan backend's rings keep a prefill chunk
+// beyond the window), and the per-layer embedding table.
+func layerLayout(m *arch.Model, ctx int, mem backend.Memory, kv backend.KVType) (layout []KVGroup, shared int, ple PLEInfo) {
 	shared = m.KVShared()
 	groups := m.KVGroups(ctx)
 	varies := shared > 0
@@ -14,7 +19,14 @@ func layerLayout(m *arch.Model, ctx int) (layout []KVGroup, shared int, ple PLEI
 	}
 	if varies {
 		for _, g := range groups {
-			layout = append(layout, KVGroup{Layers: g.Layers, Positions: g.Positions, Window: g.Window, KVHeads: g.KVHeads, HeadDim: g.HeadDim})
+			kg := KVGroup{Layers: g.Layers, Positions: g.Positions, Window: g.Window, KVHeads: g.KVHeads, HeadDim: g.HeadDim}
+			perPos := int64(g.Layers) * 2 * int64(g.KVHeads) * int64(g.HeadDim) * int64(kv.Bytes())
+			for _, r := range mem.KVRings {
+				if g.Window > 0 && r.Layers == g.Layers && r.BytesPerPosition == perPos {
+					kg.Positions = r.Window
+				}
+			}
+			layout = append(layout, kg)
 		}
 	}
 	if p := m.PLE; p != nil {
