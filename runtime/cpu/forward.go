@@ -104,13 +104,17 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 		}
 		// a layer that reads its cache in place needs the batch there
 		// first; the others read the batch from the activations (see
-		// attention) and store it after; a KV-shared layer stores nothing
+		// attention) and store it after; a KV-shared layer stores nothing.
+		// A ring that a KV-shared layer reads is written at the end of the
+		// batch (storeKept): written now, the batch's keys could take the
+		// slots of positions the shared layer's first queries still see.
 		inPlace := b.inPlace(l)
+		deferred := s.shared[l] != nil && b.kv.capacity[l] < b.opts.ContextSize
 		if inPlace && !shared {
 			b.storeBatch(l, n, pos)
 		}
 		b.attention(l, n, pos)
-		if !inPlace && !shared {
+		if !inPlace && !shared && !deferred {
 			b.storeBatch(l, n, pos)
 		}
 		if c.Block.AttnGate {
@@ -131,8 +135,25 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 			scaleAll(s.x[:n*e], w.outScale)
 		}
 	}
+	b.storeKept(n, pos)
 	if b.hybrid != nil {
 		b.hybrid.state.pos = pos + n
+	}
+}
+
+// storeKept writes the batch's keys and values of the rings forwardBatch
+// left unwritten (those KV-shared layers read) from the copies kept for
+// the shared layers.
+func (b *Backend) storeKept(n, pos int) {
+	for l, kept := range b.s.shared {
+		if kept == nil || b.kv.capacity[l] >= b.opts.ContextSize {
+			continue
+		}
+		kvw := b.m.Layers[l].Config.KVWidth()
+		k, v := kept[:n*kvw], kept[len(kept)/2:len(kept)/2+n*kvw]
+		for i := 0; i < n; i++ {
+			b.kv.store(l, pos+i, k[i*kvw:(i+1)*kvw], v[i*kvw:(i+1)*kvw])
+		}
 	}
 }
 
