@@ -201,12 +201,6 @@ func (m *Model) FileType() string {
 }
 
 // KVBytesPerToken is what one position costs in the KV cache at the given
-// element size: attention layers × (K and V) × kv_heads × head_dim × bytes.
-func (c *Config) KVBytesPerToken(elemBytes int) int64 {
-	return int64(c.attentionLayers()) * 2 * int64(c.KVHeads) * int64(c.HeadDim) * int64(elemBytes)
-}
-
-// KVBytesPerToken is what one position costs in the KV cache at the given
 // element size, summed over the layers that own a cache (a KV-shared layer
 // reads another's, a recurrent one keeps a state), each at its own width.
 func (m *Model) KVBytesPerToken(elemBytes int) int64 {

@@ -255,12 +255,3 @@ func (w *weights) sharedExpert(p string, cfg *Config) *SharedExpert {
 		Scale: w.vector(p+"ffn_gate_inp_shexp.weight", e),
 	}
 }
-
-// attentionLayers counts the layers with a KV cache: all but the DeltaNet
-// ones.
-func (c *Config) attentionLayers() int {
-	if c.FullAttnEvery == 0 {
-		return c.Layers - c.ShortConvLayers
-	}
-	return c.Layers / c.FullAttnEvery
-}
