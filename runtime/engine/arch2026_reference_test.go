@@ -36,15 +36,32 @@ var arch2026Refs = []struct {
 	{"synth-qwen35moe-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 	{"synth-lfm2-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	{"synth-lfm2-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
-	// Gemma 4 attends with scale 1 (its Q/K norms scale), so on these
-	// random weights a score moves by ~|q·k| × an F16 ulp when a key
-	// rounds differently: the CPU backend with an F32 instead of an F16
-	// cache moves the top-5 logits by up to 0.24. Measured against
-	// llama.cpp (issue 26): F32 0.055 (CPU) and 0.058 (Vulkan), every
-	// position below 15 within 0.01 and greedy identical; Q4_K_M, where
-	// one flipped 8-bit activation rounding is amplified the same way,
-	// 0.36 (CPU) and 1.05 (Vulkan; its first 4 positions agree exactly,
-	// the CPU's 1 to 7). The bounds sit just above that.
+	// Gemma 4: the issue's target (F32 0.01 at prompt positions and 0.03
+	// generated; Q4_K_M 0.25 with greedyGap 0.5) is NOT met. These rows
+	// are a regression guard at what is measured, not a claim of accuracy:
+	//   F32     CPU 5.5e-2 / 4.1e-2, Vulkan 4.5e-2 / 5.8e-2
+	//   Q4_K_M  CPU 0.27 / 0.36,     Vulkan 0.72 / 1.05 (greedy agrees
+	//           only up to the first top-two gap under 1.1; why Vulkan's
+	//           Q4_K_M gap is 3x the CPU's was not investigated)
+	// Why we believe the F32 gap is this model's noise floor, not a missing
+	// step: Gemma 4 attends with scale 1 (its Q/K norms scale), so on these
+	// random weights one F16 ulp in a key or query moves a score by
+	// ~|q·k| × 2^-11. Changing the CPU's embedding scale by one float32 ulp
+	// (1.2e-7) moves its figures to 2.1e-2 / 5.7e-2, and the CPU and Vulkan
+	// backends, computing the same steps in different summation orders,
+	// differ from each other by up to 3.6e-2. Ruled out against llama.cpp's
+	// gemma4.cpp and ggml-cpu: the forward pass at position 0 rebuilt in
+	// float64 from the file matches the CPU backend to 1e-6 (structure,
+	// norm eps, PLE scales and order, layer_output_scale, soft-cap); GELU
+	// exact instead of the F16 table (FFN, PLE or both) and V unrounded are
+	// worse (1.3e-3 to 2.4e-3 at position 0); llama.cpp's non-flash
+	// attention (F16 probabilities, F32 sums) is worse (0.10 / 0.17), and a
+	// 21-token prompt is below ggml's tiled flash-attention path (64 rows);
+	// KV-shared layers read layer 2 / 3, the cache llama.cpp reuses.
+	// Position 0 (CPU 6e-4, Vulkan 2e-6): the two backends agree to 2e-6
+	// through layer 1 and part by 5e-5 in layer 2, where no structural
+	// variant we tried accounts for it (an F16-table GELU step flipping
+	// under another summation order would).
 	{"synth-gemma4-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.06, generated: 0.065, greedyGap: nearTie}},
 	{"synth-gemma4-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.75, generated: 1.1, greedyGap: 1.1}},
 }
