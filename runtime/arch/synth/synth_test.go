@@ -17,7 +17,7 @@ import (
 // TestEveryArchRoundTrips: a synthetic model of every supported
 // architecture loads back through arch.Load with the recipe its
 // declaration promises, and runs: the CPU backend gives finite logits. An
-// architecture synth has no recipe for (lfm2, gemma4) is checked on the
+// architecture synth has no recipe for (gemma4) is checked on the
 // file made for it with llama.cpp's gguf-py in the shared models instead,
 // so none is left out.
 func TestEveryArchRoundTrips(t *testing.T) {
