@@ -40,9 +40,11 @@ var arch2026Refs = []struct {
 	// generated; Q4_K_M 0.25 with greedyGap 0.5) is NOT met. These rows
 	// are a regression guard at what is measured, not a claim of accuracy:
 	//   F32     CPU 5.5e-2 / 4.1e-2, Vulkan 4.5e-2 / 5.8e-2
-	//   Q4_K_M  CPU 0.27 / 0.36,     Vulkan 0.72 / 1.05 (greedy agrees
-	//           only up to the first top-two gap under 1.1; why Vulkan's
-	//           Q4_K_M gap is 3x the CPU's was not investigated)
+	//   Q4_K_M  CPU 0.27 / 0.36,     Vulkan 0.43 / 0.51 (0.72 / 1.05
+	//           before the Vulkan prefill product rounded x once per
+	//           product: a change of summation and rounding order alone)
+	// with the bounds a little above them; greedy agrees up to the first
+	// top-two gap under the 0.5 on both files and backends.
 	// Why we believe the F32 gap is this model's noise floor, not a missing
 	// step: Gemma 4 attends with scale 1 (its Q/K norms scale), so on these
 	// random weights one F16 ulp in a key or query moves a score by
@@ -71,7 +73,7 @@ var arch2026Refs = []struct {
 	// activations as ggml's AVX2 code does (127/amax, ties to even)
 	// changes no figure.
 	{"synth-gemma4-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.06, generated: 0.065, greedyGap: nearTie}},
-	{"synth-gemma4-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.75, generated: 1.1, greedyGap: 1.1}},
+	{"synth-gemma4-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.5, generated: 0.6, greedyGap: 0.5}},
 }
 
 func TestArchs2026MatchLlamaCpp(t *testing.T) {
