@@ -60,7 +60,7 @@ var arch2026Refs = []struct {
 	// attention (F16 probabilities, F32 sums) is worse (0.10 / 0.17), and a
 	// 21-token prompt is below ggml's tiled flash-attention path (64 rows);
 	// KV-shared layers read layer 2 / 3, the cache llama.cpp reuses.
-	// Position 0 (CPU 6e-4, Vulkan 2e-6) is one such flip: a layer-2 FFN
+	// Position 0 (CPU 6e-4, Vulkan 2e-6) comes from one rounding flip: a layer-2 FFN
 	// gate value (0.86108387) lies two float32 ulps from an F16 rounding
 	// midpoint, so the GELU table returns the neighbouring entry under the
 	// CPU's summation order; rounding it the other way by hand brings the
