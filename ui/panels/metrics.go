@@ -55,17 +55,23 @@ func contextFrac(used, size int) float64 {
 	return float64(used) / float64(size)
 }
 
+// TTFTText is the time to first token: measured, or how long the reply
+// has waited so far (…), or — before any reply.
+func TTFTText(m Metrics) string {
+	switch {
+	case m.TTFT > 0:
+		return Duration(m.TTFT)
+	case m.Waiting > 0:
+		return Duration(m.Waiting.Round(100*time.Millisecond)) + "…"
+	}
+	return "—"
+}
+
 // MetricsLines renders the speed panel body; the latency histogram is a
 // panel of its own (LatencyLines), one of those that give way first.
 func MetricsLines(st theme.Styles, m Metrics, width int) []string {
 	valW := max(width-metricLabelW-1, 0)
-	ttft := "—"
-	switch {
-	case m.TTFT > 0:
-		ttft = Duration(m.TTFT)
-	case m.Waiting > 0:
-		ttft = Duration(m.Waiting.Round(100*time.Millisecond)) + "…"
-	}
+	ttft := TTFTText(m)
 	prefill := PrefillText(m.Prefill)
 	if p := m.Progress; p != nil && m.Prefill == nil {
 		prefill = ProgressText(p.Done, p.Total, p.ETA())

@@ -3,7 +3,6 @@ package panels
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
@@ -86,13 +85,7 @@ func coreRow(st theme.Styles, s Status, width int) string {
 	if p := m.Progress; p != nil && m.Prefill == nil {
 		items = []string{prefillItem(st, m)}
 	}
-	ttft := "—"
-	switch {
-	case m.TTFT > 0:
-		ttft = Duration(m.TTFT)
-	case m.Waiting > 0:
-		ttft = Duration(m.Waiting.Round(100*time.Millisecond)) + "…"
-	}
+	ttft := TTFTText(m)
 	items = append(items,
 		st.Label.Render("ttft ")+st.Value.Render(ttft),
 		st.Label.Render("ctx ")+Bar(st, contextFrac(m.ContextUsed, m.ContextSize), 6)+" "+st.Value.Render(fmt.Sprintf("%d/%d", m.ContextUsed, m.ContextSize)),
