@@ -12,11 +12,15 @@ mkdir -p spv
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 flags="--target-env=vulkan1.2 -O -Werror -I ."
+# One line per kernel (output name, source, defines), compiled in parallel:
+# 70-odd kernels one at a time take most of a minute.
+jobs="$tmp/jobs"
+: >"$jobs"
 for src in *.comp; do
 	base=${src%.comp}
 	variants=$(sed -n 's|^// variants:||p' "$src")
 	if [ -z "$variants" ]; then
-		glslc $flags -o "$tmp/$base.spv" "$src" || { echo "build.sh: compiling $src failed" >&2; exit 1; }
+		echo "$base $src" >>"$jobs"
 		continue
 	fi
 	for v in $variants; do
@@ -25,9 +29,14 @@ for src in *.comp; do
 		if [ "$name" != "$v" ]; then
 			for d in $(echo "${v#*:}" | tr ',' ' '); do defs="$defs -D$d"; done
 		fi
-		glslc $flags $defs -o "$tmp/$name.spv" "$src" || { echo "build.sh: compiling $src as $name ($defs) failed" >&2; exit 1; }
+		echo "$name $src$defs" >>"$jobs"
 	done
 done
+n=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+# shellcheck disable=SC2016 # $0.. are the job's words, expanded by the inner sh
+xargs -P "$n" -L 1 sh -c 'name=$1 src=$2; shift 2
+	glslc '"$flags"' "$@" -o "'"$tmp"'/$name.spv" "$src" || { echo "build.sh: compiling $src as $name ($*) failed" >&2; exit 255; }' sh <"$jobs" ||
+	{ echo "build.sh: compiling failed" >&2; exit 1; }
 # Replace the outputs only when everything compiled, and drop stale files.
 rm -f spv/*.spv
 cp "$tmp"/*.spv spv/
