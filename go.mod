@@ -52,3 +52,5 @@ require (
 replace github.com/ardanlabs/jinja => ./third_party/ardanlabs-jinja
 
 replace github.com/charmbracelet/bubbles => ./third_party/charmbracelet-bubbles
+
+replace github.com/muesli/cancelreader => ./third_party/muesli-cancelreader

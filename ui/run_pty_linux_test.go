@@ -66,16 +66,6 @@ func termios(t *testing.T, f *os.File) syscall.Termios {
 // them off), the alternate screen left and the cursor shown; and Run
 // returns its one-line error with the conversation saved.
 func TestRunRestoresTerminalAfterPanic(t *testing.T) {
-	if raceEnabled {
-		// bubbletea v1.3.10's panic path (recoverFromPanic → shutdown)
-		// closes the terminal's cancelreader without waiting for its read
-		// loop, and muesli/cancelreader v0.2.2 reads the file's descriptor
-		// (File.Fd) on every read while Close writes it: a race inside the
-		// libraries, reported by -race on a real pty only. The test runs,
-		// with every assertion, in the plain `go test` pass; the upstream
-		// fix is for cancelreader to keep the descriptor it was made with.
-		t.Skip("under -race: a data race inside bubbletea/cancelreader's panic shutdown on a real terminal")
-	}
 	ptm, tty := openPTY(t)
 	before := termios(t, tty)
 	const cooked = syscall.ICANON | syscall.ECHO
