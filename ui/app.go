@@ -135,7 +135,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		copy:    systemCopier(os.Stdout),
 	}
 	m.tr = transcript.New(m.conv, st, r, transcript.Options{SavedIn: cfg.conversationsDir(), ThinkingKey: thinkingKey.Help().Key})
-	m.think.off = cfg.NoThinking
+	m.think.off, m.think.effort = cfg.NoThinking, cfg.ReasoningEffort
 	m.input.SetPlaceholder("Message " + m.modelName() + "…")
 	if m.info.Completion {
 		m.input.SetPlaceholder("Text for the model to continue… (Enter on empty continues)")

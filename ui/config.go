@@ -23,6 +23,9 @@ type Config struct {
 	// NoThinking starts the chat with enable_thinking=false, as /think off
 	// does (a thinking model's template then asks for no reasoning).
 	NoThinking bool
+	// ReasoningEffort is the template's reasoning_effort at start, as
+	// /think low|medium|high sets it; "" leaves it unset.
+	ReasoningEffort string
 	// Notice is shown in the status line when the chat opens (the demo
 	// model says what it is and how to get a real one).
 	Notice string

@@ -25,19 +25,26 @@ func TestThinkCommand(t *testing.T) {
 	for _, tc := range []struct {
 		in      string
 		off     bool
+		effort  string
 		wantErr string
 	}{
-		{"/think off", true, ""},
-		{"/think on", false, ""},
-		{"/think maybe", false, "/think takes on or off"},
+		{"/think off", true, "", ""},
+		{"/think on", false, "", ""},
+		{"/think maybe", false, "", "/think takes on, off, or an effort"},
+		{"/think off", true, "", ""},
+		{"/think HIGH", false, "high", ""}, // an effort turns thinking on
+		{"/think off", true, "high", ""},   // and outlives /think off
+		{"/think low", false, "low", ""},
+		{"/think extreme", false, "low", "low, medium, high"},
 	} {
 		c, err := input.ParseCommand(tc.in)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.in, err)
 		}
 		m.runCommand(c)
-		if m.think.off != tc.off || m.nextRequest().DisableThinking != tc.off {
-			t.Errorf("%s: off %v, request %v", tc.in, m.think.off, m.nextRequest().DisableThinking)
+		req := m.nextRequest()
+		if m.think.off != tc.off || req.DisableThinking != tc.off || req.ReasoningEffort != tc.effort {
+			t.Errorf("%s: off %v effort %q, request %v %q", tc.in, m.think.off, m.think.effort, req.DisableThinking, req.ReasoningEffort)
 		}
 		if tc.wantErr != "" && (!m.status.err || !strings.Contains(m.status.text, tc.wantErr)) {
 			t.Errorf("%s: status %+v", tc.in, m.status)

@@ -11,6 +11,7 @@ import (
 
 	"vkchat/models/demo"
 	"vkchat/models/store"
+	"vkchat/runtime/chat"
 	"vkchat/runtime/sample"
 	"vkchat/ui"
 	"vkchat/ui/picker"
@@ -34,6 +35,7 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var cfg ui.Config
 	fs.StringVar(&cfg.SystemPrompt, "system", "", "system prompt")
 	think := fs.Bool("think", true, "enable_thinking for thinking models (--think=false: no reasoning; /think on|off in the chat)")
+	effort := fs.String("reasoning-effort", "", "reasoning_effort for templates that read it (gpt-oss): low, medium or high; /think low|medium|high in the chat")
 	fs.IntVar(&cfg.MaxTokens, "n", 0, "maximum tokens per reply (0: until the model stops)")
 	fs.StringVar(&cfg.LoadConversation, "load", "", "resume a saved conversation (JSON)")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "where conversations are saved (default $XDG_STATE_HOME/vkchat)")
@@ -45,6 +47,10 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	seedPerRun(fs, params, rand.Uint64)
 	cfg.NoThinking = !*think
+	if err := chat.CheckReasoningEffort(*effort); err != nil {
+		return fmt.Errorf("--reasoning-effort: %w", err)
+	}
+	cfg.ReasoningEffort = *effort
 	if ef.model == "" {
 		if !isTerminal(os.Stdin) {
 			return fmt.Errorf("no model: pass --model FILE (a GGUF file), or --model demo for the model built into vkchat")

@@ -29,6 +29,7 @@ func runPrompt(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	system := fs.String("system", "", "system prompt (replaces the conversation's own)")
 	user := fs.String("user", "", "a user message appended to the conversation")
 	think := fs.Bool("think", true, "enable_thinking as the template sees it (--think=false: Qwen3 pre-fills an empty block)")
+	effort := fs.String("reasoning-effort", "", "reasoning_effort as the template sees it (gpt-oss: low, medium or high); unset by default")
 	template := fs.String("template", "", "chat template: '' for the model's own, a built-in name, or none")
 	asJSON := fs.Bool("json", false, "print the rendered prompt as JSON")
 	if err := fs.Parse(args); err != nil {
@@ -37,6 +38,9 @@ func runPrompt(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *model == "" {
 		fs.Usage()
 		return fmt.Errorf("no model: pass --model FILE")
+	}
+	if err := chat.CheckReasoningEffort(*effort); err != nil {
+		return fmt.Errorf("--reasoning-effort: %w", err)
 	}
 	path := *model
 	if demo.IsRef(path) {
@@ -79,7 +83,7 @@ func runPrompt(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		msgs, placeholder = chat.ForNextReply(msgs, *user)
 		placeholder = placeholder && *user == ""
 	}
-	r, err := p.Render(engine.Request{Messages: msgs, DisableThinking: !*think})
+	r, err := p.Render(engine.Request{Messages: msgs, DisableThinking: !*think, ReasoningEffort: *effort})
 	if err != nil {
 		return err
 	}

@@ -90,3 +90,41 @@ func TestHarmonyTemplateHistory(t *testing.T) {
 		t.Fatalf("rendered\n%q\nwant it to end with\n%q and hold no reasoning", out, want)
 	}
 }
+
+// reasoning_effort reaches gpt-oss's real template: unset, it writes its
+// default ("Reasoning: medium"); set, the value; and a value outside the
+// template's three is refused before rendering.
+func TestHarmonyReasoningEffort(t *testing.T) {
+	f, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-gptoss.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _, err := f.String("tokenizer.chat_template")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := FromModel(src, "gpt-oss")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []Message{{Role: RoleUser, Content: "Hi"}}
+	for _, tc := range []struct{ effort, want string }{
+		{"", "Reasoning: medium"},
+		{"low", "Reasoning: low"},
+		{"high", "Reasoning: high"},
+	} {
+		out, err := tmpl.RenderWith(msgs, Options{AddGenerationPrompt: true, ReasoningEffort: tc.effort})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("effort %q: rendered\n%q\nwant it to hold %q", tc.effort, out, tc.want)
+		}
+	}
+	for _, bad := range []string{"max", "HIGH", " low"} {
+		if CheckReasoningEffort(bad) == nil {
+			t.Errorf("effort %q accepted", bad)
+		}
+	}
+}

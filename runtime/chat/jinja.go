@@ -147,6 +147,9 @@ func (j *jinjaTemplate) exec(ctx context.Context, msgs []Message, contents []str
 			return jinja.Undefined(), raised
 		}),
 	}
+	if o.ReasoningEffort != "" {
+		data["reasoning_effort"] = jinja.NewString(o.ReasoningEffort)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = "", fmt.Errorf("jinja render panicked: %v", r)

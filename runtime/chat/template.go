@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -39,9 +40,32 @@ type Options struct {
 	// unless the user turns reasoning off, and so does the zero Options.
 	// Qwen3's template then pre-fills an empty <think></think> block.
 	DisableThinking bool
+	// ReasoningEffort, when set, is passed as reasoning_effort: gpt-oss's
+	// harmony template writes it into the system message ("Reasoning:
+	// high") and defaults to "medium" without it. Empty: not passed, as
+	// llama.cpp does unless asked (chat_template_kwargs).
+	ReasoningEffort string
 	// Now is the date a template may print (date_string, strftime_now);
 	// the zero time means the current local time.
 	Now time.Time
+}
+
+// ReasoningEfforts are the values gpt-oss's harmony template reads from
+// reasoning_effort; it writes "Reasoning: medium" when none is passed.
+var ReasoningEfforts = []string{"low", "medium", "high"}
+
+// CheckReasoningEffort says whether e is one of ReasoningEfforts ("" is:
+// it leaves the variable unset).
+func CheckReasoningEffort(e string) error {
+	if e == "" {
+		return nil
+	}
+	for _, v := range ReasoningEfforts {
+		if e == v {
+			return nil
+		}
+	}
+	return fmt.Errorf("reasoning effort %q: want one of %s", e, strings.Join(ReasoningEfforts, ", "))
 }
 
 // renderFunc renders a conversation to segments.

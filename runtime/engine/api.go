@@ -94,6 +94,9 @@ type Request struct {
 	// DisableThinking passes enable_thinking=false to the chat template (the
 	// user's /think off); Qwen3's template then pre-fills an empty block.
 	DisableThinking bool
+	// ReasoningEffort is the template's reasoning_effort (gpt-oss: low,
+	// medium or high; see chat.ReasoningEfforts); empty leaves it unset.
+	ReasoningEffort string
 	// Stop ends the reply once its answer (reasoning left out) holds
 	// one of these strings, as llama.cpp's "stop"; DoneInfo.Stop says
 	// which. Empty strings are ignored.

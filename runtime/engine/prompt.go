@@ -53,7 +53,7 @@ type encoded struct {
 // promptOptions are the template variables of a request.
 func promptOptions(tok *tokenizer.Tokenizer, req Request) chat.Options {
 	return chat.Options{AddGenerationPrompt: true, BOS: tok.TokenText(tok.BOS()), EOS: tok.TokenText(tok.EOS()),
-		DisableThinking: req.DisableThinking, Now: time.Now()}
+		DisableThinking: req.DisableThinking, ReasoningEffort: req.ReasoningEffort, Now: time.Now()}
 }
 
 // encodeWith turns messages into prompt tokens. Template markup is

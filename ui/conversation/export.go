@@ -32,7 +32,7 @@ func exportHeader(info engine.ModelInfo, maxTokens int, t *Turn) (trace.Header, 
 	h := trace.Header{Type: "header", Model: info.Path, ModelSHA256: sum, Backend: info.Backend,
 		Context: info.ContextSize, KVType: info.KVType, MaxTokens: maxTokens,
 		Params: trace.ParamsOf(first.Params), SamplerState: t.Export.State, Vkchat: trace.Version(),
-		DisableThinking: t.Export.Req.DisableThinking}
+		DisableThinking: t.Export.Req.DisableThinking, ReasoningEffort: t.Export.Req.ReasoningEffort}
 	if info.Completion {
 		h.Template = "none"
 		for _, msg := range t.Export.Req.Messages {

@@ -129,8 +129,8 @@ var commands = []commandSpec{
 	{kind: CmdQuit, name: "quit", aliases: []string{"exit"}, help: "save and quit"},
 	{kind: CmdBackend, name: "backend", args: "NAME", arg: argTextRequired,
 		help: "continue on another compute backend (cpu or vulkan), e.g. after a GPU fault"},
-	{kind: CmdThink, name: "think", args: "on|off", arg: argTextRequired,
-		help: "enable_thinking for thinking models (Qwen3, SmolLM3, Gemma 4): off asks for the answer without reasoning"},
+	{kind: CmdThink, name: "think", args: "on|off|low|medium|high", arg: argTextRequired,
+		help: "enable_thinking for thinking models (Qwen3, SmolLM3, Gemma 4): off asks for the answer without reasoning; low, medium, high set gpt-oss's reasoning_effort"},
 	{kind: CmdPrompt, name: "prompt", args: "[TEXT]", arg: argTextOptional,
 		help: "show the exact prompt of the next reply and its tokens; TEXT stands for your next message"},
 }

@@ -19,7 +19,9 @@ type Header struct {
 	Messages []chat.Message `json:"messages,omitempty"`
 	Template string         `json:"template"` // "none" for plain completion
 	// DisableThinking: the template was rendered with enable_thinking=false.
-	DisableThinking bool   `json:"disable_thinking,omitempty"`
+	DisableThinking bool `json:"disable_thinking,omitempty"`
+	// ReasoningEffort: the template's reasoning_effort, when one was set.
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
 	KVType          string `json:"kv_type,omitempty"`
 	MaxTokens       int    `json:"max_tokens"`
 	Params          Params `json:"params"`

@@ -81,7 +81,7 @@ func Replay(ctx context.Context, s *engine.Session, h Header, toks []Token) (Res
 			return Result{}, fmt.Errorf("field \"sampler_state\": %w", err)
 		}
 	}
-	req := engine.Request{Messages: msgs, MaxTokens: len(toks), DisableThinking: h.DisableThinking}
+	req := engine.Request{Messages: msgs, MaxTokens: len(toks), DisableThinking: h.DisableThinking, ReasoningEffort: h.ReasoningEffort}
 	if toks[start].Forced {
 		prefix := make([]int32, start)
 		for i := range prefix {

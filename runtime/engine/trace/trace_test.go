@@ -117,12 +117,14 @@ func TestReplayDisableThinking(t *testing.T) {
 		return s
 	}
 	s := load()
-	req := engine.Request{Messages: userMsg("hello"), DisableThinking: true}
+	// Qwen3's template does not read reasoning_effort; the header keeps
+	// it all the same, so a replay renders with what the reply had.
+	req := engine.Request{Messages: userMsg("hello"), DisableThinking: true, ReasoningEffort: "high"}
 	h, err := NewHeader(s, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !h.DisableThinking || h.Template != "gguf" || len(h.Messages) != 1 {
+	if !h.DisableThinking || h.ReasoningEffort != "high" || h.Template != "gguf" || len(h.Messages) != 1 {
 		t.Fatalf("header %+v", h)
 	}
 	h2, toks := exportReply(t, s, h, req)

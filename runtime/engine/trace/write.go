@@ -109,7 +109,7 @@ func NewHeader(s *engine.Session, req engine.Request) (Header, error) {
 	}
 	h := Header{Type: "header", Model: info.Path, ModelSHA256: sum, Backend: info.Backend, Context: info.ContextSize,
 		KVType: info.KVType, MaxTokens: req.MaxTokens, Params: ParamsOf(s.Params()), SamplerState: state, Vkchat: Version(),
-		DisableThinking: req.DisableThinking}
+		DisableThinking: req.DisableThinking, ReasoningEffort: req.ReasoningEffort}
 	if info.Completion {
 		h.Template = "none"
 		for _, m := range req.Messages {
