@@ -74,6 +74,9 @@ func (m *Model) promptLines(w int) []string {
 		tmpl = "none (completion mode)"
 	}
 	head := fmt.Sprintf("Prompt of the next reply · template %s · %d tokens · enable_thinking=%v", tmpl, len(r.Tokens), !m.think.off)
+	if m.think.effort != "" {
+		head += " · reasoning_effort=" + m.think.effort
+	}
 	lines := transcript.PlainRows(head, st.PanelTitle, w)
 	if r.FoldsSystem {
 		lines = append(lines, transcript.PlainRows("the template refuses or drops the system role: the system prompt is folded into the first user turn", st.Meta, w)...)

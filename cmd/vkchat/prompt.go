@@ -98,7 +98,7 @@ func runPrompt(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if placeholder {
 		fmt.Fprintf(stderr, "note: the conversation does not end with a user turn; %q stands for the next message (--user TEXT sets it)\n", chat.NextPlaceholder)
 	}
-	writePrompt(stdout, r, *think)
+	writePrompt(stdout, r, *think, *effort)
 	return nil
 }
 
@@ -141,7 +141,7 @@ func readMessages(path string) ([]chat.Message, error) {
 // writePrompt prints the prompt text verbatim, then one line per token:
 // control and user-defined tokens (template markup) in [brackets], text
 // tokens as quoted strings.
-func writePrompt(w io.Writer, r engine.RenderedPrompt, think bool) {
+func writePrompt(w io.Writer, r engine.RenderedPrompt, think bool, effort string) {
 	switch {
 	case r.Template == "":
 		fmt.Fprintln(w, "template: none (completion mode: the messages are joined as plain text)")
@@ -153,6 +153,9 @@ func writePrompt(w io.Writer, r engine.RenderedPrompt, think bool) {
 	fmt.Fprintf(w, "enable_thinking: %v", think)
 	if r.OpensThinking {
 		fmt.Fprint(w, " (the prompt opens a <think> block: the reply starts with reasoning)")
+	}
+	if effort != "" {
+		fmt.Fprintf(w, "\nreasoning_effort: %s", effort)
 	}
 	fmt.Fprintf(w, "\n%d bytes, %d tokens\n", len(r.Text), len(r.Tokens))
 	fmt.Fprintln(w, "--- prompt ---")
