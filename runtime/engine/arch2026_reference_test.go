@@ -45,26 +45,35 @@ var arch2026Refs = []struct {
 	//           product: a change of summation and rounding order alone)
 	// with the bounds a little above them; greedy agrees up to the first
 	// top-two gap under the 0.5 on both files and backends.
-	// Why we believe the F32 gap is this model's noise floor, not a missing
-	// step: Gemma 4 attends with scale 1 (its Q/K norms scale), so on these
-	// random weights one F16 ulp in a key or query moves a score by
-	// ~|q·k| × 2^-11. Changing the CPU's embedding scale by one float32 ulp
-	// (1.2e-7) moves its figures to 2.1e-2 / 5.7e-2, and the CPU and Vulkan
-	// backends, computing the same steps in different summation orders,
-	// differ from each other by up to 3.6e-2. Ruled out against llama.cpp's
-	// gemma4.cpp and ggml-cpu: the forward pass at position 0 rebuilt in
-	// float64 from the file matches the CPU backend to 1e-6 (structure,
-	// norm eps, PLE scales and order, layer_output_scale, soft-cap); GELU
-	// exact instead of the F16 table (FFN, PLE or both) and V unrounded are
-	// worse (1.3e-3 to 2.4e-3 at position 0); llama.cpp's non-flash
-	// attention (F16 probabilities, F32 sums) is worse (0.10 / 0.17), and a
-	// 21-token prompt is below ggml's tiled flash-attention path (64 rows);
-	// KV-shared layers read layer 2 / 3, the cache llama.cpp reuses.
-	// Position 0 (CPU 6e-4, Vulkan 2e-6) comes from one rounding flip: a layer-2 FFN
-	// gate value (0.86108387) lies two float32 ulps from an F16 rounding
-	// midpoint, so the GELU table returns the neighbouring entry under the
-	// CPU's summation order; rounding it the other way by hand brings the
-	// CPU's position 0 to 1.9e-6 and leaves the worst figure at 5.3e-2.
+	// The F32 gap is this model's noise floor, shown by gemma4_oracle_test.go:
+	// - An independent rebuild of gemma4.cpp with ggml-cpu's rounding points
+	//   and AVX2 summation orders (tinyBLAS for the prompt batch,
+	//   ggml_vec_dot_f32 for single tokens) matches llama.cpp at position 0
+	//   to 1.1e-6, so the graph is llama.cpp's (structure, norms, PLE,
+	//   layer_output_scale, soft-cap, F16 GELU table, F16 V).
+	// - At position 1 it is 3.2e-4 off, and moving ONE attention score by
+	//   ONE float32 ulp (layer 0 head 1, or layer 3 head 0 or 3) brings it
+	//   to 1.0e-6; no score summation order tried (ggml's AVX2 one, exact,
+	//   sequential, AVX-512's, tinyBLAS's) reproduces position 1, and each
+	//   gives another 0.8e-2..2.3e-2 prompt maximum.
+	// - Moving about half of all scores by one ulp moves the rebuild's
+	//   logits by 1.4e-2..2.5e-2 at prompt positions and 2.6e-2..5.9e-2 at
+	//   generated ones (six seeds): the size of both backends' gaps. Gemma 4
+	//   attends with scale 1 (its Q/K norms scale), scores reach ~20, and one
+	//   ulp of a score (2e-6) is 2e-6 of its softmax weight, ~16 ulps of the
+	//   attention output, which then flips F16 roundings (K cache, GELU
+	//   table). The 7.4e-3 between two llama.cpp builds was measured on the
+	//   other synth models, whose 1/sqrt(d) scale keeps scores small.
+	// - The worst positions (15, 17, 22 on both backends) are flips: the
+	//   rebuild with RoPE unfused (x0*c and x1*s each rounded, as the CPU
+	//   backend does; the Vulkan shader leaves it to the driver) is 4.5e-2
+	//   off at position 17, with ggml's contracted
+	//   x0*c - x1*s (first product fused) 1.7e-2. Fusing the CPU backend's
+	//   RoPE alone changes nothing there: its F32 products (summed in
+	//   float64) already differ from tinyBLAS's by ulps, so the same K
+	//   rounds elsewhere. Matching llama.cpp below 0.01 would take its
+	//   product order in every F32 product, its RoPE contraction and its
+	//   score order, which its logits do not reveal.
 	// Q4_K_M on the CPU is exact (~1e-6) at 10 of the 21 prompt positions
 	// and off by 0.04-0.27 at the others: discrete flips again. Its first
 	// miss (position 0, 5.9e-2) starts in layer 3 after its KV is written;
