@@ -71,6 +71,8 @@ type extras struct {
 	tied     bool                                     // no output.weight where the declaration allows either
 	// expertBias writes the per-expert biases gpt-oss has.
 	expertBias bool
+	// check refuses shapes the recipe cannot lay out (nil: none).
+	check func(s Shape, t ggml.Type) error
 }
 
 var archExtras = map[string]extras{
@@ -100,6 +102,7 @@ var archExtras = map[string]extras{
 	"qwen35":    {keys: qwen35Keys},
 	"qwen35moe": {keys: qwen35Keys},
 	"lfm2":      {keys: lfm2Keys},
+	"gemma4":    {tied: true, keys: gemma4Keys, check: gemma4Check},
 }
 
 // Build returns a writer holding the model. The tensors follow the
@@ -128,6 +131,11 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		return nil, fmt.Errorf("synth: head dim %d (embd %d / heads %d) must be even and positive", hd, s.Embd, s.Heads)
 	case s.Heads*hd != s.Embd && !a.KeyLength:
 		return nil, fmt.Errorf("synth: %s needs heads × head dim = embd (%d × %d ≠ %d)", o.Arch, s.Heads, hd, s.Embd)
+	}
+	if ex.check != nil {
+		if err := ex.check(s, o.Type); err != nil {
+			return nil, err
+		}
 	}
 	if o.Vocab == nil {
 		return nil, fmt.Errorf("synth: a vocabulary file is required")
@@ -243,6 +251,9 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 	if a.Output == arch.OutputRequired || (a.Output == arch.OutputOrTied && !ex.tied) {
 		specs = append(specs, spec{"output.weight", s.Embd, vocab, false, 0})
 	}
+	if a.PerLayer != nil {
+		specs = append(specs, gemma4ModelSpecs(s, vocab)...) // gemma4.go
+	}
 	for l := 0; l < s.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
 		vec := func(name string, n int) spec { return spec{p + name, n, 1, true, 0} }
@@ -255,6 +266,8 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 			specs = append(specs, deltaNetSpecs(p, s)...) // a Gated DeltaNet layer (qwen35.go)
 		case a.ShortConv && lfm2Conv(l):
 			specs = append(specs, shortConvSpecs(p, s)...) // lfm2.go
+		case a.PerLayer != nil:
+			specs = append(specs, gemma4AttnSpecs(p, s, l)...) // gemma4.go
 		default:
 			if ex.fusedQKV {
 				specs = append(specs, mat("attn_qkv.weight", s.Embd, q+2*kv))
@@ -314,11 +327,20 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		if a.Block.PostNorm {
 			specs = append(specs, vec("post_ffw_norm.weight", s.Embd))
 		}
+		if a.PerLayer != nil {
+			specs = append(specs, gemma4LayerSpecs(p, s)...)
+		}
 	}
 	for _, sp := range specs {
 		// biases and sinks: small random values, F32
 		if strings.HasSuffix(sp.name, ".bias") || strings.HasSuffix(sp.name, "attn_sinks.weight") || strings.HasSuffix(sp.name, "ffn_gate_inp_shexp.weight") {
 			if err := addBias(w, rng, sp.name, sp.cols, sp.rows); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if strings.HasSuffix(sp.name, "layer_output_scale.weight") {
+			if err := addConst(w, sp.name, gemma4OutScale); err != nil {
 				return nil, err
 			}
 			continue
@@ -330,6 +352,11 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 			continue
 		}
 		if err := add(sp.name, sp.cols, sp.rows, sp.experts, sp.norm); err != nil {
+			return nil, err
+		}
+	}
+	if a.PerLayer != nil {
+		if err := addRopeFreqs(w, s); err != nil {
 			return nil, err
 		}
 	}
@@ -359,4 +386,13 @@ func addBias(w *gguf.Writer, rng *rand.Rand, name string, n, rows int) error {
 		dims = append(dims, uint64(rows))
 	}
 	return w.AddTensor(name, ggml.F32, dims, enc)
+}
+
+// addConst writes an F32 tensor of one element.
+func addConst(w *gguf.Writer, name string, v float32) error {
+	enc, err := quant.Quantize(ggml.F32, []float32{v})
+	if err != nil {
+		return fmt.Errorf("synth: %s: %w", name, err)
+	}
+	return w.AddTensor(name, ggml.F32, []uint64{1}, enc)
 }

@@ -17,9 +17,9 @@ import (
 // TestEveryArchRoundTrips: a synthetic model of every supported
 // architecture loads back through arch.Load with the recipe its
 // declaration promises, and runs: the CPU backend gives finite logits. An
-// architecture synth has no recipe for (gemma4) is checked on the
-// file made for it with llama.cpp's gguf-py in the shared models instead,
-// so none is left out.
+// architecture synth has no recipe for would be checked on the file made
+// for it with llama.cpp's gguf-py in the shared models (models/2026)
+// instead, so none is left out.
 func TestEveryArchRoundTrips(t *testing.T) {
 	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-llama-spm.gguf"))
 	if err != nil {
@@ -28,8 +28,8 @@ func TestEveryArchRoundTrips(t *testing.T) {
 	defer vocab.Close()
 	shape := Shapes["tiny"]
 	shape.Layers = 6 // a full gemma3 window pattern and smollm3's NoPE layer
-	// sliding-window layers of each 6-layer model (the shared gemma4 file's
-	// pattern is [1,1,1,0,1,0])
+	// sliding-window layers of each 6-layer model (synth's gemma4 pattern
+	// is [1,1,0,1,1,0], the shared file's [1,1,1,0,1,0])
 	wantWindows := map[string]int{"gemma2": 3, "gemma3": 5, "gpt-oss": 3, "gemma4": 4}
 	for _, name := range arch.Supported() {
 		if _, ok := archExtras[name]; !ok {
