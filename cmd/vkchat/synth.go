@@ -36,7 +36,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&s.Heads, "heads", 0, "override head count")
 	fs.IntVar(&s.KVHeads, "kv-heads", 0, "override KV head count")
 	fs.IntVar(&s.Layers, "layers", 0, "override layer count")
-	fs.IntVar(&s.HeadDim, "head-dim", 0, "head size apart from embd/heads (qwen3, gemma2, gemma3 read attention.key_length)")
+	fs.IntVar(&s.HeadDim, "head-dim", 0, "head size apart from embd/heads (qwen3, gemma2, gemma3 read attention.key_length; gemma4: the full layers' size, the sliding ones half of it)")
 	window := fs.Int("window", 0, "sliding window of gemma2/gemma3 (0: a quarter of the context)")
 	if err := fs.Parse(args); err != nil {
 		return err
