@@ -3,6 +3,8 @@ package quant
 import (
 	"math/rand/v2"
 	"testing"
+
+	"vkchat/runtime/ggml"
 )
 
 // BenchmarkMatVec measures one 2048x2048 product per type; the reported
@@ -54,4 +56,29 @@ func BenchmarkMatVecSmall(b *testing.B) {
 	for b.Loop() {
 		MatVec(dst, m, x)
 	}
+}
+
+// BenchmarkMXFP4 is one decode product through a gpt-oss-sized expert
+// matrix (2880x2880, MXFP4) on each path: the portable Go kernel, the
+// native one on the file's layout, and the native one on the packed copy
+// the CPU backend makes at load. Throughput is weight bytes per second.
+func BenchmarkMXFP4(b *testing.B) {
+	r := rand.New(rand.NewPCG(4, 4))
+	m := randomMatrix(r, ggml.MXFP4, 2880, 2880)
+	x := randVec(r, m.Cols)
+	dst := make([]float32, m.Rows)
+	run := func(b *testing.B) {
+		b.SetBytes(int64(len(m.Data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			MatVec(dst, m, x)
+		}
+	}
+	b.Run("portable", func(b *testing.B) { withPortable(func() { run(b) }) })
+	b.Run("native", run)
+	b.Run("packed", func(b *testing.B) {
+		free, _ := Pack([]Matrix{m})
+		defer free()
+		run(b)
+	})
 }

@@ -250,3 +250,41 @@ func TestNativeMatMulRaggedTiles(t *testing.T) {
 		}
 	}
 }
+
+// TestMXFP4NativeScales runs the native MXFP4 kernels, unpacked and packed,
+// over every E8M0 scale byte (randomMatrix keeps to ordinary weights'):
+// the denormal scales 0 and 1, which the kernels build apart from the
+// others, and the largest, whose products overflow, must give the portable
+// kernel's bits (NaN for NaN).
+func TestMXFP4NativeScales(t *testing.T) {
+	if simd.Level() == 0 {
+		t.Skip("no native kernels on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(27, 28))
+	const rows, cols, n = 16, 512, 3
+	m := randomMatrix(r, ggml.MXFP4, rows, cols)
+	for i, e := 0, 0; i < len(m.Data); i, e = i+17, e+1 {
+		m.Data[i] = byte(e) // blocks run through all 256 scales
+	}
+	x := randVec(r, n*cols)
+	want := make([]float32, n*rows)
+	withPortable(func() { MatMul(want, m, x, n) })
+	check := func(how string, got []float32) {
+		t.Helper()
+		for k := range want {
+			if math.Float32bits(got[k]) != math.Float32bits(want[k]) && !(math.IsNaN(float64(got[k])) && math.IsNaN(float64(want[k]))) {
+				t.Fatalf("%s: vector %d row %d: %g (%#x), portable %g (%#x)", how, k/rows, k%rows, got[k], math.Float32bits(got[k]), want[k], math.Float32bits(want[k]))
+			}
+		}
+	}
+	got := make([]float32, n*rows)
+	MatMul(got, m, x, n)
+	check("native", got)
+	free, _ := Pack([]Matrix{m})
+	defer free()
+	if lookupPacked(&m) == nil {
+		t.Fatal("MXFP4 matrix not packed")
+	}
+	MatMul(got, m, x, n)
+	check("packed", got)
+}

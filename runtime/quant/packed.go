@@ -14,7 +14,7 @@ import (
 	"vkchat/runtime/simd"
 )
 
-// Repacked weights. The native Q4_0, Q8_0, Q4_K and Q5_K kernels run
+// Repacked weights. The native Q4_0, Q8_0, MXFP4, Q4_K and Q5_K kernels run
 // fastest on rows interleaved in groups of 8 (and the other quantized
 // types' kernels on rows whose blocks are interleaved, packInterleaved) (runtime/simd/packed.h): one activation load
 // then feeds 8 rows and each row's block sum lands in its own lane, so no
@@ -51,7 +51,7 @@ func packable(m *Matrix) bool {
 		return false
 	}
 	switch m.Type {
-	case ggml.Q4_0, ggml.Q8_0, ggml.Q4_1, ggml.Q5_0, ggml.Q5_1, ggml.Q2_K, ggml.Q3_K, ggml.Q4_K, ggml.Q5_K, ggml.Q6_K:
+	case ggml.Q4_0, ggml.Q8_0, ggml.Q4_1, ggml.Q5_0, ggml.Q5_1, ggml.Q2_K, ggml.Q3_K, ggml.Q4_K, ggml.Q5_K, ggml.Q6_K, ggml.MXFP4:
 		return true
 	}
 	return false
@@ -176,7 +176,7 @@ func packAll(ms []*Matrix) []*packedMatrix {
 // packOne makes m's packed copy in its type's layout.
 func packOne(m *Matrix) *packedMatrix {
 	switch m.Type {
-	case ggml.Q4_0, ggml.Q8_0:
+	case ggml.Q4_0, ggml.Q8_0, ggml.MXFP4:
 		return pack(m)
 	case ggml.Q4_K, ggml.Q5_K:
 		return packQ45K(m)
@@ -203,25 +203,32 @@ func lookupPacked(m *Matrix) *packedMatrix {
 	return p
 }
 
+// pack lays Q4_0, Q8_0 and MXFP4 rows out in groups of 8
+// (runtime/simd/packed.h): per group and block the 8 rows' scales (fp16,
+// or MXFP4's E8M0 byte), then their quant bytes interleaved 4 at a time.
 func pack(m *Matrix) *packedMatrix {
 	nb := m.Cols / 32
-	bb, qb := 18, 16 // block bytes, quant bytes per row and block
-	if m.Type == ggml.Q8_0 {
+	bb, sb, qb := 18, 2, 16 // block bytes, scale bytes, quant bytes per row and block
+	switch m.Type {
+	case ggml.Q8_0:
 		bb, qb = 34, 32
+	case ggml.MXFP4:
+		bb, sb = 17, 1
 	}
 	rb := nb * bb
-	gb := nb * (16 + 8*qb)
+	pb := 8 * (sb + qb) // one group's block
+	gb := nb * pb
 	groups := m.Rows / 8
 	p := &packedMatrix{typ: m.Type, rows: m.Rows, cols: m.Cols, groupBytes: gb, data: make([]byte, groups*gb)}
 	for g := 0; g < groups; g++ {
 		for b := 0; b < nb; b++ {
-			out := p.data[g*gb+b*(16+8*qb):]
+			out := p.data[g*gb+b*pb:]
 			for r := 0; r < 8; r++ {
 				blk := m.Data[(8*g+r)*rb+b*bb:]
-				out[2*r], out[2*r+1] = blk[0], blk[1] // fp16 scale
-				q := blk[2 : 2+qb]
+				copy(out[sb*r:][:sb], blk[:sb]) // the scale
+				q := blk[sb : sb+qb]
 				for k := 0; k < qb/4; k++ {
-					binary.LittleEndian.PutUint32(out[16+32*k+4*r:], binary.LittleEndian.Uint32(q[4*k:]))
+					binary.LittleEndian.PutUint32(out[8*sb+32*k+4*r:], binary.LittleEndian.Uint32(q[4*k:]))
 				}
 			}
 		}

@@ -66,6 +66,32 @@ INL __m256i FN(negsum)(__m256i y, int c) {
 	return _mm256_sub_epi32(_mm256_setzero_si256(), s);
 }
 
+// MXFP4's halved E8M0 scale, as runtime/quant's e8m0Half builds it: the
+// exponent bits directly, e 0 and 1 the denormals 2^-128 and 2^-127.
+INL float FN(e8m0h)(uint8_t e) {
+	uint32_t b = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+	float f;
+	memcpy(&f, &b, 4);
+	return f;
+}
+
+// The same for 8 scale bytes at once.
+INL __m256 FN(e8m0h8)(const uint8_t *p) {
+	const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+	const __m256i hi = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+	const __m256i lo = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+	const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
+	return _mm256_castsi256_ps(_mm256_blendv_epi8(hi, lo, small));
+}
+
+// MXFP4 nibbles (0..15) to their doubled E2M1 values plus 12, so that they
+// are unsigned (0..24) and multiply the activations' int8s directly; the 12
+// comes back out as -12 times the activations' block sum.
+INL __m256i FN(mxfp4u)(__m256i nib) {
+	const __m256i tab = _mm256_broadcastsi128_si256(_mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+	return _mm256_shuffle_epi8(tab, nib);
+}
+
 // The totals of eight lane vectors, in order.
 INL __m256i FN(reduce8)(const __m256i *L) {
 	__m256i h0 = _mm256_hadd_epi32(L[0], L[1]), h1 = _mm256_hadd_epi32(L[2], L[3]);
@@ -120,7 +146,7 @@ INL const uint8_t *FN(rowp)(const MMArgs *A, int64_t row, int BB) {
 	}
 
 // ggml type ids
-enum { T_Q4_0 = 2, T_Q4_1 = 3, T_Q5_0 = 6, T_Q5_1 = 7, T_Q8_0 = 8, T_Q2_K = 10, T_Q3_K = 11, T_Q4_K = 12, T_Q5_K = 13, T_Q6_K = 14 };
+enum { T_Q4_0 = 2, T_Q4_1 = 3, T_Q5_0 = 6, T_Q5_1 = 7, T_Q8_0 = 8, T_Q2_K = 10, T_Q3_K = 11, T_Q4_K = 12, T_Q5_K = 13, T_Q6_K = 14, T_MXFP4 = 39 };
 
 // ---- 32-element blocks against Q8_0/Q8_1.
 //   Q4_0 (18 B: d, 16 nibble bytes)          t = (S*dx)*dy,           S = sum (q-8)*y
@@ -128,10 +154,11 @@ enum { T_Q4_0 = 2, T_Q4_1 = 3, T_Q5_0 = 6, T_Q5_1 = 7, T_Q8_0 = 8, T_Q2_K = 10, 
 //   Q5_0 (22 B: d, qh, 16 nibble bytes)      t = (dx*dy)*S,           S = sum (q-16)*y
 //   Q5_1 (24 B: d, m, qh, 16 nibble bytes)   t = (dx*dy)*S + mx*sy
 //   Q8_0 (34 B: d, 32 int8)                  t = S*(dx*dy)
+//   MXFP4 (17 B: e8m0 e, 16 nibble bytes)    t = (dy*dx)*S,           S = sum kv[q]*y, dx = 2^(e-128)
 // and sum += t block by block, as the portable kernels do.
 INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const int RT, const int VT) {
 	const int64_t nb = A->n / 32;
-	const int BB = T == T_Q4_0 ? 18 : T == T_Q4_1 ? 20 : T == T_Q5_0 ? 22 : T == T_Q5_1 ? 24 : 34;
+	const int BB = T == T_Q4_0 ? 18 : T == T_Q4_1 ? 20 : T == T_Q5_0 ? 22 : T == T_Q5_1 ? 24 : T == T_MXFP4 ? 17 : 34;
 	const int Q1 = T == T_Q4_1 || T == T_Q5_1;
 	__m256 sum = _mm256_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
@@ -145,6 +172,7 @@ INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const 
 			y[j] = _mm256_loadu_si256((const __m256i *)(A->qs + (v + j) * A->n + b * 32));
 			if (T == T_Q4_0) c[j] = FN(negsum)(y[j], 8);
 			if (T == T_Q5_0) c[j] = FN(negsum)(y[j], 16);
+			if (T == T_MXFP4) c[j] = FN(negsum)(y[j], 12);
 		}
 		for (int i = 0; i < RT; i++) {
 			const uint8_t *p = FN(rowp)(A, r + i, BB) + b * (A->il ? 8 * BB : BB);
@@ -157,10 +185,11 @@ INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const 
 				q = _mm256_loadu_si256((const __m256i *)(p + 2));
 				qa = _mm256_sign_epi8(q, q);
 			}
-			const float d = FN(h2f)(p), m = Q1 ? FN(h2f)(p + 2) : 0;
+			if (T == T_MXFP4) q = FN(mxfp4u)(FN(nib32)(p + 1));
+			const float d = T == T_MXFP4 ? FN(e8m0h)(p[0]) : FN(h2f)(p), m = Q1 ? FN(h2f)(p + 2) : 0;
 			for (int j = 0; j < VT; j++) {
 				const int k = i * VT + j;
-				if (T == T_Q4_0 || T == T_Q5_0)
+				if (T == T_Q4_0 || T == T_Q5_0 || T == T_MXFP4)
 					L[k] = FN(dpus)(c[j], q, y[j]);
 				else if (T == T_Q8_0)
 					L[k] = FN(dpus)(_mm256_setzero_si256(), qa, _mm256_sign_epi8(y[j], q));
@@ -179,6 +208,7 @@ INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const 
 		if (T == T_Q4_0) t = MUL(MUL(S, F8(dx)), F8(dy));
 		if (T == T_Q5_0) t = MUL(MUL(F8(dx), F8(dy)), S);
 		if (T == T_Q8_0) t = MUL(S, MUL(F8(dx), F8(dy)));
+		if (T == T_MXFP4) t = MUL(MUL(F8(dy), F8(dx)), S);
 		if (Q1) t = ADD(MUL(MUL(F8(dx), F8(dy)), S), MUL(F8(mx), F8(sy)));
 		sum = ADD(sum, t);
 	}
@@ -189,11 +219,13 @@ INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const 
 #define tile_q5_0 tile_b32
 #define tile_q5_1 tile_b32
 #define tile_q8_0 tile_b32
+#define tile_mxfp4 tile_b32
 DRIVER(q4_0, T_Q4_0, TRQ, TVQ)
 DRIVER(q4_1, T_Q4_1, TRQ, TVQ)
 DRIVER(q5_0, T_Q5_0, TRQ, TVQ)
 DRIVER(q5_1, T_Q5_1, TRQ, TVQ)
 DRIVER(q8_0, T_Q8_0, TRQ, TVQ)
+DRIVER(mxfp4, T_MXFP4, TRQ, TVQ)
 
 // ---- K-quants against Q8_K (256 per super-block; y has a float d and
 // 16 bsums). S is the exact integer sum, M the integer that carries the

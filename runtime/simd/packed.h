@@ -12,6 +12,8 @@
 //         of each row's 16 nibble bytes: low nibbles are elements 4k..4k+3,
 //         high nibbles elements 16+4k..16+4k+3.
 //   Q8_0: 16 + 256 bytes; load k (0..7) holds elements 4k..4k+3 (int8).
+//   MXFP4: 8 + 128 bytes: the 8 rows' E8M0 scale bytes, then the nibbles
+//         as Q4_0's (gpt-oss's expert banks).
 
 //   Q4_K: per super-block (runtime/quant's packQ45K): 8 fp16 d, 8 fp16
 //         dmin, scales as bytes [sub-block][row], mins as int16 pairs
@@ -26,6 +28,7 @@
 
 #define PQ4 (16 + 128)
 #define PQ8 (16 + 256)
+#define PMX (8 + 128)
 #define PQ4K (224 + 1024)
 #define PQ5K (PQ4K + 256)
 
@@ -39,19 +42,20 @@ INL __m256i FN(bcast4)(const int8_t *p) {
 // one group of 8 rows.
 INL void FN(ptile)(const int T, const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	const int64_t nb = A->n / 32;
-	const int GB = T == T_Q4_0 ? PQ4 : PQ8;
+	const int GB = T == T_Q4_0 ? PQ4 : T == T_MXFP4 ? PMX : PQ8, QO = T == T_MXFP4 ? 8 : 16;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
 	const __m256i m4 = _mm256_set1_epi8(0x0F);
 	__m256 sum[8];
 	for (int j = 0; j < VT; j++) sum[j] = _mm256_setzero_ps();
 	for (int64_t b = 0; b < nb; b++, g += GB) {
-		const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
+		const __m256 dx = T == T_MXFP4 ? FN(e8m0h8)(g) : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
 		__m256i q[8];
-		if (T == T_Q4_0) {
+		if (T == T_Q4_0 || T == T_MXFP4) {
 			for (int k = 0; k < 4; k++) {
-				__m256i bits = _mm256_loadu_si256((const __m256i *)(g + 16 + 32 * k));
+				__m256i bits = _mm256_loadu_si256((const __m256i *)(g + QO + 32 * k));
 				q[k] = _mm256_and_si256(bits, m4);
 				q[k + 4] = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
+				if (T == T_MXFP4) q[k] = FN(mxfp4u)(q[k]), q[k + 4] = FN(mxfp4u)(q[k + 4]);
 			}
 		} else {
 			for (int k = 0; k < 8; k++) {
@@ -65,8 +69,8 @@ INL void FN(ptile)(const int T, const MMArgs *A, int64_t r, int64_t v, const int
 			const int8_t *y = A->qs + (v + j) * A->n + b * 32;
 			const int32_t ys = A->bs[(v + j) * nb + b];
 			__m256i s0, s1;
-			if (T == T_Q4_0) {
-				s0 = _mm256_set1_epi32(-8 * ys), s1 = _mm256_setzero_si256();
+			if (T == T_Q4_0 || T == T_MXFP4) {
+				s0 = _mm256_set1_epi32((T == T_Q4_0 ? -8 : -12) * ys), s1 = _mm256_setzero_si256();
 			} else {
 #if VNNI
 				s0 = _mm256_set1_epi32(-128 * ys), s1 = _mm256_setzero_si256();
@@ -76,7 +80,7 @@ INL void FN(ptile)(const int T, const MMArgs *A, int64_t r, int64_t v, const int
 			}
 			for (int k = 0; k < 8; k += 2) {
 				__m256i y0 = FN(bcast4)(y + 4 * k), y1 = FN(bcast4)(y + 4 * k + 4);
-				if (T == T_Q4_0 || VNNI) {
+				if (T == T_Q4_0 || T == T_MXFP4 || VNNI) {
 					s0 = FN(dpus)(s0, q[k], y0);
 					s1 = FN(dpus)(s1, q[k + 1], y1);
 				} else {
@@ -89,6 +93,8 @@ INL void FN(ptile)(const int T, const MMArgs *A, int64_t r, int64_t v, const int
 			__m256 t;
 			if (T == T_Q4_0)
 				t = MUL(MUL(S, dx), dy);
+			else if (T == T_MXFP4)
+				t = MUL(MUL(dy, dx), S);
 			else
 				t = MUL(S, MUL(dx, dy));
 			sum[j] = ADD(sum[j], t);
@@ -180,3 +186,4 @@ PDRIVER_K(q5_k, T_Q5_K)
 	}
 PDRIVER(q4_0, T_Q4_0, TVP)
 PDRIVER(q8_0, T_Q8_0, TVP)
+PDRIVER(mxfp4, T_MXFP4, TVP)

@@ -86,7 +86,7 @@ func ReadSum(b []byte) uint64 {
 	return uint64(C.vk_read_sum((*C.uint8_t)(ptr(b)), C.int64_t(len(b))))
 }
 
-// MatMulPacked is MatMul for Q4_0 or Q8_0 weights repacked in groups of 8
+// MatMulPacked is MatMul for Q4_0, Q8_0, MXFP4, Q4_K or Q5_K weights repacked in groups of 8
 // rows (see packed.h; groupBytes is one group's size) over rows [r0, r1),
 // both multiples of 8. It reports false when there is no such kernel.
 func MatMulPacked(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int, dst []float32, dstStride int) bool {
