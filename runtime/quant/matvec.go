@@ -25,6 +25,10 @@ const inlineWork = 64 << 10
 // atomic hand-out is noise.
 const chunkWork = 16 << 10
 
+// minChunkBytes is the least weight bytes a native chunk reads (see
+// productsEach).
+const minChunkBytes = 96 << 10
+
 // A tile of input vectors is at most about this many bytes of converted
 // activations, so that it stays in a core's L2 cache while every weight row
 // passes by once per tile; without tiles a long prompt would stream all its
@@ -216,11 +220,15 @@ func productsEach(dsts [][]float32, ms []*Matrix, xs [][]float32, n int, op stri
 		}
 		if native {
 			p.packed = lookupPacked(m)
-			// Each chunk is one cgo call (~50-100 ns): about eight
-			// chunks per thread and tile balance the cores at a
-			// negligible call cost. Multiples of 8 rows keep the
+			// Each chunk is one cgo call (~50-100 ns) and a claim:
+			// about eight chunks per thread and tile leave room to
+			// balance the cores, and at least minChunkBytes of
+			// weights keeps each a stream the prefetchers get going
+			// on (a MoE expert's few hundred KiB would otherwise be
+			// cut into 18 KiB pieces). Multiples of 8 rows keep the
 			// kernels' row tiles and the packed groups whole.
-			p.chunk = max(8, (m.Rows/(8*threads)+7)&^7)
+			p.chunk = max(8, m.Rows/(8*threads), minChunkBytes/max(1, rb))
+			p.chunk = (p.chunk + 7) &^ 7
 		} else {
 			p.chunk = max(1, chunkWork/max(1, m.Cols*j.vtile))
 		}

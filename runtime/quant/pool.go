@@ -79,7 +79,7 @@ func worker() {
 	for {
 		pool.idle.Add(1)
 		j := nextOffer()
-		if j.runChunks() {
+		if j.runChunks(int(j.joined.Add(1))) {
 			j.finish()
 		}
 		j.release()
@@ -170,9 +170,20 @@ func claimIdle() bool {
 
 // job is one or more products of the same activations (MatMul, MatMuls)
 // split into chunks: each part's rows in ranges, times tiles of input
-// vectors, tile-major within a part, so that all goroutines work on the
-// same tile's activations (kept in their caches) while the weights stream
-// by. A ParallelRange job is one part whose rows are its range.
+// vectors, tile-major within a part. A ParallelRange job is one part whose
+// rows are its range.
+//
+// The chunks are dealt out in slabs, one contiguous run per goroutine
+// (slab), as llama.cpp's threads start at their own chunk: each goroutine
+// streams its own stretch of the weights in order, which the hardware
+// prefetchers follow far better than chunks that alternate between cores
+// (MoE decode, whose experts are a few hundred KiB each, ran at a quarter
+// of the read bound with one shared counter), and takes its chunks from a
+// counter no other goroutine touches until it has run out and steals from
+// the others' slabs, front first. Each goroutine counts the chunks it ran
+// and subtracts them from pending once, when no chunk is left to claim:
+// two atomic operations per goroutine and job on shared lines, not two
+// per chunk.
 type job struct {
 	parts   [maxParts]part
 	nparts  int
@@ -180,9 +191,10 @@ type job struct {
 	native  bool       // run the native kernels on acts
 	acts    *simd.Acts // the converted activations, in native form
 	fn      func(lo, hi int)
-	vtile   int           // vectors per tile
-	nchunk  int32         // chunks of all parts
-	next    atomic.Int32  // next chunk to hand out
+	vtile   int    // vectors per tile
+	nchunk  int32  // chunks of all parts
+	slabs   []slab // one per goroutine the job is offered to, the caller's first
+	joined  atomic.Int32
 	pending atomic.Int32  // chunks not yet finished
 	refs    atomic.Int32  // goroutines still holding the job
 	state   atomic.Int32  // jobRunning, jobWaiting or jobFinished
@@ -196,6 +208,14 @@ type job struct {
 }
 
 type chunkPanic struct{ v any }
+
+// slab is one goroutine's run of chunks, [next, end), on a cache line of
+// its own so that its owner's claims do not bounce between cores.
+type slab struct {
+	next atomic.Int32
+	end  int32
+	_    [56]byte
+}
 
 // maxParts is the most products one job carries: a layer's Q, K and V,
 // or the gate and up projections of a token's experts (top-8: 16).
@@ -259,19 +279,20 @@ func (j *job) chunkAt(c int) {
 	j.compute(p, lo, min(lo+p.chunk, p.rows), v0, min(v0+j.vtile, len(j.views)))
 }
 
-// runChunks processes chunks until none are left; it reports whether this
+// runChunks processes chunks until none are left, its own slab (self
+// modulo the slabs) first, then the others'; it reports whether this
 // goroutine finished the job's last chunk.
-func (j *job) runChunks() bool {
-	for {
-		c := j.next.Add(1) - 1
-		if c >= j.nchunk {
-			return false
-		}
-		j.safeChunk(int(c))
-		if j.pending.Add(-1) == 0 {
-			return true
+func (j *job) runChunks(self int) bool {
+	n := len(j.slabs)
+	ran := int32(0)
+	for k := 0; k < n; k++ {
+		s := &j.slabs[(self+k)%n]
+		for c := s.next.Add(1) - 1; c < s.end; c = s.next.Add(1) - 1 {
+			j.safeChunk(int(c))
+			ran++
 		}
 	}
+	return ran > 0 && j.pending.Add(-ran) == 0
 }
 
 // safeChunk runs chunk c, keeping a panic in it for the caller.
@@ -319,6 +340,7 @@ func (j *job) run(threads int) {
 	}
 	helpers := min(threads-1, int(j.nchunk)-1)
 	if helpers <= 0 {
+		j.slabs = j.slabs[:0]
 		for c := 0; c < int(j.nchunk); c++ {
 			j.safeChunk(c)
 		}
@@ -330,7 +352,8 @@ func (j *job) run(threads int) {
 		return
 	}
 	ensureWorkers(threads)
-	j.next.Store(0)
+	j.deal(helpers + 1)
+	j.joined.Store(0)
 	j.pending.Store(j.nchunk)
 	j.refs.Store(1)
 	j.state.Store(jobRunning)
@@ -338,10 +361,24 @@ func (j *job) run(threads int) {
 		j.refs.Add(1)
 		pool.work <- j // offers never outnumber waiting workers, so this is prompt
 	}
-	if !j.runChunks() {
+	if !j.runChunks(0) {
 		j.wait()
 	}
 	j.rethrow()
+}
+
+// deal splits the job's chunks into n contiguous slabs of near-equal
+// counts.
+func (j *job) deal(n int) {
+	if cap(j.slabs) < n {
+		j.slabs = make([]slab, n)
+	}
+	j.slabs = j.slabs[:n]
+	for i := range j.slabs {
+		s := &j.slabs[i]
+		s.next.Store(int32(int64(i) * int64(j.nchunk) / int64(n)))
+		s.end = int32(int64(i+1) * int64(j.nchunk) / int64(n))
+	}
 }
 
 // oneTile is the single "vector" of a ParallelRange job.
