@@ -26,7 +26,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("synth", "--vocab VOCAB.gguf --out FILE [--arch llama] [--shape 110m] [--type Q4_0]", stderr)
 	archName := fs.String("arch", "llama", "architecture: "+strings.Join(arch.Supported(), ", "))
 	shape := fs.String("shape", "110m", "preset shape: "+strings.Join(names, ", "))
-	typ := fs.String("type", "Q4_0", "matrix weight type: F32, F16, BF16, Q8_0 or Q4_0")
+	typ := fs.String("type", "Q4_0", "matrix weight type: F32, F16, BF16, Q8_0, Q4_0 or MXFP4 (gpt-oss's expert type, here for every matrix)")
 	vocab := fs.String("vocab", "", "GGUF file whose tokenizer is copied (e.g. ../shared/vocab/ggml-vocab-llama-spm.gguf)")
 	out := fs.String("out", "", "output file")
 	seed := fs.Uint64("seed", 1, "random seed")
