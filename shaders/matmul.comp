@@ -39,6 +39,18 @@
 // Epilogues as matvec_sg.comp's (EPI 0-3, BIAS); a gate/up pair is two
 // products, the second with EPI 3 (y = act(y)·v), on one quantized x.
 //
+// MOE (mixture-of-experts prefill, runtime/vk/moe.go): the weights are an
+// expert bank (MOEE runs of p.rows rows) and the columns are the batch's
+// (token, slot) pairs grouped by expert (moe_group.comp's G: per-expert
+// counts and offsets, then the pair indices sorted by expert). Workgroup
+// (x, y, z) takes row tile x of expert z's rows and that expert's pair
+// tiles y, y + gridY, ...: each expert's weight tile is read once per TN
+// of its pairs, where the expert mat-vec reads it once per pair, and an
+// expert no token chose costs a workgroup that reads its count and
+// returns. MOE 1 (gate/up) reads x by token (XQ row pair / MOEK), MOE 2
+// (down) by pair (XQ row pair: phase 0 then rounds ntok × MOEK rows); y is
+// per pair either way, and the bias rows are the expert's.
+//
 // variants: matmul_f32:WTYPE_F32 matmul_f16:WTYPE_F16 matmul_bf16:WTYPE_BF16 matmul_q4_0:WTYPE_Q4_0 matmul_q4_1:WTYPE_Q4_1 matmul_q5_0:WTYPE_Q5_0 matmul_q5_1:WTYPE_Q5_1 matmul_q8_0:WTYPE_Q8_0 matmul_q2_k:WTYPE_Q2_K matmul_q3_k:WTYPE_Q3_K matmul_q4_k:WTYPE_Q4_K matmul_q5_k:WTYPE_Q5_K matmul_q6_k:WTYPE_Q6_K matmul_mxfp4:WTYPE_MXFP4
 #define ACTQ_HELPERS_ONLY
 #include "common.glsl"
@@ -58,6 +70,9 @@ layout(constant_id = 8) const uint BIAS = 0;  // 1: bias rows added before EPI
 layout(constant_id = 9) const uint XSH = 0;   // 1: x staged in shared memory, KB units at a time
 layout(constant_id = 10) const uint KB = 1;   // units per shared stage
 layout(constant_id = 11) const uint SHW = 1;  // shared words: TN × KB × words of a unit
+layout(constant_id = 12) const uint MOE = 0;  // 0: dense; 1: expert bank, x per token; 2: expert bank, x per pair (see above)
+layout(constant_id = 13) const uint MOEK = 1; // MOE: experts per token
+layout(constant_id = 14) const uint MOEE = 1; // MOE: experts in the bank
 
 layout(binding = 0) uniform usamplerBuffer A0;
 layout(binding = 1) uniform usamplerBuffer A1;
@@ -71,9 +86,12 @@ layout(std430, binding = 8) writeonly buffer XQW { uint xqw[]; }; // phase 0's o
 layout(std430, binding = 9) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 10) buffer Y { float y[]; };
 layout(std430, binding = 11) readonly buffer Step { uint ntok; uint pos; };
+// MOE: moe_group.comp's output, R32_UINT view: [e] pairs of expert e,
+// [MOEE + e] its first place in the list, [2·MOEE + i] the sorted pairs
+layout(binding = 12) uniform usamplerBuffer G;
 
 layout(push_constant) uniform Push {
-	uint rows;    // rows in this dispatch (one part of a split matrix)
+	uint rows;    // rows in this dispatch (one part of a split matrix; MOE: of one expert)
 	uint units;   // units per row
 	uint xstride; // phase 0: floats per token in X (a multiple of 4)
 	uint ystride; // floats per token in Y
@@ -196,7 +214,7 @@ void quant_unit(uint base, uint vw, uint sw, uint xb, uint u, float scale) {
 void quantize() {
 	const uint lid = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
 	const uint tok = gl_WorkGroupID.y;
-	if (tok >= ntok) {
+	if (tok >= (MOE == 2 ? ntok * MOEK : ntok)) {
 		return; // the whole workgroup: no barrier is left waiting
 	}
 	const uint units = p.units;
@@ -234,6 +252,22 @@ float xs[XSH != 0 ? 1 : TN][XSH != 0 ? 1 : SUBS];
 
 uint fetch_word(uint w) { return texelFetch(XQ1, int(w)).x; }
 
+// The tile's columns are tokens (dense) or places in an expert's pair list
+// (MOE, the list from word pb of G). Column j reads XQ row xrow (columns
+// past the n real ones read the last: their sums are never stored).
+uint gpair(uint pb, uint j) { return texelFetch(G, int(pb + j)).x; }
+
+uint xrow(uint j, uint n, uint pb) {
+	if (MOE == 0) {
+		return min(j, n - 1);
+	}
+	uint pr = gpair(pb, min(j, n - 1));
+	return MOE == 1 ? pr / MOEK : pr;
+}
+
+// Without XSH each lane keeps the tile's XQ rows in registers.
+uint xr[XSH != 0 ? 1 : TN];
+
 vec4 i8x4(uint wd) {
 	int v = int(wd);
 	return vec4(bitfieldExtract(v, 0, 8), bitfieldExtract(v, 8, 8), bitfieldExtract(v, 16, 8), bitfieldExtract(v, 24, 8));
@@ -265,9 +299,9 @@ float xsum(uint t, uint su, uint s) {
 	return XSH == 0 ? xs[t][s] : uintBitsToFloat(xsh[(t * KB + su) * UWORDS + UW + (I8 ? 1u : 0u) + s]);
 }
 
-// load_x fills the registers (without XSH) with unit u of tokens tok0..
-// (tokens past the batch read the last one: their sums are never stored).
-void load_x(uint tok0, uint n, uint u, bool uv) {
+// load_x fills the registers (without XSH) with unit u of the tile's
+// columns (rows xr).
+void load_x(uint u, bool uv) {
 	if (XSH != 0) {
 		return;
 	}
@@ -275,7 +309,7 @@ void load_x(uint tok0, uint n, uint u, bool uv) {
 	const uint vw = units * UW;
 	const uint sw = I8 ? units : 0u;
 	[[unroll]] for (uint t = 0; t < TN; t++) {
-		const uint base = min(tok0 + t, n - 1) * p.tw;
+		const uint base = xr[t] * p.tw;
 		// a unit's values are whole texels (UW is a multiple of 4, tw too)
 		[[unroll]] for (uint j = 0; j < UW / 4; j++) {
 			uvec4 w = texelFetch(XQ4, int((base + u * UW) / 4 + j));
@@ -290,9 +324,10 @@ void load_x(uint tok0, uint n, uint u, bool uv) {
 	}
 }
 
-// stage_x copies units u0 .. u0+KB-1 of the tile's tokens into shared
-// memory (XSH), every lane a share of the words.
-void stage_x(uint tok0, uint n, uint u0) {
+// stage_x copies units u0 .. u0+KB-1 of the tile's columns (tok0.. of n,
+// the pair list at pb) into shared memory (XSH), every lane a share of the
+// words.
+void stage_x(uint tok0, uint n, uint pb, uint u0) {
 	const uint units = p.units;
 	const uint vw = units * UW;
 	const uint sw = I8 ? units : 0u;
@@ -304,7 +339,7 @@ void stage_x(uint tok0, uint n, uint u0) {
 			continue;
 		}
 		uint u = u0 + su;
-		uint base = min(tok0 + t, n - 1) * p.tw;
+		uint base = xrow(tok0 + t, n, pb) * p.tw;
 		uint src;
 		if (w < UW) {
 			src = base + u * UW + w;
@@ -323,72 +358,84 @@ void main() {
 		return;
 	}
 	const uint lane = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
-	const uint n = ntok;
-	const uint tok0 = gl_WorkGroupID.y * TN;
-	if (tok0 >= n) {
-		return; // the whole workgroup
-	}
 	const uint units = p.units;
-	const uint rbase = gl_WorkGroupID.x * wg * TM + lane;
-	float acc[TM][TN];
-	[[unroll]] for (uint r = 0; r < TM; r++) {
-		[[unroll]] for (uint t = 0; t < TN; t++) acc[r][t] = 0.0;
+	// n columns: the batch's tokens, or expert z's pairs from word pb of G
+	uint n = ntok, pb = 0u, wrow0 = 0u;
+	if (MOE != 0) {
+		const uint e = gl_WorkGroupID.z;
+		n = texelFetch(G, int(e)).x;
+		pb = 2u * MOEE + texelFetch(G, int(MOEE + e)).x;
+		wrow0 = e * p.rows; // the expert's run of rows in the bank
 	}
-	for (uint u0 = 0; u0 < units; u0 += KB) {
-		if (XSH != 0) {
-			barrier(); // the previous stage is read by every lane
-			stage_x(tok0, n, u0);
-			barrier();
+	const uint rbase = gl_WorkGroupID.x * wg * TM + lane;
+	// A dense grid has a tile per TN tokens (one trip); an expert's pairs
+	// may outnumber the grid's tiles, so its workgroups stride over them.
+	// n and tok0 are the same for the whole workgroup (XSH's barriers).
+	for (uint tok0 = gl_WorkGroupID.y * TN; tok0 < n; tok0 += gl_NumWorkGroups.y * TN) {
+		if (XSH == 0) {
+			[[unroll]] for (uint t = 0; t < TN; t++) xr[t] = xrow(tok0 + t, n, pb);
 		}
-		// KB units per trip, unrolled: a trip carries every sum in the tile
-		// (on llvmpipe a select per sum and lane), so it should carry them
-		// over more than one unit. Units past the row read the last one
-		// with a zero scale and sums: they add exactly 0.
-		[[unroll]] for (uint su = 0; su < KB; su++) {
-			const uint u = min(u0 + su, units - 1);
-			const bool uv = u0 + su < units;
-			load_x(tok0, n, u, uv);
-			[[unroll]] for (uint r = 0; r < TM; r++) {
-				// rows past the part read its last row: never stored
-				const uint row = min(rbase + r * wg, p.rows - 1);
-				load_unit(A0, A1, A2, A3, row * units + u);
-				[[unroll]] for (uint s = 0; s < SUBS; s++) {
-					float q[SUBN];
-					float sc, bi;
-					dequant_sub(s, q, sc, bi);
-					[[unroll]] for (uint t = 0; t < TN; t++) {
-						vec4 d4 = vec4(0.0);
-						[[unroll]] for (uint i = 0; i < SUBN / 4; i++) {
-							d4 += vec4(q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]) * x4(t, su, s * (SUBN / 4) + i);
+		float acc[TM][TN];
+		[[unroll]] for (uint r = 0; r < TM; r++) {
+			[[unroll]] for (uint t = 0; t < TN; t++) acc[r][t] = 0.0;
+		}
+		for (uint u0 = 0; u0 < units; u0 += KB) {
+			if (XSH != 0) {
+				barrier(); // the previous stage is read by every lane
+				stage_x(tok0, n, pb, u0);
+				barrier();
+			}
+			// KB units per trip, unrolled: a trip carries every sum in the tile
+			// (on llvmpipe a select per sum and lane), so it should carry them
+			// over more than one unit. Units past the row read the last one
+			// with a zero scale and sums: they add exactly 0.
+			[[unroll]] for (uint su = 0; su < KB; su++) {
+				const uint u = min(u0 + su, units - 1);
+				const bool uv = u0 + su < units;
+				load_x(u, uv);
+				[[unroll]] for (uint r = 0; r < TM; r++) {
+					// rows past the part read its last row: never stored
+					const uint row = min(rbase + r * wg, p.rows - 1);
+					load_unit(A0, A1, A2, A3, (wrow0 + row) * units + u);
+					[[unroll]] for (uint s = 0; s < SUBS; s++) {
+						float q[SUBN];
+						float sc, bi;
+						dequant_sub(s, q, sc, bi);
+						[[unroll]] for (uint t = 0; t < TN; t++) {
+							vec4 d4 = vec4(0.0);
+							[[unroll]] for (uint i = 0; i < SUBN / 4; i++) {
+								d4 += vec4(q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]) * x4(t, su, s * (SUBN / 4) + i);
+							}
+							// the block scale of x once per sub-block, as
+							// matvec_sg.comp and ggml scale integer sums
+							acc[r][t] += sc * xscale(t, su) * (d4.x + d4.y + d4.z + d4.w) + bi * xsum(t, su, s);
 						}
-						// the block scale of x once per sub-block, as
-						// matvec_sg.comp and ggml scale integer sums
-						acc[r][t] += sc * xscale(t, su) * (d4.x + d4.y + d4.z + d4.w) + bi * xsum(t, su, s);
 					}
 				}
 			}
 		}
-	}
-	[[unroll]] for (uint r = 0; r < TM; r++) {
-		const uint row = rbase + r * wg;
-		[[unroll]] for (uint t = 0; t < TN; t++) {
-			const uint tok = tok0 + t;
-			if (row >= p.rows || tok >= n) {
-				continue;
+		[[unroll]] for (uint r = 0; r < TM; r++) {
+			const uint row = rbase + r * wg;
+			[[unroll]] for (uint t = 0; t < TN; t++) {
+				const uint j = tok0 + t;
+				if (row >= p.rows || j >= n) {
+					continue;
+				}
+				float v = acc[r][t];
+				if (BIAS != 0) {
+					v += bias[p.row0 + wrow0 + row];
+				}
+				const uint yr = MOE == 0 ? j : gpair(pb, j); // token, or pair
+				uint o = yr * p.ystride + p.yoff + row;
+				if (EPI == 1) {
+					v += y[o];
+				} else if (EPI == 2) {
+					v += bias[p.row0 + row];
+				} else if (EPI == 3) {
+					v = glu(y[o], v);
+				}
+				y[o] = v;
 			}
-			float v = acc[r][t];
-			if (BIAS != 0) {
-				v += bias[p.row0 + row];
-			}
-			uint o = tok * p.ystride + p.yoff + row;
-			if (EPI == 1) {
-				v += y[o];
-			} else if (EPI == 2) {
-				v += bias[p.row0 + row];
-			} else if (EPI == 3) {
-				v = glu(y[o], v);
-			}
-			y[o] = v;
 		}
 	}
 }

@@ -53,6 +53,9 @@ type Backend struct {
 	attPart           *vulkan.Buffer // split-K decode attention's partials [head][split][dim+2], else nil
 	// a mixture-of-experts model's routing and expert activations (moe.go), else nil
 	moeLogits, moeIDs, moeWts, moeH, moeH2, moeY *vulkan.Buffer
+	// the prefill's pairs grouped by expert (moe_group.comp) and the
+	// experts' h rounded per pair for the grouped down product
+	moeGroups, moeXQ *vulkan.Buffer
 	// moeLog holds the last token's routing per layer, which LastRouting
 	// reads into lastRoute
 	moeLog       *vulkan.Buffer

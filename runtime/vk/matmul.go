@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
 
 	"vkchat/runtime/vk/vulkan"
@@ -16,6 +17,11 @@ import (
 // the RMSNorm) into a scratch buffer, phase 1 multiplies tiles of rows ×
 // tokens reading that scratch. A gate/up pair is one quantization and two
 // products, the second finishing with the SwiGLU epilogue.
+//
+// The same kernel is the grouped expert product of a mixture-of-experts
+// prefill (moe.go, matmul.comp's MOE): op.moe names the banks' layout and
+// groups the pair list moe_group.comp wrote; phase 1's grid gains a
+// dimension, one slice per expert.
 
 // mmPlan is how one tiled product is laid out: workgroup size, rows per
 // lane, tokens per workgroup and, for GPUs, units of x staged in shared
@@ -91,8 +97,34 @@ func (d *gpu) useMatmul(op *matvecOp) bool {
 }
 
 // matmul records op with the tiled product.
-func (d *gpu) matmul(r *vulkan.Recorder, op matvecOp) error {
+func (d *gpu) matmul(r *vulkan.Recorder, op matvecOp) error { return d.matmulOn(r, op, nil) }
+
+// mmMoE is matmul.comp's MOE constant for op with the pair list groups
+// (nil: a dense product).
+func mmMoE(op *matvecOp, groups *vulkan.Buffer) uint32 {
+	if groups == nil {
+		return 0
+	}
+	return op.moe.mode()
+}
+
+// matmulOn records op with the tiled product: dense (groups nil), or an
+// expert product over the pairs groups lists by expert (op.moe the banks'
+// layout: op.m's rows are op.moe.experts runs, y is per pair, and with
+// op.moe.perPair x is too).
+func (d *gpu) matmulOn(r *vulkan.Recorder, op matvecOp, groups *vulkan.Buffer) error {
 	m := op.m
+	if groups != nil {
+		if op.moe.ids == nil {
+			return fmt.Errorf("%s: a pair list without the expert banks' layout", op.label)
+		}
+		if err := op.moe.check(op.label, op.m, op.m2); err != nil {
+			return err
+		}
+		if lim := d.Info.Limits.MaxWorkGroupCount[2]; uint32(op.moe.experts) > lim {
+			return fmt.Errorf("%s: %d experts, over the device's %d workgroups in z: %w", op.label, op.moe.experts, lim, backend.ErrUnsupported)
+		}
+	}
 	l := layouts[m.Type]
 	if op.xstride%4 != 0 || op.xstride < m.Units*l.unit {
 		return fmt.Errorf("%s: x stride %d does not hold a row of %d units", op.label, op.xstride, m.Units)
@@ -113,34 +145,48 @@ func (d *gpu) matmul(r *vulkan.Recorder, op matvecOp) error {
 		return fmt.Errorf("%s: a paired product adds bias rows to both products or to neither", op.label)
 	}
 	tw := xqWords(m.Type, m.Units, op.f32x)
-	if need := uint64(4 * tw * op.tokens); need > op.xq.Size {
-		return fmt.Errorf("%s: quantized x of %d tokens needs %d bytes, the scratch buffer has %d", op.label, op.tokens, need, op.xq.Size)
+	if need := uint64(4 * tw * xqRows(&op, groups)); need > op.xq.Size {
+		return fmt.Errorf("%s: quantized x of %d rows needs %d bytes, the scratch buffer has %d", op.label, xqRows(&op, groups), need, op.xq.Size)
 	}
-	if err := d.matmulQuant(r, op, tw); err != nil {
+	if err := d.matmulQuant(r, op, tw, groups); err != nil {
 		return err
 	}
 	if op.m2 == nil {
-		return d.matmulProduct(r, op, tw)
+		return d.matmulProduct(r, op, tw, groups)
 	}
 	// gate then up·act(gate): the second product reads the first's y
 	gate, up := op, op
 	gate.m2, gate.label, gate.rbias2 = nil, op.label+" (gate)", nil
 	up.m, up.m2, up.label, up.epi, up.rbias, up.rbias2 = op.m2, nil, op.label+" (up)", epiSwiGLU, op.rbias2, nil
-	if err := d.matmulProduct(r, gate, tw); err != nil {
+	if err := d.matmulProduct(r, gate, tw, groups); err != nil {
 		return err
 	}
-	return d.matmulProduct(r, up, tw)
+	return d.matmulProduct(r, up, tw, groups)
 }
 
-// matmulArgs is the kernel's twelve bindings: the weights of part pi (none
-// for phase 0), x, the norm weight, the scratch's two read views and its
-// write binding, bias, y and the step.
-func (d *gpu) matmulArgs(op matvecOp, pi int, phase int) ([]vulkan.Arg, error) {
+// xqRows is the rows of x phase 0 rounds: one per token, or per pair where
+// an expert product reads x per pair (down).
+func xqRows(op *matvecOp, groups *vulkan.Buffer) int {
+	if mmMoE(op, groups) == 2 {
+		return op.tokens * op.moe.k1()
+	}
+	return op.tokens
+}
+
+// matmulArgs is the kernel's thirteen bindings: the weights of part pi
+// (none for phase 0), x, the norm weight, the scratch's two read views and
+// its write binding, bias, y, the step and the pair list (groups; phase 1
+// of an expert product).
+func (d *gpu) matmulArgs(op matvecOp, pi int, phase int, groups *vulkan.Buffer) ([]vulkan.Arg, error) {
 	dum, err := d.dummy()
 	if err != nil {
 		return nil, err
 	}
-	args := make([]vulkan.Arg, 0, 12)
+	g := vulkan.Arg{B: dum, Format: fmtU32}
+	if groups != nil && phase == 1 {
+		g.B = groups
+	}
+	args := make([]vulkan.Arg, 0, 13)
 	for i := 0; i < 4; i++ {
 		if phase == 1 && i < len(op.m.parts[pi].views) {
 			args = append(args, op.m.parts[pi].views[i])
@@ -160,33 +206,40 @@ func (d *gpu) matmulArgs(op matvecOp, pi int, phase int) ([]vulkan.Arg, error) {
 	}
 	if phase == 0 {
 		return append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.Arg{B: dum}, vulkan.Arg{B: dum, Format: fmtU32}, vulkan.W(op.xq),
-			vulkan.R(bias), vulkan.R(dum), vulkan.R(op.step)), nil
+			vulkan.R(bias), vulkan.R(dum), vulkan.R(op.step), g), nil
 	}
 	yArg := vulkan.W(op.y)
 	if op.epi == epiResidual || op.epi == epiSwiGLU {
 		yArg.Write = true // read-modify-write of y
 	}
 	return append(args, vulkan.Arg{B: dum}, vulkan.Arg{B: dum, Format: fmtU32}, vulkan.R(op.xq), vulkan.Arg{B: op.xq, Format: fmtU32}, vulkan.R(dum),
-		vulkan.R(bias), yArg, vulkan.R(op.step)), nil
+		vulkan.R(bias), yArg, vulkan.R(op.step), g), nil
 }
 
-// matmulQuant records phase 0: x of every token rounded into op.xq.
-func (d *gpu) matmulQuant(r *vulkan.Recorder, op matvecOp, tw int) error {
+// matmulQuant records phase 0: x of every token (or, for an expert
+// product that reads x per pair, of every pair) rounded into op.xq. Per
+// token it is the dense product's phase (the same pipeline).
+func (d *gpu) matmulQuant(r *vulkan.Recorder, op matvecOp, tw int, groups *vulkan.Buffer) error {
 	m := op.m
-	k, err := d.kernel("matmul_"+wtypeName(m), 9*4, mmQuantWorkgroup, 0, 1, 1, 0, flag(op.norm != nil), flag(!op.f32x), 0, 0, 0, 1, 1)
+	moe, moek := uint32(0), uint32(1)
+	if mmMoE(&op, groups) == 2 {
+		moe, moek = 2, uint32(op.moe.k1())
+	}
+	k, err := d.kernel("matmul_"+wtypeName(m), 9*4, mmQuantWorkgroup, 0, 1, 1, 0, flag(op.norm != nil), flag(!op.f32x), 0, 0, 0, 1, 1, moe, moek, 1)
 	if err != nil {
 		return err
 	}
-	args, err := d.matmulArgs(op, 0, 0)
+	args, err := d.matmulArgs(op, 0, 0, groups)
 	if err != nil {
 		return err
 	}
 	push := []uint32{0, uint32(m.Units), uint32(op.xstride), 0, 0, uint32(m.Cols), math.Float32bits(op.eps), 0, uint32(tw)}
-	return r.Dispatch(op.label+" (x to "+m.Type.String()+"'s vec_dot_type)", k, args, push, 1, uint32(op.tokens), 1)
+	return r.Dispatch(op.label+" (x to "+m.Type.String()+"'s vec_dot_type)", k, args, push, 1, uint32(xqRows(&op, groups)), 1)
 }
 
-// matmulProduct records phase 1 for every part of op.m.
-func (d *gpu) matmulProduct(r *vulkan.Recorder, op matvecOp, tw int) error {
+// matmulProduct records phase 1 for every part of op.m (an expert bank is
+// one part, a grid slice per expert).
+func (d *gpu) matmulProduct(r *vulkan.Recorder, op matvecOp, tw int, groups *vulkan.Buffer) error {
 	m := op.m
 	pl := d.planMatmul(m.Type)
 	shw := 1
@@ -199,27 +252,44 @@ func (d *gpu) matmulProduct(r *vulkan.Recorder, op matvecOp, tw int) error {
 		shw = pl.tn * pl.kb * uwords
 	}
 	kb := max(pl.kb, 1)
-	k, err := d.kernel("matmul_"+wtypeName(m), 9*4, uint32(pl.wg), 1, uint32(pl.tm), uint32(pl.tn), uint32(op.epi), 0, flag(!op.f32x), op.act, op.biasRows(), flag(pl.xsh), uint32(kb), uint32(shw))
+	moe := mmMoE(&op, groups)
+	experts := 1
+	if moe != 0 {
+		experts = op.moe.experts
+	}
+	k, err := d.kernel("matmul_"+wtypeName(m), 9*4, uint32(pl.wg), 1, uint32(pl.tm), uint32(pl.tn), uint32(op.epi), 0, flag(!op.f32x), op.act, op.biasRows(), flag(pl.xsh), uint32(kb), uint32(shw),
+		moe, uint32(op.moe.k1()), uint32(experts))
 	if err != nil {
 		return err
 	}
 	for pi, part := range m.parts {
-		args, err := d.matmulArgs(op, pi, 1)
+		args, err := d.matmulArgs(op, pi, 1, groups)
 		if err != nil {
 			return err
 		}
+		// an expert's rows (op.moe.rows), its pairs at most one per token
+		// (route picks k distinct experts): a grid slice per expert, whose
+		// workgroups stride over the tiles of any more
+		rows := op.moe.rows(part)
+		if moe == 0 {
+			rows = part.rows
+		}
 		rowsPerGroup := pl.wg * pl.tm
-		groups := (part.rows + rowsPerGroup - 1) / rowsPerGroup
+		rg := (rows + rowsPerGroup - 1) / rowsPerGroup
 		tg := (op.tokens + pl.tn - 1) / pl.tn
-		push := []uint32{uint32(part.rows), uint32(m.Units), 0, uint32(op.ystride), uint32(op.yoff + part.row0), 0, 0, uint32(part.row0), uint32(tw)}
+		push := []uint32{uint32(rows), uint32(m.Units), 0, uint32(op.ystride), uint32(op.yoff + part.row0), 0, 0, uint32(part.row0), uint32(tw)}
 		label := op.label
 		if len(m.parts) > 1 {
 			label = fmt.Sprintf("%s part %d", label, pi)
 		}
-		if err := r.Dispatch(label, k, args, push, uint32(groups), uint32(tg), 1); err != nil {
+		if err := r.Dispatch(label, k, args, push, uint32(rg), uint32(tg), uint32(experts)); err != nil {
 			return err
 		}
-		r.Work(part.buf.Size, uint64(part.rows)*uint64(m.Cols))
+		bytes, macs := part.buf.Size, uint64(part.rows)*uint64(m.Cols)
+		if moe != 0 {
+			bytes, macs = op.moe.work(bytes, macs, op.tokens)
+		}
+		r.Work(bytes, macs)
 	}
 	return nil
 }

@@ -212,15 +212,18 @@ func weightArgs(args []vulkan.Arg, op matvecOp, pi int, dum *vulkan.Buffer) []vu
 	return args
 }
 
-// work scales a bank's bytes and multiply-adds to what an expert mat-vec
-// of tokens tokens reads: at most k experts' rows per token (a decode step
-// reads k of the bank's experts), at most the whole bank.
+// work scales a bank's bytes and multiply-adds to what an expert product
+// of tokens tokens does: it reads at most k experts' rows per token (a
+// decode step reads k of the bank's experts), at most the whole bank, and
+// makes k experts' multiply-adds per token (per token, as Recorder.Work
+// counts them for every product: the prefill profile multiplies by the
+// chunk's tokens).
 func (m moeRows) work(bytes, macs uint64, tokens int) (uint64, uint64) {
 	if m.ids == nil {
 		return bytes, macs
 	}
 	used := uint64(min(m.dispatchTokens(max(tokens, 1)), m.experts))
-	return bytes / uint64(m.experts) * used, macs / uint64(m.experts) * uint64(m.dispatchTokens(max(tokens, 1)))
+	return bytes / uint64(m.experts) * used, macs / uint64(m.experts) * uint64(m.k1())
 }
 
 func wtypeName(m *Matrix) string { return strings.ToLower(m.Type.String()) }

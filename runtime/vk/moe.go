@@ -19,14 +19,27 @@ import (
 //	matvec   h → y per pair      the down bank, rows of the pair's expert (MOE 2), its bias (BIAS)
 //	combine  x += Σ w·y          moe_combine.comp, slot order (or → o and the branch end)
 //
-// The routing never leaves the device: the expert mat-vecs read the ids
-// the route kernel wrote. The cost of that: an expert mat-vec takes one
-// (token, slot) pair per pass, so in a prefill batch a dequantized weight
-// serves one pair where a dense mat-vec's serves 8 tokens, and an expert
-// chosen by several tokens streams its rows once for each; grouping the
-// pairs by expert (as the CPU backend and llama.cpp's mul_mat_id do) would
-// need the ids sorted on the device. Decode reads k experts' rows, which
-// is what a token needs.
+// The routing never leaves the device: the expert products read the ids
+// the route kernel wrote. The mat-vecs above take one (token, slot) pair
+// per pass, so a dequantized weight serves one pair and an expert chosen
+// by several tokens streams its rows once for each. That is what a decode
+// step needs (k experts' rows for its token), not a prefill batch: there,
+// where the tuning takes the grouped product (tuning.moeGrouped, quantized
+// banks, as the dense prefill takes the tiled one), the pairs are grouped
+// by expert on the device, as the CPU backend and llama.cpp's mul_mat_id
+// do, and the expert mat-vecs become tiled products over each expert's
+// pairs:
+//
+//	group    ids → G             moe_group.comp: per-expert counts, offsets and the pair list, sorted by expert in pair order
+//	matmul   x → h per pair      phase 0 rounds x per token; phase 1 (MOE 1): per expert, its rows × tiles of its pairs
+//	matmul   h → y per pair      phase 0 rounds h per pair; phase 1 (MOE 2) as above
+//
+// so an expert's weight tile is read once per tile of its pairs (16 on
+// the GPU layout, 8 on the CPU one) instead of once per pair, and an
+// expert no token chose costs a few workgroups that read its count. The
+// pair list's order depends only on the routing, so the sums do too. The
+// per-pair mat-vec stays for decode and float banks, and is the grouped
+// product's oracle (TestMoEGroupedProduct).
 //
 // The banks are uploaded whole, like every other weight (the device holds
 // all experts; a token reads k of them), each as one part: the kernel's
@@ -66,27 +79,32 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 	rows := moeRows{ids: b.moeIDs, k: mc.ExpertsUsed, experts: mc.Experts}
 	ffn := matvecOp{label: name("experts gate+up"), m: x.gate, m2: x.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps,
 		y: b.moeH, y2: b.moeH2, ystride: b.moeFFStride, tokens: s.cap, step: b.step, act: b.rec.act, moe: rows,
-		rbias: x.gateBias, rbias2: x.upBias}
-	if x.gate.Type == x.up.Type {
-		if err := b.d.matvec(r, ffn); err != nil {
-			return err
-		}
-	} else {
+		rbias: x.gateBias, rbias2: x.upBias, xq: b.xq}
+	ffns := []matvecOp{ffn}
+	if x.gate.Type != x.up.Type {
 		gate := ffn
 		gate.label, gate.m2, gate.rbias2 = name("experts gate"), nil, nil
-		if err := b.d.matvec(r, gate); err != nil {
-			return err
-		}
 		upOp := ffn
 		upOp.label, upOp.m, upOp.m2, upOp.epi, upOp.rbias, upOp.rbias2 = name("experts up·act(gate)"), x.up, nil, epiSwiGLU, x.upBias, nil
-		if err := b.d.matvec(r, upOp); err != nil {
+		ffns = []matvecOp{gate, upOp}
+	}
+	rows.perPair = true
+	down := matvecOp{label: name("experts down"), m: x.down, x: b.moeH, xstride: b.moeFFStride, y: b.moeY, ystride: b.xStride, tokens: s.cap, step: b.step, moe: rows, rbias: x.downBias,
+		xq: b.moeXQ}
+	ops := append(ffns, down)
+	grouped := false
+	for i := range ops {
+		grouped = grouped || b.d.useGrouped(&ops[i])
+	}
+	if grouped {
+		if err := b.d.moeGroup(r, name("experts group"), mc.Experts, mc.ExpertsUsed, b.moeIDs, b.moeGroups, b.step, s.cap); err != nil {
 			return err
 		}
 	}
-	rows.perPair = true
-	down := matvecOp{label: name("experts down"), m: x.down, x: b.moeH, xstride: b.moeFFStride, y: b.moeY, ystride: b.xStride, tokens: s.cap, step: b.step, moe: rows, rbias: x.downBias}
-	if err := b.d.matvec(r, down); err != nil {
-		return err
+	for _, op := range ops {
+		if err := b.d.expertProduct(r, op, b.moeGroups); err != nil {
+			return err
+		}
 	}
 	out := b.x
 	if b.rec.postBranch {
@@ -122,6 +140,8 @@ func (b *Backend) allocateMoE(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 		{&b.moeH, "activations experts ffn", n * k * b.moeFFStride},
 		{&b.moeH2, "activations experts ffn partial sums", n * k * b.moeFFStride},
 		{&b.moeY, "activations experts out", n * k * b.xStride},
+		{&b.moeGroups, "expert pairs grouped by expert", 2*mc.Experts + n*k},
+		{&b.moeXQ, "activations experts ffn rounded for the grouped product", n * k * xqBound(b.moeFFStride)},
 	} {
 		if *a.dst, err = act(a.name, a.floats, vulkan.MemDevice); err != nil {
 			return err
@@ -137,6 +157,50 @@ func (b *Backend) allocateMoE(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 		b.lastRoute[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
 	}
 	return nil
+}
+
+// useGrouped reports whether op, an expert product of the step, is
+// recorded as the grouped tiled product (matmul.comp's MOE) rather than
+// the per-pair mat-vec: a batch, banks of quantized types (as the dense
+// prefill takes the tiled product only for them: float weights keep the
+// mat-vec's summation order, which the references' bounds were measured
+// with), a scratch buffer for the rounded x, on a layout that takes it.
+func (d *gpu) useGrouped(op *matvecOp) bool {
+	return d.tune.moeGrouped && op.moe.ids != nil && op.tokens > 1 && !op.last && op.xq != nil &&
+		op.m.Type.Quantized() && (op.m2 == nil || op.m2.Type.Quantized())
+}
+
+// expertProduct records the expert product op: grouped over the pair list
+// groups (moeGroup's output) where useGrouped takes it, else the per-pair
+// mat-vec.
+func (d *gpu) expertProduct(r *vulkan.Recorder, op matvecOp, groups *vulkan.Buffer) error {
+	if d.useGrouped(&op) {
+		return d.matmulOn(r, op, groups)
+	}
+	return d.matvec(r, op)
+}
+
+// moeGroupWorkgroup is the group kernel's one workgroup: a lane per
+// expert (128 in the largest models here take two trips).
+const moeGroupWorkgroup = 64
+
+// moeGroup records the group kernel: the step's (token, slot) pairs
+// (tokens: the batch capacity, k per token, ids the route kernel's) grouped
+// by expert into groups: 2·experts + tokens·k words, as moe_group.comp
+// lays them out.
+func (d *gpu) moeGroup(r *vulkan.Recorder, label string, experts, k int, ids, groups, step *vulkan.Buffer, tokens int) error {
+	pairs := tokens * k
+	if need := uint64(4 * (2*experts + pairs)); groups == nil || groups.Size < need {
+		return fmt.Errorf("%s: %d experts' counts and %d pairs need a %d-byte buffer", label, experts, pairs, need)
+	}
+	if need, lim := uint64(4*(pairs+experts)), uint64(d.Info.Limits.MaxSharedMemory); need > lim {
+		return fmt.Errorf("%s: %d pairs' ids and %d experts' counts need %d bytes of shared memory, over the device's %d: %w", label, pairs, experts, need, lim, backend.ErrUnsupported)
+	}
+	kern, err := d.kernel("moe_group", 0, moeGroupWorkgroup, uint32(experts), uint32(k), uint32(pairs))
+	if err != nil {
+		return err
+	}
+	return r.Dispatch(label, kern, []vulkan.Arg{{B: ids, Format: fmtU32}, vulkan.W(groups), vulkan.R(step)}, nil, 1, 1, 1)
 }
 
 // moeRoute records the route kernel over the router logits (lstride floats

@@ -70,6 +70,19 @@ type tuning struct {
 	// loads into per-lane loops and takes minutes to build and run a
 	// model's prefill with it (TestGPULayoutMatchesCPU timed out).
 	matmul bool
+	// moeGrouped takes the grouped expert product (moe.go: pairs grouped
+	// by expert on the device, the tiled kernel over each expert's pairs)
+	// for a mixture-of-experts prefill. On a CPU device it goes with
+	// matmul (measured on lavapipe: docs/benchmarks.md). On a GPU it is on
+	// although matmul is not: the dense mat-vec there still serves several
+	// tokens per weight read, but the expert mat-vec serves one pair, so a
+	// 64-token chunk of a 128-expert top-8 model streams each chosen
+	// expert's rows about 4 times per layer (512 pairs over 128 experts)
+	// where the grouped product's x-in-shared-memory tiles stream them
+	// once per 16 pairs: at least 4x fewer weight bytes, the bound of a
+	// prefill on a GPU. Its speed there is unmeasured (no GPU run yet);
+	// lavapipe checks that layout's kernel (TestMoEGroupedProduct).
+	moeGrouped bool
 }
 
 // stepKind and logitsKind are where the step parameters and the logits live.
@@ -84,8 +97,8 @@ func (t tuning) residentKind() vulkan.MemKind {
 }
 
 var (
-	cpuTuning = tuning{matmul: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
-	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnSplit: 256, deviceHead: true, deviceResident: true, sharedX: true}
+	cpuTuning = tuning{matmul: true, moeGrouped: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnSplit: 256, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true}
 )
 
 // tuningFor picks the layout for a device type ("discrete", "integrated",
