@@ -68,6 +68,34 @@ func (d *gpu) planMatmul(t ggml.Type) mmPlan {
 	return mmPlan{wg: sg, tm: 16, tn: 8, kb: 1}
 }
 
+// planGrouped lays out a grouped expert product of weight type t: the
+// dense plan with fewer pairs per tile. An expert's pairs fill whole tiles
+// only by chance (a 64-token chunk of the MoE bench shape gives an expert
+// 8 on average, 128 experts top-8 give 4), and a tile's empty columns cost
+// as much as full ones: the kernel multiplies all TN.
+//
+// On a CPU device 2 pairs per tile (and 8 rows per lane for the 256-weight
+// units instead of 4): the dequantization a larger tile would share is not
+// the bound there. Measured with BenchmarkGroupedProduct on lavapipe
+// (GFLOP per CPU-second, random routing): Q4_0 20 at 2 or 4 pairs and 18
+// at 8; Q4_K 15.0 at 2 pairs × 8 rows, 13.5 at 4 × 8, 11.6 at 4 × 4, 10.2
+// at 8 × 4; the per-pair mat-vec 13.6 and 11.8.
+//
+// On a GPU 4 instead of 16: the product is bound by issue, not by reading
+// weights (runtime/vk/cost.md), so 16-pair tiles three quarters empty
+// would cost 4x the instructions per multiply-add, while 4-pair tiles
+// still read a typical expert's rows once per chunk. Unmeasured on a GPU.
+func (d *gpu) planGrouped(t ggml.Type) mmPlan {
+	pl := d.planMatmul(t)
+	if pl.xsh {
+		pl.tn = 4
+		return pl
+	}
+	pl.tn = 2
+	pl.tm = max(pl.tm, 8)
+	return pl
+}
+
 // xqWords is the words per token of x rounded for weight type t in phase
 // 0's layout (matmul.comp): the values (4 int8 per word for the 8-bit
 // forms, else f32), the block scales (8-bit forms) and the sums per
@@ -241,7 +269,11 @@ func (d *gpu) matmulQuant(r *vulkan.Recorder, op matvecOp, tw int, groups *vulka
 // one part, a grid slice per expert).
 func (d *gpu) matmulProduct(r *vulkan.Recorder, op matvecOp, tw int, groups *vulkan.Buffer) error {
 	m := op.m
+	moe := mmMoE(&op, groups)
 	pl := d.planMatmul(m.Type)
+	if moe != 0 {
+		pl = d.planGrouped(m.Type)
+	}
 	shw := 1
 	if pl.xsh {
 		l := layouts[m.Type]
@@ -252,7 +284,6 @@ func (d *gpu) matmulProduct(r *vulkan.Recorder, op matvecOp, tw int, groups *vul
 		shw = pl.tn * pl.kb * uwords
 	}
 	kb := max(pl.kb, 1)
-	moe := mmMoE(&op, groups)
 	experts := 1
 	if moe != 0 {
 		experts = op.moe.experts
@@ -267,9 +298,15 @@ func (d *gpu) matmulProduct(r *vulkan.Recorder, op matvecOp, tw int, groups *vul
 		if err != nil {
 			return err
 		}
-		// an expert's rows (op.moe.rows), its pairs at most one per token
-		// (route picks k distinct experts): a grid slice per expert, whose
-		// workgroups stride over the tiles of any more
+		// A grid slice per expert, its rows (op.moe.rows) by its pairs,
+		// at most one per token (route picks k distinct experts); the
+		// workgroups stride over the tiles of any more. On a CPU device
+		// one workgroup per row tile and expert takes all its tiles: a
+		// workgroup is a loop over its lanes there, and the many that
+		// would find no pairs (most experts have fewer pairs than the
+		// batch has tokens) cost their launches (BenchmarkGroupedProduct
+		// on lavapipe: 13 → 18 GFLOP/cpu-s). A GPU spreads a popular
+		// expert's tiles over workgroups, and an empty one is nearly free.
 		rows := op.moe.rows(part)
 		if moe == 0 {
 			rows = part.rows
@@ -277,6 +314,9 @@ func (d *gpu) matmulProduct(r *vulkan.Recorder, op matvecOp, tw int, groups *vul
 		rowsPerGroup := pl.wg * pl.tm
 		rg := (rows + rowsPerGroup - 1) / rowsPerGroup
 		tg := (op.tokens + pl.tn - 1) / pl.tn
+		if moe != 0 && !pl.xsh {
+			tg = 1
+		}
 		push := []uint32{uint32(rows), uint32(m.Units), 0, uint32(op.ystride), uint32(op.yoff + part.row0), 0, 0, uint32(part.row0), uint32(tw)}
 		label := op.label
 		if len(m.parts) > 1 {

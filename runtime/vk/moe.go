@@ -34,12 +34,15 @@ import (
 //	matmul   x → h per pair      phase 0 rounds x per token; phase 1 (MOE 1): per expert, its rows × tiles of its pairs
 //	matmul   h → y per pair      phase 0 rounds h per pair; phase 1 (MOE 2) as above
 //
-// so an expert's weight tile is read once per tile of its pairs (16 on
-// the GPU layout, 8 on the CPU one) instead of once per pair, and an
-// expert no token chose costs a few workgroups that read its count. The
-// pair list's order depends only on the routing, so the sums do too. The
-// per-pair mat-vec stays for decode and float banks, and is the grouped
-// product's oracle (TestMoEGroupedProduct).
+// so an expert's weight tile is read once per tile of its pairs (4 on
+// the GPU layout, 2 on the CPU one: planGrouped says why so few) instead
+// of once per pair, and an expert no token chose costs a workgroup or a
+// few that read its count. The pair list's order depends only on the
+// routing, so the sums do too. The per-pair mat-vec stays for decode and
+// float banks, and is the grouped product's oracle (TestMoEGroupedProduct,
+// TestPrefillGroupsExperts). On lavapipe the bench shape's expert products
+// run 1.5x (Q4_0) and 1.3x (Q4_K) faster per CPU-second grouped
+// (BenchmarkGroupedProduct; docs/benchmarks.md has the prefill figures).
 //
 // The banks are uploaded whole, like every other weight (the device holds
 // all experts; a token reads k of them), each as one part: the kernel's

@@ -73,15 +73,15 @@ type tuning struct {
 	// moeGrouped takes the grouped expert product (moe.go: pairs grouped
 	// by expert on the device, the tiled kernel over each expert's pairs)
 	// for a mixture-of-experts prefill. On a CPU device it goes with
-	// matmul (measured on lavapipe: docs/benchmarks.md). On a GPU it is on
-	// although matmul is not: the dense mat-vec there still serves several
-	// tokens per weight read, but the expert mat-vec serves one pair, so a
-	// 64-token chunk of a 128-expert top-8 model streams each chosen
+	// matmul (lavapipe, MoE bench shape: pp64 +25%, docs/benchmarks.md).
+	// On a GPU it is on although matmul is not: the dense mat-vec there
+	// serves several tokens per weight read, the expert mat-vec one pair,
+	// so a 64-token chunk of a 128-expert top-8 model streams each chosen
 	// expert's rows about 4 times per layer (512 pairs over 128 experts)
-	// where the grouped product's x-in-shared-memory tiles stream them
-	// once per 16 pairs: at least 4x fewer weight bytes, the bound of a
-	// prefill on a GPU. Its speed there is unmeasured (no GPU run yet);
-	// lavapipe checks that layout's kernel (TestMoEGroupedProduct).
+	// and issues ~5.6 instructions per multiply-add, where the grouped
+	// product's 4-pair tiles read them about once and issue ~2-3
+	// (runtime/vk/cost.md). Unmeasured on a GPU; lavapipe checks that
+	// layout's kernel (TestMoEGroupedProduct, TestPrefillGroupsExperts).
 	moeGrouped bool
 }
 
