@@ -1,13 +1,10 @@
 #version 450
 // Causal GQA attention over the KV cache for the step's tokens: one
-// workgroup (one subgroup) per (KV head, token) computes the G query heads
-// that share the KV head, so keys and values are fetched once for all of
-// them. Lane l takes positions l, l+WG, ...; each keeps a running max, sum
-// and weighted value sum (online softmax, exp of non-positive numbers only),
-// and the lanes are combined at the end. With an F16 cache the query is
-// rounded to F16 first, as llama.cpp does.
+// workgroup per (KV head, token[, split]) computes the G query heads that
+// share the KV head, so keys and values are fetched once for all of them.
+// With an F16 cache the query is rounded to F16 first, as llama.cpp does.
 //
-// ORDERED instead walks the positions in order, the lanes splitting the
+// Two forms. ORDERED walks the positions in order, the lanes splitting the
 // head's dimensions, and rounds exactly as llama.cpp's CPU flash attention
 // (and our reference backend) does: with an F16 cache the weighted value
 // sum is kept in F16 and rounded after every rescale and every added value,
@@ -15,20 +12,35 @@
 // roundings decide which way later 8-bit activation roundings go, so this
 // is what makes the backends agree end to end on quantized models. It is
 // chosen on CPU devices, where a workgroup runs its positions one after
-// another anyway; GPUs keep the position-parallel form.
+// another anyway, and is the oracle of the GPU form.
+//
+// The GPU form keeps no per-lane array sized by head size × group (a GPU's
+// lanes have at most 255 registers): the query heads sit in shared memory,
+// and the positions are taken a tile of WG at a time, in two phases. For
+// scores each lane takes one position of the tile (its key row fetched a
+// texel at a time, the G dot products against the shared queries); the
+// tile's maximum per head is reduced over subgroups, each lane turns its
+// scores into exponentials against the running maximum and leaves them in
+// shared memory. For values each lane takes one uint of a value row (two
+// F16 or one F32 element) for every G head, the workgroup's lanes forming
+// WG/(HD/E) groups over the tile's positions (adjacent lanes read adjacent
+// words of a row). Per lane that is E·G accumulators and G scores. Only at
+// the end of the workgroup's positions are the groups' sums reduced, once,
+// through shared memory.
 //
 // A sliding-window layer sees only keys with q - k < window, and its cache
 // may be a ring of slots positions (position at lives in slot at % slots).
 // CAP soft-caps the scores as llama.cpp's flash attention does:
 // s = cap·tanh(dot·scale) with scale already divided by cap on the host.
 //
-// SPLIT (position-parallel form only) is flash-decoding: workgroup z of a
-// (KV head, token) takes only the SPLIT visible positions from
-// first + z·SPLIT on, so a long context spreads over many workgroups
-// instead of a few. Out then holds per query head and split the
-// unnormalized value sum, the max and the sum of exponentials
-// ([token][head][split][HD+2]), and attn_combine merges the splits. A
-// split past the span writes a neutral partial (max -1e30, sums 0).
+// SPLIT (GPU form only) is flash-decoding: the z-th of gl_NumWorkGroups.z
+// workgroups of a (KV head, token) takes the z-th chunk of the LIVE span
+// (the positions filled at this step, read from Step, so one recorded
+// command buffer serves every step), chunks being whole multiples of SPLIT
+// positions (attnsplit.glsl). Workgroups past the last chunk return at once.
+// Out then holds per query head and split the unnormalized value sum, the
+// max and the sum of exponentials ([token][head][split][HD+2]), and
+// attn_combine merges the live splits.
 //
 // SINK (gpt-oss): each query head has a learned logit that joins the
 // softmax's denominator with no value, folded in after the positions as
@@ -37,6 +49,7 @@
 // exp(sink - M) is added. With SPLIT the partials stay without it and
 // attn_combine folds it in once per head, after merging the splits.
 #include "common.glsl"
+#include "attnsplit.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint HD = 64;   // head size, a multiple of 8
@@ -45,13 +58,14 @@ layout(constant_id = 3) const uint KVF32 = 0;
 layout(constant_id = 4) const uint ORDERED = 0;
 layout(constant_id = 5) const uint LANES = 8; // the workgroup size, for ORDERED
 layout(constant_id = 6) const uint CAP = 0;   // soft-cap the scores
-layout(constant_id = 7) const uint SPLIT = 0; // positions per split (0: one split)
+layout(constant_id = 7) const uint SPLIT = 0; // split granule in positions (0: one split), GPU form
 layout(constant_id = 8) const uint SINK = 0;  // 1: a sink logit per query head (SINKS)
+layout(constant_id = 9) const uint SGMIN = 4; // the smallest subgroup the driver may use, GPU form
 const uint DPL = (HD + LANES - 1) / LANES;    // dimensions per lane, for ORDERED
 
 layout(binding = 0) uniform usamplerBuffer Q;  // [token][head][dim] f32 bits, 4 per texel
 layout(binding = 1) uniform usamplerBuffer KC; // [kv head][position][dim], 8 halves (4 floats) per texel
-layout(binding = 2) uniform usamplerBuffer VC;
+layout(binding = 2) uniform usamplerBuffer VC; // ordered: as KC; GPU form: one uint (2 halves or a float) per texel
 layout(std430, binding = 3) writeonly buffer Out { float o[]; };
 layout(std430, binding = 4) readonly buffer Step { uint ntok; uint pos; };
 layout(std430, binding = 5) readonly buffer Sinks { float sinks[]; }; // [head], with SINK
@@ -75,9 +89,6 @@ uint first_pos(uint at) { return p.window != 0 && at + 1 > p.window ? at + 1 - p
 
 const uint PER = KVF32 != 0 ? 4 : 8; // elements per texel
 const uint TX = HD / PER;            // texels per cache row
-
-float qv[G][HD];
-float acc[G][HD];
 
 // texel_elem is element e of a cache texel (PER elements).
 float texel_elem(uvec4 w, const uint e) {
@@ -182,11 +193,30 @@ void main_ordered() {
 	}
 }
 
-void main() {
-	if (ORDERED != 0) {
-		main_ordered();
-		return;
+
+// The GPU form's shared memory (sized 1 for the ordered form, which uses
+// none: the specialised pipeline then allocates next to nothing).
+const uint WG = gl_WorkGroupSize.x;
+const uint E = KVF32 != 0 ? 1 : 2;         // cache elements per uint
+const uint U = HD / E;                     // uints per cache row
+const uint NPG = U <= WG ? WG / U : 1;     // position groups of the value phase
+const uint UPL = U <= WG ? 1 : (U + WG - 1) / WG; // uints per lane of the value phase
+const uint NSG = (WG + SGMIN - 1) / SGMIN; // most subgroups per workgroup
+shared vec4 sq[ORDERED != 0 ? 1 : G * HD / 4];             // the query heads [g][dim/4]
+shared float sp[ORDERED != 0 ? 1 : G * WG];                // the tile's exponentials [g][lane]
+shared float sr[ORDERED != 0 ? 1 : G * NSG];               // per-subgroup maxima, then sums
+shared float sacc[ORDERED != 0 || NPG < 2 ? 1 : (NPG - 1) * G * HD]; // groups 1.. value sums
+
+// v_elem is element e (< E) of a value uint.
+float v_elem(uint w, const uint e) {
+	if (KVF32 != 0) {
+		return uintBitsToFloat(w);
 	}
+	vec2 h = unpackHalf2x16(w);
+	return e == 0 ? h.x : h.y;
+}
+
+void main_gpu() {
 	uint kvh = gl_WorkGroupID.x;
 	uint t = gl_WorkGroupID.y;
 	if (t >= ntok) {
@@ -194,92 +224,158 @@ void main() {
 	}
 	uint lane = gl_LocalInvocationID.x;
 	uint span = pos + t + 1;
-	[[unroll]] for (uint g = 0; g < G; g++) {
-		uint qb = (t * p.qstride + (kvh * G + g) * HD) / 4;
-		[[unroll]] for (uint i = 0; i < HD / 4; i++) {
-			vec4 v = uintBitsToFloat(texelFetch(Q, int(qb + i)));
-			if (KVF32 == 0) {
-				v = vec4(unpackHalf2x16(packHalf2x16(v.xy)), unpackHalf2x16(packHalf2x16(v.zw)));
-			}
-			qv[g][4 * i] = v.x;
-			qv[g][4 * i + 1] = v.y;
-			qv[g][4 * i + 2] = v.z;
-			qv[g][4 * i + 3] = v.w;
-		}
-		[[unroll]] for (uint d = 0; d < HD; d++) acc[g][d] = 0.0;
-	}
-	float m[G], l[G];
-	[[unroll]] for (uint g = 0; g < G; g++) {
-		m[g] = -1e30;
-		l[g] = 0.0;
-	}
-	uint rowb = kvh * p.slots * TX;
 	uint lo = first_pos(pos + t);
 	uint hi = span;
 	if (SPLIT != 0) {
-		lo += gl_WorkGroupID.z * SPLIT;
-		hi = min(hi, lo + SPLIT);
+		uint c = attn_chunk(span - lo, gl_NumWorkGroups.z, SPLIT);
+		lo += gl_WorkGroupID.z * c;
+		if (lo >= span) {
+			return; // past the live span: attn_combine reads only live splits
+		}
+		hi = min(hi, lo + c);
 	}
-	for (uint at = lo + lane; at < hi; at += gl_WorkGroupSize.x) {
-		// K and V are streamed a texel at a time rather than held as rows:
-		// a lane already keeps G*HD query and accumulator values, and on a
-		// GPU every row held would be registers taken from occupancy.
-		uint row = rowb + (at % p.slots) * TX;
-		float sc[G];
-		[[unroll]] for (uint g = 0; g < G; g++) sc[g] = 0.0;
-		[[unroll]] for (uint i = 0; i < TX; i++) {
-			uvec4 w = texelFetch(KC, int(row + i));
-			[[unroll]] for (uint e = 0; e < PER; e++) {
-				float kv = texel_elem(w, e);
-				[[unroll]] for (uint g = 0; g < G; g++) sc[g] += qv[g][PER * i + e] * kv;
-			}
+	// the query heads, F16-rounded with an F16 cache, into shared memory
+	for (uint i = lane; i < G * HD / 4; i += WG) {
+		uint g = i / (HD / 4);
+		uint qb = (t * p.qstride + (kvh * G + g) * HD) / 4;
+		vec4 v = uintBitsToFloat(texelFetch(Q, int(qb + i % (HD / 4))));
+		if (KVF32 == 0) {
+			v = vec4(unpackHalf2x16(packHalf2x16(v.xy)), unpackHalf2x16(packHalf2x16(v.zw)));
 		}
-		float a[G], b[G];
+		sq[i] = v;
+	}
+	// the value phase's share: uints u0 + k·WG of a row, positions grp, grp+NPG, ...
+	uint u0 = U <= WG ? lane % U : lane;
+	uint grp = U <= WG ? lane / U : 0;
+	bool vlane = grp < NPG;
+	float acc[G][UPL * E];
+	float m[G], l[G];
+	[[unroll]] for (uint g = 0; g < G; g++) {
+		[[unroll]] for (uint j = 0; j < UPL * E; j++) acc[g][j] = 0.0;
+		m[g] = -1e30;
+		l[g] = 0.0;
+	}
+	uint krow = kvh * p.slots * TX; // texels of the keys
+	uint vrow = kvh * p.slots * U;  // uints of the values
+	barrier();
+	for (uint base = lo; base < hi; base += WG) {
+		// scores: lane takes position base + lane
+		uint at = base + lane;
+		float s[G];
+		[[unroll]] for (uint g = 0; g < G; g++) s[g] = 0.0;
+		if (at < hi) {
+			uint row = krow + (at % p.slots) * TX;
+			for (uint i = 0; i < TX; i++) {
+				uvec4 w = texelFetch(KC, int(row + i));
+				[[unroll]] for (uint c = 0; c < PER / 4; c++) {
+					vec4 k4 = vec4(texel_elem(w, 4 * c), texel_elem(w, 4 * c + 1), texel_elem(w, 4 * c + 2), texel_elem(w, 4 * c + 3));
+					[[unroll]] for (uint g = 0; g < G; g++) s[g] += dot(sq[g * (HD / 4) + i * (PER / 4) + c], k4);
+				}
+			}
+			[[unroll]] for (uint g = 0; g < G; g++) s[g] = score(s[g]);
+		} else {
+			[[unroll]] for (uint g = 0; g < G; g++) s[g] = -1e30;
+		}
 		[[unroll]] for (uint g = 0; g < G; g++) {
-			float s = score(sc[g]);
-			float mn = max(m[g], s);
-			a[g] = exp(m[g] - mn);
-			b[g] = exp(s - mn);
-			m[g] = mn;
-			l[g] = l[g] * a[g] + b[g];
-		}
-		[[unroll]] for (uint i = 0; i < TX; i++) {
-			uvec4 w = texelFetch(VC, int(row + i));
-			[[unroll]] for (uint e = 0; e < PER; e++) {
-				float vv = texel_elem(w, e);
-				[[unroll]] for (uint g = 0; g < G; g++) acc[g][PER * i + e] = acc[g][PER * i + e] * a[g] + b[g] * vv;
+			float mx = subgroupMax(s[g]);
+			if (subgroupElect()) {
+				sr[g * NSG + gl_SubgroupID] = mx;
 			}
 		}
+		barrier();
+		// every lane: the tile's maximum, the rescale of what came before,
+		// its position's exponentials into shared memory
+		float a[G];
+		[[unroll]] for (uint g = 0; g < G; g++) {
+			float mx = m[g];
+			for (uint k = 0; k < gl_NumSubgroups; k++) mx = max(mx, sr[g * NSG + k]);
+			a[g] = exp(m[g] - mx);
+			m[g] = mx;
+			float e = at < hi ? exp(s[g] - mx) : 0.0;
+			sp[g * WG + lane] = e;
+			l[g] = l[g] * a[g] + e;
+		}
+		barrier();
+		// values: the lane's uints of each position in its group
+		if (vlane) {
+			[[unroll]] for (uint g = 0; g < G; g++) {
+				[[unroll]] for (uint j = 0; j < UPL * E; j++) acc[g][j] *= a[g];
+			}
+			uint n = min(WG, hi - base);
+			for (uint j = grp; j < n; j += NPG) {
+				uint row = vrow + ((base + j) % p.slots) * U;
+				[[unroll]] for (uint k = 0; k < UPL; k++) {
+					uint u = u0 + k * WG;
+					if (UPL == 1 || u < U) {
+						uint w = texelFetch(VC, int(row + u)).x;
+						[[unroll]] for (uint e = 0; e < E; e++) {
+							float v = v_elem(w, e);
+							[[unroll]] for (uint g = 0; g < G; g++) acc[g][k * E + e] += sp[g * WG + j] * v;
+						}
+					}
+				}
+			}
+		}
+		// the next tile's writes of sr and sp wait behind its first barrier
+	}
+	// the one reduction: sums of exponentials over the subgroups, value
+	// sums of groups 1.. into shared memory for group 0
+	[[unroll]] for (uint g = 0; g < G; g++) {
+		float sum = subgroupAdd(l[g]);
+		if (subgroupElect()) {
+			sr[g * NSG + gl_SubgroupID] = sum;
+		}
+	}
+	if (NPG > 1 && vlane && grp > 0) {
+		[[unroll]] for (uint g = 0; g < G; g++) {
+			[[unroll]] for (uint e = 0; e < E; e++) sacc[((grp - 1) * G + g) * HD + u0 * E + e] = acc[g][e];
+		}
+	}
+	barrier();
+	if (grp != 0) {
+		return;
 	}
 	[[unroll]] for (uint g = 0; g < G; g++) {
-		float mx = subgroupMax(m[g]);
-		float f = exp(m[g] - mx);
-		float sum = subgroupAdd(l[g] * f);
+		float sum = 0.0;
+		for (uint k = 0; k < gl_NumSubgroups; k++) sum += sr[g * NSG + k];
+		float mx = m[g];
+		[[unroll]] for (uint q = 1; q < NPG; q++) {
+			[[unroll]] for (uint e = 0; e < E; e++) acc[g][e] += sacc[((q - 1) * G + g) * HD + u0 * E + e];
+		}
+		float f = 1.0;
 		if (SINK != 0 && SPLIT == 0) {
 			float sk = sinks[kvh * G + g];
 			if (sk > mx) {
-				float ms = exp(mx - sk);
-				sum = sum * ms + 1.0;
-				f *= ms;
+				f = exp(mx - sk);
+				sum = sum * f + 1.0;
 			} else {
 				sum += exp(sk - mx);
 			}
 		}
-		float inv = SPLIT != 0 ? 1.0 : 1.0 / sum;
 		uint ob = t * p.qstride + (kvh * G + g) * HD;
+		float inv = f / sum;
 		if (SPLIT != 0) {
 			uint heads = gl_NumWorkGroups.x * G;
 			ob = ((t * heads + kvh * G + g) * gl_NumWorkGroups.z + gl_WorkGroupID.z) * (HD + 2);
+			inv = 1.0;
 			if (lane == 0) {
 				o[ob + HD] = mx;
 				o[ob + HD + 1] = sum;
 			}
 		}
-		[[unroll]] for (uint d = 0; d < HD; d++) {
-			float s = subgroupAdd(acc[g][d] * f);
-			if (lane == d % gl_WorkGroupSize.x) {
-				o[ob + d] = s * inv;
+		[[unroll]] for (uint k = 0; k < UPL; k++) {
+			uint u = u0 + k * WG;
+			if (UPL == 1 || u < U) {
+				[[unroll]] for (uint e = 0; e < E; e++) o[ob + u * E + e] = acc[g][k * E + e] * inv;
 			}
 		}
+	}
+}
+
+void main() {
+	if (ORDERED != 0) {
+		main_ordered();
+	} else {
+		main_gpu();
 	}
 }

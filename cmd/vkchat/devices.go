@@ -62,6 +62,11 @@ func runDevices(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			sub = fmt.Sprintf("%d (%d-%d)", d.SubgroupSize, f.MinSubgroupSize, f.MaxSubgroupSize)
 		}
 		fmt.Fprintf(stdout, "  subgroup size %s, operations: %s\n", sub, strings.Join(d.SubgroupOps, " "))
+		units := "not told by the driver"
+		if d.ComputeUnits > 0 {
+			units = fmt.Sprintf("%d", d.ComputeUnits)
+		}
+		fmt.Fprintf(stdout, "  compute units (SMs/CUs): %s\n", units)
 		fmt.Fprintf(stdout, "  16-bit storage %s, 8-bit storage %s, fp16 arithmetic %s, int8 %s, integer dot product %s (accelerated %s)\n",
 			yes(f.Storage16), yes(f.Storage8), yes(f.Float16), yes(f.Int8), yes(f.IntegerDot), yes(f.IntegerDotAccelerated))
 		l := d.Limits

@@ -185,12 +185,6 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 	if b.opts.KVType.Bytes() == 4 {
 		kvf32 = 1
 	}
-	// one subgroup per workgroup: the kernel reduces with subgroup operations
-	sg := d.Info.SureSubgroup()
-	// sinks: every layer has them or none does (checkLayer)
-	sink := flag(len(b.layers) > 0 && b.layers[0].sinks != nil)
-	// decode on a GPU: split-K over the positions, then the combine pass
-	split := s.cap == 1 && b.attPart != nil
 	dum, err := d.dummy()
 	if err != nil {
 		return err
@@ -227,19 +221,6 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 		rope, err := d.kernel("rope", 8*4, 64, uint32(hd), uint32(dims), flag(c.Rope.NeoX), kvf32, b.rec.qkNorm, flag(c.Block.VNorm))
 		if err != nil {
 			return err
-		}
-		attn, err := d.kernel("attention", 5*4, sg, uint32(hd), uint32(c.Heads/kvh), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0), 0, sink)
-		if err != nil {
-			return err
-		}
-		var comb *vulkan.Kernel
-		if split {
-			if attn, err = d.kernel("attention", 5*4, sg, uint32(hd), uint32(c.Heads/kvh), kvf32, d.tune.attentionOrdered(), sg, flag(b.rec.attnCap != 0), uint32(d.tune.attnSplit), sink); err != nil {
-				return err
-			}
-			if comb, err = d.kernel("attn_combine", 2*4, sg, uint32(hd), sink); err != nil {
-				return err
-			}
 		}
 		shared := pl.shared(l)
 		mv := matvecOp{x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps, y: b.qkv, ystride: b.qkvStride, tokens: s.cap, step: b.step, xq: b.xq}
@@ -298,22 +279,12 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 		if err != nil {
 			return err
 		}
-		sinks := lw.sinks
-		if sinks == nil {
-			sinks = dum
-		}
-		apush := []uint32{uint32(b.qStride), uint32(pl.slots), math.Float32bits(b.rec.scoreScale), math.Float32bits(b.rec.attnCap), uint32(pl.window)}
-		if split {
-			// enough splits for the whole cache; those past the span write neutral partials
-			n := d.tune.attnSplits(pl.slots)
-			err = r.Dispatch(name("attention"), attn, []vulkan.Arg{vulkan.R(b.q), vulkan.R(kc), vulkan.R(vc), vulkan.W(b.attPart), vulkan.R(b.step), vulkan.R(sinks)}, apush, uint32(kvh), 1, uint32(n))
-			if err == nil {
-				err = r.Dispatch(name("attention combine"), comb, []vulkan.Arg{vulkan.R(b.attPart), vulkan.W(b.att), vulkan.R(b.step), vulkan.R(sinks)}, []uint32{uint32(b.qStride), uint32(n)}, uint32(c.Heads), 1, 1)
-			}
-		} else {
-			err = r.Dispatch(name("attention"), attn, []vulkan.Arg{vulkan.R(b.q), vulkan.R(kc), vulkan.R(vc), vulkan.W(b.att), vulkan.R(b.step), vulkan.R(sinks)}, apush, uint32(kvh), uint32(s.cap), 1)
-		}
-		if err != nil {
+		// decode on a GPU: split-K over the live span, then the combine pass
+		ao := attnOp{label: name("attention"), q: b.q, kc: kc, vc: vc, out: b.att, step: b.step, sinks: lw.sinks, part: b.attPart,
+			hd: hd, heads: c.Heads, kvHeads: kvh, slots: pl.slots, window: pl.window, qstride: b.qStride, kvf32: kvf32 != 0,
+			scale: b.rec.scoreScale, cap: b.rec.attnCap, tokens: s.cap}
+		d.attnFor(&ao, s.cap == 1)
+		if err := d.recordAttention(r, ao); err != nil {
 			return err
 		}
 		if lw.qGate != nil {
@@ -430,7 +401,7 @@ func (b *Backend) maxAttnSplits() int {
 	n := 0
 	for _, pl := range b.plans {
 		if !pl.recurrent {
-			n = max(n, b.d.tune.attnSplits(pl.slots))
+			n = max(n, b.d.tune.attnSplits(pl.kvHeads, pl.slots, b.d.computeUnits()))
 		}
 	}
 	return n

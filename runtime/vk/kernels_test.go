@@ -411,113 +411,126 @@ type attnCase struct {
 	ordered                    uint32
 	window, slots              int     // sliding window (0: none) and ring slots (0: the whole context)
 	cap                        float32 // soft-cap (0: none)
-	split                      uint32  // split-K positions per workgroup (0: none), with attn_combine
+	split                      uint32  // split-K granule in positions (0: none), with attn_combine
 }
 
 func (c attnCase) name() string {
 	return fmt.Sprintf("hd%d/h%d/kv%d/n%d/pos%d/%s/ordered%d/w%d/slots%d/cap%g/split%d", c.hd, c.heads, c.kvheads, c.n, c.pos, c.kv, c.ordered, c.window, c.slots, c.cap, c.split)
 }
 
-// checkAttention runs case c against a plain float64 softmax, with a
-// random sink logit per query head where sink is set.
-func checkAttention(t *testing.T, d *gpu, c attnCase, sink bool, rng *rand.Rand) {
-	t.Helper()
-	ctx := c.pos + c.n + 3
+// ctx is the case's cache positions per KV head.
+func (c attnCase) ctx() int {
 	if c.slots > 0 {
-		ctx = c.slots
+		return c.slots
 	}
-	hd, qw := c.hd, c.heads*c.hd
-	q := randomVec(c.n*qw, rng)
+	return c.pos + c.n + 3
+}
+
+// attnInput is one case's query, cache contents (as stored: F16-rounded
+// with an F16 cache) and sink logits.
+type attnInput struct {
+	q, k, v, sinks []float32
+}
+
+func newAttnInput(c attnCase, sink bool, rng *rand.Rand) attnInput {
+	in := attnInput{
+		q: randomVec(c.n*c.heads*c.hd, rng),
+		k: randomVec(c.kvheads*c.ctx()*c.hd, rng),
+		v: randomVec(c.kvheads*c.ctx()*c.hd, rng),
+	}
+	if c.kv.Bytes() == 2 {
+		for _, v := range [][]float32{in.k, in.v} {
+			for i, x := range v {
+				v[i] = quant.FP16ToFP32(quant.FP32ToFP16(x)) // the reference sees the stored values
+			}
+		}
+	}
+	if sink {
+		// sinks on a scale around the scores': some above the max, some below
+		in.sinks = make([]float32, c.heads)
+		for i := range in.sinks {
+			in.sinks[i] = float32(rng.NormFloat64() * 2)
+		}
+		in.sinks[0] = 8 // above any score: the rescale branch
+	}
+	return in
+}
+
+// runAttention runs case c through recordAttention: the ordered form, or
+// the GPU form with lanes lanes and, with c.split, z split-K workgroups
+// (0: enough for the whole cache). It returns the n tokens' outputs and
+// fails the test if the kernel wrote past them.
+func runAttention(t *testing.T, d *gpu, c attnCase, in attnInput, lanes, z int) []float32 {
+	t.Helper()
+	ctx := c.ctx()
+	qw := c.heads * c.hd
 	es := c.kv.Bytes()
-	kvals := randomVec(c.kvheads*ctx*hd, rng)
-	vvals := randomVec(c.kvheads*ctx*hd, rng)
 	enc := func(v []float32) []byte {
 		if es == 4 {
 			return f32bytes(v)
 		}
 		b := make([]byte, 2*len(v))
 		for i, x := range v {
-			h := quant.FP32ToFP16(x)
-			binary.LittleEndian.PutUint16(b[2*i:], h)
-			v[i] = quant.FP16ToFP32(h) // the reference sees the stored values
+			binary.LittleEndian.PutUint16(b[2*i:], quant.FP32ToFP16(x))
 		}
 		return b
 	}
-	kc, _ := d.NewBuffer("kc", uint64(len(kvals)*es), vulkan.MemDevice)
-	vc, _ := d.NewBuffer("vc", uint64(len(vvals)*es), vulkan.MemDevice)
-	kc.Write(0, enc(kvals))
-	vc.Write(0, enc(vvals))
-	qb, _ := d.NewBuffer("q", uint64(4*len(q)), vulkan.MemDevice)
-	qb.Write(0, f32bytes(q))
+	kc := deviceBytes(t, d, "kc", enc(in.k))
+	vc := deviceBytes(t, d, "vc", enc(in.v))
+	qb := deviceFloats(t, d, "q", in.q)
 	out0 := make([]float32, (c.n+1)*qw)
 	for i := range out0 {
 		out0[i] = sentinel
 	}
-	ob, _ := d.NewBuffer("out", uint64(4*len(out0)), vulkan.MemDevice)
-	ob.Write(0, f32bytes(out0))
+	ob := deviceFloats(t, d, "out", out0)
 	step := stepBuffer(t, d, c.n, c.pos, nil)
-	// sinks on a scale around the scores': some above the max, some below
-	var sinks []float32
-	sb, err := d.dummy()
-	if err != nil {
-		t.Fatal(err)
+	var sb *vulkan.Buffer
+	if in.sinks != nil {
+		sb = deviceFloats(t, d, "sinks", in.sinks)
 	}
-	if sink {
-		sinks = make([]float32, c.heads)
-		for i := range sinks {
-			sinks[i] = float32(rng.NormFloat64() * 2)
-		}
-		sinks[0] = 8 // above any score: the rescale branch
-		sb = deviceFloats(t, d, "sinks", sinks)
-	}
-	kvf32 := uint32(0)
-	if es == 4 {
-		kvf32 = 1
-	}
-	k, err := d.kernel("attention", 5*4, d.Info.SureSubgroup(), uint32(hd), uint32(c.heads/c.kvheads), kvf32, c.ordered, d.Info.SureSubgroup(), flag(c.cap != 0), c.split, flag(sinks != nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// with split-K: enough splits for the cache, the last ones past the span
-	splits := 1
-	var part *vulkan.Buffer
-	var comb *vulkan.Kernel
-	if c.split != 0 {
-		splits = (ctx + int(c.split) - 1) / int(c.split)
-		if c.window > 0 {
-			splits = (min(ctx, c.window) + int(c.split) - 1) / int(c.split)
-		}
-		if part, err = d.NewBuffer("partials", uint64(4*(c.n+1)*c.heads*splits*(hd+2)), vulkan.MemDevice); err != nil {
-			t.Fatal(err)
-		}
-		if comb, err = d.kernel("attn_combine", 2*4, d.Info.SureSubgroup(), uint32(hd), flag(sinks != nil)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	kscale := scale
+	scale := float32(1 / math.Sqrt(float64(c.hd)))
 	if c.cap != 0 {
-		kscale /= c.cap
+		scale /= c.cap
 	}
-	runOnce(t, d, func(r *vulkan.Recorder) error {
-		push := []uint32{uint32(qw), uint32(ctx), math.Float32bits(kscale), math.Float32bits(c.cap), uint32(c.window)}
-		if c.split == 0 {
-			return r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(qb), vulkan.R(kc), vulkan.R(vc), vulkan.W(ob), vulkan.R(step), vulkan.R(sb)}, push, uint32(c.kvheads), uint32(c.n+1), 1)
+	op := attnOp{label: "attn", q: qb, kc: kc, vc: vc, out: ob, step: step, sinks: sb,
+		hd: c.hd, heads: c.heads, kvHeads: c.kvheads, slots: ctx, window: c.window, qstride: qw,
+		kvf32: es == 4, scale: scale, cap: c.cap, tokens: c.n + 1,
+		ordered: c.ordered != 0, lanes: lanes, gran: int(c.split), subgroupSure: int(d.Info.SureSubgroup())}
+	if c.split != 0 {
+		op.splits = z
+		if z == 0 {
+			op.splits = (ctx + int(c.split) - 1) / int(c.split)
 		}
-		if err := r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(qb), vulkan.R(kc), vulkan.R(vc), vulkan.W(part), vulkan.R(step), vulkan.R(sb)}, push, uint32(c.kvheads), uint32(c.n+1), uint32(splits)); err != nil {
-			return err
+		var err error
+		if op.part, err = d.NewBuffer("partials", uint64(4*(c.n+1)*c.heads*op.splits*(c.hd+2)), vulkan.MemDevice); err != nil {
+			t.Fatal(err)
 		}
-		return r.Dispatch("attn combine", comb, []vulkan.Arg{vulkan.R(part), vulkan.W(ob), vulkan.R(step), vulkan.R(sb)}, []uint32{uint32(qw), uint32(splits)}, uint32(c.heads), uint32(c.n+1), 1)
-	})
+	}
+	runOnce(t, d, func(r *vulkan.Recorder) error { return d.recordAttention(r, op) })
 	raw := make([]byte, 4*len(out0))
-	ob.Read(0, raw)
+	if err := ob.Read(0, raw); err != nil {
+		t.Fatal(err)
+	}
 	got := bytesF32(raw)
+	for i := c.n * qw; i < len(got); i++ {
+		if !isSentinel(got[i]) {
+			t.Fatalf("output for a token beyond the batch written at %d", i)
+		}
+	}
+	return got[:c.n*qw]
+}
+
+// attnReference is case c's attention in float64, the query F16-rounded
+// with an F16 cache as the kernels and llama.cpp do.
+func attnReference(c attnCase, in attnInput) []float32 {
+	ctx, hd, qw := c.ctx(), c.hd, c.heads*c.hd
+	scale := 1 / math.Sqrt(float64(hd))
 	var ref []float32
 	g := c.heads / c.kvheads
 	for tk := 0; tk < c.n; tk++ {
 		for h := 0; h < c.heads; h++ {
 			kvh := h / g
-			qh := q[tk*qw+h*hd : tk*qw+(h+1)*hd]
+			qh := in.q[tk*qw+h*hd : tk*qw+(h+1)*hd]
 			span := c.pos + tk + 1
 			first := 0
 			if c.window > 0 {
@@ -529,23 +542,23 @@ func checkAttention(t *testing.T, d *gpu, c attnCase, sink bool, rng *rand.Rand)
 				var s float64
 				for dd := 0; dd < hd; dd++ {
 					qv := qh[dd]
-					if es == 2 {
+					if c.kv.Bytes() == 2 {
 						qv = quant.FP16ToFP32(quant.FP32ToFP16(qv))
 					}
-					s += float64(qv) * float64(kvals[(kvh*ctx+p%ctx)*hd+dd])
+					s += float64(qv) * float64(in.k[(kvh*ctx+p%ctx)*hd+dd])
 				}
-				sc[p] = s * float64(scale)
+				sc[p] = s * scale
 				if c.cap != 0 {
 					sc[p] = float64(c.cap) * math.Tanh(sc[p]/float64(c.cap))
 				}
 				mx = math.Max(mx, sc[p])
 			}
-			if sinks != nil {
-				mx = math.Max(mx, float64(sinks[h]))
+			if in.sinks != nil {
+				mx = math.Max(mx, float64(in.sinks[h]))
 			}
 			var sum float64
-			if sinks != nil {
-				sum = math.Exp(float64(sinks[h]) - mx)
+			if in.sinks != nil {
+				sum = math.Exp(float64(in.sinks[h]) - mx)
 			}
 			for p := first; p < span; p++ {
 				sc[p] = math.Exp(sc[p] - mx)
@@ -554,12 +567,22 @@ func checkAttention(t *testing.T, d *gpu, c attnCase, sink bool, rng *rand.Rand)
 			for dd := 0; dd < hd; dd++ {
 				var o float64
 				for p := first; p < span; p++ {
-					o += sc[p] * float64(vvals[(kvh*ctx+p%ctx)*hd+dd])
+					o += sc[p] * float64(in.v[(kvh*ctx+p%ctx)*hd+dd])
 				}
 				ref = append(ref, float32(o/sum))
 			}
 		}
 	}
+	return ref
+}
+
+// checkAttention runs case c against a plain float64 softmax, with a
+// random sink logit per query head where sink is set; the GPU form with
+// 32 lanes, so spans of a few dozen positions take several tiles.
+func checkAttention(t *testing.T, d *gpu, c attnCase, sink bool, rng *rand.Rand) {
+	t.Helper()
+	in := newAttnInput(c, sink, rng)
+	got := runAttention(t, d, c, in, 32, 0)
 	// Against float64 the kernel's float32 sums leave ~1e-14; the
 	// ordered form with an F16 cache rounds its value sum to F16
 	// after every position, as llama.cpp does (measured ≤ 6e-7).
@@ -567,15 +590,10 @@ func checkAttention(t *testing.T, d *gpu, c attnCase, sink bool, rng *rand.Rand)
 	if c.ordered != 0 && c.kv == backend.KVF16 {
 		bound = 5e-6
 	}
-	if e := nmse(ref, got[:c.n*qw]); e > bound {
+	if e := nmse(attnReference(c, in), got); e > bound {
 		t.Errorf("NMSE %.3g over %.0e", e, bound)
 	} else {
 		t.Logf("NMSE %.3g", e)
-	}
-	for i := c.n * qw; i < len(got); i++ {
-		if !isSentinel(got[i]) {
-			t.Fatalf("output for a token beyond the batch written at %d", i)
-		}
 	}
 }
 

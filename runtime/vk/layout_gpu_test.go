@@ -71,10 +71,11 @@ func TestGPULayoutMatchesCPU(t *testing.T) {
 	// head, which must see the logits after the final soft-cap.
 	for _, arch := range []string{"gemma2", "qwen3"} {
 		t.Run("synth-"+arch+" logits", func(t *testing.T) {
-			// split-K decode attention in chunks of 8 positions, so these
-			// short contexts take several splits (some past the span)
+			// split-K decode attention in granules of 4 positions and
+			// tiles of 16, so these short contexts take several splits
+			// (some recorded past the span) and prefill several tiles
 			small := gpuTuning
-			small.attnSplit = 8
+			small.attnGran, small.attnLanes = 4, 16
 			withTuning(t, d, small)
 			p := testenv.Shared(t, filepath.Join("models", "synth-"+arch+"-F32.gguf"))
 			prompt := make([]int32, 21)

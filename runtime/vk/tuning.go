@@ -32,16 +32,29 @@ type tuning struct {
 	// the whole matrix.
 	prefillNT int
 	// orderedAttention walks the positions in order with llama.cpp's F16
-	// rounding (a workgroup's lanes run one after another there anyway);
-	// GPUs want the positions spread over the lanes.
+	// rounding: a CPU device runs a workgroup's lanes one after another
+	// anyway, and the ordered form is the one whose roundings match the CPU
+	// backend's (TestStoriesLogitsMatchCPU: 9e-8; the GPU form's other
+	// summation order moves F16 roundings, 1e-6..1e-5 on the synth models).
+	// It is also the faster form there: on llvmpipe the GPU form's shared
+	// memory is a per-lane loop and its barriers split the workgroup's
+	// program. BenchmarkAttentionDecode (1B shape: hd 64, 32/4 heads, F16
+	// cache, depth 4,096, one layer) on the 2-core dev machine: ordered
+	// 10.9 ms, GPU form 38 ms split 16 ways, 38 ms unsplit, 3.5x slower.
+	// GPUs take the GPU form (attention.comp): no per-lane arrays by head
+	// size, positions spread over the lanes.
 	orderedAttention bool
-	// attnSplit is how many positions one decode attention workgroup takes
-	// (flash-decoding; 0: the whole span): with one workgroup per KV head
-	// a long context runs on a few compute units of a GPU, so the span is
-	// split over KV heads × ceil(slots/attnSplit) workgroups and a combine
-	// pass merges them. A CPU device keeps the ordered form, whose
-	// rounding order the splits would change.
-	attnSplit int
+	// attnLanes is the GPU form's workgroup size (a tile of positions for
+	// scores; 128 is 4 NVIDIA warps, 2 AMD wave64s); attnGran the split
+	// granule: a split's positions are a multiple of it (one warp's worth,
+	// so a short split still fills the score phase's first subgroup).
+	attnLanes, attnGran int
+	// attnWaves is the workgroups per compute unit a decode attention aims
+	// for: splits = ceil(units × waves / KV heads), so an 8B (8 KV heads)
+	// on a 4090 (128 SMs) takes 32 splits of the live span. Two let one
+	// workgroup's barrier waits overlap another's loads; more would add
+	// partials (G × (HD+2) floats per split) for little.
+	attnWaves int
 	// deviceHead is what backend.HeadAuto means: on a CPU device the logits
 	// are already in host memory, so reading them is a copy and the head
 	// kernel's barriers cost more than they save (stories260K decode on
@@ -98,7 +111,7 @@ func (t tuning) residentKind() vulkan.MemKind {
 
 var (
 	cpuTuning = tuning{matmul: true, moeGrouped: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
-	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnSplit: 256, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true}
 )
 
 // tuningFor picks the layout for a device type ("discrete", "integrated",
@@ -119,19 +132,30 @@ func (t tuning) mvPasses(nt int) int {
 	return t.mvPassesDecode
 }
 
-// attentionOrdered is the attention kernel's ORDERED constant.
-func (t tuning) attentionOrdered() uint32 {
-	if t.orderedAttention {
-		return 1
-	}
-	return 0
-}
-
 // attnSplits is how many split-K workgroups per KV head a decode attention
-// over a cache of slots positions takes (0: no split-K).
-func (t tuning) attnSplits(slots int) int {
-	if t.orderedAttention || t.attnSplit <= 0 {
+// over a cache of slots positions records on a device of units compute
+// units (0: no split-K, one workgroup per KV head): enough for attnWaves
+// workgroups per unit, no more than slots/attnGran (a split's least
+// positions). The recorded count serves every step: at each step the
+// kernels cut the live span into attnChunk's chunks and leave the splits
+// past it idle.
+func (t tuning) attnSplits(kvHeads, slots, units int) int {
+	if t.orderedAttention || t.attnGran <= 0 || kvHeads <= 0 {
 		return 0
 	}
-	return (slots + t.attnSplit - 1) / t.attnSplit
+	z := (units*max(t.attnWaves, 1) + kvHeads - 1) / kvHeads
+	z = min(z, (slots+t.attnGran-1)/t.attnGran)
+	if z < 2 {
+		return 0
+	}
+	return z
+}
+
+// attnChunk is attnsplit.glsl's rule, for the tests and the cost model:
+// the positions per split and the live splits when a span of live
+// positions (>= 1) is cut over z splits in multiples of gran.
+func attnChunk(live, z, gran int) (chunk, splits int) {
+	per := (live + z - 1) / z
+	chunk = (per + gran - 1) / gran * gran
+	return chunk, (live + chunk - 1) / chunk
 }

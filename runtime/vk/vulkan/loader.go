@@ -83,8 +83,12 @@ type Features struct {
 	MaxWorkgroupSubgroups  uint32 // subgroups one workgroup may hold under a required size
 	DriverID               uint32
 	MaxAllocationSize      uint64
-	DriverName             string
-	DriverInfo             string
+	// ComputeUnits is the device's SMs or CUs where a vendor extension
+	// tells it (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties);
+	// 0 where none does.
+	ComputeUnits uint32
+	DriverName   string
+	DriverInfo   string
 }
 
 func handle(p unsafe.Pointer) C.vkc_handle { return C.vkc_handle(p) }
@@ -120,6 +124,7 @@ func queryFeaturesAt(inst vk.Instance, pd vk.PhysicalDevice, api uint32) Feature
 		MaxWorkgroupSubgroups:  uint32(f.max_workgroup_subgroups),
 		DriverID:               uint32(f.driver_id),
 		MaxAllocationSize:      uint64(f.max_memory_allocation_size),
+		ComputeUnits:           uint32(f.compute_units),
 		DriverName:             C.GoString(&f.driver_name[0]),
 		DriverInfo:             C.GoString(&f.driver_info[0]),
 	}

@@ -17,6 +17,7 @@ type DeviceInfo struct {
 	SubgroupSize uint32
 	SubgroupOps  []string
 	Features     Features
+	ComputeUnits uint32 // SMs or CUs, where the driver tells them (0: not told)
 	Limits       Limits
 	ComputeQueue bool
 	VendorID     uint32
@@ -141,6 +142,7 @@ func describe(inst vk.Instance, pd vk.PhysicalDevice, index int) DeviceInfo {
 		Driver:       f.DriverName,
 		SubgroupSize: f.SubgroupSize,
 		Features:     f,
+		ComputeUnits: f.ComputeUnits,
 		VendorID:     p.VendorID,
 		DeviceID:     p.DeviceID,
 		CacheUUID:    p.PipelineCacheUUID,

@@ -99,6 +99,21 @@ void vkc_query(vkc_handle instance, vkc_handle phys, uint32_t api, vkc_features 
 	memcpy(out->driver_info, p12.driverInfo, sizeof(out->driver_info) < VK_MAX_DRIVER_INFO_SIZE ? sizeof(out->driver_info) : VK_MAX_DRIVER_INFO_SIZE);
 	out->driver_name[sizeof(out->driver_name) - 1] = 0;
 	out->driver_info[sizeof(out->driver_info) - 1] = 0;
+
+	// The compute-unit count sizes split-K attention. Only vendor
+	// extensions tell it, and each struct may be chained only where the
+	// device offers its extension.
+	if (vkc_device_has_extension(instance, phys, "VK_NV_shader_sm_builtins")) {
+		VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+		VkPhysicalDeviceProperties2 q = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sm};
+		props2(pd, &q);
+		out->compute_units = sm.shaderSMCount;
+	} else if (vkc_device_has_extension(instance, phys, "VK_AMD_shader_core_properties")) {
+		VkPhysicalDeviceShaderCorePropertiesAMD core = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+		VkPhysicalDeviceProperties2 q = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &core};
+		props2(pd, &q);
+		out->compute_units = core.shaderEngineCount * core.shaderArraysPerEngineCount * core.computeUnitsPerShaderArray;
+	}
 }
 
 int32_t vkc_create_device(vkc_handle instance, vkc_handle phys, uint32_t family, const vkc_enable *en, vkc_handle *device) {

@@ -31,6 +31,7 @@ typedef struct {
 	uint32_t max_workgroup_subgroups;  // maxComputeWorkgroupSubgroups (1.3)
 	uint32_t driver_id;
 	uint64_t max_memory_allocation_size;
+	uint32_t compute_units; // SMs (VK_NV_shader_sm_builtins) or CUs (VK_AMD_shader_core_properties); 0: not told
 	char driver_name[256];
 	char driver_info[256];
 } vkc_features;

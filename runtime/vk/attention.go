@@ -1,0 +1,134 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+
+	"vkchat/runtime/vk/vulkan"
+)
+
+// attnOp is one attention over a layer's KV cache (attention.comp), and
+// with split-K its combine pass (attn_combine.comp), as the forward pass
+// and the kernel tests record it.
+type attnOp struct {
+	label                     string
+	q, kc, vc, out, step      *vulkan.Buffer
+	sinks                     *vulkan.Buffer // a logit per query head, or nil
+	part                      *vulkan.Buffer // split-K partials [token][head][split][hd+2], with splits
+	hd, heads, kvHeads        int
+	slots, window, qstride    int
+	kvf32                     bool
+	scale, cap                float32 // scale already divided by cap where cap != 0
+	tokens                    int     // workgroups per KV head in y (the kernel skips those past the step's count)
+	splits                    int     // split-K workgroups per (KV head, token): 0 for none
+	ordered                   bool
+	lanes, gran, subgroupSure int // the GPU form's workgroup size and split granule; the device's sure subgroup
+}
+
+// attnShared is the GPU form's shared memory in bytes (attention.comp's
+// sq, sp, sr and sacc) for lanes lanes.
+func attnShared(hd, g, lanes, sgMin int, kvf32 bool) int {
+	e := 2
+	if kvf32 {
+		e = 1
+	}
+	u := hd / e
+	npg := 1
+	if u <= lanes {
+		npg = lanes / u
+	}
+	nsg := (lanes + sgMin - 1) / sgMin
+	return 4 * (g*hd + g*lanes + g*nsg + max(npg-1, 0)*g*hd)
+}
+
+// attnLanes is the GPU form's workgroup size on d for a head size and
+// group: the tuning's, halved while its shared memory would not fit.
+func (d *gpu) attnLanes(hd, g int, kvf32 bool) int {
+	sg := int(d.Info.SureSubgroup())
+	lanes := max(d.tune.attnLanes, sg)
+	lanes = min(lanes, int(d.Info.Limits.MaxWorkGroupSize))
+	for lanes > sg && attnShared(hd, g, lanes, sg, kvf32) > int(d.Info.Limits.MaxSharedMemory) {
+		lanes /= 2
+	}
+	return lanes
+}
+
+// attnFor fills op's form from the device's tuning: the ordered form, or
+// the GPU form with its lanes and, for a decode step (one token), as many
+// splits as tuning.attnSplits gives the layer.
+func (d *gpu) attnFor(op *attnOp, decode bool) {
+	op.subgroupSure = int(d.Info.SureSubgroup())
+	op.ordered = d.tune.orderedAttention
+	if op.ordered {
+		return
+	}
+	op.lanes = d.attnLanes(op.hd, op.heads/op.kvHeads, op.kvf32)
+	op.gran = d.tune.attnGran
+	if decode {
+		op.splits = d.tune.attnSplits(op.kvHeads, op.slots, d.computeUnits())
+	}
+}
+
+// computeUnits is the device's count of SMs or CUs where the driver tells
+// it (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties), else a
+// middling GPU's: it only sizes how many workgroups split-K aims for, so a
+// wrong guess costs speed, not correctness.
+func (d *gpu) computeUnits() int {
+	if n := int(d.Info.ComputeUnits); n > 0 {
+		return n
+	}
+	return defaultComputeUnits
+}
+
+// defaultComputeUnits: between an integrated GPU (a few to 32 units) and a
+// big discrete one (128-132): enough splits to fill the former twice over.
+const defaultComputeUnits = 32
+
+// recordAttention records op: the attention dispatch over (KV heads,
+// tokens, splits) workgroups and, with splits, the combine pass.
+func (d *gpu) recordAttention(r *vulkan.Recorder, op attnOp) error {
+	g := op.heads / op.kvHeads
+	kvf32 := flag(op.kvf32)
+	sg := uint32(op.subgroupSure)
+	capOn := flag(op.cap != 0)
+	sink := flag(op.sinks != nil)
+	sinks := op.sinks
+	if sinks == nil {
+		dum, err := d.dummy()
+		if err != nil {
+			return err
+		}
+		sinks = dum
+	}
+	var k *vulkan.Kernel
+	var err error
+	vc := vulkan.R(op.vc)
+	if op.ordered {
+		k, err = d.kernel("attention", 5*4, sg, uint32(op.hd), uint32(g), kvf32, 1, sg, capOn, 0, sink, sg)
+	} else {
+		split := uint32(0)
+		if op.splits > 0 {
+			split = uint32(op.gran)
+		}
+		k, err = d.kernel("attention", 5*4, uint32(op.lanes), uint32(op.hd), uint32(g), kvf32, 0, sg, capOn, split, sink, sg)
+		vc.Format = fmtU32 // the GPU form reads a value row a word per lane
+	}
+	if err != nil {
+		return fmt.Errorf("attention kernel: %w", err)
+	}
+	push := []uint32{uint32(op.qstride), uint32(op.slots), math.Float32bits(op.scale), math.Float32bits(op.cap), uint32(op.window)}
+	if op.splits == 0 {
+		return r.Dispatch(op.label, k, []vulkan.Arg{vulkan.R(op.q), vulkan.R(op.kc), vc, vulkan.W(op.out), vulkan.R(op.step), vulkan.R(sinks)}, push,
+			uint32(op.kvHeads), uint32(op.tokens), 1)
+	}
+	comb, err := d.kernel("attn_combine", 3*4, sg, uint32(op.hd), sink, uint32(op.gran))
+	if err != nil {
+		return fmt.Errorf("attention combine kernel: %w", err)
+	}
+	if err := r.Dispatch(op.label, k, []vulkan.Arg{vulkan.R(op.q), vulkan.R(op.kc), vc, vulkan.W(op.part), vulkan.R(op.step), vulkan.R(sinks)}, push,
+		uint32(op.kvHeads), uint32(op.tokens), uint32(op.splits)); err != nil {
+		return err
+	}
+	return r.Dispatch(op.label+" combine", comb, []vulkan.Arg{vulkan.R(op.part), vulkan.W(op.out), vulkan.R(op.step), vulkan.R(sinks)},
+		[]uint32{uint32(op.qstride), uint32(op.splits), uint32(op.window)}, uint32(op.heads), uint32(op.tokens), 1)
+}
