@@ -6,8 +6,8 @@
 # .gl/), then run it there in one call; README's "Real GPUs" section has the
 # exact call.
 #
-#     sh scripts/gpu-check.sh OUTDIR            # on the device machine
-#     sh scripts/gpu-check.sh --dry-run OUTDIR  # here, on lavapipe
+#     sh scripts/gpu-check.sh [--quick] OUTDIR            # on the device machine
+#     sh scripts/gpu-check.sh --dry-run [--quick] OUTDIR  # here, on lavapipe
 #
 # It cannot report a CPU driver or a missing loader as a GPU result:
 #   - set-up: unpacks the carried loader debs when no libvulkan.so.1 is
@@ -15,31 +15,46 @@
 #   - `vkchat devices --require-gpu` must pass: the device every later step
 #     picks must be a discrete or integrated GPU, else the run stops, exit 1;
 #   - a skipped test counts as a failure, and so does a step that times out;
-#   - the whole run fits GPU_CHECK_BUDGET seconds (default 480, inside the
+#   - the whole run fits GPU_CHECK_BUDGET seconds (default 540, inside the
 #     device tool's 10-minute command): each step is cut to what is left.
-# It records the device (heaps, limits, subgroup sizes), the Vulkan layer's
-# tests, the kernel and end-to-end tests, and on a generated 1B Q4_0 model the per-dispatch
-# profile (kernel time against wall time per token) with decode near
-# position 0 and near 1,500, and decode with the device head on and off.
-# Every result is under OUTDIR; summary.txt says what passed.
+# What a first real run must tell (issue 23), measured first:
+#   - the device (heaps, limits, subgroup sizes, compute units) and its read
+#     bandwidth through texel fetches against storage-buffer loads;
+#   - on a generated 1B and 8B (Llama 3 geometry) Q4_0 model, pp512 and
+#     tg128 at depth 0 and 4,096 (`bench --depth` starts both there), each
+#     with the per-dispatch profile: every kernel's time, its share of the
+#     step and its bytes (GB/s against the bound) and FLOPs, and the decode
+#     step's kernel time against its wall time;
+#   - decode with the device head on and off (1B);
+# then the Vulkan layer's tests and the kernel and end-to-end tests.
+# Every result is under OUTDIR; summary.txt says what passed, with the
+# figures.
+#
+# --quick keeps the measurements (one repetition each, no head on/off) and
+# drops the tests: the figures within a few minutes of device time.
 #
 # --dry-run skips the set-up and runs every step at a small scale
-# (stories260K for the model, a few kernel tests, position 64 for the
-# "deep" decode) so that the script itself is exercised on lavapipe; it
-# still exits 1, because the device is a CPU. `make gpu-check-dry` checks
-# exactly that.
+# (stories260K as the "1B", synth's tiny shape as the "8B", position 64 for
+# the "deep" tests, a few kernel tests) so that the script itself is
+# exercised on lavapipe; it still exits 1, because the device is a CPU.
+# `make gpu-check-dry` checks exactly that, with and without --quick.
 set -u
 dry=0
-if [ "${1:-}" = --dry-run ]; then
-	dry=1
+quick=0
+while :; do
+	case "${1:-}" in
+	--dry-run) dry=1 ;;
+	--quick) quick=1 ;;
+	*) break ;;
+	esac
 	shift
-fi
+done
 out=${1:-gpu-check}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
 root=$(pwd)
-budget=${GPU_CHECK_BUDGET:-480}
+budget=${GPU_CHECK_BUDGET:-540}
 t0=$(date +%s)
 sum="$out/summary.txt"
 : >"$sum"
@@ -91,7 +106,9 @@ if [ -z "${VKCHAT_SHARED:-}" ]; then
 	done
 fi
 export VKCHAT_SHARED="${VKCHAT_SHARED:-$root/.gpucheck/shared}"
-say "gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), budget ${budget}s, shared data ${VKCHAT_SHARED:-(none)}"
+mode=full
+[ $quick = 0 ] || mode=quick
+say "gpu-check ($mode) $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), budget ${budget}s, shared data ${VKCHAT_SHARED:-(none)}"
 
 if [ $dry = 0 ]; then
 	if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1'; then
@@ -113,15 +130,19 @@ if [ $dry = 0 ]; then
 	# Not run there, by name: the validation layer is not installed on the
 	# device machine, and these synth-<arch> files do not fit the carry.
 	notrun='TestValidationRecords|TestArchsMatchCPU|TestWindowRingRewind'
-	deep=1500
-	n=32
+	deep=4096
+	pp=512
+	n=128
 else
 	say "dry run: no set-up, small scale; the device check must fail on a CPU driver"
 	tests='TestHeadKernel|TestRopeKV|TestDevices'
 	notrun='^$'
 	deep=64
+	pp=16
 	n=4
 fi
+reps=2
+[ $quick = 0 ] || reps=1
 
 # 1. The device: every later step opens the device this one names.
 if ! step devices 30 "$bin/vkchat" devices --require-gpu; then
@@ -133,10 +154,53 @@ if ! step devices 30 "$bin/vkchat" devices --require-gpu; then
 fi
 sed -n 's/^chosen: /device: /p' "$out/devices.txt" | tee -a "$sum"
 
-# 2. The Vulkan tests, both packages: the generic layer's (vulkan.test:
+# 2. The figures: per shape a generated Q4_0 model (the dry run's "1b" is
+#    stories260K, its "8b" synth's tiny shape), pp and tg at depth 0 and
+#    $deep, each with the profile. Each bench line in the summary is test,
+#    tok/s and of bound; then the profile's kernel tables.
+bench() {
+	name=$1
+	want=$2
+	shift 2
+	step "$name" "$want" "$bin/vkchat" bench --model "$model" --backend vulkan "$@" || return
+	grep -h '^ *|' "$out/$name.txt" | grep -v '| *model|\|| *---' | awk -F'|' '{print " " $7 " " $8 " " $9}' | tr -s ' ' | tee -a "$sum"
+	grep -h 'dispatches, \|kernels .* wall\|bound: ' "$out/$name.txt" | grep -v '^decode step\|^prefill chunk' | sed 's/^ */  /' | tee -a "$sum"
+	if [ -z "${bw:-}" ]; then
+		bw=$(grep -h '^read bandwidth' "$out/$name.txt")
+		[ -z "$bw" ] || say "$bw"
+	fi
+	# the profile's tables: each kernel's time, share, bytes and FLOPs
+	awk '/^(decode step at|prefill chunk of)/ {p = 1} p && /^$/ {p = 0} p' "$out/$name.txt" | sed 's/^/  /' >>"$sum"
+}
+vocab=${vocab:-$VKCHAT_SHARED/vocab/ggml-vocab-llama-spm.gguf}
+for shape in 1b 8b; do
+	model=/tmp/gpu-check-$shape-Q4_0.gguf
+	if [ $dry = 1 ] && [ $shape = 1b ]; then
+		model=$VKCHAT_SHARED/models/stories260K.gguf
+		[ -f "$model" ] || model=$root/models/demo/stories260K.gguf
+	else
+		gen=$shape
+		[ $dry = 0 ] || gen=tiny
+		# 8B: ~7.2G random weights quantized on one core (~70M/s here)
+		step "synth-$shape" $([ $shape = 8b ] && echo 240 || echo 60) "$bin/vkchat" synth --shape $gen --type Q4_0 --vocab "$vocab" --out "$model" || model=
+	fi
+	if [ -z "$model" ] || [ ! -f "$model" ]; then
+		fail "no $shape model to bench"
+		continue
+	fi
+	bench $shape-d0 $([ $shape = 8b ] && echo 120 || echo 60) -p $pp -n $n -r $reps --profile
+	bench $shape-d$deep $([ $shape = 8b ] && echo 150 || echo 90) -p $pp -n $n -r $reps --depth $deep --profile
+	if [ $shape = 1b ] && [ $quick = 0 ]; then
+		bench head-on 45 -p 0 -n $n -r 3 --head on
+		bench head-off 45 -p 0 -n $n -r 3 --head off
+	fi
+	case $model in /tmp/gpu-check-*) rm -f "$model" ;; esac
+done
+
+# 3. The Vulkan tests, both packages (not with --quick): the generic layer's (vulkan.test:
 #    devices, memory, barriers, faults) and the kernel and end-to-end tests
 #    of the forward pass (vk.test); a skip is a failure.
-[ "$notrun" = '^$' ] || say "vulkan-tests, vk-tests: not run (named): $notrun"
+[ "$notrun" = '^$' ] || [ $quick = 1 ] || say "vulkan-tests, vk-tests: not run (named): $notrun"
 tests_step() {
 	name=$1
 	want=$2
@@ -151,36 +215,10 @@ tests_step() {
 	fi
 	[ "$passes" != 0 ] || fail "$name: nothing passed"
 }
-tests_step vulkan-tests 40 "$bin/vulkan.test"
-tests_step vk-tests 200 "$bin/vk.test"
-
-# 3. The model: a generated 1B Q4_0 (stories260K in a dry run).
-if [ $dry = 0 ]; then
-	model=/tmp/gpu-check-1b-Q4_0.gguf
-	step synth 60 "$bin/vkchat" synth --shape 1b --type Q4_0 --vocab "$vocab" --out "$model" || model=
-else
-	model=$VKCHAT_SHARED/models/stories260K.gguf
-	[ -f "$model" ] || model=$root/models/demo/stories260K.gguf
+if [ $quick = 0 ]; then
+	tests_step vulkan-tests 40 "$bin/vulkan.test"
+	tests_step vk-tests 200 "$bin/vk.test"
 fi
-
-# 4. Profile and decode near position 0 and near $deep; the device head on
-#    and off. Each bench line in the summary is test, tok/s and of bound.
-bench() {
-	name=$1
-	shift
-	step "$name" 75 "$bin/vkchat" bench --model "$model" --backend vulkan "$@" || return
-	grep -h '^ *|' "$out/$name.txt" | grep -v '| *model|\|| *---' | awk -F'|' '{print " " $7 " " $8 " " $9}' | tr -s ' ' | tee -a "$sum"
-	grep -h 'dispatches, \|kernels .* wall\|bound: ' "$out/$name.txt" | sed 's/^ */  /' | tee -a "$sum"
-}
-if [ -n "${model:-}" ] && [ -f "$model" ]; then
-	bench profile-d0 -p 64 -n "$n" -r 2 --profile
-	bench profile-d$deep -p 0 -n "$n" -r 2 --depth "$deep" --profile
-	bench head-on -p 0 -n $((2 * n)) -r 3 --head on
-	bench head-off -p 0 -n $((2 * n)) -r 3 --head off
-else
-	fail "no model to bench"
-fi
-[ $dry = 0 ] && rm -f /tmp/gpu-check-1b-Q4_0.gguf
 
 say "gpu-check: $failures failures in $(($(date +%s) - t0))s"
 [ $failures = 0 ]

@@ -302,7 +302,26 @@ void main_gpu() {
 				[[unroll]] for (uint j = 0; j < UPL * E; j++) acc[g][j] *= a[g];
 			}
 			uint n = min(WG, hi - base);
-			for (uint j = grp; j < n; j += NPG) {
+			uint j = grp;
+			// four positions per trip, their words fetched before any is
+			// used: a memory-bound loop needs loads in flight, and a GPU
+			// holds few of these workgroups per unit (cost.md)
+			for (; j + 3 * NPG < n; j += 4 * NPG) {
+				[[unroll]] for (uint k = 0; k < UPL; k++) {
+					uint u = u0 + k * WG;
+					if (UPL == 1 || u < U) {
+						uint w[4];
+						[[unroll]] for (uint r = 0; r < 4; r++) w[r] = texelFetch(VC, int(vrow + ((base + j + r * NPG) % p.slots) * U + u)).x;
+						[[unroll]] for (uint r = 0; r < 4; r++) {
+							[[unroll]] for (uint e = 0; e < E; e++) {
+								float v = v_elem(w[r], e);
+								[[unroll]] for (uint g = 0; g < G; g++) acc[g][k * E + e] += sp[g * WG + j + r * NPG] * v;
+							}
+						}
+					}
+				}
+			}
+			for (; j < n; j += NPG) {
 				uint row = vrow + ((base + j) % p.slots) * U;
 				[[unroll]] for (uint k = 0; k < UPL; k++) {
 					uint u = u0 + k * WG;

@@ -57,7 +57,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	threads := fs.Int("threads", 0, "cpu worker threads (0: one per physical core)")
 	kvType := fs.String("kv", "f16", "KV cache type: f16 or f32")
 	head := fs.String("head", "auto", "vulkan: next-token top-k on the device: auto (on GPUs), on or off")
-	depth := fs.Int("depth", 0, "context position the decode test starts at (the cache is filled by an untimed prefill first)")
+	depth := fs.Int("depth", 0, "context position the prefill and decode tests start at (the cache is filled by an untimed prefill first)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	opts := backend.Options{ContextSize: max(*pp, *depth+*tg, 1) + 1, Threads: *threads, KVType: backend.KVType(*kvType), Device: *device, DeviceHead: headMode}
+	opts := backend.Options{ContextSize: *depth + max(*pp, *tg, 1) + 1, Threads: *threads, KVType: backend.KVType(*kvType), Device: *device, DeviceHead: headMode}
 	var b backend.Backend
 	var prof *vk.Backend
 	switch choice.Backend {
@@ -126,26 +126,29 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var results []benchResult
 	var texel, ssbo float64 // the Vulkan device's read bandwidth, once measured
+	at := ""
+	if *depth > 0 && (*pp > 0 || *tg > 0) {
+		// the positions before the tests hold real keys and values; each
+		// test (and each repetition) rewrites only those from depth on
+		if _, err := b.Forward(ctx, tokens(*depth), 0, false); err != nil {
+			return fmt.Errorf("filling the cache to position %d: %w", *depth, err)
+		}
+		at = fmt.Sprintf(" @ d%d", *depth)
+	}
 	if *pp > 0 {
 		prompt := tokens(*pp)
 		r, err := measure(ctx, *reps, *pp, func() error {
-			_, err := b.Forward(ctx, prompt, 0, false)
+			_, err := b.Forward(ctx, prompt, *depth, false)
 			return err
 		})
 		if err != nil {
 			return fmt.Errorf("prefill: %w", err)
 		}
 		r.benchResult = base
-		results = append(results, r.result(fmt.Sprintf("pp%d", *pp), *pp))
+		results = append(results, r.result(fmt.Sprintf("pp%d", *pp)+at, *pp))
 	}
 	var decodeTPS float64
 	if *tg > 0 {
-		if *depth > 0 {
-			// the positions before the test hold real keys and values
-			if _, err := b.Forward(ctx, tokens(*depth), 0, false); err != nil {
-				return fmt.Errorf("filling the cache to position %d: %w", *depth, err)
-			}
-		}
 		step, path := decodeStep(b)
 		r, err := measure(ctx, *reps, *tg, func() error {
 			next := int32(1)
@@ -161,11 +164,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("decode: %w", err)
 		}
 		r.benchResult = base
-		test := fmt.Sprintf("tg%d", *tg)
-		if *depth > 0 {
-			test += fmt.Sprintf(" @ d%d", *depth)
-		}
-		res := r.result(test, *tg)
+		res := r.result(fmt.Sprintf("tg%d", *tg)+at, *tg)
 		res.DecodePath = path
 		decodeTPS = res.TokensPerSecond
 		if vb, ok := b.(*vk.Backend); ok {
@@ -339,7 +338,7 @@ func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pos, pp int, 
 		// the bound. Prefill reuses each weight for several tokens: judge
 		// it by arithmetic.
 		if tokens == 1 {
-			fmt.Fprintln(tw, "  kernel\tdispatches\tms\tshare\tweights GB/s\tof bound")
+			fmt.Fprintln(tw, "  kernel\tdispatches\tms\tshare\tGB/s\tof bound\tGFLOP/s")
 		} else {
 			fmt.Fprintln(tw, "  kernel\tdispatches\tms\tshare\tGFLOP/s")
 		}
@@ -351,7 +350,7 @@ func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pos, pp int, 
 			case a.t == 0:
 			case tokens == 1 && a.bytes > 0:
 				gbs := float64(a.bytes) / a.t.Seconds()
-				col = fmt.Sprintf("%.2f\t%.0f%%", gbs/1e9, 100*gbs/texel)
+				col = fmt.Sprintf("%.2f\t%.0f%%\t%.1f", gbs/1e9, 100*gbs/texel, 2*float64(a.macs)/a.t.Seconds()/1e9)
 			case tokens > 1 && a.macs > 0:
 				col = fmt.Sprintf("%.1f", 2*float64(a.macs)*float64(tokens)/a.t.Seconds()/1e9)
 			}
@@ -361,7 +360,7 @@ func printProfile(ctx context.Context, w io.Writer, b *vk.Backend, pos, pp int, 
 		switch {
 		case total == 0:
 		case tokens == 1 && bytes > 0:
-			fmt.Fprintf(w, "  whole step: %.2f GB/s of weights, %.0f%% of the %.2f GB/s bound\n", float64(bytes)/total.Seconds()/1e9, 100*float64(bytes)/total.Seconds()/texel, texel/1e9)
+			fmt.Fprintf(w, "  whole step: %.2f GB/s of weights and cache, %.0f%% of the %.2f GB/s bound\n", float64(bytes)/total.Seconds()/1e9, 100*float64(bytes)/total.Seconds()/texel, texel/1e9)
 		case tokens > 1 && macs > 0:
 			fmt.Fprintf(w, "  whole chunk: %.1f GFLOP/s in the mat-vecs and everything else\n", 2*float64(macs)*float64(tokens)/total.Seconds()/1e9)
 		}

@@ -9,8 +9,9 @@ import (
 	"vkchat/internal/testenv"
 )
 
-// TestBenchDepth: --depth starts the decode test at that context position
-// (the row says so) and the bound counts the cache read there.
+// TestBenchDepth: --depth starts the prefill and decode tests at that
+// context position (the rows say so) and the bound counts the cache read
+// there.
 func TestBenchDepth(t *testing.T) {
 	path := testenv.Model(t, "stories260K.gguf")
 	run := func(args ...string) []benchResult {
@@ -35,6 +36,12 @@ func TestBenchDepth(t *testing.T) {
 	}
 	if shallow.BytesPerToken > 0 && deep.BytesPerToken <= shallow.BytesPerToken {
 		t.Errorf("bytes per token at depth 200 (%d) not above those at 0 (%d): the cache read is not counted", deep.BytesPerToken, shallow.BytesPerToken)
+	}
+	// prefill starts there too: its row says so, and it runs (a prompt
+	// past a cache of only depth positions would fail)
+	pp := run("-p", "8", "-n", "0", "--depth", "200")[0]
+	if pp.Test != "pp8 @ d200" || !(pp.TokensPerSecond > 0) {
+		t.Errorf("prefill at depth 200: test %q, %g tok/s", pp.Test, pp.TokensPerSecond)
 	}
 	var out, errb bytes.Buffer
 	if err := runBench(context.Background(), []string{"--model", path, "--depth", "-1"}, &out, &errb); err == nil {

@@ -1,6 +1,8 @@
 package vk
 
 import (
+	"os"
+
 	"vkchat/runtime/vk/vulkan"
 	"vkchat/shaders"
 )
@@ -30,7 +32,12 @@ func openGPU(index int) (*gpu, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newGPU(d), nil
+	g := newGPU(d)
+	if g.tune, err = g.tune.withAttention(os.Getenv(AttentionEnv)); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return g, nil
 }
 
 func newGPU(d *vulkan.Device) *gpu {

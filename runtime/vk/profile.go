@@ -41,6 +41,7 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (_ *Profile, err erro
 	if p.Decode, err = b.decode.Timings(); err != nil {
 		return nil, err
 	}
+	b.attentionWork(p.Decode, pos, 1)
 	toks := make([]int32, n)
 	for i := range toks {
 		toks[i] = int32(1 + i%(b.cfg.Vocab-1))
@@ -54,11 +55,43 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (_ *Profile, err erro
 		if p.Prefill, err = b.prefill.Timings(); err != nil {
 			return nil, err
 		}
+		b.attentionWork(p.Prefill, pos, n)
 		if p.PrefillHead, err = b.headLast.Timings(); err != nil { // recorded by the Forward above
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// attentionWork fills in the bytes and multiply-adds of the attention
+// dispatches among ts for n tokens from position pos: unlike a mat-vec's,
+// they depend on the step (the live span), so the recording cannot declare
+// them. Bytes are the keys and values each token's workgroups read (a
+// prefill's tokens share most of them through the caches; counted once per
+// token, as the kernel issues them), MACs per token the scores' and the
+// values' (2 × heads × live × head size), as the profile's mat-vecs count
+// them.
+func (b *Backend) attentionWork(ts []vulkan.KernelTime, pos, n int) {
+	es := uint64(b.opts.KVType.Bytes())
+	for i := range ts {
+		var l int
+		var rest string
+		if k, _ := fmt.Sscanf(ts[i].Label, "L%d attention%s", &l, &rest); k != 1 || l < 0 || l >= len(b.plans) {
+			continue // not an attention dispatch, or its combine pass
+		}
+		pl := b.plans[l]
+		var live uint64
+		for t := 0; t < n; t++ {
+			span := pos + t + 1
+			if pl.window > 0 {
+				span = min(span, pl.window)
+			}
+			live += uint64(span)
+		}
+		hd := uint64(pl.headDim)
+		ts[i].Bytes = 2 * uint64(pl.kvHeads) * hd * es * live
+		ts[i].MACs = 2 * uint64(b.cfg.Heads) * hd * live / uint64(n)
+	}
 }
 
 // ReadBandwidth measures how fast a minimal kernel streams size bytes on

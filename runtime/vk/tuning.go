@@ -1,6 +1,10 @@
 package vk
 
-import "vkchat/runtime/vk/vulkan"
+import (
+	"fmt"
+
+	"vkchat/runtime/vk/vulkan"
+)
 
 // tuning is every layout choice that depends on the kind of device rather
 // than on the model: a CPU device (lavapipe) runs a workgroup's lanes one
@@ -158,4 +162,24 @@ func attnChunk(live, z, gran int) (chunk, splits int) {
 	per := (live + z - 1) / z
 	chunk = (per + gran - 1) / gran * gran
 	return chunk, (live + chunk - 1) / chunk
+}
+
+// AttentionEnv forces one attention form on any device ("ordered" or
+// "gpu"; empty: the device's own): to measure the GPU form on lavapipe and
+// the ordered form on a GPU against the other, nothing else.
+const AttentionEnv = "VKCHAT_VK_ATTENTION"
+
+// withAttention is t with the attention form named by form (AttentionEnv).
+func (t tuning) withAttention(form string) (tuning, error) {
+	switch form {
+	case "":
+	case "ordered":
+		t.orderedAttention = true
+	case "gpu":
+		t.orderedAttention = false
+		t.attnLanes, t.attnGran, t.attnWaves = gpuTuning.attnLanes, gpuTuning.attnGran, gpuTuning.attnWaves
+	default:
+		return t, fmt.Errorf("%s=%q: want ordered or gpu", AttentionEnv, form)
+	}
+	return t, nil
 }

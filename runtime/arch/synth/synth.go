@@ -31,10 +31,14 @@ type Shape struct {
 	Experts, ExpertsUsed, ExpertFF int
 }
 
-// Shapes are named presets: llama2.c's 110M and TinyLlama's 1.1B.
+// Shapes are named presets: llama2.c's 110M, TinyLlama's 1.1B and
+// Llama 3's 8B (its geometry; the vocabulary is whatever Options.Vocab
+// holds, so with llama's 32,000 tokens the file is 7.2B parameters, 4.1
+// GB in Q4_0).
 var Shapes = map[string]Shape{
 	"110m": {Embd: 768, FF: 2048, Heads: 12, KVHeads: 12, Layers: 12, Context: 1024},
 	"1b":   {Embd: 2048, FF: 5632, Heads: 32, KVHeads: 4, Layers: 22, Context: 2048},
+	"8b":   {Embd: 4096, FF: 14336, Heads: 32, KVHeads: 8, Layers: 32, Context: 8192},
 	"tiny": {Embd: 64, FF: 128, Heads: 4, KVHeads: 2, Layers: 2, Context: 256},
 	// moe is the MoE bench shape: ~0.9B parameters of which ~0.2B are
 	// read per token (32 experts, 4 used).

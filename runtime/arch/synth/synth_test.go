@@ -167,3 +167,33 @@ func TestBuildRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestShapePresets: every preset lays out (heads divide the width, KV
+// heads the heads, head size a multiple of 8 as the Vulkan attention
+// needs, widths whole quantization blocks), and the named geometries are
+// the models they stand for, by their parameter counts at their own
+// vocabularies: TinyLlama 1.1B (32,000) and Llama 3 8B (128,256, untied).
+func TestShapePresets(t *testing.T) {
+	for name, s := range Shapes {
+		if s.Embd%s.Heads != 0 || s.Heads%s.KVHeads != 0 || (s.Embd/s.Heads)%8 != 0 || s.Embd%32 != 0 || s.FF%32 != 0 {
+			t.Errorf("%s: %+v does not lay out", name, s)
+		}
+	}
+	params := func(s Shape, vocab int) float64 {
+		hd := s.Embd / s.Heads
+		perLayer := s.Embd*(s.Embd+2*s.KVHeads*hd) + s.Embd*s.Embd + 3*s.Embd*s.FF + 2*s.Embd
+		return float64(2*vocab*s.Embd + s.Layers*perLayer + s.Embd)
+	}
+	for _, c := range []struct {
+		shape string
+		vocab int
+		want  float64 // published parameter count
+	}{
+		{"1b", 32000, 1.100e9},
+		{"8b", 128256, 8.030e9},
+	} {
+		if got := params(Shapes[c.shape], c.vocab); math.Abs(got-c.want)/c.want > 0.005 {
+			t.Errorf("%s: %.4g parameters at vocabulary %d, want %.4g", c.shape, got, c.vocab, c.want)
+		}
+	}
+}
