@@ -23,6 +23,10 @@ type gpu struct {
 	scratch0 *vulkan.Buffer // bound to bindings a kernel variant does not use
 	trace    *[]*vulkan.Buffer
 	code     map[string][]uint32
+
+	// xqLast is the last quantize dispatch of the integer-dot mat-vec
+	// (matvec_idot.go), reused by the mat-vecs that read the same input.
+	xqLast xqMemo
 }
 
 // openGPU opens the Vulkan device index (-1: vulkan.Choose's) for the

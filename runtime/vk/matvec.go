@@ -243,6 +243,9 @@ func (d *gpu) matvec(r *vulkan.Recorder, op matvecOp) error {
 	if op.m2 != nil && (op.m2.Type != m.Type || op.m2.Rows != m.Rows || op.m2.Cols != m.Cols || len(op.m2.parts) != len(m.parts)) {
 		return fmt.Errorf("%s: paired matrices %s and %s differ in type or shape", op.label, m.Name, op.m2.Name)
 	}
+	if d.useIntDot(&op) {
+		return d.matvecIntDot(r, op)
+	}
 	// An expert mat-vec takes one pair per pass: each has its own rows.
 	tokens := op.tokens
 	if op.moe.ids != nil {

@@ -100,6 +100,17 @@ type tuning struct {
 	// (runtime/vk/cost.md). Unmeasured on a GPU; lavapipe checks that
 	// layout's kernel (TestMoEGroupedProduct, TestPrefillGroupsExperts).
 	moeGrouped bool
+	// intDot takes the integer-dot mat-vec (matvec_idot.go) for quantized
+	// weights where the device has shaderIntegerDotProduct: x rounded to
+	// int8 once per input and 4-way int8 dot products, ~1.1 instructions
+	// per Q4_0 weight against the float kernels' ~5.6 (cost.md), which a
+	// big GPU's decode needs to be bound by bandwidth. Off on a CPU device:
+	// llvmpipe has no packed dot instruction and lowers OpSDot to scalar
+	// code, and the extra quantize dispatch and barrier per input cost
+	// more than the register kernel's conversions (an earlier attempt
+	// forcing it on measured 110M tg32 at 16.6 tok/s against ~45-65: 2.5-4x
+	// slower; not re-measured for this kernel).
+	intDot bool
 }
 
 // stepKind and logitsKind are where the step parameters and the logits live.
@@ -115,7 +126,7 @@ func (t tuning) residentKind() vulkan.MemKind {
 
 var (
 	cpuTuning = tuning{matmul: true, moeGrouped: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
-	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true, intDot: true}
 )
 
 // tuningFor picks the layout for a device type ("discrete", "integrated",

@@ -38,3 +38,27 @@ void dequant_sub(const uint s, out float q[SUBN], out float sc, out float bi) {
 	sc = u_d;
 	bi = 0.0;
 }
+
+#if defined(IDOT)
+// kvi_mxfp4 is kv_mxfp4 as an int8 lane (low byte of the result).
+uint kvi_mxfp4(uint q) {
+	uint m = q & 7u;
+	int v = m < 4u ? int(m) : int((2u + (m & 1u)) << ((m >> 1) - 1u));
+	return uint((q & 8u) != 0u ? -v : v) & 0xFFu;
+}
+// pack_sub (matvec_id.comp): the doubled E2M1 values as int8 lanes, one
+// nibble at a time (no SWAR form: the values are a table, not bits).
+void pack_sub(const uint s, out uint wq[SUBN / 4], out float sc, out float bi) {
+	[[unroll]] for (uint i = 0; i < 4; i++) {
+		uint w = u_qs[i], lo = 0u, hi = 0u;
+		[[unroll]] for (uint c = 0; c < 4; c++) {
+			lo |= kvi_mxfp4((w >> (8u * c)) & 15u) << (8u * c);
+			hi |= kvi_mxfp4((w >> (8u * c + 4u)) & 15u) << (8u * c);
+		}
+		wq[i] = lo;
+		wq[i + 4] = hi;
+	}
+	sc = u_d;
+	bi = 0.0;
+}
+#endif

@@ -24,3 +24,15 @@ void dequant_sub(const uint s, out float q[SUBN], out float sc, out float bi) {
 	sc = half_lo(u_dm) * float(scb & 15u);
 	bi = -half_hi(u_dm) * float(scb >> 4);
 }
+
+#if defined(IDOT)
+// pack_sub (matvec_id.comp): dequant_sub's q as int8 lanes; sub-block s's
+// 16 quant bytes are texel 2n + s%2, shifted by 2j.
+void pack_sub(const uint s, out uint wq[SUBN / 4], out float sc, out float bi) {
+	const uint n = s / 8u, j = (s % 8u) / 2u;
+	[[unroll]] for (uint i = 0; i < 4; i++) wq[i] = (u_qs[2u * n + s % 2u][i] >> (2u * j)) & 0x03030303u;
+	uint scb = texel_byte(u_sc, s);
+	sc = half_lo(u_dm) * float(scb & 15u);
+	bi = -half_hi(u_dm) * float(scb >> 4);
+}
+#endif

@@ -35,3 +35,20 @@ void dequant_sub(const uint s, out float q[SUBN], out float sc, out float bi) {
 	sc = u_d * float(int(texel_byte(u_sc, s)) - 32);
 	bi = 0.0;
 }
+
+#if defined(IDOT)
+// pack_sub (matvec_id.comp): dequant_sub's signed q as int8 lanes. Per byte
+// v = q + 4 (0..7: the 2 low bits and the high bit as 4); v + 124 stays
+// below 256, so adding it to all four bytes carries into none, and flipping
+// bit 7 then leaves v - 4 as a two's complement byte.
+void pack_sub(const uint s, out uint wq[SUBN / 4], out float sc, out float bi) {
+	const uint n = s / 8u, j = (s % 8u) / 2u, half_ = s % 2u;
+	[[unroll]] for (uint i = 0; i < 4; i++) {
+		uint qv = (u_qs[2u * n + half_][i] >> (2u * j)) & 0x03030303u;
+		uint hb = (u_hm[half_][i] >> (4u * n + j)) & 0x01010101u;
+		wq[i] = ((qv | (hb << 2)) + 0x7C7C7C7Cu) ^ 0x80808080u;
+	}
+	sc = u_d * float(int(texel_byte(u_sc, s)) - 32);
+	bi = 0.0;
+}
+#endif

@@ -18,3 +18,18 @@ void dequant_sub(const uint s, out float q[SUBN], out float sc, out float bi) {
 	sc = u_d;
 	bi = -8.0 * u_d;
 }
+
+#if defined(IDOT)
+// pack_sub (matvec_id.comp): the same q as dequant_sub, four per word as
+// int8 lanes for a packed dot product: the low nibbles of bytes 0..15 are
+// weights 0..15, the high nibbles 16..31, so a mask (and a shift) gives
+// four weights in the order x's words hold them.
+void pack_sub(const uint s, out uint wq[SUBN / 4], out float sc, out float bi) {
+	[[unroll]] for (uint i = 0; i < 4; i++) {
+		wq[i] = u_qs[i] & 0x0F0F0F0Fu;
+		wq[i + 4] = (u_qs[i] >> 4) & 0x0F0F0F0Fu;
+	}
+	sc = u_d;
+	bi = -8.0 * u_d;
+}
+#endif

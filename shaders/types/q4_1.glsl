@@ -18,3 +18,15 @@ void dequant_sub(const uint s, out float q[SUBN], out float sc, out float bi) {
 	sc = half_lo(u_dm);
 	bi = half_hi(u_dm);
 }
+
+#if defined(IDOT)
+// pack_sub (matvec_id.comp): dequant_sub's q as int8 lanes (see q4_0.glsl).
+void pack_sub(const uint s, out uint wq[SUBN / 4], out float sc, out float bi) {
+	[[unroll]] for (uint i = 0; i < 4; i++) {
+		wq[i] = u_qs[i] & 0x0F0F0F0Fu;
+		wq[i + 4] = (u_qs[i] >> 4) & 0x0F0F0F0Fu;
+	}
+	sc = half_lo(u_dm);
+	bi = half_hi(u_dm);
+}
+#endif

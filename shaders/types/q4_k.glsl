@@ -23,3 +23,16 @@ void dequant_sub(const uint s, out float q[SUBN], out float sc, out float bi) {
 	sc = half_lo(u_meta.x) * scv;
 	bi = -half_hi(u_meta.x) * mnv;
 }
+
+#if defined(IDOT)
+// pack_sub (matvec_id.comp): dequant_sub's q as int8 lanes; sub-block s is
+// the low (s even) or high nibbles of texels 2j, 2j+1.
+void pack_sub(const uint s, out uint wq[SUBN / 4], out float sc, out float bi) {
+	const uint j = s / 2u, shift = 4u * (s % 2u);
+	[[unroll]] for (uint i = 0; i < 8; i++) wq[i] = (u_qs[2u * j + (i >> 2)][i & 3u] >> shift) & 0x0F0F0F0Fu;
+	float scv, mnv;
+	scale_min_k4(u_meta, s, scv, mnv);
+	sc = half_lo(u_meta.x) * scv;
+	bi = -half_hi(u_meta.x) * mnv;
+}
+#endif

@@ -28,3 +28,20 @@ void dequant_sub(const uint s, out float q[SUBN], out float sc, out float bi) {
 	sc = half_lo(u_meta.x) * scv;
 	bi = -half_hi(u_meta.x) * mnv;
 }
+
+#if defined(IDOT)
+// pack_sub (matvec_id.comp): dequant_sub's q as int8 lanes: q4_k.glsl's
+// nibbles with bit s of high-bit byte l moved to bit 4.
+void pack_sub(const uint s, out uint wq[SUBN / 4], out float sc, out float bi) {
+	const uint j = s / 2u, shift = 4u * (s % 2u);
+	[[unroll]] for (uint i = 0; i < 8; i++) {
+		uint lo = (u_qs[2u * j + (i >> 2)][i & 3u] >> shift) & 0x0F0F0F0Fu;
+		uint hi = (u_qh[i >> 2][i & 3u] >> s) & 0x01010101u;
+		wq[i] = lo | (hi << 4);
+	}
+	float scv, mnv;
+	scale_min_k4(u_meta, s, scv, mnv);
+	sc = half_lo(u_meta.x) * scv;
+	bi = -half_hi(u_meta.x) * mnv;
+}
+#endif

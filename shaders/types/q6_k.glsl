@@ -30,3 +30,19 @@ void dequant_sub(const uint s, out float q[SUBN], out float sc, out float bi) {
 	sc = u_d * float(texel_sbyte(u_sc, s));
 	bi = -32.0 * sc;
 }
+
+#if defined(IDOT)
+// pack_sub (matvec_id.comp): dequant_sub's q (0..63) as int8 lanes: the
+// nibbles of texel (64n + 32(k&1) + 16·half)/16, the 2 high bits of texel
+// 2n + half.
+void pack_sub(const uint s, out uint wq[SUBN / 4], out float sc, out float bi) {
+	const uint n = s / 8u, k = (s % 8u) / 2u, half_ = s % 2u;
+	[[unroll]] for (uint i = 0; i < 4; i++) {
+		uint lo = (u_ql[4u * n + 2u * (k & 1u) + half_][i] >> (4u * (k >> 1))) & 0x0F0F0F0Fu;
+		uint hi = (u_qh[2u * n + half_][i] >> (2u * k)) & 0x03030303u;
+		wq[i] = lo | (hi << 4);
+	}
+	sc = u_d * float(texel_sbyte(u_sc, s));
+	bi = -32.0 * sc;
+}
+#endif

@@ -15,3 +15,12 @@ void dequant_sub(const uint s, out float q[SUBN], out float sc, out float bi) {
 	sc = u_d;
 	bi = 0.0;
 }
+
+#if defined(IDOT)
+// pack_sub (matvec_id.comp): the signed bytes are already int8 lanes.
+void pack_sub(const uint s, out uint wq[SUBN / 4], out float sc, out float bi) {
+	[[unroll]] for (uint i = 0; i < 8; i++) wq[i] = u_qs[i >> 2][i & 3u];
+	sc = u_d;
+	bi = 0.0;
+}
+#endif

@@ -198,6 +198,39 @@ type Recorder struct {
 	// declared by Work after each (for a model's decode step: its weight
 	// bytes per token, the numerator of its bandwidth bound).
 	StreamBytes uint64
+
+	// gen counts recorded writes (a dispatch, upload or fill writing a
+	// buffer) and Begins, never going back; begun is its value at the
+	// last Begin and lastWrite each buffer's value at its latest write
+	// since. Mark and WrittenSince let a caller reuse what an earlier
+	// dispatch of this recording computed (x rounded once for every
+	// mat-vec that reads it) while its inputs are unchanged.
+	gen, begun uint64
+	lastWrite  map[*Buffer]uint64
+}
+
+// Mark is the recorder's position in its sequence of writes, for
+// WrittenSince.
+func (r *Recorder) Mark() uint64 { return r.gen }
+
+// WrittenSince reports whether b may hold something other than what it
+// held at mark: a dispatch, upload or fill recorded after mark wrote it, or
+// the recording was restarted (Begin) since.
+func (r *Recorder) WrittenSince(b *Buffer, mark uint64) bool {
+	return mark < r.begun || r.lastWrite[b] > mark
+}
+
+// wrote notes the writes among args for WrittenSince.
+func (r *Recorder) wrote(args ...Arg) {
+	for _, a := range args {
+		if a.Write {
+			if r.lastWrite == nil {
+				r.lastWrite = map[*Buffer]uint64{}
+			}
+			r.gen++
+			r.lastWrite[a.B] = r.gen
+		}
+	}
 }
 
 // NewRecorder allocates a command buffer; profile > 0 reserves that many
@@ -240,6 +273,9 @@ func (r *Recorder) Begin() error {
 	}
 	r.open, r.pending, r.labels, r.Dispatches, r.Barriers, r.StreamBytes = true, r.pending[:0], r.labels[:0], 0, 0, 0
 	r.barrierAt = r.barrierAt[:0]
+	r.gen++
+	r.begun = r.gen
+	clear(r.lastWrite)
 	// A fence wait makes earlier submissions' writes available, not
 	// visible: one barrier before the first dispatch orders this buffer
 	// after them (and after the uploads recorded first).
@@ -346,6 +382,7 @@ func (r *Recorder) Dispatch(label string, k *Kernel, args []Arg, push []uint32, 
 	}
 	vk.CmdDispatch(r.cb, x, y, z)
 	r.pending = append(r.pending, args...)
+	r.wrote(args...)
 	r.Dispatches++
 	if r.maxQ > 0 && uint32(len(r.labels))+1 < r.maxQ {
 		r.labels = append(r.labels, dispatchMeta{label: label, kernel: k.Name})
@@ -367,6 +404,7 @@ func (r *Recorder) Upload(src, dst *Buffer) {
 	}
 	r.d.cmdCopy(r.cb, src.buf, dst.buf, 0, 0, min(src.Size, dst.Size))
 	r.pending = append(r.pending, w)
+	r.wrote(w)
 }
 
 // Fill records a vkCmdFillBuffer of the range with the 32-bit pattern v.
@@ -375,6 +413,7 @@ func (r *Recorder) Fill(a Arg, v uint32) {
 	r.hazard([]Arg{a})
 	vk.CmdFillBuffer(r.cb, a.B.buf, vk.DeviceSize(a.Off), vk.DeviceSize(a.end()-a.Off), v)
 	r.pending = append(r.pending, a)
+	r.wrote(a)
 }
 
 // End finishes recording; the buffer can then be submitted any number of

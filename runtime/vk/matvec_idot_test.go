@@ -1,0 +1,78 @@
+package vk
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"vkchat/runtime/ggml"
+
+	"vkchat/runtime/vk/vulkan"
+)
+
+// TestMatvecIntDot checks the integer-dot mat-vec (matvec_id.comp) for
+// every quantized weight type against the CPU backend's quantized dot
+// products (quant.MatVec): one token, with the norm folded into the
+// quantize dispatch, a gate/up pair and the residual epilogue.
+func TestMatvecIntDot(t *testing.T) {
+	d := testDevice(t)
+	if !d.Info.Features.IntegerDot {
+		t.Skip("device without shaderIntegerDotProduct")
+	}
+	withTuning(t, d, gpuTuning)
+	rng := rand.New(rand.NewSource(23))
+	for _, typ := range allTypes {
+		if !typ.Quantized() {
+			continue
+		}
+		unit := layouts[typ].unit
+		for _, c := range []mvCase{
+			{typ: typ, rows: 37, cols: 13 * 32 * max(1, unit/32), ntok: 1},
+			{typ: typ, rows: 29, cols: 3 * unit, ntok: 1, norm: true, pair: true},
+			{typ: typ, rows: 19, cols: 9 * unit, ntok: 1, epi: epiResidual},
+		} {
+			c.kernel, c.gemm = "matvec_id_", true
+			t.Run(fmt.Sprintf("%s/%dx%d/norm%v/pair%v/epi%d", typ, c.rows, c.cols, c.norm, c.pair, c.epi), func(t *testing.T) {
+				e, bad := runMatvec(t, d, c, rng)
+				if e > 1e-10 || bad > 0 {
+					t.Errorf("NMSE %.3g (bound 1e-10), %d sentinels overwritten", e, bad)
+				} else {
+					t.Logf("NMSE %.3g", e)
+				}
+			})
+		}
+	}
+}
+
+// TestMatvecIntDotChoice checks which layouts and devices take the kernel.
+func TestMatvecIntDotChoice(t *testing.T) {
+	d := testDevice(t)
+	xq, _ := d.NewBuffer("xq", 1<<16, vulkan.MemDevice)
+	m := &Matrix{Type: ggml.Q4_0, Rows: 8, Cols: 256, Units: 8}
+	f := &Matrix{Type: ggml.F16, Rows: 8, Cols: 256, Units: 256 / layouts[ggml.F16].unit}
+	old := d.Info.Features.IntegerDot
+	t.Cleanup(func() { d.Info.Features.IntegerDot = old })
+	for _, c := range []struct {
+		name string
+		tu   tuning
+		dot  bool
+		op   matvecOp
+		want bool
+	}{
+		{"gpu layout, device dot", gpuTuning, true, matvecOp{m: m, xq: xq, tokens: 1}, true},
+		{"gpu layout, no device dot", gpuTuning, false, matvecOp{m: m, xq: xq, tokens: 1}, false},
+		{"cpu layout", cpuTuning, true, matvecOp{m: m, xq: xq, tokens: 1}, false},
+		{"float weights", gpuTuning, true, matvecOp{m: f, xq: xq, tokens: 1}, false},
+		{"f32 x", gpuTuning, true, matvecOp{m: m, xq: xq, tokens: 1, f32x: true}, false},
+		{"no scratch", gpuTuning, true, matvecOp{m: m, tokens: 1}, false},
+		{"scratch too small", gpuTuning, true, matvecOp{m: m, xq: xq, tokens: 1 << 12}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			withTuning(t, d, c.tu)
+			d.Info.Features.IntegerDot = c.dot
+			if got := d.useIntDot(&c.op); got != c.want {
+				t.Errorf("useIntDot %v, want %v", got, c.want)
+			}
+		})
+	}
+}
