@@ -76,3 +76,72 @@ func TestMatvecIntDotChoice(t *testing.T) {
 		})
 	}
 }
+
+// TestIntDotSharesRoundedX records q, k and v mat-vecs reading one normed
+// x (as graph.go does for separate matrices): x must be rounded once, and
+// again only after something writes x.
+func TestIntDotSharesRoundedX(t *testing.T) {
+	d := testDevice(t)
+	if !d.Info.Features.IntegerDot {
+		t.Skip("device without shaderIntegerDotProduct")
+	}
+	withTuning(t, d, gpuTuning)
+	rng := rand.New(rand.NewSource(7))
+	const cols = 256
+	var mats []*Matrix
+	for i := 0; i < 3; i++ {
+		m, err := d.uploadMatrix(fmt.Sprintf("w%d", i), ggml.Q4_0, 32, cols, randomWeights(t, ggml.Q4_0, 32, cols, rng))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mats = append(mats, m)
+	}
+	buf := func(name string, n int) *vulkan.Buffer {
+		b, err := d.NewBuffer(name, uint64(4*n), vulkan.MemDevice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	x, nw, y, xq := buf("x", cols), buf("nw", cols), buf("y", 96), buf("xq", xqBound(cols))
+	step, _ := d.NewBuffer("step", 64, vulkan.MemHost)
+	step.Mapped()[0] = 1
+	rec, err := d.NewRecorder(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Begin()
+	record := func() {
+		for i, m := range mats {
+			op := matvecOp{label: fmt.Sprintf("m%d", i), m: m, x: x, xstride: cols, norm: nw, eps: 1e-5, y: y, ystride: 96, yoff: 32 * i, tokens: 1, step: step, xq: xq}
+			if err := d.matvec(rec, op); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	count := func() (quant, mv int) {
+		for _, k := range rec.Recorded() {
+			if k.Kernel == "matmul_q4_0" {
+				quant++
+			} else if k.Kernel == "matvec_id_q4_0" {
+				mv++
+			}
+		}
+		return
+	}
+	record()
+	if q, mv := count(); q != 1 || mv != 3 {
+		t.Errorf("q, k, v: %d roundings of x and %d integer-dot mat-vecs, want 1 and 3", q, mv)
+	}
+	rec.Fill(vulkan.W(x), 0) // x changes: the next readers round it again
+	record()
+	if q, mv := count(); q != 2 || mv != 6 {
+		t.Errorf("after x is written: %d roundings and %d mat-vecs, want 2 and 6", q, mv)
+	}
+	if err := rec.End(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Run(); err != nil {
+		t.Fatal(err)
+	}
+}
