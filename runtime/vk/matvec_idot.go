@@ -127,7 +127,7 @@ func (d *gpu) quantizeX(r *vulkan.Recorder, op matvecOp, tw int) error {
 		!r.WrittenSince(op.x, m.mark) && !r.WrittenSince(op.xq, m.mark) && (op.norm == nil || !r.WrittenSince(op.norm, m.mark)) {
 		return nil
 	}
-	if err := d.matmulQuant(r, op, tw); err != nil {
+	if err := d.matmulQuant(r, op, tw, nil); err != nil {
 		return err
 	}
 	key.mark = r.Mark()
