@@ -25,6 +25,8 @@
 #     with the per-dispatch profile: every kernel's time, its share of the
 #     step and its bytes (GB/s against the bound) and FLOPs, and the decode
 #     step's kernel time against its wall time;
+#   - the 1B's decode with the integer-dot mat-vec (VKCHAT_VK_MATVEC=intdot)
+#     against the float kernels the layout ships with;
 #   - decode with the device head on and off (1B);
 # then the Vulkan layer's tests and the kernel and end-to-end tests.
 # Every result is under OUTDIR; summary.txt says what passed, with the
@@ -190,6 +192,13 @@ for shape in 1b 8b; do
 	fi
 	bench $shape-d0 $([ $shape = 8b ] && echo 120 || echo 60) -p $pp -n $n -r $reps --profile
 	bench $shape-d$deep $([ $shape = 8b ] && echo 150 || echo 90) -p $pp -n $n -r $reps --depth $deep --profile
+	if [ $shape = 1b ]; then
+		# decode with the integer-dot mat-vec, off by default until this
+		# figure says whether it beats the float kernels (tuning.intDot)
+		export VKCHAT_VK_MATVEC=intdot
+		bench $shape-intdot 45 -p 0 -n $n -r $reps --profile
+		unset VKCHAT_VK_MATVEC
+	fi
 	if [ $shape = 1b ] && [ $quick = 0 ]; then
 		bench head-on 45 -p 0 -n $n -r 3 --head on
 		bench head-off 45 -p 0 -n $n -r 3 --head off

@@ -41,6 +41,10 @@ func openGPU(index int) (*gpu, error) {
 		d.Close()
 		return nil, err
 	}
+	if g.tune, err = g.tune.withMatvec(os.Getenv(MatvecEnv)); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return g, nil
 }
 

@@ -50,19 +50,26 @@ func TestGPULayoutMatchesCPU(t *testing.T) {
 		}
 	})
 
-	t.Run("synth Q4_0 logits", func(t *testing.T) {
-		p := filepath.Join(testenv.SharedDir(), "models", "synth-Q4_0.gguf")
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("no %s: %v", p, err)
-		}
-		// Prefill too: the shared-x kernel takes as many tokens per
-		// pass as shared memory holds, another layout to check.
-		e := compareLogits(t, p, []int32{1, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110}, 3, backend.KVF16, true)
-		t.Logf("worst logits NMSE %.3g", e)
-		if e > 5e-3 {
-			t.Errorf("logits NMSE %.3g over 5e-3", e)
-		}
-	})
+	// Prefill too: the shared-x kernel takes as many tokens per pass as
+	// shared memory holds, another layout to check; and decode again with
+	// the integer-dot mat-vec (off in the layout until a GPU measures it).
+	for _, c := range []struct {
+		name string
+		tu   tuning
+	}{{"synth Q4_0 logits", gpuTuning}, {"synth Q4_0 logits, int-dot", gpuIntDot}} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(testenv.SharedDir(), "models", "synth-Q4_0.gguf")
+			if _, err := os.Stat(p); err != nil {
+				t.Skipf("no %s: %v", p, err)
+			}
+			withTuning(t, d, c.tu)
+			e := compareLogits(t, p, []int32{1, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110}, 3, backend.KVF16, true)
+			t.Logf("worst logits NMSE %.3g", e)
+			if e > 5e-3 {
+				t.Errorf("logits NMSE %.3g over 5e-3", e)
+			}
+		})
+	}
 
 	// The recipe's kernels under the GPU layout: gemma2 (sliding window on
 	// alternate layers, attention and final soft-caps, post-norms, GELU,

@@ -19,7 +19,7 @@ func TestMatvecIntDot(t *testing.T) {
 	if !d.Info.Features.IntegerDot {
 		t.Skip("device without shaderIntegerDotProduct")
 	}
-	withTuning(t, d, gpuTuning)
+	withTuning(t, d, gpuIntDot)
 	rng := rand.New(rand.NewSource(23))
 	for _, typ := range allTypes {
 		if !typ.Quantized() {
@@ -45,6 +45,36 @@ func TestMatvecIntDot(t *testing.T) {
 }
 
 // TestMatvecIntDotChoice checks which layouts and devices take the kernel.
+// gpuIntDot is the GPU layout with the integer-dot mat-vec on, as
+// VKCHAT_VK_MATVEC=intdot sets it.
+var gpuIntDot = func() tuning { t := gpuTuning; t.intDot = true; return t }()
+
+// TestMatvecEnv: VKCHAT_VK_MATVEC turns the integer-dot kernel on or off
+// on either layout and refuses anything else.
+func TestMatvecEnv(t *testing.T) {
+	for _, c := range []struct {
+		base tuning
+		form string
+		dot  bool
+		fail bool
+	}{
+		{gpuTuning, "", false, false},
+		{gpuTuning, "intdot", true, false},
+		{gpuIntDot, "float", false, false},
+		{cpuTuning, "intdot", true, false},
+		{gpuTuning, "int8", false, true},
+	} {
+		got, err := c.base.withMatvec(c.form)
+		if (err != nil) != c.fail {
+			t.Errorf("%q: error %v, want failure %v", c.form, err, c.fail)
+			continue
+		}
+		if !c.fail && got.intDot != c.dot {
+			t.Errorf("%q: intDot %v, want %v", c.form, got.intDot, c.dot)
+		}
+	}
+}
+
 func TestMatvecIntDotChoice(t *testing.T) {
 	d := testDevice(t)
 	xq, _ := d.NewBuffer("xq", 1<<16, vulkan.MemDevice)
@@ -59,13 +89,14 @@ func TestMatvecIntDotChoice(t *testing.T) {
 		op   matvecOp
 		want bool
 	}{
-		{"gpu layout, device dot", gpuTuning, true, matvecOp{m: m, xq: xq, tokens: 1}, true},
-		{"gpu layout, no device dot", gpuTuning, false, matvecOp{m: m, xq: xq, tokens: 1}, false},
+		{"gpu layout as shipped", gpuTuning, true, matvecOp{m: m, xq: xq, tokens: 1}, false},
+		{"gpu layout, device dot", gpuIntDot, true, matvecOp{m: m, xq: xq, tokens: 1}, true},
+		{"gpu layout, no device dot", gpuIntDot, false, matvecOp{m: m, xq: xq, tokens: 1}, false},
 		{"cpu layout", cpuTuning, true, matvecOp{m: m, xq: xq, tokens: 1}, false},
-		{"float weights", gpuTuning, true, matvecOp{m: f, xq: xq, tokens: 1}, false},
-		{"f32 x", gpuTuning, true, matvecOp{m: m, xq: xq, tokens: 1, f32x: true}, false},
-		{"no scratch", gpuTuning, true, matvecOp{m: m, tokens: 1}, false},
-		{"scratch too small", gpuTuning, true, matvecOp{m: m, xq: xq, tokens: 1 << 12}, false},
+		{"float weights", gpuIntDot, true, matvecOp{m: f, xq: xq, tokens: 1}, false},
+		{"f32 x", gpuIntDot, true, matvecOp{m: m, xq: xq, tokens: 1, f32x: true}, false},
+		{"no scratch", gpuIntDot, true, matvecOp{m: m, tokens: 1}, false},
+		{"scratch too small", gpuIntDot, true, matvecOp{m: m, xq: xq, tokens: 1 << 12}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			withTuning(t, d, c.tu)
@@ -85,7 +116,7 @@ func TestIntDotSharesRoundedX(t *testing.T) {
 	if !d.Info.Features.IntegerDot {
 		t.Skip("device without shaderIntegerDotProduct")
 	}
-	withTuning(t, d, gpuTuning)
+	withTuning(t, d, gpuIntDot)
 	rng := rand.New(rand.NewSource(7))
 	const cols = 256
 	var mats []*Matrix

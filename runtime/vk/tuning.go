@@ -103,13 +103,16 @@ type tuning struct {
 	// intDot takes the integer-dot mat-vec (matvec_idot.go) for quantized
 	// weights where the device has shaderIntegerDotProduct: x rounded to
 	// int8 once per input and 4-way int8 dot products, ~1.1 instructions
-	// per Q4_0 weight against the float kernels' ~5.6 (cost.md), which a
-	// big GPU's decode needs to be bound by bandwidth. Off on a CPU device:
-	// llvmpipe has no packed dot instruction and lowers OpSDot to scalar
-	// code, and the extra quantize dispatch and barrier per input cost
-	// more than the register kernel's conversions (an earlier attempt
-	// forcing it on measured 110M tg32 at 16.6 tok/s against ~45-65: 2.5-4x
-	// slower; not re-measured for this kernel).
+	// per Q4_0 weight against the float kernels' ~5.6 (cost.md). Off in
+	// both layouts until a GPU measures it (MatvecEnv forces it; gpu-check
+	// runs the 1B's decode both ways): the cost model has the float
+	// kernels bound by bandwidth and dispatches at decode, not by issue,
+	// so the rounding's dispatch and barrier per input cost more than the
+	// instructions save (1B on an H200 880 -> 620 tok/s predicted, 8B on a
+	// 4090 170 -> 150) until that rounding is folded into x's producers.
+	// On lavapipe llvmpipe lowers OpSDot to scalar code (an earlier
+	// attempt forcing it on measured 110M tg32 at 16.6 tok/s against
+	// ~45-65).
 	intDot bool
 }
 
@@ -126,7 +129,7 @@ func (t tuning) residentKind() vulkan.MemKind {
 
 var (
 	cpuTuning = tuning{matmul: true, moeGrouped: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
-	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true, intDot: true}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true}
 )
 
 // tuningFor picks the layout for a device type ("discrete", "integrated",
@@ -173,6 +176,25 @@ func attnChunk(live, z, gran int) (chunk, splits int) {
 	per := (live + z - 1) / z
 	chunk = (per + gran - 1) / gran * gran
 	return chunk, (live + chunk - 1) / chunk
+}
+
+// MatvecEnv forces the mat-vec kernel family on any device ("float" or
+// "intdot"; empty: the device's own), so a GPU run can measure one
+// against the other.
+const MatvecEnv = "VKCHAT_VK_MATVEC"
+
+// withMatvec is t with the mat-vec family named by form (MatvecEnv).
+func (t tuning) withMatvec(form string) (tuning, error) {
+	switch form {
+	case "":
+	case "float":
+		t.intDot = false
+	case "intdot":
+		t.intDot = true
+	default:
+		return t, fmt.Errorf("%s=%q: want float or intdot", MatvecEnv, form)
+	}
+	return t, nil
 }
 
 // AttentionEnv forces one attention form on any device ("ordered" or
