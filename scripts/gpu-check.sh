@@ -26,7 +26,8 @@
 #     step and its bytes (GB/s against the bound) and FLOPs, and the decode
 #     step's kernel time against its wall time;
 #   - the 1B's decode with the integer-dot mat-vec (VKCHAT_VK_MATVEC=intdot)
-#     against the float kernels the layout ships with;
+#     against the float kernels the layout ships with, and with the fence
+#     waited for by sleeping only (VKCHAT_VK_SPIN=off) against polling;
 #   - decode with the device head on and off (1B);
 # then the Vulkan layer's tests and the kernel and end-to-end tests.
 # Every result is under OUTDIR; summary.txt says what passed, with the
@@ -198,6 +199,11 @@ for shape in 1b 8b; do
 		export VKCHAT_VK_MATVEC=intdot
 		bench $shape-intdot 45 -p 0 -n $n -r $reps --profile
 		unset VKCHAT_VK_MATVEC
+		# and with the fence waited for by sleeping only (the layout polls
+		# near each step's expected end: vulkan/fencewait.go)
+		export VKCHAT_VK_SPIN=off
+		bench $shape-nospin 45 -p 0 -n $n -r $reps
+		unset VKCHAT_VK_SPIN
 	fi
 	if [ $shape = 1b ] && [ $quick = 0 ]; then
 		bench head-on 45 -p 0 -n $n -r 3 --head on

@@ -45,6 +45,11 @@ func openGPU(index int) (*gpu, error) {
 		d.Close()
 		return nil, err
 	}
+	if g.tune, err = g.tune.withSpin(os.Getenv(SpinEnv)); err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.SpinWait = g.tune.spinFence
 	return g, nil
 }
 

@@ -114,6 +114,11 @@ type tuning struct {
 	// attempt forcing it on measured 110M tg32 at 16.6 tok/s against
 	// ~45-65).
 	intDot bool
+	// spinFence polls a step's fence from shortly before its expected
+	// end (vulkan.Device.SpinWait): on a GPU the host's wake-up from a
+	// blocking wait is a share of a short decode step; on a CPU device the
+	// polling thread would take a core from the driver's workers.
+	spinFence bool
 }
 
 // stepKind and logitsKind are where the step parameters and the logits live.
@@ -129,7 +134,7 @@ func (t tuning) residentKind() vulkan.MemKind {
 
 var (
 	cpuTuning = tuning{matmul: true, moeGrouped: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
-	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true, spinFence: true}
 )
 
 // tuningFor picks the layout for a device type ("discrete", "integrated",
@@ -193,6 +198,24 @@ func (t tuning) withMatvec(form string) (tuning, error) {
 		t.intDot = true
 	default:
 		return t, fmt.Errorf("%s=%q: want float or intdot", MatvecEnv, form)
+	}
+	return t, nil
+}
+
+// SpinEnv forces the fence wait's polling on or off ("on", "off"; empty:
+// the device's own), so a GPU run can measure what it buys.
+const SpinEnv = "VKCHAT_VK_SPIN"
+
+// withSpin is t with the fence polling named by form (SpinEnv).
+func (t tuning) withSpin(form string) (tuning, error) {
+	switch form {
+	case "":
+	case "on":
+		t.spinFence = true
+	case "off":
+		t.spinFence = false
+	default:
+		return t, fmt.Errorf("%s=%q: want on or off", SpinEnv, form)
 	}
 	return t, nil
 }

@@ -42,7 +42,7 @@ func (d *Device) Submit(rs ...*Recorder) error {
 		cbs[i] = r.cb
 		n += r.Dispatches
 	}
-	return d.submitWait(fmt.Sprintf("%d dispatches", n), cbs...)
+	return d.submitWait(fmt.Sprintf("%d dispatches", n), n, cbs...)
 }
 
 // defaultFenceTimeout bounds one submission: far beyond any step (a 1B
@@ -53,16 +53,19 @@ const defaultFenceTimeout = 10 * time.Minute
 // submitWait submits cbs and blocks until the device has finished them. The
 // fence wait is bounded: past it the device is marked hung (ErrTimeout, not
 // device loss: the work may still be running and owns its buffers), every
-// later submission is refused, and Close leaves the objects alone.
-func (d *Device) submitWait(what string, cbs ...vk.CommandBuffer) error {
+// later submission is refused, and Close leaves the objects alone. kind
+// keys the expected duration that SpinWait polls near (the dispatch count;
+// 0 for one-shot copies, which are waited for plainly).
+func (d *Device) submitWait(what string, kind int, cbs ...vk.CommandBuffer) error {
 	if d.hung != nil {
 		return d.hung
 	}
+	start := time.Now()
 	r := d.queueSubmit(cbs)
 	if err := check("vkQueueSubmit", r, "%s", what); err != nil {
 		return err
 	}
-	r = d.waitFence()
+	r = d.waitFence(start, kind)
 	if r == vk.Timeout {
 		d.hung = &Error{Call: "vkWaitForFences", Result: vk.Timeout, Detail: fmt.Sprintf(
 			"%s not finished after %v; the device is left as it is and refuses further work", what, d.timeout())}
@@ -81,12 +84,24 @@ func (d *Device) timeout() time.Duration {
 	return defaultFenceTimeout
 }
 
-// waitFence waits for the device's fence up to the timeout.
-func (d *Device) waitFence() vk.Result {
-	if d.fenceWait != nil {
-		return d.fenceWait(d.timeout())
+// waitFence waits for the device's fence, for a submission of kind made
+// at start, up to the timeout (fencewait.go).
+func (d *Device) waitFence(start time.Time, kind int) vk.Result {
+	w := &d.waiter
+	w.block = d.fenceWait
+	if w.block == nil {
+		w.block = func(t time.Duration) vk.Result {
+			return vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, uint64(t))
+		}
 	}
-	return vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, uint64(d.timeout()))
+	w.poll = func() vk.Result { return vk.GetFenceStatus(d.dev, d.fence) }
+	w.now = time.Now
+	w.spin = d.SpinWait
+	r, polled := w.wait(start, kind, d.timeout())
+	if polled {
+		d.SpinEnds++
+	}
+	return r
 }
 
 // oneShot records commands into the device's transient command buffer and
@@ -109,7 +124,7 @@ func (d *Device) oneShot(record func(cb vk.CommandBuffer)) error {
 	if err := check("vkEndCommandBuffer", vk.EndCommandBuffer(cb), "one-shot"); err != nil {
 		return err
 	}
-	return d.submitWait("one-shot copy", cb)
+	return d.submitWait("one-shot copy", 0, cb)
 }
 
 // descriptorSet allocates a set for layout, opening a new pool when the
@@ -430,7 +445,7 @@ func (r *Recorder) End() error {
 
 // Run submits the recorded buffer and waits for it.
 func (r *Recorder) Run() error {
-	return r.d.submitWait(fmt.Sprintf("%d dispatches", r.Dispatches), r.cb)
+	return r.d.submitWait(fmt.Sprintf("%d dispatches", r.Dispatches), r.Dispatches, r.cb)
 }
 
 type dispatchMeta struct {

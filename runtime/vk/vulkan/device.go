@@ -58,6 +58,15 @@ type Device struct {
 	// fenceWait replaces vkWaitForFences in tests that play a hung device.
 	fenceTimeout time.Duration
 	fenceWait    func(time.Duration) vk.Result
+	waiter       fenceWaiter
+
+	// SpinWait polls a step's fence from shortly before its expected end
+	// instead of sleeping through it (fencewait.go): for GPUs, where the
+	// wake-up is a noticeable share of a short step; never for a CPU
+	// device, whose driver needs every core.
+	SpinWait bool
+	// SpinEnds counts the submissions whose end was seen by polling.
+	SpinEnds int
 }
 
 // Open creates a logical device on the physical device index, or with -1
@@ -140,7 +149,7 @@ func (d *Device) Close() error {
 		return nil
 	}
 	if d.hung != nil {
-		if d.waitFence() != vk.Success {
+		if d.waitFence(time.Now(), 0) != vk.Success {
 			// Destroying buffers, pipelines or the device under work
 			// still running is undefined behaviour (and vkDeviceWaitIdle
 			// could block for good): leave them, and say so. A later
