@@ -95,3 +95,57 @@ func BenchmarkMatMulPrefill(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeShapes runs the products of a decode step by shape, Q4_0
+// packed as the CPU backend packs it and streamed from memory as in
+// BenchmarkMatVecDRAM: the 1B's FFN matrices, and the MoE bench shape's
+// (issue 24) attention product and expert groups (the k=4 chosen experts'
+// gate/up pairs as one MatMuls, their downs as one MatMulsEach), to see
+// where the MoE step's bytes per second fall behind the 1B's.
+func BenchmarkDecodeShapes(b *testing.B) {
+	bound := readBound()
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, sh := range []struct {
+		name       string
+		rows, cols int
+		parts      int
+		each       bool // each part its own x (MatMulsEach)
+	}{
+		{"1b-ffn-up-2048", 5632, 2048, 1, false},
+		{"1b-ffn-down-5632", 2048, 5632, 1, false},
+		{"moe-qkv-1536x1024", 1536, 1024, 1, false},
+		{"moe-experts-gateup-8x512x1024", 512, 1024, 8, false},
+		{"moe-experts-down-4x1024x512", 1024, 512, 4, true},
+	} {
+		b.Run(sh.name, func(b *testing.B) {
+			one := randomMatrix(r, ggml.Q4_0, sh.rows, sh.cols)
+			ms := make([]Matrix, max(1, dramBytes/len(one.Data)/sh.parts)*sh.parts)
+			for i := range ms {
+				ms[i] = one
+				ms[i].Data = append([]byte(nil), one.Data...)
+			}
+			free, _ := Pack(ms)
+			defer free()
+			x := randVec(r, one.Cols)
+			xs := make([][]float32, sh.parts)
+			dsts := make([][]float32, sh.parts)
+			for i := range dsts {
+				dsts[i], xs[i] = make([]float32, one.Rows), x
+			}
+			bytes := len(one.Data) * sh.parts
+			b.SetBytes(int64(bytes))
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				g := ms[i*sh.parts%len(ms):][:sh.parts]
+				if sh.each {
+					MatMulsEach(dsts, g, xs, 1)
+				} else {
+					MatMuls(dsts, g, x, 1)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.N)*float64(bytes)/b.Elapsed().Seconds()/bound, "of_bound")
+		})
+	}
+}
