@@ -290,36 +290,3 @@ func BenchmarkAttentionDecode(b *testing.B) {
 		})
 	}
 }
-
-// TestAttentionEnv: VKCHAT_VK_ATTENTION forces either form on either
-// layout, with the GPU form's lanes and splits where it was off, and
-// refuses anything else.
-func TestAttentionEnv(t *testing.T) {
-	for _, c := range []struct {
-		base    tuning
-		form    string
-		ordered bool
-		fail    bool
-	}{
-		{cpuTuning, "", true, false},
-		{gpuTuning, "", false, false},
-		{cpuTuning, "gpu", false, false},
-		{gpuTuning, "ordered", true, false},
-		{gpuTuning, "fast", false, true},
-	} {
-		got, err := c.base.withAttention(c.form)
-		if (err != nil) != c.fail {
-			t.Errorf("%q: error %v, want failure %v", c.form, err, c.fail)
-			continue
-		}
-		if c.fail {
-			continue
-		}
-		if got.orderedAttention != c.ordered {
-			t.Errorf("%q: ordered %v, want %v", c.form, got.orderedAttention, c.ordered)
-		}
-		if !c.ordered && (got.attnLanes == 0 || got.attnSplits(8, 4096, 128) == 0) {
-			t.Errorf("%q: the GPU form without lanes (%d) or splits", c.form, got.attnLanes)
-		}
-	}
-}

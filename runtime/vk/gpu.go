@@ -37,15 +37,7 @@ func openGPU(index int) (*gpu, error) {
 		return nil, err
 	}
 	g := newGPU(d)
-	if g.tune, err = g.tune.withAttention(os.Getenv(AttentionEnv)); err != nil {
-		d.Close()
-		return nil, err
-	}
-	if g.tune, err = g.tune.withMatvec(os.Getenv(MatvecEnv)); err != nil {
-		d.Close()
-		return nil, err
-	}
-	if g.tune, err = g.tune.withSpin(os.Getenv(SpinEnv)); err != nil {
+	if g.tune, err = g.tune.withEnv(os.Getenv); err != nil {
 		d.Close()
 		return nil, err
 	}

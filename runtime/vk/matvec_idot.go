@@ -41,17 +41,7 @@ func idUnitsPerLane(t ggml.Type) int {
 // 8 tokens per pass for prefill (4 for the 256-weight units, whose
 // unrolled body is 8x longer). nt, when not 0, is a test's choice.
 func (d *gpu) planIntDot(t ggml.Type, units, tokens, nt int) idPlan {
-	wg := sgWorkgroup
-	if lim := int(d.Info.Limits.MaxWorkGroupSize); lim > 0 && lim < wg {
-		wg = lim
-	}
-	// The team's butterfly needs its lanes in one subgroup: the size the
-	// pipeline requires where the device allows, else the sure one.
-	sg := d.Info.SureSubgroup()
-	if req, _ := d.Info.RequiredSubgroup(uint32(wg)); req > 0 {
-		sg = req
-	}
-	sg = min(sg, 64, uint32(wg))
+	wg, sg := d.teamGeometry()
 	want := (units + idUnitsPerLane(t) - 1) / idUnitsPerLane(t)
 	lpr := 1
 	for lpr < want && lpr < int(sg) {

@@ -49,32 +49,6 @@ func TestMatvecIntDot(t *testing.T) {
 // VKCHAT_VK_MATVEC=intdot sets it.
 var gpuIntDot = func() tuning { t := gpuTuning; t.intDot = true; return t }()
 
-// TestMatvecEnv: VKCHAT_VK_MATVEC turns the integer-dot kernel on or off
-// on either layout and refuses anything else.
-func TestMatvecEnv(t *testing.T) {
-	for _, c := range []struct {
-		base tuning
-		form string
-		dot  bool
-		fail bool
-	}{
-		{gpuTuning, "", false, false},
-		{gpuTuning, "intdot", true, false},
-		{gpuIntDot, "float", false, false},
-		{cpuTuning, "intdot", true, false},
-		{gpuTuning, "int8", false, true},
-	} {
-		got, err := c.base.withMatvec(c.form)
-		if (err != nil) != c.fail {
-			t.Errorf("%q: error %v, want failure %v", c.form, err, c.fail)
-			continue
-		}
-		if !c.fail && got.intDot != c.dot {
-			t.Errorf("%q: intDot %v, want %v", c.form, got.intDot, c.dot)
-		}
-	}
-}
-
 func TestMatvecIntDotChoice(t *testing.T) {
 	d := testDevice(t)
 	xq, _ := d.NewBuffer("xq", 1<<16, vulkan.MemDevice)

@@ -56,25 +56,32 @@ func sgWords(t ggml.Type, units int, f32x bool) int {
 	return units*unit + sums
 }
 
+// teamGeometry is the workgroup size of the team mat-vecs (shared-x and
+// integer-dot) and the most lanes a team may span. A team reduces a row
+// with shuffles over its lanes, which must be one subgroup: the size the
+// pipeline is created to require (vulkan.Device.Kernel requests one from
+// the workgroup size wherever the device allows), else the size every
+// subgroup is sure to have; at most 64, as team_sum's butterfly has six
+// levels.
+func (d *gpu) teamGeometry() (wg int, sg uint32) {
+	wg = sgWorkgroup
+	if lim := int(d.Info.Limits.MaxWorkGroupSize); lim > 0 && lim < wg {
+		wg = lim
+	}
+	sg = d.Info.SureSubgroup()
+	if req, _ := d.Info.RequiredSubgroup(uint32(wg)); req > 0 {
+		sg = req
+	}
+	return wg, min(sg, 64, uint32(wg))
+}
+
 // planShared lays out a shared-x mat-vec of a matrix with units per row for
 // a batch of tokens (1: decode), or reports that x does not fit in shared
 // memory even one token at a time (the caller then takes the register
 // kernel, K split as its budget demands). nt, when not 0, is a test's
 // choice of tokens per pass.
 func (d *gpu) planShared(t ggml.Type, units, tokens, nt int, f32x bool) (sgPlan, bool) {
-	wg := sgWorkgroup
-	if lim := int(d.Info.Limits.MaxWorkGroupSize); lim > 0 && lim < wg {
-		wg = lim
-	}
-	// The kernel reduces a row with shuffles over LPR lanes: the subgroup
-	// the pipeline is created to require (vulkan.Device.Kernel requests
-	// one from the workgroup size wherever the device allows), else the
-	// size every subgroup is sure to have.
-	sg := d.Info.SureSubgroup()
-	if req, _ := d.Info.RequiredSubgroup(uint32(wg)); req > 0 {
-		sg = req
-	}
-	sg = min(sg, 64, uint32(wg)) // team_sum's butterfly has six levels
+	wg, sg := d.teamGeometry()
 	lpr := 1
 	for lpr < units && lpr < int(sg) {
 		lpr *= 2

@@ -17,7 +17,6 @@ import (
 	"vkchat/runtime/cpu"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
-	"vkchat/runtime/quant"
 
 	"vkchat/runtime/vk/vulkan"
 )
@@ -150,20 +149,8 @@ func TestMoEGroupedProduct(t *testing.T) {
 
 func checkGrouped(t *testing.T, d *gpu, c groupCase, rng *rand.Rand) {
 	t.Helper()
-	bankRows := c.experts * c.rows
-	w := randomWeights(t, c.typ, bankRows, c.cols, rng)
-	m, err := d.uploadMatrix("bank", c.typ, bankRows, c.cols, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w2 []byte
-	var m2 *Matrix
-	if c.pair {
-		w2 = randomWeights(t, c.typ, bankRows, c.cols, rng)
-		if m2, err = d.uploadMatrix("bank2", c.typ, bankRows, c.cols, w2); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := c.shape()
+	w, w2, m, m2 := s.banks(t, d, rng)
 	pairs := c.ntok * c.k
 	ids := pairsFor(c.rt, c.ntok, c.k, c.experts, rng)
 	// the capacity's pairs past the step's: ids a stale batch left, which
@@ -188,25 +175,11 @@ func checkGrouped(t *testing.T, d *gpu, c groupCase, rng *rand.Rand) {
 		t.Fatal(err)
 	}
 
-	l := layouts[c.typ]
-	xstride := l.unitsPerRow(c.cols) * l.unit
 	xrows := c.cap
 	if c.down {
 		xrows = c.cap * c.k
 	}
-	x := make([]float32, xrows*xstride)
-	for r := 0; r < xrows; r++ {
-		copy(x[r*xstride:], randomVec(c.cols, rng))
-	}
-	xb := deviceFloats(t, d, "x", x)
-	nw := randomVec(xstride, rng)
-	for i := c.cols; i < xstride; i++ {
-		nw[i] = 0
-	}
-	var nwb *vulkan.Buffer
-	if c.norm {
-		nwb = deviceFloats(t, d, "nw", nw)
-	}
+	x, xstride, xb, nw, nwb := s.inputs(t, d, xrows, rng)
 	ystride := c.rows + 10
 	y0 := make([]float32, c.cap*c.k*ystride)
 	for i := range y0 {
@@ -220,16 +193,7 @@ func checkGrouped(t *testing.T, d *gpu, c groupCase, rng *rand.Rand) {
 	step := stepBuffer(t, d, c.ntok, 0, nil)
 	op := matvecOp{label: "experts", m: m, m2: m2, x: xb, xstride: xstride, norm: nwb, eps: 1e-5, y: yb, ystride: ystride, yoff: 5, tokens: c.cap, step: step,
 		moe: moeRows{ids: idb, k: c.k, experts: c.experts, perPair: c.down}, xq: xq}
-	bias, bias2 := randomVec(bankRows, rng), randomVec(bankRows, rng)
-	if c.bias {
-		op.rbias = deviceFloats(t, d, "bias", bias)
-		if c.pair {
-			op.rbias2 = deviceFloats(t, d, "bias2", bias2)
-		}
-	}
-	if c.oai {
-		op.act = 2
-	}
+	bias, bias2 := s.epilogue(t, d, &op, rng)
 	if !d.useGrouped(&op) && c.typ.Quantized() {
 		t.Fatalf("a batch of %s banks does not take the grouped product under this layout", c.typ)
 	}
@@ -253,49 +217,7 @@ func checkGrouped(t *testing.T, d *gpu, c groupCase, rng *rand.Rand) {
 	}
 
 	got := bytesF32(readBack(t, yb, len(y0)))
-	rowBytes, _ := c.typ.RowBytes(uint64(c.cols))
-	var ref, res []float32
-	for p := 0; p < pairs; p++ {
-		xr := p / c.k
-		if c.down {
-			xr = p
-		}
-		xt := x[xr*xstride : xr*xstride+c.cols]
-		if c.norm {
-			xn := slices.Clone(xt)
-			refNorm(xn, nw[:c.cols], 1e-5)
-			xt = xn
-		}
-		e := uint64(ids[p])
-		bank := func(w []byte) quant.Matrix {
-			return quant.Matrix{Type: c.typ, Rows: c.rows, Cols: c.cols, Data: w[e*uint64(c.rows)*rowBytes : (e+1)*uint64(c.rows)*rowBytes]}
-		}
-		gv, uv := make([]float32, c.rows), make([]float32, c.rows)
-		quant.MatVec(gv, bank(w), xt)
-		if c.pair {
-			quant.MatVec(uv, bank(w2), xt)
-		}
-		for r := 0; r < c.rows; r++ {
-			v, u := gv[r], uv[r]
-			if c.bias {
-				v += bias[int(e)*c.rows+r]
-				u += bias2[int(e)*c.rows+r]
-			}
-			switch {
-			case c.pair && c.oai:
-				v = refSwigluOAI(v, u)
-			case c.pair:
-				v = float32(float64(v)/(1+math.Exp(-float64(v)))) * u
-			}
-			ref = append(ref, v)
-			res = append(res, got[p*ystride+5+r])
-		}
-		for i := 0; i < 5; i++ {
-			if !isSentinel(got[p*ystride+i]) || !isSentinel(got[p*ystride+5+c.rows+i]) {
-				t.Fatalf("pair %d: a sentinel beside its rows was overwritten", p)
-			}
-		}
-	}
+	ref, res := s.refs(t, ids[:pairs], x, xstride, nw, w, w2, bias, bias2, got, ystride)
 	for i := pairs * ystride; i < len(got); i++ {
 		if !isSentinel(got[i]) {
 			t.Fatalf("word %d of y, past the step's %d pairs, was written", i, pairs)

@@ -221,20 +221,8 @@ func TestMoEMatvec(t *testing.T) {
 
 func checkMoEMatvec(t *testing.T, d *gpu, c moeCase, rng *rand.Rand) {
 	t.Helper()
-	bankRows := c.experts * c.rows
-	w := randomWeights(t, c.typ, bankRows, c.cols, rng)
-	m, err := d.uploadMatrix("bank", c.typ, bankRows, c.cols, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w2 []byte
-	var m2 *Matrix
-	if c.pair {
-		w2 = randomWeights(t, c.typ, bankRows, c.cols, rng)
-		if m2, err = d.uploadMatrix("bank2", c.typ, bankRows, c.cols, w2); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := c.shape()
+	w, w2, m, m2 := s.banks(t, d, rng)
 	pairs := c.ntok * c.k
 	ids := make([]uint32, pairs)
 	for i := range ids {
@@ -248,25 +236,11 @@ func checkMoEMatvec(t *testing.T, d *gpu, c moeCase, rng *rand.Rand) {
 	}
 	idb.Write(0, raw)
 
-	l := layouts[c.typ]
-	xstride := l.unitsPerRow(c.cols) * l.unit
 	xrows := c.ntok
 	if c.down {
 		xrows = pairs
 	}
-	x := make([]float32, xrows*xstride)
-	for r := 0; r < xrows; r++ {
-		copy(x[r*xstride:], randomVec(c.cols, rng))
-	}
-	xb := deviceFloats(t, d, "x", x)
-	nw := randomVec(xstride, rng)
-	for i := c.cols; i < xstride; i++ {
-		nw[i] = 0
-	}
-	var nwb *vulkan.Buffer
-	if c.norm {
-		nwb = deviceFloats(t, d, "nw", nw)
-	}
+	x, xstride, xb, nw, nwb := s.inputs(t, d, xrows, rng)
 	ystride := c.rows + 10
 	y0 := make([]float32, pairs*ystride)
 	for i := range y0 {
@@ -277,63 +251,11 @@ func checkMoEMatvec(t *testing.T, d *gpu, c moeCase, rng *rand.Rand) {
 	step := stepBuffer(t, d, c.ntok, 0, nil)
 	op := matvecOp{label: "experts", m: m, m2: m2, x: xb, xstride: xstride, norm: nwb, eps: 1e-5, y: yb, y2: y2b, ystride: ystride, yoff: 5, tokens: c.ntok, step: step,
 		moe: moeRows{ids: idb, k: c.k, experts: c.experts, perPair: c.down}}
-	// per-expert bias rows, [experts][rows] as the model stores them
-	bias, bias2 := randomVec(bankRows, rng), randomVec(bankRows, rng)
-	if c.bias {
-		op.rbias = deviceFloats(t, d, "bias", bias)
-		if c.pair {
-			op.rbias2 = deviceFloats(t, d, "bias2", bias2)
-		}
-	}
-	if c.oai {
-		op.act = 2
-	}
+	bias, bias2 := s.epilogue(t, d, &op, rng)
 	runOnce(t, d, func(r *vulkan.Recorder) error { return d.matvec(r, op) })
 	got := bytesF32(readBack(t, yb, len(y0)))
 
-	rowBytes, _ := c.typ.RowBytes(uint64(c.cols))
-	var ref, res []float32
-	for p := 0; p < pairs; p++ {
-		xr := p / c.k
-		if c.down {
-			xr = p
-		}
-		xt := x[xr*xstride : xr*xstride+c.cols]
-		if c.norm {
-			xn := slices.Clone(xt)
-			refNorm(xn, nw[:c.cols], 1e-5)
-			xt = xn
-		}
-		e := uint64(ids[p])
-		bank := func(w []byte) quant.Matrix {
-			return quant.Matrix{Type: c.typ, Rows: c.rows, Cols: c.cols, Data: w[e*uint64(c.rows)*rowBytes : (e+1)*uint64(c.rows)*rowBytes]}
-		}
-		gv, uv := make([]float32, c.rows), make([]float32, c.rows)
-		quant.MatVec(gv, bank(w), xt)
-		if c.pair {
-			quant.MatVec(uv, bank(w2), xt)
-		}
-		for r := 0; r < c.rows; r++ {
-			v, u := gv[r], uv[r]
-			if c.bias {
-				v += bias[int(e)*c.rows+r]
-				u += bias2[int(e)*c.rows+r]
-			}
-			switch {
-			case c.pair && c.oai:
-				v = refSwigluOAI(v, u)
-			case c.pair:
-				v = float32(float64(v)/(1+math.Exp(-float64(v)))) * u
-			}
-			ref = append(ref, v)
-			res = append(res, got[p*ystride+5+r])
-		}
-		for i := 0; i < 5; i++ {
-			if !isSentinel(got[p*ystride+i]) || !isSentinel(got[p*ystride+5+c.rows+i]) {
-				t.Fatalf("pair %d: a sentinel beside its rows was overwritten", p)
-			}
-		}
-	}
+	ref, res := s.refs(t, ids[:pairs], x, xstride, nw, w, w2, bias, bias2, got, ystride)
 	if nmse(ref, make([]float32, len(ref))) == 0 {
 		t.Fatal("the reference is all zeros")
 	}
@@ -472,4 +394,130 @@ func TestLastRoutingMatchesCPU(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pairShape is what an expert product test's banks, inputs and reference
+// need of its case (moeCase for the per-pair mat-vec, groupCase for the
+// grouped product).
+type pairShape struct {
+	typ                         ggml.Type
+	experts, k, rows, cols      int
+	down, norm, pair, bias, oai bool
+}
+
+func (c moeCase) shape() pairShape {
+	return pairShape{c.typ, c.experts, c.k, c.rows, c.cols, c.down, c.norm, c.pair, c.bias, c.oai}
+}
+
+func (c groupCase) shape() pairShape {
+	return pairShape{c.typ, c.experts, c.k, c.rows, c.cols, c.down, c.norm, c.pair, c.bias, c.oai}
+}
+
+// banks makes random expert banks (experts × rows rows of cols) and
+// uploads them: the gate bank, and the up bank for a pair.
+func (s pairShape) banks(t *testing.T, d *gpu, rng *rand.Rand) (w, w2 []byte, m, m2 *Matrix) {
+	t.Helper()
+	bankRows := s.experts * s.rows
+	w = randomWeights(t, s.typ, bankRows, s.cols, rng)
+	m, err := d.uploadMatrix("bank", s.typ, bankRows, s.cols, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.pair {
+		w2 = randomWeights(t, s.typ, bankRows, s.cols, rng)
+		if m2, err = d.uploadMatrix("bank2", s.typ, bankRows, s.cols, w2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w, w2, m, m2
+}
+
+// inputs makes xrows random rows of x at the type's stride, and a norm
+// weight (uploaded where the case norms x) zero past cols.
+func (s pairShape) inputs(t *testing.T, d *gpu, xrows int, rng *rand.Rand) (x []float32, xstride int, xb *vulkan.Buffer, nw []float32, nwb *vulkan.Buffer) {
+	t.Helper()
+	l := layouts[s.typ]
+	xstride = l.unitsPerRow(s.cols) * l.unit
+	x = make([]float32, xrows*xstride)
+	for r := 0; r < xrows; r++ {
+		copy(x[r*xstride:], randomVec(s.cols, rng))
+	}
+	xb = deviceFloats(t, d, "x", x)
+	nw = randomVec(xstride, rng)
+	for i := s.cols; i < xstride; i++ {
+		nw[i] = 0
+	}
+	if s.norm {
+		nwb = deviceFloats(t, d, "nw", nw)
+	}
+	return x, xstride, xb, nw, nwb
+}
+
+// epilogue draws per-expert bias rows ([experts][rows], as the model
+// stores them) and sets op's biases and activation as the case asks.
+func (s pairShape) epilogue(t *testing.T, d *gpu, op *matvecOp, rng *rand.Rand) (bias, bias2 []float32) {
+	t.Helper()
+	bankRows := s.experts * s.rows
+	bias, bias2 = randomVec(bankRows, rng), randomVec(bankRows, rng)
+	if s.bias {
+		op.rbias = deviceFloats(t, d, "bias", bias)
+		if s.pair {
+			op.rbias2 = deviceFloats(t, d, "bias2", bias2)
+		}
+	}
+	if s.oai {
+		op.act = 2
+	}
+	return bias, bias2
+}
+
+// refs computes each pair's rows on the CPU (quant.MatVec on its expert's
+// rows, after the norm, with the biases and activation the case asks for)
+// and returns them with the device's rows from got (ystride words a pair,
+// the rows at offset 5 between sentinels, which must be intact).
+func (s pairShape) refs(t *testing.T, ids []uint32, x []float32, xstride int, nw []float32, w, w2 []byte, bias, bias2, got []float32, ystride int) (ref, res []float32) {
+	t.Helper()
+	rowBytes, _ := s.typ.RowBytes(uint64(s.cols))
+	for p := range ids {
+		xr := p / s.k
+		if s.down {
+			xr = p
+		}
+		xt := x[xr*xstride : xr*xstride+s.cols]
+		if s.norm {
+			xn := slices.Clone(xt)
+			refNorm(xn, nw[:s.cols], 1e-5)
+			xt = xn
+		}
+		e := uint64(ids[p])
+		bank := func(w []byte) quant.Matrix {
+			return quant.Matrix{Type: s.typ, Rows: s.rows, Cols: s.cols, Data: w[e*uint64(s.rows)*rowBytes : (e+1)*uint64(s.rows)*rowBytes]}
+		}
+		gv, uv := make([]float32, s.rows), make([]float32, s.rows)
+		quant.MatVec(gv, bank(w), xt)
+		if s.pair {
+			quant.MatVec(uv, bank(w2), xt)
+		}
+		for r := 0; r < s.rows; r++ {
+			v, u := gv[r], uv[r]
+			if s.bias {
+				v += bias[int(e)*s.rows+r]
+				u += bias2[int(e)*s.rows+r]
+			}
+			switch {
+			case s.pair && s.oai:
+				v = refSwigluOAI(v, u)
+			case s.pair:
+				v = float32(float64(v)/(1+math.Exp(-float64(v)))) * u
+			}
+			ref = append(ref, v)
+			res = append(res, got[p*ystride+5+r])
+		}
+		for i := 0; i < 5; i++ {
+			if !isSentinel(got[p*ystride+i]) || !isSentinel(got[p*ystride+5+s.rows+i]) {
+				t.Fatalf("pair %d: a sentinel beside its rows was overwritten", p)
+			}
+		}
+	}
+	return ref, res
 }

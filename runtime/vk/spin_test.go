@@ -26,32 +26,3 @@ func TestSpinWaitKeepsLogits(t *testing.T) {
 	}
 	t.Logf("%d steps' ends seen by polling", d.SpinEnds-ends)
 }
-
-// TestSpinEnv: VKCHAT_VK_SPIN turns the fence polling on or off on either
-// layout and refuses anything else; the GPU layout polls, the CPU one not.
-func TestSpinEnv(t *testing.T) {
-	if !gpuTuning.spinFence || cpuTuning.spinFence {
-		t.Errorf("spinFence: GPU layout %v, CPU layout %v; want on, off", gpuTuning.spinFence, cpuTuning.spinFence)
-	}
-	for _, c := range []struct {
-		base tuning
-		form string
-		spin bool
-		fail bool
-	}{
-		{gpuTuning, "", true, false},
-		{cpuTuning, "", false, false},
-		{cpuTuning, "on", true, false},
-		{gpuTuning, "off", false, false},
-		{gpuTuning, "yes", false, true},
-	} {
-		got, err := c.base.withSpin(c.form)
-		if (err != nil) != c.fail {
-			t.Errorf("%q: error %v, want failure %v", c.form, err, c.fail)
-			continue
-		}
-		if !c.fail && got.spinFence != c.spin {
-			t.Errorf("%q: spinFence %v, want %v", c.form, got.spinFence, c.spin)
-		}
-	}
-}

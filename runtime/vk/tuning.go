@@ -2,6 +2,8 @@ package vk
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"vkchat/runtime/vk/vulkan"
 )
@@ -183,59 +185,49 @@ func attnChunk(live, z, gran int) (chunk, splits int) {
 	return chunk, (live + chunk - 1) / chunk
 }
 
-// MatvecEnv forces the mat-vec kernel family on any device ("float" or
-// "intdot"; empty: the device's own), so a GPU run can measure one
-// against the other.
-const MatvecEnv = "VKCHAT_VK_MATVEC"
+// The variables that force one choice of the layout on any device, so
+// that a run can measure one choice against the other (gpu-check does on a
+// GPU; empty: the device's own).
+const (
+	// AttentionEnv: "ordered" or "gpu", the GPU form on lavapipe and the
+	// ordered one on a GPU.
+	AttentionEnv = "VKCHAT_VK_ATTENTION"
+	// MatvecEnv: "float" or "intdot", the mat-vec kernel family.
+	MatvecEnv = "VKCHAT_VK_MATVEC"
+	// SpinEnv: "on" or "off", the fence wait's polling.
+	SpinEnv = "VKCHAT_VK_SPIN"
+)
 
-// withMatvec is t with the mat-vec family named by form (MatvecEnv).
-func (t tuning) withMatvec(form string) (tuning, error) {
-	switch form {
-	case "":
-	case "float":
-		t.intDot = false
-	case "intdot":
-		t.intDot = true
-	default:
-		return t, fmt.Errorf("%s=%q: want float or intdot", MatvecEnv, form)
-	}
-	return t, nil
+// tuningEnv is each variable's forms, in the order an error lists them,
+// and what each sets.
+var tuningEnv = []struct {
+	name  string
+	forms []string
+	set   func(t *tuning, form string)
+}{
+	{AttentionEnv, []string{"ordered", "gpu"}, func(t *tuning, form string) {
+		t.orderedAttention = form == "ordered"
+		if !t.orderedAttention {
+			t.attnLanes, t.attnGran, t.attnWaves = gpuTuning.attnLanes, gpuTuning.attnGran, gpuTuning.attnWaves
+		}
+	}},
+	{MatvecEnv, []string{"float", "intdot"}, func(t *tuning, form string) { t.intDot = form == "intdot" }},
+	{SpinEnv, []string{"on", "off"}, func(t *tuning, form string) { t.spinFence = form == "on" }},
 }
 
-// SpinEnv forces the fence wait's polling on or off ("on", "off"; empty:
-// the device's own), so a GPU run can measure what it buys.
-const SpinEnv = "VKCHAT_VK_SPIN"
-
-// withSpin is t with the fence polling named by form (SpinEnv).
-func (t tuning) withSpin(form string) (tuning, error) {
-	switch form {
-	case "":
-	case "on":
-		t.spinFence = true
-	case "off":
-		t.spinFence = false
-	default:
-		return t, fmt.Errorf("%s=%q: want on or off", SpinEnv, form)
-	}
-	return t, nil
-}
-
-// AttentionEnv forces one attention form on any device ("ordered" or
-// "gpu"; empty: the device's own): to measure the GPU form on lavapipe and
-// the ordered form on a GPU against the other, nothing else.
-const AttentionEnv = "VKCHAT_VK_ATTENTION"
-
-// withAttention is t with the attention form named by form (AttentionEnv).
-func (t tuning) withAttention(form string) (tuning, error) {
-	switch form {
-	case "":
-	case "ordered":
-		t.orderedAttention = true
-	case "gpu":
-		t.orderedAttention = false
-		t.attnLanes, t.attnGran, t.attnWaves = gpuTuning.attnLanes, gpuTuning.attnGran, gpuTuning.attnWaves
-	default:
-		return t, fmt.Errorf("%s=%q: want ordered or gpu", AttentionEnv, form)
+// withEnv is t with the choices getenv forces (tuningEnv); a form that
+// is not one of a variable's is an error that names the variable and its
+// forms.
+func (t tuning) withEnv(getenv func(string) string) (tuning, error) {
+	for _, v := range tuningEnv {
+		form := getenv(v.name)
+		if form == "" {
+			continue
+		}
+		if !slices.Contains(v.forms, form) {
+			return t, fmt.Errorf("%s=%q: want %s", v.name, form, strings.Join(v.forms, " or "))
+		}
+		v.set(&t, form)
 	}
 	return t, nil
 }

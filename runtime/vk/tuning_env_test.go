@@ -1,0 +1,54 @@
+package vk
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestTuningEnv: each variable forces its choice on either layout (the
+// GPU attention form with its lanes and splits where it was off), several
+// combine, unset ones leave the layout as it is, and a form that is not
+// one of a variable's is refused with the variable and its forms named.
+func TestTuningEnv(t *testing.T) {
+	if !gpuTuning.spinFence || cpuTuning.spinFence || gpuTuning.intDot || cpuTuning.intDot {
+		t.Errorf("shipped layouts: GPU spin %v intDot %v, CPU spin %v intDot %v; want on, off, off, off",
+			gpuTuning.spinFence, gpuTuning.intDot, cpuTuning.spinFence, cpuTuning.intDot)
+	}
+	type want struct{ ordered, intDot, spin bool }
+	for _, c := range []struct {
+		base tuning
+		env  map[string]string
+		want want
+		fail string // a part of the error
+	}{
+		{cpuTuning, nil, want{true, false, false}, ""},
+		{gpuTuning, nil, want{false, false, true}, ""},
+		{cpuTuning, map[string]string{AttentionEnv: "gpu"}, want{false, false, false}, ""},
+		{gpuTuning, map[string]string{AttentionEnv: "ordered"}, want{true, false, true}, ""},
+		{gpuTuning, map[string]string{MatvecEnv: "intdot"}, want{false, true, true}, ""},
+		{gpuIntDot, map[string]string{MatvecEnv: "float"}, want{false, false, true}, ""},
+		{cpuTuning, map[string]string{MatvecEnv: "intdot", SpinEnv: "on"}, want{true, true, true}, ""},
+		{gpuTuning, map[string]string{SpinEnv: "off", AttentionEnv: "ordered"}, want{true, false, false}, ""},
+		{gpuTuning, map[string]string{AttentionEnv: "fast"}, want{}, `VKCHAT_VK_ATTENTION="fast": want ordered or gpu`},
+		{gpuTuning, map[string]string{MatvecEnv: "int8"}, want{}, `VKCHAT_VK_MATVEC="int8": want float or intdot`},
+		{gpuTuning, map[string]string{SpinEnv: "yes"}, want{}, `VKCHAT_VK_SPIN="yes": want on or off`},
+	} {
+		got, err := c.base.withEnv(func(k string) string { return c.env[k] })
+		if c.fail != "" {
+			if err == nil || !strings.Contains(err.Error(), c.fail) {
+				t.Errorf("%v: error %v, want %q", c.env, err, c.fail)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", c.env, err)
+			continue
+		}
+		if g := (want{got.orderedAttention, got.intDot, got.spinFence}); g != c.want {
+			t.Errorf("%v: ordered, intDot, spin = %+v, want %+v", c.env, g, c.want)
+		}
+		if !got.orderedAttention && (got.attnLanes == 0 || got.attnSplits(8, 4096, 128) == 0) {
+			t.Errorf("%v: the GPU form without lanes (%d) or splits", c.env, got.attnLanes)
+		}
+	}
+}
