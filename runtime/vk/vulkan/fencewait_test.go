@@ -154,6 +154,9 @@ func TestFencePollOnDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := r.Begin(); err != nil {
+		t.Fatal(err)
+	}
 	r.Fill(Arg{B: buf}, 7)
 	if err := r.End(); err != nil {
 		t.Fatal(err)
