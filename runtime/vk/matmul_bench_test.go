@@ -52,28 +52,7 @@ func BenchmarkPrefillProduct(b *testing.B) {
 					if kind == "matmul" {
 						op.xq = xq
 					}
-					r, err := d.NewRecorder(0)
-					if err != nil {
-						b.Fatal(err)
-					}
-					r.Begin()
-					if err := d.matvec(r, op); err != nil {
-						b.Fatal(err)
-					}
-					r.End()
-					if err := r.Run(); err != nil { // compiles on llvmpipe
-						b.Fatal(err)
-					}
-					b.ResetTimer()
-					c0, t0 := cpuTime(), time.Now()
-					for i := 0; i < b.N; i++ {
-						if err := r.Run(); err != nil {
-							b.Fatal(err)
-						}
-					}
-					flop := 2 * float64(rows) * float64(cols) * tokens * float64(b.N)
-					b.ReportMetric(flop/float64(cpuTime()-c0), "GFLOP/cpu-s")
-					b.ReportMetric(flop/float64(time.Since(t0)), "GFLOP/s")
+					benchRecorded(b, d, 2*float64(rows)*float64(cols)*tokens, func(r *vulkan.Recorder) error { return d.matvec(r, op) })
 				})
 			}
 		}
@@ -134,47 +113,66 @@ func benchGrouped(b *testing.B, d *gpu, rng *rand.Rand, typ ggml.Type) {
 	yd := buf("yd", tokens*experts*embd)
 	for _, kind := range []string{"per-pair", "grouped", "dense"} {
 		b.Run(kind, func(b *testing.B) {
-			r, err := d.NewRecorder(0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r.Begin()
-			if kind == "grouped" {
-				if err := d.moeGroup(r, "group", experts, k, idb, groups, step, tokens); err != nil {
-					b.Fatal(err)
-				}
-			}
-			for _, op := range []matvecOp{ffn, dn} {
-				if kind == "dense" {
-					op.moe, op.x, op.xstride, op.xq = moeRows{}, x, op.m.Cols, hq
-					op.y, op.y2, op.ystride = yd, yd, op.m.Rows
-					err = d.matmul(r, op)
-				} else if kind == "grouped" {
-					err = d.matmulOn(r, op, groups)
-				} else {
-					err = d.matvec(r, op)
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			r.End()
-			if err := r.Run(); err != nil { // compiles on llvmpipe
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			c0, t0 := cpuTime(), time.Now()
-			for i := 0; i < b.N; i++ {
-				if err := r.Run(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			flop := 2 * 3 * float64(ff) * float64(embd) * tokens * k * float64(b.N)
+			flop := 2 * 3 * float64(ff) * float64(embd) * tokens * k
 			if kind == "dense" {
 				flop *= experts / k
 			}
-			b.ReportMetric(flop/float64(cpuTime()-c0), "GFLOP/cpu-s")
-			b.ReportMetric(flop/float64(time.Since(t0)), "GFLOP/s")
+			benchRecorded(b, d, flop, func(r *vulkan.Recorder) error {
+				if kind == "grouped" {
+					if err := d.moeGroup(r, "group", experts, k, idb, groups, step, tokens); err != nil {
+						return err
+					}
+				}
+				for _, op := range []matvecOp{ffn, dn} {
+					var err error
+					if kind == "dense" {
+						op.moe, op.x, op.xstride, op.xq = moeRows{}, x, op.m.Cols, hq
+						op.y, op.y2, op.ystride = yd, yd, op.m.Rows
+						err = d.matmul(r, op)
+					} else if kind == "grouped" {
+						err = d.matmulOn(r, op, groups)
+					} else {
+						err = d.matvec(r, op)
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
 		})
 	}
+}
+
+// benchRecorded records what record records once, runs it once untimed
+// (llvmpipe compiles on first use), then b.N times, and reports flop
+// (per run) as GFLOP per second of CPU time and of wall time.
+func benchRecorded(b *testing.B, d *gpu, flop float64, record func(r *vulkan.Recorder) error) {
+	b.Helper()
+	r, err := d.NewRecorder(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := r.Begin(); err != nil {
+		b.Fatal(err)
+	}
+	if err := record(r); err != nil {
+		b.Fatal(err)
+	}
+	if err := r.End(); err != nil {
+		b.Fatal(err)
+	}
+	if err := r.Run(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	c0, t0 := cpuTime(), time.Now()
+	for i := 0; i < b.N; i++ {
+		if err := r.Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	flop *= float64(b.N)
+	b.ReportMetric(flop/float64(cpuTime()-c0), "GFLOP/cpu-s")
+	b.ReportMetric(flop/float64(time.Since(t0)), "GFLOP/s")
 }

@@ -88,14 +88,16 @@ func (d *Device) timeout() time.Duration {
 // at start, up to the timeout (fencewait.go).
 func (d *Device) waitFence(start time.Time, kind int) vk.Result {
 	w := &d.waiter
-	w.block = d.fenceWait
-	if w.block == nil {
+	if w.now == nil { // once: no closures made per step
 		w.block = func(t time.Duration) vk.Result {
+			if d.fenceWait != nil {
+				return d.fenceWait(t)
+			}
 			return vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, uint64(t))
 		}
+		w.poll = func() vk.Result { return vk.GetFenceStatus(d.dev, d.fence) }
+		w.now = time.Now
 	}
-	w.poll = func() vk.Result { return vk.GetFenceStatus(d.dev, d.fence) }
-	w.now = time.Now
 	w.spin = d.SpinWait
 	r, polled := w.wait(start, kind, d.timeout())
 	if polled {
