@@ -74,10 +74,15 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (_ *Profile, err erro
 func (b *Backend) attentionWork(ts []vulkan.KernelTime, pos, n int) {
 	es := uint64(b.opts.KVType.Bytes())
 	for i := range ts {
+		// The attention kernel's dispatches only (not its combine pass,
+		// nor the mat-vecs, whose work the recording declared), by the
+		// shader's name; the layer from the label's "L<n> " prefix.
 		var l int
-		var rest string
-		if k, _ := fmt.Sscanf(ts[i].Label, "L%d attention%s", &l, &rest); k != 1 || l < 0 || l >= len(b.plans) {
-			continue // not an attention dispatch, or its combine pass
+		if ts[i].Kernel != "attention" {
+			continue
+		}
+		if k, _ := fmt.Sscanf(ts[i].Label, "L%d ", &l); k != 1 || l < 0 || l >= len(b.plans) {
+			continue
 		}
 		pl := b.plans[l]
 		var live uint64

@@ -1,8 +1,12 @@
 package vk
 
 import (
+	"context"
+	"strings"
 	"testing"
 
+	"vkchat/internal/testenv"
+	"vkchat/runtime/backend"
 	"vkchat/runtime/vk/vulkan"
 )
 
@@ -54,4 +58,80 @@ func TestReadBandwidthOnDevice(t *testing.T) {
 		t.Errorf("bandwidth texel %g, ssbo %g", texel, ssbo)
 	}
 	t.Logf("%s: %.2f GB/s texel, %.2f GB/s ssbo", d.Info.Name, texel/1e9, ssbo/1e9)
+}
+
+// TestAttentionWorkTouchesOnlyAttention: the profile fills in the
+// attention kernel's bytes and multiply-adds from the step's live span,
+// and leaves every other dispatch's declared work alone: the mat-vecs of
+// the same layer (whose labels also start "L<n> "), the combine pass and
+// the attention output (whose labels also start "L<n> attention").
+func TestAttentionWorkTouchesOnlyAttention(t *testing.T) {
+	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
+	b, err := newBackendOn(testDevice(t), m, backend.Options{ContextSize: 64, KVType: backend.KVF16, Device: -1}, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	ts := []vulkan.KernelTime{
+		{Label: "L0 qkv", Kernel: "matvec_f32", Bytes: 1000, MACs: 250},
+		{Label: "L0 attention", Kernel: "attention"},
+		{Label: "L0 attention combine", Kernel: "attn_combine", Bytes: 7, MACs: 3},
+		{Label: "L0 attention out", Kernel: "residual", Bytes: 11, MACs: 5},
+		{Label: "L1 gate+up", Kernel: "matvec_f32", Bytes: 2000, MACs: 500},
+		{Label: "L1 attention", Kernel: "attention"},
+	}
+	const pos, n = 9, 1
+	b.attentionWork(ts, pos, n)
+	pl := b.plans[0]
+	live := uint64(pos + 1)
+	wantBytes := 2 * uint64(pl.kvHeads) * uint64(pl.headDim) * 2 * live // F16 cache
+	wantMACs := 2 * uint64(b.cfg.Heads) * uint64(pl.headDim) * live
+	declared := []vulkan.KernelTime{
+		{Bytes: 1000, MACs: 250}, {}, {Bytes: 7, MACs: 3}, {Bytes: 11, MACs: 5}, {Bytes: 2000, MACs: 500}, {},
+	}
+	for i, k := range ts {
+		if k.Kernel == "attention" {
+			if k.Bytes != wantBytes || k.MACs != wantMACs {
+				t.Errorf("%s: %d bytes, %d MACs; want %d, %d", k.Label, k.Bytes, k.MACs, wantBytes, wantMACs)
+			}
+		} else if k.Bytes != declared[i].Bytes || k.MACs != declared[i].MACs {
+			t.Errorf("%s: declared work %d bytes, %d MACs overwritten with %d, %d", k.Label, declared[i].Bytes, declared[i].MACs, k.Bytes, k.MACs)
+		}
+	}
+
+	// and on a real profile the decode step's mat-vecs keep the bytes
+	// their recordings declared: all of them together stream every
+	// matrix once (the weights but the token embeddings, of which the
+	// step reads one row)
+	p, err := b.Profile(context.Background(), 0, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got uint64
+	for _, k := range p.Decode {
+		if strings.HasPrefix(k.Kernel, "matvec") {
+			got += k.Bytes
+		}
+	}
+	var want uint64
+	tied := true
+	for _, tn := range m.File.Tensors {
+		switch {
+		case tn.Name == "output.weight":
+			tied = false
+			want += tn.Size
+		case tn.Name != "token_embd.weight" && len(tn.Dims) >= 2:
+			want += tn.Size
+		}
+	}
+	if tied { // the head reads the embeddings as its matrix
+		want += uint64(len(m.TokenEmbd.Data))
+	}
+	if got < want*9/10 || got > want*11/10 {
+		t.Errorf("decode mat-vecs declare %d bytes; the matrices are %d", got, want)
+	}
 }
