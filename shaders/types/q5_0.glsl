@@ -22,15 +22,10 @@ void dequant_sub(const uint s, out float q[SUBN], out float sc, out float bi) {
 }
 
 #if defined(IDOT)
-// spread4 moves bits 0..3 of h to bit 0 of bytes 0..3.
-uint spread4(uint h) { return (h & 1u) | ((h & 2u) << 7) | ((h & 4u) << 14) | ((h & 8u) << 21); }
-// pack_sub (matvec_id.comp): dequant_sub's q as int8 lanes: the nibbles as
-// in q4_0.glsl with high bit i of weight i spread into bit 4 of its byte.
+#include "q5pack.glsl"
+// pack_sub (matvec_id.comp): dequant_sub's q as int8 lanes (q5pack.glsl).
 void pack_sub(const uint s, out uint wq[SUBN / 4], out float sc, out float bi) {
-	[[unroll]] for (uint i = 0; i < 4; i++) {
-		wq[i] = (u_qs[i] & 0x0F0F0F0Fu) | (spread4((u_qh >> (4u * i)) & 15u) << 4);
-		wq[i + 4] = ((u_qs[i] >> 4) & 0x0F0F0F0Fu) | (spread4((u_qh >> (16u + 4u * i)) & 15u) << 4);
-	}
+	q5_pack(wq);
 	sc = u_d;
 	bi = -16.0 * u_d;
 }
