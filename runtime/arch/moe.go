@@ -3,7 +3,6 @@ package arch
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
@@ -256,24 +255,23 @@ func (m *Model) ActiveFormula() string {
 // wts; order is scratch of len(logits). The CPU backend routes with it and
 // the Vulkan route kernel is tested against it.
 func (g Gating) Route(logits []float32, order, sel []int32, wts []float32) {
-	k := len(sel)
 	if g == GatingSoftmaxTopKNorm {
 		softmax(logits)
 	}
-	// ggml_argsort_top_k: the k largest, largest first (ties: lower id).
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortStableFunc(order, func(a, b int32) int {
-		switch va, vb := logits[a], logits[b]; {
-		case va > vb:
-			return -1
-		case va < vb:
-			return 1
+	// ggml_argsort_top_k: the k largest, largest first (ties: lower id),
+	// by selection: k passes over the experts cost less than sorting them
+	// all, once per token and layer. order marks the ones taken.
+	clear(order)
+	for j := range sel {
+		best := -1
+		for i, v := range logits {
+			if order[i] == 0 && (best < 0 || v > logits[best]) {
+				best = i
+			}
 		}
-		return 0
-	})
-	copy(sel, order[:k])
+		order[best] = 1
+		sel[j] = int32(best)
+	}
 	for j, id := range sel {
 		wts[j] = logits[id]
 	}

@@ -1,7 +1,9 @@
 package arch
 
 import (
+	"cmp"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -48,5 +50,29 @@ func TestRoute(t *testing.T) {
 				t.Errorf("weights sum to %v", total)
 			}
 		})
+	}
+}
+
+// Route's selection picks what a stable sort by falling logit would put
+// first (ggml_argsort_top_k's order), over random logits with many ties.
+func TestRouteMatchesStableSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + r.IntN(64)
+		k := 1 + r.IntN(n)
+		logits := make([]float32, n)
+		for i := range logits {
+			logits[i] = float32(r.IntN(9)) / 4 // few values, many ties
+		}
+		want := make([]int32, n)
+		for i := range want {
+			want[i] = int32(i)
+		}
+		slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(logits[b], logits[a]) })
+		sel, wts := make([]int32, k), make([]float32, k)
+		GatingTopKSoftmax.Route(slices.Clone(logits), make([]int32, n), sel, wts)
+		if !slices.Equal(sel, want[:k]) {
+			t.Fatalf("logits %v, k=%d: experts %v, want %v", logits, k, sel, want[:k])
+		}
 	}
 }

@@ -39,6 +39,7 @@ type Backend struct {
 
 	layers      []layerState // per layer: vectors decoded to float32 once, its rope
 	outNorm     []float32
+	output      quant.Matrix  // the output matrix, bound (quant.Bind)
 	pleNorm     []float32     // per_layer_proj_norm (gemma4 PLE)
 	gelu        []float32     // llama.cpp's F16 GELU table, when the recipe uses it
 	attnWork    []attnScratch // one per KV head
@@ -62,6 +63,7 @@ type Backend struct {
 // layerState is what a layer needs beyond its weights. Nil vectors are
 // absent from the recipe.
 type layerState struct {
+	mats               layerMats
 	attn, ffn          []float32
 	bq, bk, bv         []float32
 	qNorm, kNorm       []float32
@@ -77,6 +79,24 @@ type layerState struct {
 	convTaps                               []float32 // a short-convolution layer's kernel [embd x L]
 	outScale                               float32   // layer_output_scale (gemma4); 1 without
 	pleNorm                                []float32 // the layer's PLE post_norm (gemma4)
+}
+
+// layerMats are a layer's attention and FFN matrices (and a MoE layer's
+// router) bound to their packed copies once (quant.Bind), so that a
+// decode step's products do not look them up.
+type layerMats struct {
+	q, k, v, o, gate, up, down, router quant.Matrix
+}
+
+func bindLayer(L *arch.Layer) layerMats {
+	lm := layerMats{
+		q: quant.Bind(matrix(L.Wq)), k: quant.Bind(matrix(L.Wk)), v: quant.Bind(matrix(L.Wv)), o: quant.Bind(matrix(L.Wo)),
+		gate: quant.Bind(matrix(L.Gate)), up: quant.Bind(matrix(L.Up)), down: quant.Bind(matrix(L.Down)),
+	}
+	if L.Experts != nil {
+		lm.router = quant.Bind(matrix(L.Experts.Router))
+	}
+	return lm
 }
 
 // poolCalls are the range functions the backend hands the worker pool,
@@ -119,6 +139,7 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 		b.expertPacks = quant.NewPackCache(expertPackBudget(m))
 	}
 	b.outNorm = vectorF32(m.OutputNorm)
+	b.output = quant.Bind(matrix(m.Output))
 	b.conv = newConvScratch(&m.Config, maxBatch)
 	if m.PLE != nil {
 		b.pleNorm = vectorF32(m.PLE.Norm)
@@ -131,6 +152,7 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 		hd := L.Config.HeadDim
 		q, kv := m.Heads*hd, L.Config.KVWidth()
 		v := layerState{
+			mats: bindLayer(L),
 			attn: vectorF32(L.AttnNorm), ffn: vectorF32(L.FFNNorm),
 			bq: optVector(L.Bq), bk: optVector(L.Bk), bv: optVector(L.Bv),
 			qNorm: optVector(L.QNorm), kNorm: optVector(L.KNorm),

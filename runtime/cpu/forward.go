@@ -55,16 +55,16 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 		if shared {
 			// Q only: the keys and values are the source layer's,
 			// already in its cache, and this batch's kept for us
-			quant.MatMul(s.q[:n*qw], matrix(L.Wq), in, n)
+			quant.MatMul(s.q[:n*qw], w.mats.q, in, n)
 			kept := s.shared[L.Config.KVLayer]
 			copy(s.k[:n*kvw], kept[:n*kvw])
 			copy(s.v[:n*kvw], kept[len(kept)/2:len(kept)/2+n*kvw])
 		} else if c.Block.AttnGate {
 			b.gatedQ(L, in, n)
-			quant.MatMuls([][]float32{s.k[:n*kvw], s.v[:n*kvw]}, []quant.Matrix{matrix(L.Wk), matrix(L.Wv)}, in, n)
+			quant.MatMuls([][]float32{s.k[:n*kvw], s.v[:n*kvw]}, []quant.Matrix{w.mats.k, w.mats.v}, in, n)
 		} else {
 			// one job for the three: x converted once, workers handed out once
-			quant.MatMuls([][]float32{s.q[:n*qw], s.k[:n*kvw], s.v[:n*kvw]}, []quant.Matrix{matrix(L.Wq), matrix(L.Wk), matrix(L.Wv)}, in, n)
+			quant.MatMuls([][]float32{s.q[:n*qw], s.k[:n*kvw], s.v[:n*kvw]}, []quant.Matrix{w.mats.q, w.mats.k, w.mats.v}, in, n)
 		}
 		if w.bq != nil {
 			for i := 0; i < n; i++ {
@@ -120,7 +120,7 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 		if c.Block.AttnGate {
 			b.gateAttention(n)
 		}
-		quant.MatMul(s.proj[:n*e], matrix(L.Wo), s.att[:n*qw], n)
+		quant.MatMul(s.proj[:n*e], w.mats.o, s.att[:n*qw], n)
 		if w.bo != nil {
 			for i := 0; i < n; i++ {
 				addTo(s.proj[i*e:(i+1)*e], w.bo)
@@ -169,9 +169,9 @@ func (b *Backend) ffn(l int, L *arch.Layer, w *layerState, n int) {
 		}
 	} else {
 		ff := L.Config.FF
-		quant.MatMuls([][]float32{s.gate[:n*ff], s.up[:n*ff]}, []quant.Matrix{matrix(L.Gate), matrix(L.Up)}, in, n)
+		quant.MatMuls([][]float32{s.gate[:n*ff], s.up[:n*ff]}, []quant.Matrix{w.mats.gate, w.mats.up}, in, n)
 		b.activate(s.gate[:n*ff], s.up[:n*ff])
-		quant.MatMul(s.proj[:n*e], matrix(L.Down), s.gate[:n*ff], n)
+		quant.MatMul(s.proj[:n*e], w.mats.down, s.gate[:n*ff], n)
 	}
 	b.residual(s.proj[:n*e], w.postFFN, n)
 }
@@ -224,9 +224,11 @@ func (b *Backend) activate(gate, up []float32) {
 		}
 		return
 	}
-	// element-wise, so both cores share it (quant's pool)
+	// element-wise, so both cores share it (quant's pool), in pieces as
+	// small as a MoE token's k experts' 4 x 512 values: 5 µs on one core,
+	// a serial stretch in every layer while the other core waits
 	b.call.gate, b.call.up = gate, up
-	quant.ParallelRange(len(gate), 2048, b.call.swiglu)
+	quant.ParallelRange(len(gate), 512, b.call.swiglu)
 }
 
 // logits applies the final norm and output projection to batch rows
@@ -239,7 +241,7 @@ func (b *Backend) logits(out []float32, from, to int) {
 		rmsNorm(s.xb[(i-from)*e:(i-from+1)*e], s.x[i*e:(i+1)*e], b.outNorm, c.NormEps)
 	}
 	out = out[:(to-from)*c.Vocab]
-	quant.MatMul(out, matrix(b.m.Output), s.xb[:(to-from)*e], to-from)
+	quant.MatMul(out, b.output, s.xb[:(to-from)*e], to-from)
 	if c.LogitScale != 1 {
 		scaleAll(out, c.LogitScale)
 	}

@@ -68,7 +68,7 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 	c := &b.m.Config
 	s := b.experts
 	E, k, e, ff := c.MoE.Experts, c.MoE.ExpertsUsed, c.Embd, c.MoE.ExpertFF
-	quant.MatMul(s.logits[:n*E], matrix(x.Router), in, n)
+	quant.MatMul(s.logits[:n*E], w.mats.router, in, n)
 	for i := 0; i < n; i++ {
 		logits := s.logits[i*E : (i+1)*E]
 		if w.routerBias != nil {
@@ -99,12 +99,13 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 			copy(s.xs[j*e:(j+1)*e], in[i*e:(i+1)*e])
 		}
 		gate, up, down := x.Expert(ex)
-		b.expertPacks.Use(matrix(gate), matrix(up), matrix(down))
-		quant.MatMuls([][]float32{s.g[:m*ff], s.u[:m*ff]}, []quant.Matrix{matrix(gate), matrix(up)}, s.xs[:m*e], m)
+		em := []quant.Matrix{matrix(gate), matrix(up), matrix(down)}
+		b.expertPacks.Use(em...) // binds them, for the products below
+		quant.MatMuls([][]float32{s.g[:m*ff], s.u[:m*ff]}, em[:2], s.xs[:m*e], m)
 		addExpertBias(s.g[:m*ff], w.gateBias, ex, ff)
 		addExpertBias(s.u[:m*ff], w.upBias, ex, ff)
 		b.activate(s.g[:m*ff], s.u[:m*ff])
-		quant.MatMul(s.d[:m*e], matrix(down), s.g[:m*ff], m)
+		quant.MatMul(s.d[:m*e], em[2], s.g[:m*ff], m)
 		addExpertBias(s.d[:m*e], w.downBias, ex, e)
 		for j, r := range s.rows {
 			copy(s.ys[int(r)*e:(int(r)+1)*e], s.d[j*e:(j+1)*e])
@@ -130,7 +131,7 @@ func (b *Backend) moeToken(x *arch.Experts, w *layerState, in, out []float32) {
 		s.dsts[2*j], s.dsts[2*j+1], s.dsts[2*k+j] = s.g[j*ff:(j+1)*ff], s.u[j*ff:(j+1)*ff], s.ys[j*e:(j+1)*e]
 		s.srcs[j] = s.g[j*ff : (j+1)*ff]
 	}
-	b.expertPacks.Use(s.mats[:3*k]...)
+	b.expertPacks.Use(s.mats[:3*k]...) // binds them, for the products below
 	quant.MatMuls(s.dsts[:2*k], s.mats[:2*k], in[:e], 1)
 	for j, ex := range s.sel[:k] {
 		addExpertBias(s.g[j*ff:(j+1)*ff], w.gateBias, int(ex), ff)

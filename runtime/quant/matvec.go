@@ -14,11 +14,32 @@ type Matrix struct {
 	Type       ggml.Type
 	Cols, Rows int
 	Data       []byte
+	// bound marks a Matrix made by Bind, which carries its packed copy
+	// (packed, nil if it has none) so that products skip the registry:
+	// a decode step makes a few hundred products, and each lookup there
+	// (a lock and a map whose lines the step's weight stream has long
+	// evicted) cost more than the small products' hand-offs.
+	bound  bool
+	packed *packedMatrix
+}
+
+// Bind returns m with its packed copy attached, as products would look it
+// up now (none if it has none). A backend binds its matrices once, after
+// Pack; a bound Matrix must not outlive that Pack's free (a product would
+// still give the same bits, from a copy kept alive only by the Matrix).
+func Bind(m Matrix) Matrix {
+	m.bound, m.packed = true, lookupPacked(&m)
+	return m
 }
 
 // Below this many multiply-adds a product runs on the calling goroutine:
 // waking workers would cost more than it saves.
 const inlineWork = 64 << 10
+
+// ... and below this many bytes of weights: a float matrix as small in
+// work as a MoE router (32x1024 F32, 128 KiB) is still a read from memory
+// worth splitting, 10 µs on one core.
+const inlineBytes = 64 << 10
 
 // Each chunk handed to a goroutine is about this many multiply-adds, small
 // enough to balance two cores on a 2048-row matrix and large enough that the
@@ -197,11 +218,12 @@ func productsEach(dsts [][]float32, ms []*Matrix, xs [][]float32, n int, op stri
 	// More goroutines than Ps cannot run at once; they would only add
 	// hand-offs.
 	threads := min(int(pool.threads.Load()), runtime.GOMAXPROCS(0))
-	work := 0
+	work, bytes := 0, 0
 	for _, m := range ms {
 		work += m.Cols * n * m.Rows
+		bytes += len(m.Data)
 	}
-	if work < inlineWork {
+	if work < inlineWork && bytes < inlineBytes {
 		threads = 1
 	}
 	j.nparts = 0
@@ -219,7 +241,10 @@ func productsEach(dsts [][]float32, ms []*Matrix, xs [][]float32, n int, op stri
 			p.views, p.acts = as[i].views, &as[i].native
 		}
 		if native {
-			p.packed = lookupPacked(m)
+			p.packed = m.packed
+			if !m.bound {
+				p.packed = lookupPacked(m)
+			}
 			// Each chunk is one cgo call (~50-100 ns) and a claim:
 			// about eight chunks per thread and tile leave room to
 			// balance the cores, and at least minChunkBytes of
@@ -228,6 +253,7 @@ func productsEach(dsts [][]float32, ms []*Matrix, xs [][]float32, n int, op stri
 			// cut into 18 KiB pieces). Multiples of 8 rows keep the
 			// kernels' row tiles and the packed groups whole.
 			p.chunk = max(8, m.Rows/(8*threads), minChunkBytes/max(1, rb))
+			p.chunk = min(p.chunk, (m.Rows+threads-1)/threads) // every goroutine a chunk
 			p.chunk = (p.chunk + 7) &^ 7
 		} else {
 			p.chunk = max(1, chunkWork/max(1, m.Cols*j.vtile))

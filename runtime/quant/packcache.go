@@ -1,7 +1,6 @@
 package quant
 
 import (
-	"container/list"
 	"sync"
 	"unsafe"
 )
@@ -14,26 +13,34 @@ import (
 // unpacked kernels at a fraction of the packed ones' speed. Copies are
 // found by products as Pack's are (by the matrix's data), so a product
 // gives the same bits packed or not.
+//
+// Recency is a stamp per copy, not a list: a decode step uses a dozen
+// experts per layer, and moving each to a list's front touched three cold
+// cache lines per matrix; evicting scans for the oldest stamp instead,
+// which happens only when the budget is full and a new copy (far costlier
+// to make than the scan) comes in.
 type PackCache struct {
 	mu     sync.Mutex
 	budget int64
 	bytes  int64
-	lru    *list.List // of *cacheItem, most recently used first
-	items  map[*byte]*list.Element
+	clock  uint64 // one tick per Use
+	items  map[*byte]*cacheItem
 }
 
 type cacheItem struct {
-	key *byte
-	p   *packedMatrix
+	key  *byte
+	p    *packedMatrix
+	used uint64 // the clock of its last Use
 }
 
 // NewPackCache holds at most budget bytes of copies (0 or less: none).
 func NewPackCache(budget int64) *PackCache {
-	return &PackCache{budget: budget, lru: list.New(), items: map[*byte]*list.Element{}}
+	return &PackCache{budget: budget, items: map[*byte]*cacheItem{}}
 }
 
 // Use makes sure every packable matrix of ms has a packed copy, packing
-// those that have none, and marks them the most recently used. Copies
+// those that have none, and marks them the most recently used; it binds
+// each of ms to its copy (Bind), for the products that follow. Copies
 // beyond the budget are dropped, least recently used first, but never one
 // of ms. A nil cache does nothing.
 func (c *PackCache) Use(ms ...Matrix) {
@@ -42,19 +49,23 @@ func (c *PackCache) Use(ms ...Matrix) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.clock++
 	var todo []*Matrix
 	for i := range ms {
 		m := &ms[i]
 		if !packable(m) {
+			*m = Bind(*m) // nothing to look up, ever
 			continue
 		}
 		key := unsafe.SliceData(m.Data)
-		if e := c.items[key]; e != nil {
-			c.lru.MoveToFront(e)
+		if it := c.items[key]; it != nil {
+			it.used = c.clock
+			m.bound, m.packed = true, it.p
 			continue
 		}
-		if lookupPacked(m) != nil || int64(len(m.Data)) > c.budget {
-			continue // packed at load, or a copy the budget could never hold
+		if p := lookupPacked(m); p != nil || int64(len(m.Data)) > c.budget {
+			m.bound, m.packed = true, p // packed at load, or a copy the budget could never hold
+			continue
 		}
 		todo = append(todo, m)
 	}
@@ -70,27 +81,35 @@ func (c *PackCache) Use(ms ...Matrix) {
 	for i, m := range todo {
 		key := unsafe.SliceData(m.Data)
 		packed.byData[key] = &packedEntry{p: made[i], refs: 1}
-		c.items[key] = c.lru.PushFront(&cacheItem{key: key, p: made[i]})
+		c.items[key] = &cacheItem{key: key, p: made[i], used: c.clock}
 		c.bytes += int64(len(made[i].data))
+		m.bound, m.packed = true, made[i]
 	}
 	packed.Unlock()
 	packing.Unlock()
-	c.evict(len(ms))
+	c.evict(c.clock)
 }
 
 // evict drops least recently used copies until the budget holds, sparing
-// the keep most recent (the matrices of the call that is about to run).
-func (c *PackCache) evict(keep int) {
-	for c.bytes > c.budget && c.lru.Len() > keep {
-		e := c.lru.Back()
-		it := e.Value.(*cacheItem)
-		c.lru.Remove(e)
-		delete(c.items, it.key)
-		c.bytes -= int64(len(it.p.data))
+// those used at the clock keep or later (the matrices of the call that is
+// about to run).
+func (c *PackCache) evict(keep uint64) {
+	for c.bytes > c.budget {
+		var old *cacheItem
+		for _, it := range c.items {
+			if it.used < keep && (old == nil || it.used < old.used) {
+				old = it
+			}
+		}
+		if old == nil {
+			return
+		}
+		delete(c.items, old.key)
+		c.bytes -= int64(len(old.p.data))
 		packed.Lock()
-		if pe := packed.byData[it.key]; pe != nil && pe.p == it.p {
+		if pe := packed.byData[old.key]; pe != nil && pe.p == old.p {
 			// a product that already looked it up keeps its pointer
-			delete(packed.byData, it.key)
+			delete(packed.byData, old.key)
 		}
 		packed.Unlock()
 	}
@@ -114,5 +133,5 @@ func (c *PackCache) Free() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.budget = 0
-	c.evict(0)
+	c.evict(c.clock + 1)
 }

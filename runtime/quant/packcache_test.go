@@ -49,6 +49,11 @@ func TestPackCache(t *testing.T) {
 	if lookupPacked(&ms[0]) == nil || lookupPacked(&ms[1]) == nil || lookupPacked(&ms[2]) == nil {
 		t.Fatal("a matrix of the call was dropped")
 	}
+	for i := range ms {
+		if !ms[i].bound || ms[i].packed != lookupPacked(&ms[i]) {
+			t.Fatalf("Use left matrix %d unbound to its copy", i)
+		}
+	}
 	c.Free()
 	if lookupPacked(&ms[0]) != nil || c.Bytes() != 0 {
 		t.Fatal("Free left copies")
