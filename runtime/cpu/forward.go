@@ -84,14 +84,9 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 		}
 		if w.hasRope {
 			for i := 0; i < n; i++ {
-				for h := 0; h < c.Heads; h++ {
-					w.rope.apply(s.q[i*qw+h*hd:i*qw+(h+1)*hd], pos+i)
-				}
-				if shared {
-					continue
-				}
-				for h := 0; h < kvh; h++ {
-					w.rope.apply(s.k[i*kvw+h*hd:i*kvw+(h+1)*hd], pos+i)
+				w.rope.applyRows(s.q[i*qw:(i+1)*qw], hd, pos+i)
+				if !shared {
+					w.rope.applyRows(s.k[i*kvw:(i+1)*kvw], hd, pos+i)
 				}
 			}
 		}

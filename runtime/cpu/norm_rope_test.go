@@ -123,3 +123,52 @@ func TestRopeTablesShared(t *testing.T) {
 		}
 	}
 }
+
+// The row-batched forms (one native call for a token's heads) give the
+// bits of the portable per-row loops: RMS norm with and without a weight,
+// RoPE adjacent and NeoX with a partial rotation.
+func TestRowsNativeMatchPortable(t *testing.T) {
+	if simd.Level() == 0 {
+		t.Skip("no native kernels on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(55, 56))
+	rows := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * math.Exp2(float64(r.IntN(20)-10)))
+		}
+		return x
+	}
+	same := func(what string, a, b []float32) {
+		t.Helper()
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("%s [%d]: native %g, portable %g", what, i, a[i], b[i])
+			}
+		}
+	}
+	for _, width := range []int{8, 13, 64, 128} {
+		for _, w := range [][]float32{nil, rows(width)} {
+			x := rows(5 * width)
+			native, portable := slices.Clone(x), slices.Clone(x)
+			rmsNormRows(native, width, w, 1e-6)
+			nativeNorm = false
+			rmsNormRows(portable, width, w, 1e-6)
+			nativeNorm = true
+			same(fmt.Sprintf("norm width %d weighted %v", width, w != nil), native, portable)
+		}
+	}
+	for _, neox := range []bool{false, true} {
+		for _, dims := range []int{16, 64} {
+			c := &arch.Config{HeadDim: 64, Rope: arch.Rope{Dims: dims, Base: 10000, NeoX: neox, Scale: 1, AttnFactor: 1}}
+			table, _ := newRope(c, arch.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1}, 4096)
+			x := rows(6 * 64)
+			native, portable := slices.Clone(x), slices.Clone(x)
+			table.applyRows(native, 64, 301)
+			nativeRope = false
+			table.applyRows(portable, 64, 301)
+			nativeRope = true
+			same(fmt.Sprintf("rope neox %v dims %d", neox, dims), native, portable)
+		}
+	}
+}

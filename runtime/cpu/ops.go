@@ -44,6 +44,9 @@ var nativeNorm = true
 
 // rmsNormRows normalizes each width-wide row of x in place.
 func rmsNormRows(x []float32, width int, w []float32, eps float32) {
+	if nativeNorm && simd.RMSNormRows(x, width, w, eps) {
+		return
+	}
 	for o := 0; o+width <= len(x); o += width {
 		rmsNorm(x[o:o+width], x[o:o+width], w, eps)
 	}

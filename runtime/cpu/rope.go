@@ -93,6 +93,21 @@ func (r *ropeTable) apply(x []float32, pos int) {
 	}
 }
 
+// applyRows is apply on each width-value row of x (a token's heads), in
+// one native call where there is one.
+func (r *ropeTable) applyRows(x []float32, width, pos int) {
+	slot := pos % ropeSlots
+	if r.slotPos[slot] != pos {
+		r.angles(slot, pos)
+	}
+	if nativeRope && simd.RopeRows(x, width, r.cos[slot], r.sin[slot], r.neox) {
+		return
+	}
+	for o := 0; o+width <= len(x); o += width {
+		r.apply(x[o:o+width], pos)
+	}
+}
+
 // angles fills cache slot slot for pos.
 func (r *ropeTable) angles(slot, pos int) {
 	if len(r.cos[slot]) < r.pairs {

@@ -90,3 +90,16 @@ void vk_rope(float *x, const float *c, const float *s, int64_t pairs, int neox) 
 		x[2 * i + 1] = a * s[i] + b * c[i];
 	}
 }
+
+// vk_rms_norm_rows is vk_rms_norm in place on rows rows of width values
+// each (a token's heads for a Q/K norm): one call where a call per row
+// cost more than the row.
+void vk_rms_norm_rows(float *x, const float *w, int64_t width, int64_t rows, float eps) {
+	for (int64_t r = 0; r < rows; r++) vk_rms_norm(x + r * width, x + r * width, w, width, eps);
+}
+
+// vk_rope_rows is vk_rope on rows rows of width values each (a token's
+// heads), all at the same position.
+void vk_rope_rows(float *x, int64_t width, int64_t rows, const float *c, const float *s, int64_t pairs, int neox) {
+	for (int64_t r = 0; r < rows; r++) vk_rope(x + r * width, c, s, pairs, neox);
+}

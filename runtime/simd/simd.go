@@ -115,6 +115,39 @@ func RMSNorm(out, x, w []float32, eps float32) bool {
 	return true
 }
 
+// RMSNormRows is RMSNorm in place on each width-value row of x (len(x) a
+// multiple of width), in one call. It reports false when the level is 0.
+func RMSNormRows(x []float32, width int, w []float32, eps float32) bool {
+	if level == 0 || width <= 0 || len(x) < width {
+		return level != 0
+	}
+	var wp *C.float
+	if w != nil {
+		_ = w[width-1]
+		wp = (*C.float)(ptr(w))
+	}
+	C.vk_rms_norm_rows((*C.float)(ptr(x)), wp, C.int64_t(width), C.int64_t(len(x)/width), C.float(eps))
+	return true
+}
+
+// RopeRows is Rope on each width-value row of x (a token's heads), in one
+// call. It reports false when the level is 0.
+func RopeRows(x []float32, width int, c, s []float32, neox bool) bool {
+	if level == 0 || len(c) == 0 || width <= 0 || len(x) < width {
+		return level != 0
+	}
+	_, _ = x[width-1], s[len(c)-1]
+	if 2*len(c) > width {
+		panic("simd: RopeRows: rotation wider than a row")
+	}
+	n := C.int(0)
+	if neox {
+		n = 1
+	}
+	C.vk_rope_rows((*C.float)(ptr(x)), C.int64_t(width), C.int64_t(len(x)/width), (*C.float)(ptr(c)), (*C.float)(ptr(s)), C.int64_t(len(c)), n)
+	return true
+}
+
 // Rope rotates the len(c) pairs of x by the angles whose cosines and sines
 // are c and s, pairs adjacent or (neox) half the rotated width apart, as
 // runtime/cpu's rope does, bit for bit. It reports false when the level

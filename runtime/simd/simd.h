@@ -28,6 +28,8 @@ void vk_f32_to_f16(uint16_t *dst, const float *src, int64_t n);
 void vk_round_f16(float *dst, const float *src, int64_t n);
 void vk_rms_norm(float *out, const float *x, const float *w, int64_t n, float eps);
 void vk_rope(float *x, const float *c, const float *s, int64_t pairs, int neox);
+void vk_rms_norm_rows(float *x, const float *w, int64_t width, int64_t rows, float eps);
+void vk_rope_rows(float *x, int64_t width, int64_t rows, const float *c, const float *s, int64_t pairs, int neox);
 void vk_swiglu(float *gate, const float *up, int64_t n);
 void vk_delta_step(float *m, const float *q, const float *k, const float *v, float *o, int64_t S, float decay,
 		   float beta, float scale);

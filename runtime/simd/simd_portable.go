@@ -26,6 +26,12 @@ func MatMulPacked(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int
 // RMSNorm has no native kernel on this platform.
 func RMSNorm(out, x, w []float32, eps float32) bool { return false }
 
+// RMSNormRows has no native kernel on this platform.
+func RMSNormRows(x []float32, width int, w []float32, eps float32) bool { return false }
+
+// RopeRows has no native kernel on this platform.
+func RopeRows(x []float32, width int, c, s []float32, neox bool) bool { return false }
+
 // Rope has no native kernel on this platform.
 func Rope(x, c, s []float32, neox bool) bool { return false }
 
