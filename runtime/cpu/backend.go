@@ -136,7 +136,11 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 	b.experts = newMoEScratch(&m.Config, maxBatch)
 	b.hybrid = newHybrid(m, maxBatch)
 	if b.experts != nil {
-		b.expertPacks = quant.NewPackCache(expertPackBudget(m))
+		budget := expertPackBudget(m)
+		b.expertPacks = quant.NewPackCache(budget)
+		if budget >= m.ExpertBytes() {
+			b.experts.resident = make([]residentExpert, len(m.Layers)*m.MoE.Experts)
+		}
 	}
 	b.outNorm = vectorF32(m.OutputNorm)
 	b.output = quant.Bind(matrix(m.Output))

@@ -22,6 +22,19 @@ type moeScratch struct {
 	// one token's products as grouped calls (moeToken), made once
 	mats       []quant.Matrix
 	dsts, srcs [][]float32
+	// resident holds each expert's matrices (per layer and expert) bound
+	// to their packed copies once they are made, where the budget holds
+	// every expert's data so that none should be evicted (else it is
+	// dropped at the first eviction): a token then finds its
+	// experts' matrices by index, not through the pack cache's lock and
+	// map (12 matrices a layer, each a few cache misses the weight stream
+	// has caused). nil when the budget is smaller.
+	resident []residentExpert
+}
+
+type residentExpert struct {
+	m  [3]quant.Matrix // gate, up, down
+	ok bool
 }
 
 func newMoEScratch(c *arch.Config, n int) *moeScratch {
@@ -80,7 +93,7 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 	copy(last.Experts, s.sel[(n-1)*k:n*k])
 	copy(last.Weights, s.wts[(n-1)*k:n*k])
 	if n == 1 {
-		b.moeToken(x, w, in, out)
+		b.moeToken(layer, x, w, in, out)
 		return
 	}
 	for ex := 0; ex < E; ex++ {
@@ -120,18 +133,30 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 // input), where running expert by expert would hand the workers 2k jobs.
 // Each product is the same call per row as moe's, so the result is the
 // same bits.
-func (b *Backend) moeToken(x *arch.Experts, w *layerState, in, out []float32) {
+func (b *Backend) moeToken(layer int, x *arch.Experts, w *layerState, in, out []float32) {
 	c := &b.m.Config
 	s := b.experts
 	k, e, ff := c.MoE.ExpertsUsed, c.Embd, c.MoE.ExpertFF
+	if s.resident != nil && b.expertPacks.Evictions() > 0 {
+		// the copies outgrew the budget after all (a packed layout
+		// larger than the file's): back to the cache's recency
+		s.resident = nil
+	}
 	// mats and dsts: the k gate/up pairs, then the k downs
 	for j, ex := range s.sel[:k] {
-		gate, up, down := x.Expert(int(ex))
-		s.mats[2*j], s.mats[2*j+1], s.mats[2*k+j] = matrix(gate), matrix(up), matrix(down)
+		if s.resident != nil {
+			r := b.residentExpert(layer, x, int(ex))
+			s.mats[2*j], s.mats[2*j+1], s.mats[2*k+j] = r[0], r[1], r[2]
+		} else {
+			gate, up, down := x.Expert(int(ex))
+			s.mats[2*j], s.mats[2*j+1], s.mats[2*k+j] = matrix(gate), matrix(up), matrix(down)
+		}
 		s.dsts[2*j], s.dsts[2*j+1], s.dsts[2*k+j] = s.g[j*ff:(j+1)*ff], s.u[j*ff:(j+1)*ff], s.ys[j*e:(j+1)*e]
 		s.srcs[j] = s.g[j*ff : (j+1)*ff]
 	}
-	b.expertPacks.Use(s.mats[:3*k]...) // binds them, for the products below
+	if s.resident == nil {
+		b.expertPacks.Use(s.mats[:3*k]...) // binds them, for the products below
+	}
 	quant.MatMuls(s.dsts[:2*k], s.mats[:2*k], in[:e], 1)
 	for j, ex := range s.sel[:k] {
 		addExpertBias(s.g[j*ff:(j+1)*ff], w.gateBias, int(ex), ff)
@@ -143,6 +168,20 @@ func (b *Backend) moeToken(x *arch.Experts, w *layerState, in, out []float32) {
 		addExpertBias(s.ys[j*e:(j+1)*e], w.downBias, int(ex), e)
 	}
 	s.weigh(out, 1, k, e)
+}
+
+// residentExpert returns layer's expert ex's gate, up and down, bound to
+// their packed copies, packing them on first use (resident experts only).
+func (b *Backend) residentExpert(layer int, x *arch.Experts, ex int) *[3]quant.Matrix {
+	s := b.experts
+	r := &s.resident[layer*b.m.MoE.Experts+ex]
+	if !r.ok {
+		gate, up, down := x.Expert(ex)
+		r.m = [3]quant.Matrix{matrix(gate), matrix(up), matrix(down)}
+		b.expertPacks.Use(r.m[:]...)
+		r.ok = true
+	}
+	return &r.m
 }
 
 // weigh writes out = Σ_slot w·y for each of n tokens from ys, each

@@ -10,12 +10,16 @@ import (
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
+	"vkchat/runtime/quant"
 )
 
 // A batch routes its tokens to experts and runs each expert once over the
 // tokens routed to it; the logits must equal running the same tokens one
 // at a time, bit for bit (each token's outputs are summed in slot order
-// either way), for F32 and quantized experts.
+// either way), for F32 and quantized experts. One at a time, the experts'
+// matrices come from the resident table, or from the pack cache on every
+// token, or from a cache too small for them, which evicts and so drops the
+// table: the same bits each way.
 func TestMoEBatchMatchesSteps(t *testing.T) {
 	for _, typ := range []ggml.Type{ggml.F32, ggml.Q4_0, ggml.Q4_K} {
 		t.Run(typ.String(), func(t *testing.T) {
@@ -34,12 +38,24 @@ func TestMoEBatchMatchesSteps(t *testing.T) {
 				t.Fatal(err)
 			}
 			tokens := []int32{1, 450, 4996, 17354, 1701, 29916, 432, 1274, 975, 278, 17366, 11203}
-			run := func(batch int) []float32 {
+			run := func(batch int, cache string) []float32 {
 				b, err := New(m, backend.Options{ContextSize: 64, Threads: 2})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer b.Close()
+				switch cache {
+				case "per token":
+					b.experts.resident = nil
+				case "evicting":
+					b.expertPacks.Free()
+					b.expertPacks = quant.NewPackCache(m.ExpertBytes() / 8)
+				}
+				defer func() {
+					if cache == "evicting" && typ != ggml.F32 && (b.experts.resident != nil || b.expertPacks.Evictions() == 0) {
+						t.Errorf("a cache of an eighth of the experts: %d evictions, resident table kept: %v", b.expertPacks.Evictions(), b.experts.resident != nil)
+					}
+				}()
 				var last []float32
 				for i := 0; i < len(tokens); i += batch {
 					last, err = b.Forward(context.Background(), tokens[i:min(i+batch, len(tokens))], i, false)
@@ -49,10 +65,13 @@ func TestMoEBatchMatchesSteps(t *testing.T) {
 				}
 				return last
 			}
-			whole, steps := run(len(tokens)), run(1)
-			for i := range whole {
-				if math.Float32bits(whole[i]) != math.Float32bits(steps[i]) {
-					t.Fatalf("logit %d: batch %v, one at a time %v", i, whole[i], steps[i])
+			whole := run(len(tokens), "resident")
+			for _, cache := range []string{"resident", "per token", "evicting"} {
+				steps := run(1, cache)
+				for i := range whole {
+					if math.Float32bits(whole[i]) != math.Float32bits(steps[i]) {
+						t.Fatalf("logit %d: batch %v, one at a time (%s) %v", i, whole[i], cache, steps[i])
+					}
 				}
 			}
 		})

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -25,6 +26,8 @@ type PackCache struct {
 	bytes  int64
 	clock  uint64 // one tick per Use
 	items  map[*byte]*cacheItem
+	// evictions counts copies dropped to keep the budget (not by Free)
+	evictions atomic.Int64
 }
 
 type cacheItem struct {
@@ -106,6 +109,9 @@ func (c *PackCache) evict(keep uint64) {
 		}
 		delete(c.items, old.key)
 		c.bytes -= int64(len(old.p.data))
+		if c.budget > 0 {
+			c.evictions.Add(1)
+		}
 		packed.Lock()
 		if pe := packed.byData[old.key]; pe != nil && pe.p == old.p {
 			// a product that already looked it up keeps its pointer
@@ -113,6 +119,16 @@ func (c *PackCache) evict(keep uint64) {
 		}
 		packed.Unlock()
 	}
+}
+
+// Evictions is how many copies the budget has dropped so far: while it is
+// 0, every copy made is still held, and a caller may keep matrices bound
+// to them (Bind) instead of calling Use again. A nil cache has none.
+func (c *PackCache) Evictions() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.evictions.Load()
 }
 
 // Bytes is the size of the copies held now.
