@@ -53,7 +53,7 @@ gpu-check-dry: build
 	sh scripts/gpu-check-dry.sh
 
 test: deps shaders-check vet
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 25m ./...
 	@# the portable Go kernels (the fallback and the oracle) and the AVX2
 	@# level, on machines whose default is a faster native level
 	VKCHAT_CPU_KERNELS=portable $(GO) test -count=1 ./runtime/quant ./runtime/simd ./runtime/cpu
