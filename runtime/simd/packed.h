@@ -44,10 +44,14 @@ INL void FN(ptile)(const int T, const MMArgs *A, int64_t r, int64_t v, const int
 	const int64_t nb = A->n / 32;
 	const int GB = T == T_Q4_0 ? PQ4 : T == T_MXFP4 ? PMX : PQ8, QO = T == T_MXFP4 ? 8 : 16;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
+	// this call's rows end at r1: what lies past them is another
+	// goroutine's chunk or no weight at all
+	const uint8_t *end = A->w + (A->r1 / 8) * A->rb, *pf = g + PF_AHEAD;
 	const __m256i m4 = _mm256_set1_epi8(0x0F);
 	__m256 sum[8];
 	for (int j = 0; j < VT; j++) sum[j] = _mm256_setzero_ps();
 	for (int64_t b = 0; b < nb; b++, g += GB) {
+		FN(pfetch)(&pf, g + PF_AHEAD + GB, end);
 		const __m256 dx = T == T_MXFP4 ? FN(e8m0h8)(g) : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
 		__m256i q[8];
 		if (T == T_Q4_0 || T == T_MXFP4) {
@@ -113,10 +117,12 @@ INL void FN(ptile_q45k)(const int T, const MMArgs *A, int64_t r, int64_t v, cons
 	const int64_t nb = A->n / 256;
 	const int GB = T == T_Q5_K ? PQ5K : PQ4K, QO = T == T_Q5_K ? 224 + 256 : 224;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
+	const uint8_t *end = A->w + (A->r1 / 8) * A->rb, *pf = g + PF_AHEAD;
 	const __m256i m4 = _mm256_set1_epi8(0x0F);
 	__m256 sum[8];
 	for (int j = 0; j < VT; j++) sum[j] = _mm256_setzero_ps();
 	for (int64_t b = 0; b < nb; b++, g += GB) {
+		FN(pfetch)(&pf, g + PF_AHEAD + GB, end);
 		__m256i S[8];
 		for (int j = 0; j < VT; j++) S[j] = _mm256_setzero_si256();
 		for (int s = 0; s < 8; s++) {
