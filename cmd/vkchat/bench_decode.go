@@ -48,7 +48,11 @@ func decodeStep(b backend.Backend) (func(ctx context.Context, tok int32, pos int
 		if err != nil {
 			return 0, err
 		}
-		return argmax(logits), nil
+		next := argmax(logits)
+		if r, ok := b.(backend.Recycler); ok {
+			r.Recycle(logits) // as the chat hands back each step's logits
+		}
+		return next, nil
 	}, "logits"
 }
 

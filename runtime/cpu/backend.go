@@ -36,6 +36,9 @@ type Backend struct {
 	// hybrid is the recurrent layers' state and scratch (deltanet.go);
 	// nil for attention-only models.
 	hybrid *hybrid
+	// logitsPool holds the logits slice the caller handed back (Recycle)
+	// for the next step's
+	logitsPool backend.LogitsPool
 
 	layers      []layerState // per layer: vectors decoded to float32 once, its rope
 	outNorm     []float32
@@ -276,7 +279,7 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 	if all {
 		out = make([]float32, len(tokens)*vocab)
 	} else {
-		out = make([]float32, vocab)
+		out = b.logitsPool.Get(vocab) // logits() writes every element
 	}
 	for start := 0; start < len(tokens); start += maxBatch {
 		if err := ctx.Err(); err != nil {
@@ -295,6 +298,10 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 	}
 	return out, nil
 }
+
+// Recycle implements backend.Recycler: logits, which Forward returned,
+// serves the next Forward of one token.
+func (b *Backend) Recycle(logits []float32) { b.logitsPool.Put(logits) }
 
 // attnWorkBytes is the attention buffers New makes for a context of ctx
 // positions: per KV head, its keys and values widened, and one query.

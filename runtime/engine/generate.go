@@ -87,6 +87,7 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 	stepStart := time.Now()
 	for i := 0; ; i++ {
 		s.mu.Lock()
+		s.recycleLogits(s.logits, next.logits)
 		s.logits, s.head = next.logits, next.head
 		s.history = append(s.history[:0], s.cached...)
 		params := s.params
@@ -156,6 +157,19 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 			s.checkpoint()
 		}
 	}
+}
+
+// recycleLogits hands the backend old, the logits a step is replacing
+// with next, for a later Forward to fill (backend.Recycler), unless a
+// Preview may still be reading it; s.mu held. Nothing else keeps a step's
+// logits past its draw: the sampler works on its own copy, and what the
+// events carry is computed from them.
+func (s *Session) recycleLogits(old, next []float32) {
+	r, ok := s.be.(backend.Recycler)
+	if !ok || len(old) == 0 || s.previews > 0 || (len(next) > 0 && &old[0] == &next[0]) {
+		return
+	}
+	r.Recycle(old)
 }
 
 // nextDist is what the next token is drawn from: the logits, or their head

@@ -64,6 +64,10 @@ type Session struct {
 	logits  []float32     // of the most recent step, unless only its head was read
 	head    *backend.Head // of the most recent step when the backend reduced it
 	history []int32       // tokens before the most recent step, for penalties
+	// previews counts Preview calls reading a logits slice outside mu: a
+	// replaced slice goes back to the backend (recycleLogits) only while
+	// none is
+	previews int
 }
 
 // Load opens the model file, builds the tokenizer, chat template and backend.
@@ -252,7 +256,13 @@ func (s *Session) Params() sample.Params {
 func (s *Session) Preview(p sample.Params) (sample.Result, bool) {
 	s.mu.Lock()
 	logits, head, history, be := s.logits, s.head, s.history, s.be
+	s.previews++
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.previews--
+		s.mu.Unlock()
+	}()
 	if logits == nil && head != nil {
 		if n := sample.HeadSize(p, history); n > 0 && n <= len(head.IDs) {
 			return sample.PreviewHead(p, sampleHead(head)), true

@@ -27,6 +27,9 @@ type Backend struct {
 	m    *arch.Model
 	cfg  arch.Config
 	opts backend.Options
+	// logitsPool holds the logits slice the caller handed back (Recycle)
+	// for the next step's
+	logitsPool backend.LogitsPool
 
 	tokEmbd, output *Matrix
 	outNorm         *vulkan.Buffer
@@ -349,6 +352,10 @@ func (b *Backend) Memory() backend.Memory {
 	return mem
 }
 
+// Recycle implements backend.Recycler: logits, which Forward or
+// LastLogits returned, serves the next Forward of one token.
+func (b *Backend) Recycle(logits []float32) { b.logitsPool.Put(logits) }
+
 // Close releases the device and everything on it; safe to call twice.
 func (b *Backend) Close() error {
 	if b == nil {
@@ -554,7 +561,7 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 	case all:
 		out = make([]float32, len(tokens)*vocab)
 	case extra == nil:
-		out = make([]float32, vocab)
+		out = b.logitsPool.Get(vocab) // every element is read back below
 	}
 	for start := 0; start < len(tokens); start += prefillChunk {
 		if err := ctx.Err(); err != nil {
