@@ -43,8 +43,29 @@ static inline const void *row(const void *p, int64_t t, int64_t stride, int h) {
 	return h ? (const void *)((const uint16_t *)p + t * stride) : (const void *)((const float *)p + t * stride);
 }
 
+// ATT_PF is how many positions ahead the attention loops prefetch the
+// cache rows they read next. A decode step reads each layer's keys and
+// values once from memory (the weights' stream has evicted them since the
+// last step), a row of each KV head per position, rows a cache line or two
+// long and a whole cache row apart, which the hardware prefetchers did not
+// run ahead of. Timed in one process, alternating every 32 steps (AMD EPYC,
+// 2 cores): 4, 8 and 64 positions ahead were 5-12% slower than 16, 24 and
+// 32 within noise of each other; 32 against none: MoE bench shape 4.8% /
+// 12.1% / 35.4% faster at depth 64 / 512 / 1536, 1B -0.3% / 5.7% / 18.9%.
+#define ATT_PF 32
+
+// pf_row prefetches the lines of position t's row of hd elements.
+static inline void pf_row(const void *p, int64_t t, int64_t stride, int h, int64_t hd) {
+	const char *r = (const char *)row(p, t, stride, h);
+	const int64_t bytes = hd * (h ? 2 : 4);
+	for (int64_t o = 0; o < bytes; o += 64) _mm_prefetch(r + o, _MM_HINT_T0);
+}
+
 static void scores(const float *q, const void *keys, int64_t stride, int h, int64_t hd, int64_t span, float *sc) {
-	for (int64_t t = 0; t < span; t++) sc[t] = vec_dot(q, row(keys, t, stride, h), hd, h);
+	for (int64_t t = 0; t < span; t++) {
+		if (t + ATT_PF < span) pf_row(keys, t + ATT_PF, stride, h, hd);
+		sc[t] = vec_dot(q, row(keys, t, stride, h), hd, h);
+	}
 }
 
 void vk_attn_scores(const float *q, const float *keys, int64_t hd, int64_t span, float *sc) { scores(q, keys, hd, 0, hd, span, sc); }
@@ -65,6 +86,10 @@ static inline __attribute__((always_inline)) void acc64_f(float *out, const void
 	for (int i = 0; i < 8; i++) o[i] = _mm256_loadu_ps(out + 8 * i);
 	for (int64_t t = 0; t < span; t++) {
 		const void *v = row(vals, t, stride, h);
+		if (t + ATT_PF < span) {
+			const char *r = (const char *)row(vals, t + ATT_PF, stride, h) + d0 * (h ? 2 : 4);
+			for (int o = 0; o < 64 * (h ? 2 : 4); o += 64) _mm_prefetch(r + o, _MM_HINT_T0);
+		}
 		if (rescale[t]) {
 			const __m256 m = _mm256_set1_ps(ms[t]);
 			for (int i = 0; i < 8; i++) {
@@ -103,6 +128,7 @@ static void accumulate(float *out, const void *vals, int64_t stride, int h, int6
 	}
 	for (int64_t t = 0; t < span; t++) {
 		const void *v = row(vals, t, stride, h);
+		if (t + ATT_PF < span) pf_row(vals, t + ATT_PF, stride, h, hd);
 		int64_t d = 0;
 		if (rescale[t]) {
 			const __m256 m = _mm256_set1_ps(ms[t]);
