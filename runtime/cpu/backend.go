@@ -37,7 +37,7 @@ type Backend struct {
 	// nil for attention-only models.
 	hybrid *hybrid
 	// logitsPool holds the logits slice the caller handed back (Recycle)
-	// for the next step's
+	// for the next step to fill
 	logitsPool backend.LogitsPool
 
 	layers      []layerState // per layer: vectors decoded to float32 once, its rope

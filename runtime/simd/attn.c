@@ -86,10 +86,7 @@ static inline __attribute__((always_inline)) void acc64_f(float *out, const void
 	for (int i = 0; i < 8; i++) o[i] = _mm256_loadu_ps(out + 8 * i);
 	for (int64_t t = 0; t < span; t++) {
 		const void *v = row(vals, t, stride, h);
-		if (t + ATT_PF < span) {
-			const char *r = (const char *)row(vals, t + ATT_PF, stride, h) + d0 * (h ? 2 : 4);
-			for (int o = 0; o < 64 * (h ? 2 : 4); o += 64) _mm_prefetch(r + o, _MM_HINT_T0);
-		}
+		if (t + ATT_PF < span) pf_row((const char *)vals + d0 * (h ? 2 : 4), t + ATT_PF, stride, h, 64);
 		if (rescale[t]) {
 			const __m256 m = _mm256_set1_ps(ms[t]);
 			for (int i = 0; i < 8; i++) {

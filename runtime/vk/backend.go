@@ -28,7 +28,7 @@ type Backend struct {
 	cfg  arch.Config
 	opts backend.Options
 	// logitsPool holds the logits slice the caller handed back (Recycle)
-	// for the next step's
+	// for the next step to fill
 	logitsPool backend.LogitsPool
 
 	tokEmbd, output *Matrix
