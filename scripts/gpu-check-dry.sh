@@ -19,7 +19,7 @@ no() {
 [ $rc != 0 ] || no "the dry run exited 0 on a CPU device"
 grep -q '^FAIL: devices' "$sum" || no "the device check did not fail"
 grep -q 'no GPU: the chosen Vulkan device .*a cpu device' "$sum" || no "the failure does not name the CPU device"
-for s in vulkan-tests vk-tests synth-8b 1b-d0 1b-d64 8b-d0 8b-d64 head-on head-off; do
+for s in vulkan-tests vk-tests synth-8b 1b-d0 1b-d64 8b-d0 8b-d64 1b-matmul-float 1b-matmul-intdot 8b-matmul-float 8b-matmul-intdot head-on head-off; do
 	grep -q "^$s: exit 0 " "$sum" || no "step $s did not run to a clean exit"
 done
 grep -q 'kernels .* ms of .* ms wall per token' "$sum" || no "no kernel-time against wall-time line"

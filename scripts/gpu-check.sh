@@ -25,6 +25,8 @@
 #     with the per-dispatch profile: every kernel's time, its share of the
 #     step and its bytes (GB/s against the bound) and FLOPs, and the decode
 #     step's kernel time against its wall time;
+#   - both shapes' pp512 with the tiled product (VKCHAT_VK_MATMUL=float and
+#     =intdot) against the mat-vec the layout ships with;
 #   - the 1B's decode with the integer-dot mat-vec (VKCHAT_VK_MATVEC=intdot)
 #     against the float kernels the layout ships with, and with the fence
 #     waited for by sleeping only (VKCHAT_VK_SPIN=off) against polling;
@@ -193,6 +195,14 @@ for shape in 1b 8b; do
 	fi
 	bench $shape-d0 $([ $shape = 8b ] && echo 120 || echo 60) -p $pp -n $n -r $reps --profile
 	bench $shape-d$deep $([ $shape = 8b ] && echo 150 || echo 90) -p $pp -n $n -r $reps --depth $deep --profile
+	# prefill with the tiled product (off in the GPU layout until this
+	# figure says it beats the mat-vec: tuning.matmul), its sums as floats
+	# and as packed int8 dot products (tuning.mmDot)
+	for mm in float intdot; do
+		export VKCHAT_VK_MATMUL=$mm
+		bench $shape-matmul-$mm $([ $shape = 8b ] && echo 90 || echo 45) -p $pp -n 0 -r $reps --profile
+	done
+	unset VKCHAT_VK_MATMUL
 	if [ $shape = 1b ]; then
 		# decode with the integer-dot mat-vec, off by default until this
 		# figure says whether it beats the float kernels (tuning.intDot)

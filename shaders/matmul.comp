@@ -1,4 +1,7 @@
 #version 450
+#if defined(IDOT)
+#extension GL_EXT_spirv_intrinsics : require
+#endif
 // Y = W·X for a batch of tokens (prefill): a tiled matrix-matrix product in
 // two phases of one kernel, chosen by the PHASE constant.
 //
@@ -36,6 +39,17 @@
 // lane. On llvmpipe shared-memory loads are a loop over the lanes and the
 // per-lane copy is faster (common.glsl).
 //
+// IDOT (the matmul_id_* variants, quantized weights; matmul.go takes them
+// where the device reports packed int8 dot products accelerated): a
+// sub-block's Σq·x is SUBN/4 accumulating packed dot products
+// (OpSDotAccSat, idot.glsl) of
+// the weights as the type's pack_sub lays them out (four int8 lanes per
+// word, in the order x's words hold the values) and x's words as phase 0
+// wrote them, with no unpacking of x and no int→float conversion per
+// weight: ~0.5 instructions per multiply-add against ~2.3 (cost.md). The
+// integer sum is the float form's exactly, scaled by the same expression,
+// so the two forms give the same bits.
+//
 // Epilogues as matvec_sg.comp's (EPI 0-3, BIAS); a gate/up pair is two
 // products, the second with EPI 3 (y = act(y)·v), on one quantized x.
 //
@@ -51,7 +65,7 @@
 // (down) by pair (XQ row pair: phase 0 then rounds ntok × MOEK rows); y is
 // per pair either way, and the bias rows are the expert's.
 //
-// variants: matmul_f32:WTYPE_F32 matmul_f16:WTYPE_F16 matmul_bf16:WTYPE_BF16 matmul_q4_0:WTYPE_Q4_0 matmul_q4_1:WTYPE_Q4_1 matmul_q5_0:WTYPE_Q5_0 matmul_q5_1:WTYPE_Q5_1 matmul_q8_0:WTYPE_Q8_0 matmul_q2_k:WTYPE_Q2_K matmul_q3_k:WTYPE_Q3_K matmul_q4_k:WTYPE_Q4_K matmul_q5_k:WTYPE_Q5_K matmul_q6_k:WTYPE_Q6_K matmul_mxfp4:WTYPE_MXFP4
+// variants: matmul_f32:WTYPE_F32 matmul_f16:WTYPE_F16 matmul_bf16:WTYPE_BF16 matmul_q4_0:WTYPE_Q4_0 matmul_q4_1:WTYPE_Q4_1 matmul_q5_0:WTYPE_Q5_0 matmul_q5_1:WTYPE_Q5_1 matmul_q8_0:WTYPE_Q8_0 matmul_q2_k:WTYPE_Q2_K matmul_q3_k:WTYPE_Q3_K matmul_q4_k:WTYPE_Q4_K matmul_q5_k:WTYPE_Q5_K matmul_q6_k:WTYPE_Q6_K matmul_mxfp4:WTYPE_MXFP4 matmul_id_q4_0:WTYPE_Q4_0,IDOT matmul_id_q4_1:WTYPE_Q4_1,IDOT matmul_id_q5_0:WTYPE_Q5_0,IDOT matmul_id_q5_1:WTYPE_Q5_1,IDOT matmul_id_q8_0:WTYPE_Q8_0,IDOT matmul_id_q2_k:WTYPE_Q2_K,IDOT matmul_id_q3_k:WTYPE_Q3_K,IDOT matmul_id_q4_k:WTYPE_Q4_K,IDOT matmul_id_q5_k:WTYPE_Q5_K,IDOT matmul_id_q6_k:WTYPE_Q6_K,IDOT matmul_id_mxfp4:WTYPE_MXFP4,IDOT
 #define ACTQ_HELPERS_ONLY
 #include "common.glsl"
 #include "wtype.glsl"
@@ -111,6 +125,14 @@ const bool I8 = false;
 
 // Words of one unit's values, and the sums of x per unit.
 const uint UW = I8 ? UNIT / 4 : UNIT;
+
+// ID: the product's sums as packed int8 dot products (IDOT with 8-bit x).
+#if defined(IDOT)
+#include "idot.glsl"
+const bool ID = I8;
+#else
+const bool ID = false;
+#endif
 
 float act(float x) {
 	if (ACT == 1) {
@@ -246,7 +268,8 @@ void quantize() {
 // as floats for the 8-bit forms), each token's block scale and sub-block
 // sums. With XSH the product reads them from shared memory instead: a
 // GPU's registers hold the sums, not x.
-vec4 xv[XSH != 0 ? 1 : TN][XSH != 0 ? 1 : UNIT / 4];
+vec4 xv[XSH != 0 || ID ? 1 : TN][XSH != 0 || ID ? 1 : UNIT / 4];
+uint xw[XSH == 0 && ID ? TN : 1][XSH == 0 && ID ? UW : 1]; // ID: x's words as phase 0 wrote them
 float xd[XSH != 0 ? 1 : TN];
 float xs[XSH != 0 ? 1 : TN][XSH != 0 ? 1 : SUBS];
 
@@ -288,6 +311,11 @@ vec4 x4(uint t, uint su, uint i) {
 	return uintBitsToFloat(uvec4(xsh[b + 4 * i], xsh[b + 4 * i + 1], xsh[b + 4 * i + 2], xsh[b + 4 * i + 3]));
 }
 
+// xword is word i of token t's current unit (ID: four int8 values).
+uint xword(uint t, uint su, uint i) {
+	return XSH == 0 ? xw[t][i] : xsh[(t * KB + su) * UWORDS + i];
+}
+
 float xscale(uint t, uint su) {
 	if (XSH == 0) {
 		return xd[t];
@@ -313,7 +341,9 @@ void load_x(uint u, bool uv) {
 		// a unit's values are whole texels (UW is a multiple of 4, tw too)
 		[[unroll]] for (uint j = 0; j < UW / 4; j++) {
 			uvec4 w = texelFetch(XQ4, int((base + u * UW) / 4 + j));
-			if (I8) {
+			if (ID) {
+				[[unroll]] for (uint c = 0; c < 4; c++) xw[t][4 * j + c] = w[c];
+			} else if (I8) {
 				[[unroll]] for (uint c = 0; c < 4; c++) xv[t][4 * j + c] = i8x4(w[c]);
 			} else {
 				xv[t][j] = uintBitsToFloat(w);
@@ -398,6 +428,22 @@ void main() {
 					const uint row = min(rbase + r * wg, p.rows - 1);
 					load_unit(A0, A1, A2, A3, (wrow0 + row) * units + u);
 					[[unroll]] for (uint s = 0; s < SUBS; s++) {
+#if defined(IDOT)
+						if (ID) {
+							uint wq[SUBN / 4];
+							float sc, bi;
+							pack_sub(s, wq, sc, bi);
+							[[unroll]] for (uint t = 0; t < TN; t++) {
+								int isum = 0;
+								[[unroll]] for (uint i = 0; i < SUBN / 4; i++) {
+									isum = dot4_acc(wq[i], xword(t, su, s * (SUBN / 4) + i), isum);
+								}
+								// the float form's expression on the same integer
+								acc[r][t] += sc * xscale(t, su) * float(isum) + bi * xsum(t, su, s);
+							}
+							continue;
+						}
+#endif
 						float q[SUBN];
 						float sc, bi;
 						dequant_sub(s, q, sc, bi);

@@ -11,8 +11,9 @@
 // reading that input shares (q, k and v; gate and up). The weights of a
 // sub-block are unpacked by the type's pack_sub (types/*.glsl under IDOT)
 // to int8 lanes, four per word, with a few masks and shifts instead of 32
-// int→float conversions, and the sub-block's sum of q·x is SUBN/4 packed
-// dot products (OpSDot, SPV_KHR_integer_dot_product). The sum is exact
+// int→float conversions, and the sub-block's sum of q·x is SUBN/4
+// accumulating packed dot products (OpSDotAccSat,
+// SPV_KHR_integer_dot_product). The sum is exact
 // (|Σq·x| < 2^24) and scaled as matvec_sg.comp scales its float sum of the
 // same integers: sc·d_x·Σq·x + bi·Σx, so the two kernels agree but for
 // the order the block terms are added.
@@ -31,8 +32,7 @@
 // the epilogues EPI 0-3. No expert rows (MOE): those stay on the float
 // kernels.
 //
-// glslc here (shaderc 2023.2, glslang 11.13) lacks GL_EXT_integer_dot_product
-// (dotPacked4x8EXT), so OpSDot is declared through GL_EXT_spirv_intrinsics.
+// OpSDotAccSat is declared in idot.glsl.
 //
 // variants: matvec_id_q4_0:WTYPE_Q4_0,IDOT matvec_id_q4_1:WTYPE_Q4_1,IDOT matvec_id_q5_0:WTYPE_Q5_0,IDOT matvec_id_q5_1:WTYPE_Q5_1,IDOT matvec_id_q8_0:WTYPE_Q8_0,IDOT matvec_id_q2_k:WTYPE_Q2_K,IDOT matvec_id_q3_k:WTYPE_Q3_K,IDOT matvec_id_q4_k:WTYPE_Q4_K,IDOT matvec_id_q5_k:WTYPE_Q5_K,IDOT matvec_id_q6_k:WTYPE_Q6_K,IDOT matvec_id_mxfp4:WTYPE_MXFP4,IDOT
 #include "common.glsl"
@@ -74,13 +74,7 @@ layout(push_constant) uniform Push {
 	uint tw;      // words per token in XQ (a multiple of 4)
 } p;
 
-// OpSDot (4450) on two 32-bit words as four int8 lanes each (packed vector
-// format 0, PackedVectorFormat4x8Bit); capabilities DotProductInput4x8BitPacked
-// (6018) and DotProduct (6019).
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6018, 6019], id = 4450)
-int sdot_packed(int a, int b, spirv_literal int format);
-
-int dot4(uint a, uint b) { return sdot_packed(int(a), int(b), 0); }
+#include "idot.glsl"
 
 float act(float x) {
 	if (ACT == 1) {
@@ -128,7 +122,10 @@ void unit_dot(uint wi, uint u) {
 				int isum = 0;
 				[[unroll]] for (uint i = 0; i < SUBN / 16; i++) {
 					uvec4 xv = texelFetch(XQ4, int((base + u * (UNIT / 4) + s * (SUBN / 4)) / 4 + i));
-					isum += dot4(wq[4 * i], xv.x) + dot4(wq[4 * i + 1], xv.y) + dot4(wq[4 * i + 2], xv.z) + dot4(wq[4 * i + 3], xv.w);
+					isum = dot4_acc(wq[4 * i], xv.x, isum);
+					isum = dot4_acc(wq[4 * i + 1], xv.y, isum);
+					isum = dot4_acc(wq[4 * i + 2], xv.z, isum);
+					isum = dot4_acc(wq[4 * i + 3], xv.w, isum);
 				}
 				float v = sc * xd * float(isum) + bi * xs;
 				if (pass == 0) {

@@ -20,7 +20,7 @@ const gpuArchNMSE = 1e-5
 
 // withTuning lays the shared device's kernels out as tu for the rest of the
 // test: pipelines are keyed by their constants, so both layouts coexist.
-func withTuning(t *testing.T, d *gpu, tu tuning) {
+func withTuning(t testing.TB, d *gpu, tu tuning) {
 	t.Helper()
 	old := d.tune
 	d.tune = tu

@@ -124,6 +124,23 @@ func (d *gpu) useMatmul(op *matvecOp) bool {
 	return d.tune.matmul && op.xq != nil && op.tokens > 1 && !op.last && op.moe.ids == nil && op.m.Type.Quantized()
 }
 
+// mmIntDot reports whether the tiled product of weight type t takes its
+// integer-dot variant (tuning.mmDot): quantized weights, x rounded to
+// 8 bits, a device with shaderIntegerDotProduct (accelerated, unless the
+// form is forced).
+func (d *gpu) mmIntDot(t ggml.Type, f32x bool) bool {
+	if f32x || !t.Quantized() || !d.Info.Features.IntegerDot {
+		return false
+	}
+	switch d.tune.mmDot {
+	case dotInt:
+		return true
+	case dotIntAccelerated:
+		return d.Info.Features.IntegerDotAccelerated
+	}
+	return false
+}
+
 // matmul records op with the tiled product.
 func (d *gpu) matmul(r *vulkan.Recorder, op matvecOp) error { return d.matmulOn(r, op, nil) }
 
@@ -288,7 +305,11 @@ func (d *gpu) matmulProduct(r *vulkan.Recorder, op matvecOp, tw int, groups *vul
 	if moe != 0 {
 		experts = op.moe.experts
 	}
-	k, err := d.kernel("matmul_"+wtypeName(m), 9*4, uint32(pl.wg), 1, uint32(pl.tm), uint32(pl.tn), uint32(op.epi), 0, flag(!op.f32x), op.act, op.biasRows(), flag(pl.xsh), uint32(kb), uint32(shw),
+	kname := "matmul_" + wtypeName(m)
+	if d.mmIntDot(m.Type, op.f32x) {
+		kname = "matmul_id_" + wtypeName(m)
+	}
+	k, err := d.kernel(kname, 9*4, uint32(pl.wg), 1, uint32(pl.tm), uint32(pl.tn), uint32(op.epi), 0, flag(!op.f32x), op.act, op.biasRows(), flag(pl.xsh), uint32(kb), uint32(shw),
 		moe, uint32(op.moe.k1()), uint32(experts))
 	if err != nil {
 		return err

@@ -26,7 +26,8 @@ func cpuTime() time.Duration {
 
 // BenchmarkPrefillProduct times one prefill chunk's product (64 tokens) on
 // the 110M and 1B shapes with the mat-vec (8 tokens per pass) and with the
-// tiled product, reporting GFLOP/s of CPU time as well as of wall time
+// tiled product, its sums as floats and as packed int8 dot products
+// (tuning.mmDot), reporting GFLOP/s of CPU time as well as of wall time
 // (go test -bench PrefillProduct -benchtime 3x ./runtime/vk).
 func BenchmarkPrefillProduct(b *testing.B) {
 	d := testDevice(b)
@@ -46,12 +47,21 @@ func BenchmarkPrefillProduct(b *testing.B) {
 			xq, _ := d.NewBuffer("xq", uint64(4*tokens*xqBound(cols)), vulkan.MemDevice)
 			step, _ := d.NewBuffer("step", 64, vulkan.MemHost)
 			binary.LittleEndian.PutUint32(step.Mapped(), tokens)
-			for _, kind := range []string{"matvec", "matmul"} {
+			for _, kind := range []string{"matvec", "matmul", "matmul-intdot"} {
 				b.Run(fmt.Sprintf("%s/%dx%d/%s", typ, rows, cols, kind), func(b *testing.B) {
 					op := matvecOp{label: kind, m: m, x: x, xstride: cols, y: y, ystride: rows, tokens: tokens, step: step}
-					if kind == "matmul" {
+					tu := d.tune
+					tu.mmDot = dotFloat
+					if kind != "matvec" {
 						op.xq = xq
+						if kind == "matmul-intdot" {
+							if !d.Info.Features.IntegerDot {
+								b.Skip("device without shaderIntegerDotProduct")
+							}
+							tu.mmDot = dotInt
+						}
 					}
+					withTuning(b, d, tu)
 					benchRecorded(b, d, 2*float64(rows)*float64(cols)*tokens, func(r *vulkan.Recorder) error { return d.matvec(r, op) })
 				})
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,5 +129,101 @@ func TestPrefillTakesMatmul(t *testing.T) {
 		if strings.HasPrefix(m.Kernel, "matmul") {
 			t.Errorf("decode dispatch %q runs %s", m.Label, m.Kernel)
 		}
+	}
+}
+
+// TestMatmulIntDot checks the tiled product's integer-dot variants
+// (matmul_id_*, tuning.mmDot) for every quantized weight type under the
+// CPU layout (x per lane; the norm, a gate/up pair and bias rows with one
+// type of each unit size) and, for one type of each unit size, the GPU
+// layout (x in shared memory): against the CPU reference within the exact
+// sums' bound, and bit for bit against the float variant on the same
+// inputs (the same seed gives the same weights and x, so equal outputs
+// give equal errors to the last bit).
+func TestMatmulIntDot(t *testing.T) {
+	d := testDevice(t)
+	if !d.Info.Features.IntegerDot {
+		t.Skip("device without shaderIntegerDotProduct")
+	}
+	for _, tu := range []struct {
+		name string
+		t    tuning
+	}{{"cpu", cpuTuning}, {"gpu", gpuTuning}} {
+		for _, typ := range append(slices.Clone(allTypes), ggml.MXFP4) {
+			if !typ.Quantized() || (tu.name == "gpu" && typ != ggml.Q4_0 && typ != ggml.Q4_K) {
+				continue
+			}
+			cases := []mvCase{{typ: typ, rows: 70, cols: 512, ntok: 40, epi: epiResidual}}
+			if tu.name == "cpu" && (typ == ggml.Q4_0 || typ == ggml.Q4_K || typ == ggml.MXFP4) {
+				// the epilogues are the float form's code: one type of each unit size
+				cases = append(cases, mvCase{typ: typ, rows: 29, cols: 512, ntok: 9, norm: true, pair: true, rbias: true, oai: typ == ggml.MXFP4})
+			}
+			for i, c := range cases {
+				c.gemm = true
+				t.Run(fmt.Sprintf("%s/%s/%dx%d/tok%d/pair%v", tu.name, typ, c.rows, c.cols, c.ntok, c.pair), func(t *testing.T) {
+					var errs [2]float64
+					for j, form := range []dotForm{dotFloat, dotInt} {
+						tt := tu.t
+						tt.mmDot = form
+						withTuning(t, d, tt)
+						c.kernel = "matmul_"
+						if form == dotInt {
+							c.kernel = "matmul_id_"
+						}
+						e, bad := runMatvec(t, d, c, rand.New(rand.NewSource(int64(31+i))))
+						if bad > 0 {
+							t.Errorf("%s: %d sentinels overwritten", c.kernel, bad)
+						}
+						errs[j] = e
+					}
+					bound := matmulExactNMSE
+					if c.norm {
+						bound = matvecNMSE
+					}
+					if errs[1] > bound {
+						t.Errorf("integer dot: NMSE %.3g (bound %.0e)", errs[1], bound)
+					}
+					if errs[0] != errs[1] {
+						t.Errorf("NMSE float %.17g, integer dot %.17g: the two forms differ", errs[0], errs[1])
+					} else {
+						t.Logf("NMSE %.3g both", errs[1])
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMatmulIntDotChoice checks where the tiled product takes its
+// integer-dot variant.
+func TestMatmulIntDotChoice(t *testing.T) {
+	d := testDevice(t)
+	feat := d.Info.Features
+	t.Cleanup(func() { d.Info.Features = feat })
+	for _, c := range []struct {
+		name       string
+		form       dotForm
+		dot, accel bool
+		typ        ggml.Type
+		f32x       bool
+		want       bool
+	}{
+		{"accelerated", dotIntAccelerated, true, true, ggml.Q4_0, false, true},
+		{"not accelerated", dotIntAccelerated, true, false, ggml.Q4_0, false, false},
+		{"forced, not accelerated", dotInt, true, false, ggml.Q4_K, false, true},
+		{"forced, no device dot", dotInt, false, false, ggml.Q4_0, false, false},
+		{"float form", dotFloat, true, true, ggml.Q4_0, false, false},
+		{"float weights", dotInt, true, true, ggml.F16, false, false},
+		{"f32 x", dotInt, true, true, ggml.Q8_0, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tu := gpuTuning
+			tu.mmDot = c.form
+			withTuning(t, d, tu)
+			d.Info.Features.IntegerDot, d.Info.Features.IntegerDotAccelerated = c.dot, c.accel
+			if got := d.mmIntDot(c.typ, c.f32x); got != c.want {
+				t.Errorf("mmIntDot %v, want %v", got, c.want)
+			}
+		})
 	}
 }

@@ -145,6 +145,15 @@ func TestMoEGroupedProduct(t *testing.T) {
 	}
 	run("gpu", gpuTuning, groupCase{typ: ggml.Q4_0, experts: 6, k: 2, rows: 40, cols: 256, ntok: 21, cap: 24, rt: routeOne, down: true})
 	run("gpu", gpuTuning, groupCase{typ: ggml.MXFP4, experts: 8, k: 4, rows: 136, cols: 256, ntok: 10, cap: 12, rt: routeEvery, norm: true, pair: true, bias: true, oai: true})
+	// the integer-dot form (tuning.mmDot), which a GPU that accelerates
+	// it takes: both layouts, x per token and per pair
+	if d.Info.Features.IntegerDot {
+		cpuID, gpuID := cpuTuning, gpuTuning
+		cpuID.mmDot, gpuID.mmDot = dotInt, dotInt
+		run("cpu-intdot", cpuID, groupCase{typ: ggml.Q4_K, experts: 6, k: 3, rows: 40, cols: 512, ntok: 11, cap: 13, rt: routeRandom, down: true})
+		run("cpu-intdot", cpuID, groupCase{typ: ggml.MXFP4, experts: 8, k: 4, rows: 64, cols: 256, ntok: 10, cap: 12, rt: routeRandom, norm: true, pair: true, bias: true, oai: true})
+		run("gpu-intdot", gpuID, groupCase{typ: ggml.Q4_0, experts: 6, k: 2, rows: 40, cols: 256, ntok: 21, cap: 24, rt: routeOne, down: true})
+	}
 }
 
 func checkGrouped(t *testing.T, d *gpu, c groupCase, rng *rand.Rand) {

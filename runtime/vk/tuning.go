@@ -88,7 +88,21 @@ type tuning struct {
 	// measures it: llvmpipe, where CI runs that layout, turns its shared
 	// loads into per-lane loops and takes minutes to build and run a
 	// model's prefill with it (TestGPULayoutMatchesCPU timed out).
+	// MatmulEnv turns it on or off on either layout (gpu-check measures
+	// a GPU's pp512 both ways).
 	matmul bool
+	// mmDot is how the tiled product (dense and grouped) sums a quantized
+	// sub-block: as floats (dotFloat), or with packed int8 dot products
+	// (matmul.comp's IDOT variants) where the device says they run in
+	// hardware (dotIntAccelerated: NVIDIA since Turing, AMD RDNA2+, Intel
+	// Xe report integerDotProduct4x8BitPackedSignedAccelerated) or wherever
+	// it has them at all (dotInt, forced by MatmulEnv). Both give the same
+	// bits. Unlike the integer-dot mat-vec this costs no extra dispatch
+	// (the product rounds x once per product anyway) and takes a
+	// multiply-add from ~2.3 instructions to ~0.5 (cost.md), so the GPU
+	// layout takes it where accelerated without waiting for a measurement;
+	// llvmpipe lowers OpSDot to scalar code and reports it unaccelerated.
+	mmDot dotForm
 	// moeGrouped takes the grouped expert product (moe.go: pairs grouped
 	// by expert on the device, the tiled kernel over each expert's pairs)
 	// for a mixture-of-experts prefill. On a CPU device it goes with
@@ -123,6 +137,15 @@ type tuning struct {
 	spinFence bool
 }
 
+// dotForm is how a product sums a quantized sub-block (tuning.mmDot).
+type dotForm uint8
+
+const (
+	dotFloat          dotForm = iota // integer products summed as floats, exactly
+	dotIntAccelerated                // packed int8 dot products where the device accelerates them
+	dotInt                           // packed int8 dot products wherever the device has them
+)
+
 // stepKind and logitsKind are where the step parameters and the logits live.
 func (t tuning) stepKind() vulkan.MemKind   { return t.residentKind() }
 func (t tuning) logitsKind() vulkan.MemKind { return t.residentKind() }
@@ -136,7 +159,7 @@ func (t tuning) residentKind() vulkan.MemKind {
 
 var (
 	cpuTuning = tuning{matmul: true, moeGrouped: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
-	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true, spinFence: true}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true, mmDot: dotIntAccelerated, spinFence: true}
 )
 
 // tuningFor picks the layout for a device type ("discrete", "integrated",
@@ -194,6 +217,11 @@ const (
 	AttentionEnv = "VKCHAT_VK_ATTENTION"
 	// MatvecEnv: "float" or "intdot", the mat-vec kernel family.
 	MatvecEnv = "VKCHAT_VK_MATVEC"
+	// MatmulEnv: "off", "float" or "intdot": the dense prefill without
+	// the tiled product (the mat-vec over a few tokens per pass), or with
+	// it summing as floats or with packed int8 dot products (those also
+	// in the grouped expert product).
+	MatmulEnv = "VKCHAT_VK_MATMUL"
 	// SpinEnv: "on" or "off", the fence wait's polling.
 	SpinEnv = "VKCHAT_VK_SPIN"
 )
@@ -212,6 +240,15 @@ var tuningEnv = []struct {
 		}
 	}},
 	{MatvecEnv, []string{"float", "intdot"}, func(t *tuning, form string) { t.intDot = form == "intdot" }},
+	{MatmulEnv, []string{"off", "float", "intdot"}, func(t *tuning, form string) {
+		t.matmul = form != "off"
+		switch form {
+		case "float":
+			t.mmDot = dotFloat
+		case "intdot":
+			t.mmDot = dotInt
+		}
+	}},
 	{SpinEnv, []string{"on", "off"}, func(t *tuning, form string) { t.spinFence = form == "on" }},
 }
 

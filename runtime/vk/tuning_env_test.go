@@ -14,21 +14,34 @@ func TestTuningEnv(t *testing.T) {
 		t.Errorf("shipped layouts: GPU spin %v intDot %v, CPU spin %v intDot %v; want on, off, off, off",
 			gpuTuning.spinFence, gpuTuning.intDot, cpuTuning.spinFence, cpuTuning.intDot)
 	}
-	type want struct{ ordered, intDot, spin bool }
+	if gpuTuning.matmul || gpuTuning.mmDot != dotIntAccelerated || !cpuTuning.matmul || cpuTuning.mmDot != dotFloat {
+		t.Errorf("shipped layouts: GPU matmul %v dot %d, CPU matmul %v dot %d; want off, accelerated, on, float",
+			gpuTuning.matmul, gpuTuning.mmDot, cpuTuning.matmul, cpuTuning.mmDot)
+	}
+	type want struct {
+		ordered, intDot, spin bool
+		matmul                bool
+		mmDot                 dotForm
+	}
 	for _, c := range []struct {
 		base tuning
 		env  map[string]string
 		want want
 		fail string // a part of the error
 	}{
-		{cpuTuning, nil, want{true, false, false}, ""},
-		{gpuTuning, nil, want{false, false, true}, ""},
-		{cpuTuning, map[string]string{AttentionEnv: "gpu"}, want{false, false, false}, ""},
-		{gpuTuning, map[string]string{AttentionEnv: "ordered"}, want{true, false, true}, ""},
-		{gpuTuning, map[string]string{MatvecEnv: "intdot"}, want{false, true, true}, ""},
-		{gpuIntDot, map[string]string{MatvecEnv: "float"}, want{false, false, true}, ""},
-		{cpuTuning, map[string]string{MatvecEnv: "intdot", SpinEnv: "on"}, want{true, true, true}, ""},
-		{gpuTuning, map[string]string{SpinEnv: "off", AttentionEnv: "ordered"}, want{true, false, false}, ""},
+		{cpuTuning, nil, want{true, false, false, true, dotFloat}, ""},
+		{gpuTuning, nil, want{false, false, true, false, dotIntAccelerated}, ""},
+		{cpuTuning, map[string]string{AttentionEnv: "gpu"}, want{false, false, false, true, dotFloat}, ""},
+		{gpuTuning, map[string]string{AttentionEnv: "ordered"}, want{true, false, true, false, dotIntAccelerated}, ""},
+		{gpuTuning, map[string]string{MatvecEnv: "intdot"}, want{false, true, true, false, dotIntAccelerated}, ""},
+		{gpuIntDot, map[string]string{MatvecEnv: "float"}, want{false, false, true, false, dotIntAccelerated}, ""},
+		{cpuTuning, map[string]string{MatvecEnv: "intdot", SpinEnv: "on"}, want{true, true, true, true, dotFloat}, ""},
+		{gpuTuning, map[string]string{SpinEnv: "off", AttentionEnv: "ordered"}, want{true, false, false, false, dotIntAccelerated}, ""},
+		{gpuTuning, map[string]string{MatmulEnv: "float"}, want{false, false, true, true, dotFloat}, ""},
+		{gpuTuning, map[string]string{MatmulEnv: "intdot"}, want{false, false, true, true, dotInt}, ""},
+		{cpuTuning, map[string]string{MatmulEnv: "off"}, want{true, false, false, false, dotFloat}, ""},
+		{cpuTuning, map[string]string{MatmulEnv: "intdot", MatvecEnv: "intdot"}, want{true, true, false, true, dotInt}, ""},
+		{gpuTuning, map[string]string{MatmulEnv: "tiled"}, want{}, `VKCHAT_VK_MATMUL="tiled": want off or float or intdot`},
 		{gpuTuning, map[string]string{AttentionEnv: "fast"}, want{}, `VKCHAT_VK_ATTENTION="fast": want ordered or gpu`},
 		{gpuTuning, map[string]string{MatvecEnv: "int8"}, want{}, `VKCHAT_VK_MATVEC="int8": want float or intdot`},
 		{gpuTuning, map[string]string{SpinEnv: "yes"}, want{}, `VKCHAT_VK_SPIN="yes": want on or off`},
@@ -44,8 +57,8 @@ func TestTuningEnv(t *testing.T) {
 			t.Errorf("%v: %v", c.env, err)
 			continue
 		}
-		if g := (want{got.orderedAttention, got.intDot, got.spinFence}); g != c.want {
-			t.Errorf("%v: ordered, intDot, spin = %+v, want %+v", c.env, g, c.want)
+		if g := (want{got.orderedAttention, got.intDot, got.spinFence, got.matmul, got.mmDot}); g != c.want {
+			t.Errorf("%v: ordered, intDot, spin, matmul, mmDot = %+v, want %+v", c.env, g, c.want)
 		}
 		if !got.orderedAttention && (got.attnLanes == 0 || got.attnSplits(8, 4096, 128) == 0) {
 			t.Errorf("%v: the GPU form without lanes (%d) or splits", c.env, got.attnLanes)
