@@ -100,7 +100,9 @@ func nextOffer() *job {
 		return j
 	}
 	parks.workers.Add(1)
-	return <-pool.work
+	j = <-pool.work
+	parks.workers.Add(-1)
+	return j
 }
 
 // spinUntil polls ready for up to spinFor, yielding the processor to any
@@ -124,7 +126,9 @@ func spinUntil(ready func() bool) bool {
 	}
 }
 
-// parks counts the hand-offs that gave up spinning, for tests.
+// parks is for tests: workers is how many workers are parked now (a gauge,
+// so a test can wait for the state rather than race the event), callers
+// how many callers have parked so far.
 var parks struct{ workers, callers atomic.Int64 }
 
 // Job end states (job.state): the caller is still spinning, the caller is

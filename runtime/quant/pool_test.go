@@ -78,12 +78,16 @@ func TestPoolHandOffs(t *testing.T) {
 		t.Errorf("the caller did not park while its helper held the last chunk for %v", hold)
 	}
 
-	before = parks.workers.Load()
-	for deadline := time.Now().Add(hold); parks.workers.Load() == before && time.Now().Before(deadline); {
+	// The helper parks spinFor after its chunk, possibly before this
+	// goroutine runs again, so wait for the state (a parked worker), not
+	// for a park to happen after some moment; the deadline only bounds a
+	// failure.
+	const parkWait = 5 * time.Second
+	for deadline := time.Now().Add(parkWait); parks.workers.Load() == 0 && time.Now().Before(deadline); {
 		time.Sleep(spinFor)
 	}
-	if parks.workers.Load() == before {
-		t.Errorf("no worker parked after %v idle", hold)
+	if parks.workers.Load() == 0 {
+		t.Errorf("no worker parked after %v idle", parkWait)
 	}
 	if c, h := handOff(t, 0); !c || !h {
 		t.Fatalf("after the workers parked: caller ran a chunk: %v, helper ran one: %v; want both", c, h)
