@@ -12,7 +12,9 @@
 // roundings decide which way later 8-bit activation roundings go, so this
 // is what makes the backends agree end to end on quantized models. It is
 // chosen on CPU devices, where a workgroup runs its positions one after
-// another anyway, and is the oracle of the GPU form.
+// another anyway, and is the oracle of the GPU form. For a prefill there
+// (ORDERED == 2, main_rows) the same roundings run with a token on each
+// lane instead of a slice of the head's dimensions.
 //
 // The GPU form keeps no per-lane array sized by head size × group (a GPU's
 // lanes have at most 255 registers): the query heads sit in shared memory,
@@ -48,6 +50,8 @@
 // of exponentials are rescaled by exp(M - sink) and 1 added, else
 // exp(sink - M) is added. With SPLIT the partials stay without it and
 // attn_combine folds it in once per head, after merging the splits.
+// main_rows's vote: every Vulkan GPU and llvmpipe offer subgroup votes
+#extension GL_KHR_shader_subgroup_vote : require
 #include "common.glsl"
 #include "attnsplit.glsl"
 
@@ -55,7 +59,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint HD = 64;   // head size, a multiple of 8
 layout(constant_id = 2) const uint G = 1;     // query heads per KV head
 layout(constant_id = 3) const uint KVF32 = 0;
-layout(constant_id = 4) const uint ORDERED = 0;
+layout(constant_id = 4) const uint ORDERED = 0; // 0: the GPU form, 1: ordered, 2: ordered with token lanes
 layout(constant_id = 5) const uint LANES = 8; // the workgroup size, for ORDERED
 layout(constant_id = 6) const uint CAP = 0;   // soft-cap the scores
 layout(constant_id = 7) const uint SPLIT = 0; // split granule in positions (0: one split), GPU form
@@ -110,6 +114,22 @@ float cache_elem(usamplerBuffer c, uint row, uint e) {
 
 float kv_round(float x) { return KVF32 != 0 ? x : round_f16(x); }
 
+// lane_sum adds a value over the LANES lanes pairwise (lanes 0+1, 2+3,
+// ..., then those pairs' sums, ...), an order fixed here rather than left
+// to subgroupAdd, so that main_rows can sum a score exactly as
+// main_ordered does: a prefill and a decode step of the same token must
+// agree to the last bit (a forked reply against a fresh one).
+float lane_sum(float x) {
+	precise float s = x;
+	// a counted loop (LANES <= 64): NIR unrolls only simple inductions
+	[[unroll]] for (uint b = 0; b < 6; b++) {
+		if ((1u << b) < LANES) {
+			s += subgroupShuffleXor(s, 1u << b);
+		}
+	}
+	return s;
+}
+
 void main_ordered() {
 	uint kvh = gl_WorkGroupID.x;
 	uint t = gl_WorkGroupID.y;
@@ -155,8 +175,12 @@ void main_ordered() {
 		}
 		[[unroll]] for (uint g = 0; g < G; g++) {
 			float s = 0.0;
-			[[unroll]] for (uint j = 0; j < DPL; j++) s += qd[g][j] * kd[j];
-			s = score(subgroupAdd(s));
+			[[unroll]] for (uint j = 0; j < DPL; j++) {
+				if (lane * DPL + j < HD) {
+					s = fma(qd[g][j], kd[j], s);
+				}
+			}
+			s = score(lane_sum(s));
 			float ms = 1.0, vs = 1.0;
 			if (s > m[g]) {
 				ms = exp(m[g] - s);
@@ -193,10 +217,141 @@ void main_ordered() {
 	}
 }
 
+const uint WG = gl_WorkGroupSize.x;
+
+// kv_round4 is kv_round on each component.
+vec4 kv_round4(vec4 x) { return KVF32 != 0 ? x : vec4(round_f16(x.x), round_f16(x.y), round_f16(x.z), round_f16(x.w)); }
+
+const uint HD4 = HD / 4; // vec4s per head
+
+// cache_row4 is the cache row starting at texel row as vec4s.
+void cache_row4(usamplerBuffer c, uint row, out vec4 r[HD4]) {
+	[[unroll]] for (uint i = 0; i < TX; i++) {
+		uvec4 w = texelFetch(c, int(row + i));
+		if (KVF32 != 0) {
+			r[i] = uintBitsToFloat(w);
+		} else {
+			r[2 * i] = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+			r[2 * i + 1] = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+		}
+	}
+}
+
+// dot_lanes is the dot product of a query and a key row summed as
+// main_ordered sums a score: LANES chunks of DPL dimensions, each a chain
+// of fused multiply-adds, then the chunks added pairwise as lane_sum adds.
+float dot_lanes(vec4 q[HD4], vec4 k[HD4]) {
+	// precise: a chunk of one product must not fuse into the sum after it
+	precise float c[LANES];
+	[[unroll]] for (uint l = 0; l < LANES; l++) {
+		c[l] = 0.0;
+		[[unroll]] for (uint j = 0; j < DPL; j++) {
+			uint e = l * DPL + j;
+			if (e < HD) {
+				c[l] = fma(q[e / 4][e % 4], k[e / 4][e % 4], c[l]);
+			}
+		}
+	}
+	// counted loops, as in lane_sum, so that c stays in registers
+	[[unroll]] for (uint b = 0; b < 6; b++) {
+		[[unroll]] for (uint i = 0; i < LANES / 2; i++) {
+			uint l = i << (b + 1), w = 1u << b;
+			if (l + w < LANES) {
+				c[l] += c[l + w];
+			}
+		}
+	}
+	return c[0];
+}
+
+// main_rows is the ordered form with a token on each lane (ORDERED == 2),
+// for a prefill on a CPU device: a workgroup is one SIMD vector of a tile
+// of WG tokens, which walk the tile's positions together, each lane with
+// its own query, sums and causal span, summing and rounding exactly as
+// main_ordered does (the two agree to the last bit). No lane reduces with another, every scalar step of the softmax is
+// done once per token rather than once per lane, and a key or value row
+// is fetched once for the tile's tokens.
+void main_rows() {
+	uint kvh = gl_WorkGroupID.x;
+	uint t0 = gl_WorkGroupID.y * WG;
+	if (t0 >= ntok) {
+		return;
+	}
+	uint t = t0 + gl_LocalInvocationID.x;
+	bool live = t < ntok;
+	uint tl = min(t0 + WG, ntok) - 1; // the tile's last token
+	uint tq = min(t, tl);
+	uint lo = first_pos(pos + tq), span = pos + tq + 1;
+	vec4 qd[G][HD4], acc[G][HD4];
+	float m[G], l[G];
+	[[unroll]] for (uint g = 0; g < G; g++) {
+		uint qb = (tq * p.qstride + (kvh * G + g) * HD) / 4;
+		[[unroll]] for (uint i = 0; i < HD4; i++) {
+			qd[g][i] = kv_round4(uintBitsToFloat(texelFetch(Q, int(qb + i))));
+			acc[g][i] = vec4(0.0);
+		}
+		m[g] = -1e30;
+		l[g] = 0.0;
+	}
+	uint rowb = kvh * p.slots * TX;
+	uint at0 = first_pos(pos + t0);
+	uint slot = at0 % p.slots;
+	for (uint at = at0; at < pos + tl + 1; at++, slot = slot + 1 == p.slots ? 0 : slot + 1) {
+		vec4 kd[HD4], vd[HD4];
+		cache_row4(KC, rowb + slot * TX, kd);
+		cache_row4(VC, rowb + slot * TX, vd);
+		bool in_span = at >= lo && at < span;
+		[[unroll]] for (uint g = 0; g < G; g++) {
+			float s = score(dot_lanes(qd[g], kd));
+			if (in_span) {
+				float ms = 1.0, vs = 1.0;
+				bool up = s > m[g];
+				// a new maximum is rare after the first positions: the
+				// vote lets llvmpipe skip the rescale, whose lanes it
+				// would otherwise run masked at every position
+				if (subgroupAny(up) && up) {
+					ms = exp(m[g] - s);
+					m[g] = s;
+					[[unroll]] for (uint i = 0; i < HD4; i++) acc[g][i] = kv_round4(acc[g][i] * ms);
+				}
+				if (!up) {
+					vs = exp(s - m[g]);
+				}
+				[[unroll]] for (uint i = 0; i < HD4; i++) acc[g][i] = kv_round4(fma(vd[i], vec4(vs), acc[g][i]));
+				l[g] = fma(l[g], ms, vs);
+			}
+		}
+	}
+	if (!live) {
+		return;
+	}
+	[[unroll]] for (uint g = 0; g < G; g++) {
+		if (SINK != 0) {
+			// as main_ordered: the rescale unrounded
+			float sk = sinks[kvh * G + g];
+			float ms = 1.0, vs = 1.0;
+			if (sk > m[g]) {
+				ms = exp(m[g] - sk);
+				[[unroll]] for (uint i = 0; i < HD4; i++) acc[g][i] *= ms;
+			} else {
+				vs = exp(sk - m[g]);
+			}
+			l[g] = fma(l[g], ms, vs);
+		}
+		float inv = 1.0 / l[g];
+		uint ob = t * p.qstride + (kvh * G + g) * HD;
+		[[unroll]] for (uint i = 0; i < HD4; i++) {
+			vec4 r = acc[g][i] * inv;
+			o[ob + 4 * i] = r.x;
+			o[ob + 4 * i + 1] = r.y;
+			o[ob + 4 * i + 2] = r.z;
+			o[ob + 4 * i + 3] = r.w;
+		}
+	}
+}
 
 // The GPU form's shared memory (sized 1 for the ordered form, which uses
 // none: the specialised pipeline then allocates next to nothing).
-const uint WG = gl_WorkGroupSize.x;
 const uint E = KVF32 != 0 ? 1 : 2;         // cache elements per uint
 const uint U = HD / E;                     // uints per cache row
 const uint NPG = U <= WG ? WG / U : 1;     // position groups of the value phase
@@ -392,7 +547,9 @@ void main_gpu() {
 }
 
 void main() {
-	if (ORDERED != 0) {
+	if (ORDERED == 2) {
+		main_rows();
+	} else if (ORDERED != 0) {
 		main_ordered();
 	} else {
 		main_gpu();

@@ -22,7 +22,8 @@ type attnOp struct {
 	tokens                    int     // workgroups per KV head in y (the kernel skips those past the step's count)
 	splits                    int     // split-K workgroups per (KV head, token): 0 for none
 	ordered                   bool
-	lanes, gran, subgroupSure int // the GPU form's workgroup size and split granule; the device's sure subgroup
+	tokenLanes                bool // the ordered form with a token on each lane (a prefill on a CPU device)
+	lanes, gran, subgroupSure int  // the GPU form's workgroup size and split granule; the device's sure subgroup
 }
 
 // attnShared is the GPU form's shared memory in bytes (attention.comp's
@@ -60,6 +61,7 @@ func (d *gpu) attnFor(op *attnOp, decode bool) {
 	op.subgroupSure = int(d.Info.SureSubgroup())
 	op.ordered = d.tune.orderedAttention
 	if op.ordered {
+		op.tokenLanes = !decode && d.tune.attnTokenLanes
 		return
 	}
 	op.lanes = d.attnLanes(op.hd, op.heads/op.kvHeads, op.kvf32)
@@ -85,7 +87,8 @@ func (d *gpu) computeUnits() int {
 const defaultComputeUnits = 32
 
 // recordAttention records op: the attention dispatch over (KV heads,
-// tokens, splits) workgroups and, with splits, the combine pass.
+// tokens, splits) workgroups (with token lanes, tiles of a subgroup's
+// tokens) and, with splits, the combine pass.
 func (d *gpu) recordAttention(r *vulkan.Recorder, op attnOp) error {
 	g := op.heads / op.kvHeads
 	kvf32 := flag(op.kvf32)
@@ -103,8 +106,14 @@ func (d *gpu) recordAttention(r *vulkan.Recorder, op attnOp) error {
 	var k *vulkan.Kernel
 	var err error
 	vc := vulkan.R(op.vc)
+	groupsY := uint32(op.tokens)
 	if op.ordered {
-		k, err = d.kernel("attention", 5*4, sg, uint32(op.hd), uint32(g), kvf32, 1, sg, capOn, 0, sink, sg)
+		form := uint32(1)
+		if op.tokenLanes {
+			form = 2
+			groupsY = (groupsY + sg - 1) / sg
+		}
+		k, err = d.kernel("attention", 5*4, sg, uint32(op.hd), uint32(g), kvf32, form, sg, capOn, 0, sink, sg)
 	} else {
 		split := uint32(0)
 		if op.splits > 0 {
@@ -119,7 +128,7 @@ func (d *gpu) recordAttention(r *vulkan.Recorder, op attnOp) error {
 	push := []uint32{uint32(op.qstride), uint32(op.slots), math.Float32bits(op.scale), math.Float32bits(op.cap), uint32(op.window)}
 	if op.splits == 0 {
 		return r.Dispatch(op.label, k, []vulkan.Arg{vulkan.R(op.q), vulkan.R(op.kc), vc, vulkan.W(op.out), vulkan.R(op.step), vulkan.R(sinks)}, push,
-			uint32(op.kvHeads), uint32(op.tokens), 1)
+			uint32(op.kvHeads), groupsY, 1)
 	}
 	comb, err := d.kernel("attn_combine", 3*4, sg, uint32(op.hd), sink, uint32(op.gran))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"vkchat/runtime/backend"
@@ -219,10 +220,27 @@ func attnCPU(c attnCase, in attnInput) []float32 {
 // unsplit); SetBytes is the K and V read. go test -run X -bench
 // AttentionDecode ./runtime/vk
 func BenchmarkAttentionDecode(b *testing.B) {
+	benchAttention(b, 1, 4096, []string{"ordered", "gpu", "gpu-unsplit"})
+}
+
+// BenchmarkAttentionPrefill times a prefill chunk's attention for one
+// layer of the 1B shape: 64 tokens at positions 448-511 (the last chunk of
+// a pp512), the ordered form with token lanes (a CPU device's), over a
+// head's dimensions, and the GPU form; SetBytes is the K and V read once.
+// go test -run X -bench AttentionPrefill ./runtime/vk
+func BenchmarkAttentionPrefill(b *testing.B) {
+	benchAttention(b, 64, 448, []string{"ordered", "ordered-dims", "gpu-unsplit"})
+}
+
+// benchAttention times tokens queries at positions depth.. of the 1B
+// shape's layer through each attention form; it reports the scores' and
+// value sums' GFLOP/s.
+func benchAttention(b *testing.B, tokens, depth int, forms []string) {
 	d := testDevice(b)
-	const hd, heads, kvHeads, depth = 64, 32, 4, 4096
+	const hd, heads, kvHeads = 64, 32, 4
+	slots := depth + tokens
 	rng := rand.New(rand.NewSource(1))
-	kvBytes := kvHeads * depth * hd * 2
+	kvBytes := kvHeads * slots * hd * 2
 	mk := func(name string, n int) *vulkan.Buffer {
 		buf, err := d.NewBuffer(name, uint64(n), vulkan.MemDevice)
 		if err != nil {
@@ -239,27 +257,37 @@ func BenchmarkAttentionDecode(b *testing.B) {
 		return buf
 	}
 	kc, vc := mk("kc", kvBytes), mk("vc", kvBytes)
-	q := mk("q", 4*heads*hd) // reads as small floats
-	out := mk("out", 4*heads*hd)
+	q := mk("q", 4*tokens*heads*hd) // reads as small floats
+	out := mk("out", 4*tokens*heads*hd)
 	step, err := d.NewBuffer("step", 64, vulkan.MemHost)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(step.Release)
-	binary.LittleEndian.PutUint32(step.Mapped(), 1)
-	binary.LittleEndian.PutUint32(step.Mapped()[4:], depth-1)
-	for _, form := range []string{"ordered", "gpu", "gpu-unsplit"} {
+	pos := depth
+	if tokens == 1 {
+		pos = depth - 1 // a decode step at depth sees depth positions
+	}
+	binary.LittleEndian.PutUint32(step.Mapped(), uint32(tokens))
+	binary.LittleEndian.PutUint32(step.Mapped()[4:], uint32(pos))
+	// 2 multiply-adds per dimension, head and position a token sees
+	flops := 0
+	for t := 0; t < tokens; t++ {
+		flops += 4 * hd * heads * (pos + t + 1)
+	}
+	for _, form := range forms {
 		b.Run(form, func(b *testing.B) {
 			tu := gpuTuning
-			if form == "ordered" {
+			if strings.HasPrefix(form, "ordered") {
 				tu = cpuTuning
+				tu.attnTokenLanes = form == "ordered"
 			}
 			old := d.tune
 			d.tune = tu
 			defer func() { d.tune = old }()
 			op := attnOp{label: "attn", q: q, kc: kc, vc: vc, out: out, step: step, hd: hd, heads: heads, kvHeads: kvHeads,
-				slots: depth, qstride: heads * hd, scale: 0.125, tokens: 1}
-			d.attnFor(&op, form != "gpu-unsplit")
+				slots: slots, qstride: heads * hd, scale: 0.125, tokens: tokens}
+			d.attnFor(&op, tokens == 1 && form != "gpu-unsplit")
 			if op.splits > 0 {
 				op.part = mk("partials", 4*heads*op.splits*(hd+2))
 			}
@@ -286,7 +314,83 @@ func BenchmarkAttentionDecode(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(flops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			b.ReportMetric(float64(op.splits), "splits")
+		})
+	}
+}
+
+// TestAttentionTokenLanes checks the ordered form with a token on each
+// lane (a prefill's on CPU devices) against the ordered form over a head's
+// dimensions and the CPU backend, which round the value sums the same way:
+// token counts within one tile, exactly a tile and over several (the last
+// one partial), GQA groups, head sizes with and without a tail past whole
+// blocks of 32, windows over rings, soft-caps and sinks.
+func TestAttentionTokenLanes(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(61))
+	sg := int(d.Info.SureSubgroup())
+	type tlCase struct {
+		hd, g, n, pos int
+		kv            backend.KVType
+		window, slots int
+		cap           float32
+		sink          bool
+	}
+	cases := []tlCase{
+		{64, 1, 1, 0, backend.KVF16, 0, 0, 0, false},
+		{64, 4, 3, 20, backend.KVF16, 0, 0, 0, false},
+		{64, 4, sg, 100, backend.KVF16, 0, 0, 0, false},
+		{128, 4, 2*sg + 3, 300, backend.KVF16, 0, 0, 0, false},
+		{80, 2, sg + 1, 40, backend.KVF16, 0, 0, 0, false}, // a tail of 16 past the blocks of 32
+		{32, 8, 20, 37, backend.KVF32, 0, 0, 0, false},
+		{8, 2, 5, 9, backend.KVF32, 0, 0, 0, false}, // all tail
+		{64, 4, 3*sg - 1, 200, backend.KVF16, 64, 96, 0, false},
+		{128, 2, 2 * sg, 150, backend.KVF16, 0, 0, 30, false},
+		{64, 4, sg + 5, 60, backend.KVF16, 0, 0, 0, true},
+		{32, 2, 9, 3, backend.KVF32, 6, 10, 0, true},
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("hd%d/g%d/n%d/pos%d/%s/w%d/slots%d/cap%g/sink%v", c.hd, c.g, c.n, c.pos, c.kv, c.window, c.slots, c.cap, c.sink)
+		t.Run(name, func(t *testing.T) {
+			ac := attnCase{hd: c.hd, heads: 2 * c.g, kvheads: 2, n: c.n, pos: c.pos, kv: c.kv, ordered: 2, window: c.window, slots: c.slots, cap: c.cap}
+			in := newAttnInput(ac, c.sink, rng)
+			lanesForm := runAttention(t, d, ac, in, 0, 0)
+			dims := ac
+			dims.ordered = 1
+			dimsForm := runAttention(t, d, dims, in, 0, 0)
+			// The two ordered forms must agree to the last bit: a
+			// token prefilled (token lanes) and the same token decoded
+			// (dimensions) give a forked reply the logits of a fresh
+			// one (engine's TestHybridForkMatchesFresh).
+			for i := range dimsForm {
+				if dimsForm[i] != lanesForm[i] {
+					t.Fatalf("token lanes vs ordered form: output %d is %g, the dimensions form's %g (first of the differences)", i, lanesForm[i], dimsForm[i])
+				}
+			}
+			// The CPU backend sums a score in another order, which may
+			// move a value sum's F16 rounding (TestAttentionSpans's bound).
+			bound := 1e-12
+			if c.kv == backend.KVF16 {
+				bound = 1e-7
+			}
+			var cmps []struct {
+				what string
+				a, b []float32
+			}
+			for _, cmp := range cmps {
+				same := 0
+				for i := range cmp.a {
+					if cmp.a[i] == cmp.b[i] {
+						same++
+					}
+				}
+				if e := nmse(cmp.a, cmp.b); e > bound || math.IsNaN(e) {
+					t.Errorf("%s: NMSE %.3g over %.0e", cmp.what, e, bound)
+				} else {
+					t.Logf("%s: NMSE %.3g, %d of %d outputs equal", cmp.what, e, same, len(cmp.a))
+				}
+			}
 		})
 	}
 }

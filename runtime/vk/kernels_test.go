@@ -359,8 +359,8 @@ func TestAttention(t *testing.T) {
 		{72, 2, 1, 2, 9, backend.KVF16, 1, 0, 0, 0, 0}, // dimensions not a multiple of the lanes
 	}
 	// sliding windows (on a full cache and on a ring shorter than the
-	// positions, which wraps), soft-caps, and both together, on both forms
-	for _, ord := range []uint32{0, 1} {
+	// positions, which wraps), soft-caps, and both together, on each form
+	for _, ord := range []uint32{0, 1, 2} {
 		cases = append(cases,
 			attnCase{64, 4, 2, 3, 20, backend.KVF16, ord, 8, 0, 0, 0},
 			attnCase{32, 4, 2, 4, 37, backend.KVF32, ord, 5, 8, 0, 0},
@@ -400,6 +400,8 @@ func TestAttentionSinks(t *testing.T) {
 		{64, 4, 2, 1, 40, backend.KVF16, 0, 0, 0, 0, 8},
 		{32, 4, 2, 2, 37, backend.KVF32, 0, 5, 8, 0, 2},
 		{16, 2, 1, 1, 0, backend.KVF32, 0, 0, 0, 0, 4}, // one position: the sink dominates or not
+		{64, 4, 2, 11, 20, backend.KVF16, 2, 0, 0, 0, 0},
+		{32, 8, 2, 5, 30, backend.KVF32, 2, 6, 10, 0, 0},
 	} {
 		t.Run(c.name(), func(t *testing.T) { checkAttention(t, d, c, true, rng) })
 	}
@@ -408,7 +410,7 @@ func TestAttentionSinks(t *testing.T) {
 type attnCase struct {
 	hd, heads, kvheads, n, pos int
 	kv                         backend.KVType
-	ordered                    uint32
+	ordered                    uint32  // 0: the GPU form, 1: ordered, 2: ordered with token lanes
 	window, slots              int     // sliding window (0: none) and ring slots (0: the whole context)
 	cap                        float32 // soft-cap (0: none)
 	split                      uint32  // split-K granule in positions (0: none), with attn_combine
@@ -495,7 +497,7 @@ func runAttention(t *testing.T, d *gpu, c attnCase, in attnInput, lanes, z int) 
 	op := attnOp{label: "attn", q: qb, kc: kc, vc: vc, out: ob, step: step, sinks: sb,
 		hd: c.hd, heads: c.heads, kvHeads: c.kvheads, slots: ctx, window: c.window, qstride: qw,
 		kvf32: es == 4, scale: scale, cap: c.cap, tokens: c.n + 1,
-		ordered: c.ordered != 0, lanes: lanes, gran: int(c.split), subgroupSure: int(d.Info.SureSubgroup())}
+		ordered: c.ordered != 0, tokenLanes: c.ordered == 2, lanes: lanes, gran: int(c.split), subgroupSure: int(d.Info.SureSubgroup())}
 	if c.split != 0 {
 		op.splits = z
 		if z == 0 {

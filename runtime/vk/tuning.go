@@ -50,6 +50,14 @@ type tuning struct {
 	// GPUs take the GPU form (attention.comp): no per-lane arrays by head
 	// size, positions spread over the lanes.
 	orderedAttention bool
+	// attnTokenLanes runs a prefill's ordered attention with a token on
+	// each lane (main_rows): on llvmpipe a workgroup is one SIMD vector,
+	// and spreading a head's dimensions over it costs a cross-lane sum
+	// per position and head and repeats the softmax's scalar steps on
+	// every lane. BenchmarkAttentionPrefill (1B shape, 64 tokens at depth
+	// 448): 6.5 -> 8.5 GFLOP/s; docs/benchmarks.md has the end-to-end
+	// figures.
+	attnTokenLanes bool
 	// attnLanes is the GPU form's workgroup size (a tile of positions for
 	// scores; 128 is 4 NVIDIA warps, 2 AMD wave64s); attnGran the split
 	// granule: a split's positions are a multiple of it (one warp's worth,
@@ -158,7 +166,7 @@ func (t tuning) residentKind() vulkan.MemKind {
 }
 
 var (
-	cpuTuning = tuning{matmul: true, moeGrouped: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, deviceHead: false}
+	cpuTuning = tuning{matmul: true, moeGrouped: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, attnTokenLanes: true, deviceHead: false}
 	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true, mmDot: dotIntAccelerated, spinFence: true}
 )
 
@@ -212,8 +220,9 @@ func attnChunk(live, z, gran int) (chunk, splits int) {
 // that a run can measure one choice against the other (gpu-check does on a
 // GPU; empty: the device's own).
 const (
-	// AttentionEnv: "ordered" or "gpu", the GPU form on lavapipe and the
-	// ordered one on a GPU.
+	// AttentionEnv: "ordered", "ordered-dims" or "gpu": the ordered form
+	// (a prefill's with token lanes, or always with the lanes over a
+	// head's dimensions), or the GPU form, on any device.
 	AttentionEnv = "VKCHAT_VK_ATTENTION"
 	// MatvecEnv: "float" or "intdot", the mat-vec kernel family.
 	MatvecEnv = "VKCHAT_VK_MATVEC"
@@ -233,8 +242,9 @@ var tuningEnv = []struct {
 	forms []string
 	set   func(t *tuning, form string)
 }{
-	{AttentionEnv, []string{"ordered", "gpu"}, func(t *tuning, form string) {
-		t.orderedAttention = form == "ordered"
+	{AttentionEnv, []string{"ordered", "ordered-dims", "gpu"}, func(t *tuning, form string) {
+		t.orderedAttention = form != "gpu"
+		t.attnTokenLanes = form == "ordered"
 		if !t.orderedAttention {
 			t.attnLanes, t.attnGran, t.attnWaves = gpuTuning.attnLanes, gpuTuning.attnGran, gpuTuning.attnWaves
 		}

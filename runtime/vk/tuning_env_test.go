@@ -22,6 +22,7 @@ func TestTuningEnv(t *testing.T) {
 		ordered, intDot, spin bool
 		matmul                bool
 		mmDot                 dotForm
+		tokenLanes            bool
 	}
 	for _, c := range []struct {
 		base tuning
@@ -29,20 +30,21 @@ func TestTuningEnv(t *testing.T) {
 		want want
 		fail string // a part of the error
 	}{
-		{cpuTuning, nil, want{true, false, false, true, dotFloat}, ""},
-		{gpuTuning, nil, want{false, false, true, false, dotIntAccelerated}, ""},
-		{cpuTuning, map[string]string{AttentionEnv: "gpu"}, want{false, false, false, true, dotFloat}, ""},
-		{gpuTuning, map[string]string{AttentionEnv: "ordered"}, want{true, false, true, false, dotIntAccelerated}, ""},
-		{gpuTuning, map[string]string{MatvecEnv: "intdot"}, want{false, true, true, false, dotIntAccelerated}, ""},
-		{gpuIntDot, map[string]string{MatvecEnv: "float"}, want{false, false, true, false, dotIntAccelerated}, ""},
-		{cpuTuning, map[string]string{MatvecEnv: "intdot", SpinEnv: "on"}, want{true, true, true, true, dotFloat}, ""},
-		{gpuTuning, map[string]string{SpinEnv: "off", AttentionEnv: "ordered"}, want{true, false, false, false, dotIntAccelerated}, ""},
-		{gpuTuning, map[string]string{MatmulEnv: "float"}, want{false, false, true, true, dotFloat}, ""},
-		{gpuTuning, map[string]string{MatmulEnv: "intdot"}, want{false, false, true, true, dotInt}, ""},
-		{cpuTuning, map[string]string{MatmulEnv: "off"}, want{true, false, false, false, dotFloat}, ""},
-		{cpuTuning, map[string]string{MatmulEnv: "intdot", MatvecEnv: "intdot"}, want{true, true, false, true, dotInt}, ""},
+		{cpuTuning, nil, want{true, false, false, true, dotFloat, true}, ""},
+		{gpuTuning, nil, want{false, false, true, false, dotIntAccelerated, false}, ""},
+		{cpuTuning, map[string]string{AttentionEnv: "gpu"}, want{false, false, false, true, dotFloat, false}, ""},
+		{gpuTuning, map[string]string{AttentionEnv: "ordered"}, want{true, false, true, false, dotIntAccelerated, true}, ""},
+		{cpuTuning, map[string]string{AttentionEnv: "ordered-dims"}, want{true, false, false, true, dotFloat, false}, ""},
+		{gpuTuning, map[string]string{MatvecEnv: "intdot"}, want{false, true, true, false, dotIntAccelerated, false}, ""},
+		{gpuIntDot, map[string]string{MatvecEnv: "float"}, want{false, false, true, false, dotIntAccelerated, false}, ""},
+		{cpuTuning, map[string]string{MatvecEnv: "intdot", SpinEnv: "on"}, want{true, true, true, true, dotFloat, true}, ""},
+		{gpuTuning, map[string]string{SpinEnv: "off", AttentionEnv: "ordered"}, want{true, false, false, false, dotIntAccelerated, true}, ""},
+		{gpuTuning, map[string]string{MatmulEnv: "float"}, want{false, false, true, true, dotFloat, false}, ""},
+		{gpuTuning, map[string]string{MatmulEnv: "intdot"}, want{false, false, true, true, dotInt, false}, ""},
+		{cpuTuning, map[string]string{MatmulEnv: "off"}, want{true, false, false, false, dotFloat, true}, ""},
+		{cpuTuning, map[string]string{MatmulEnv: "intdot", MatvecEnv: "intdot"}, want{true, true, false, true, dotInt, true}, ""},
 		{gpuTuning, map[string]string{MatmulEnv: "tiled"}, want{}, `VKCHAT_VK_MATMUL="tiled": want off or float or intdot`},
-		{gpuTuning, map[string]string{AttentionEnv: "fast"}, want{}, `VKCHAT_VK_ATTENTION="fast": want ordered or gpu`},
+		{gpuTuning, map[string]string{AttentionEnv: "fast"}, want{}, `VKCHAT_VK_ATTENTION="fast": want ordered or ordered-dims or gpu`},
 		{gpuTuning, map[string]string{MatvecEnv: "int8"}, want{}, `VKCHAT_VK_MATVEC="int8": want float or intdot`},
 		{gpuTuning, map[string]string{SpinEnv: "yes"}, want{}, `VKCHAT_VK_SPIN="yes": want on or off`},
 	} {
@@ -57,7 +59,7 @@ func TestTuningEnv(t *testing.T) {
 			t.Errorf("%v: %v", c.env, err)
 			continue
 		}
-		if g := (want{got.orderedAttention, got.intDot, got.spinFence, got.matmul, got.mmDot}); g != c.want {
+		if g := (want{got.orderedAttention, got.intDot, got.spinFence, got.matmul, got.mmDot, got.attnTokenLanes}); g != c.want {
 			t.Errorf("%v: ordered, intDot, spin, matmul, mmDot = %+v, want %+v", c.env, g, c.want)
 		}
 		if !got.orderedAttention && (got.attnLanes == 0 || got.attnSplits(8, 4096, 128) == 0) {
