@@ -20,15 +20,18 @@
 // lanes have at most 255 registers): the query heads sit in shared memory,
 // and the positions are taken a tile of WG at a time, in two phases. For
 // scores each lane takes one position of the tile (its key row fetched a
-// texel at a time, the G dot products against the shared queries); the
-// tile's maximum per head is reduced over subgroups, each lane turns its
+// texel at a time, the dot products against the shared queries); the
+// tile's maximum per row is reduced over subgroups, each lane turns its
 // scores into exponentials against the running maximum and leaves them in
 // shared memory. For values each lane takes one uint of a value row (two
 // F16 or one F32 element) for every G head, the workgroup's lanes forming
 // WG/(HD/E) groups over the tile's positions (adjacent lanes read adjacent
 // words of a row). Per lane that is E·G accumulators and G scores. Only at
 // the end of the workgroup's positions are the groups' sums reduced, once,
-// through shared memory.
+// through shared memory. A prefill's workgroup takes QT tokens: its R =
+// QT·G query rows (each masking the positions outside its token's causal
+// span and window) share every key and value word it fetches, so a
+// prompt's cache is read once per tile of tokens, not once per token.
 //
 // A sliding-window layer sees only keys with q - k < window, and its cache
 // may be a ring of slots positions (position at lives in slot at % slots).
@@ -65,6 +68,7 @@ layout(constant_id = 6) const uint CAP = 0;   // soft-cap the scores
 layout(constant_id = 7) const uint SPLIT = 0; // split granule in positions (0: one split), GPU form
 layout(constant_id = 8) const uint SINK = 0;  // 1: a sink logit per query head (SINKS)
 layout(constant_id = 9) const uint SGMIN = 4; // the smallest subgroup the driver may use, GPU form
+layout(constant_id = 10) const uint QT = 1;   // tokens per workgroup, GPU form (1 with SPLIT)
 const uint DPL = (HD + LANES - 1) / LANES;    // dimensions per lane, for ORDERED
 
 layout(binding = 0) uniform usamplerBuffer Q;  // [token][head][dim] f32 bits, 4 per texel
@@ -114,19 +118,24 @@ float cache_elem(usamplerBuffer c, uint row, uint e) {
 
 float kv_round(float x) { return KVF32 != 0 ? x : round_f16(x); }
 
-// lane_sum adds a value over the LANES lanes pairwise (lanes 0+1, 2+3,
-// ..., then those pairs' sums, ...), an order fixed here rather than left
-// to subgroupAdd, so that main_rows can sum a score exactly as
-// main_ordered does: a prefill and a decode step of the same token must
-// agree to the last bit (a forked reply against a fresh one).
+// kv_round4 is kv_round on each component.
+vec4 kv_round4(vec4 x) { return KVF32 != 0 ? x : vec4(round_f16(x.x), round_f16(x.y), round_f16(x.z), round_f16(x.w)); }
+
+// A score is summed in one order by both ordered forms, so that a token
+// prefilled (main_rows) and the same token decoded (main_ordered) agree to
+// the last bit (a forked reply against a fresh one): LANES chunks of DPL
+// dimensions, each a chain of fused multiply-adds, then the chunks added
+// one after another from the first. That is what llvmpipe made of the
+// dimensions form's subgroupAdd before main_rows existed, so the results
+// did not move; a pairwise order and the CPU backend's vecDot order were
+// tried and each moved a synth model's logits past the llama.cpp
+// reference's bounds (docs/benchmarks.md).
+
+// lane_sum adds a value over the LANES lanes in lane order, spelled out
+// rather than left to subgroupAdd's implementation.
 float lane_sum(float x) {
-	precise float s = x;
-	// a counted loop (LANES <= 64): NIR unrolls only simple inductions
-	[[unroll]] for (uint b = 0; b < 6; b++) {
-		if ((1u << b) < LANES) {
-			s += subgroupShuffleXor(s, 1u << b);
-		}
-	}
+	precise float s = 0.0;
+	[[unroll]] for (uint l = 0; l < LANES; l++) s += subgroupShuffle(x, l);
 	return s;
 }
 
@@ -180,7 +189,8 @@ void main_ordered() {
 					s = fma(qd[g][j], kd[j], s);
 				}
 			}
-			s = score(lane_sum(s));
+			s = lane_sum(s);
+			s = score(s);
 			float ms = 1.0, vs = 1.0;
 			if (s > m[g]) {
 				ms = exp(m[g] - s);
@@ -219,9 +229,6 @@ void main_ordered() {
 
 const uint WG = gl_WorkGroupSize.x;
 
-// kv_round4 is kv_round on each component.
-vec4 kv_round4(vec4 x) { return KVF32 != 0 ? x : vec4(round_f16(x.x), round_f16(x.y), round_f16(x.z), round_f16(x.w)); }
-
 const uint HD4 = HD / 4; // vec4s per head
 
 // cache_row4 is the cache row starting at texel row as vec4s.
@@ -239,7 +246,7 @@ void cache_row4(usamplerBuffer c, uint row, out vec4 r[HD4]) {
 
 // dot_lanes is the dot product of a query and a key row summed as
 // main_ordered sums a score: LANES chunks of DPL dimensions, each a chain
-// of fused multiply-adds, then the chunks added pairwise as lane_sum adds.
+// of fused multiply-adds, then the chunks in order (lane_sum).
 float dot_lanes(vec4 q[HD4], vec4 k[HD4]) {
 	// precise: a chunk of one product must not fuse into the sum after it
 	precise float c[LANES];
@@ -252,16 +259,9 @@ float dot_lanes(vec4 q[HD4], vec4 k[HD4]) {
 			}
 		}
 	}
-	// counted loops, as in lane_sum, so that c stays in registers
-	[[unroll]] for (uint b = 0; b < 6; b++) {
-		[[unroll]] for (uint i = 0; i < LANES / 2; i++) {
-			uint l = i << (b + 1), w = 1u << b;
-			if (l + w < LANES) {
-				c[l] += c[l + w];
-			}
-		}
-	}
-	return c[0];
+	precise float t = 0.0;
+	[[unroll]] for (uint l = 0; l < LANES; l++) t += c[l];
+	return t;
 }
 
 // main_rows is the ordered form with a token on each lane (ORDERED == 2),
@@ -357,10 +357,11 @@ const uint U = HD / E;                     // uints per cache row
 const uint NPG = U <= WG ? WG / U : 1;     // position groups of the value phase
 const uint UPL = U <= WG ? 1 : (U + WG - 1) / WG; // uints per lane of the value phase
 const uint NSG = (WG + SGMIN - 1) / SGMIN; // most subgroups per workgroup
-shared vec4 sq[ORDERED != 0 ? 1 : G * HD / 4];             // the query heads [g][dim/4]
-shared float sp[ORDERED != 0 ? 1 : G * WG];                // the tile's exponentials [g][lane]
-shared float sr[ORDERED != 0 ? 1 : G * NSG];               // per-subgroup maxima, then sums
-shared float sacc[ORDERED != 0 || NPG < 2 ? 1 : (NPG - 1) * G * HD]; // groups 1.. value sums
+const uint R = QT * G;                     // query rows: a tile's tokens × heads [token][g]
+shared vec4 sq[ORDERED != 0 ? 1 : R * HD / 4];             // the query rows [row][dim/4]
+shared float sp[ORDERED != 0 ? 1 : R * WG];                // the tile's exponentials [row][lane]
+shared float sr[ORDERED != 0 ? 1 : R * NSG];               // per-subgroup maxima, then sums
+shared float sacc[ORDERED != 0 || NPG < 2 ? 1 : (NPG - 1) * R * HD]; // groups 1.. value sums
 
 // v_elem is element e (< E) of a value uint.
 float v_elem(uint w, const uint e) {
@@ -373,26 +374,29 @@ float v_elem(uint w, const uint e) {
 
 void main_gpu() {
 	uint kvh = gl_WorkGroupID.x;
-	uint t = gl_WorkGroupID.y;
-	if (t >= ntok) {
+	uint t0 = gl_WorkGroupID.y * QT;
+	if (t0 >= ntok) {
 		return;
 	}
 	uint lane = gl_LocalInvocationID.x;
-	uint span = pos + t + 1;
-	uint lo = first_pos(pos + t);
-	uint hi = span;
-	if (SPLIT != 0) {
-		uint c = attn_chunk(span - lo, gl_NumWorkGroups.z, SPLIT);
+	uint tl = min(t0 + QT, ntok) - 1; // the tile's last token
+	// every row's positions lie in [lo, hi): the first token's window start
+	// to the last token's span; a row masks the positions outside its own
+	uint lo = first_pos(pos + t0);
+	uint hi = pos + tl + 1;
+	if (SPLIT != 0) { // a decode step: QT is 1
+		uint c = attn_chunk(hi - lo, gl_NumWorkGroups.z, SPLIT);
 		lo += gl_WorkGroupID.z * c;
-		if (lo >= span) {
+		if (lo >= hi) {
 			return; // past the live span: attn_combine reads only live splits
 		}
 		hi = min(hi, lo + c);
 	}
-	// the query heads, F16-rounded with an F16 cache, into shared memory
-	for (uint i = lane; i < G * HD / 4; i += WG) {
-		uint g = i / (HD / 4);
-		uint qb = (t * p.qstride + (kvh * G + g) * HD) / 4;
+	// the rows' query heads (a token past the step's repeats the last
+	// one's), F16-rounded with an F16 cache, into shared memory
+	for (uint i = lane; i < R * HD / 4; i += WG) {
+		uint r = i / (HD / 4);
+		uint qb = (min(t0 + r / G, tl) * p.qstride + (kvh * G + r % G) * HD) / 4;
 		vec4 v = uintBitsToFloat(texelFetch(Q, int(qb + i % (HD / 4))));
 		if (KVF32 == 0) {
 			v = vec4(unpackHalf2x16(packHalf2x16(v.xy)), unpackHalf2x16(packHalf2x16(v.zw)));
@@ -403,12 +407,12 @@ void main_gpu() {
 	uint u0 = U <= WG ? lane % U : lane;
 	uint grp = U <= WG ? lane / U : 0;
 	bool vlane = grp < NPG;
-	float acc[G][UPL * E];
-	float m[G], l[G];
-	[[unroll]] for (uint g = 0; g < G; g++) {
-		[[unroll]] for (uint j = 0; j < UPL * E; j++) acc[g][j] = 0.0;
-		m[g] = -1e30;
-		l[g] = 0.0;
+	float acc[R][UPL * E];
+	float m[R], l[R];
+	[[unroll]] for (uint r = 0; r < R; r++) {
+		[[unroll]] for (uint j = 0; j < UPL * E; j++) acc[r][j] = 0.0;
+		m[r] = -1e30;
+		l[r] = 0.0;
 	}
 	uint krow = kvh * p.slots * TX; // texels of the keys
 	uint vrow = kvh * p.slots * U;  // uints of the values
@@ -416,45 +420,47 @@ void main_gpu() {
 	for (uint base = lo; base < hi; base += WG) {
 		// scores: lane takes position base + lane
 		uint at = base + lane;
-		float s[G];
-		[[unroll]] for (uint g = 0; g < G; g++) s[g] = 0.0;
+		float s[R];
+		[[unroll]] for (uint r = 0; r < R; r++) s[r] = 0.0;
 		if (at < hi) {
 			uint row = krow + (at % p.slots) * TX;
 			for (uint i = 0; i < TX; i++) {
 				uvec4 w = texelFetch(KC, int(row + i));
 				[[unroll]] for (uint c = 0; c < PER / 4; c++) {
 					vec4 k4 = vec4(texel_elem(w, 4 * c), texel_elem(w, 4 * c + 1), texel_elem(w, 4 * c + 2), texel_elem(w, 4 * c + 3));
-					[[unroll]] for (uint g = 0; g < G; g++) s[g] += dot(sq[g * (HD / 4) + i * (PER / 4) + c], k4);
+					[[unroll]] for (uint r = 0; r < R; r++) s[r] += dot(sq[r * (HD / 4) + i * (PER / 4) + c], k4);
 				}
 			}
-			[[unroll]] for (uint g = 0; g < G; g++) s[g] = score(s[g]);
-		} else {
-			[[unroll]] for (uint g = 0; g < G; g++) s[g] = -1e30;
 		}
-		[[unroll]] for (uint g = 0; g < G; g++) {
-			float mx = subgroupMax(s[g]);
+		// which rows see the lane's position (a token's causal span and window)
+		bool sees[R];
+		[[unroll]] for (uint r = 0; r < R; r++) {
+			uint q = pos + min(t0 + r / G, tl);
+			sees[r] = at < hi && at <= q && at >= first_pos(q);
+			s[r] = sees[r] ? score(s[r]) : -1e30;
+			float mx = subgroupMax(s[r]);
 			if (subgroupElect()) {
-				sr[g * NSG + gl_SubgroupID] = mx;
+				sr[r * NSG + gl_SubgroupID] = mx;
 			}
 		}
 		barrier();
 		// every lane: the tile's maximum, the rescale of what came before,
 		// its position's exponentials into shared memory
-		float a[G];
-		[[unroll]] for (uint g = 0; g < G; g++) {
-			float mx = m[g];
-			for (uint k = 0; k < gl_NumSubgroups; k++) mx = max(mx, sr[g * NSG + k]);
-			a[g] = exp(m[g] - mx);
-			m[g] = mx;
-			float e = at < hi ? exp(s[g] - mx) : 0.0;
-			sp[g * WG + lane] = e;
-			l[g] = l[g] * a[g] + e;
+		float a[R];
+		[[unroll]] for (uint r = 0; r < R; r++) {
+			float mx = m[r];
+			for (uint k = 0; k < gl_NumSubgroups; k++) mx = max(mx, sr[r * NSG + k]);
+			a[r] = exp(m[r] - mx);
+			m[r] = mx;
+			float e = sees[r] ? exp(s[r] - mx) : 0.0;
+			sp[r * WG + lane] = e;
+			l[r] = l[r] * a[r] + e;
 		}
 		barrier();
 		// values: the lane's uints of each position in its group
 		if (vlane) {
-			[[unroll]] for (uint g = 0; g < G; g++) {
-				[[unroll]] for (uint j = 0; j < UPL * E; j++) acc[g][j] *= a[g];
+			[[unroll]] for (uint r = 0; r < R; r++) {
+				[[unroll]] for (uint j = 0; j < UPL * E; j++) acc[r][j] *= a[r];
 			}
 			uint n = min(WG, hi - base);
 			uint j = grp;
@@ -466,11 +472,11 @@ void main_gpu() {
 					uint u = u0 + k * WG;
 					if (UPL == 1 || u < U) {
 						uint w[4];
-						[[unroll]] for (uint r = 0; r < 4; r++) w[r] = texelFetch(VC, int(vrow + ((base + j + r * NPG) % p.slots) * U + u)).x;
-						[[unroll]] for (uint r = 0; r < 4; r++) {
+						[[unroll]] for (uint q = 0; q < 4; q++) w[q] = texelFetch(VC, int(vrow + ((base + j + q * NPG) % p.slots) * U + u)).x;
+						[[unroll]] for (uint q = 0; q < 4; q++) {
 							[[unroll]] for (uint e = 0; e < E; e++) {
-								float v = v_elem(w[r], e);
-								[[unroll]] for (uint g = 0; g < G; g++) acc[g][k * E + e] += sp[g * WG + j + r * NPG] * v;
+								float v = v_elem(w[q], e);
+								[[unroll]] for (uint r = 0; r < R; r++) acc[r][k * E + e] += sp[r * WG + j + q * NPG] * v;
 							}
 						}
 					}
@@ -484,7 +490,7 @@ void main_gpu() {
 						uint w = texelFetch(VC, int(row + u)).x;
 						[[unroll]] for (uint e = 0; e < E; e++) {
 							float v = v_elem(w, e);
-							[[unroll]] for (uint g = 0; g < G; g++) acc[g][k * E + e] += sp[g * WG + j] * v;
+							[[unroll]] for (uint r = 0; r < R; r++) acc[r][k * E + e] += sp[r * WG + j] * v;
 						}
 					}
 				}
@@ -494,27 +500,31 @@ void main_gpu() {
 	}
 	// the one reduction: sums of exponentials over the subgroups, value
 	// sums of groups 1.. into shared memory for group 0
-	[[unroll]] for (uint g = 0; g < G; g++) {
-		float sum = subgroupAdd(l[g]);
+	[[unroll]] for (uint r = 0; r < R; r++) {
+		float sum = subgroupAdd(l[r]);
 		if (subgroupElect()) {
-			sr[g * NSG + gl_SubgroupID] = sum;
+			sr[r * NSG + gl_SubgroupID] = sum;
 		}
 	}
 	if (NPG > 1 && vlane && grp > 0) {
-		[[unroll]] for (uint g = 0; g < G; g++) {
-			[[unroll]] for (uint e = 0; e < E; e++) sacc[((grp - 1) * G + g) * HD + u0 * E + e] = acc[g][e];
+		[[unroll]] for (uint r = 0; r < R; r++) {
+			[[unroll]] for (uint e = 0; e < E; e++) sacc[((grp - 1) * R + r) * HD + u0 * E + e] = acc[r][e];
 		}
 	}
 	barrier();
 	if (grp != 0) {
 		return;
 	}
-	[[unroll]] for (uint g = 0; g < G; g++) {
+	[[unroll]] for (uint r = 0; r < R; r++) {
+		uint t = t0 + r / G, g = r % G;
+		if (t > tl) {
+			break; // the rows of tokens past the step's
+		}
 		float sum = 0.0;
-		for (uint k = 0; k < gl_NumSubgroups; k++) sum += sr[g * NSG + k];
-		float mx = m[g];
+		for (uint k = 0; k < gl_NumSubgroups; k++) sum += sr[r * NSG + k];
+		float mx = m[r];
 		[[unroll]] for (uint q = 1; q < NPG; q++) {
-			[[unroll]] for (uint e = 0; e < E; e++) acc[g][e] += sacc[((q - 1) * G + g) * HD + u0 * E + e];
+			[[unroll]] for (uint e = 0; e < E; e++) acc[r][e] += sacc[((q - 1) * R + r) * HD + u0 * E + e];
 		}
 		float f = 1.0;
 		if (SINK != 0 && SPLIT == 0) {
@@ -540,7 +550,7 @@ void main_gpu() {
 		[[unroll]] for (uint k = 0; k < UPL; k++) {
 			uint u = u0 + k * WG;
 			if (UPL == 1 || u < U) {
-				[[unroll]] for (uint e = 0; e < E; e++) o[ob + u * E + e] = acc[g][k * E + e] * inv;
+				[[unroll]] for (uint e = 0; e < E; e++) o[ob + u * E + e] = acc[r][k * E + e] * inv;
 			}
 		}
 	}

@@ -23,11 +23,13 @@ type attnOp struct {
 	splits                    int     // split-K workgroups per (KV head, token): 0 for none
 	ordered                   bool
 	tokenLanes                bool // the ordered form with a token on each lane (a prefill on a CPU device)
+	qtile                     int  // the GPU form's tokens per workgroup (0 or 1: one)
 	lanes, gran, subgroupSure int  // the GPU form's workgroup size and split granule; the device's sure subgroup
 }
 
 // attnShared is the GPU form's shared memory in bytes (attention.comp's
-// sq, sp, sr and sacc) for lanes lanes.
+// sq, sp, sr and sacc) for lanes lanes and g query rows per workgroup
+// (a tile's tokens × the heads sharing a KV head).
 func attnShared(hd, g, lanes, sgMin int, kvf32 bool) int {
 	e := 2
 	if kvf32 {
@@ -64,11 +66,25 @@ func (d *gpu) attnFor(op *attnOp, decode bool) {
 		op.tokenLanes = !decode && d.tune.attnTokenLanes
 		return
 	}
-	op.lanes = d.attnLanes(op.hd, op.heads/op.kvHeads, op.kvf32)
+	g := op.heads / op.kvHeads
+	op.lanes = d.attnLanes(op.hd, g, op.kvf32)
 	op.gran = d.tune.attnGran
 	if decode {
 		op.splits = d.tune.attnSplits(op.kvHeads, op.slots, d.computeUnits())
+		return
 	}
+	op.qtile = d.attnTile(op.hd, g, op.lanes, op.tokens, op.kvf32)
+}
+
+// attnTile is how many tokens a prefill's GPU-form workgroup takes on d:
+// tuning.attnRows query rows (tokens × the group's heads), no more tokens
+// than the step has, halved while the rows' shared memory would not fit.
+func (d *gpu) attnTile(hd, g, lanes, tokens int, kvf32 bool) int {
+	qt := max(1, min(d.tune.attnRows/max(g, 1), tokens))
+	for qt > 1 && attnShared(hd, qt*g, lanes, int(d.Info.SureSubgroup()), kvf32) > int(d.Info.Limits.MaxSharedMemory) {
+		qt /= 2
+	}
+	return qt
 }
 
 // computeUnits is the device's count of SMs or CUs where the driver tells
@@ -88,7 +104,8 @@ const defaultComputeUnits = 32
 
 // recordAttention records op: the attention dispatch over (KV heads,
 // tokens, splits) workgroups (with token lanes, tiles of a subgroup's
-// tokens) and, with splits, the combine pass.
+// tokens; in the GPU form's prefill, tiles of op.qtile tokens) and, with
+// splits, the combine pass.
 func (d *gpu) recordAttention(r *vulkan.Recorder, op attnOp) error {
 	g := op.heads / op.kvHeads
 	kvf32 := flag(op.kvf32)
@@ -113,13 +130,18 @@ func (d *gpu) recordAttention(r *vulkan.Recorder, op attnOp) error {
 			form = 2
 			groupsY = (groupsY + sg - 1) / sg
 		}
-		k, err = d.kernel("attention", 5*4, sg, uint32(op.hd), uint32(g), kvf32, form, sg, capOn, 0, sink, sg)
+		k, err = d.kernel("attention", 5*4, sg, uint32(op.hd), uint32(g), kvf32, form, sg, capOn, 0, sink, sg, 1)
 	} else {
 		split := uint32(0)
 		if op.splits > 0 {
 			split = uint32(op.gran)
 		}
-		k, err = d.kernel("attention", 5*4, uint32(op.lanes), uint32(op.hd), uint32(g), kvf32, 0, sg, capOn, split, sink, sg)
+		qt := uint32(max(op.qtile, 1))
+		if op.splits > 0 {
+			qt = 1 // a decode step's: the splits cut one token's span
+		}
+		groupsY = (groupsY + qt - 1) / qt
+		k, err = d.kernel("attention", 5*4, uint32(op.lanes), uint32(op.hd), uint32(g), kvf32, 0, sg, capOn, split, sink, sg, qt)
 		vc.Format = fmtU32 // the GPU form reads a value row a word per lane
 	}
 	if err != nil {

@@ -394,3 +394,81 @@ func TestAttentionTokenLanes(t *testing.T) {
 		})
 	}
 }
+
+// TestAttentionQueryTiles checks the GPU form's prefill over tiles of
+// tokens (tuning.attnRows) against a float64 softmax and the same form a
+// token per workgroup: tiles that the step fills, leaves partial and
+// overruns, GQA groups, windows over rings (rows of one tile with
+// different first positions), soft-caps and sinks.
+func TestAttentionQueryTiles(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(71))
+	lanes := gpuTuning.attnLanes
+	type qtCase struct {
+		hd, g, n, pos, qt int
+		kv                backend.KVType
+		window, slots     int
+		cap               float32
+		sink              bool
+	}
+	cases := []qtCase{
+		{64, 4, 16, 0, 4, backend.KVF16, 0, 0, 0, false},   // a fresh prompt: early rows see few positions
+		{64, 4, 13, 100, 4, backend.KVF16, 0, 0, 0, false}, // the last tile partial
+		{128, 1, 37, 300, 16, backend.KVF16, 0, 0, 0, false},
+		{80, 2, 9, 40, 8, backend.KVF32, 0, 0, 0, false},
+		{256, 2, 6, 20, 8, backend.KVF16, 0, 0, 0, false}, // one tile longer than the step
+		{64, 8, 11, 200, 2, backend.KVF16, 64, 96, 0, false},
+		{128, 4, 10, 150, 4, backend.KVF16, 0, 0, 30, false},
+		{64, 4, 12, 60, 4, backend.KVF16, 0, 0, 0, true},
+		{32, 2, 9, 3, 8, backend.KVF32, 6, 10, 0, true}, // windows inside one tile
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("hd%d/g%d/n%d/pos%d/qt%d/%s/w%d/slots%d/cap%g/sink%v", c.hd, c.g, c.n, c.pos, c.qt, c.kv, c.window, c.slots, c.cap, c.sink)
+		t.Run(name, func(t *testing.T) {
+			ac := attnCase{hd: c.hd, heads: 2 * c.g, kvheads: 2, n: c.n, pos: c.pos, kv: c.kv, window: c.window, slots: c.slots, cap: c.cap, qtile: c.qt}
+			in := newAttnInput(ac, c.sink, rng)
+			tiled := runAttention(t, d, ac, in, lanes, 0)
+			one := ac
+			one.qtile = 1
+			single := runAttention(t, d, one, in, lanes, 0)
+			ref := attnReference(ac, in)
+			// both sum in float32 against the shared running maximum, the
+			// tiles' position windows cut differently: summation order only
+			for _, cmp := range []struct {
+				what string
+				a, b []float32
+			}{{"tiled vs float64", ref, tiled}, {"tiled vs a token per workgroup", single, tiled}} {
+				if e := nmse(cmp.a, cmp.b); e > 1e-10 || math.IsNaN(e) {
+					t.Errorf("%s: NMSE %.3g over 1e-10", cmp.what, e)
+				} else {
+					t.Logf("%s: NMSE %.3g", cmp.what, e)
+				}
+			}
+		})
+	}
+}
+
+// TestAttnTile checks the GPU form's tile choice: attnRows rows over the
+// group, no more tokens than the step's, one for a decode step.
+func TestAttnTile(t *testing.T) {
+	d := testDevice(t)
+	withTuning(t, d, gpuTuning)
+	for _, c := range []struct {
+		hd, g, tokens, want int
+	}{
+		{128, 4, 512, 4}, // an 8B
+		{64, 8, 512, 2},  // the 1B shape
+		{64, 1, 512, 16}, // multi-head
+		{64, 32, 512, 1}, // a group past the rows
+		{64, 1, 5, 5},    // a short step
+	} {
+		if got := d.attnTile(c.hd, c.g, d.attnLanes(c.hd, c.g, false), c.tokens, false); got != c.want {
+			t.Errorf("attnTile(hd %d, g %d, %d tokens) = %d, want %d", c.hd, c.g, c.tokens, got, c.want)
+		}
+	}
+	op := attnOp{hd: 128, heads: 32, kvHeads: 8, slots: 4096, tokens: 1}
+	d.attnFor(&op, true)
+	if op.qtile > 1 {
+		t.Errorf("a decode step takes %d tokens per workgroup", op.qtile)
+	}
+}

@@ -354,31 +354,31 @@ func TestAttention(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(5))
 	cases := []attnCase{
-		{64, 4, 2, 3, 20, backend.KVF16, 0, 0, 0, 0, 0}, {64, 4, 4, 1, 0, backend.KVF32, 0, 0, 0, 0, 0}, {32, 8, 2, 5, 37, backend.KVF32, 0, 0, 0, 0, 0}, {8, 8, 4, 2, 5, backend.KVF16, 0, 0, 0, 0, 0},
-		{64, 4, 2, 3, 20, backend.KVF16, 1, 0, 0, 0, 0}, {64, 4, 4, 1, 0, backend.KVF32, 1, 0, 0, 0, 0}, {32, 8, 2, 5, 37, backend.KVF32, 1, 0, 0, 0, 0}, {8, 8, 4, 2, 5, backend.KVF16, 1, 0, 0, 0, 0},
-		{72, 2, 1, 2, 9, backend.KVF16, 1, 0, 0, 0, 0}, // dimensions not a multiple of the lanes
+		{64, 4, 2, 3, 20, backend.KVF16, 0, 0, 0, 0, 0, 0}, {64, 4, 4, 1, 0, backend.KVF32, 0, 0, 0, 0, 0, 0}, {32, 8, 2, 5, 37, backend.KVF32, 0, 0, 0, 0, 0, 0}, {8, 8, 4, 2, 5, backend.KVF16, 0, 0, 0, 0, 0, 0},
+		{64, 4, 2, 3, 20, backend.KVF16, 1, 0, 0, 0, 0, 0}, {64, 4, 4, 1, 0, backend.KVF32, 1, 0, 0, 0, 0, 0}, {32, 8, 2, 5, 37, backend.KVF32, 1, 0, 0, 0, 0, 0}, {8, 8, 4, 2, 5, backend.KVF16, 1, 0, 0, 0, 0, 0},
+		{72, 2, 1, 2, 9, backend.KVF16, 1, 0, 0, 0, 0, 0}, // dimensions not a multiple of the lanes
 	}
 	// sliding windows (on a full cache and on a ring shorter than the
 	// positions, which wraps), soft-caps, and both together, on each form
 	for _, ord := range []uint32{0, 1, 2} {
 		cases = append(cases,
-			attnCase{64, 4, 2, 3, 20, backend.KVF16, ord, 8, 0, 0, 0},
-			attnCase{32, 4, 2, 4, 37, backend.KVF32, ord, 5, 8, 0, 0},
-			attnCase{64, 4, 2, 3, 20, backend.KVF16, ord, 0, 0, 4, 0},
-			attnCase{32, 8, 2, 5, 30, backend.KVF16, ord, 6, 10, 2.5, 0},
-			attnCase{16, 2, 1, 2, 1, backend.KVF32, ord, 40, 0, 0, 0}, // window wider than the span
+			attnCase{64, 4, 2, 3, 20, backend.KVF16, ord, 8, 0, 0, 0, 0},
+			attnCase{32, 4, 2, 4, 37, backend.KVF32, ord, 5, 8, 0, 0, 0},
+			attnCase{64, 4, 2, 3, 20, backend.KVF16, ord, 0, 0, 4, 0, 0},
+			attnCase{32, 8, 2, 5, 30, backend.KVF16, ord, 6, 10, 2.5, 0, 0},
+			attnCase{16, 2, 1, 2, 1, backend.KVF32, ord, 40, 0, 0, 0, 0}, // window wider than the span
 		)
 	}
 	// split-K (GPU decode): spans over several splits and splits past the
 	// span, GQA, head sizes, windows over rings, soft-caps, both caches
 	cases = append(cases,
-		attnCase{64, 4, 2, 1, 40, backend.KVF16, 0, 0, 0, 0, 8},
-		attnCase{64, 4, 4, 1, 0, backend.KVF32, 0, 0, 0, 0, 8},
-		attnCase{32, 8, 2, 3, 37, backend.KVF32, 0, 0, 0, 0, 16},
-		attnCase{72, 2, 1, 1, 29, backend.KVF16, 0, 0, 0, 0, 8},
-		attnCase{32, 4, 2, 2, 37, backend.KVF32, 0, 5, 8, 0, 2},
-		attnCase{32, 8, 2, 1, 30, backend.KVF16, 0, 6, 10, 2.5, 4},
-		attnCase{64, 4, 2, 1, 50, backend.KVF16, 0, 0, 0, 4, 8},
+		attnCase{64, 4, 2, 1, 40, backend.KVF16, 0, 0, 0, 0, 8, 0},
+		attnCase{64, 4, 4, 1, 0, backend.KVF32, 0, 0, 0, 0, 8, 0},
+		attnCase{32, 8, 2, 3, 37, backend.KVF32, 0, 0, 0, 0, 16, 0},
+		attnCase{72, 2, 1, 1, 29, backend.KVF16, 0, 0, 0, 0, 8, 0},
+		attnCase{32, 4, 2, 2, 37, backend.KVF32, 0, 5, 8, 0, 2, 0},
+		attnCase{32, 8, 2, 1, 30, backend.KVF16, 0, 6, 10, 2.5, 4, 0},
+		attnCase{64, 4, 2, 1, 50, backend.KVF16, 0, 0, 0, 4, 8, 0},
 	)
 	for _, c := range cases {
 		t.Run(c.name(), func(t *testing.T) { checkAttention(t, d, c, false, rng) })
@@ -393,15 +393,15 @@ func TestAttentionSinks(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(41))
 	for _, c := range []attnCase{
-		{64, 4, 2, 3, 20, backend.KVF16, 0, 0, 0, 0, 0},
-		{32, 8, 2, 5, 37, backend.KVF32, 0, 8, 0, 0, 0},
-		{64, 4, 2, 3, 20, backend.KVF16, 1, 0, 0, 0, 0},
-		{32, 8, 2, 5, 30, backend.KVF32, 1, 6, 10, 0, 0},
-		{64, 4, 2, 1, 40, backend.KVF16, 0, 0, 0, 0, 8},
-		{32, 4, 2, 2, 37, backend.KVF32, 0, 5, 8, 0, 2},
-		{16, 2, 1, 1, 0, backend.KVF32, 0, 0, 0, 0, 4}, // one position: the sink dominates or not
-		{64, 4, 2, 11, 20, backend.KVF16, 2, 0, 0, 0, 0},
-		{32, 8, 2, 5, 30, backend.KVF32, 2, 6, 10, 0, 0},
+		{64, 4, 2, 3, 20, backend.KVF16, 0, 0, 0, 0, 0, 0},
+		{32, 8, 2, 5, 37, backend.KVF32, 0, 8, 0, 0, 0, 0},
+		{64, 4, 2, 3, 20, backend.KVF16, 1, 0, 0, 0, 0, 0},
+		{32, 8, 2, 5, 30, backend.KVF32, 1, 6, 10, 0, 0, 0},
+		{64, 4, 2, 1, 40, backend.KVF16, 0, 0, 0, 0, 8, 0},
+		{32, 4, 2, 2, 37, backend.KVF32, 0, 5, 8, 0, 2, 0},
+		{16, 2, 1, 1, 0, backend.KVF32, 0, 0, 0, 0, 4, 0}, // one position: the sink dominates or not
+		{64, 4, 2, 11, 20, backend.KVF16, 2, 0, 0, 0, 0, 0},
+		{32, 8, 2, 5, 30, backend.KVF32, 2, 6, 10, 0, 0, 0},
 	} {
 		t.Run(c.name(), func(t *testing.T) { checkAttention(t, d, c, true, rng) })
 	}
@@ -414,6 +414,7 @@ type attnCase struct {
 	window, slots              int     // sliding window (0: none) and ring slots (0: the whole context)
 	cap                        float32 // soft-cap (0: none)
 	split                      uint32  // split-K granule in positions (0: none), with attn_combine
+	qtile                      int     // the GPU form's tokens per workgroup (0: one)
 }
 
 func (c attnCase) name() string {
@@ -497,7 +498,7 @@ func runAttention(t *testing.T, d *gpu, c attnCase, in attnInput, lanes, z int) 
 	op := attnOp{label: "attn", q: qb, kc: kc, vc: vc, out: ob, step: step, sinks: sb,
 		hd: c.hd, heads: c.heads, kvHeads: c.kvheads, slots: ctx, window: c.window, qstride: qw,
 		kvf32: es == 4, scale: scale, cap: c.cap, tokens: c.n + 1,
-		ordered: c.ordered != 0, tokenLanes: c.ordered == 2, lanes: lanes, gran: int(c.split), subgroupSure: int(d.Info.SureSubgroup())}
+		ordered: c.ordered != 0, tokenLanes: c.ordered == 2, qtile: c.qtile, lanes: lanes, gran: int(c.split), subgroupSure: int(d.Info.SureSubgroup())}
 	if c.split != 0 {
 		op.splits = z
 		if z == 0 {

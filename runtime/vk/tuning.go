@@ -55,7 +55,7 @@ type tuning struct {
 	// and spreading a head's dimensions over it costs a cross-lane sum
 	// per position and head and repeats the softmax's scalar steps on
 	// every lane. BenchmarkAttentionPrefill (1B shape, 64 tokens at depth
-	// 448): 6.5 -> 8.5 GFLOP/s; docs/benchmarks.md has the end-to-end
+	// 448): 5.6-6.8 -> 9.1-9.4 GFLOP/s; docs/benchmarks.md has the end-to-end
 	// figures.
 	attnTokenLanes bool
 	// attnLanes is the GPU form's workgroup size (a tile of positions for
@@ -63,6 +63,11 @@ type tuning struct {
 	// granule: a split's positions are a multiple of it (one warp's worth,
 	// so a short split still fills the score phase's first subgroup).
 	attnLanes, attnGran int
+	// attnRows is the query rows (tokens × the heads sharing a KV head) a
+	// prefill's GPU-form workgroup takes: its keys and values are fetched
+	// once for all of them. 16 keeps a lane's accumulators at 16·E and
+	// the shared memory at 24 KiB for head size 128 (an 8B: 4 tokens).
+	attnRows int
 	// attnWaves is the workgroups per compute unit a decode attention aims
 	// for: splits = ceil(units × waves / KV heads), so an 8B (8 KV heads)
 	// on a 4090 (128 SMs) takes 32 splits of the live span. Two let one
@@ -167,7 +172,7 @@ func (t tuning) residentKind() vulkan.MemKind {
 
 var (
 	cpuTuning = tuning{matmul: true, moeGrouped: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, attnTokenLanes: true, deviceHead: false}
-	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true, mmDot: dotIntAccelerated, spinFence: true}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, attnRows: 16, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true, mmDot: dotIntAccelerated, spinFence: true}
 )
 
 // tuningFor picks the layout for a device type ("discrete", "integrated",
@@ -246,7 +251,7 @@ var tuningEnv = []struct {
 		t.orderedAttention = form != "gpu"
 		t.attnTokenLanes = form == "ordered"
 		if !t.orderedAttention {
-			t.attnLanes, t.attnGran, t.attnWaves = gpuTuning.attnLanes, gpuTuning.attnGran, gpuTuning.attnWaves
+			t.attnLanes, t.attnGran, t.attnWaves, t.attnRows = gpuTuning.attnLanes, gpuTuning.attnGran, gpuTuning.attnWaves, gpuTuning.attnRows
 		}
 	}},
 	{MatvecEnv, []string{"float", "intdot"}, func(t *tuning, form string) { t.intDot = form == "intdot" }},
