@@ -43,16 +43,17 @@
 // (the positions filled at this step, read from Step, so one recorded
 // command buffer serves every step), chunks being whole multiples of SPLIT
 // positions (attnsplit.glsl). Workgroups past the last chunk return at once.
-// Out then holds per query head and split the unnormalized value sum, the
-// max and the sum of exponentials ([token][head][split][HD+2]), and
-// attn_combine merges the live splits.
+// Each writes per query head its unnormalized value sum, max and sum of
+// exponentials to Part ([token][head][split][HD+2]); the last to finish
+// (a counter per KV head and token in Arrive) merges the live splits into
+// Out (merge_splits), so no second pass and barrier follow.
 //
 // SINK (gpt-oss): each query head has a learned logit that joins the
 // softmax's denominator with no value, folded in after the positions as
 // llama.cpp's flash attention does: if sink > M, the value sum and the sum
 // of exponentials are rescaled by exp(M - sink) and 1 added, else
 // exp(sink - M) is added. With SPLIT the partials stay without it and
-// attn_combine folds it in once per head, after merging the splits.
+// merge_splits folds it in once per head, after merging the splits.
 // main_rows's vote: every Vulkan GPU and llvmpipe offer subgroup votes
 #extension GL_KHR_shader_subgroup_vote : require
 #include "common.glsl"
@@ -77,6 +78,10 @@ layout(binding = 2) uniform usamplerBuffer VC; // ordered: as KC; GPU form: one 
 layout(std430, binding = 3) writeonly buffer Out { float o[]; };
 layout(std430, binding = 4) readonly buffer Step { uint ntok; uint pos; };
 layout(std430, binding = 5) readonly buffer Sinks { float sinks[]; }; // [head], with SINK
+// With SPLIT: the partials [token][head][split][HD+2] and a counter of
+// finished splits per (token, KV head), back at zero after every step.
+layout(std430, binding = 6) coherent buffer Part { float part[]; };
+layout(std430, binding = 7) coherent buffer Arrive { uint arrive[]; };
 
 layout(push_constant) uniform Push {
 	uint qstride;  // floats per token in Q and Out
@@ -372,6 +377,43 @@ float v_elem(uint w, const uint e) {
 	return e == 0 ? h.x : h.y;
 }
 
+shared bool s_last; // this workgroup is the last split to finish
+
+// merge_splits writes the output of token t's G heads on KV head kvh from
+// the live splits' partials: each value sum rescaled to the largest max
+// and divided by the rescaled sum of exponentials (each lane recomputes
+// the max and the sum: a few splits' worth of reads). SINK folds the
+// head's sink logit in once, after the merge, as the unsplit form does.
+void merge_splits(uint kvh, uint t, uint live) {
+	uint z = gl_NumWorkGroups.z, heads = gl_NumWorkGroups.x * G;
+	for (uint i = gl_LocalInvocationID.x; i < G * HD; i += WG) {
+		uint h = kvh * G + i / HD, d = i % HD;
+		uint pb = (t * heads + h) * z * (HD + 2);
+		float mx = -1e30;
+		for (uint k = 0; k < live; k++) {
+			mx = max(mx, part[pb + k * (HD + 2) + HD]);
+		}
+		float sum = 0.0, v = 0.0;
+		for (uint k = 0; k < live; k++) {
+			uint kb = pb + k * (HD + 2);
+			float w = exp(part[kb + HD] - mx);
+			sum += part[kb + HD + 1] * w;
+			v += part[kb + d] * w;
+		}
+		float ms = 1.0;
+		if (SINK != 0) {
+			float sk = sinks[h];
+			if (sk > mx) {
+				ms = exp(mx - sk);
+				sum = sum * ms + 1.0;
+			} else {
+				sum += exp(sk - mx);
+			}
+		}
+		o[t * p.qstride + h * HD + d] = v * (ms / sum);
+	}
+}
+
 void main_gpu() {
 	uint kvh = gl_WorkGroupID.x;
 	uint t0 = gl_WorkGroupID.y * QT;
@@ -384,11 +426,13 @@ void main_gpu() {
 	// to the last token's span; a row masks the positions outside its own
 	uint lo = first_pos(pos + t0);
 	uint hi = pos + tl + 1;
+	uint live = 1; // splits holding positions
 	if (SPLIT != 0) { // a decode step: QT is 1
+		live = attn_live_splits(hi - lo, gl_NumWorkGroups.z, SPLIT);
 		uint c = attn_chunk(hi - lo, gl_NumWorkGroups.z, SPLIT);
 		lo += gl_WorkGroupID.z * c;
 		if (lo >= hi) {
-			return; // past the live span: attn_combine reads only live splits
+			return; // past the live span: never counted in Arrive
 		}
 		hi = min(hi, lo + c);
 	}
@@ -512,46 +556,70 @@ void main_gpu() {
 		}
 	}
 	barrier();
-	if (grp != 0) {
-		return;
+	if (grp == 0) {
+		[[unroll]] for (uint r = 0; r < R; r++) {
+			uint t = t0 + r / G, g = r % G;
+			if (t > tl) {
+				break; // the rows of tokens past the step's
+			}
+			float sum = 0.0;
+			for (uint k = 0; k < gl_NumSubgroups; k++) sum += sr[r * NSG + k];
+			float mx = m[r];
+			[[unroll]] for (uint q = 1; q < NPG; q++) {
+				[[unroll]] for (uint e = 0; e < E; e++) acc[r][e] += sacc[((q - 1) * R + r) * HD + u0 * E + e];
+			}
+			if (SPLIT != 0) {
+				uint heads = gl_NumWorkGroups.x * G;
+				uint pb = ((t * heads + kvh * G + g) * gl_NumWorkGroups.z + gl_WorkGroupID.z) * (HD + 2);
+				if (lane == 0) {
+					part[pb + HD] = mx;
+					part[pb + HD + 1] = sum;
+				}
+				[[unroll]] for (uint k = 0; k < UPL; k++) {
+					uint u = u0 + k * WG;
+					if (UPL == 1 || u < U) {
+						[[unroll]] for (uint e = 0; e < E; e++) part[pb + u * E + e] = acc[r][k * E + e];
+					}
+				}
+				continue;
+			}
+			float f = 1.0;
+			if (SINK != 0) {
+				float sk = sinks[kvh * G + g];
+				if (sk > mx) {
+					f = exp(mx - sk);
+					sum = sum * f + 1.0;
+				} else {
+					sum += exp(sk - mx);
+				}
+			}
+			uint ob = t * p.qstride + (kvh * G + g) * HD;
+			float inv = f / sum;
+			[[unroll]] for (uint k = 0; k < UPL; k++) {
+				uint u = u0 + k * WG;
+				if (UPL == 1 || u < U) {
+					[[unroll]] for (uint e = 0; e < E; e++) o[ob + u * E + e] = acc[r][k * E + e] * inv;
+				}
+			}
+		}
 	}
-	[[unroll]] for (uint r = 0; r < R; r++) {
-		uint t = t0 + r / G, g = r % G;
-		if (t > tl) {
-			break; // the rows of tokens past the step's
-		}
-		float sum = 0.0;
-		for (uint k = 0; k < gl_NumSubgroups; k++) sum += sr[r * NSG + k];
-		float mx = m[r];
-		[[unroll]] for (uint q = 1; q < NPG; q++) {
-			[[unroll]] for (uint e = 0; e < E; e++) acc[r][e] += sacc[((q - 1) * R + r) * HD + u0 * E + e];
-		}
-		float f = 1.0;
-		if (SINK != 0 && SPLIT == 0) {
-			float sk = sinks[kvh * G + g];
-			if (sk > mx) {
-				f = exp(mx - sk);
-				sum = sum * f + 1.0;
-			} else {
-				sum += exp(sk - mx);
+	if (SPLIT != 0) {
+		// The last live split of the (token, KV head) to finish merges
+		// them, in place of a combine pass and its barrier: every split
+		// makes its partials visible before it counts itself in.
+		memoryBarrierBuffer();
+		barrier();
+		if (lane == 0) {
+			uint c = t0 * gl_NumWorkGroups.x + kvh;
+			s_last = atomicAdd(arrive[c], 1u) + 1 == live;
+			if (s_last) {
+				arrive[c] = 0u; // for the next dispatch (the next layer)
 			}
 		}
-		uint ob = t * p.qstride + (kvh * G + g) * HD;
-		float inv = f / sum;
-		if (SPLIT != 0) {
-			uint heads = gl_NumWorkGroups.x * G;
-			ob = ((t * heads + kvh * G + g) * gl_NumWorkGroups.z + gl_WorkGroupID.z) * (HD + 2);
-			inv = 1.0;
-			if (lane == 0) {
-				o[ob + HD] = mx;
-				o[ob + HD + 1] = sum;
-			}
-		}
-		[[unroll]] for (uint k = 0; k < UPL; k++) {
-			uint u = u0 + k * WG;
-			if (UPL == 1 || u < U) {
-				[[unroll]] for (uint e = 0; e < E; e++) o[ob + u * E + e] = acc[r][k * E + e] * inv;
-			}
+		barrier();
+		if (s_last) {
+			memoryBarrierBuffer();
+			merge_splits(kvh, t0, live);
 		}
 	}
 }

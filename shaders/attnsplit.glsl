@@ -1,5 +1,5 @@
 // The split rule of flash-decoding, shared by attention.comp (which
-// positions a split takes) and attn_combine.comp (how many splits are live),
+// positions a split takes, how many splits are live for the merge),
 // and mirrored by attnChunk in runtime/vk/tuning.go (TestAttnSplits): the
 // live span of a step is cut into at most z chunks of whole multiples of
 // gran positions, as few as cover it. A short span so takes one or a few

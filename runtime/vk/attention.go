@@ -7,14 +7,14 @@ import (
 	"vkchat/runtime/vk/vulkan"
 )
 
-// attnOp is one attention over a layer's KV cache (attention.comp), and
-// with split-K its combine pass (attn_combine.comp), as the forward pass
-// and the kernel tests record it.
+// attnOp is one attention over a layer's KV cache (attention.comp), as the
+// forward pass and the kernel tests record it.
 type attnOp struct {
 	label                     string
 	q, kc, vc, out, step      *vulkan.Buffer
 	sinks                     *vulkan.Buffer // a logit per query head, or nil
 	part                      *vulkan.Buffer // split-K partials [token][head][split][hd+2], with splits
+	arrive                    *vulkan.Buffer // split-K: finished splits per (token, KV head), zero between steps
 	hd, heads, kvHeads        int
 	slots, window, qstride    int
 	kvf32                     bool
@@ -104,24 +104,30 @@ const defaultComputeUnits = 32
 
 // recordAttention records op: the attention dispatch over (KV heads,
 // tokens, splits) workgroups (with token lanes, tiles of a subgroup's
-// tokens; in the GPU form's prefill, tiles of op.qtile tokens) and, with
-// splits, the combine pass.
+// tokens; in the GPU form's prefill, tiles of op.qtile tokens). With
+// splits the last split of each (token, KV head) to finish merges them in
+// the same dispatch (attention.comp's merge_splits).
 func (d *gpu) recordAttention(r *vulkan.Recorder, op attnOp) error {
 	g := op.heads / op.kvHeads
 	kvf32 := flag(op.kvf32)
 	sg := uint32(op.subgroupSure)
 	capOn := flag(op.cap != 0)
 	sink := flag(op.sinks != nil)
-	sinks := op.sinks
+	dum, err := d.dummy()
+	if err != nil {
+		return err
+	}
+	sinks, part, arrive := op.sinks, vulkan.R(dum), vulkan.R(dum)
 	if sinks == nil {
-		dum, err := d.dummy()
-		if err != nil {
-			return err
-		}
 		sinks = dum
 	}
+	if op.splits > 0 {
+		if op.part == nil || op.arrive == nil {
+			return fmt.Errorf("attention %s: split-K needs its partials and arrival counters", op.label)
+		}
+		part, arrive = vulkan.W(op.part), vulkan.W(op.arrive)
+	}
 	var k *vulkan.Kernel
-	var err error
 	vc := vulkan.R(op.vc)
 	groupsY := uint32(op.tokens)
 	if op.ordered {
@@ -148,18 +154,7 @@ func (d *gpu) recordAttention(r *vulkan.Recorder, op attnOp) error {
 		return fmt.Errorf("attention kernel: %w", err)
 	}
 	push := []uint32{uint32(op.qstride), uint32(op.slots), math.Float32bits(op.scale), math.Float32bits(op.cap), uint32(op.window)}
-	if op.splits == 0 {
-		return r.Dispatch(op.label, k, []vulkan.Arg{vulkan.R(op.q), vulkan.R(op.kc), vc, vulkan.W(op.out), vulkan.R(op.step), vulkan.R(sinks)}, push,
-			uint32(op.kvHeads), groupsY, 1)
-	}
-	comb, err := d.kernel("attn_combine", 3*4, sg, uint32(op.hd), sink, uint32(op.gran))
-	if err != nil {
-		return fmt.Errorf("attention combine kernel: %w", err)
-	}
-	if err := r.Dispatch(op.label, k, []vulkan.Arg{vulkan.R(op.q), vulkan.R(op.kc), vc, vulkan.W(op.part), vulkan.R(op.step), vulkan.R(sinks)}, push,
-		uint32(op.kvHeads), uint32(op.tokens), uint32(op.splits)); err != nil {
-		return err
-	}
-	return r.Dispatch(op.label+" combine", comb, []vulkan.Arg{vulkan.R(op.part), vulkan.W(op.out), vulkan.R(op.step), vulkan.R(sinks)},
-		[]uint32{uint32(op.qstride), uint32(op.splits), uint32(op.window)}, uint32(op.heads), uint32(op.tokens), 1)
+	z := uint32(max(op.splits, 1))
+	return r.Dispatch(op.label, k, []vulkan.Arg{vulkan.R(op.q), vulkan.R(op.kc), vc, vulkan.W(op.out), vulkan.R(op.step), vulkan.R(sinks), part, arrive}, push,
+		uint32(op.kvHeads), groupsY, z)
 }

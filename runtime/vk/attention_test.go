@@ -290,6 +290,7 @@ func benchAttention(b *testing.B, tokens, depth int, forms []string) {
 			d.attnFor(&op, tokens == 1 && form != "gpu-unsplit")
 			if op.splits > 0 {
 				op.part = mk("partials", 4*heads*op.splits*(hd+2))
+				op.arrive = zeroBuffer(b, d, "arrivals", 4*kvHeads)
 			}
 			r, err := d.NewRecorder(0)
 			if err != nil {

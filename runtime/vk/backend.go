@@ -54,6 +54,7 @@ type Backend struct {
 	h2                *vulkan.Buffer // up-projection partial sums when its K is split
 	xq                *vulkan.Buffer // x rounded to a vec_dot_type for the prefill product (matmul.go)
 	attPart           *vulkan.Buffer // split-K decode attention's partials [head][split][dim+2], else nil
+	attArrive         *vulkan.Buffer // split-K: finished splits per KV head (zero between steps), else nil
 	// a mixture-of-experts model's routing and expert activations (moe.go), else nil
 	moeLogits, moeIDs, moeWts, moeH, moeH2, moeY *vulkan.Buffer
 	// the prefill's pairs grouped by expert (moe_group.comp) and the
@@ -251,6 +252,10 @@ func (b *Backend) allocate() error {
 		if b.attPart, err = act("split-K attention partials", c.Heads*splits*(b.m.Widest().HeadDim+2), vulkan.MemDevice); err != nil {
 			return err
 		}
+		// a counter per KV head (at most one per query head) of a decode step's token
+		if b.attArrive, err = act("split-K attention arrivals", c.Heads, vulkan.MemDevice); err != nil {
+			return err
+		}
 	}
 	if b.h, err = act("activations ffn", n*b.ffStride, vulkan.MemDevice); err != nil {
 		return err
@@ -304,7 +309,8 @@ func (b *Backend) allocate() error {
 	}
 	// Padding columns of the activations must read as zero.
 	var zero []*vulkan.Buffer
-	zeroed := []*vulkan.Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o, b.moeH, b.moeH2}
+	// The split-K arrival counters start at zero (the merging split resets them).
+	zeroed := []*vulkan.Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o, b.moeH, b.moeH2, b.attArrive}
 	if b.dn != nil {
 		zeroed = append(zeroed, b.dn.o, b.dn.shH, b.dn.shH2)
 	}

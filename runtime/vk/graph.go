@@ -279,8 +279,8 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 		if err != nil {
 			return err
 		}
-		// decode on a GPU: split-K over the live span, then the combine pass
-		ao := attnOp{label: name("attention"), q: b.q, kc: kc, vc: vc, out: b.att, step: b.step, sinks: lw.sinks, part: b.attPart,
+		// decode on a GPU: split-K over the live span, the last split merging
+		ao := attnOp{label: name("attention"), q: b.q, kc: kc, vc: vc, out: b.att, step: b.step, sinks: lw.sinks, part: b.attPart, arrive: b.attArrive,
 			hd: hd, heads: c.Heads, kvHeads: kvh, slots: pl.slots, window: pl.window, qstride: b.qStride, kvf32: kvf32 != 0,
 			scale: b.rec.scoreScale, cap: b.rec.attnCap, tokens: s.cap}
 		d.attnFor(&ao, s.cap == 1)

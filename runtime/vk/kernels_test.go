@@ -387,7 +387,7 @@ func TestAttention(t *testing.T) {
 
 // TestAttentionSinks checks gpt-oss's attention sinks (a logit per query
 // head in the softmax's denominator, with no value) on both forms and on
-// split-K with attn_combine, which folds the sink in once per head after
+// split-K, whose merge folds the sink in once per head after
 // merging the splits: sinks both above and below the scores' maximum.
 func TestAttentionSinks(t *testing.T) {
 	d := testDevice(t)
@@ -413,7 +413,7 @@ type attnCase struct {
 	ordered                    uint32  // 0: the GPU form, 1: ordered, 2: ordered with token lanes
 	window, slots              int     // sliding window (0: none) and ring slots (0: the whole context)
 	cap                        float32 // soft-cap (0: none)
-	split                      uint32  // split-K granule in positions (0: none), with attn_combine
+	split                      uint32  // split-K granule in positions (0: none), merged by the last split
 	qtile                      int     // the GPU form's tokens per workgroup (0: one)
 }
 
@@ -508,6 +508,8 @@ func runAttention(t *testing.T, d *gpu, c attnCase, in attnInput, lanes, z int) 
 		if op.part, err = d.NewBuffer("partials", uint64(4*(c.n+1)*c.heads*op.splits*(c.hd+2)), vulkan.MemDevice); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(op.part.Release)
+		op.arrive = zeroBuffer(t, d, "arrivals", 4*(c.n+1)*c.kvheads)
 	}
 	runOnce(t, d, func(r *vulkan.Recorder) error { return d.recordAttention(r, op) })
 	raw := make([]byte, 4*len(out0))
@@ -645,7 +647,7 @@ func TestDispatchRejectsLargeRange(t *testing.T) {
 	}
 	r, _ := d.NewRecorder(0)
 	r.Begin()
-	err = r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(big), vulkan.R(big), vulkan.R(big), vulkan.W(big), vulkan.R(step), vulkan.R(step)}, []uint32{64, 1, 0, 0, 0}, 1, 1, 1)
+	err = r.Dispatch("attn", k, []vulkan.Arg{vulkan.R(big), vulkan.R(big), vulkan.R(big), vulkan.W(big), vulkan.R(step), vulkan.R(step), vulkan.W(step), vulkan.W(step)}, []uint32{64, 1, 0, 0, 0}, 1, 1, 1)
 	r.End()
 	if err == nil || !strings.Contains(err.Error(), "big output") || !strings.Contains(err.Error(), "maxStorageBufferRange") {
 		t.Fatalf("got %v", err)
@@ -693,4 +695,19 @@ func TestRopeYaRN(t *testing.T) {
 	} else {
 		t.Logf("max |Δ| %.3g against float64", worst)
 	}
+}
+
+// zeroBuffer is a device buffer of n bytes filled with zeros, released at
+// the end of the test.
+func zeroBuffer(t testing.TB, d *gpu, name string, n int) *vulkan.Buffer {
+	t.Helper()
+	buf, err := d.NewBuffer(name, uint64(n), vulkan.MemDevice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(buf.Release)
+	if err := d.Zero(buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf
 }

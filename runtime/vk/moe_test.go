@@ -341,7 +341,7 @@ func matchCPU(t *testing.T, arch string, cases []matchCase) {
 // expert biases, the clamped SwiGLU and the even layers' windows wired
 // together, under the CPU device layout (ordered attention) and the GPU one
 // (shared-x mat-vecs; decode attention split over positions, the sink
-// folded in by attn_combine).
+// folded in by the merge of the splits).
 func TestGptOssMatchesCPU(t *testing.T) {
 	matchCPU(t, "gpt-oss", []matchCase{
 		{"F32", "F32", "cpu", true}, {"F32", "F32", "gpu", true}, {"F32", "F32", "gpu", false},

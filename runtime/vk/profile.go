@@ -74,7 +74,7 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (_ *Profile, err erro
 func (b *Backend) attentionWork(ts []vulkan.KernelTime, pos, n int) {
 	es := uint64(b.opts.KVType.Bytes())
 	for i := range ts {
-		// The attention kernel's dispatches only (not its combine pass,
+		// The attention kernel's dispatches only (not a gate after it,
 		// nor the mat-vecs, whose work the recording declared), by the
 		// shader's name; the layer from the label's "L<n> " prefix.
 		var l int

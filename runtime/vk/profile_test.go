@@ -63,8 +63,8 @@ func TestReadBandwidthOnDevice(t *testing.T) {
 // TestAttentionWorkTouchesOnlyAttention: the profile fills in the
 // attention kernel's bytes and multiply-adds from the step's live span,
 // and leaves every other dispatch's declared work alone: the mat-vecs of
-// the same layer (whose labels also start "L<n> "), the combine pass and
-// the attention output (whose labels also start "L<n> attention").
+// the same layer (whose labels also start "L<n> "), a gate after the
+// attention and the attention output (whose labels also start "L<n> attention").
 func TestAttentionWorkTouchesOnlyAttention(t *testing.T) {
 	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
 	b, err := newBackendOn(testDevice(t), m, backend.Options{ContextSize: 64, KVType: backend.KVF16, Device: -1}, true, true)
@@ -79,7 +79,7 @@ func TestAttentionWorkTouchesOnlyAttention(t *testing.T) {
 	ts := []vulkan.KernelTime{
 		{Label: "L0 qkv", Kernel: "matvec_f32", Bytes: 1000, MACs: 250},
 		{Label: "L0 attention", Kernel: "attention"},
-		{Label: "L0 attention combine", Kernel: "attn_combine", Bytes: 7, MACs: 3},
+		{Label: "L0 attention gate", Kernel: "dn_gate", Bytes: 7, MACs: 3},
 		{Label: "L0 attention out", Kernel: "residual", Bytes: 11, MACs: 5},
 		{Label: "L1 gate+up", Kernel: "matvec_f32", Bytes: 2000, MACs: 500},
 		{Label: "L1 attention", Kernel: "attention"},
