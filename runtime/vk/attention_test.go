@@ -10,6 +10,7 @@ import (
 
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
+	"vkchat/runtime/quant"
 	"vkchat/runtime/vk/vulkan"
 )
 
@@ -471,5 +472,73 @@ func TestAttnTile(t *testing.T) {
 	d.attnFor(&op, true)
 	if op.qtile > 1 {
 		t.Errorf("a decode step takes %d tokens per workgroup", op.qtile)
+	}
+}
+
+// TestAttentionSplitMergeResets: the last split to finish merges and puts
+// its arrival counter back to zero, so two split attentions in a row over
+// the same partials and counters (two layers), run twice (two steps), give
+// the reference every time and leave the counters at zero.
+func TestAttentionSplitMergeResets(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(83))
+	ac := attnCase{hd: 64, heads: 8, kvheads: 2, n: 1, pos: 299, kv: backend.KVF16, split: uint32(gpuTuning.attnGran)}
+	in := newAttnInput(ac, true, rng)
+	ctx, qw := ac.ctx(), ac.heads*ac.hd
+	half := func(v []float32) []byte {
+		b := make([]byte, 2*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint16(b[2*i:], quant.FP32ToFP16(x))
+		}
+		return b
+	}
+	const splits = 8
+	op := attnOp{label: "attn", q: deviceFloats(t, d, "q", in.q), kc: deviceBytes(t, d, "kc", half(in.k)), vc: deviceBytes(t, d, "vc", half(in.v)),
+		step: stepBuffer(t, d, ac.n, ac.pos, nil), sinks: deviceFloats(t, d, "sinks", in.sinks),
+		hd: ac.hd, heads: ac.heads, kvHeads: ac.kvheads, slots: ctx, qstride: qw, scale: float32(1 / math.Sqrt(float64(ac.hd))),
+		tokens: ac.n, splits: splits, lanes: gpuTuning.attnLanes, gran: gpuTuning.attnGran, subgroupSure: int(d.Info.SureSubgroup())}
+	op.part = zeroBuffer(t, d, "partials", 4*ac.n*ac.heads*splits*(ac.hd+2))
+	op.arrive = zeroBuffer(t, d, "arrivals", 4*ac.n*ac.kvheads)
+	outs := []*vulkan.Buffer{zeroBuffer(t, d, "out 1", 4*qw), zeroBuffer(t, d, "out 2", 4*qw)}
+	r, err := d.NewRecorder(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range outs {
+		o := op
+		o.out = out
+		if err := d.recordAttention(r, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.End(); err != nil {
+		t.Fatal(err)
+	}
+	ref := attnReference(ac, in)
+	for step := 0; step < 2; step++ {
+		if err := r.Run(); err != nil {
+			t.Fatal(err)
+		}
+		for i, out := range outs {
+			raw := make([]byte, 4*qw)
+			if err := out.Read(0, raw); err != nil {
+				t.Fatal(err)
+			}
+			if e := nmse(ref, bytesF32(raw)); e > 1e-10 || math.IsNaN(e) {
+				t.Errorf("step %d, attention %d: NMSE %.3g against float64 (an unmerged or stale output)", step, i+1, e)
+			}
+		}
+		raw := make([]byte, 4*ac.kvheads)
+		if err := op.arrive.Read(0, raw); err != nil {
+			t.Fatal(err)
+		}
+		for h := 0; h < ac.kvheads; h++ {
+			if c := binary.LittleEndian.Uint32(raw[4*h:]); c != 0 {
+				t.Errorf("step %d: KV head %d's arrival counter left at %d", step, h, c)
+			}
+		}
 	}
 }
