@@ -10,7 +10,6 @@ import (
 
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
-	"vkchat/runtime/quant"
 	"vkchat/runtime/vk/vulkan"
 )
 
@@ -485,15 +484,8 @@ func TestAttentionSplitMergeResets(t *testing.T) {
 	ac := attnCase{hd: 64, heads: 8, kvheads: 2, n: 1, pos: 299, kv: backend.KVF16, split: uint32(gpuTuning.attnGran)}
 	in := newAttnInput(ac, true, rng)
 	ctx, qw := ac.ctx(), ac.heads*ac.hd
-	half := func(v []float32) []byte {
-		b := make([]byte, 2*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint16(b[2*i:], quant.FP32ToFP16(x))
-		}
-		return b
-	}
 	const splits = 8
-	op := attnOp{label: "attn", q: deviceFloats(t, d, "q", in.q), kc: deviceBytes(t, d, "kc", half(in.k)), vc: deviceBytes(t, d, "vc", half(in.v)),
+	op := attnOp{label: "attn", q: deviceFloats(t, d, "q", in.q), kc: deviceBytes(t, d, "kc", f16bytes(in.k)), vc: deviceBytes(t, d, "vc", f16bytes(in.v)),
 		step: stepBuffer(t, d, ac.n, ac.pos, nil), sinks: deviceFloats(t, d, "sinks", in.sinks),
 		hd: ac.hd, heads: ac.heads, kvHeads: ac.kvheads, slots: ctx, qstride: qw, scale: float32(1 / math.Sqrt(float64(ac.hd))),
 		tokens: ac.n, splits: splits, lanes: gpuTuning.attnLanes, gran: gpuTuning.attnGran, subgroupSure: int(d.Info.SureSubgroup())}

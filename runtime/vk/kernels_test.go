@@ -472,11 +472,7 @@ func runAttention(t *testing.T, d *gpu, c attnCase, in attnInput, lanes, z int) 
 		if es == 4 {
 			return f32bytes(v)
 		}
-		b := make([]byte, 2*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint16(b[2*i:], quant.FP32ToFP16(x))
-		}
-		return b
+		return f16bytes(v)
 	}
 	kc := deviceBytes(t, d, "kc", enc(in.k))
 	vc := deviceBytes(t, d, "vc", enc(in.v))

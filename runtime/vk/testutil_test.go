@@ -128,6 +128,15 @@ func f32bytes(v []float32) []byte {
 	return b
 }
 
+// f16bytes is v rounded to F16, little-endian, as an F16 cache stores it.
+func f16bytes(v []float32) []byte {
+	b := make([]byte, 2*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint16(b[2*i:], quant.FP32ToFP16(x))
+	}
+	return b
+}
+
 func bytesF32(b []byte) []float32 {
 	v := make([]float32, len(b)/4)
 	for i := range v {
