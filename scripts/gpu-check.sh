@@ -29,7 +29,9 @@
 #     =intdot) against the mat-vec the layout ships with;
 #   - the 1B's decode with the integer-dot mat-vec (VKCHAT_VK_MATVEC=intdot)
 #     against the float kernels the layout ships with, and with the fence
-#     waited for by sleeping only (VKCHAT_VK_SPIN=off) against polling;
+#     waited for by sleeping only (VKCHAT_VK_SPIN=off) against polling,
+#     and with the rotation in a dispatch of its own (VKCHAT_VK_ROPE=separate)
+#     against the QKV product's epilogue;
 #   - decode with the device head on and off (1B);
 # then the Vulkan layer's tests and the kernel and end-to-end tests.
 # Every result is under OUTDIR; summary.txt says what passed, with the
@@ -214,6 +216,11 @@ for shape in 1b 8b; do
 		export VKCHAT_VK_SPIN=off
 		bench $shape-nospin 45 -p 0 -n $n -r $reps
 		unset VKCHAT_VK_SPIN
+		# and with rope.comp after the QKV product instead of its
+		# epilogue (tuning.ropeInQKV: one dispatch fewer per layer)
+		export VKCHAT_VK_ROPE=separate
+		bench $shape-rope-separate 45 -p 0 -n $n -r $reps
+		unset VKCHAT_VK_ROPE
 	fi
 	if [ $shape = 1b ] && [ $quick = 0 ]; then
 		bench head-on 45 -p 0 -n $n -r 3 --head on

@@ -35,6 +35,12 @@
 // MOE: expert rows picked per (token, slot) pair from IDS, one pair per
 // pass, x per token (1) or per pair (2): as in matvec.comp.
 //
+// ROPE (a decode step's Q|K|V product, one token): once every workgroup has
+// stored its rows, the last to finish (a counter in Arrive, as attention.comp
+// merges its splits) normalizes and rotates Q and K and writes K and V to
+// the caches (rope.glsl), in place of a rope.comp dispatch and its barrier.
+// Y is coherent so that workgroup reads the others' rows, not stale lines.
+//
 // variants: matvec_sg_f32:WTYPE_F32 matvec_sg_f16:WTYPE_F16 matvec_sg_bf16:WTYPE_BF16 matvec_sg_q4_0:WTYPE_Q4_0 matvec_sg_q4_1:WTYPE_Q4_1 matvec_sg_q5_0:WTYPE_Q5_0 matvec_sg_q5_1:WTYPE_Q5_1 matvec_sg_q8_0:WTYPE_Q8_0 matvec_sg_q2_k:WTYPE_Q2_K matvec_sg_q3_k:WTYPE_Q3_K matvec_sg_q4_k:WTYPE_Q4_K matvec_sg_q5_k:WTYPE_Q5_K matvec_sg_q6_k:WTYPE_Q6_K matvec_sg_mxfp4:WTYPE_MXFP4
 #define ACTQ_HELPERS_ONLY
 #include "common.glsl"
@@ -55,6 +61,7 @@ layout(constant_id = 9) const uint SHW = 1;   // words of staged x: NT × tw
 layout(constant_id = 10) const uint MOE = 0;  // 0: dense; 1: expert rows, x per token; 2: expert rows, x per pair (matvec.comp)
 layout(constant_id = 11) const uint MOEK = 1; // MOE: experts per token
 layout(constant_id = 12) const uint BIAS = 0; // 1: bias rows added before act and EPI (matvec.comp)
+layout(constant_id = 13) const uint ROPE = 0; // 1: the rope.glsl epilogue (constants 14-19 are its)
 
 layout(binding = 0) uniform usamplerBuffer A0;
 layout(binding = 1) uniform usamplerBuffer A1;
@@ -67,10 +74,17 @@ layout(binding = 7) uniform usamplerBuffer B3;
 layout(binding = 8) uniform usamplerBuffer X;    // activations, f32 bits, 4 per texel
 layout(binding = 9) uniform usamplerBuffer NW;   // norm weight, f32 bits
 layout(std430, binding = 10) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 11) buffer Y { float y[]; };
+layout(std430, binding = 11) coherent buffer Y { float y[]; };
 layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
 layout(binding = 13) uniform usamplerBuffer IDS; // MOE: expert id per (token, slot) pair, R32_UINT view
 layout(std430, binding = 14) readonly buffer Bias2 { float bias2[]; }; // BIAS with PAIR: the second matrix's
+layout(std430, binding = 15) coherent buffer Arrive { uint arrive[]; }; // ROPE: workgroups done
+
+#define ROPE_IN(i) y[i]
+#define ROPE_CID 14
+#define ROPE_BIND 16
+#define ROPE_NSCALE (ROPE == 0 ? 1 : QKNORM == 1 ? MAXG : 2)
+#include "rope.glsl"
 
 layout(push_constant) uniform Push {
 	uint rows;    // rows in this dispatch (one part of a split matrix)
@@ -83,10 +97,12 @@ layout(push_constant) uniform Push {
 	float eps;
 	uint row0;    // matrix row of this dispatch's first row (bias index)
 	uint rpg;     // rows per workgroup
+	RopeArgs r;   // ROPE's
 } p;
 
 shared uint xsh[SHW];
 shared float red[NT * TEAMS];
+shared bool s_last;
 
 #if defined(ACT_Q8_0) || defined(ACT_Q8_1) || defined(ACT_Q8_K)
 #define HAS_I8 1
@@ -332,6 +348,24 @@ void main() {
 				}
 				y[o] = v;
 			}
+		}
+	}
+	if (ROPE != 0) {
+		// Every lane makes its rows visible before its workgroup counts
+		// itself in; the last workgroup resets the counter for the next
+		// layer's product and rotates the token (NT is 1).
+		memoryBarrierBuffer();
+		barrier();
+		if (lid == 0) {
+			s_last = atomicAdd(arrive[0], 1u) + 1 == gl_NumWorkGroups.x;
+			if (s_last) {
+				arrive[0] = 0u;
+			}
+		}
+		barrier();
+		if (s_last) {
+			memoryBarrierBuffer();
+			rope_token(p.r, tok0, tok0 * p.r.qkvstride);
 		}
 	}
 }

@@ -1,168 +1,30 @@
 #version 450
-// Q/K normalization, rotary embedding and the key/value cache write: per
-// token, q (normalized, rotated, scaled) goes to Q, k (normalized, rotated)
-// and v to the layer's caches at position pos+t, head-major
-// [kv head][slot][dim], where a position's slot is pos % slots (a sliding-
-// window layer's cache is a ring; a full cache has slots = context). cos and
-// sin come from the step buffer (one table per distinct RoPE base and
-// scale), computed on the host in float64 exactly as the reference backend
-// does. One workgroup per token; a lane handles two adjacent elements so the
-// F16 cache is written as packed pairs.
-//
-// QKNORM 1 RMS-normalizes each head of Q and K with one [HD] weight per
-// side (qwen3, gemma3); 2 normalizes all of Q and all of K as two vectors
-// with [heads*HD] / [kvheads*HD] weights (olmo2). As ggml: (x * scale) * w,
-// before RoPE. The sums of squares are taken first, a subgroup per head,
-// into shared memory. VNORM (with QKNORM 1) also RMS-normalizes each V
-// head, without a weight (gemma4).
-//
-// A layer that reads another layer's cache (gemma4's KV-shared layers) is
-// run with kvheads 0: only Q is computed, and the caches are not written.
+// Q/K normalization, rotary embedding and the key/value cache write for
+// every token of a step, one workgroup per token (rope.glsl). A decode step
+// on the GPU layout does the same in its Q|K|V product's last workgroup
+// instead (matvec_sg.comp's ROPE), saving this dispatch and its barrier.
 #include "common.glsl"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint HD = 64;     // head size
-layout(constant_id = 2) const uint DIMS = 64;   // rotated dimensions per head
-layout(constant_id = 3) const uint NEOX = 0;    // rotate (i, i+DIMS/2) instead of (2i, 2i+1)
-layout(constant_id = 4) const uint KVF32 = 0;   // cache element is f32 (else f16)
-layout(constant_id = 5) const uint QKNORM = 0;  // 0 none, 1 per head, 2 over the full width
-layout(constant_id = 6) const uint VNORM = 0;   // 1: V heads RMS-normalized without a weight (needs QKNORM 1)
+#define ROPE_IN(i) uintBitsToFloat(texelFetch(QKV, int(i)).x)
+#define ROPE_CID 1
+#define ROPE_BIND 2
+#define ROPE_NSCALE (QKNORM == 1 ? MAXG : 2)
 
-// Heads (Q, K and, with VNORM, V together) a per-head norm can hold; the
-// host checks it.
-const uint MAXG = 512;
+layout(local_size_x_id = 0) in;
 
 layout(binding = 0) uniform usamplerBuffer QKV;  // [token][q | k | v], R32_UINT view
-layout(binding = 1) uniform usamplerBuffer ROPE; // [token][pair] (cos, sin) bits, R32G32_UINT view
-layout(std430, binding = 2) writeonly buffer Q { float q[]; };
-// The caches are written as R32_UINT storage texel buffers (an f16 pair or
-// an f32 per texel), so their size is bounded by maxTexelBufferElements,
-// not by the smaller maxStorageBufferRange.
-layout(binding = 3, r32ui) uniform writeonly uimageBuffer KC;
-layout(binding = 4, r32ui) uniform writeonly uimageBuffer VC;
-layout(std430, binding = 5) readonly buffer Step { uint ntok; uint pos; };
-layout(binding = 6) uniform usamplerBuffer QN;   // Q norm weight, f32 bits, R32_UINT view
-layout(binding = 7) uniform usamplerBuffer KN;   // K norm weight
+layout(std430, binding = 1) readonly buffer Step { uint ntok; uint pos; };
+
+#include "rope.glsl"
 
 layout(push_constant) uniform Push {
-	uint heads;
-	uint kvheads;
-	uint qkvstride; // floats per token in QKV
-	uint qstride;   // floats per token in Q
-	uint slots;     // cache positions (the ring's size on a sliding-window layer)
-	uint rope;      // 0: a layer without RoPE
-	float qscale;   // Q × qscale after RoPE (1 unless the model scales Q, not the scores)
-	float eps;      // of the Q/K norm
+	RopeArgs r;
 } p;
-
-shared float nscale[QKNORM == 1 ? MAXG : 2];
-
-// value of element d of the Q (isq) or K head starting at row offset h0,
-// normalized when the model does: g is its group in nscale, wb the index of
-// its first weight. The call sites pass isq as a constant, so each inlined
-// copy fetches from one weight buffer only.
-float qk(uint base, uint h0, uint d, bool isq, uint g, uint wb) {
-	float x = uintBitsToFloat(texelFetch(QKV, int(base + h0 + d)).x);
-	if (QKNORM == 0) {
-		return x;
-	}
-	float w = uintBitsToFloat(isq ? texelFetch(QN, int(wb + d)).x : texelFetch(KN, int(wb + d)).x);
-	return (x * nscale[g]) * w;
-}
-
-// rotated value of element d of that head at the step's token t
-float rot(uint base, uint h0, uint d, uint t, bool isq, uint g, uint wb) {
-	float xd = qk(base, h0, d, isq, g, wb);
-	if (d >= DIMS || p.rope == 0) {
-		return xd;
-	}
-	const uint half_ = DIMS / 2;
-	uint i = NEOX != 0 ? d % half_ : d / 2;
-	bool first = NEOX != 0 ? d < half_ : (d & 1u) == 0;
-	uint partner = NEOX != 0 ? (first ? d + half_ : d - half_) : d ^ 1u;
-	float xp = qk(base, h0, partner, isq, g, wb);
-	uvec2 cs = texelFetch(ROPE, int(t * half_ + i)).xy;
-	float c = uintBitsToFloat(cs.x), s = uintBitsToFloat(cs.y);
-	return first ? xd * c - xp * s : xp * s + xd * c;
-}
-
-// norm_scales fills nscale: 1/rms of each normalized group (a head, or
-// all of Q and all of K), one subgroup per group.
-void norm_scales(uint base) {
-	uint qw = p.heads * HD, kvw = p.kvheads * HD;
-	uint groups = QKNORM == 1 ? p.heads + p.kvheads * (VNORM != 0 ? 2 : 1) : 2;
-	for (uint g = gl_SubgroupID; g < groups; g += gl_NumSubgroups) {
-		uint start = QKNORM == 1 ? g * HD : (g == 0 ? 0 : qw);
-		uint len = QKNORM == 1 ? HD : (g == 0 ? qw : kvw);
-		float ss = 0.0;
-		for (uint i = gl_SubgroupInvocationID; i < len; i += gl_SubgroupSize) {
-			float x = uintBitsToFloat(texelFetch(QKV, int(base + start + i)).x);
-			ss += x * x;
-		}
-		ss = subgroupAdd(ss);
-		if (subgroupElect()) {
-			nscale[g] = 1.0 / sqrt(ss / float(len) + p.eps);
-		}
-	}
-	barrier();
-}
 
 void main() {
 	uint t = gl_WorkGroupID.x;
 	if (t >= ntok) {
 		return;
 	}
-	uint at = pos + t;
-	uint slot = at % p.slots;
-	uint qw = p.heads * HD, kvw = p.kvheads * HD;
-	uint pairs = (qw + 2 * kvw) / 2;
-	uint base = t * p.qkvstride;
-	if (QKNORM != 0) {
-		norm_scales(base);
-	}
-	for (uint e = gl_LocalInvocationID.x; e < pairs; e += gl_WorkGroupSize.x) {
-		uint d0 = 2 * e;
-		if (d0 < qw) {
-			uint h = d0 / HD, d = d0 % HD;
-			uint g = QKNORM == 1 ? h : 0, wb = QKNORM == 1 ? 0 : h * HD;
-			q[t * p.qstride + d0] = rot(base, h * HD, d, t, true, g, wb) * p.qscale;
-			q[t * p.qstride + d0 + 1] = rot(base, h * HD, d + 1, t, true, g, wb) * p.qscale;
-			continue;
-		}
-		bool isK = d0 < qw + kvw;
-		uint off = d0 - qw - (isK ? 0 : kvw);
-		uint h = off / HD, d = off % HD;
-		float a, b;
-		if (isK) {
-			uint g = QKNORM == 1 ? p.heads + h : 1, wb = QKNORM == 1 ? 0 : h * HD;
-			a = rot(base, qw + h * HD, d, t, false, g, wb);
-			b = rot(base, qw + h * HD, d + 1, t, false, g, wb);
-		} else {
-			uint hb = base + qw + kvw + h * HD;
-			a = uintBitsToFloat(texelFetch(QKV, int(hb + d)).x);
-			b = uintBitsToFloat(texelFetch(QKV, int(hb + d + 1)).x);
-			if (VNORM != 0) {
-				float sc = nscale[p.heads + p.kvheads + h];
-				a *= sc;
-				b *= sc;
-			}
-		}
-		uint cell = (h * p.slots + slot) * HD + d;
-		if (KVF32 != 0) {
-			if (isK) {
-				imageStore(KC, int(cell), uvec4(floatBitsToUint(a)));
-				imageStore(KC, int(cell + 1), uvec4(floatBitsToUint(b)));
-			} else {
-				imageStore(VC, int(cell), uvec4(floatBitsToUint(a)));
-				imageStore(VC, int(cell + 1), uvec4(floatBitsToUint(b)));
-			}
-		} else {
-			uint packed = packHalf2x16(vec2(a, b));
-			if (isK) {
-				imageStore(KC, int(cell / 2), uvec4(packed));
-			} else {
-				imageStore(VC, int(cell / 2), uvec4(packed));
-			}
-		}
-	}
+	rope_token(p.r, t, t * p.r.qkvstride);
 }

@@ -55,6 +55,7 @@ type Backend struct {
 	xq                *vulkan.Buffer // x rounded to a vec_dot_type for the prefill product (matmul.go)
 	attPart           *vulkan.Buffer // split-K decode attention's partials [head][split][dim+2], else nil
 	attArrive         *vulkan.Buffer // split-K: finished splits per KV head (zero between steps), else nil
+	ropeArrive        *vulkan.Buffer // tuning.ropeInQKV: finished workgroups of the Q|K|V product (zero between dispatches), else nil
 	// a mixture-of-experts model's routing and expert activations (moe.go), else nil
 	moeLogits, moeIDs, moeWts, moeH, moeH2, moeY *vulkan.Buffer
 	// the prefill's pairs grouped by expert (moe_group.comp) and the
@@ -257,6 +258,12 @@ func (b *Backend) allocate() error {
 			return err
 		}
 	}
+	if d.tune.ropeInQKV {
+		// the Q|K|V product's finished workgroups, when it rotates (rope.go)
+		if b.ropeArrive, err = act("rotation-epilogue arrivals", 1, vulkan.MemDevice); err != nil {
+			return err
+		}
+	}
 	if b.h, err = act("activations ffn", n*b.ffStride, vulkan.MemDevice); err != nil {
 		return err
 	}
@@ -309,8 +316,8 @@ func (b *Backend) allocate() error {
 	}
 	// Padding columns of the activations must read as zero.
 	var zero []*vulkan.Buffer
-	// The split-K arrival counters start at zero (the merging split resets them).
-	zeroed := []*vulkan.Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o, b.moeH, b.moeH2, b.attArrive}
+	// The arrival counters start at zero (the last arrival resets them).
+	zeroed := []*vulkan.Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o, b.moeH, b.moeH2, b.attArrive, b.ropeArrive}
 	if b.dn != nil {
 		zeroed = append(zeroed, b.dn.o, b.dn.shH, b.dn.shH2)
 	}

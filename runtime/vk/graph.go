@@ -11,7 +11,8 @@ import (
 // gate/up share types, 8 with post-norms or a residual scale):
 //
 //	matvec   x → qkv      RMSNorm(attn_norm) fused (pre-norm recipes), Q|K|V stacked (+bias)
-//	rope     qkv → q, K/V cache at pos..pos+n-1 (Q/K norm, RoPE unless NoPE, Q scale)
+//	rope     qkv → q, K/V cache at pos..pos+n-1 (Q/K norm, RoPE unless NoPE, Q scale);
+//	         on the GPU layout a decode step does it in the QKV product's last workgroup
 //	attn     q, cache → att (scale, soft-cap, sliding window, sinks)
 //	matvec   att → x      Wo (+bias) with the residual add as epilogue, or
 //	matvec   att → o      and residual o → x: post-norm and/or residual scale, then the add
@@ -218,23 +219,26 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 		if t := pl.table; pl.rope && t < len(b.ropeTables) {
 			dims = b.ropeTables[t].dims
 		}
-		rope, err := d.kernel("rope", 8*4, 64, uint32(hd), uint32(dims), flag(c.Rope.NeoX), kvf32, b.rec.qkNorm, flag(c.Block.VNorm))
-		if err != nil {
-			return err
-		}
 		shared := pl.shared(l)
+		kc, vc := b.kc[l], b.vc[l] // a KV-shared layer's are its source's
+		ro := &ropeOp{label: name("rope"), spec: [6]uint32{uint32(hd), uint32(dims), flag(c.Rope.NeoX), kvf32, b.rec.qkNorm, flag(c.Block.VNorm)},
+			table: vulkan.Arg{B: b.step, Off: uint64(b.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2},
+			q:     b.q, kc: kc, vc: vc, qn: orDummy(lw.qNorm, dum), kn: orDummy(lw.kNorm, dum), arrive: b.ropeArrive,
+			args: ropeArgs{heads: c.Heads, kvHeads: kvh, qkvStride: b.qkvStride, qStride: b.qStride, slots: pl.slots, rope: pl.rope, qScale: b.rec.qScale, eps: c.NormEps}}
+		if shared {
+			ro.args.kvHeads = 0 // Q only; the caches are not written
+		}
 		mv := matvecOp{x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps, y: b.qkv, ystride: b.qkvStride, tokens: s.cap, step: b.step, xq: b.xq}
 		if lw.bias != nil {
 			mv.bias, mv.epi = lw.bias, epiBias
 		}
-		if shared {
-			// Q only: the keys and values are in the source layer's cache
-			mv.label, mv.m = name("q"), lw.q
-			if err := b.d.matvec(r, mv); err != nil {
-				return err
+		if shared || lw.qkv != nil {
+			// Q only where the keys and values are in the source layer's
+			// cache; the rotation follows the one product, or ends it
+			mv.label, mv.m, mv.rope = name("qkv"), lw.qkv, ro
+			if shared {
+				mv.label, mv.m = name("q"), lw.q
 			}
-		} else if lw.qkv != nil {
-			mv.label, mv.m = name("qkv"), lw.qkv
 			if err := b.d.matvec(r, mv); err != nil {
 				return err
 			}
@@ -250,34 +254,16 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 					return err
 				}
 			}
-		}
-		if lw.qGate != nil {
-			g := mv
-			g.label, g.m, g.y, g.ystride, g.yoff, g.bias, g.epi = name("q gate"), lw.qGate, b.dn.gate, b.qStride, 0, nil, epiStore
-			if err := b.d.matvec(r, g); err != nil {
+			if err := d.rope(r, ro, b.qkv, b.step, s.cap); err != nil {
 				return err
 			}
 		}
-		table := vulkan.Arg{B: b.step, Off: uint64(b.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2}
-		qn, kn := lw.qNorm, lw.kNorm
-		if qn == nil {
-			qn = dum
-		}
-		if kn == nil {
-			kn = dum
-		}
-		ropeKV := uint32(kvh)
-		kc, vc := b.kc[l], b.vc[l] // a KV-shared layer's are its source's
-		if shared {
-			ropeKV = 0 // Q only; the caches are not written
-		}
-		err = r.Dispatch(name("rope"), rope, []vulkan.Arg{
-			{B: b.qkv, Format: fmtU32}, table, vulkan.W(b.q), {B: kc, Write: true, Format: fmtU32}, {B: vc, Write: true, Format: fmtU32}, vulkan.R(b.step),
-			{B: qn, Format: fmtU32}, {B: kn, Format: fmtU32},
-		}, []uint32{uint32(c.Heads), ropeKV, uint32(b.qkvStride), uint32(b.qStride), uint32(pl.slots), flag(pl.rope),
-			math.Float32bits(b.rec.qScale), math.Float32bits(c.NormEps)}, uint32(s.cap), 1, 1)
-		if err != nil {
-			return err
+		if lw.qGate != nil {
+			g := mv
+			g.label, g.m, g.y, g.ystride, g.yoff, g.bias, g.epi, g.rope = name("q gate"), lw.qGate, b.dn.gate, b.qStride, 0, nil, epiStore, nil
+			if err := b.d.matvec(r, g); err != nil {
+				return err
+			}
 		}
 		// decode on a GPU: split-K over the live span, the last split merging
 		ao := attnOp{label: name("attention"), q: b.q, kc: kc, vc: vc, out: b.att, step: b.step, sinks: lw.sinks, part: b.attPart, arrive: b.attArrive,

@@ -235,19 +235,14 @@ func TestRopeKV(t *testing.T) {
 			if es == 4 {
 				kvf32 = 1
 			}
-			neox := uint32(0)
-			if c.neox {
-				neox = 1
+			kvh := cfg.KVHeads
+			if c.qOnly {
+				kvh = 0
 			}
-			k, err := d.kernel("rope", 8*4, 64, uint32(hd), uint32(c.dims), neox, kvf32, uint32(c.qkNorm), flag(c.vnorm))
-			if err != nil {
-				t.Fatal(err)
-			}
-			runOnce(t, d, func(r *vulkan.Recorder) error {
-				return r.Dispatch("rope", k, []vulkan.Arg{{B: qkvb, Format: fmtU32}, {B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, vulkan.W(qb), {B: kc, Write: true, Format: fmtU32}, {B: vc, Write: true, Format: fmtU32}, vulkan.R(b.step),
-					{B: qnb, Format: fmtU32}, {B: knb, Format: fmtU32}},
-					[]uint32{uint32(cfg.Heads), uint32(map[bool]int{false: cfg.KVHeads, true: 0}[c.qOnly]), uint32(qkvStride), uint32(qw), uint32(ctx), flag(!c.noRope), math.Float32bits(c.qscale), math.Float32bits(eps)}, uint32(n+2), 1, 1)
-			})
+			ro := &ropeOp{label: "rope", spec: [6]uint32{uint32(hd), uint32(c.dims), flag(c.neox), kvf32, uint32(c.qkNorm), flag(c.vnorm)},
+				table: vulkan.Arg{B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, q: qb, kc: kc, vc: vc, qn: qnb, kn: knb,
+				args: ropeArgs{heads: cfg.Heads, kvHeads: kvh, qkvStride: qkvStride, qStride: qw, slots: ctx, rope: !c.noRope, qScale: c.qscale, eps: eps}}
+			runOnce(t, d, func(r *vulkan.Recorder) error { return d.rope(r, ro, qkvb, b.step, n+2) })
 			// reference
 			cos := make([]float32, c.dims/2)
 			sin := make([]float32, c.dims/2)

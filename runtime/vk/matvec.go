@@ -50,6 +50,10 @@ type matvecOp struct {
 	// xq: scratch for x rounded once per product (matmul.go); with it a
 	// multi-token dense product takes the tiled kernel
 	xq *vulkan.Buffer
+	// rope: the rotation and cache write of the Q|K|V rows op makes, as
+	// its epilogue where fusesRope allows, else a rope.comp dispatch after
+	// it (rope.go)
+	rope *ropeOp
 }
 
 // moeRows makes a mat-vec an expert mat-vec (matvec.comp's MOE): m (and
@@ -236,6 +240,14 @@ func (d *gpu) matvec(r *vulkan.Recorder, op matvecOp) error {
 	m := op.m
 	if err := op.moe.check(op.label, op.m, op.m2); err != nil {
 		return err
+	}
+	if op.rope != nil && !d.fusesRope(&op) {
+		ro := op.rope
+		op.rope = nil
+		if err := d.matvec(r, op); err != nil {
+			return err
+		}
+		return d.rope(r, ro, op.y, op.step, op.tokens)
 	}
 	if d.useMatmul(&op) {
 		return d.matmul(r, op)

@@ -56,6 +56,10 @@ func sgWords(t ggml.Type, units int, f32x bool) int {
 	return units*unit + sums
 }
 
+// sharedBytes is the shared memory the kernel takes for the plan: x staged
+// for nt tokens and a partial sum per team and token.
+func (p sgPlan) sharedBytes() int { return 4 * (p.nt*p.words + p.nt*p.teams) }
+
 // teamGeometry is the workgroup size of the team mat-vecs (shared-x and
 // integer-dot) and the most lanes a team may span. A team reduces a row
 // with shuffles over its lanes, which must be one subgroup: the size the
@@ -89,7 +93,7 @@ func (d *gpu) planShared(t ggml.Type, units, tokens, nt int, f32x bool) (sgPlan,
 	teams := wg / lpr
 	words := sgWords(t, units, f32x)
 	fits := func(nt int) bool {
-		return 4*(nt*words+nt*teams) <= int(d.Info.Limits.MaxSharedMemory)
+		return sgPlan{nt: nt, words: words, teams: teams}.sharedBytes() <= int(d.Info.Limits.MaxSharedMemory)
 	}
 	if nt == 0 {
 		nt = 1
@@ -120,11 +124,24 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 		return fmt.Errorf("%s: epilogue %d is for split K, which this kernel never does", op.label, op.epi)
 	}
 	op.nt = pl.nt
-	k, err := d.kernel("matvec_sg_"+wtypeName(m), 10*4, uint32(pl.wg), uint32(pl.lpr), uint32(pl.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), flag(!op.f32x), op.act, uint32(pl.teams), uint32(pl.nt*pl.words), op.moe.mode(), uint32(op.moe.k1()), op.biasRows())
+	spec := []uint32{uint32(pl.wg), uint32(pl.lpr), uint32(pl.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), flag(!op.f32x), op.act, uint32(pl.teams), uint32(pl.nt * pl.words), op.moe.mode(), uint32(op.moe.k1()), op.biasRows()}
+	dum, err := d.dummy()
 	if err != nil {
 		return err
 	}
-	dum, err := d.dummy()
+	// the rotation as the epilogue (fusesRope said it fits), or its bindings unused
+	ro := op.rope
+	ropeArgs := append([]vulkan.Arg{vulkan.W(dum)}, unusedRopeBindings(dum)...)
+	ropePush := make([]uint32, ropePushBytes/4)
+	if ro != nil {
+		if len(m.parts) != 1 || op.tokens != 1 {
+			return fmt.Errorf("%s: the rotation epilogue needs one token's whole Q|K|V in one dispatch", op.label)
+		}
+		spec = append(append(spec, 1), ro.spec[:]...)
+		ropeArgs = append([]vulkan.Arg{vulkan.W(ro.arrive)}, ro.bindings()...)
+		ropePush = ro.args.push()
+	}
+	k, err := d.kernel("matvec_sg_"+wtypeName(m), 10*4+ropePushBytes, spec...)
 	if err != nil {
 		return err
 	}
@@ -142,6 +159,7 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 	for pi, part := range m.parts {
 		args := weightArgs(make([]vulkan.Arg, 0, 15), op, pi, dum)
 		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2))
+		args = append(args, ropeArgs...)
 		if op.epi == epiResidual || op.epi == epiSwiGLU {
 			args[11].Write = true // read-modify-write of y
 		}
@@ -158,7 +176,11 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 			tg = 1
 		}
 		push := []uint32{uint32(rows), uint32(m.Units), uint32(op.xstride), uint32(op.ystride), uint32(op.yoff + part.row0), flag(op.last), uint32(m.Cols), math.Float32bits(op.eps), uint32(part.row0), uint32(rpg)}
+		push = append(push, ropePush...)
 		label := op.label
+		if ro != nil {
+			label += " + rope"
+		}
 		if len(m.parts) > 1 {
 			label = fmt.Sprintf("%s part %d", label, pi)
 		}

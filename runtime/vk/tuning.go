@@ -143,6 +143,14 @@ type tuning struct {
 	// attempt forcing it on measured 110M tg32 at 16.6 tok/s against
 	// ~45-65).
 	intDot bool
+	// ropeInQKV does a decode step's Q/K norm, rotation and cache write
+	// in the last workgroup of the Q|K|V product (matvec_sg.comp's ROPE)
+	// instead of a rope.comp dispatch after it: one dispatch and barrier
+	// fewer per layer (~6 µs each on a GPU, a tenth of a 1B's step on an
+	// H200 by cost.md) for the same work on one workgroup either way. The
+	// CPU layout's register mat-vec has no such epilogue; its dispatches
+	// cost little there.
+	ropeInQKV bool
 	// spinFence polls a step's fence from shortly before its expected
 	// end (vulkan.Device.SpinWait): on a GPU the host's wake-up from a
 	// blocking wait is a share of a short decode step; on a CPU device the
@@ -172,7 +180,7 @@ func (t tuning) residentKind() vulkan.MemKind {
 
 var (
 	cpuTuning = tuning{matmul: true, moeGrouped: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, attnTokenLanes: true, deviceHead: false}
-	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, attnRows: 16, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true, mmDot: dotIntAccelerated, spinFence: true}
+	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, attnRows: 16, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true, mmDot: dotIntAccelerated, spinFence: true, ropeInQKV: true}
 )
 
 // tuningFor picks the layout for a device type ("discrete", "integrated",
@@ -238,6 +246,9 @@ const (
 	MatmulEnv = "VKCHAT_VK_MATMUL"
 	// SpinEnv: "on" or "off", the fence wait's polling.
 	SpinEnv = "VKCHAT_VK_SPIN"
+	// RopeEnv: "fused" or "separate", a decode step's rotation in the
+	// Q|K|V product's last workgroup or in a dispatch of its own.
+	RopeEnv = "VKCHAT_VK_ROPE"
 )
 
 // tuningEnv is each variable's forms, in the order an error lists them,
@@ -265,6 +276,7 @@ var tuningEnv = []struct {
 		}
 	}},
 	{SpinEnv, []string{"on", "off"}, func(t *tuning, form string) { t.spinFence = form == "on" }},
+	{RopeEnv, []string{"fused", "separate"}, func(t *tuning, form string) { t.ropeInQKV = form == "fused" }},
 }
 
 // withEnv is t with the choices getenv forces (tuningEnv); a form that
