@@ -131,7 +131,7 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 	}
 	// the rotation as the epilogue (fusesRope said it fits), or its bindings unused
 	ro := op.rope
-	ropeArgs := append([]vulkan.Arg{vulkan.W(dum)}, unusedRopeBindings(dum)...)
+	ropeArgs := append([]vulkan.Arg{vulkan.R(dum)}, unusedRopeBindings(dum)...) // read-only: no hazard between dispatches
 	ropePush := make([]uint32, ropePushBytes/4)
 	if ro != nil {
 		if len(m.parts) != 1 || op.tokens != 1 {
