@@ -40,8 +40,13 @@
 // merges its splits) normalizes and rotates Q and K and writes K and V to
 // the caches (rope.glsl), in place of a rope.comp dispatch and its barrier.
 // Y is coherent so that workgroup reads the others' rows, not stale lines.
+// The epilogue is a compiled variant (ROPE_EPI, matvec_sg_rope_*), not a
+// specialization constant: the plain kernel then declares no writable
+// binding it never writes (validation counts a declared, reachable write as
+// one, and a shared unused buffer "written" by every mat-vec would need a
+// barrier between them) and keeps Y cached.
 //
-// variants: matvec_sg_f32:WTYPE_F32 matvec_sg_f16:WTYPE_F16 matvec_sg_bf16:WTYPE_BF16 matvec_sg_q4_0:WTYPE_Q4_0 matvec_sg_q4_1:WTYPE_Q4_1 matvec_sg_q5_0:WTYPE_Q5_0 matvec_sg_q5_1:WTYPE_Q5_1 matvec_sg_q8_0:WTYPE_Q8_0 matvec_sg_q2_k:WTYPE_Q2_K matvec_sg_q3_k:WTYPE_Q3_K matvec_sg_q4_k:WTYPE_Q4_K matvec_sg_q5_k:WTYPE_Q5_K matvec_sg_q6_k:WTYPE_Q6_K matvec_sg_mxfp4:WTYPE_MXFP4
+// variants: matvec_sg_f32:WTYPE_F32 matvec_sg_f16:WTYPE_F16 matvec_sg_bf16:WTYPE_BF16 matvec_sg_q4_0:WTYPE_Q4_0 matvec_sg_q4_1:WTYPE_Q4_1 matvec_sg_q5_0:WTYPE_Q5_0 matvec_sg_q5_1:WTYPE_Q5_1 matvec_sg_q8_0:WTYPE_Q8_0 matvec_sg_q2_k:WTYPE_Q2_K matvec_sg_q3_k:WTYPE_Q3_K matvec_sg_q4_k:WTYPE_Q4_K matvec_sg_q5_k:WTYPE_Q5_K matvec_sg_q6_k:WTYPE_Q6_K matvec_sg_mxfp4:WTYPE_MXFP4 matvec_sg_rope_f32:WTYPE_F32,ROPE_EPI matvec_sg_rope_f16:WTYPE_F16,ROPE_EPI matvec_sg_rope_bf16:WTYPE_BF16,ROPE_EPI matvec_sg_rope_q4_0:WTYPE_Q4_0,ROPE_EPI matvec_sg_rope_q4_1:WTYPE_Q4_1,ROPE_EPI matvec_sg_rope_q5_0:WTYPE_Q5_0,ROPE_EPI matvec_sg_rope_q5_1:WTYPE_Q5_1,ROPE_EPI matvec_sg_rope_q8_0:WTYPE_Q8_0,ROPE_EPI matvec_sg_rope_q2_k:WTYPE_Q2_K,ROPE_EPI matvec_sg_rope_q3_k:WTYPE_Q3_K,ROPE_EPI matvec_sg_rope_q4_k:WTYPE_Q4_K,ROPE_EPI matvec_sg_rope_q5_k:WTYPE_Q5_K,ROPE_EPI matvec_sg_rope_q6_k:WTYPE_Q6_K,ROPE_EPI matvec_sg_rope_mxfp4:WTYPE_MXFP4,ROPE_EPI
 #define ACTQ_HELPERS_ONLY
 #include "common.glsl"
 #include "wtype.glsl"
@@ -61,7 +66,6 @@ layout(constant_id = 9) const uint SHW = 1;   // words of staged x: NT × tw
 layout(constant_id = 10) const uint MOE = 0;  // 0: dense; 1: expert rows, x per token; 2: expert rows, x per pair (matvec.comp)
 layout(constant_id = 11) const uint MOEK = 1; // MOE: experts per token
 layout(constant_id = 12) const uint BIAS = 0; // 1: bias rows added before act and EPI (matvec.comp)
-layout(constant_id = 13) const uint ROPE = 0; // 1: the rope.glsl epilogue (constants 14-19 are its)
 
 layout(binding = 0) uniform usamplerBuffer A0;
 layout(binding = 1) uniform usamplerBuffer A1;
@@ -74,17 +78,23 @@ layout(binding = 7) uniform usamplerBuffer B3;
 layout(binding = 8) uniform usamplerBuffer X;    // activations, f32 bits, 4 per texel
 layout(binding = 9) uniform usamplerBuffer NW;   // norm weight, f32 bits
 layout(std430, binding = 10) readonly buffer Bias { float bias[]; };
+#ifdef ROPE_EPI
 layout(std430, binding = 11) coherent buffer Y { float y[]; };
+#else
+layout(std430, binding = 11) buffer Y { float y[]; };
+#endif
 layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
 layout(binding = 13) uniform usamplerBuffer IDS; // MOE: expert id per (token, slot) pair, R32_UINT view
 layout(std430, binding = 14) readonly buffer Bias2 { float bias2[]; }; // BIAS with PAIR: the second matrix's
-layout(std430, binding = 15) coherent buffer Arrive { uint arrive[]; }; // ROPE: workgroups done
+#ifdef ROPE_EPI
+layout(std430, binding = 15) coherent buffer Arrive { uint arrive[]; }; // workgroups done
 
 #define ROPE_IN(i) y[i]
-#define ROPE_CID 14
+#define ROPE_CID 13
 #define ROPE_BIND 16
-#define ROPE_NSCALE (ROPE == 0 ? 1 : QKNORM == 1 ? MAXG : 2)
+#define ROPE_NSCALE (QKNORM == 1 ? MAXG : 2)
 #include "rope.glsl"
+#endif
 
 layout(push_constant) uniform Push {
 	uint rows;    // rows in this dispatch (one part of a split matrix)
@@ -97,12 +107,16 @@ layout(push_constant) uniform Push {
 	float eps;
 	uint row0;    // matrix row of this dispatch's first row (bias index)
 	uint rpg;     // rows per workgroup
-	RopeArgs r;   // ROPE's
+#ifdef ROPE_EPI
+	RopeArgs r;
+#endif
 } p;
 
 shared uint xsh[SHW];
 shared float red[NT * TEAMS];
-shared bool s_last;
+#ifdef ROPE_EPI
+shared bool s_last; // this workgroup is the last of the product
+#endif
 
 #if defined(ACT_Q8_0) || defined(ACT_Q8_1) || defined(ACT_Q8_K)
 #define HAS_I8 1
@@ -350,7 +364,8 @@ void main() {
 			}
 		}
 	}
-	if (ROPE != 0) {
+#ifdef ROPE_EPI
+	{
 		// Every lane makes its rows visible before its workgroup counts
 		// itself in; the last workgroup resets the counter for the next
 		// layer's product and rotates the token (NT is 1).
@@ -368,4 +383,5 @@ void main() {
 			rope_token(p.r, tok0, tok0 * p.r.qkvstride);
 		}
 	}
+#endif
 }

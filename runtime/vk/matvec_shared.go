@@ -129,19 +129,23 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 	if err != nil {
 		return err
 	}
-	// the rotation as the epilogue (fusesRope said it fits), or its bindings unused
+	// the rotation as the epilogue (fusesRope said it fits): the kernel's
+	// ROPE_EPI variant, with the counter and rope.glsl's bindings after
+	// the product's own
+	name, pushBytes := "matvec_sg_", uint32(10*4)
 	ro := op.rope
-	ropeArgs := append([]vulkan.Arg{vulkan.R(dum)}, unusedRopeBindings(dum)...) // read-only: no hazard between dispatches
-	ropePush := make([]uint32, ropePushBytes/4)
+	var ropeArgs []vulkan.Arg
+	var ropePush []uint32
 	if ro != nil {
 		if len(m.parts) != 1 || op.tokens != 1 {
 			return fmt.Errorf("%s: the rotation epilogue needs one token's whole Q|K|V in one dispatch", op.label)
 		}
-		spec = append(append(spec, 1), ro.spec[:]...)
+		name, pushBytes = "matvec_sg_rope_", pushBytes+ropePushBytes
+		spec = append(spec, ro.spec[:]...)
 		ropeArgs = append([]vulkan.Arg{vulkan.W(ro.arrive)}, ro.bindings()...)
 		ropePush = ro.args.push()
 	}
-	k, err := d.kernel("matvec_sg_"+wtypeName(m), 10*4+ropePushBytes, spec...)
+	k, err := d.kernel(name+wtypeName(m), pushBytes, spec...)
 	if err != nil {
 		return err
 	}
@@ -157,7 +161,7 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 		ids = dum
 	}
 	for pi, part := range m.parts {
-		args := weightArgs(make([]vulkan.Arg, 0, 15), op, pi, dum)
+		args := weightArgs(make([]vulkan.Arg, 0, 22), op, pi, dum)
 		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2))
 		args = append(args, ropeArgs...)
 		if op.epi == epiResidual || op.epi == epiSwiGLU {

@@ -51,13 +51,6 @@ func (o *ropeOp) bindings() []vulkan.Arg {
 		{B: o.qn, Format: fmtU32}, {B: o.kn, Format: fmtU32}}
 }
 
-// unusedRopeBindings is what a mat-vec without the epilogue binds in its
-// place (dum for each).
-func unusedRopeBindings(dum *vulkan.Buffer) []vulkan.Arg {
-	return []vulkan.Arg{{B: dum, Format: fmtU32x2}, vulkan.R(dum), {B: dum, Format: fmtU32}, {B: dum, Format: fmtU32},
-		{B: dum, Format: fmtU32}, {B: dum, Format: fmtU32}}
-}
-
 // ropeShared is the shared bytes rope.glsl's norms take (its ROPE_NSCALE
 // floats), which a kernel with the epilogue adds to its own.
 func ropeShared(qkNorm uint32) int {
