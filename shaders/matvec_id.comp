@@ -29,12 +29,13 @@
 //
 // Fusions as matvec_sg.comp's but the norm (the quantize dispatch applies
 // it): a second matrix (PAIR) with act(W·x)·(W2·x), bias rows (BIAS) and
-// the epilogues EPI 0-3. No expert rows (MOE): those stay on the float
-// kernels.
+// the epilogues EPI 0-3, and as ROPE_EPI (matvec_id_rope_*) a decode
+// step's rotation and cache write in the last workgroup. No expert rows
+// (MOE): those stay on the float kernels.
 //
 // OpSDotAccSat is declared in idot.glsl.
 //
-// variants: matvec_id_q4_0:WTYPE_Q4_0,IDOT matvec_id_q4_1:WTYPE_Q4_1,IDOT matvec_id_q5_0:WTYPE_Q5_0,IDOT matvec_id_q5_1:WTYPE_Q5_1,IDOT matvec_id_q8_0:WTYPE_Q8_0,IDOT matvec_id_q2_k:WTYPE_Q2_K,IDOT matvec_id_q3_k:WTYPE_Q3_K,IDOT matvec_id_q4_k:WTYPE_Q4_K,IDOT matvec_id_q5_k:WTYPE_Q5_K,IDOT matvec_id_q6_k:WTYPE_Q6_K,IDOT matvec_id_mxfp4:WTYPE_MXFP4,IDOT
+// variants: matvec_id_q4_0:WTYPE_Q4_0,IDOT matvec_id_q4_1:WTYPE_Q4_1,IDOT matvec_id_q5_0:WTYPE_Q5_0,IDOT matvec_id_q5_1:WTYPE_Q5_1,IDOT matvec_id_q8_0:WTYPE_Q8_0,IDOT matvec_id_q2_k:WTYPE_Q2_K,IDOT matvec_id_q3_k:WTYPE_Q3_K,IDOT matvec_id_q4_k:WTYPE_Q4_K,IDOT matvec_id_q5_k:WTYPE_Q5_K,IDOT matvec_id_q6_k:WTYPE_Q6_K,IDOT matvec_id_mxfp4:WTYPE_MXFP4,IDOT matvec_id_rope_q4_0:WTYPE_Q4_0,IDOT,ROPE_EPI matvec_id_rope_q4_1:WTYPE_Q4_1,IDOT,ROPE_EPI matvec_id_rope_q5_0:WTYPE_Q5_0,IDOT,ROPE_EPI matvec_id_rope_q5_1:WTYPE_Q5_1,IDOT,ROPE_EPI matvec_id_rope_q8_0:WTYPE_Q8_0,IDOT,ROPE_EPI matvec_id_rope_q2_k:WTYPE_Q2_K,IDOT,ROPE_EPI matvec_id_rope_q3_k:WTYPE_Q3_K,IDOT,ROPE_EPI matvec_id_rope_q4_k:WTYPE_Q4_K,IDOT,ROPE_EPI matvec_id_rope_q5_k:WTYPE_Q5_K,IDOT,ROPE_EPI matvec_id_rope_q6_k:WTYPE_Q6_K,IDOT,ROPE_EPI matvec_id_rope_mxfp4:WTYPE_MXFP4,IDOT,ROPE_EPI
 #include "common.glsl"
 #include "wtype.glsl"
 
@@ -59,9 +60,22 @@ layout(binding = 7) uniform usamplerBuffer B3;
 layout(binding = 8) uniform usamplerBuffer XQ4;  // rounded x, 4 words per texel
 layout(binding = 9) uniform usamplerBuffer XQ1;  // rounded x, 1 word per texel
 layout(std430, binding = 10) readonly buffer Bias { float bias[]; };
+#ifdef ROPE_EPI
+layout(std430, binding = 11) coherent buffer Y { float y[]; };
+#else
 layout(std430, binding = 11) buffer Y { float y[]; };
+#endif
 layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
 layout(std430, binding = 13) readonly buffer Bias2 { float bias2[]; }; // BIAS with PAIR: the second matrix's
+
+#ifdef ROPE_EPI
+#define ROPE_ARRIVE_BIND 14
+#define ROPE_IN(i) y[i]
+#define ROPE_CID 8
+#define ROPE_BIND 15
+#define ROPE_NSCALE (QKNORM == 1 ? MAXG : 2)
+#include "rope.glsl"
+#endif
 
 layout(push_constant) uniform Push {
 	uint rows;    // rows in this dispatch (one part of a split matrix)
@@ -72,6 +86,9 @@ layout(push_constant) uniform Push {
 	uint row0;    // matrix row of this dispatch's first row (bias index)
 	uint rpg;     // rows per workgroup
 	uint tw;      // words per token in XQ (a multiple of 4)
+#ifdef ROPE_EPI
+	RopeArgs r;
+#endif
 } p;
 
 #include "idot.glsl"
@@ -192,4 +209,7 @@ void main() {
 			}
 		}
 	}
+#ifdef ROPE_EPI
+	rope_after_product(p.r, tok0);
+#endif
 }

@@ -35,16 +35,15 @@
 // MOE: expert rows picked per (token, slot) pair from IDS, one pair per
 // pass, x per token (1) or per pair (2): as in matvec.comp.
 //
-// ROPE (a decode step's Q|K|V product, one token): once every workgroup has
-// stored its rows, the last to finish (a counter in Arrive, as attention.comp
-// merges its splits) normalizes and rotates Q and K and writes K and V to
-// the caches (rope.glsl), in place of a rope.comp dispatch and its barrier.
-// Y is coherent so that workgroup reads the others' rows, not stale lines.
-// The epilogue is a compiled variant (ROPE_EPI, matvec_sg_rope_*), not a
-// specialization constant: the plain kernel then declares no writable
-// binding it never writes (validation counts a declared, reachable write as
-// one, and a shared unused buffer "written" by every mat-vec would need a
-// barrier between them) and keeps Y cached.
+// ROPE_EPI (a decode step's Q|K|V product, one token): once every
+// workgroup has stored its rows, the last to finish normalizes and rotates
+// Q and K and writes K and V to the caches (rope.glsl's
+// rope_after_product), in place of a rope.comp dispatch and its barrier.
+// It is a compiled variant (matvec_sg_rope_*), not a specialization
+// constant: the plain kernel then declares no writable binding it never
+// writes (validation counts a declared, reachable write as one, and a
+// shared unused buffer "written" by every mat-vec would need a barrier
+// between them) and keeps Y cached (the epilogue needs it coherent).
 //
 // variants: matvec_sg_f32:WTYPE_F32 matvec_sg_f16:WTYPE_F16 matvec_sg_bf16:WTYPE_BF16 matvec_sg_q4_0:WTYPE_Q4_0 matvec_sg_q4_1:WTYPE_Q4_1 matvec_sg_q5_0:WTYPE_Q5_0 matvec_sg_q5_1:WTYPE_Q5_1 matvec_sg_q8_0:WTYPE_Q8_0 matvec_sg_q2_k:WTYPE_Q2_K matvec_sg_q3_k:WTYPE_Q3_K matvec_sg_q4_k:WTYPE_Q4_K matvec_sg_q5_k:WTYPE_Q5_K matvec_sg_q6_k:WTYPE_Q6_K matvec_sg_mxfp4:WTYPE_MXFP4 matvec_sg_rope_f32:WTYPE_F32,ROPE_EPI matvec_sg_rope_f16:WTYPE_F16,ROPE_EPI matvec_sg_rope_bf16:WTYPE_BF16,ROPE_EPI matvec_sg_rope_q4_0:WTYPE_Q4_0,ROPE_EPI matvec_sg_rope_q4_1:WTYPE_Q4_1,ROPE_EPI matvec_sg_rope_q5_0:WTYPE_Q5_0,ROPE_EPI matvec_sg_rope_q5_1:WTYPE_Q5_1,ROPE_EPI matvec_sg_rope_q8_0:WTYPE_Q8_0,ROPE_EPI matvec_sg_rope_q2_k:WTYPE_Q2_K,ROPE_EPI matvec_sg_rope_q3_k:WTYPE_Q3_K,ROPE_EPI matvec_sg_rope_q4_k:WTYPE_Q4_K,ROPE_EPI matvec_sg_rope_q5_k:WTYPE_Q5_K,ROPE_EPI matvec_sg_rope_q6_k:WTYPE_Q6_K,ROPE_EPI matvec_sg_rope_mxfp4:WTYPE_MXFP4,ROPE_EPI
 #define ACTQ_HELPERS_ONLY
@@ -87,8 +86,7 @@ layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
 layout(binding = 13) uniform usamplerBuffer IDS; // MOE: expert id per (token, slot) pair, R32_UINT view
 layout(std430, binding = 14) readonly buffer Bias2 { float bias2[]; }; // BIAS with PAIR: the second matrix's
 #ifdef ROPE_EPI
-layout(std430, binding = 15) coherent buffer Arrive { uint arrive[]; }; // workgroups done
-
+#define ROPE_ARRIVE_BIND 15
 #define ROPE_IN(i) y[i]
 #define ROPE_CID 13
 #define ROPE_BIND 16
@@ -114,9 +112,6 @@ layout(push_constant) uniform Push {
 
 shared uint xsh[SHW];
 shared float red[NT * TEAMS];
-#ifdef ROPE_EPI
-shared bool s_last; // this workgroup is the last of the product
-#endif
 
 #if defined(ACT_Q8_0) || defined(ACT_Q8_1) || defined(ACT_Q8_K)
 #define HAS_I8 1
@@ -365,23 +360,6 @@ void main() {
 		}
 	}
 #ifdef ROPE_EPI
-	{
-		// Every lane makes its rows visible before its workgroup counts
-		// itself in; the last workgroup resets the counter for the next
-		// layer's product and rotates the token (NT is 1).
-		memoryBarrierBuffer();
-		barrier();
-		if (lid == 0) {
-			s_last = atomicAdd(arrive[0], 1u) + 1 == gl_NumWorkGroups.x;
-			if (s_last) {
-				arrive[0] = 0u;
-			}
-		}
-		barrier();
-		if (s_last) {
-			memoryBarrierBuffer();
-			rope_token(p.r, tok0, tok0 * p.r.qkvstride);
-		}
-	}
+	rope_after_product(p.r, tok0);
 #endif
 }

@@ -27,7 +27,10 @@
 //   ROPE_NSCALE     the length of the norms' shared array: MAXG with
 //                   QKNORM 1, else 2 (1 where the kernel never rotates)
 // and declares the Step block (ntok, pos). The layer's parameters come as
-// a RopeArgs (a member of the includer's push constants).
+// a RopeArgs (a member of the includer's push constants). A product that
+// takes the rotation as its epilogue also defines
+//   ROPE_ARRIVE_BIND the binding of its counter of finished workgroups
+// and calls rope_after_product at its end, from every workgroup.
 
 layout(constant_id = ROPE_CID + 0) const uint HD = 64;     // head size
 layout(constant_id = ROPE_CID + 1) const uint DIMS = 64;   // rotated dimensions per head
@@ -169,3 +172,31 @@ void rope_token(RopeArgs r, uint t, uint base) {
 		}
 	}
 }
+
+#ifdef ROPE_ARRIVE_BIND
+layout(std430, binding = ROPE_ARRIVE_BIND) coherent buffer Arrive { uint arrive[]; }; // workgroups done
+shared bool rope_last_wg;
+
+// rope_after_product is a Q|K|V product's epilogue for its one token t:
+// once every workgroup has stored its rows, the last to finish (a counter,
+// as attention.comp merges its splits) resets the counter for the next
+// layer's product and rotates the token. The whole workgroup calls it, after
+// its last store. The product's Y must be coherent, so the last workgroup
+// reads the others' rows, not stale lines.
+void rope_after_product(RopeArgs r, uint t) {
+	// every lane makes its rows visible before its workgroup counts itself in
+	memoryBarrierBuffer();
+	barrier();
+	if (gl_LocalInvocationIndex == 0) {
+		rope_last_wg = atomicAdd(arrive[0], 1u) + 1 == gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+		if (rope_last_wg) {
+			arrive[0] = 0u;
+		}
+	}
+	barrier();
+	if (rope_last_wg) {
+		memoryBarrierBuffer();
+		rope_token(r, t, t * r.qkvstride);
+	}
+}
+#endif

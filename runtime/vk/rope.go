@@ -9,7 +9,8 @@ import (
 // ropeOp is one layer's Q/K norm, rotation and key/value cache write
 // (shaders/rope.glsl) for the step's tokens: a rope.comp dispatch of its
 // own, or, for a decode step on the GPU layout, the epilogue of the Q|K|V
-// product that made its input (matvec_sg.comp's ROPE), which saves a
+// product that made its input (the ROPE_EPI variants of matvec_sg.comp and
+// matvec_id.comp: rope.glsl's rope_after_product), which saves a
 // dispatch and a barrier per layer.
 type ropeOp struct {
 	label string
@@ -76,19 +77,27 @@ func (d *gpu) rope(r *vulkan.Recorder, o *ropeOp, qkv, step *vulkan.Buffer, toke
 // fusesRope reports whether op's product takes its rotation (op.rope) as
 // the epilogue: the tuning asks for it, and op is one decode token's whole
 // Q|K|V (one part, from row 0, one token's rows in Y as the rotation reads
-// them) on the shared-x kernel, whose shared memory holds the norms too.
-// Every other product is followed by a rope.comp dispatch.
+// them) on a mat-vec kernel with the epilogue — the integer-dot one, or
+// the shared-x one where its shared memory holds the norms too. Every
+// other product is followed by a rope.comp dispatch.
 func (d *gpu) fusesRope(op *matvecOp) bool {
 	o := op.rope
-	if o == nil || o.arrive == nil || !d.tune.ropeInQKV || !d.tune.sharedX {
+	if o == nil || o.arrive == nil || !d.tune.ropeInQKV {
 		return false
 	}
 	if op.tokens != 1 || op.last || op.m2 != nil || op.moe.ids != nil || op.yoff != 0 || op.ystride != o.args.qkvStride ||
-		len(op.m.parts) != 1 || (op.epi != epiStore && op.epi != epiBias) || d.useMatmul(op) || d.useIntDot(op) {
+		len(op.m.parts) != 1 || (op.epi != epiStore && op.epi != epiBias) || d.useMatmul(op) {
+		return false
+	}
+	need, limit := ropeShared(o.spec[4])+4, int(d.Info.Limits.MaxSharedMemory)
+	if d.useIntDot(op) {
+		return need <= limit
+	}
+	if !d.tune.sharedX {
 		return false
 	}
 	sp, ok := d.planShared(op.m.Type, op.m.Units, 1, op.nt, op.f32x)
-	return ok && sp.sharedBytes()+ropeShared(o.spec[4])+4 <= int(d.Info.Limits.MaxSharedMemory)
+	return ok && sp.sharedBytes()+need <= limit
 }
 
 // orDummy is b, or dum where the model has no such buffer.

@@ -19,13 +19,29 @@ import (
 // models cover the rotation's forms: RoPE alone on a quantized product
 // (llama, Q4_0), per-head Q/K norms (qwen3), full-width ones (olmo2),
 // sliding-window rings and a Q scale (gemma2), V norms and layers that read
-// another layer's cache, Q only (gemma4). The arrival counter must be back
-// at zero after every step, or the next step's rotation would run early.
+// another layer's cache, Q only (gemma4); the quantized model once more
+// with the integer-dot mat-vec (matvec_id.comp's ROPE_EPI), where the
+// device has the integer dot product. The arrival counter must be back at
+// zero after every step, or the next step's rotation would run early.
 func TestRopeEpilogue(t *testing.T) {
 	d := testDevice(t)
-	for _, name := range []string{"synth-Q4_0.gguf", "synth-qwen3-F32.gguf", "synth-olmo2-F32.gguf", "synth-gemma2-F32.gguf", "2026/synth-gemma4-F32.gguf"} {
+	type ropeCase struct {
+		name   string
+		intDot bool
+	}
+	cases := []ropeCase{{"synth-Q4_0.gguf", false}, {"synth-qwen3-F32.gguf", false}, {"synth-olmo2-F32.gguf", false}, {"synth-gemma2-F32.gguf", false}, {"2026/synth-gemma4-F32.gguf", false}}
+	if d.Info.Features.IntegerDot {
+		cases = append(cases, ropeCase{"synth-Q4_0.gguf", true})
+	} else {
+		t.Log("no integer dot product on this device: the integer-dot epilogue is not checked")
+	}
+	for _, c := range cases {
+		name := c.name
+		if c.intDot {
+			name += ",int-dot"
+		}
 		t.Run(name, func(t *testing.T) {
-			m := loadModel(t, testenv.Shared(t, filepath.Join("models", name)))
+			m := loadModel(t, testenv.Shared(t, filepath.Join("models", c.name)))
 			prompt := make([]int32, 21)
 			for i := range prompt {
 				prompt[i] = int32(1 + (i*37)%200)
@@ -33,6 +49,7 @@ func TestRopeEpilogue(t *testing.T) {
 			const steps = 5
 			run := func(fused bool) (logits [][]float32, epilogues, dispatches int) {
 				tu := gpuTuning
+				tu.intDot = c.intDot
 				tu.attnGran, tu.attnLanes = 4, 16 // several splits on a short context
 				tu.ropeInQKV = fused
 				withTuning(t, d, tu)
@@ -44,6 +61,9 @@ func TestRopeEpilogue(t *testing.T) {
 				for _, rec := range vb.decode.Recorded() {
 					switch {
 					case strings.HasSuffix(rec.Label, "+ rope"):
+						if want := map[bool]string{false: "matvec_sg_rope_", true: "matvec_id_rope_"}[c.intDot]; !strings.HasPrefix(rec.Kernel, want) {
+							t.Errorf("%s ran %s, want %s*", rec.Label, rec.Kernel, want)
+						}
 						epilogues++
 					case strings.HasSuffix(rec.Label, " rope"):
 						dispatches++

@@ -144,7 +144,8 @@ type tuning struct {
 	// ~45-65).
 	intDot bool
 	// ropeInQKV does a decode step's Q/K norm, rotation and cache write
-	// in the last workgroup of the Q|K|V product (matvec_sg.comp's ROPE)
+	// in the last workgroup of the Q|K|V product (the ROPE_EPI variants of
+	// the shared-x and integer-dot mat-vecs)
 	// instead of a rope.comp dispatch after it: one dispatch and barrier
 	// fewer per layer (~6 µs each on a GPU, a tenth of a 1B's step on an
 	// H200 by cost.md) for the same work on one workgroup either way. The
