@@ -101,7 +101,7 @@ func runMatvec(t *testing.T, d *gpu, c mvCase, rng *rand.Rand) (float64, int) {
 	step, _ := d.NewBuffer("step", 64, vulkan.MemHost)
 	binary.LittleEndian.PutUint32(step.Mapped(), uint32(c.ntok))
 
-	rec, err := d.NewRecorder(0)
+	rec, err := d.NewRecorder(16) // timestamps: Recorded lists the kernels c.kernel checks
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +132,9 @@ func runMatvec(t *testing.T, d *gpu, c mvCase, rng *rand.Rand) (float64, int) {
 	}
 	if err := rec.Run(); err != nil {
 		t.Fatal(err)
+	}
+	if c.kernel != "" && len(rec.Recorded()) == 0 {
+		t.Fatal("the recorder listed no dispatches to check the kernel of")
 	}
 	for _, dm := range rec.Recorded() {
 		if c.kernel != "" && dm.Kernel != c.kernel+strings.ToLower(c.typ.String()) {
