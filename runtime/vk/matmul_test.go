@@ -118,6 +118,11 @@ func TestPrefillTakesMatmul(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, r := range append(rs, vb.decode) {
+		if len(r.Recorded()) == 0 {
+			t.Fatal("a recorder listed no dispatches: nothing to check")
+		}
+	}
 	for _, r := range rs {
 		for _, m := range r.Recorded() {
 			if strings.HasPrefix(m.Kernel, "matvec") {
