@@ -137,6 +137,9 @@ func runMatvec(t *testing.T, d *gpu, c mvCase, rng *rand.Rand) (float64, int) {
 		t.Fatal("the recorder listed no dispatches to check the kernel of")
 	}
 	for _, dm := range rec.Recorded() {
+		if strings.HasSuffix(dm.Label, "'s vec_dot_type)") {
+			continue // the tiled product's rounding of x (its phase 0), the same for either form
+		}
 		if c.kernel != "" && dm.Kernel != c.kernel+strings.ToLower(c.typ.String()) {
 			t.Errorf("dispatch %q ran %s, want %s%s", dm.Label, dm.Kernel, c.kernel, strings.ToLower(c.typ.String()))
 		}
