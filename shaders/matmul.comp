@@ -447,6 +447,20 @@ void main() {
 						float q[SUBN];
 						float sc, bi;
 						dequant_sub(s, q, sc, bi);
+						if (XSH == 0 && I8) {
+							// x in registers, integers: weight-major, each
+							// weight held while it meets every token (a
+							// load of x per multiply-add, not of x and q);
+							// the integer sums are exact in any order, so
+							// the bits are those of the form below
+							float part[TN];
+							[[unroll]] for (uint t = 0; t < TN; t++) part[t] = 0.0;
+							[[unroll]] for (uint i = 0; i < SUBN; i++) {
+								[[unroll]] for (uint t = 0; t < TN; t++) part[t] += q[i] * xv[t][s * (SUBN / 4) + i / 4][i % 4];
+							}
+							[[unroll]] for (uint t = 0; t < TN; t++) acc[r][t] += sc * xd[t] * part[t] + bi * xs[t][s];
+							continue;
+						}
 						[[unroll]] for (uint t = 0; t < TN; t++) {
 							vec4 d4 = vec4(0.0);
 							[[unroll]] for (uint i = 0; i < SUBN / 4; i++) {
