@@ -13,6 +13,8 @@ import (
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
+
+	"vkchat/runtime/vk/vulkan"
 )
 
 // matmulExactNMSE bounds the tiled product against quant.MatVec where both
@@ -228,6 +230,49 @@ func TestMatmulIntDotChoice(t *testing.T) {
 			d.Info.Features.IntegerDot, d.Info.Features.IntegerDotAccelerated = c.dot, c.accel
 			if got := d.mmIntDot(c.typ, c.f32x); got != c.want {
 				t.Errorf("mmIntDot %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestUseMatmul checks which prefill products take the tiled kernel: every
+// quantized type on the CPU layout, none on the GPU layout unless forced;
+// never one token, the last token only, float weights or a missing
+// scratch for the rounded x.
+func TestUseMatmul(t *testing.T) {
+	d := testDevice(t)
+	xq, _ := d.NewBuffer("xq", 256, vulkan.MemDevice)
+	gpuOn := gpuTuning
+	gpuOn.matmul = true
+	for _, c := range []struct {
+		name   string
+		tune   tuning
+		typ    ggml.Type
+		tokens int
+		last   bool
+		noXQ   bool
+		want   bool
+	}{
+		{"cpu Q4_0", cpuTuning, ggml.Q4_0, 64, false, false, true},
+		{"cpu Q8_0", cpuTuning, ggml.Q8_0, 64, false, false, true},
+		{"cpu MXFP4", cpuTuning, ggml.MXFP4, 64, false, false, true},
+		{"cpu Q4_K", cpuTuning, ggml.Q4_K, 64, false, false, true},
+		{"cpu Q6_K", cpuTuning, ggml.Q6_K, 64, false, false, true},
+		{"gpu forced Q4_K", gpuOn, ggml.Q4_K, 64, false, false, true},
+		{"gpu default Q4_0", gpuTuning, ggml.Q4_0, 64, false, false, false},
+		{"one token", cpuTuning, ggml.Q4_0, 1, false, false, false},
+		{"last token", cpuTuning, ggml.Q4_0, 64, true, false, false},
+		{"float weights", cpuTuning, ggml.F16, 64, false, false, false},
+		{"no scratch", cpuTuning, ggml.Q4_0, 64, false, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			withTuning(t, d, c.tune)
+			op := matvecOp{m: &Matrix{Type: c.typ, Rows: 8, Cols: 256, Units: 256 / layouts[c.typ].unit}, tokens: c.tokens, last: c.last, xq: xq}
+			if c.noXQ {
+				op.xq = nil
+			}
+			if got := d.useMatmul(&op); got != c.want {
+				t.Errorf("useMatmul %v, want %v", got, c.want)
 			}
 		})
 	}

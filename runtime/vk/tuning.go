@@ -94,8 +94,16 @@ type tuning struct {
 	// device the register kernel is the fast one.
 	sharedX bool
 	// matmul takes the tiled product (matmul.go) for prefill. On a CPU
-	// device it runs as fast per CPU-second as the 8-token mat-vec
-	// (BenchmarkPrefillProduct) and never splits K. The GPU layout's
+	// device it runs faster per CPU-second than the 8-token mat-vec for
+	// the 32-weight units (BenchmarkPrefillProduct, since its weight-major
+	// sums) and never splits K. For the K-quants' 256-weight units the
+	// mat-vec would be faster there (lavapipe, 110M Q4_K, a 64-token
+	// chunk: 362-371 ms of device time against 538-569), but its other
+	// summation order flips the int8 rounding of an occasional
+	// activation, and synth-gemma4-Q4_K_M, a chaotic model, then leaves
+	// llama.cpp's reference bounds (top-5 logits 0.72 / 1.05 against
+	// 0.5 / 0.6; 0.43 / 0.51 with the tiled product), so every quantized
+	// type keeps it. The GPU layout's
 	// variant (x staged in shared memory) is checked on lavapipe by
 	// TestMatmulTypes but left off in the GPU layout until a GPU run
 	// measures it: llvmpipe, where CI runs that layout, turns its shared
