@@ -33,9 +33,11 @@ func stepBuffer(t *testing.T, d *gpu, ntok, pos int, tokens []int32) *vulkan.Buf
 	return b
 }
 
-func runOnce(t *testing.T, d *gpu, record func(r *vulkan.Recorder) error) {
+// runOnce records, submits and waits for one command buffer; the
+// recorder it returns lists what was recorded (Recorded).
+func runOnce(t *testing.T, d *gpu, record func(r *vulkan.Recorder) error) *vulkan.Recorder {
 	t.Helper()
-	r, err := d.NewRecorder(0)
+	r, err := d.NewRecorder(64) // timestamps: Recorded lists the dispatches
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +53,7 @@ func runOnce(t *testing.T, d *gpu, record func(r *vulkan.Recorder) error) {
 	if err := r.Run(); err != nil {
 		t.Fatal(err)
 	}
+	return r
 }
 
 // TestEmbed checks the embedding gather for every type (and a matrix split

@@ -144,22 +144,7 @@ func (d *gpu) matvecIntDot(r *vulkan.Recorder, op matvecOp) error {
 	pl := d.planIntDot(m.Type, m.Units, op.tokens, op.nt)
 	op.nt = pl.nt
 	spec := []uint32{uint32(pl.wg), uint32(pl.lpr), uint32(pl.nt), uint32(op.epi), flag(op.m2 != nil), op.act, uint32(pl.teams), op.biasRows()}
-	// the rotation as the epilogue (fusesRope said so): the ROPE_EPI
-	// variant, as matvecShared's
-	name, pushBytes := "matvec_id_", uint32(8*4)
-	ro := op.rope
-	var ropeArgs []vulkan.Arg
-	var ropePush []uint32
-	if ro != nil {
-		if len(m.parts) != 1 || op.tokens != 1 {
-			return fmt.Errorf("%s: the rotation epilogue needs one token's whole Q|K|V in one dispatch", op.label)
-		}
-		name, pushBytes = "matvec_id_rope_", pushBytes+ropePushBytes
-		spec = append(spec, ro.spec[:]...)
-		ropeArgs = append([]vulkan.Arg{vulkan.W(ro.arrive)}, ro.bindings()...)
-		ropePush = ro.args.push()
-	}
-	k, err := d.kernel(name+wtypeName(m), pushBytes, spec...)
+	k, ropeArgs, ropePush, err := d.matvecKernel(&op, "matvec_id_", 8*4, spec)
 	if err != nil {
 		return err
 	}
@@ -192,7 +177,7 @@ func (d *gpu) matvecIntDot(r *vulkan.Recorder, op matvecOp) error {
 		push := []uint32{uint32(part.rows), uint32(m.Units), uint32(op.ystride), uint32(op.yoff + part.row0), flag(op.last), uint32(part.row0), uint32(rpg), uint32(tw)}
 		push = append(push, ropePush...)
 		label := op.label
-		if ro != nil {
+		if op.rope != nil {
 			label += " + rope"
 		}
 		if len(m.parts) > 1 {

@@ -129,23 +129,7 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 	if err != nil {
 		return err
 	}
-	// the rotation as the epilogue (fusesRope said it fits): the kernel's
-	// ROPE_EPI variant, with the counter and rope.glsl's bindings after
-	// the product's own
-	name, pushBytes := "matvec_sg_", uint32(10*4)
-	ro := op.rope
-	var ropeArgs []vulkan.Arg
-	var ropePush []uint32
-	if ro != nil {
-		if len(m.parts) != 1 || op.tokens != 1 {
-			return fmt.Errorf("%s: the rotation epilogue needs one token's whole Q|K|V in one dispatch", op.label)
-		}
-		name, pushBytes = "matvec_sg_rope_", pushBytes+ropePushBytes
-		spec = append(spec, ro.spec[:]...)
-		ropeArgs = append([]vulkan.Arg{vulkan.W(ro.arrive)}, ro.bindings()...)
-		ropePush = ro.args.push()
-	}
-	k, err := d.kernel(name+wtypeName(m), pushBytes, spec...)
+	k, ropeArgs, ropePush, err := d.matvecKernel(&op, "matvec_sg_", 10*4, spec)
 	if err != nil {
 		return err
 	}
@@ -182,7 +166,7 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 		push := []uint32{uint32(rows), uint32(m.Units), uint32(op.xstride), uint32(op.ystride), uint32(op.yoff + part.row0), flag(op.last), uint32(m.Cols), math.Float32bits(op.eps), uint32(part.row0), uint32(rpg)}
 		push = append(push, ropePush...)
 		label := op.label
-		if ro != nil {
+		if op.rope != nil {
 			label += " + rope"
 		}
 		if len(m.parts) > 1 {

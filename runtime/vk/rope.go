@@ -1,6 +1,7 @@
 package vk
 
 import (
+	"fmt"
 	"math"
 
 	"vkchat/runtime/vk/vulkan"
@@ -98,6 +99,25 @@ func (d *gpu) fusesRope(op *matvecOp) bool {
 	}
 	sp, ok := d.planShared(op.m.Type, op.m.Units, 1, op.nt, op.f32x)
 	return ok && sp.sharedBytes()+need <= limit
+}
+
+// matvecKernel is the pipeline of a mat-vec kernel family (family names
+// its variants: "matvec_sg_", "matvec_id_") for op, with push bytes of
+// push constants and the constants spec: where op takes its rotation as
+// the epilogue (fusesRope said so), the family's ROPE_EPI variant, and
+// the counter and rope.glsl's bindings and push constants to append after
+// the product's own.
+func (d *gpu) matvecKernel(op *matvecOp, family string, push uint32, spec []uint32) (*vulkan.Kernel, []vulkan.Arg, []uint32, error) {
+	ro := op.rope
+	if ro == nil {
+		k, err := d.kernel(family+wtypeName(op.m), push, spec...)
+		return k, nil, nil, err
+	}
+	if len(op.m.parts) != 1 || op.tokens != 1 {
+		return nil, nil, nil, fmt.Errorf("%s: the rotation epilogue needs one token's whole Q|K|V in one dispatch", op.label)
+	}
+	k, err := d.kernel(family+"rope_"+wtypeName(op.m), push+ropePushBytes, append(spec, ro.spec[:]...)...)
+	return k, append([]vulkan.Arg{vulkan.W(ro.arrive)}, ro.bindings()...), ro.args.push(), err
 }
 
 // orDummy is b, or dum where the model has no such buffer.

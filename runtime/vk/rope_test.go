@@ -176,22 +176,7 @@ func TestRopeEpilogueTypes(t *testing.T) {
 						table: vulkan.Arg{B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, q: q, kc: kc, vc: vc, qn: qn, kn: kn,
 						args: ropeArgs{heads: cfg.Heads, kvHeads: cfg.KVHeads, qkvStride: rows, qStride: qw, slots: ctx, rope: true, qScale: 1, eps: 1e-6}, arrive: arrive}
 					op := matvecOp{label: "qkv", m: m, x: x, xstride: cols, norm: nw, eps: 1e-5, y: y, ystride: rows, tokens: 1, step: b.step, xq: xq, rope: ro}
-					rec, err := d.NewRecorder(8) // timestamps: Recorded lists the kernels
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := rec.Begin(); err != nil {
-						t.Fatal(err)
-					}
-					if err := d.matvec(rec, op); err != nil {
-						t.Fatal(err)
-					}
-					if err := rec.End(); err != nil {
-						t.Fatal(err)
-					}
-					if err := rec.Run(); err != nil {
-						t.Fatal(err)
-					}
+					rec := runOnce(t, d, func(r *vulkan.Recorder) error { return d.matvec(r, op) })
 					var kernels []string
 					epilogue, dispatch := false, false
 					want := map[bool]string{false: "matvec_sg_rope_", true: "matvec_id_rope_"}[intDot]
