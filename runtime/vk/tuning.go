@@ -242,6 +242,10 @@ func attnChunk(live, z, gran int) (chunk, splits int) {
 // that a run can measure one choice against the other (gpu-check does on a
 // GPU; empty: the device's own).
 const (
+	// LayoutEnv: "gpu" or "cpu", the whole layout of the other kind of
+	// device (the GPU layout on lavapipe: its roundings against a
+	// reference, without a GPU), before the variables below refine it.
+	LayoutEnv = "VKCHAT_VK_LAYOUT"
 	// AttentionEnv: "ordered", "ordered-dims" or "gpu": the ordered form
 	// (a prefill's with token lanes, or always with the lanes over a
 	// head's dimensions), or the GPU form, on any device.
@@ -267,6 +271,8 @@ var tuningEnv = []struct {
 	forms []string
 	set   func(t *tuning, form string)
 }{
+	// first: the others refine the layout it picks
+	{LayoutEnv, []string{"gpu", "cpu"}, func(t *tuning, form string) { *t = tuningFor(form) }},
 	{AttentionEnv, []string{"ordered", "ordered-dims", "gpu"}, func(t *tuning, form string) {
 		t.orderedAttention = form != "gpu"
 		t.attnTokenLanes = form == "ordered"
