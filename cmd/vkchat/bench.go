@@ -287,6 +287,12 @@ func profileKind(k vulkan.KernelTime) string {
 	if len(f) > 0 {
 		name = f[0]
 	}
+	// The tiled product's phase 0 (x rounded to the weights'
+	// vec_dot_type) shares the product's shader; a row of its own shows
+	// what the rounding costs against the multiply-adds.
+	if strings.Contains(k.Label, "vec_dot_type") {
+		name += " x"
+	}
 	return name + " (" + k.Kernel + ")"
 }
 

@@ -131,3 +131,22 @@ func TestDecodeStepFallsBackOnOverflow(t *testing.T) {
 		t.Errorf("token %d from step %d's logits, want token 1 from step 7", got, fb.asked)
 	}
 }
+
+// TestProfileKind: the profile's rows drop the layer and part suffixes,
+// and the tiled product's phase 0 (x rounded to the vec_dot_type) gets a
+// row of its own beside its product, though both run one shader.
+func TestProfileKind(t *testing.T) {
+	for _, c := range []struct {
+		label, kernel, want string
+	}{
+		{"L3 qkv", "matvec_q4_0", "qkv (matvec_q4_0)"},
+		{"L11 gate+up (gate) part 1", "matmul_q4_0", "gate+up (matmul_q4_0)"},
+		{"L0 wo (x to q4_0's vec_dot_type)", "matmul_q4_0", "wo x (matmul_q4_0)"},
+		{"output", "matvec_q6_k", "output (matvec_q6_k)"},
+		{"Lx attention", "attention", "Lx (attention)"},
+	} {
+		if got := profileKind(vulkan.KernelTime{Label: c.label, Kernel: c.kernel}); got != c.want {
+			t.Errorf("profileKind(%q, %q) = %q, want %q", c.label, c.kernel, got, c.want)
+		}
+	}
+}
