@@ -126,9 +126,11 @@ func (j *jinjaTemplate) exec(ctx context.Context, msgs []Message, contents []str
 		"enable_thinking": jinja.NewBool(!o.DisableThinking),
 		"date_string":     jinja.NewString(now.Format("02 Jan 2006")),
 		// firefunction-v2's template prints "Today is {{datetime}}.";
-		// llama.cpp's server gives it this form and, without tools, an
-		// empty "functions".
-		"datetime":  jinja.NewString(strftime(now, "%b %d %Y %H:%M:%S GMT")),
+		// llama.cpp's server gives every template this date-only form
+		// (common_chat_extra_context: "%b %d %Y"), so a model sees the
+		// same system prompt under vkchat as under llama-server. Without
+		// tools "functions" renders empty either way.
+		"datetime":  jinja.NewString(strftime(now, "%b %d %Y")),
 		"functions": jinja.NewString(""),
 		"strftime_now": jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
 			if len(args) != 1 || !args[0].IsString() {
