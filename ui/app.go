@@ -440,6 +440,10 @@ func (m *Model) regenerate() tea.Cmd {
 func (m *Model) resetChat() {
 	m.conv.Reset()
 	m.run = runStats{}
+	// The panels show the chat on screen: an empty one fills no context,
+	// whatever the engine still caches from the last (it is reused or
+	// overwritten by the next reply, which reports its own figures).
+	m.stats.ContextUsed, m.stats.KVUsed = 0, 0
 	m.insp.Probs = inspector.NextToken()
 	if m.focus == focusTranscript {
 		m.leaveInspector()
