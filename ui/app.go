@@ -366,8 +366,12 @@ func (m *Model) submit() tea.Cmd {
 		return m.runCommand(cmd)
 	}
 	if !errors.Is(err, input.ErrNotCommand) {
-		// Keep the line so it can be corrected.
-		m.setError(err.Error())
+		// Cleared as a command that ran is: a line left in place had the
+		// next command typed onto its end ("/foo/temp"). The history keeps
+		// it to correct.
+		m.input.Remember(text)
+		m.input.Reset()
+		m.setError(err.Error() + " · ↑ brings the line back")
 		return nil
 	}
 	if i := strings.Index(text, "//"); i >= 0 && strings.TrimSpace(text[:i]) == "" {
