@@ -1,0 +1,168 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CacheSlot is one layer's KV cache: KVHeads·HeadDim values per position
+// for K and again for V. A sliding-window layer (Window > 0) needs only its
+// window, kept as a ring; KV-shared layers read their source's slot and own
+// none.
+type CacheSlot struct {
+	Layer            int // the layer that writes it
+	KVHeads, HeadDim int
+	Window           int
+}
+
+// Width is one position's key (or value) row.
+func (s CacheSlot) Width() int { return s.KVHeads * s.HeadDim }
+
+// Positions is how many positions the slot holds for a context of ctx.
+// ringExtra is what an executor adds to a ring beyond the window (the
+// Vulkan runtime stores a whole prefill chunk before its first token
+// attends, so its rings hold window + chunk − 1); the plan itself adds
+// nothing.
+func (s CacheSlot) Positions(ctx, ringExtra int) int {
+	if s.Window > 0 && s.Window+ringExtra < ctx {
+		return s.Window + ringExtra
+	}
+	return ctx
+}
+
+// Ring reports whether the slot is a ring smaller than the context.
+func (s CacheSlot) Ring(ctx, ringExtra int) bool { return s.Positions(ctx, ringExtra) < ctx }
+
+// StateSlot is a recurrent layer's state, always F32: the conv's last
+// inputs and, for a DeltaNet layer, the delta-rule matrices.
+type StateSlot struct {
+	Layer                    int
+	Mixer                    Mixer
+	ConvFloats, MatrixFloats int
+}
+
+// Bytes is the slot's size.
+func (s StateSlot) Bytes() int64 { return 4 * int64(s.ConvFloats+s.MatrixFloats) }
+
+// CacheGroup is a set of slots of the same positions and width.
+type CacheGroup struct {
+	Slots            int
+	Positions        int
+	Window           int // 0: full attention (or a window as large as the context)
+	KVHeads, HeadDim int
+}
+
+// CacheGroups groups the slots for a context of ctx, full ones first.
+func (p *Plan) CacheGroups(ringExtra int) []CacheGroup {
+	var out []CacheGroup
+	for _, ring := range []bool{false, true} {
+		for _, s := range p.Cache {
+			if s.Ring(p.Context, ringExtra) != ring {
+				continue
+			}
+			g := CacheGroup{Slots: 1, Positions: s.Positions(p.Context, ringExtra), KVHeads: s.KVHeads, HeadDim: s.HeadDim}
+			if ring {
+				g.Window = s.Window
+			}
+			found := false
+			for i := range out {
+				if o := out[i]; o.Positions == g.Positions && o.Window == g.Window && o.KVHeads == g.KVHeads && o.HeadDim == g.HeadDim {
+					out[i].Slots++
+					found = true
+					break
+				}
+			}
+			if !found {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// CacheBytes is the whole KV cache at elemBytes per value.
+func (p *Plan) CacheBytes(elemBytes, ringExtra int) int64 {
+	var n int64
+	for _, s := range p.Cache {
+		n += int64(s.Positions(p.Context, ringExtra)) * int64(s.Width())
+	}
+	return n * 2 * int64(elemBytes)
+}
+
+// CacheBytesPerToken is what one more position costs across every slot.
+func (p *Plan) CacheBytesPerToken(elemBytes int) int64 {
+	var n int64
+	for _, s := range p.Cache {
+		n += int64(s.Width())
+	}
+	return n * 2 * int64(elemBytes)
+}
+
+// SharedLayers counts the layers that read another layer's cache.
+func (p *Plan) SharedLayers() int {
+	n := 0
+	for _, l := range p.Layers {
+		for _, op := range l.Ops {
+			if a, ok := op.(Attention); ok && a.Shared {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// StateBytes is every recurrent layer's state.
+func (p *Plan) StateBytes() int64 {
+	var n int64
+	for _, s := range p.State {
+		n += s.Bytes()
+	}
+	return n
+}
+
+// CacheFormula says how the cache adds up, e.g. "(1 layer × 512 ctx + 5
+// layers × 8 window) × 2 kv heads × 128 head dim × 2 (K,V) × 2 B = 576 B".
+// Where the groups differ in width each term carries its own; a ring larger
+// than its window (ringExtra > 0) says so.
+func (p *Plan) CacheFormula(elemBytes, ringExtra int) string {
+	groups := p.CacheGroups(ringExtra)
+	uniform := true
+	for _, g := range groups {
+		uniform = uniform && g.KVHeads == groups[0].KVHeads && g.HeadDim == groups[0].HeadDim
+	}
+	var parts []string
+	for _, g := range groups {
+		what := fmt.Sprintf("%d ctx", g.Positions)
+		switch {
+		case g.Window > 0 && g.Positions > g.Window:
+			what = fmt.Sprintf("%d ring (window %d + %d)", g.Positions, g.Window, g.Positions-g.Window)
+		case g.Window > 0:
+			what = fmt.Sprintf("%d window", g.Positions)
+		}
+		term := fmt.Sprintf("%d %s × %s", g.Slots, plural(g.Slots, "layer"), what)
+		if !uniform {
+			term += fmt.Sprintf(" × %d kv heads × %d head dim", g.KVHeads, g.HeadDim)
+		}
+		parts = append(parts, term)
+	}
+	pos := strings.Join(parts, " + ")
+	if len(parts) > 1 {
+		pos = "(" + pos + ")"
+	}
+	width := ""
+	if uniform && len(groups) > 0 {
+		width = fmt.Sprintf(" × %d kv heads × %d head dim", groups[0].KVHeads, groups[0].HeadDim)
+	}
+	out := fmt.Sprintf("%s%s × 2 (K,V) × %d B = %d B", pos, width, elemBytes, p.CacheBytes(elemBytes, ringExtra))
+	if n := p.SharedLayers(); n > 0 {
+		out += fmt.Sprintf(" (+ %d KV-shared %s, no cache of their own)", n, plural(n, "layer"))
+	}
+	return out
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	return s + "s"
+}

@@ -1,0 +1,246 @@
+package plan
+
+import "vkchat/runtime/arch"
+
+// Re-exported declaration types: what an op points at. They are aliases,
+// not copies, so a plan shares the model's mapped weights.
+type (
+	Weight          = arch.Weight
+	YaRN            = arch.YaRN
+	Activation      = arch.Activation
+	Gating          = arch.Gating
+	DeltaNetShape   = arch.DeltaNetConfig
+	DeltaNetWeights = arch.DeltaNet
+	ShortConvConv   = arch.ShortConv
+	PerLayerInput   = arch.PerLayerEmbd
+	PerLayerWeights = arch.LayerPLE
+)
+
+// The activations and gatings an op may name.
+const (
+	ActSiLU      = arch.ActSiLU
+	ActGELUTanh  = arch.ActGELUTanh
+	ActSwiGLUOAI = arch.ActSwiGLUOAI
+
+	GatingSoftmaxTopKNorm = arch.GatingSoftmaxTopKNorm
+	GatingTopKSoftmax     = arch.GatingTopKSoftmax
+)
+
+// Buf names an activation buffer of a batch of tokens; an executor keeps
+// one of each, sized by the widest layer.
+type Buf uint8
+
+const (
+	X      Buf = iota // the residual stream [embd]
+	In                // a branch's normalized input [embd]
+	Q                 // queries [heads·head_dim]
+	K                 // keys [kv_heads·head_dim]
+	V                 // values [kv_heads·head_dim]
+	Gate              // an FFN's gate half, or an attention output gate
+	Up                // an FFN's up half
+	Attn              // the attention output [heads·head_dim]
+	Out               // a branch's output before the residual add [embd]
+	Logits            // the head's output [vocab]
+)
+
+var bufNames = [...]string{"x", "in", "q", "k", "v", "gate", "up", "attn", "out", "logits"}
+
+func (b Buf) String() string {
+	if int(b) < len(bufNames) {
+		return bufNames[b]
+	}
+	return "buf?"
+}
+
+// Op is one step of a forward pass. The concrete types below are the whole
+// set; an executor switches on them and has no other way to learn what a
+// model does.
+type Op interface {
+	isOp()
+}
+
+// Embed gathers each token's row of Table into X and multiplies it by
+// Scale (√embd for Gemma, a granite multiplier; 1 for most).
+type Embed struct {
+	Table Weight
+	Scale float32
+}
+
+// PerLayerInputs computes Gemma 4's per-layer embedding inputs for the
+// batch from the token ids and X (arch.PerLayerEmbd says how); each
+// layer's PerLayerEmbedding op reads its slice.
+type PerLayerInputs struct {
+	PLE *PerLayerInput
+}
+
+// Norm is an RMS norm of In into Out (the same buffer for an in-place
+// norm), over rows of Row values (a head for a per-head Q/K norm, the
+// whole width otherwise), times Weight when there is one.
+type Norm struct {
+	In, Out Buf
+	Row     int
+	Weight  *Weight // nil: no weight (Gemma 4's V norm)
+	Eps     float32
+}
+
+// Product is one matrix-vector product of a Products op.
+type Product struct {
+	Out  Buf
+	W    Weight
+	Bias *Weight // added after the product; nil without
+	// GatedHeads: W's rows hold [q_h | gate_h] per head of HeadDim; the q
+	// halves go to Out and the gate halves to Gate (qwen35's gated
+	// attention), for an AttnGate op after the attention.
+	GatedHeads bool
+	HeadDim    int // with GatedHeads
+}
+
+// Products runs products that read the same input together (Q, K and V;
+// an FFN's gate and up), so an executor converts the input once.
+type Products struct {
+	In   Buf
+	Outs []Product
+}
+
+// Rope rotates Bufs (Q, and K unless the layer reads another's cache) per
+// head of HeadDim, the first Dims values of each, at each token's
+// position. Table indexes Plan.Rotations: layers that rotate alike share
+// one so that a position's angles are computed once.
+type Rope struct {
+	Bufs    []Buf
+	HeadDim int
+	Table   int
+}
+
+// Rotation is one RoPE: which pairs rotate (NeoX: (i, i+Dims/2), else
+// adjacent), the frequency base, the position multiplier, the cos/sin
+// multiplier, per-pair frequency divisors and YaRN's blend.
+type Rotation struct {
+	Dims       int
+	NeoX       bool
+	Base       float32
+	Scale      float32 // positions × Scale (1/linear factor)
+	AttnFactor float32 // cos and sin ×
+	Factors    []float32
+	YaRN       *YaRN
+}
+
+// Scale multiplies a buffer by By (Q by the attention scale where the model
+// scales Q rather than the scores; the logits by a granite multiplier).
+type Scale struct {
+	Buf Buf
+	By  float32
+}
+
+// Softcap maps a buffer through Cap·tanh(x/Cap) (Gemma 2's final logits).
+type Softcap struct {
+	Buf Buf
+	Cap float32
+}
+
+// Attention is causal multi-head attention of Q over the keys and values
+// in cache slot Cache, with Heads query heads sharing KVHeads key/value
+// heads of HeadDim. Unless Shared, the batch's K and V are written to the
+// slot first. Scores are × Scale, then Softcap·tanh(s/Softcap) when
+// Softcap > 0; a key more than Window-1 positions back is masked when
+// Window > 0; Sinks, when present, is a per-head logit that joins each
+// softmax with no value.
+type Attention struct {
+	Heads, KVHeads, HeadDim int
+	Scale, Softcap          float32
+	Window                  int
+	Sinks                   *Weight
+	Cache                   int
+	Shared                  bool
+}
+
+// AttnGate multiplies Attn by σ(Gate) (qwen35's gated attention).
+type AttnGate struct{}
+
+// GLU writes Act(Gate)·Up into Gate.
+type GLU struct {
+	Act Activation
+}
+
+// MoE routes each token of In to K of Experts experts by Gating over the
+// Router's logits (+ RouterBias) and writes the weighted sum of their
+// FFNs (gate, up: FF rows per expert; down: embd rows per expert; with
+// per-expert biases where present) into Out.
+type MoE struct {
+	In, Out                    Buf
+	Gating                     Gating
+	Experts, K, FF             int
+	Act                        Activation
+	Router                     Weight
+	RouterBias                 *Weight
+	Gate, Up, Down             Weight
+	GateBias, UpBias, DownBias *Weight
+}
+
+// SharedExpert adds to Out a dense SiLU-gated FFN of In, × σ(Scale·In)
+// (qwen35moe).
+type SharedExpert struct {
+	In, Out        Buf
+	Gate, Up, Down Weight
+	Scale          Weight
+}
+
+// DeltaNet is a Gated DeltaNet mixer of In into Out, keeping its conv and
+// delta-rule state in state slot State.
+type DeltaNet struct {
+	In, Out Buf
+	Shape   DeltaNetShape
+	W       *DeltaNetWeights
+	State   int
+	Eps     float32
+}
+
+// ShortConv is LFM2's short-convolution mixer of In into Out, its last
+// L-1 inputs kept in state slot State.
+type ShortConv struct {
+	In, Out Buf
+	L       int
+	W       *ShortConvConv
+	State   int
+}
+
+// Residual adds Branch to X, after an RMS norm by PostNorm when there is
+// one and × Scale.
+type Residual struct {
+	Branch   Buf
+	PostNorm *Weight
+	Eps      float32
+	Scale    float32
+}
+
+// PerLayerEmbedding adds layer Layer's per-layer embedding term to X
+// (Gemma 4 E2B/E4B): rms(Proj·(gelu(Gate·X) ⊙ input))·Norm.
+type PerLayerEmbedding struct {
+	Layer int
+	W     *PerLayerWeights
+	Eps   float32
+}
+
+// ScaleStream multiplies X by the one value of W (Gemma 4's
+// layer_output_scale).
+type ScaleStream struct {
+	W Weight
+}
+
+func (Embed) isOp()             {}
+func (PerLayerInputs) isOp()    {}
+func (Norm) isOp()              {}
+func (Products) isOp()          {}
+func (Rope) isOp()              {}
+func (Scale) isOp()             {}
+func (Softcap) isOp()           {}
+func (Attention) isOp()         {}
+func (AttnGate) isOp()          {}
+func (GLU) isOp()               {}
+func (MoE) isOp()               {}
+func (SharedExpert) isOp()      {}
+func (DeltaNet) isOp()          {}
+func (ShortConv) isOp()         {}
+func (Residual) isOp()          {}
+func (PerLayerEmbedding) isOp() {}
+func (ScaleStream) isOp()       {}

@@ -1,0 +1,226 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// String is the plan as `vkchat info --plan` prints it: the input ops, a
+// group of lines per layer, the head, then the rotations, cache slots and
+// state slots the ops refer to.
+func (p *Plan) String() string {
+	var b strings.Builder
+	_ = p.Write(&b)
+	return b.String()
+}
+
+// Write prints the plan to w.
+func (p *Plan) Write(w io.Writer) error {
+	pr := printer{w: w}
+	pr.line("plan %s · ctx %d · embd %d · vocab %d · %d layers", p.Arch, p.Context, p.Embd, p.Vocab, len(p.Layers))
+	pr.group("input", p.Input)
+	for _, l := range p.Layers {
+		pr.group(fmt.Sprintf("layer %d · %s", l.Index, l.Mixer), l.Ops)
+	}
+	pr.group("head", p.Head)
+	if len(p.Rotations) > 0 {
+		pr.line("rotations")
+		for i, r := range p.Rotations {
+			pr.line("  %d  %s", i, rotation(r))
+		}
+	}
+	if len(p.Cache) > 0 {
+		pr.line("cache slots (%s per position at 2 B)", bytesPer(p.CacheBytesPerToken(2)))
+		for i, s := range p.Cache {
+			span := "full"
+			if s.Window > 0 {
+				span = fmt.Sprintf("window %d", s.Window)
+			}
+			pr.line("  %d  layer %d · %d kv heads × %d head dim · %s · %d positions", i, s.Layer, s.KVHeads, s.HeadDim, span, s.Positions(p.Context, 0))
+		}
+	}
+	if len(p.State) > 0 {
+		pr.line("state slots (F32, %d B in all)", p.StateBytes())
+		for i, s := range p.State {
+			what := fmt.Sprintf("conv %d floats", s.ConvFloats)
+			if s.MatrixFloats > 0 {
+				what += fmt.Sprintf(" + matrices %d floats", s.MatrixFloats)
+			}
+			pr.line("  %d  layer %d · %s · %s", i, s.Layer, s.Mixer, what)
+		}
+	}
+	return pr.err
+}
+
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (pr *printer) line(format string, args ...any) {
+	if pr.err == nil {
+		_, pr.err = fmt.Fprintf(pr.w, format+"\n", args...)
+	}
+}
+
+func (pr *printer) group(title string, ops []Op) {
+	pr.line("%s", title)
+	for _, op := range ops {
+		kind, what := describe(op)
+		pr.line("  %-13s %s", kind, what)
+	}
+}
+
+// describe is an op's kind and its fields in one line.
+func describe(op Op) (string, string) {
+	switch o := op.(type) {
+	case Embed:
+		return "embed", weight(o.Table) + scaled(o.Scale)
+	case PerLayerInputs:
+		return "ple-inputs", fmt.Sprintf("width %d · %s · %s · %s", o.PLE.Width, weight(o.PLE.Token), weight(o.PLE.Proj), weight(o.PLE.Norm))
+	case Norm:
+		w := "no weight"
+		if o.Weight != nil {
+			w = weight(*o.Weight)
+		}
+		return "rms-norm", fmt.Sprintf("%s → %s · rows of %d · %s · eps %s", o.In, o.Out, o.Row, w, num(o.Eps))
+	case Products:
+		var outs []string
+		for _, pd := range o.Outs {
+			s := fmt.Sprintf("%s = %s", pd.Out, weight(pd.W))
+			if pd.Bias != nil {
+				s += " + " + weight(*pd.Bias)
+			}
+			if pd.GatedHeads {
+				s += fmt.Sprintf(" (per head of %d: q | gate)", pd.HeadDim)
+			}
+			outs = append(outs, s)
+		}
+		return "products", fmt.Sprintf("of %s: %s", o.In, strings.Join(outs, "; "))
+	case Rope:
+		return "rope", fmt.Sprintf("%s · head %d · rotation %d", bufs(o.Bufs), o.HeadDim, o.Table)
+	case Scale:
+		return "scale", fmt.Sprintf("%s × %s", o.Buf, num(o.By))
+	case Softcap:
+		return "softcap", fmt.Sprintf("%s → %s·tanh(%s/%s)", o.Buf, num(o.Cap), o.Buf, num(o.Cap))
+	case Attention:
+		s := fmt.Sprintf("%d heads / %d kv · head %d · scale %s", o.Heads, o.KVHeads, o.HeadDim, num(o.Scale))
+		if o.Softcap != 0 {
+			s += " · softcap " + num(o.Softcap)
+		}
+		if o.Window > 0 {
+			s += fmt.Sprintf(" · window %d", o.Window)
+		} else {
+			s += " · causal"
+		}
+		if o.Sinks != nil {
+			s += " · sinks " + weight(*o.Sinks)
+		}
+		if o.Shared {
+			s += fmt.Sprintf(" · reads cache slot %d (shared)", o.Cache)
+		} else {
+			s += fmt.Sprintf(" · writes and reads cache slot %d", o.Cache)
+		}
+		return "attention", s
+	case AttnGate:
+		return "attn-gate", "attn ×= σ(gate)"
+	case GLU:
+		return "glu", fmt.Sprintf("gate = %s(gate) · up", o.Act)
+	case MoE:
+		s := fmt.Sprintf("%s → %s · %d of %d experts of ff %d · %s · %s · router %s", o.In, o.Out, o.K, o.Experts, o.FF, o.Gating, o.Act, weight(o.Router))
+		if o.RouterBias != nil {
+			s += " + " + weight(*o.RouterBias)
+		}
+		s += fmt.Sprintf(" · banks %s, %s, %s", weight(o.Gate), weight(o.Up), weight(o.Down))
+		for _, b := range []*Weight{o.GateBias, o.UpBias, o.DownBias} {
+			if b != nil {
+				s += " + " + weight(*b)
+			}
+		}
+		return "moe", s
+	case SharedExpert:
+		return "shared-expert", fmt.Sprintf("%s → %s += σ(%s·%s) × silu-glu %s, %s, %s", o.In, o.Out, weight(o.Scale), o.In, weight(o.Gate), weight(o.Up), weight(o.Down))
+	case DeltaNet:
+		w := o.W
+		return "deltanet", fmt.Sprintf("%s → %s · conv %d · state %d · %d key / %d value heads · state slot %d · %s",
+			o.In, o.Out, o.Shape.ConvKernel, o.Shape.StateSize, o.Shape.KeyHeads, o.Shape.ValueHeads, o.State,
+			weights(w.QKV, w.Z, w.Conv, w.DtBias, w.A, w.Beta, w.Alpha, w.Norm, w.Out))
+	case ShortConv:
+		return "shortconv", fmt.Sprintf("%s → %s · kernel %d · %s · %s · %s · state slot %d", o.In, o.Out, o.L, weight(o.W.InProj), weight(o.W.Conv), weight(o.W.OutProj), o.State)
+	case Residual:
+		s := "x += "
+		if o.PostNorm != nil {
+			s += fmt.Sprintf("rms(%s)·%s", o.Branch, weight(*o.PostNorm))
+		} else {
+			s += o.Branch.String()
+		}
+		return "residual", s + scaled(o.Scale)
+	case PerLayerEmbedding:
+		return "ple", fmt.Sprintf("x += rms(%s·(gelu(%s·x) ⊙ ple[%d]))·%s", weight(o.W.Proj), weight(o.W.Gate), o.Layer, weight(o.W.Norm))
+	case ScaleStream:
+		return "scale", "x × " + weight(o.W)
+	}
+	return "?", fmt.Sprintf("%T", op)
+}
+
+func rotation(r Rotation) string {
+	pairs := "adjacent pairs"
+	if r.NeoX {
+		pairs = "neox pairs"
+	}
+	s := fmt.Sprintf("%d dims · %s · base %s", r.Dims, pairs, num(r.Base))
+	if r.Scale != 1 {
+		s += " · positions × " + num(r.Scale)
+	}
+	if r.AttnFactor != 1 {
+		s += " · cos,sin × " + num(r.AttnFactor)
+	}
+	if r.Factors != nil {
+		s += fmt.Sprintf(" · %d frequency factors", len(r.Factors))
+	}
+	if r.YaRN != nil {
+		s += fmt.Sprintf(" · yarn ramp %s..%s, mscale %s", num(r.YaRN.Low), num(r.YaRN.High), num(r.YaRN.MScale))
+	}
+	return s
+}
+
+func weight(w Weight) string {
+	name := w.Name
+	if name == "" {
+		name = "(unnamed)"
+	}
+	if w.Rows <= 1 {
+		return fmt.Sprintf("%s %s [%d]", name, w.Type, w.Cols)
+	}
+	return fmt.Sprintf("%s %s [%d×%d]", name, w.Type, w.Cols, w.Rows)
+}
+
+func weights(ws ...Weight) string {
+	s := make([]string, len(ws))
+	for i, w := range ws {
+		s[i] = weight(w)
+	}
+	return strings.Join(s, ", ")
+}
+
+func bufs(bs []Buf) string {
+	s := make([]string, len(bs))
+	for i, b := range bs {
+		s[i] = b.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func scaled(x float32) string {
+	if x == 1 {
+		return ""
+	}
+	return " × " + num(x)
+}
+
+// num prints a float32 in its shortest exact form.
+func num(x float32) string { return strconv.FormatFloat(float64(x), 'g', -1, 32) }
+
+func bytesPer(n int64) string { return fmt.Sprintf("%d B", n) }

@@ -1,0 +1,294 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"vkchat/runtime/arch"
+)
+
+// Plan is a model resolved for a context of Context positions.
+type Plan struct {
+	Arch    string
+	Context int
+	Embd    int
+	Vocab   int
+	// Input runs once per batch before the layers; Head after them, on the
+	// rows whose logits are wanted.
+	Input  []Op
+	Layers []Layer
+	Head   []Op
+	// Rotations are the distinct RoPEs the Rope ops index.
+	Rotations []Rotation
+	// Cache is the KV cache's slots, State the recurrent layers'.
+	Cache []CacheSlot
+	State []StateSlot
+}
+
+// Layer is one block's ops, in order.
+type Layer struct {
+	Index int
+	Mixer Mixer
+	Ops   []Op
+}
+
+// Mixer is what mixes positions in a layer: attention over a cache, or a
+// recurrence over a state.
+type Mixer uint8
+
+const (
+	MixAttention Mixer = iota
+	MixDeltaNet
+	MixShortConv
+)
+
+func (m Mixer) String() string {
+	switch m {
+	case MixDeltaNet:
+		return "deltanet"
+	case MixShortConv:
+		return "shortconv"
+	}
+	return "attention"
+}
+
+// Resolve turns a loaded model into its plan for a context of ctx
+// positions (which picks LongRoPE's factor set and sizes the cache slots).
+// It is the only place that reads a declaration's flags; an error names
+// the layer and what is inconsistent.
+func Resolve(m *arch.Model, ctx int) (*Plan, error) {
+	if ctx <= 0 {
+		return nil, fmt.Errorf("plan: context size %d must be positive", ctx)
+	}
+	c := &m.Config
+	p := &Plan{Arch: c.Arch, Context: ctx, Embd: c.Embd, Vocab: c.Vocab}
+	p.Input = append(p.Input, Embed{Table: m.TokenEmbd, Scale: one(c.EmbedScale)})
+	if m.PLE != nil {
+		p.Input = append(p.Input, PerLayerInputs{PLE: m.PLE})
+	}
+	r := resolver{m: m, p: p, ctx: ctx, cacheOf: make([]int, len(m.Layers))}
+	for il := range m.Layers {
+		l, err := r.layer(il)
+		if err != nil {
+			return nil, fmt.Errorf("plan: %s layer %d: %w", c.Arch, il, err)
+		}
+		p.Layers = append(p.Layers, l)
+	}
+	p.Head = append(p.Head, Norm{In: X, Out: In, Row: c.Embd, Weight: &m.OutputNorm, Eps: c.NormEps},
+		Products{In: In, Outs: []Product{{Out: Logits, W: m.Output}}})
+	if ls := one(c.LogitScale); ls != 1 {
+		p.Head = append(p.Head, Scale{Buf: Logits, By: ls})
+	}
+	if c.FinalSoftcap != 0 {
+		p.Head = append(p.Head, Softcap{Buf: Logits, Cap: c.FinalSoftcap})
+	}
+	return p, nil
+}
+
+type resolver struct {
+	m       *arch.Model
+	p       *Plan
+	ctx     int
+	cacheOf []int // per layer: its cache slot, -1 without
+}
+
+// one is x, or 1 where a Config built by hand (tests) left a multiplier unset.
+func one(x float32) float32 {
+	if x == 0 {
+		return 1
+	}
+	return x
+}
+
+// geometry is a layer's head size, KV heads, FF width and rotated dims,
+// the model-wide ones where a hand-built LayerConfig leaves them unset.
+func (r *resolver) geometry(il int) arch.LayerConfig {
+	c, lc := &r.m.Config, r.m.Layers[il].Config
+	if lc.HeadDim == 0 {
+		if lc == (arch.LayerConfig{}) {
+			lc = arch.LayerConfig{Rope: true, RopeBase: c.Rope.Base, RopeScale: c.Rope.Scale}
+		}
+		lc.HeadDim, lc.KVHeads, lc.FF, lc.RopeDims, lc.KVLayer = c.HeadDim, c.KVHeads, c.FF, c.Rope.Dims, il
+	}
+	if lc.RopeDims == 0 {
+		lc.RopeDims = c.Rope.Dims
+	}
+	return lc
+}
+
+func (r *resolver) layer(il int) (Layer, error) {
+	c, L := &r.m.Config, &r.m.Layers[il]
+	lc := r.geometry(il)
+	out := Layer{Index: il}
+	r.cacheOf[il] = -1
+	if lc.Window < 0 {
+		return out, fmt.Errorf("sliding window %d is negative", lc.Window)
+	}
+	if lc.HeadDim <= 0 || lc.KVHeads < 0 || c.Heads <= 0 {
+		return out, fmt.Errorf("head size %d, %d heads, %d KV heads", lc.HeadDim, c.Heads, lc.KVHeads)
+	}
+	var ops []Op
+	add := func(o ...Op) { ops = append(ops, o...) }
+	branchIn := X
+	if L.AttnNorm.Data != nil {
+		add(Norm{In: X, Out: In, Row: c.Embd, Weight: &L.AttnNorm, Eps: c.NormEps})
+		branchIn = In
+	}
+	switch {
+	case L.ShortConv != nil:
+		out.Mixer = MixShortConv
+		add(ShortConv{In: branchIn, Out: Out, L: c.ShortConvL, W: L.ShortConv, State: r.state(il, MixShortConv)},
+			r.residual(nil))
+	case L.DeltaNet != nil:
+		out.Mixer = MixDeltaNet
+		add(DeltaNet{In: branchIn, Out: Out, Shape: c.DeltaNet, W: L.DeltaNet, State: r.state(il, MixDeltaNet), Eps: c.NormEps},
+			r.residual(L.PostAttnNorm))
+	default:
+		att, err := r.attention(il, lc, branchIn)
+		if err != nil {
+			return out, err
+		}
+		add(att...)
+	}
+	add(r.ffn(il, lc)...)
+	if L.PLE != nil {
+		add(PerLayerEmbedding{Layer: il, W: L.PLE, Eps: c.NormEps})
+	}
+	if L.OutScale != nil {
+		add(ScaleStream{W: *L.OutScale})
+	}
+	out.Ops = ops
+	return out, nil
+}
+
+// attention is an attention layer's branch: products, Q/K(/V) norms, RoPE,
+// the attention over its cache slot, the output product and the residual.
+func (r *resolver) attention(il int, lc arch.LayerConfig, in Buf) ([]Op, error) {
+	c, L := &r.m.Config, &r.m.Layers[il]
+	hd := lc.HeadDim
+	shared := lc.KVLayer != il
+	if lc.KVLayer < 0 || lc.KVLayer > il {
+		return nil, fmt.Errorf("reads the cache of layer %d, not an earlier one", lc.KVLayer)
+	}
+	if shared && r.cacheOf[lc.KVLayer] < 0 {
+		return nil, fmt.Errorf("reads the cache of layer %d, which has none", lc.KVLayer)
+	}
+	var ops []Op
+	qp := Product{Out: Q, W: L.Wq, Bias: L.Bq}
+	if c.Block.AttnGate {
+		qp.GatedHeads, qp.HeadDim = true, hd
+	}
+	prods := Products{In: in, Outs: []Product{qp}}
+	if !shared {
+		prods.Outs = append(prods.Outs, Product{Out: K, W: L.Wk, Bias: L.Bk}, Product{Out: V, W: L.Wv, Bias: L.Bv})
+	}
+	ops = append(ops, prods)
+	qRow, kRow := hd, hd
+	if c.Block.QKNorm == arch.QKNormFull {
+		qRow, kRow = c.Heads*hd, lc.KVWidth()
+	}
+	if L.QNorm != nil {
+		ops = append(ops, Norm{In: Q, Out: Q, Row: qRow, Weight: L.QNorm, Eps: c.NormEps})
+	}
+	if L.KNorm != nil && !shared {
+		ops = append(ops, Norm{In: K, Out: K, Row: kRow, Weight: L.KNorm, Eps: c.NormEps})
+	}
+	if c.Block.VNorm && !shared {
+		ops = append(ops, Norm{In: V, Out: V, Row: hd, Eps: c.NormEps})
+	}
+	if lc.Rope {
+		rot := Rotation{Dims: lc.RopeDims, NeoX: c.Rope.NeoX, Base: lc.RopeBase, Scale: one(lc.RopeScale),
+			AttnFactor: one(c.Rope.AttnFactor), YaRN: c.Rope.YaRN}
+		if !lc.NoRopeFactors {
+			rot.Factors = c.Rope.Factors(r.ctx)
+		}
+		if !(rot.Base > 0) {
+			return nil, fmt.Errorf("RoPE base %g must be positive", rot.Base)
+		}
+		if rot.Dims <= 0 || rot.Dims > hd || rot.Dims%2 != 0 {
+			return nil, fmt.Errorf("RoPE rotates %d of %d dims: must be even, positive and at most the head size", rot.Dims, hd)
+		}
+		bufs := []Buf{Q}
+		if !shared {
+			bufs = append(bufs, K)
+		}
+		ops = append(ops, Rope{Bufs: bufs, HeadDim: hd, Table: r.rotation(rot)})
+	}
+	scale := c.AttnScale
+	if scale == 0 {
+		scale = float32(1 / math.Sqrt(float64(hd)))
+	}
+	if c.ScaleQ {
+		ops = append(ops, Scale{Buf: Q, By: scale})
+		scale = 1
+	}
+	slot := lc.KVLayer
+	if !shared {
+		r.cacheOf[il] = len(r.p.Cache)
+		r.p.Cache = append(r.p.Cache, CacheSlot{Layer: il, KVHeads: lc.KVHeads, HeadDim: hd, Window: lc.Window})
+		slot = il
+	}
+	ops = append(ops, Attention{Heads: c.Heads, KVHeads: lc.KVHeads, HeadDim: hd, Scale: scale, Softcap: c.AttnSoftcap,
+		Window: lc.Window, Sinks: L.Sinks, Cache: r.cacheOf[slot], Shared: shared})
+	if c.Block.AttnGate {
+		ops = append(ops, AttnGate{})
+	}
+	ops = append(ops, Products{In: Attn, Outs: []Product{{Out: Out, W: L.Wo, Bias: L.Bo}}}, r.residual(L.PostAttnNorm))
+	return ops, nil
+}
+
+// ffn is a layer's FFN branch: the pre-norm, the dense GLU or the routed
+// experts (and a shared expert), the residual.
+func (r *resolver) ffn(il int, lc arch.LayerConfig) []Op {
+	c, L := &r.m.Config, &r.m.Layers[il]
+	var ops []Op
+	in := X
+	if L.FFNNorm.Data != nil {
+		ops = append(ops, Norm{In: X, Out: In, Row: c.Embd, Weight: &L.FFNNorm, Eps: c.NormEps})
+		in = In
+	}
+	if x := L.Experts; x != nil {
+		ops = append(ops, MoE{In: in, Out: Out, Gating: c.MoE.Gating, Experts: c.MoE.Experts, K: c.MoE.ExpertsUsed,
+			FF: c.MoE.ExpertFF, Act: c.Block.Act, Router: x.Router, RouterBias: x.RouterBias,
+			Gate: x.Gate, Up: x.Up, Down: x.Down, GateBias: x.GateBias, UpBias: x.UpBias, DownBias: x.DownBias})
+		if s := x.Shared; s != nil {
+			ops = append(ops, SharedExpert{In: in, Out: Out, Gate: s.Gate, Up: s.Up, Down: s.Down, Scale: s.Scale})
+		}
+	} else {
+		ops = append(ops, Products{In: in, Outs: []Product{{Out: Gate, W: L.Gate}, {Out: Up, W: L.Up}}},
+			GLU{Act: c.Block.Act},
+			Products{In: Gate, Outs: []Product{{Out: Out, W: L.Down}}})
+	}
+	return append(ops, r.residual(L.PostFFNNorm))
+}
+
+func (r *resolver) residual(post *arch.Weight) Residual {
+	return Residual{Branch: Out, PostNorm: post, Eps: r.m.NormEps, Scale: one(r.m.ResidualScale)}
+}
+
+// rotation returns the index of rot in the plan's rotations, adding it.
+func (r *resolver) rotation(rot Rotation) int {
+	for i, have := range r.p.Rotations {
+		if have.Dims == rot.Dims && have.NeoX == rot.NeoX && have.Base == rot.Base && have.Scale == rot.Scale &&
+			have.AttnFactor == rot.AttnFactor && slices.Equal(have.Factors, rot.Factors) && have.YaRN == rot.YaRN {
+			return i
+		}
+	}
+	r.p.Rotations = append(r.p.Rotations, rot)
+	return len(r.p.Rotations) - 1
+}
+
+// state lays out a recurrent layer's state slot.
+func (r *resolver) state(il int, kind Mixer) int {
+	c := &r.m.Config
+	s := StateSlot{Layer: il, Mixer: kind}
+	switch kind {
+	case MixDeltaNet:
+		s.ConvFloats, s.MatrixFloats = c.DeltaNet.ConvFloats(), c.DeltaNet.MatrixFloats()
+	case MixShortConv:
+		s.ConvFloats = c.ShortConvStateFloats()
+	}
+	r.p.State = append(r.p.State, s)
+	return len(r.p.State) - 1
+}
