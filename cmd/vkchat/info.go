@@ -11,6 +11,7 @@ import (
 	"vkchat/runtime/engine"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/tokenizer"
 )
 
@@ -21,6 +22,7 @@ func init() {
 func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("info", "[--ctx N] FILE", stderr)
 	ctxSize := fs.Int("ctx", 0, "context size for the memory estimate (0: what the chat would use, the model's trained context up to 4096)")
+	showPlan := fs.Bool("plan", false, "also print the op plan both backends execute: the input, a group of ops per layer, the head, the cache and state slots")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -97,6 +99,17 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	w("KV cache", "f16: %s", m.KVFormula(*ctxSize, 2))
 	stateInfo(w, m)
+	if *showPlan {
+		p, err := plan.Resolve(m, *ctxSize)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		fmt.Fprintln(stdout)
+		// tensor names come from the file: escaped as the metadata is
+		for _, line := range strings.Split(strings.TrimSuffix(p.String(), "\n"), "\n") {
+			fmt.Fprintln(stdout, printable(line))
+		}
+	}
 	return nil
 }
 
