@@ -144,7 +144,8 @@ func (in *Inspector) MoveCandidate(delta int, text func(int32) string) string {
 	in.cand = min(max(in.cand+delta, 0), n-1)
 	in.Probs.Cursor = in.cand
 	c := in.Probs.Candidates[in.cand]
-	return fmt.Sprintf("enter: continue the reply from step %d with %q (%s)", in.step+1,
+	// Visible escapes the piece already; %q would escape it twice.
+	return fmt.Sprintf("enter: continue the reply from step %d with \"%s\" (%s)", in.step+1,
 		termtext.Visible(text(c.ID)), panels.Percent(c.Prob))
 }
 
