@@ -234,7 +234,7 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		// second one (or one with nothing running) quits.
 		if m.generating() && !m.gen.canceled {
 			m.stopGeneration()
-			m.setStatus("stopping the reply · ctrl+c again quits")
+			m.setStatus(statusStoppingCtrlC)
 			return nil
 		}
 		return m.quit()

@@ -95,11 +95,7 @@ func (m *Model) modelLoaded(msg modelLoadedMsg) {
 	if m.focus == focusTranscript {
 		m.leaveInspector()
 	}
-	if last := m.conv.Last(); last != nil {
-		// The transcript labels replies with the model now loaded; the
-		// note marks where the earlier model's replies end.
-		last.AddNote(conversation.NoteInfo, fmt.Sprintf("the replies above are %s's; %s continues from here", oldName, m.modelName()), false)
-	}
+	m.markSwitch(oldName)
 	m.tr.Invalidate()
 	m.input.SetPlaceholder("Message " + m.modelName() + "…")
 	if m.info.Completion {
@@ -115,6 +111,33 @@ func (m *Model) modelLoaded(msg modelLoadedMsg) {
 		return
 	}
 	m.setStatus(status)
+}
+
+// markSwitch notes where the replies of the model that was loaded end,
+// since the transcript labels every reply with the model now loaded. A
+// model that wrote nothing gets no note: with no reply at all there is
+// nothing to mark, and after an earlier switch that note now leads to the
+// new model.
+func (m *Model) markSwitch(oldName string) {
+	turns := m.conv.Turns()
+	for i := len(turns) - 1; i >= 0; i-- {
+		t := turns[i]
+		for j, n := range t.Notes {
+			if n.SwitchedFrom != "" {
+				t.Notes[j].Text = switchNote(n.SwitchedFrom, m.modelName())
+				return
+			}
+		}
+		if t.Role == "assistant" && (t.Content != "" || len(t.Steps) > 0 || t.Think != nil) {
+			last := m.conv.Last()
+			last.Notes = append(last.Notes, conversation.Note{Kind: conversation.NoteInfo, Text: switchNote(oldName, m.modelName()), SwitchedFrom: oldName})
+			return
+		}
+	}
+}
+
+func switchNote(from, to string) string {
+	return fmt.Sprintf("the replies above are %s's; %s continues from here", from, to)
 }
 
 // templateLabel names how the model reads the conversation.

@@ -161,7 +161,7 @@ func (m *Model) finishGeneration(g *generation, err error) tea.Cmd {
 			prev.Notes = append(prev.Notes, reply.Notes...)
 		}
 	}
-	if m.status.text == "stopping…" {
+	if m.status.text == statusStopping || m.status.text == statusStoppingCtrlC {
 		m.clearStatus()
 	}
 	m.autosave()

@@ -131,8 +131,15 @@ func (m *Model) stopGeneration() {
 	}
 	m.gen.canceled = true
 	m.gen.cancel()
-	m.setStatus("stopping…")
+	m.setStatus(statusStopping)
 }
+
+// What the status line says while a reply winds down; the reply's end
+// clears either (its note then says how it ended).
+const (
+	statusStopping      = "stopping…"
+	statusStoppingCtrlC = "stopping the reply · ctrl+c again quits"
+)
 
 // detachGeneration stops the running reply and forgets it: the chat it
 // belonged to is being replaced.

@@ -27,6 +27,8 @@ type Note struct {
 	Text string
 	Top  bool // shown under the turn's label rather than after its text
 	End  bool // how the reply ended (SetEndNote): a reply has one
+	// SwitchedFrom marks /model's note: the model whose replies end here.
+	SwitchedFrom string
 }
 
 // Turn is one message of the conversation plus what this session learned
