@@ -66,7 +66,7 @@ func renderChatML(msgs []Message, gen bool, _, _ string) ([]Segment, error) {
 	if gen {
 		s.text("<|im_start|>assistant\n")
 	}
-	return s, nil
+	return s.list(), nil
 }
 
 // errAlternate is the Llama 2 template's own message, so that users see
@@ -116,7 +116,7 @@ func renderLlama2(msgs []Message, _ bool, bos, eos string) ([]Segment, error) {
 			s.text(" " + eos)
 		}
 	}
-	return s, nil
+	return s.list(), nil
 }
 
 // renderLlama3 follows Llama-3-Instruct: content is trimmed, BOS opens the
@@ -134,7 +134,7 @@ func renderLlama3(msgs []Message, gen bool, bos, _ string) ([]Segment, error) {
 	if gen {
 		s.text("<|start_header_id|>assistant<|end_header_id|>\n\n")
 	}
-	return s, nil
+	return s.list(), nil
 }
 
 // renderZephyr follows Zephyr-7B-beta and TinyLlama-Chat, as rendered with
@@ -154,7 +154,7 @@ func renderZephyr(msgs []Message, gen bool, _, eos string) ([]Segment, error) {
 			s.text("<|assistant|>\n")
 		}
 	}
-	return s, nil
+	return s.list(), nil
 }
 
 // renderPhi3 follows Phi-3.5-mini-instruct: an empty system prompt is
@@ -175,7 +175,7 @@ func renderPhi3(msgs []Message, gen bool, _, eos string) ([]Segment, error) {
 	} else {
 		s.text(eos)
 	}
-	return s, nil
+	return s.list(), nil
 }
 
 // renderGigaChat is llama.cpp's GigaChat formatter (llm_chat_apply_template),
@@ -204,5 +204,5 @@ func renderGigaChat(msgs []Message, gen bool, _, _ string) ([]Segment, error) {
 	if gen {
 		s.text("assistant<|role_sep|>")
 	}
-	return s, nil
+	return s.list(), nil
 }

@@ -1,8 +1,12 @@
 package chat
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/ardanlabs/jinja"
 )
 
 // fit finds, for each hole, which form of its message's content the true
@@ -15,21 +19,30 @@ import (
 // may also lose whitespace on the side where it meets blank content. Only
 // whitespace is ever in doubt: every other byte must match a literal or a
 // content form exactly.
-func fit(truth string, lits []string, refs []int, msgs []Message) ([]Segment, bool) {
+//
+// The fit is part of the render, so it runs under the same bounds: it
+// stops when ctx is done and fails past Limits.MaxSteps (a step per state
+// tried and per KiB compared). Its stack is a slice, not Go's: a template
+// that prints a message hundreds of thousands of times makes that many
+// holes, deep enough to exhaust a goroutine's stack by recursion.
+// ok is false when the renders do not fit; err says why the search stopped.
+func fit(ctx context.Context, truth string, lits []string, refs []int, msgs []Message) (segs []Segment, ok bool, err error) {
 	f := fitter{truth: truth, lits: lits, refs: refs, msgs: msgs,
-		litPicks: make([]string, len(lits)), picks: make([]string, len(refs)),
+		forms: make([][]string, len(msgs)), blank: make([]int8, len(msgs)),
 		dead: map[fitState]bool{}}
-	if !f.literal(0, 0, false) {
-		return nil, false
+	f.budget.init(ctx)
+	path, err := f.search()
+	if path == nil || err != nil {
+		return nil, false, err
 	}
 	var s segments
-	for j := range lits {
-		s.text(f.litPicks[j])
+	for j, fr := range path {
+		s.text(fr.lit)
 		if j < len(refs) {
-			s.content(f.picks[j])
+			s.content(fr.pick)
 		}
 	}
-	return s, true
+	return s.list(), true, nil
 }
 
 type fitState struct {
@@ -38,55 +51,134 @@ type fitState struct {
 }
 
 type fitter struct {
-	truth    string
-	lits     []string
-	refs     []int
-	msgs     []Message
-	litPicks []string
-	picks    []string
-	dead     map[fitState]bool
+	truth  string
+	lits   []string
+	refs   []int
+	msgs   []Message
+	forms  [][]string // contentForms per message, made when first needed
+	blank  []int8     // isBlank per message: 0 not yet known, 1 blank, 2 not
+	dead   map[fitState]bool
+	budget fitBudget
 }
 
-// literal matches lits[j] at pos; afterBlank says the hole before it
-// printed blank content, which lets the literal's leading whitespace go.
-func (f *fitter) literal(j, pos int, afterBlank bool) bool {
-	st := fitState{j, pos, afterBlank}
-	if f.dead[st] {
-		return false
+// fitFrame is literal j being tried at pos: which of its forms (li) and,
+// for the form chosen, which content form of hole j (ci) come next.
+type fitFrame struct {
+	st     fitState
+	lforms []literalForm
+	li     int
+	lit    string   // the literal form chosen
+	end    int      // where the literal form chosen ends
+	cforms []string // what hole j may hold after it
+	ci     int
+	pick   string // the content form chosen, when a frame for j+1 is above
+}
+
+// search returns the frames of a fit, one per literal, or nil when there
+// is none.
+func (f *fitter) search() ([]fitFrame, error) {
+	var stack []fitFrame
+	push := func(st fitState) {
+		nextBlank := st.j < len(f.refs) && f.isBlank(f.refs[st.j])
+		stack = append(stack, fitFrame{st: st, lforms: literalForms(f.lits[st.j], st.afterBlank, nextBlank)})
 	}
-	lit := f.lits[j]
-	nextBlank := j < len(f.refs) && isBlank(f.msgs[f.refs[j]].Content)
-	for _, form := range literalForms(lit, afterBlank, nextBlank) {
-		if !strings.HasPrefix(f.truth[pos:], form.text) {
+	push(fitState{0, 0, false})
+	for len(stack) > 0 {
+		fr := &stack[len(stack)-1]
+		if fr.ci < len(fr.cforms) {
+			c := fr.cforms[fr.ci]
+			fr.ci++
+			if err := f.budget.step(len(c)); err != nil {
+				return nil, err
+			}
+			next := fitState{fr.st.j + 1, fr.end + len(c), isBlank(c)}
+			if strings.HasPrefix(f.truth[fr.end:], c) && !f.dead[next] {
+				fr.pick = c
+				push(next)
+			}
 			continue
 		}
-		end := pos + len(form.text)
-		var ok bool
-		switch {
-		case j == len(f.refs):
-			ok = end == len(f.truth)
-		case form.needsBlankNext:
-			ok = f.hole(j, end, []string{""})
-		default:
-			ok = f.hole(j, end, contentForms(f.msgs[f.refs[j]].Content))
+		if fr.li < len(fr.lforms) {
+			form := fr.lforms[fr.li]
+			fr.li++
+			fr.cforms, fr.ci = nil, 0
+			if err := f.budget.step(len(form.text)); err != nil {
+				return nil, err
+			}
+			if !strings.HasPrefix(f.truth[fr.st.pos:], form.text) {
+				continue
+			}
+			fr.lit, fr.end = form.text, fr.st.pos+len(form.text)
+			switch j := fr.st.j; {
+			case j == len(f.refs):
+				if fr.end == len(f.truth) {
+					return stack, nil
+				}
+			case form.needsBlankNext:
+				fr.cforms = []string{""}
+			default:
+				fr.cforms = f.contentForms(f.refs[j])
+			}
+			continue
 		}
-		if ok {
-			f.litPicks[j] = form.text
-			return true
-		}
+		f.dead[fr.st] = true
+		stack = stack[:len(stack)-1]
 	}
-	f.dead[st] = true
-	return false
+	return nil, nil
 }
 
-func (f *fitter) hole(j, pos int, forms []string) bool {
-	for _, c := range forms {
-		if strings.HasPrefix(f.truth[pos:], c) && f.literal(j+1, pos+len(c), isBlank(c)) {
-			f.picks[j] = c
-			return true
+func (f *fitter) contentForms(i int) []string {
+	if f.forms[i] == nil {
+		f.forms[i] = contentForms(f.msgs[i].Content)
+	}
+	return f.forms[i]
+}
+
+func (f *fitter) isBlank(i int) bool {
+	if f.blank[i] == 0 {
+		f.blank[i] = 2
+		if isBlank(f.msgs[i].Content) {
+			f.blank[i] = 1
 		}
 	}
-	return false
+	return f.blank[i] == 1
+}
+
+// fitBudget holds a fit to Limits.MaxSteps, counted as the template
+// engine counts (a step per state and per KiB compared), and polls ctx.
+type fitBudget struct {
+	ctx        context.Context
+	max, steps int64
+	work, tick int64
+}
+
+func (b *fitBudget) init(ctx context.Context) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	b.ctx = ctx
+	b.max = Limits.MaxSteps
+	if b.max == 0 {
+		b.max = jinja.DefaultLimits().MaxSteps
+	}
+}
+
+// step counts one state tried and n bytes compared.
+func (b *fitBudget) step(n int) error {
+	b.work += int64(n)
+	s := 1 + b.work/1024
+	b.work %= 1024
+	b.steps += s
+	if b.max >= 0 && b.steps > b.max {
+		return fmt.Errorf("fitting message content into the render: %w", &jinja.LimitError{Limit: "step", Max: b.max})
+	}
+	if b.tick += s; b.tick >= 256 {
+		b.tick = 0
+		if err := b.ctx.Err(); err != nil {
+			return fmt.Errorf("fitting message content into the render: %w", context.Cause(b.ctx))
+		}
+	}
+	return nil
 }
 
 type literalForm struct {

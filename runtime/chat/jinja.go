@@ -64,6 +64,13 @@ func (j *jinjaTemplate) text(ctx context.Context, msgs []Message, o Options) (st
 }
 
 func (j *jinjaTemplate) render(ctx context.Context, msgs []Message, o Options) ([]Segment, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// One render is two passes and the fit; RenderTimeout bounds them
+	// together, as it bounds a plain render.
+	ctx, cancel := context.WithTimeout(ctx, RenderTimeout)
+	defer cancel()
 	truth, err := j.text(ctx, msgs, o)
 	if err != nil {
 		return nil, err
@@ -85,7 +92,10 @@ func (j *jinjaTemplate) render(ctx context.Context, msgs []Message, o Options) (
 	if !ok {
 		return nil, fmt.Errorf("%w: the template alters or cuts message content", ErrSegments)
 	}
-	segs, ok := fit(truth, lits, refs, msgs)
+	segs, ok, err := fit(ctx, truth, lits, refs, msgs)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w: the output depends on message content in a way markers cannot follow", ErrSegments)
 	}

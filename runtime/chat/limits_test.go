@@ -148,3 +148,67 @@ func TestRenderContext(t *testing.T) {
 		t.Errorf("RenderSegmentsContext: %v, want context.Canceled", err)
 	}
 }
+
+// repeatTemplate prints each message 150,000 times once the conversation
+// has a second message, and once before: it passes the load check.
+const repeatTemplate = "{% for m in messages %}{% if messages|length > 1 %}{% for i in range(150000) %}{{ m.content }}{% endfor %}" +
+	"{% else %}{{ m.content }}{% endif %}{% endfor %}"
+
+// TestRepeatedContentRendersQuickly: merging the content runs of such a
+// render into segments was quadratic and outside every limit (minutes, and
+// Esc could not stop it); it is linear now and the render takes about a
+// second, its segments the true render with every byte content.
+func TestRepeatedContentRendersQuickly(t *testing.T) {
+	tmpl, err := FromModel(repeatTemplate, "")
+	if err != nil || tmpl.Name() != "gguf" {
+		t.Fatalf("FromModel: %v, %v", tmpl, err)
+	}
+	conv := []Message{{RoleUser, "Hello there"}, {RoleAssistant, "Hi"}}
+	var segs []Segment
+	err, d, alloc := measure(t, func() error {
+		var err error
+		segs, err = tmpl.RenderSegments(conv, true, "", "")
+		return err
+	})
+	t.Logf("%v, %.1f MB", d.Round(time.Millisecond), float64(alloc)/(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	want := strings.Repeat("Hello there", 150000) + strings.Repeat("Hi", 150000)
+	if len(segs) != 1 || !segs[0].Content || segs[0].Text != want {
+		t.Errorf("%d segments (first content %v), want one content segment of %d bytes", len(segs), len(segs) > 0 && segs[0].Content, len(want))
+	}
+}
+
+// TestFitStopsOnCancelAndLimit: fitting content into a render is part of
+// the render, so a done context stops it and it counts against the step
+// limit like the template's own work.
+func TestFitStopsOnCancelAndLimit(t *testing.T) {
+	const n = 150000
+	msgs := []Message{{RoleUser, "Hello there"}}
+	truth := strings.Repeat("Hello there", n)
+	lits := make([]string, n+1)
+	refs := make([]int, n)
+
+	segs, ok, err := fit(context.Background(), truth, lits, refs, msgs)
+	if err != nil || !ok || len(segs) != 1 || segs[0].Text != truth {
+		t.Fatalf("fit: %d segments, %v, %v; want the whole text as one content segment", len(segs), ok, err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, ok, err := fit(ctx, truth, lits, refs, msgs); ok || !errors.Is(err, context.Canceled) {
+		t.Errorf("fit after cancel: %v, %v; want context.Canceled", ok, err)
+	}
+
+	old := Limits
+	Limits.MaxSteps = 10000
+	defer func() { Limits = old }()
+	_, ok, err = fit(context.Background(), truth, lits, refs, msgs)
+	if ok || !errors.Is(err, jinja.ErrLimit) || !strings.Contains(err.Error(), "step limit (10000) exceeded") {
+		t.Errorf("fit past the step limit: %v, %v; want the step limit named", ok, err)
+	}
+}

@@ -29,8 +29,15 @@ func Join(segs []Segment) string {
 
 // segments accumulates segments, merging neighbours of the same kind and
 // dropping empty ones so that results compare simply in tests and callers
-// see the fewest pieces.
-type segments []Segment
+// see the fewest pieces. A run of one kind is joined once, when it ends:
+// appending each piece to the run's text copied the run every time, which
+// is quadratic in a template that prints content back to back (150,000
+// copies of one message took minutes to merge, outside every render limit).
+type segments struct {
+	done      []Segment
+	run       []string
+	inContent bool // the kind of the run being built
+}
 
 func (s *segments) text(t string)    { s.add(Segment{Text: t}) }
 func (s *segments) content(t string) { s.add(Segment{Text: t, Content: true}) }
@@ -39,15 +46,29 @@ func (s *segments) add(seg Segment) {
 	if seg.Text == "" {
 		return
 	}
-	if n := len(*s); n > 0 && (*s)[n-1].Content == seg.Content {
-		(*s)[n-1].Text += seg.Text
-		return
+	if len(s.run) > 0 && s.inContent != seg.Content {
+		s.flush()
 	}
-	*s = append(*s, seg)
+	s.run = append(s.run, seg.Text)
+	s.inContent = seg.Content
 }
 
 func (s *segments) addAll(segs []Segment) {
 	for _, seg := range segs {
 		s.add(seg)
 	}
+}
+
+func (s *segments) flush() {
+	if len(s.run) == 0 {
+		return
+	}
+	s.done = append(s.done, Segment{Text: strings.Join(s.run, ""), Content: s.inContent})
+	s.run = s.run[:0]
+}
+
+// list ends the last run and returns the segments; nil when all were empty.
+func (s *segments) list() []Segment {
+	s.flush()
+	return s.done
 }
