@@ -9,7 +9,7 @@ import (
 
 // TestPatchedTextareaInUse fails when go.mod does not replace
 // github.com/charmbracelet/bubbles with ./third_party/charmbracelet-bubbles:
-// the editor relies on the copy's four textarea fixes (its NOTE-UPSTREAM.md)
+// the editor relies on the copy's textarea fixes (its NOTE-UPSTREAM.md)
 // and no longer works around them. Each case goes through a path of the
 // editor that reaches the textarea unchanged.
 func TestPatchedTextareaInUse(t *testing.T) {
@@ -44,6 +44,14 @@ func TestPatchedTextareaInUse(t *testing.T) {
 		{"4: an unbound Alt chord types nothing", func(in *Input) (string, string) {
 			in.Update(keyMsg("alt+t"))
 			return in.Value(), ""
+		}},
+		{"6: backspace takes a whole grapheme cluster", func(in *Input) (string, string) {
+			in.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("aน้ำ🇹🇭b")})
+			in.Update(keyMsg("left"))
+			in.Update(keyMsg("backspace"))
+			in.Update(keyMsg("left"))
+			in.Update(keyMsg("delete"))
+			return in.Value(), "ab"
 		}},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/atotto/clipboard"
 	"github.com/charmbracelet/bubbles/cursor"
@@ -737,7 +738,7 @@ func (m *Model) deleteWordRight() {
 // characterRight moves the cursor one character to the right.
 func (m *Model) characterRight() {
 	if m.col < len(m.value[m.row]) {
-		m.SetCursor(m.col + 1)
+		m.SetCursor(clusterAfter(m.value[m.row], m.col)) // vkchat patch 6: a whole cluster
 	} else {
 		if m.row < len(m.value)-1 {
 			m.row++
@@ -758,8 +759,49 @@ func (m *Model) characterLeft(insideLine bool) {
 		}
 	}
 	if m.col > 0 {
-		m.SetCursor(m.col - 1)
+		m.SetCursor(clusterBefore(m.value[m.row], m.col)) // vkchat patch 6: a whole cluster
 	}
+}
+
+// clusterBefore is the column where the grapheme cluster (what a reader
+// sees as one character: a letter and its marks, a flag, an emoji with its
+// modifiers) that ends at or spans col starts; 0 at the line's start.
+// vkchat patch 6: the cursor steps by these, not by code point.
+func clusterBefore(line []rune, col int) int {
+	col = min(col, len(line))
+	prev := 0
+	for _, end := range clusterEnds(line[:col]) {
+		if end >= col {
+			break
+		}
+		prev = end
+	}
+	return prev
+}
+
+// clusterAfter is the column just past the grapheme cluster at col (or,
+// if col is inside one, past that one); len(line) at its end.
+func clusterAfter(line []rune, col int) int {
+	for _, end := range clusterEnds(line) {
+		if end > col {
+			return end
+		}
+	}
+	return len(line)
+}
+
+// clusterEnds are the rune columns where each grapheme cluster of line
+// ends, in order; the last is len(line).
+func clusterEnds(line []rune) []int {
+	var ends []int
+	rest, state, col := string(line), -1, 0
+	for rest != "" {
+		var cluster string
+		cluster, rest, _, state = uniseg.FirstGraphemeClusterInString(rest, state)
+		col += utf8.RuneCountInString(cluster)
+		ends = append(ends, col)
+	}
+	return ends
 }
 
 // wordLeft moves the cursor one word to the left. Returns whether or not the
@@ -1037,14 +1079,16 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 				break
 			}
 			if len(m.value[m.row]) > 0 {
-				m.value[m.row] = append(m.value[m.row][:max(0, m.col-1)], m.value[m.row][m.col:]...)
-				if m.col > 0 {
-					m.SetCursor(m.col - 1)
-				}
+				// vkchat patch 6: the whole cluster before the cursor
+				start := clusterBefore(m.value[m.row], m.col)
+				m.value[m.row] = append(m.value[m.row][:start], m.value[m.row][m.col:]...)
+				m.SetCursor(start)
 			}
 		case key.Matches(msg, m.KeyMap.DeleteCharacterForward):
 			if len(m.value[m.row]) > 0 && m.col < len(m.value[m.row]) {
-				m.value[m.row] = append(m.value[m.row][:m.col], m.value[m.row][m.col+1:]...)
+				// vkchat patch 6: the whole cluster after the cursor
+				end := clusterAfter(m.value[m.row], m.col)
+				m.value[m.row] = append(m.value[m.row][:m.col], m.value[m.row][end:]...)
 			}
 			if m.col >= len(m.value[m.row]) {
 				m.mergeLineBelow(m.row)

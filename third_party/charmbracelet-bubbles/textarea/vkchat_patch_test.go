@@ -166,3 +166,81 @@ func TestVerticalMovesKeepTheColumnOverMarks(t *testing.T) {
 		t.Errorf("after ↓ onto emoji the cursor is at row %d rune %d, want rune 6 (three clusters)", m.row, m.col)
 	}
 }
+
+// Bug 6: ←/→, Backspace and Delete stepped by code point, so the cursor
+// stopped inside a grapheme cluster (three presses across "น้ำ", a flag
+// split into two regional indicators, a skin tone left without its hand)
+// and Backspace left half a character behind.
+func TestCursorStepsByGraphemeCluster(t *testing.T) {
+	press := func(m *Model, k tea.KeyType, n int) {
+		for range n {
+			*m, _ = m.Update(tea.KeyMsg{Type: k})
+		}
+	}
+	clusters := []struct {
+		name, text string
+	}{
+		{"Thai letter with two marks", "น้ำ"},
+		{"flag", "🇹🇭"},
+		{"skin tone", "👍🏽"},
+		{"family (ZWJ)", "👨‍👩‍👧"},
+		{"emoji with VS16", "❤️"},
+		{"e with a combining acute", "e\u0301"},
+	}
+	for _, c := range clusters {
+		t.Run(c.name, func(t *testing.T) {
+			m := plainTextArea(40, 3)
+			line := "a" + c.text + "b"
+			runes := len([]rune(c.text))
+			m.SetValue(line)
+			m.CursorStart()
+			press(&m, tea.KeyRight, 1)
+			if m.col != 1 {
+				t.Fatalf("→ over a: column %d", m.col)
+			}
+			press(&m, tea.KeyRight, 1)
+			if m.col != 1+runes {
+				t.Errorf("one → across %q lands at rune %d, want %d (past the cluster)", c.text, m.col, 1+runes)
+			}
+			press(&m, tea.KeyLeft, 1)
+			if m.col != 1 {
+				t.Errorf("one ← back across %q lands at rune %d, want 1", c.text, m.col)
+			}
+			press(&m, tea.KeyDelete, 1)
+			if got := m.Value(); got != "ab" {
+				t.Errorf("Delete before %q leaves %q, want %q", c.text, got, "ab")
+			}
+			m.SetValue(line)
+			m.CursorEnd()
+			press(&m, tea.KeyLeft, 1)
+			press(&m, tea.KeyBackspace, 1)
+			if got := m.Value(); got != "ab" || m.col != 1 {
+				t.Errorf("Backspace after %q leaves %q with the cursor at %d, want %q at 1", c.text, got, m.col, "ab")
+			}
+		})
+	}
+	// Inside a cluster (a column set by hand): ← goes to its start, → to its end.
+	m := plainTextArea(40, 3)
+	m.SetValue("xน้ำy")
+	m.SetCursor(2)
+	press(&m, tea.KeyLeft, 1)
+	if m.col != 1 {
+		t.Errorf("← from inside a cluster lands at %d, want its start 1", m.col)
+	}
+	m.SetCursor(2)
+	press(&m, tea.KeyRight, 1)
+	if m.col != 4 {
+		t.Errorf("→ from inside a cluster lands at %d, want its end 4", m.col)
+	}
+	// The line ends still join lines as before.
+	m.SetValue("a\n🇹🇭")
+	m.row, m.col = 1, 0
+	press(&m, tea.KeyLeft, 1)
+	if m.row != 0 || m.col != 1 {
+		t.Errorf("← at a line's start goes to row %d col %d, want the end of row 0", m.row, m.col)
+	}
+	press(&m, tea.KeyRight, 2)
+	if m.row != 1 || m.col != 2 {
+		t.Errorf("→→ from there lands at row %d col %d, want past the flag on row 1", m.row, m.col)
+	}
+}
