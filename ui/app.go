@@ -431,7 +431,7 @@ func (m *Model) regenerate() tea.Cmd {
 	}
 	m.setStatus("regenerating")
 	if set != nil {
-		m.setStatus("regenerating · the previous reply stays as a branch ([ ])")
+		m.setStatus("regenerating · the previous reply stays as a branch (alt+, / alt+.)")
 	}
 	cmd := m.startGeneration()
 	if m.gen != nil {

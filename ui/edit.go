@@ -47,7 +47,7 @@ func (m *Model) startEdit(arg string) {
 	}
 	m.edit = &editing{turn: users[n-1], n: n}
 	m.input.SetValue(users[n-1].Content)
-	m.setStatus(fmt.Sprintf("editing your message %d of %d: enter sends it as a new branch (the old one stays: [ ]) · esc cancels", n, len(users)))
+	m.setStatus(fmt.Sprintf("editing your message %d of %d: enter sends it as a new branch (the old one stays: alt+, / alt+.) · esc cancels", n, len(users)))
 }
 
 // cancelEdit leaves the edit; the input is emptied.
@@ -83,6 +83,6 @@ func (m *Model) sendEdit(text string) tea.Cmd {
 	m.conv.Append(t)
 	m.conv.JoinBranch(set, t)
 	m.tr.Invalidate()
-	m.setStatus(fmt.Sprintf("message %d edited: a new branch; [ ] switch to the old one", e.n))
+	m.setStatus(fmt.Sprintf("message %d edited: a new branch; alt+, / alt+. switch to the old one", e.n))
 	return m.startGeneration()
 }

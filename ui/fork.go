@@ -49,7 +49,7 @@ func (m *Model) fork(t *conversation.Turn, k int, token int32) tea.Cmd {
 	m.conv.JoinBranch(set, r)
 	r.MarkForked(k, termtext.Visible(m.eng.TokenText(token)), termtext.Visible(m.eng.TokenText(f.Was)))
 	// The texts are escaped already (Visible); %q would escape them twice.
-	m.setStatus(fmt.Sprintf("forked at token %d: \"%s\" instead of \"%s\" · [ and ] switch branches", k+1, r.Tree.ForkText, r.Tree.WasText))
+	m.setStatus(fmt.Sprintf("forked at token %d: \"%s\" instead of \"%s\" · alt+, / alt+. switch branches", k+1, r.Tree.ForkText, r.Tree.WasText))
 	return cmd
 }
 

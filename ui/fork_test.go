@@ -276,7 +276,7 @@ func TestForkInCompletionMode(t *testing.T) {
 	h := newHarness(t, m)
 	h.size(120, 40)
 	forkSecondStep(t, h, eng)
-	if v := m.View(); !strings.Contains(v, "⑂ branch 2/2 · [ ] switch") || !strings.Contains(v, "forked at token 3") {
+	if v := m.View(); !strings.Contains(v, "⑂ branch 2/2 · alt+, / alt+. switch") || !strings.Contains(v, "forked at token 3") {
 		t.Errorf("fork not marked in completion mode:\n%s", v)
 	}
 	if req := eng.lastRequest(); req.Fork == nil || len(req.Messages) != 1 {

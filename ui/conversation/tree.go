@@ -210,8 +210,9 @@ func (t *Turn) MarkForked(k int, forkText, wasText string) {
 }
 
 // forkNote is the line under a forked reply's label that marks the fork point.
-// The token texts are already escaped (termtext.Visible): quoted with %q
+// It names alt+, and alt+., which switch branches wherever the focus is ([
+// and ] type into the message outside the inspector). The token texts are already escaped (termtext.Visible): quoted with %q
 // their backslashes would be escaped a second time ("\\xA2").
 func forkNote(t *Turn) string {
-	return fmt.Sprintf("⑂ forked at token %d: \"%s\" instead of \"%s\" ([ ] switch)", t.Tree.ForkStep+1, t.Tree.ForkText, t.Tree.WasText)
+	return fmt.Sprintf("⑂ forked at token %d: \"%s\" instead of \"%s\" (alt+, / alt+. switch)", t.Tree.ForkStep+1, t.Tree.ForkText, t.Tree.WasText)
 }

@@ -122,7 +122,7 @@ var commands = []commandSpec{
 	{kind: CmdModel, name: "model", args: "[FILE]", arg: argTextOptional,
 		help: "switch to another model, keeping the conversation (its template renders it from the next reply); without FILE pick from the stored models"},
 	{kind: CmdEdit, name: "edit", args: "[N]", arg: argTextOptional,
-		help: "edit your last message (or your Nth) and send it again as a new branch; the old one stays ([ ]); esc cancels"},
+		help: "edit your last message (or your Nth) and send it again as a new branch; the old one stays (alt+, / alt+.); esc cancels"},
 	{kind: CmdCopy, name: "copy", args: "[code [N]|all]", arg: argTextOptional,
 		help: "copy the last reply; code: its last code block (code N: the Nth); all: the whole chat as Markdown (OSC 52, and the system clipboard)"},
 	{kind: CmdHelp, name: "help", aliases: []string{"?"}, help: "show keys and commands"},

@@ -310,8 +310,10 @@ func (tr *Transcript) completionLines(width int) ([]string, int) {
 	// long been continued.
 	for _, t := range turns[max(len(turns)-2, 0):] {
 		if b := branchLabel(t); b != "" {
-			// Completion mode has no turn labels to carry it.
-			lines = append(lines, tr.noteLines(conversation.Note{Kind: conversation.NoteInfo, Text: b + " · [ ] switch"}, width)...)
+			// Completion mode has no turn labels to carry it. Alt+, and
+			// alt+. work with the focus anywhere; [ and ] only in the
+			// inspector (elsewhere they are typed).
+			lines = append(lines, tr.noteLines(conversation.Note{Kind: conversation.NoteInfo, Text: b + " · alt+, / alt+. switch"}, width)...)
 		}
 		for _, n := range t.Notes {
 			lines = append(lines, tr.noteLines(n, width)...)
