@@ -145,8 +145,12 @@ func (in *Inspector) MoveCandidate(delta int, text func(int32) string) string {
 	in.Probs.Cursor = in.cand
 	c := in.Probs.Candidates[in.cand]
 	// Visible escapes the piece already; %q would escape it twice.
+	which := panels.Percent(c.Prob)
+	if in.ProbsPanel(text, true).LooksLikeAnother(c.ID) {
+		which = fmt.Sprintf("token #%d, %s", c.ID, which)
+	}
 	return fmt.Sprintf("enter: continue the reply from step %d with \"%s\" (%s)", in.step+1,
-		termtext.Visible(text(c.ID)), panels.Percent(c.Prob))
+		termtext.Visible(text(c.ID)), which)
 }
 
 // ErrNotKept: the inspected step's alternatives were dropped.

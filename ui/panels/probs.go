@@ -31,12 +31,39 @@ type Probs struct {
 func EntropyBits(nats float32) float64 { return float64(nats) / math.Ln2 }
 
 // TokenLabel is a candidate's piece with whitespace and control bytes
-// made visible.
+// made visible, followed by its token ID where another candidate looks
+// the same (a byte token and a word token can both be "I").
 func (p Probs) TokenLabel(id int32) string {
+	text, tag := p.tokenLabel(id)
+	return text + tag
+}
+
+// tokenLabel is TokenLabel in two parts: the visible text, and the " #ID"
+// that tells it from a candidate that looks the same ("" when none does).
+func (p Probs) tokenLabel(id int32) (text, tag string) {
 	if p.Text == nil {
-		return fmt.Sprintf("#%d", id)
+		return fmt.Sprintf("#%d", id), ""
 	}
-	return termtext.Visible(p.Text(id))
+	text = termtext.Visible(p.Text(id))
+	if p.LooksLikeAnother(id) {
+		tag = fmt.Sprintf(" #%d", id)
+	}
+	return text, tag
+}
+
+// LooksLikeAnother reports whether another candidate shows the same text
+// as token id: only their IDs tell them apart.
+func (p Probs) LooksLikeAnother(id int32) bool {
+	if p.Text == nil {
+		return false
+	}
+	text := termtext.Visible(p.Text(id))
+	for _, c := range p.Candidates {
+		if c.ID != id && termtext.Visible(p.Text(c.ID)) == text {
+			return true
+		}
+	}
+	return false
 }
 
 // probColumns decides which columns fit in width cells.
@@ -126,7 +153,9 @@ func CutLabel(c sample.Candidate) string {
 
 func probRow(st theme.Styles, p Probs, cand sample.Candidate, c probColumns, cursor bool) string {
 	sampled := p.HasChosen && cand.ID == p.Chosen
-	tok := termtext.Fit(p.TokenLabel(cand.ID), c.tok)
+	// A long text gives way to the ID that tells it from a look-alike.
+	text, tag := p.tokenLabel(cand.ID)
+	tok := termtext.Fit(termtext.Truncate(text, max(c.tok-termtext.Width(tag), 1))+tag, c.tok)
 	nums := fmt.Sprintf(" %6s", Percent(cand.Final))
 	if cand.Cut {
 		nums = fmt.Sprintf(" %6s", CutLabel(cand))
