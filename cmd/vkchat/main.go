@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"vkchat/ui/termtext"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand
@@ -60,7 +62,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		fmt.Fprintf(stderr, "vkchat %s: %v\n", name, err)
+		// Errors quote paths, conversation text and template messages
+		// (raise_exception), none of which may drive the terminal.
+		fmt.Fprintf(stderr, "vkchat %s: %s\n", name, termtext.Sanitize(err.Error()))
 		return 1
 	}
 	return 0

@@ -138,9 +138,12 @@ func readMessages(path string) ([]chat.Message, error) {
 	return msgs, nil
 }
 
-// writePrompt prints the prompt text verbatim, then one line per token:
-// control and user-defined tokens (template markup) in [brackets], text
-// tokens as quoted strings.
+// writePrompt prints the prompt text, then one line per token: control
+// and user-defined tokens (template markup) in [brackets], text tokens as
+// quoted strings. The text is sanitized as the chat's /prompt shows it: a
+// shared conversation file must not be able to set the window title, write
+// the clipboard (OSC 52) or clear the screen of whoever prints it. --json
+// keeps the exact bytes.
 func writePrompt(w io.Writer, r engine.RenderedPrompt, think bool, effort string) {
 	switch {
 	case r.Template == "":
@@ -159,15 +162,18 @@ func writePrompt(w io.Writer, r engine.RenderedPrompt, think bool, effort string
 	}
 	fmt.Fprintf(w, "\n%d bytes, %d tokens\n", len(r.Text), len(r.Tokens))
 	fmt.Fprintln(w, "--- prompt ---")
-	fmt.Fprint(w, r.Text)
-	if !strings.HasSuffix(r.Text, "\n") {
+	text := termtext.Sanitize(r.Text)
+	fmt.Fprint(w, text)
+	if !strings.HasSuffix(text, "\n") {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, "--- tokens (special in [brackets]) ---")
 	for i, t := range r.Tokens {
 		shown := fmt.Sprintf("%q", t.Piece)
 		if t.Special {
-			shown = "[" + t.Text + "]"
+			// A model file names its own control tokens; Visible, as
+			// the chat's /prompt shows them.
+			shown = "[" + termtext.Visible(t.Text) + "]"
 		}
 		fmt.Fprintf(w, "%5d %8d  %s\n", i, t.ID, shown)
 	}

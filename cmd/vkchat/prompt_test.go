@@ -130,3 +130,45 @@ func TestPromptCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptCommandSanitizes: a shared conversation file holds escape
+// sequences (window title, OSC 52 clipboard write, clear screen, a C1
+// CSI); printing its prompt, or an error quoting its path, must not pass
+// them to the terminal. --json keeps the exact text.
+func TestPromptCommandSanitizes(t *testing.T) {
+	qwen3 := testenv.Shared(t, "vocab/ggml-vocab-qwen3.gguf")
+	dir := t.TempDir()
+	conv := filepath.Join(dir, "shared.json")
+	hostile := `Hi\u001b]0;pwned\u0007 there\u001b]52;c;ZXZpbA==\u0007\u001b[2J\u009b2J\u001bc done`
+	if err := os.WriteFile(conv, []byte(`[{"role": "user", "content": "`+hostile+`"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hasControl := func(s string) bool {
+		return strings.ContainsAny(s, "\x1b\x07\u009b")
+	}
+	out, errOut, rc := runPromptCmd(t, "--model", qwen3, "--messages", conv)
+	if rc != 0 {
+		t.Fatalf("exit %d: %s", rc, errOut)
+	}
+	if hasControl(out) || hasControl(errOut) {
+		t.Errorf("control sequences reach the terminal:\n%q\n%q", out, errOut)
+	}
+	if !strings.Contains(out, "<|im_start|>user\nHi there done<|im_end|>") {
+		t.Errorf("the message's text is not shown:\n%s", out)
+	}
+
+	out, _, rc = runPromptCmd(t, "--model", qwen3, "--messages", conv, "--json")
+	var r engine.RenderedPrompt
+	if rc != 0 || json.Unmarshal([]byte(out), &r) != nil || !strings.Contains(r.Text, "Hi\x1b]0;pwned\x07 there") {
+		t.Errorf("--json does not keep the exact text: exit %d, %q", rc, r.Text)
+	}
+
+	bad := filepath.Join(dir, "bad\x1b]0;pwned\x07.json")
+	if err := os.WriteFile(bad, []byte("{oops"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, rc = runPromptCmd(t, "--model", qwen3, "--messages", bad)
+	if rc == 0 || hasControl(errOut) || !strings.Contains(errOut, "want a JSON list") {
+		t.Errorf("error quoting the path: exit %d, %q", rc, errOut)
+	}
+}
