@@ -160,3 +160,89 @@ func truncatedWhileLoadingChild(t *testing.T) {
 	}
 	t.Log("child: all checks ran")
 }
+
+// An F32 model file truncated in the middle of a reply. F32 matrices have
+// no packed form, so before the CPU backend owned a copy of them its
+// native kernels (C, where a fault cannot become a panic) read the lost
+// pages: SIGBUS, the process gone with the reply. Now the reply goes on
+// from the weights the backend owns, or ends with ErrModelChanged when it
+// needs a lost page (the token embeddings, read in Go), keeping the tokens
+// before it; the next reply is refused with ErrModelChanged naming the
+// file. The child process turns an uncaught fault into this test's failure.
+func TestF32ModelTruncatedMidReply(t *testing.T) {
+	if os.Getenv("VKCHAT_MIDREPLY_CHILD") != "" {
+		truncatedMidReplyChild(t)
+		return
+	}
+	src := testenv.Model(t, "synth-F32.gguf")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestF32ModelTruncatedMidReply$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "VKCHAT_MIDREPLY_CHILD="+src)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "child: all checks ran") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
+func truncatedMidReplyChild(t *testing.T) {
+	data, err := os.ReadFile(os.Getenv("VKCHAT_MIDREPLY_CHILD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keepEmbeddings := range []bool{true, false} {
+		p := filepath.Join(t.TempDir(), "model.gguf")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Load(context.Background(), p, Options{Backend: "cpu", ContextSize: 128, Template: "none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetParams(greedy())
+		// Cut after the token embeddings, so that the first lost page a
+		// step reads is a matrix's (read by the native kernels), or cut
+		// them too, so that a step's first read (in Go) faults.
+		cut := int64(s.file.DataOffset)
+		if keepEmbeddings {
+			emb, ok := s.file.Tensor("token_embd.weight")
+			if !ok {
+				t.Fatal("no token_embd")
+			}
+			const page = 4096
+			cut = (int64(s.file.DataOffset+emb.Offset+emb.Size) + page - 1) &^ (page - 1)
+			if cut+page > int64(len(data)) {
+				t.Fatalf("token_embd ends at %d of %d bytes: nothing left to cut", cut, len(data))
+			}
+		}
+		var tokens int
+		var done *DoneInfo
+		err = s.Generate(context.Background(), Request{Messages: userMsg("Once upon a time"), MaxTokens: 8}, func(e Event) {
+			switch e.Kind {
+			case EventToken:
+				if tokens++; tokens == 2 {
+					if err := os.Truncate(p, cut); err != nil {
+						t.Error(err)
+					}
+				}
+			case EventDone:
+				done = e.Done
+			}
+		})
+		t.Logf("cut at %d (embeddings kept: %v): %d tokens, %v", cut, keepEmbeddings, tokens, err)
+		if tokens < 2 || done == nil || done.Generated < 2 {
+			t.Fatalf("%d tokens, done %+v: the truncation never happened mid-reply, or its tokens were lost", tokens, done)
+		}
+		if err != nil && (!errors.Is(err, ErrModelChanged) || !strings.Contains(err.Error(), p) || done.Reason != StopError) {
+			t.Fatalf("the reply with the file truncated after 2 tokens: %v (done %+v), want it finished or ErrModelChanged naming %s", err, done, p)
+		}
+		if !keepEmbeddings && err == nil {
+			t.Fatal("the reply read no lost page, so this case tests nothing")
+		}
+		_, err = collect(t, s, context.Background(), Request{Messages: userMsg("Once upon"), MaxTokens: 3})
+		if !errors.Is(err, ErrModelChanged) || !strings.Contains(err.Error(), p) {
+			t.Fatalf("the reply after: %v, want ErrModelChanged naming %s", err, p)
+		}
+		s.Close()
+	}
+	t.Log("child: all checks ran")
+}

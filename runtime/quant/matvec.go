@@ -245,6 +245,9 @@ func productsEach(dsts [][]float32, ms []*Matrix, xs [][]float32, n int, op stri
 			if !m.bound {
 				p.packed = lookupPacked(m)
 			}
+			if p.packed != nil && p.packed.own {
+				p.data, p.packed = p.packed.data, nil
+			}
 			// Each chunk is one cgo call (~50-100 ns) and a claim:
 			// about eight chunks per thread and tile leave room to
 			// balance the cores, and at least minChunkBytes of

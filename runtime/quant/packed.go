@@ -26,6 +26,7 @@ import (
 type packedMatrix struct {
 	typ        ggml.Type
 	il         bool // blocks interleaved only (packInterleaved), for the general kernels
+	own        bool // a plain copy in the original layout (ownable): products read it instead
 	rows, cols int
 	groupBytes int    // one group of 8 rows
 	data       []byte // rows/8 groups; the rows%8 tail stays in the original
@@ -57,6 +58,22 @@ func packable(m *Matrix) bool {
 	return false
 }
 
+// ownable reports whether m has no packed kernel but a native one, which
+// would read m's data from C: a model file's mapping, where a page lost to
+// the file being truncated is a SIGBUS that no Go code can catch (a Go
+// read of it is a panic under debug.SetPanicOnFault, which the engine
+// turns into an error). Pack gives such a matrix a plain copy the backend
+// owns, as the packed types get theirs, so a truncated file costs a reply
+// and not the process. VKCHAT_CPU_REPACK=off copies nothing, for machines
+// short of memory, and so leaves that risk.
+func ownable(m *Matrix) bool {
+	if portableOnly || repackOff || simd.Level() == 0 || m.Rows <= 0 || m.Cols <= 0 || len(m.Data) == 0 || packable(m) {
+		return false
+	}
+	f, err := formatOf(m.Type)
+	return err == nil && f.native
+}
+
 // Pack prepares repacked copies of the matrices that have packed kernels
 // and returns the function that drops them. The matrices' data must not
 // change while they are packed. Matrices without packed kernels (other
@@ -76,7 +93,7 @@ func Pack(ms []Matrix) (free func(), bytes int64) {
 	seen := map[*byte]bool{}
 	for i := range ms {
 		m := &ms[i]
-		if !packable(m) {
+		if !packable(m) && !ownable(m) {
 			continue
 		}
 		f, err := formatOf(m.Type)
@@ -173,8 +190,14 @@ func packAll(ms []*Matrix) []*packedMatrix {
 	return out
 }
 
-// packOne makes m's packed copy in its type's layout.
+// packOne makes m's packed copy in its type's layout, or a plain one
+// (ownable).
 func packOne(m *Matrix) *packedMatrix {
+	if !packable(m) {
+		f, _ := formatOf(m.Type)
+		rb, _ := f.rowBytes(m.Type, m.Cols)
+		return &packedMatrix{typ: m.Type, own: true, rows: m.Rows, cols: m.Cols, data: slices.Clone(m.Data[:rb*m.Rows])}
+	}
 	switch m.Type {
 	case ggml.Q4_0, ggml.Q8_0, ggml.MXFP4:
 		return pack(m)
