@@ -64,6 +64,7 @@ test: deps shaders-check vet
 	cd third_party/ardanlabs-jinja && $(GO) test -count=1 ./...
 	cd third_party/charmbracelet-bubbles && $(GO) test -count=1 ./textarea ./textinput ./runeutil
 	cd third_party/muesli-cancelreader && $(GO) test -race -count=1 .
+	cd third_party/charmbracelet-bubbletea && $(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory vk-validate
 	$(MAKE) --no-print-directory gpu-check-dry
 	$(MAKE) --no-print-directory race

@@ -54,3 +54,5 @@ replace github.com/ardanlabs/jinja => ./third_party/ardanlabs-jinja
 replace github.com/charmbracelet/bubbles => ./third_party/charmbracelet-bubbles
 
 replace github.com/muesli/cancelreader => ./third_party/muesli-cancelreader
+
+replace github.com/charmbracelet/bubbletea => ./third_party/charmbracelet-bubbletea
