@@ -35,11 +35,35 @@ type streamMsg struct {
 	items []streamItem
 }
 
+// streamQueue carries one generation's events from the engine to the UI.
+type streamQueue struct {
+	ch chan streamItem
+	// mu is held by the waitStream command from before it takes events off
+	// ch until it has recorded them in taken: the batch in flight to
+	// Update. A program that ends (a signal, a quit mid-reply) drops the
+	// message in flight, so drainPending takes that batch back before what
+	// is still queued; otherwise the saved reply missed tokens in its
+	// middle.
+	mu    sync.Mutex
+	taken []streamItem
+}
+
+func newStreamQueue(size int) *streamQueue {
+	return &streamQueue{ch: make(chan streamItem, size)}
+}
+
+// delivered records that Update got the batch in flight.
+func (q *streamQueue) delivered() {
+	q.mu.Lock()
+	q.taken = nil
+	q.mu.Unlock()
+}
+
 // generation is one running Generate call.
 type generation struct {
 	id     int
 	cancel context.CancelFunc
-	ch     chan streamItem
+	ch     *streamQueue
 	reply  *conversation.Turn
 	// canceled: the user stopped it. detached: the conversation it wrote
 	// to is gone (new chat, load); its remaining events are ignored.
@@ -54,7 +78,7 @@ type generation struct {
 func (m *Model) startGeneration() tea.Cmd {
 	ctx, cancel := context.WithCancel(m.baseCtx)
 	m.genSeq++
-	g := &generation{id: m.genSeq, cancel: cancel, ch: make(chan streamItem, streamBuffer), started: m.now()}
+	g := &generation{id: m.genSeq, cancel: cancel, ch: newStreamQueue(streamBuffer), started: m.now()}
 	req := m.nextRequest()
 	g.reply = &conversation.Turn{Role: "assistant", Streaming: true}
 	m.applyPendingFork(&req, g.reply)
@@ -66,7 +90,7 @@ func (m *Model) startGeneration() tea.Cmd {
 	eng, closed, ch := m.eng, m.closed, g.ch
 	send := func(it streamItem) {
 		select {
-		case ch <- it:
+		case ch.ch <- it:
 		case <-closed:
 		}
 	}
@@ -91,29 +115,51 @@ func (m *Model) startGeneration() tea.Cmd {
 // waitStream is the command that blocks for the next engine event, then
 // takes whatever else is already queued. Update issues it again after each
 // message until the end item arrives (the streaming pattern of Charm's mods).
-func waitStream(gen int, ch <-chan streamItem, closed <-chan struct{}) tea.Cmd {
+func waitStream(gen int, q *streamQueue, closed <-chan struct{}) tea.Cmd {
 	return func() tea.Msg {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		// Once the program has ended the queue is drainPending's: an
+		// event taken here now would never reach the conversation.
+		select {
+		case <-closed:
+			return nil
+		default:
+		}
 		var first streamItem
 		select {
-		case first = <-ch:
+		case first = <-q.ch:
 		case <-closed:
 			return nil
 		}
 		items := []streamItem{first}
+	more:
 		for !items[len(items)-1].end && len(items) < maxBatch {
-			it, ok := tryReceive(ch)
-			if !ok {
-				break
+			select {
+			case it := <-q.ch:
+				items = append(items, it)
+			default:
+				break more
 			}
-			items = append(items, it)
 		}
+		q.taken = items
 		return streamMsg{gen: gen, items: items}
 	}
 }
 
-func tryReceive(ch <-chan streamItem) (streamItem, bool) {
+// tryReceive is for after the program ended (closed is closed): it returns
+// the batch that was in flight to Update, then what is still queued, in
+// the order the engine sent them.
+func tryReceive(q *streamQueue) (streamItem, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.taken) > 0 {
+		it := q.taken[0]
+		q.taken = q.taken[1:]
+		return it, true
+	}
 	select {
-	case it := <-ch:
+	case it := <-q.ch:
 		return it, true
 	default:
 		return streamItem{}, false
@@ -161,6 +207,7 @@ func (m *Model) handleStream(msg streamMsg) tea.Cmd {
 	if g == nil || msg.gen != g.id {
 		return nil
 	}
+	g.ch.delivered()
 	for _, it := range msg.items {
 		if it.end {
 			return m.finishGeneration(g, it.err)

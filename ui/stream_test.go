@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,12 +12,13 @@ import (
 )
 
 func TestWaitStreamCoalesces(t *testing.T) {
-	ch := make(chan streamItem, 16)
+	q := newStreamQueue(16)
+	ch := q.ch
 	closed := make(chan struct{})
 	for i := range 5 {
 		ch <- streamItem{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{Index: i}}}
 	}
-	msg := waitStream(7, ch, closed)().(streamMsg)
+	msg := waitStream(7, q, closed)().(streamMsg)
 	if msg.gen != 7 || len(msg.items) != 5 {
 		t.Fatalf("got gen %d with %d items, want all 5 queued events in one message", msg.gen, len(msg.items))
 	}
@@ -24,27 +26,27 @@ func TestWaitStreamCoalesces(t *testing.T) {
 	ch <- streamItem{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{}}}
 	ch <- streamItem{end: true}
 	ch <- streamItem{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{}}}
-	msg = waitStream(7, ch, closed)().(streamMsg)
+	msg = waitStream(7, q, closed)().(streamMsg)
 	if len(msg.items) != 2 || !msg.items[1].end {
 		t.Fatalf("batch across the end: %+v", msg.items)
 	}
 	// A burst larger than maxBatch is split so frames still happen.
-	big := make(chan streamItem, maxBatch+10)
+	big := newStreamQueue(maxBatch + 10)
 	for range maxBatch + 10 {
-		big <- streamItem{}
+		big.ch <- streamItem{}
 	}
 	if msg = waitStream(1, big, closed)().(streamMsg); len(msg.items) != maxBatch {
 		t.Fatalf("batch of %d, want %d", len(msg.items), maxBatch)
 	}
 	close(closed)
-	if got := waitStream(1, make(chan streamItem), closed)(); got != nil {
+	if got := waitStream(1, newStreamQueue(0), closed)(); got != nil {
 		t.Fatalf("after quit the wait returned %v", got)
 	}
 }
 
 func TestStaleStreamMessagesAreIgnored(t *testing.T) {
 	m := newTestModel(t, newFakeEngine(), Config{})
-	m.gen = &generation{id: 3, reply: &conversation.Turn{Role: "assistant", Streaming: true}, cancel: func() {}, ch: make(chan streamItem)}
+	m.gen = &generation{id: 3, reply: &conversation.Turn{Role: "assistant", Streaming: true}, cancel: func() {}, ch: newStreamQueue(0)}
 	m.conv.Append(m.gen.reply)
 	cmd := m.handleStream(streamMsg{gen: 2, items: []streamItem{{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{Piece: "x"}}}}})
 	if cmd != nil || m.gen.reply.Content != "" {
@@ -293,5 +295,39 @@ func TestPrefillTimer(t *testing.T) {
 	m.run.generated = 1
 	if cmd := m.handleTick(tickMsg{gen: 4}); cmd != nil {
 		t.Fatal("the timer kept ticking after the first token")
+	}
+}
+
+// A program that ends while a batch of events is on its way to Update (a
+// signal, a quit mid-reply) drops that message. Shutdown must still apply
+// the batch, before the events queued after it: otherwise the saved reply
+// lost tokens in its middle ("w39 w41" on a SIGTERM,
+// TestRunSIGTERMMidReplyLooped).
+func TestShutdownKeepsTheBatchInFlight(t *testing.T) {
+	m := newTestModel(t, newFakeEngine(), Config{})
+	g := &generation{id: 3, reply: &conversation.Turn{Role: "assistant", Streaming: true}, cancel: func() {}, ch: newStreamQueue(16)}
+	m.gen = g
+	m.conv.Append(g.reply)
+	tok := func(i int) streamItem {
+		return streamItem{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{Index: i, Piece: fmt.Sprintf(" t%d", i)}}}
+	}
+	for i := range 3 {
+		g.ch.ch <- tok(i)
+	}
+	if msg, ok := waitStream(g.id, g.ch, m.closed)().(streamMsg); !ok || len(msg.items) != 3 {
+		t.Fatalf("the wait took %v, want the three queued tokens", msg)
+	}
+	// The message above never reaches Update; two more tokens queue.
+	for i := 3; i < 5; i++ {
+		g.ch.ch <- tok(i)
+	}
+	m.shutdown()
+	if got, want := g.reply.Content, " t0 t1 t2 t3 t4"; got != want {
+		t.Fatalf("reply after shutdown %q, want %q", got, want)
+	}
+	// A wait that starts after the end takes nothing.
+	g.ch.ch <- tok(5)
+	if got := waitStream(g.id, g.ch, m.closed)(); got != nil {
+		t.Fatalf("a wait after shutdown returned %v", got)
 	}
 }
