@@ -29,8 +29,31 @@ import (
 const Version = 2
 
 // MaxFileBytes bounds what Read reads, so pointing /load at a wrong, huge
-// file fails quickly instead of filling memory.
+// file fails quickly instead of filling memory. Write holds itself to the
+// same bound, and its encoding is never longer than a file it read (no
+// HTML escapes, compact when the indented form would not fit), so a
+// conversation that loads can be saved again.
 const MaxFileBytes = 64 << 20
+
+// ErrTooLarge is Write refusing a conversation over MaxFileBytes.
+var ErrTooLarge = errors.New("too large for a conversation file")
+
+// marshal is json.Marshal without the HTML escapes: "<" as \u003c is six
+// bytes for one, so a conversation about HTML or code read from a file
+// near MaxFileBytes would encode to far more than it (a 60 MB file, 84
+// MiB), and could never be saved again. indent "" is the compact form.
+func marshal(v any, indent string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
 
 // File is the JSON file a conversation is kept in. Messages are the whole
 // conversation as the engine gets it, system prompt first.
@@ -74,7 +97,7 @@ var knownFields = func() map[string]bool {
 // MarshalJSON writes the known fields, then the unknown ones kept from the
 // file this one was loaded from.
 func (f File) MarshalJSON() ([]byte, error) {
-	data, err := json.Marshal(fileFields(f))
+	data, err := marshal(fileFields(f), "")
 	if err != nil || len(f.Extra) == 0 {
 		return data, err
 	}
@@ -150,18 +173,34 @@ func Write(path string, c File) (err error) {
 		text += len(n.Content)
 	}
 	if text > MaxFileBytes {
-		return fmt.Errorf("%s: not saved, the conversation holds %.1f MiB of text and a conversation file may hold %d MiB (/save a shorter branch or start a new chat)",
-			path, float64(text)/(1<<20), MaxFileBytes>>20)
+		return fmt.Errorf("%s: not saved, the conversation holds %.1f MiB of text and a conversation file may hold %d MiB (/save a shorter branch or start a new chat): %w",
+			path, float64(text)/(1<<20), MaxFileBytes>>20, ErrTooLarge)
 	}
-	data, err := json.MarshalIndent(c, "", "  ")
+	data, err := Encode(c)
 	if err != nil {
 		return err
 	}
-	if len(data)+1 > MaxFileBytes {
-		return fmt.Errorf("%s: not saved, the conversation takes %.1f MiB and a conversation file may hold %d MiB (/save a shorter branch or start a new chat)",
-			path, float64(len(data)+1)/(1<<20), MaxFileBytes>>20)
+	if len(data) > MaxFileBytes {
+		return fmt.Errorf("%s: not saved, the conversation takes %.1f MiB and a conversation file may hold %d MiB (/save a shorter branch or start a new chat): %w",
+			path, float64(len(data))/(1<<20), MaxFileBytes>>20, ErrTooLarge)
 	}
-	return writeAtomic(path, append(data, '\n'))
+	return writeAtomic(path, data)
+}
+
+// Encode is c as Write writes it, newline included: indented for reading,
+// or compact when indenting would take it over MaxFileBytes (a long chat
+// of short turns, loaded from a compact file, must fit again).
+func Encode(c File) ([]byte, error) {
+	data, err := marshal(c, "  ")
+	if err != nil {
+		return nil, err
+	}
+	if len(data)+1 > MaxFileBytes {
+		if data, err = marshal(c, ""); err != nil {
+			return nil, err
+		}
+	}
+	return append(data, '\n'), nil
 }
 
 // writeAtomic is Write's way of replacing a file: a temporary file in the
@@ -560,29 +599,61 @@ func (s *Saver) Move(c *Conversation, path string, meta Meta, now time.Time) err
 	return nil
 }
 
+// rescuePrintMax is the largest conversation Rescue prints when it can be
+// written nowhere: a terminal's scrollback keeps that much, while tens of
+// MiB of JSON would only flood it and scroll the conversation away anyway.
+const rescuePrintMax = 256 << 10
+
 // Rescue runs when the chat ends with the last save failed: the
-// conversation goes to a file in the temp dir (another disk, often), and
-// when that fails too, to RescueOut as JSON, so the terminal's scrollback
-// still holds it. The error says where it went; nil when nothing failed.
+// conversation goes to a file in the temp dir (another disk, often) or,
+// failing that, the home directory, whatever its size (one over
+// MaxFileBytes is written compact, for the user to split; /load refuses
+// it). Only when no file can be written, and the conversation is small
+// enough to be of use there, it is printed to RescueOut as JSON. The error
+// says where it went; nil when nothing failed.
 func (s *Saver) Rescue(c *Conversation, meta Meta, now time.Time) error {
 	if s.err == nil {
 		return nil
 	}
 	f := c.Snapshot(meta, now)
-	dir := s.RescueDir
-	if dir == "" {
-		dir = os.TempDir()
+	dirs := []string{s.RescueDir}
+	if s.RescueDir == "" {
+		dirs[0] = os.TempDir()
+		if home, err := os.UserHomeDir(); err == nil {
+			dirs = append(dirs, home)
+		}
 	}
-	p := filepath.Join(dir, "vkchat-unsaved-"+now.Format("2006-01-02T15-04-05")+".json")
-	werr := s.writer()(p, f)
-	if werr == nil {
-		return fmt.Errorf("ui: saving the conversation to %s: %w; saved it to %s instead", c.path, s.err, p)
+	name := "vkchat-unsaved-" + now.Format("2006-01-02T15-04-05") + ".json"
+	var werrs []error
+	for _, dir := range dirs {
+		p := filepath.Join(dir, name)
+		werr := s.writer()(p, f)
+		if errors.Is(werr, ErrTooLarge) {
+			data, err := marshal(f, "")
+			if err == nil {
+				err = writeAtomic(p, append(data, '\n'))
+			}
+			if err == nil {
+				return fmt.Errorf("ui: saving the conversation to %s: %w; saved it to %s instead (%.1f MiB, over the %d MiB /load reads: split it to load it again)",
+					c.path, s.err, p, float64(len(data)+1)/(1<<20), MaxFileBytes>>20)
+			}
+			werr = err
+		}
+		if werr == nil {
+			return fmt.Errorf("ui: saving the conversation to %s: %w; saved it to %s instead", c.path, s.err, p)
+		}
+		werrs = append(werrs, werr)
+	}
+	werr := errors.Join(werrs...)
+	data, err := marshal(f, "  ")
+	if err != nil || len(data) > rescuePrintMax {
+		return fmt.Errorf("ui: saving the conversation to %s: %w; writing it to %s failed too (%v), and at %.1f MiB it is too large to print",
+			c.path, s.err, strings.Join(dirs, ", "), werr, float64(len(data))/(1<<20))
 	}
 	out := s.RescueOut
 	if out == nil {
 		out = os.Stderr
 	}
-	data, _ := json.MarshalIndent(f, "", "  ")
 	fmt.Fprintf(out, "vkchat: the conversation could not be saved (%v; %v); here it is as JSON:\n%s\n", s.err, werr, data)
-	return fmt.Errorf("ui: saving the conversation to %s: %w (also failed in %s: %v; printed above as JSON)", c.path, s.err, dir, werr)
+	return fmt.Errorf("ui: saving the conversation to %s: %w (also failed in %s: %v; printed above as JSON)", c.path, s.err, strings.Join(dirs, ", "), werr)
 }
