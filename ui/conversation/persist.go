@@ -206,6 +206,9 @@ func Encode(c File) ([]byte, error) {
 // writeAtomic is Write's way of replacing a file: a temporary file in the
 // same directory, synced, then renamed over path.
 func writeAtomic(path string, data []byte) (err error) {
+	if err := checkTarget(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -230,6 +233,36 @@ func writeAtomic(path string, data []byte) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// checkTarget refuses to replace what is not a regular file: the rename
+// that makes a write atomic would put a regular file in the place of a
+// named pipe a script reads from, or of a device node (/dev/null), and a
+// directory cannot be replaced at all. A path that does not exist yet is
+// fine, and so is a link to a regular file.
+func checkTarget(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().IsRegular() {
+		return nil // a new file; or one the write's own error will name
+	}
+	return fmt.Errorf("%s is %s, not a regular file: not replaced (name a new file or a conversation file)", path, fileKind(st.Mode()))
+}
+
+// fileKind names what a non-regular file is, for an error.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file (" + m.Type().String() + ")"
 }
 
 // Read reads and checks a saved conversation; params start from base so a
