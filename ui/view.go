@@ -28,6 +28,7 @@ type layout struct {
 	statusH      int // the compact status bar (narrow only)
 	inputH       int
 	footerH      int
+	sepH         int      // the separator and its status message's wrapped rows
 	stripH       int      // the surprisal strip under the transcript
 	experts      []string // the expert map, or the narrow router panel (MoE models)
 }
@@ -58,8 +59,9 @@ func (m *Model) layout() layout {
 	}
 	m.input.SetSize(l.mainW, min(max(h/6, 1), 8))
 	l.inputH = m.input.Height()
+	l.sepH = len(m.separator(l.mainW, statusRows(h)))
 	// title, separator and footer around the transcript
-	l.transcriptH = max(h-1-l.footerH-1-l.inputH-l.statusH, 1)
+	l.transcriptH = max(h-1-l.footerH-l.sepH-l.inputH-l.statusH, 1)
 	l.stripH = m.stripRows(l.transcriptH)
 	l.transcriptH -= l.stripH
 	l.experts = m.expertView(l.transcriptH, l.mainW, l.wide)
@@ -178,14 +180,28 @@ func (m *Model) mainColumn(l layout) []string {
 	if l.statusH > 0 {
 		out = append(out, panels.StatusLines(m.styles, m.statusData(), l.mainW, l.statusH)...)
 	}
-	out = append(out, m.separator(l.mainW))
+	out = append(out, m.separator(l.mainW, l.sepH)...)
 	out = append(out, m.input.View(m.styles)...)
 	return out
 }
 
+// statusRows is how many rows a long status message may wrap to in a
+// window h rows high: the transcript keeps the rest.
+func statusRows(h int) int {
+	switch {
+	case h >= 20:
+		return 3
+	case h >= 12:
+		return 2
+	}
+	return 1
+}
+
 // separator divides the transcript from the input and carries the status
-// message, or the scroll position when scrolled up.
-func (m *Model) separator(w int) string {
+// message, or the scroll position when scrolled up. A message too long
+// for the line wraps under it, up to maxRows rows (the last cut with
+// "…"), so a warning is read whole rather than cut at the width.
+func (m *Model) separator(w, maxRows int) []string {
 	st := m.styles
 	text, style := m.status.text, st.StatusInfo
 	if m.status.err {
@@ -195,11 +211,39 @@ func (m *Model) separator(w int) string {
 		text = "scrolled up · pgdn to follow"
 	}
 	if text == "" {
-		return st.Separator.Render(strings.Repeat("─", w))
+		return []string{st.Separator.Render(strings.Repeat("─", w))}
 	}
-	text = termtext.Truncate(termtext.Sanitize(strings.ReplaceAll(text, "\n", " ")), max(w-4, 1))
-	line := st.Separator.Render("── ") + style.Render(text) + " "
-	return line + st.Separator.Render(strings.Repeat("─", max(w-termtext.Width(line), 0)))
+	const lead, leadW = "── ", 3
+	text = termtext.Sanitize(strings.ReplaceAll(text, "\n", " "))
+	width, maxRows := max(w-leadW-1, 1), max(maxRows, 1)
+	rows := termtext.WrapWords(termtext.Glyphs(text, func(int) int { return 0 }), width)
+	joined := func(rs [][]termtext.Glyph) string {
+		var sb strings.Builder
+		for i, r := range rs {
+			if i > 0 {
+				sb.WriteByte(' ')
+			}
+			for _, g := range r {
+				sb.WriteString(g.Text)
+			}
+		}
+		return sb.String()
+	}
+	var out []string
+	for i := 0; i < len(rows) && i < maxRows; i++ {
+		row := joined(rows[i : i+1])
+		if i == maxRows-1 {
+			// The last row there is room for: what does not fit ends in "…".
+			row = termtext.Truncate(joined(rows[i:]), width)
+		}
+		if i == 0 {
+			line := st.Separator.Render(lead) + style.Render(row) + " "
+			out = append(out, line+st.Separator.Render(strings.Repeat("─", max(w-termtext.Width(line), 0))))
+		} else {
+			out = append(out, strings.Repeat(" ", leadW)+style.Render(row))
+		}
+	}
+	return out
 }
 
 func (m *Model) footer(rows int) []string {
@@ -232,9 +276,18 @@ func (m *Model) helpLines(w int) []string {
 	out := []string{st.PanelTitle.Render("Keys") + st.Hint.Render("  (f1 or esc closes · pgup/pgdn scroll)"), ""}
 	out = append(out, m.keyLines(w)...)
 	out = append(out, "", st.PanelTitle.Render("Commands"), "")
-	const usageW = 17
+	const usageW = 18 // "/frequency VALUE" and a gap of two
 	for _, c := range input.Commands() {
 		desc := transcript.PlainRows(c.Help, st.Hint, max(w-usageW, 10))
+		if termtext.Width(c.Usage) > usageW-2 {
+			// Too long to leave a gap before the description (/think's
+			// choices): it takes a row of its own, the description under it.
+			out = append(out, st.Value.Render(termtext.Truncate(c.Usage, w)))
+			for _, d := range desc {
+				out = append(out, strings.Repeat(" ", usageW)+d)
+			}
+			continue
+		}
 		for i, d := range desc {
 			lead := strings.Repeat(" ", usageW)
 			if i == 0 {
