@@ -35,6 +35,9 @@ type ModelInfo struct {
 	// KVHeads × HeadDim (and Stats.KVWindows) say it all.
 	KVLayout []KVGroup
 	KVShared int
+	// KVSharing is each KV-shared layer and the earlier layer whose cache
+	// it reads, in layer order (what vkchat info writes as "4→2").
+	KVSharing []KVShare
 	// PLE is the per-layer embedding table (gemma4 E2B/E4B); zero without.
 	PLE PLEInfo
 	// Experts and ExpertsUsed are, for a mixture-of-experts model, the
@@ -68,6 +71,9 @@ type ModelInfo struct {
 type KVGroup struct {
 	Layers, Positions, Window, KVHeads, HeadDim int
 }
+
+// KVShare is a layer that reads the cache of layer Source.
+type KVShare struct{ Layer, Source int }
 
 // PLEInfo describes a per-layer embedding table: for each of Tokens
 // tokens a row of Layers × Width values of Type, RowBytes each; it stays

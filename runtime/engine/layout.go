@@ -35,3 +35,15 @@ func layerLayout(m *arch.Model, ctx int, mem backend.Memory, kv backend.KVType) 
 	}
 	return layout, shared, ple
 }
+
+// kvSharing is ModelInfo's KVSharing: which layers read which layer's
+// cache (the same on every backend, so it is worked out once at load).
+func kvSharing(m *arch.Model) []KVShare {
+	var out []KVShare
+	for i := range m.Layers {
+		if lc := m.Layers[i].Config; lc.SharesKV(i) {
+			out = append(out, KVShare{Layer: i, Source: lc.KVLayer})
+		}
+	}
+	return out
+}

@@ -174,6 +174,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 		}
 	}
 	s.info.KVLayout, s.info.KVShared, s.info.PLE = layerLayout(m, ctxSize, be.Memory(), beOpts.KVType)
+	s.info.KVSharing = kvSharing(m)
 	if s.info.Name == "" {
 		s.info.Name = filepath.Base(f.Path)
 	}

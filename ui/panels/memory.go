@@ -3,6 +3,7 @@ package panels
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -45,13 +46,37 @@ func KVFormula(info engine.ModelInfo, ctx int) (total int64, perElem float64, ok
 
 const memLabelW = 9
 
+// bareBytes is a byte count as the engine's formulas write it: digits
+// without separators, then " B" ending the word.
+var bareBytes = regexp.MustCompile(`\b\d+ B\b`)
+
 func sizeCell(st theme.Styles, n int64) string {
 	return st.Value.Render(fmt.Sprintf("%-9s", Bytes(n))) + " " + st.Dim.Render(ExactBytes(n))
 }
 
+// MemoryDetail is how much of its working out the memory panel shows:
+// the side column gives up the formulas before an optional panel it has
+// room for (the router of a mixture-of-experts model).
+type MemoryDetail int
+
+const (
+	// MemoryFull shows every allocation and every formula.
+	MemoryFull MemoryDetail = iota
+	// MemoryKV keeps the KV cache's formula only (the one a new user
+	// checks against --ctx); the weights' and tables' formulas go.
+	MemoryKV
+	// MemoryRows is the allocations alone, one row each.
+	MemoryRows
+)
+
 // MemoryLines renders the memory panel body: each allocation in readable
 // and exact bytes, and the KV cache size worked out from the model shape.
 func MemoryLines(st theme.Styles, m Memory, width int) []string {
+	return MemoryLinesDetail(st, m, width, MemoryFull)
+}
+
+// MemoryLinesDetail is MemoryLines with only the formulas detail keeps.
+func MemoryLinesDetail(st theme.Styles, m Memory, width int, detail MemoryDetail) []string {
 	s, info := m.Stats, m.Info
 	ctx := s.ContextSize
 	if ctx <= 0 {
@@ -70,10 +95,14 @@ func MemoryLines(st theme.Styles, m Memory, width int) []string {
 	)
 	hybrid := s.StateBytes > 0
 	if hybrid {
-		lines = append(lines, stateLines(st, info, s, width)...)
+		lines = append(lines, stateLines(st, info, s, width, detail == MemoryFull)...)
 	}
-	lines = append(lines, pleLines(st, info, width)...)
-	if moe {
+	lines = append(lines, pleLines(st, info, width, detail == MemoryFull)...)
+	lines = append(lines, sharedRow(st, info, width)...)
+	if detail == MemoryRows {
+		return lines
+	}
+	if moe && detail == MemoryFull {
 		// Three formulas: each starts on its label's row to keep the
 		// panel short enough to stay beside the router panel.
 		lines = append(lines, inlineFormula(st, "weights =", diskTerms(info, s), width)...)
@@ -157,9 +186,17 @@ func formulaLines(st theme.Styles, label string, terms []string, width int) []st
 }
 
 // formulaTerms splits a one-line formula ("2 layers × 2 of 8 experts × 3 B
-// + 5 B of … = 11 B") before each operator, so it flows at any width.
+// + 5 B of … = 11 B") before each operator, so it flows at any width. The
+// engine writes byte counts bare; they are grouped here as every other
+// byte count in the panel is ("196,608 B", not "196608 B").
 func formulaTerms(f string) []string {
-	f = termtext.Sanitize(f)
+	f = bareBytes.ReplaceAllStringFunc(termtext.Sanitize(f), func(b string) string {
+		n, err := strconv.ParseInt(strings.TrimSuffix(b, " B"), 10, 64)
+		if err != nil {
+			return b // too long for an int64: left as written
+		}
+		return ExactBytes(n)
+	})
 	for _, op := range []string{" × ", " + ", " = "} {
 		f = strings.ReplaceAll(f, op, "\x00"+op[1:])
 	}
@@ -189,9 +226,9 @@ func diskTerms(info engine.ModelInfo, s engine.Stats) []string {
 	terms := []string{"active"}
 	if unused := int64(info.Layers) * int64(info.Experts-info.ExpertsUsed); unused > 0 && rest%unused == 0 {
 		terms = append(terms, "+ "+counted(info.Layers, "layer"), "× "+counted(info.Experts-info.ExpertsUsed, "unrouted expert"),
-			fmt.Sprintf("× %d B", rest/unused))
+			"× "+ExactBytes(rest/unused))
 	} else {
-		terms = append(terms, fmt.Sprintf("+ %d B of unrouted experts", rest))
+		terms = append(terms, "+ "+ExactBytes(rest)+" of unrouted experts")
 	}
 	return append(terms, "= "+ExactBytes(s.Weights))
 }

@@ -32,6 +32,36 @@ func layoutKV(info engine.ModelInfo, perElem float64) (terms []string, total int
 	return append(terms, "× 2 (K,V)"), int64(math.Round(float64(values) * 2 * perElem))
 }
 
+// sharedRow names the layers that read an earlier layer's cache, as vkchat
+// info does ("4→2" reads layer 2's), as a row of its own: it stays when
+// the side column drops the formulas for room. The pairs that do not fit
+// the row are counted.
+func sharedRow(st theme.Styles, info engine.ModelInfo, width int) []string {
+	if info.KVShared == 0 {
+		return nil
+	}
+	head := fmt.Sprintf("%d %s, no cache", info.KVShared, plural(info.KVShared, "layer"))
+	room := width - memLabelW - 1
+	list := ":"
+	for i, p := range info.KVSharing {
+		next := list + fmt.Sprintf(" %d→%d", p.Layer, p.Source)
+		more := ""
+		if i < len(info.KVSharing)-1 {
+			more = " …"
+		}
+		if termtext.Width(head+next+more) > room {
+			list += " …"
+			break
+		}
+		list = next
+	}
+	value := st.Value.Render(head)
+	if list != ":" && list != ": …" {
+		value += st.Dim.Render(list)
+	}
+	return []string{row(st, "KV shared", memLabelW, value)}
+}
+
 // sharedNote says what the KV-shared layers cost: nothing of their own.
 func sharedNote(info engine.ModelInfo) []string {
 	if info.KVShared == 0 {
@@ -43,16 +73,19 @@ func sharedNote(info engine.ModelInfo) []string {
 // pleLines are the per-layer embedding table's row and formula: tokens ×
 // one token's row (layers × width values) = its size, kept in the mapped
 // file on the host.
-func pleLines(st theme.Styles, info engine.ModelInfo, width int) []string {
+func pleLines(st theme.Styles, info engine.ModelInfo, width int, formula bool) []string {
 	p := info.PLE
 	if p.Tokens == 0 {
 		return nil
 	}
 	lines := []string{row(st, "PLE", memLabelW, sizeCell(st, p.Bytes()))}
+	if !formula {
+		return lines
+	}
 	terms := []string{
 		fmt.Sprintf("%d tokens", p.Tokens),
 		fmt.Sprintf("× (%d layers × %d %s", p.Layers, p.Width, termtext.Sanitize(p.Type)),
-		fmt.Sprintf("= %d B/row)", p.RowBytes),
+		"= " + ExactBytes(p.RowBytes) + "/row)",
 		"= " + ExactBytes(p.Bytes()),
 		"mapped on the host, one row per token",
 	}

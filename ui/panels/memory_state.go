@@ -14,7 +14,7 @@ import (
 // size, whatever the context, unlike the KV cache of its attention
 // layers), the checkpoints the backend keeps of it, and how the state adds
 // up.
-func stateLines(st theme.Styles, info engine.ModelInfo, s engine.Stats, width int) []string {
+func stateLines(st theme.Styles, info engine.ModelInfo, s engine.Stats, width int, formula bool) []string {
 	counts, layerMap := kindSummary(info.LayerKinds)
 	lines := []string{row(st, "layers", memLabelW, st.Value.Render(termtext.Sanitize(counts)))}
 	for _, r := range chunk(termtext.Sanitize(layerMap), max(width-2, 1)) {
@@ -26,7 +26,7 @@ func stateLines(st theme.Styles, info engine.ModelInfo, s engine.Stats, width in
 		ckpt += st.Dim.Render(fmt.Sprintf(" ×%d", n))
 	}
 	lines = append(lines, row(st, "ckpts", memLabelW, ckpt))
-	if s.StateFormula != "" {
+	if s.StateFormula != "" && formula {
 		lines = append(lines, inlineFormula(st, "state =", formulaTerms(s.StateFormula), width)...)
 	}
 	return lines

@@ -41,7 +41,7 @@ func TestMemoryHybrid(t *testing.T) {
 			}
 		}
 		if w >= 36 {
-			for _, want := range []string{"2 attention layers × 512 ctx", "= 524,288 B ✓", "4 shortconv layers × (3−1) taps × 256 embd × 4 B = 8192 B"} {
+			for _, want := range []string{"2 attention layers × 512 ctx", "= 524,288 B ✓", "4 shortconv layers × (3−1) taps × 256 embd × 4 B = 8,192 B"} {
 				if !strings.Contains(flat, want) {
 					t.Errorf("width %d: no %q in\n%s", w, want, text)
 				}

@@ -39,10 +39,12 @@ func layerLabel(i, n int) string {
 	return fmt.Sprintf("L%-*d", len(strconv.Itoa(max(n-1, 0))), i)
 }
 
-// weightText is a routing weight in three cells or fewer: ".62", "1".
+// weightText is a routing weight, always to two places so the weights
+// of a row read alike: ".62", "1.00"; a chosen expert's weight too small
+// to show is "<.01", not ".00".
 func weightText(w float32) string {
-	if w >= 0.995 {
-		return "1"
+	if w > 0 && w < 0.005 {
+		return "<.01"
 	}
 	return strings.TrimPrefix(fmt.Sprintf("%.2f", max(w, 0)), "0")
 }

@@ -224,7 +224,7 @@ func TestMemoryMoE(t *testing.T) {
 			}
 		}
 		flat := strings.Join(strings.Fields(text), " ")
-		for _, want := range []string{"× 6 unrouted experts × 98304 B", "2 layers × 2 of 8 experts × 98304 B", "= " + ExactBytes(mem.Stats.Weights)} {
+		for _, want := range []string{"× 6 unrouted experts × 98,304 B", "2 layers × 2 of 8 experts × 98,304 B", "= " + ExactBytes(mem.Stats.Weights)} {
 			if w >= 36 && !strings.Contains(flat, want) {
 				t.Errorf("width %d: formula lacks %q:\n%s", w, want, text)
 			}
