@@ -45,6 +45,9 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkSampler(params); err != nil {
 		return err
 	}
+	if err := checkCount("n", cfg.MaxTokens, "until the model stops"); err != nil {
+		return err
+	}
 	seedPerRun(fs, params, rand.Uint64)
 	cfg.NoThinking = !*think
 	if err := chat.CheckReasoningEffort(*effort); err != nil {

@@ -24,6 +24,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := checkCount("n", *n, "the prompt only"); err != nil {
+		return err
+	}
 	ef.template = "none"
 	s, err := ef.load(ctx, sample.Params{})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 
 	"vkchat/models/demo"
 	"vkchat/runtime/backend"
@@ -26,7 +27,7 @@ type engineFlags struct {
 func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.model, "model", "", "GGUF model file, or demo for the model built into vkchat")
 	fs.StringVar(&e.backend, "backend", "auto", "compute backend: auto (Vulkan on a GPU, else native CPU kernels), cpu or vulkan")
-	fs.IntVar(&e.ctx, "ctx", 0, "context size in tokens (0: the model's, at most 4096)")
+	contextFlag(fs, &e.ctx, "context size in `N` tokens (0: the model's, at most 4096)")
 	fs.IntVar(&e.threads, "threads", 0, "CPU threads (0: one per physical core)")
 	fs.IntVar(&e.device, "device", -1, "Vulkan device index (see 'vkchat devices'; -1: best)")
 	fs.StringVar(&e.kvType, "kv-type", "f16", "KV cache element type: f16 or f32")
@@ -72,6 +73,36 @@ func (e *engineFlags) load(ctx context.Context, p sample.Params) (*engine.Sessio
 		}
 		return l.s, l.err
 	}
+}
+
+// contextFlag binds --ctx to dst, held at parse time to
+// engine.CheckContextSize: every command that takes it names the flag and
+// the bound the same way, before a size reaches any arithmetic (2^62
+// panicked in an allocation; from 2^55 the memory estimate wrapped).
+func contextFlag(fs *flag.FlagSet, dst *int, usage string) {
+	fs.Func("ctx", usage, func(s string) error {
+		n, err := strconv.ParseInt(s, 0, strconv.IntSize)
+		if errors.Is(err, strconv.ErrRange) {
+			return fmt.Errorf("too large: %s", engine.ContextRange)
+		}
+		if err != nil {
+			return fmt.Errorf("not a whole number: %s", engine.ContextRange)
+		}
+		if err := engine.CheckContextSize(int(n)); err != nil {
+			return err
+		}
+		*dst = int(n)
+		return nil
+	})
+}
+
+// checkCount refuses a negative count flag (-n -5 was taken silently, as
+// no limit), naming the flag and what 0 means.
+func checkCount(name string, v int, zero string) error {
+	if v < 0 {
+		return fmt.Errorf("-%s %d is negative: want 0 (%s) or more", name, v, zero)
+	}
+	return nil
 }
 
 // samplerFlags binds the sampler settings to flags, starting from defaults.

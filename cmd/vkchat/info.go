@@ -21,7 +21,8 @@ func init() {
 
 func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("info", "[--ctx N] FILE", stderr)
-	ctxSize := fs.Int("ctx", 0, "context size for the memory estimate (0: what the chat would use, the model's trained context up to 4096)")
+	ctxSize := new(int)
+	contextFlag(fs, ctxSize, "context size in `N` tokens for the memory estimate (0: what the chat would use, the model's trained context up to 4096)")
 	showPlan := fs.Bool("plan", false, "also print the op plan both backends execute: the input, a group of ops per layer, the head, the cache and state slots")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -28,6 +28,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkSampler(params); err != nil {
 		return err
 	}
+	if err := checkCount("n", *n, "until the model stops"); err != nil {
+		return err
+	}
 	if ef.template == "" {
 		ef.template = "none" // run is plain completion; chat applies templates
 	}

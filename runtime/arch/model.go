@@ -2,6 +2,8 @@ package arch
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"sort"
 	"strings"
 
@@ -222,16 +224,41 @@ func (m *Model) OwnsKV(i int) bool {
 
 // KVBytes is the whole KV cache for a context of ctx positions at the given
 // element size, each sliding-window layer holding only its window and a
-// KV-shared layer nothing of its own.
+// KV-shared layer nothing of its own. A size past int64 saturates at
+// math.MaxInt64: a memory estimate must read as "more than any machine
+// has", never wrap to a negative size that passes a check.
 func (m *Model) KVBytes(ctx, elemBytes int) int64 {
 	var n int64
 	for i := range m.Layers {
 		if m.OwnsKV(i) {
 			lc := &m.Layers[i].Config
-			n += int64(lc.KVPositions(ctx)) * int64(lc.KVWidth())
+			n = SatAdd(n, SatMul(int64(lc.KVPositions(ctx)), int64(lc.KVWidth())))
 		}
 	}
-	return n * 2 * int64(elemBytes)
+	return SatMul(SatMul(n, 2), int64(elemBytes))
+}
+
+// SatMul is a*b for sizes (a, b >= 0), saturating at math.MaxInt64; a
+// negative operand gives 0, as no size is negative.
+func SatMul(a, b int64) int64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(lo)
+}
+
+// SatAdd is a+b for sizes, saturating at math.MaxInt64; a negative
+// operand counts as 0.
+func SatAdd(a, b int64) int64 {
+	a, b = max(a, 0), max(b, 0)
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // KVWidth is one position's key (or value) row: kv_heads × head_dim.

@@ -8,8 +8,43 @@ import (
 	"vkchat/runtime/cpu"
 )
 
+// MaxContext is the largest context window vkchat opens: 16M positions,
+// above the longest trained context of any model (10M), and small enough
+// that every size derived from it (the cache's bytes, a position times a
+// row's width, the backends' token history) stays far from overflowing.
+// A larger window would only fail later, in an allocation or a wrapped
+// size.
+const MaxContext = 1 << 24
+
+// CheckContextSize holds a requested context window to 0 (the model's own,
+// at most DefaultContext) or 1 to MaxContext. Every way a size comes in
+// (the --ctx flags, vkchat info's estimate, an export's header through
+// Load) meets this check before any arithmetic or allocation uses it.
+func CheckContextSize(n int) error {
+	if n < 0 || n > MaxContext {
+		return fmt.Errorf("context size %d is out of range: %s", n, ContextRange)
+	}
+	return nil
+}
+
+// ContextRange says which context sizes CheckContextSize takes.
+var ContextRange = fmt.Sprintf("want 1 to %d positions, or 0 for the model's own (at most %d)", MaxContext, DefaultContext)
+
+// contextWindow resolves Options.ContextSize: 0 is the model's trained
+// context capped at DefaultContext (at least one position, whatever the
+// file says); anything else must pass CheckContextSize.
+func contextWindow(asked, trained int) (int, error) {
+	if err := CheckContextSize(asked); err != nil {
+		return 0, err
+	}
+	if asked == 0 {
+		return max(1, min(trained, DefaultContext)), nil
+	}
+	return asked, nil
+}
+
 // checkContextFits refuses, before anything is allocated, a context the
-// machine's memory cannot hold (--ctx 1000000000, or an export asking for
+// machine's memory cannot hold (--ctx 16000000, or an export asking for
 // one), naming the largest that fits, instead of dying in the allocation.
 // avail is the memory available (cpu.MemAvailable); where it is unknown
 // nothing is checked.
