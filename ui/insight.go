@@ -61,7 +61,8 @@ func (m *Model) expertView(h, width int, wide bool) []string {
 		u := m.insp.ExpertUsage(t, m.info.Experts)
 		render = func(rows int) []string { return panels.ExpertHeatLines(st, u, width, rows) }
 		room = h / 2
-	case !wide:
+	case !wide && !m.hidePanels:
+		// the narrow router panel: optional, as in the side column
 		r := m.insp.RouterPanel(m.info.Experts)
 		render = func(rows int) []string {
 			head := st.Label.Render(termtext.Truncate("router · "+panels.RouterTitle(r), width))

@@ -57,6 +57,11 @@ func (m *Model) layout() layout {
 			l.statusH = 1
 		}
 	}
+	if m.hidePanels {
+		// f2: the bar's sampler (or funnel) row is an optional panel too;
+		// StatusLines gives it up first
+		l.statusH = min(l.statusH, 2)
+	}
 	m.input.SetSize(l.mainW, min(max(h/6, 1), 8))
 	l.inputH = m.input.Height()
 	l.sepH = len(m.separator(l.mainW, statusRows(h)))
@@ -321,7 +326,8 @@ func (m *Model) statusData() panels.Status {
 // the next-token distribution, speed and memory (as full panels when they
 // fit, else as the few rows of CoreLines). The optional ones (sampler,
 // the MoE router, funnel, latency) take what room is left, in that order,
-// unless f2 hid them; the distribution takes the rest.
+// unless f2 hid them; the distribution takes the rest. The memory panel
+// gives up its formulas before the router panel goes (routerMemory).
 func (m *Model) sideColumn(l layout, h int) []string {
 	st := m.styles
 	w := l.sideW
@@ -338,23 +344,38 @@ func (m *Model) sideColumn(l layout, h int) []string {
 		return false
 	}
 	metrics := panels.Box(st, "Speed", panels.MetricsLines(st, metricsData, inner), w)
-	memory := panels.Box(st, "Memory", panels.MemoryLines(st, memData, inner), w)
-	var core []string
-	if room-len(metrics)-len(memory) >= minProbs {
-		core = append(metrics, memory...)
-	} else {
-		core = panels.Box(st, "Speed · Memory", panels.CoreLines(st, metricsData, memData, inner), w)
+	memBox := func(d panels.MemoryDetail) []string {
+		return panels.Box(st, "Memory", panels.MemoryLinesDetail(st, memData, inner, d), w)
 	}
+	coreBox := func(memory []string) []string {
+		if room-len(metrics)-len(memory) >= minProbs {
+			return append(append([]string(nil), metrics...), memory...)
+		}
+		return panels.Box(st, "Speed · Memory", panels.CoreLines(st, metricsData, memData, inner), w)
+	}
+	sampler := panels.Box(st, "Sampler", panels.SamplerLines(st, m.params, m.changed, inner), w)
+	var r panels.Router
+	detail := panels.MemoryFull
+	if m.moe() && !m.hidePanels {
+		r = m.insp.RouterPanel(m.info.Experts)
+		detail = m.routerMemory(r, func(d panels.MemoryDetail) int {
+			left := room - len(coreBox(memBox(d)))
+			if left-len(sampler) >= minProbs {
+				left -= len(sampler)
+			}
+			return left - minProbs - 2
+		})
+	}
+	core := coreBox(memBox(detail))
 	room -= len(core)
 
-	var sampler, router, funnel, latency []string
+	var router, funnel, latency []string
 	if !m.hidePanels {
-		if box := panels.Box(st, "Sampler", panels.SamplerLines(st, m.params, m.changed, inner), w); fits(box) {
-			sampler = box
+		if !fits(sampler) {
+			sampler = nil
 		}
 		if m.moe() {
 			if rows := room - minProbs - 2; rows >= 2 {
-				r := m.insp.RouterPanel(m.info.Experts)
 				router = panels.Box(st, "Router · "+panels.RouterTitle(r), panels.RouterLines(st, r, inner, rows), w)
 				room -= len(router)
 			}
@@ -366,6 +387,8 @@ func (m *Model) sideColumn(l layout, h int) []string {
 		if box := panels.Box(st, "Latency", panels.LatencyLines(st, metricsData.Latencies, inner), w); fits(box) {
 			latency = box
 		}
+	} else {
+		sampler = nil
 	}
 	pd := m.probsData()
 	probRows := max(min(room-2, len(pd.Candidates)+2), 2)
@@ -376,6 +399,30 @@ func (m *Model) sideColumn(l layout, h int) []string {
 		out = append(out, box...)
 	}
 	return termtext.FitLines(out, w, h)
+}
+
+// routerMemory is how much of the memory panel to show beside the router
+// panel: the most detail with which the router still shows every layer
+// (up to eight), else the most with which it shows at least two rows,
+// else all of it (the router does not fit either way). rowsWith is the
+// router's body rows with the memory panel at a detail.
+func (m *Model) routerMemory(r panels.Router, rowsWith func(panels.MemoryDetail) int) panels.MemoryDetail {
+	layers := len(r.Layers)
+	if layers == 0 {
+		// before the first token: the rows its routing will take, so
+		// the panels do not move when it comes
+		layers = m.info.Layers
+	}
+	want := min(max(layers, 2), 8)
+	details := []panels.MemoryDetail{panels.MemoryFull, panels.MemoryKV, panels.MemoryRows}
+	for _, need := range []int{want, 2} {
+		for _, d := range details {
+			if rowsWith(d) >= need {
+				return d
+			}
+		}
+	}
+	return panels.MemoryFull
 }
 
 // contextLabel is the context window for the title bar, with the model's
