@@ -68,6 +68,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *reps < 1 || *pp < 0 || *tg < 0 || *depth < 0 {
 		return fmt.Errorf("-r must be at least 1 and -p, -n, --depth not negative")
 	}
+	// The tests' context is --depth plus the longer test; each is held to
+	// the bound first so that the sum cannot wrap.
+	if need := *depth + max(*pp, *tg, 1) + 1; max(*pp, *tg, *depth) > engine.MaxContext || engine.CheckContextSize(need) != nil {
+		return fmt.Errorf("-p %d, -n %d and --depth %d need more than the largest context, %d positions", *pp, *tg, *depth, engine.MaxContext)
+	}
 	choice, err := engine.ChooseBackend(*name, *device)
 	if err != nil {
 		return err

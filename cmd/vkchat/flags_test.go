@@ -49,6 +49,12 @@ func TestContextAndCountFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want -n refused", cmd, rc, errOut)
 		}
 	}
+	for _, args := range [][]string{{"-p", "9223372036854775807"}, {"--depth", "9223372036854775806", "-n", "1"}, {"--depth", fmt.Sprint(engine.MaxContext)}} {
+		_, errOut, rc := runCmd(t, append([]string{"bench", "--model", model, "--backend", "cpu"}, args...)...)
+		if rc == 0 || !strings.Contains(errOut, fmt.Sprintf("need more than the largest context, %d positions", engine.MaxContext)) {
+			t.Errorf("bench %v: exit %d, stderr %q; want the context bound named", args, rc, errOut)
+		}
+	}
 	out, errOut, rc := runCmd(t, "info", "--ctx", fmt.Sprint(engine.MaxContext), model)
 	want := fmt.Sprintf("f16: 5 layers × %d ctx × 4 kv heads × 8 head dim × 2 (K,V) × 2 B = %d B", engine.MaxContext, 5*engine.MaxContext*32*2*2)
 	if rc != 0 || !strings.Contains(out, want) {
