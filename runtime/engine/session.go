@@ -111,9 +111,9 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	if err != nil {
 		return nil, err
 	}
-	ctxSize := opts.ContextSize
-	if ctxSize <= 0 {
-		ctxSize = min(m.TrainCtx, DefaultContext)
+	ctxSize, err := contextWindow(opts.ContextSize, m.TrainCtx)
+	if err != nil {
+		return nil, err
 	}
 	if opts.KVType == "" {
 		opts.KVType = backend.KVF16
