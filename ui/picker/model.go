@@ -66,6 +66,8 @@ type Model struct {
 
 	path string
 	err  error
+
+	embedded bool // inside the chat (/model): see Embedded
 }
 
 type listedMsg struct {

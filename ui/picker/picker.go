@@ -16,6 +16,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
@@ -117,10 +118,23 @@ func New(opts Options) tea.Model {
 // Embedded is the picker as a part of another program (the chat's
 // /model): ctx bounds its downloads, and the caller watches Done instead
 // of letting its tea.Quit end the program.
+//
+// Its screens are worded for a chat that goes on: leaving returns to the
+// chat (q, esc and ctrl+c do not quit the program), and the ways on name
+// /model, not the command line that started the chat.
 func Embedded(ctx context.Context, opts Options) *Model {
 	m := New(opts).(*Model)
 	m.ctx = ctx
+	m.embed()
 	return m
+}
+
+func (m *Model) embed() {
+	m.embedded = true
+	back := "back to the chat"
+	m.keys.Quit = key.NewBinding(key.WithKeys("esc", "q"), key.WithHelp("esc", back))
+	m.keys.ForceQuit.SetHelp("ctrl+c", back)
+	m.keys.Exit.SetHelp("any other key", back)
 }
 
 // resolve fills in the defaults of opts.

@@ -163,15 +163,23 @@ func (m *Model) offerView() string {
 	} else {
 		body = append(body, m.wrap(m.st.Value, margin, "No models in "+m.opts.StoreDir+" yet.")...)
 	}
-	body = append(body, "", margin+m.st.Value.Render("vkchat can download one to start with:"))
+	offer := "vkchat can download one to start with:"
+	if m.embedded {
+		offer = "vkchat can download one:"
+	}
+	body = append(body, "", margin+m.st.Value.Render(offer))
 	body = append(body, margin+"  "+m.st.PanelTitle.Render(m.opts.DefaultRef))
 	if d := describe(m.opts.DefaultRef); d != "" {
 		body = append(body, m.wrap(m.st.Meta, margin+"  ", d)...)
 	}
-	body = append(body, "", margin+m.st.Value.Render("Press ")+m.st.Prompt.Render("Enter")+m.st.Value.Render(" to download it now."), "")
+	then, subtitle := " to download it now.", "first run"
+	if m.embedded {
+		then, subtitle = " to download it; the chat goes on with it, the conversation kept.", "switch model"
+	}
+	body = append(body, "", margin+m.st.Value.Render("Press ")+m.st.Prompt.Render("Enter")+m.st.Value.Render(then), "")
 	body = append(body, m.alternatives()...)
 	bk := bindings{short: m.withDemo(m.keys.Download, m.keys.Quit)}
-	return m.frame("first run", body, "", bk)
+	return m.frame(subtitle, body, "", bk)
 }
 
 // describe says in words what an hf: reference points at.
@@ -193,11 +201,25 @@ func (m *Model) alternatives() []string {
 	cmd := func(s string) string { return margin + "  " + m.st.Value.Render(s) }
 	var demoLines []string
 	if m.opts.Demo {
+		label := "To try vkchat now, without a download:"
+		if m.embedded {
+			label = "To switch now, without a download:"
+		}
 		demoLines = []string{
-			margin + m.st.Label.Render("To try vkchat now, without a download:"),
+			margin + m.st.Label.Render(label),
 			margin + "  " + m.st.Value.Render("press ") + m.st.Prompt.Render("d") + m.st.Value.Render(" for the bundled demo model") +
 				m.st.Hint.Render("   (tiny stories, not chat)"),
 		}
+	}
+	if m.embedded {
+		// Inside the chat the way to another file is /model, and a
+		// download by name needs a shell.
+		return append(demoLines,
+			margin+m.st.Label.Render("To switch to a model file you already have:"),
+			cmd("/model FILE.gguf")+m.st.Hint.Render("   (esc, then type it)"),
+			margin+m.st.Label.Render("To download a different model, in a shell:"),
+			cmd("vkchat pull hf:OWNER/REPO[:QUANT]")+m.st.Hint.Render("   then /model again"),
+		)
 	}
 	return append(demoLines,
 		margin+m.st.Label.Render("To chat with a model file you already have:"),
