@@ -152,6 +152,9 @@ func TestSlashCommandsChangeParams(t *testing.T) {
 	}
 }
 
+// TestBadSlashCommandKeepsTheLine: a command that does not parse changes
+// nothing and says why; its line leaves the input (the next command is not
+// typed onto it) but stays in the history, ↑ away, to be fixed.
 func TestBadSlashCommandKeepsTheLine(t *testing.T) {
 	eng := newFakeEngine()
 	m := newTestModel(t, eng, Config{})
@@ -162,14 +165,18 @@ func TestBadSlashCommandKeepsTheLine(t *testing.T) {
 	if !m.status.err || !strings.Contains(m.status.text, `"hot" is not a number`) {
 		t.Fatalf("status = %+v", m.status)
 	}
-	if m.input.Value() != "/temp hot" {
-		t.Errorf("input = %q, want the line kept for fixing", m.input.Value())
+	if m.input.Value() != "" {
+		t.Errorf("input = %q, want it cleared for the next command", m.input.Value())
 	}
 	if len(eng.setParamsCalls()) != 0 || eng.requestCount() != 0 {
 		t.Error("a bad command changed something")
 	}
 	if !strings.Contains(m.View(), `"hot" is not a number`) {
 		t.Error("the error is not on screen")
+	}
+	h.key("up")
+	if m.input.Value() != "/temp hot" {
+		t.Errorf("↑ brought back %q, want the line kept for fixing", m.input.Value())
 	}
 }
 
