@@ -42,9 +42,11 @@ func openPTY(t *testing.T) (ptm, tty *os.File) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// tty stays open: after a panic bubbletea's input reader may still be
-	// asking it for its descriptor (os.File.Fd, unsynchronized with
-	// Close), and the process ends soon anyway.
+	// Closed at the end like any terminal: Run returns only after
+	// bubbletea's read loop has left the terminal (third_party bubbletea,
+	// fix 2; it did not wait after a panic or a canceled context, and its
+	// reader asked the terminal for its descriptor racing Close).
+	t.Cleanup(func() { tty.Close() })
 	ws := struct{ rows, cols, x, y uint16 }{40, 120, 0, 0}
 	if err := ioctl(ptm.Fd(), syscall.TIOCSWINSZ, unsafe.Pointer(&ws)); err != nil {
 		t.Fatalf("window size: %v", err)

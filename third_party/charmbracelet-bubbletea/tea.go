@@ -823,10 +823,17 @@ func (p *Program) shutdown(kill bool) {
 	// Check if the cancel reader has been setup before waiting and closing.
 	if p.cancelReader != nil {
 		// Wait for input loop to finish.
+		// vkchat patch (fix 2): also when killed (a canceled context, a
+		// panic). Closing the reader under a Read it is blocked in closes
+		// the descriptors that Read waits on: the read loop then waited
+		// for good on a closed epoll instance (a goroutine and a thread
+		// leaked per program), or went on with descriptor numbers the
+		// process may have reused, and, before muesli/cancelreader kept
+		// its descriptors, read os.File.Fd racing os.File.Close. A
+		// canceled read returns at once; waitForReadLoop still gives up
+		// after 500 ms.
 		if p.cancelReader.Cancel() {
-			if !kill {
-				p.waitForReadLoop()
-			}
+			p.waitForReadLoop()
 		}
 		_ = p.cancelReader.Close()
 	}
