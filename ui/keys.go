@@ -78,7 +78,7 @@ func DefaultKeyMap() KeyMap {
 		History:    b([]string{"up", "down"}, "↑/↓", "sent lines (first/last row)"), // help only: the editor takes ↑/↓
 		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "stop; again: quit"),
 		Thinking:   thinkingKey,
-		Panels:     b([]string{"f2"}, "f2", "show/hide the optional panels (sampler, funnel, latency)"),
+		Panels:     b([]string{"f2"}, "f2", "show/hide the optional panels (sampler, router, funnel, latency)"),
 		Redraw:     b([]string{"ctrl+l"}, "ctrl+l", "redraw the screen"),
 
 		TempDown:   b([]string{"alt+t"}, "alt+t/T", "temp"),
