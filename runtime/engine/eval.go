@@ -49,6 +49,9 @@ func (s *Session) Evaluate(ctx context.Context, prompt string, n, topK int) (*Ev
 		return nil, fmt.Errorf("prefill: %w", err)
 	}
 	vocab := s.model.Vocab
+	if err := checkFinite(nextDist{logits: all}, 0, s.file.Path); err != nil {
+		return nil, fmt.Errorf("prefill: %w", err)
+	}
 	for i := range ids {
 		res.Steps = append(res.Steps, EvalStep{Pos: i, Top: topLogits(all[i*vocab:(i+1)*vocab], topK)})
 	}
@@ -65,6 +68,9 @@ func (s *Session) Evaluate(ctx context.Context, prompt string, n, topK int) (*Ev
 		res.PiecesHex = append(res.PiecesHex, hex.EncodeToString(piece))
 		text = append(text, piece...)
 		if logits, err = s.forward(ctx, []int32{next}, pos, false); err != nil {
+			return nil, fmt.Errorf("decode step %d: %w", g, err)
+		}
+		if err := checkFinite(nextDist{logits: logits}, g+1, s.file.Path); err != nil {
 			return nil, fmt.Errorf("decode step %d: %w", g, err)
 		}
 		pos++

@@ -93,6 +93,10 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		params := s.params
 		var res sample.Result
 		forced := i == 0 && req.Fork != nil
+		if err = checkFinite(next, base+i, s.file.Path); err != nil {
+			s.mu.Unlock()
+			return done(StopError, err, i, decodeTime)
+		}
 		if forced {
 			res, err = s.forceNext(next, req.Fork.Token)
 		} else {

@@ -1,9 +1,10 @@
 package conversation
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"os"
+
 	"vkchat/runtime/engine/trace"
 
 	"vkchat/runtime/engine"
@@ -46,22 +47,17 @@ func exportHeader(info engine.ModelInfo, maxTokens int, t *Turn) (trace.Header, 
 
 // WriteExport writes reply t as the JSON Lines export vkchat replay reads:
 // a header saying how it was generated, then every token with its
-// log-probability and alternatives. text gives a token's piece.
+// log-probability and alternatives. text gives a token's piece. The file
+// is written whole or not at all (as Write does: a temporary file renamed
+// over path), so an error midway never leaves an export replay cannot
+// read, and a FIFO or device is refused rather than opened.
 func WriteExport(path string, info engine.ModelInfo, maxTokens int, t *Turn, text func(int32) string) (err error) {
 	h, err := exportHeader(info, maxTokens, t)
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	w, err := trace.NewWriter(f, h, text)
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, h, text)
 	if err != nil {
 		return err
 	}
@@ -71,8 +67,11 @@ func WriteExport(path string, info engine.ModelInfo, maxTokens int, t *Turn, tex
 			return ErrDetailsNotKept
 		}
 		if err := w.Token(s); err != nil {
-			return err
+			return fmt.Errorf("%s: not written: %w", path, err)
 		}
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return writeAtomic(path, buf.Bytes())
 }

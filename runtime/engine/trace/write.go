@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/debug"
 	"syscall"
@@ -150,6 +151,15 @@ func (lw *Writer) line(v any) error {
 // carries them.
 func (lw *Writer) Token(t engine.TokenInfo) error {
 	line := TokenOf(t, lw.text)
+	// JSON has no NaN or infinity: json.Marshal's own error ("unsupported
+	// value: NaN") names neither the token nor the cause.
+	bad := !finite(line.Logprob)
+	for _, a := range line.Top {
+		bad = bad || !finite(a.Logprob)
+	}
+	if bad {
+		return fmt.Errorf("token %d (id %d): its log-probability or an alternative's is NaN or infinite, which an export cannot hold: the model's output was not finite", t.Index, t.ID)
+	}
 	if t.Params != lw.last {
 		p := ParamsOf(t.Params)
 		line.Params = &p
@@ -157,6 +167,8 @@ func (lw *Writer) Token(t engine.TokenInfo) error {
 	}
 	return lw.line(line)
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // Flush writes out what is buffered.
 func (lw *Writer) Flush() error { return lw.w.Flush() }
