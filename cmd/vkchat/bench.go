@@ -46,7 +46,7 @@ type benchResult struct {
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", "--model FILE [--backend auto|cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile] [--head auto|on|off] [--depth D]", stderr)
-	path := fs.String("model", "", "GGUF model file")
+	path := fs.String("model", "", "GGUF model file, or demo for the model built into vkchat")
 	name := fs.String("backend", "auto", "backend: auto (Vulkan on a GPU, else the CPU), cpu or vulkan")
 	pp := fs.Int("p", 128, "prompt tokens for the prefill test (0 skips it)")
 	tg := fs.Int("n", 64, "generated tokens for the decode test (0 skips it)")
@@ -88,7 +88,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	default:
 		return fmt.Errorf("--head %q: want auto, on or off", *head)
 	}
-	f, err := gguf.Open(*path)
+	file, err := modelPath(*path)
+	if err != nil {
+		return err
+	}
+	f, err := gguf.Open(file)
 	if err != nil {
 		return err
 	}

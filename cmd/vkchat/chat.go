@@ -31,7 +31,7 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlags("chat", "--model FILE|demo [flags]", stderr)
 	var ef engineFlags
 	ef.register(fs)
-	params := samplerFlags(fs)
+	params := samplerFlags(fs, true)
 	var cfg ui.Config
 	fs.StringVar(&cfg.SystemPrompt, "system", "", "system prompt")
 	think := fs.Bool("think", true, "enable_thinking for thinking models (--think=false: no reasoning; /think on|off in the chat)")

@@ -177,7 +177,7 @@ func TestSeedPerRun(t *testing.T) {
 	}
 	for _, tc := range cases {
 		fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-		p := samplerFlags(fs)
+		p := samplerFlags(fs, true)
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}

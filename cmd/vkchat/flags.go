@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"strconv"
 
 	"vkchat/models/demo"
@@ -34,17 +35,23 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.template, "template", "", "chat template: '' for the model's own, chatml, llama2, llama3, zephyr, phi3, or none")
 }
 
+// modelPath is the file a --model value names: "demo" is the model built
+// into vkchat (written out once), anything else a path. Every command
+// that reads a model goes through it, so demo works everywhere.
+func modelPath(ref string) (string, error) {
+	if demo.IsRef(ref) {
+		return demo.Path()
+	}
+	return ref, nil
+}
+
 func (e *engineFlags) load(ctx context.Context, p sample.Params) (*engine.Session, error) {
 	if e.model == "" {
 		return nil, fmt.Errorf("no model: pass --model FILE")
 	}
-	path := e.model
-	if demo.IsRef(path) {
-		p, err := demo.Path()
-		if err != nil {
-			return nil, err
-		}
-		path = p
+	path, err := modelPath(e.model)
+	if err != nil {
+		return nil, err
 	}
 	type loaded struct {
 		s   *engine.Session
@@ -106,7 +113,10 @@ func checkCount(name string, v int, zero string) error {
 }
 
 // samplerFlags binds the sampler settings to flags, starting from defaults.
-func samplerFlags(fs *flag.FlagSet) *sample.Params {
+// drawnSeed says the command draws a new seed each run unless --seed is
+// given (seedPerRun): its help must not name the fixed default as the
+// seed it uses.
+func samplerFlags(fs *flag.FlagSet, drawnSeed bool) *sample.Params {
 	p := sample.Defaults()
 	fs.Func("temp", fmt.Sprintf("temperature, 0 for greedy (default %g)", p.Temperature), floatFlag(&p.Temperature))
 	fs.IntVar(&p.TopK, "top-k", p.TopK, "top-k, 0 to disable")
@@ -115,7 +125,18 @@ func samplerFlags(fs *flag.FlagSet) *sample.Params {
 	fs.Func("repeat-penalty", fmt.Sprintf("repetition penalty, 1 to disable (default %g)", p.RepeatPenalty), floatFlag(&p.RepeatPenalty))
 	fs.Func("presence-penalty", "presence penalty, -2 to 2 (default 0, off)", floatFlag(&p.PresencePenalty))
 	fs.Func("frequency-penalty", "frequency penalty, -2 to 2 (default 0, off)", floatFlag(&p.FrequencyPenalty))
-	fs.Uint64Var(&p.Seed, "seed", p.Seed, "random seed (chat: drawn for each run unless given)")
+	if drawnSeed {
+		fs.Func("seed", "random seed `N` (default: a new one drawn for each chat, shown in the sampler panel)", func(s string) error {
+			v, err := strconv.ParseUint(s, 0, 64)
+			if err != nil {
+				return fmt.Errorf("want a whole number from 0 to %d", uint64(math.MaxUint64))
+			}
+			p.Seed = v
+			return nil
+		})
+	} else {
+		fs.Uint64Var(&p.Seed, "seed", p.Seed, "random seed")
+	}
 	return &p
 }
 

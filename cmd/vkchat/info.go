@@ -20,18 +20,33 @@ func init() {
 }
 
 func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("info", "[--ctx N] FILE", stderr)
+	fs := newFlags("info", "--model FILE|demo [--ctx N] [--plan]   (or: vkchat info FILE [flags])", stderr)
+	modelFlag := fs.String("model", "", "GGUF model file, or demo for the model built into vkchat (the file may also be given alone, before or after the flags)")
 	ctxSize := new(int)
 	contextFlag(fs, ctxSize, "context size in `N` tokens for the memory estimate (0: what the chat would use, the model's trained context up to 4096)")
 	showPlan := fs.Bool("plan", false, "also print the op plan both backends execute: the input, a group of ops per layer, the head, the cache and state slots")
-	if err := fs.Parse(args); err != nil {
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	ref := *modelFlag
+	switch {
+	case ref != "" && len(files) > 0:
+		return fmt.Errorf("--model %s and %s both name a model: give one", printable(ref), printable(strings.Join(files, " ")))
+	case len(files) == 1:
+		ref = files[0]
+	case len(files) > 1:
 		fs.Usage()
-		return fmt.Errorf("expected one model file, got %d arguments", fs.NArg())
+		return fmt.Errorf("expected one model file, got %d: %s", len(files), printable(strings.Join(files, " ")))
+	case ref == "":
+		fs.Usage()
+		return fmt.Errorf("no model: pass --model FILE (or demo)")
 	}
-	f, err := gguf.Open(fs.Arg(0))
+	path, err := modelPath(ref)
+	if err != nil {
+		return err
+	}
+	f, err := gguf.Open(path)
 	if err != nil {
 		return err
 	}

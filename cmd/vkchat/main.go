@@ -96,3 +96,27 @@ func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	}
 	return fs
 }
+
+// parseInterspersed is fs.Parse for commands that take file arguments:
+// flags may stand before or after the files ("info FILE --ctx 8192" as well
+// as "info --ctx 8192 FILE"), as users type them; after "--" everything is
+// a file. It returns the files in order.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return files, nil
+		}
+		// flag stops at the first non-flag, or just past a "--" it
+		// consumed: then the rest are files whatever they look like.
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(files, rest...), nil
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
+	}
+}

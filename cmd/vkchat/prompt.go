@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"vkchat/models/demo"
 	"vkchat/runtime/chat"
 	"vkchat/runtime/engine"
 	"vkchat/ui/termtext"
@@ -42,13 +41,9 @@ func runPrompt(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := chat.CheckReasoningEffort(*effort); err != nil {
 		return fmt.Errorf("--reasoning-effort: %w", err)
 	}
-	path := *model
-	if demo.IsRef(path) {
-		p, err := demo.Path()
-		if err != nil {
-			return err
-		}
-		path = p
+	path, err := modelPath(*model)
+	if err != nil {
+		return err
 	}
 	var msgs []chat.Message
 	if *messages != "" {

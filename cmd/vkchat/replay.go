@@ -18,16 +18,17 @@ func init() {
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("replay", "[--model FILE] [--threads N] EXPORT.jsonl", stderr)
-	model := fs.String("model", "", "model file (default: the path the export recorded; its SHA-256 must match)")
+	model := fs.String("model", "", "model file, or demo (default: the path the export recorded; its SHA-256 must match)")
 	threads := fs.Int("threads", 0, "CPU threads (0: one per physical core)")
-	if err := fs.Parse(args); err != nil {
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(files) != 1 {
 		fs.Usage()
 		return errors.New("want exactly one export file")
 	}
-	path := fs.Arg(0)
+	path := files[0]
 	f, err := trace.OpenRegular(path)
 	if err != nil {
 		return err
@@ -42,6 +43,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *model == "" {
 		*model = h.Model
+	}
+	if *model, err = modelPath(*model); err != nil {
+		return err
 	}
 	sum, err := trace.FileSHA256Context(ctx, *model)
 	if err != nil {

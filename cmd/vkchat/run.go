@@ -20,7 +20,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	ef.register(fs)
 	prompt := fs.String("prompt", "Once upon a time", "prompt text (used as plain text, no chat template)")
 	n := fs.Int("n", 128, "tokens to generate")
-	params := samplerFlags(fs)
+	params := samplerFlags(fs, false)
 	logprobs := fs.String("logprobs", "", "write every token's log-probability and top alternatives to this JSON Lines `FILE` (see vkchat replay)")
 	if err := fs.Parse(args); err != nil {
 		return err

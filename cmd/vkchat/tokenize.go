@@ -21,7 +21,7 @@ func runTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 func tokenizeFrom(stdin io.Reader, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tokenize", "--model FILE [--no-bos] [--special] < text", stderr)
-	model := fs.String("model", "", "GGUF model or vocabulary file")
+	model := fs.String("model", "", "GGUF model or vocabulary file, or demo for the model built into vkchat")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS/EOS")
 	special := fs.Bool("special", false, "recognise special-token text such as <|im_start|>")
 	if err := fs.Parse(args); err != nil {
@@ -30,7 +30,11 @@ func tokenizeFrom(stdin io.Reader, args []string, stdout, stderr io.Writer) erro
 	if *model == "" {
 		return fmt.Errorf("no model: pass --model FILE")
 	}
-	f, err := gguf.Open(*model)
+	path, err := modelPath(*model)
+	if err != nil {
+		return err
+	}
+	f, err := gguf.Open(path)
 	if err != nil {
 		return err
 	}
