@@ -14,6 +14,7 @@ import (
 
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 	"vkchat/runtime/simd"
 )
@@ -40,9 +41,11 @@ type Backend struct {
 	// for the next step to fill
 	logitsPool backend.LogitsPool
 
-	layers      []layerState // per layer: vectors decoded to float32 once, its rope
-	outNorm     []float32
-	output      quant.Matrix  // the output matrix, bound (quant.Bind)
+	// prog is the model's plan compiled for this backend (exec.go); ropes
+	// its rotations' tables, one per plan rotation
+	prog        program
+	ropes       []*ropeTable
+	layers      []layerState  // per layer: what its kernels read, decoded once
 	pleNorm     []float32     // per_layer_proj_norm (gemma4 PLE)
 	gelu        []float32     // llama.cpp's F16 GELU table, when the recipe uses it
 	attnWork    []attnScratch // one per KV head
@@ -63,43 +66,19 @@ type Backend struct {
 	conv *convScratch
 }
 
-// layerState is what a layer needs beyond its weights. Nil vectors are
-// absent from the recipe.
+// layerState is what the kernels of a layer read beyond the plan's op
+// (attention's window and sinks, the router's bound matrix and biases, the
+// short convolution's taps, the PLE norm), decoded once. Nil vectors are
+// absent from the model.
 type layerState struct {
-	mats               layerMats
-	attn, ffn          []float32
-	bq, bk, bv         []float32
-	qNorm, kNorm       []float32
-	postAttn, postFFN  []float32
-	rope               *ropeTable // shared by the layers that rotate alike
-	hasRope            bool
-	window             int
-	qNormRow, kNormRow int // width Q/K norms normalize over: head_dim or the full projection
+	window int
+	router quant.Matrix // a mixture-of-experts layer's router, bound (quant.Bind)
 	// a mixture-of-experts layer's router bias, and its per-expert
 	// biases (one row per expert), decoded once
 	routerBias, gateBias, upBias, downBias []float32
-	bo, sinks                              []float32 // attn_output bias, attention sinks (gpt-oss)
+	sinks                                  []float32 // attention sinks (gpt-oss)
 	convTaps                               []float32 // a short-convolution layer's kernel [embd x L]
-	outScale                               float32   // layer_output_scale (gemma4); 1 without
 	pleNorm                                []float32 // the layer's PLE post_norm (gemma4)
-}
-
-// layerMats are a layer's attention and FFN matrices (and a MoE layer's
-// router) bound to their packed copies once (quant.Bind), so that a
-// decode step's products do not look them up.
-type layerMats struct {
-	q, k, v, o, gate, up, down, router quant.Matrix
-}
-
-func bindLayer(L *arch.Layer) layerMats {
-	lm := layerMats{
-		q: quant.Bind(matrix(L.Wq)), k: quant.Bind(matrix(L.Wk)), v: quant.Bind(matrix(L.Wv)), o: quant.Bind(matrix(L.Wo)),
-		gate: quant.Bind(matrix(L.Gate)), up: quant.Bind(matrix(L.Up)), down: quant.Bind(matrix(L.Down)),
-	}
-	if L.Experts != nil {
-		lm.router = quant.Bind(matrix(L.Experts.Router))
-	}
-	return lm
 }
 
 // poolCalls are the range functions the backend hands the worker pool,
@@ -145,53 +124,35 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 			b.experts.resident = make([]residentExpert, len(m.Layers)*m.MoE.Experts)
 		}
 	}
-	b.outNorm = vectorF32(m.OutputNorm)
-	b.output = quant.Bind(matrix(m.Output))
 	b.conv = newConvScratch(&m.Config, maxBatch)
 	if m.PLE != nil {
 		b.pleNorm = vectorF32(m.PLE.Norm)
 	}
-	if m.Block.Act == arch.ActGELUTanh || m.PLE != nil {
-		b.gelu = geluTable()
-	}
 	for i := range m.Layers {
 		L := &m.Layers[i]
-		hd := L.Config.HeadDim
-		q, kv := m.Heads*hd, L.Config.KVWidth()
-		v := layerState{
-			mats: bindLayer(L),
-			attn: vectorF32(L.AttnNorm), ffn: vectorF32(L.FFNNorm),
-			bq: optVector(L.Bq), bk: optVector(L.Bk), bv: optVector(L.Bv),
-			qNorm: optVector(L.QNorm), kNorm: optVector(L.KNorm),
-			postAttn: optVector(L.PostAttnNorm), postFFN: optVector(L.PostFFNNorm),
-			window: L.Config.Window, qNormRow: hd, kNormRow: hd, outScale: 1,
-		}
-		if L.OutScale != nil {
-			v.outScale = vectorF32(*L.OutScale)[0]
-		}
+		v := layerState{window: L.Config.Window, sinks: optVector(L.Sinks)}
 		if L.PLE != nil {
 			v.pleNorm = vectorF32(L.PLE.Norm)
 		}
 		if L.Experts != nil {
 			x := L.Experts
+			v.router = quant.Bind(matrix(x.Router))
 			v.routerBias = optVector(x.RouterBias)
 			v.gateBias, v.upBias, v.downBias = optRows(x.GateBias), optRows(x.UpBias), optRows(x.DownBias)
 		}
-		v.bo, v.sinks = optVector(L.Bo), optVector(L.Sinks)
 		if L.ShortConv != nil {
 			v.convTaps = optRows(&L.ShortConv.Conv)
 		}
-		if m.Block.QKNorm == arch.QKNormFull {
-			v.qNormRow, v.kNormRow = q, kv
-		}
-		v.rope, v.hasRope = newRope(&m.Config, L.Config, opts.ContextSize)
-		for j := range b.layers {
-			if o := b.layers[j].rope; v.hasRope && o != nil && sameRotation(o, v.rope) {
-				v.rope = o
-				break
-			}
-		}
 		b.layers = append(b.layers, v)
+	}
+	p, err := plan.Resolve(m, opts.ContextSize)
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("cpu backend: %w", err)
+	}
+	if b.prog, err = b.compile(p); err != nil {
+		b.Close()
+		return nil, err
 	}
 	wd := m.Widest()
 	hd := wd.HeadDim

@@ -273,12 +273,12 @@ func gatedNorm(o, z, w []float32, S int, eps float32) {
 // gatedQ runs the gated attention's Q projection: Wq's rows hold [q_h |
 // gate_h] per head; q goes to s.q (where the recipe expects it) and the
 // gate to h.gate.
-func (b *Backend) gatedQ(L *arch.Layer, in []float32, n int) {
-	c, h := &b.m.Config, b.hybrid
-	q, hd := c.Heads*c.HeadDim, c.HeadDim
-	quant.MatMul(h.qg[:n*2*q], matrix(L.Wq), in, n)
+func (b *Backend) gatedQ(wq quant.Matrix, hd int, in []float32, n int) {
+	h := b.hybrid
+	q := b.m.Heads * hd
+	quant.MatMul(h.qg[:n*2*q], wq, in, n)
 	for i := 0; i < n; i++ {
-		for head := 0; head < c.Heads; head++ {
+		for head := 0; head < b.m.Heads; head++ {
 			src := h.qg[i*2*q+head*2*hd:]
 			copy(b.s.q[i*q+head*hd:i*q+(head+1)*hd], src[:hd])
 			copy(h.gate[i*q+head*hd:i*q+(head+1)*hd], src[hd:2*hd])

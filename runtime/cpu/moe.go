@@ -81,7 +81,7 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 	c := &b.m.Config
 	s := b.experts
 	E, k, e, ff := c.MoE.Experts, c.MoE.ExpertsUsed, c.Embd, c.MoE.ExpertFF
-	quant.MatMul(s.logits[:n*E], w.mats.router, in, n)
+	quant.MatMul(s.logits[:n*E], w.router, in, n)
 	for i := 0; i < n; i++ {
 		logits := s.logits[i*E : (i+1)*E]
 		if w.routerBias != nil {
@@ -117,7 +117,7 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 		quant.MatMuls([][]float32{s.g[:m*ff], s.u[:m*ff]}, em[:2], s.xs[:m*e], m)
 		addExpertBias(s.g[:m*ff], w.gateBias, ex, ff)
 		addExpertBias(s.u[:m*ff], w.upBias, ex, ff)
-		b.activate(s.g[:m*ff], s.u[:m*ff])
+		b.activate(b.m.Block.Act, s.g[:m*ff], s.u[:m*ff])
 		quant.MatMul(s.d[:m*e], em[2], s.g[:m*ff], m)
 		addExpertBias(s.d[:m*e], w.downBias, ex, e)
 		for j, r := range s.rows {
@@ -162,7 +162,7 @@ func (b *Backend) moeToken(layer int, x *arch.Experts, w *layerState, in, out []
 		addExpertBias(s.g[j*ff:(j+1)*ff], w.gateBias, int(ex), ff)
 		addExpertBias(s.u[j*ff:(j+1)*ff], w.upBias, int(ex), ff)
 	}
-	b.activate(s.g[:k*ff], s.u[:k*ff])
+	b.activate(b.m.Block.Act, s.g[:k*ff], s.u[:k*ff])
 	quant.MatMulsEach(s.dsts[2*k:3*k], s.mats[2*k:3*k], s.srcs[:k], 1)
 	for j, ex := range s.sel[:k] {
 		addExpertBias(s.ys[j*e:(j+1)*e], w.downBias, int(ex), e)

@@ -113,9 +113,9 @@ func TestRopeTablesShared(t *testing.T) {
 			t.Fatal(err)
 		}
 		distinct := map[*ropeTable]bool{}
-		for _, l := range b.layers {
-			if l.hasRope {
-				distinct[l.rope] = true
+		for _, l := range b.ropes {
+			if l != nil {
+				distinct[l] = true
 			}
 		}
 		if len(distinct) != c.tables {

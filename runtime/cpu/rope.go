@@ -2,14 +2,14 @@ package cpu
 
 import (
 	"math"
-	"slices"
 
 	"vkchat/runtime/arch"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/simd"
 )
 
 // ropeTable precomputes what rope needs for a layer; layers with the same
-// rotation share one (New, sameRotation), so a position's angles are
+// rotation share one (one per plan.Rotation), so a position's angles are
 // computed once per token, not once per layer.
 type ropeTable struct {
 	step    float32 // base^(-2/dims)
@@ -30,7 +30,8 @@ type ropeTable struct {
 const ropeSlots = maxBatch
 
 // newRope is the rotation of layer lc for a context of ctx positions
-// (which picks LongRoPE's factor set); ok is false on a NoPE layer.
+// (which picks LongRoPE's factor set); ok is false on a NoPE layer. The
+// plan resolves the same (plan.Rotation); tests build tables this way.
 func newRope(c *arch.Config, lc arch.LayerConfig, ctx int) (*ropeTable, bool) {
 	r := c.Rope
 	if !lc.Rope {
@@ -40,27 +41,26 @@ func newRope(c *arch.Config, lc arch.LayerConfig, ctx int) (*ropeTable, bool) {
 	if dims == 0 {
 		dims = r.Dims // a LayerConfig made by hand, not by arch.Load
 	}
-	factors := r.Factors(ctx)
+	rot := plan.Rotation{Dims: dims, NeoX: r.NeoX, Base: lc.RopeBase, Scale: lc.RopeScale, AttnFactor: r.AttnFactor, Factors: r.Factors(ctx), YaRN: r.YaRN}
 	if lc.NoRopeFactors {
-		factors = nil
+		rot.Factors = nil
 	}
+	return ropeFrom(rot), true
+}
+
+// ropeFrom is the table of one of the plan's rotations.
+func ropeFrom(rot plan.Rotation) *ropeTable {
 	// powf(base, -2.0f/n_dims) as ggml computes it, the exponent in float32.
-	exp := float32(-2) / float32(dims)
+	exp := float32(-2) / float32(rot.Dims)
 	t := &ropeTable{
-		step:    float32(math.Pow(float64(lc.RopeBase), float64(exp))),
-		factors: factors, scale: lc.RopeScale, mscale: r.AttnFactor, neox: r.NeoX, pairs: dims / 2,
-		yarn: r.YaRN,
+		step:    float32(math.Pow(float64(rot.Base), float64(exp))),
+		factors: rot.Factors, scale: rot.Scale, mscale: rot.AttnFactor, neox: rot.NeoX, pairs: rot.Dims / 2,
+		yarn: rot.YaRN,
 	}
 	for i := range t.slotPos {
 		t.slotPos[i] = -1
 	}
-	return t, true
-}
-
-// sameRotation reports whether a and b rotate every position alike.
-func sameRotation(a, b *ropeTable) bool {
-	return a.step == b.step && a.scale == b.scale && a.mscale == b.mscale && a.neox == b.neox &&
-		a.pairs == b.pairs && slices.Equal(a.factors, b.factors) && a.yarn == b.yarn
+	return t
 }
 
 // nativeRope lets tests run apply's portable loop on a machine with native

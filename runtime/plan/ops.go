@@ -74,13 +74,14 @@ type PerLayerInputs struct {
 }
 
 // Norm is an RMS norm of In into Out (the same buffer for an in-place
-// norm), over rows of Row values (a head for a per-head Q/K norm, the
-// whole width otherwise), times Weight when there is one.
+// norm): Width values per token in rows of Row values (a head for a
+// per-head Q/K norm, the whole width otherwise), times Weight when there
+// is one.
 type Norm struct {
-	In, Out Buf
-	Row     int
-	Weight  *Weight // nil: no weight (Gemma 4's V norm)
-	Eps     float32
+	In, Out    Buf
+	Width, Row int
+	Weight     *Weight // nil: no weight (Gemma 4's V norm)
+	Eps        float32
 }
 
 // Product is one matrix-vector product of a Products op.
@@ -108,6 +109,7 @@ type Products struct {
 // one so that a position's angles are computed once.
 type Rope struct {
 	Bufs    []Buf
+	Widths  []int // per buffer: values per token (its heads × HeadDim)
 	HeadDim int
 	Table   int
 }
@@ -128,14 +130,16 @@ type Rotation struct {
 // Scale multiplies a buffer by By (Q by the attention scale where the model
 // scales Q rather than the scores; the logits by a granite multiplier).
 type Scale struct {
-	Buf Buf
-	By  float32
+	Buf   Buf
+	Width int // values per token
+	By    float32
 }
 
 // Softcap maps a buffer through Cap·tanh(x/Cap) (Gemma 2's final logits).
 type Softcap struct {
-	Buf Buf
-	Cap float32
+	Buf   Buf
+	Width int
+	Cap   float32
 }
 
 // Attention is causal multi-head attention of Q over the keys and values
@@ -154,12 +158,16 @@ type Attention struct {
 	Shared                  bool
 }
 
-// AttnGate multiplies Attn by σ(Gate) (qwen35's gated attention).
-type AttnGate struct{}
+// AttnGate multiplies Attn by σ(Gate), Width values per token (qwen35's
+// gated attention).
+type AttnGate struct {
+	Width int
+}
 
-// GLU writes Act(Gate)·Up into Gate.
+// GLU writes Act(Gate)·Up into Gate, Width values per token.
 type GLU struct {
-	Act Activation
+	Width int
+	Act   Activation
 }
 
 // MoE routes each token of In to K of Experts experts by Gating over the

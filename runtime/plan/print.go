@@ -85,7 +85,11 @@ func describe(op Op) (string, string) {
 		if o.Weight != nil {
 			w = weight(*o.Weight)
 		}
-		return "rms-norm", fmt.Sprintf("%s → %s · rows of %d · %s · eps %s", o.In, o.Out, o.Row, w, num(o.Eps))
+		rows := fmt.Sprintf("%d", o.Width)
+		if o.Row != o.Width {
+			rows = fmt.Sprintf("%d in rows of %d", o.Width, o.Row)
+		}
+		return "rms-norm", fmt.Sprintf("%s → %s · %s · %s · eps %s", o.In, o.Out, rows, w, num(o.Eps))
 	case Products:
 		var outs []string
 		for _, pd := range o.Outs {
@@ -125,9 +129,9 @@ func describe(op Op) (string, string) {
 		}
 		return "attention", s
 	case AttnGate:
-		return "attn-gate", "attn ×= σ(gate)"
+		return "attn-gate", fmt.Sprintf("attn ×= σ(gate) · %d", o.Width)
 	case GLU:
-		return "glu", fmt.Sprintf("gate = %s(gate) · up", o.Act)
+		return "glu", fmt.Sprintf("gate = %s(gate) · up · %d", o.Act, o.Width)
 	case MoE:
 		s := fmt.Sprintf("%s → %s · %d of %d experts of ff %d · %s · %s · router %s", o.In, o.Out, o.K, o.Experts, o.FF, o.Gating, o.Act, weight(o.Router))
 		if o.RouterBias != nil {

@@ -75,13 +75,13 @@ func Resolve(m *arch.Model, ctx int) (*Plan, error) {
 		}
 		p.Layers = append(p.Layers, l)
 	}
-	p.Head = append(p.Head, Norm{In: X, Out: In, Row: c.Embd, Weight: &m.OutputNorm, Eps: c.NormEps},
+	p.Head = append(p.Head, Norm{In: X, Out: In, Width: c.Embd, Row: c.Embd, Weight: &m.OutputNorm, Eps: c.NormEps},
 		Products{In: In, Outs: []Product{{Out: Logits, W: m.Output}}})
 	if ls := one(c.LogitScale); ls != 1 {
-		p.Head = append(p.Head, Scale{Buf: Logits, By: ls})
+		p.Head = append(p.Head, Scale{Buf: Logits, Width: c.Vocab, By: ls})
 	}
 	if c.FinalSoftcap != 0 {
-		p.Head = append(p.Head, Softcap{Buf: Logits, Cap: c.FinalSoftcap})
+		p.Head = append(p.Head, Softcap{Buf: Logits, Width: c.Vocab, Cap: c.FinalSoftcap})
 	}
 	return p, nil
 }
@@ -132,7 +132,7 @@ func (r *resolver) layer(il int) (Layer, error) {
 	add := func(o ...Op) { ops = append(ops, o...) }
 	branchIn := X
 	if L.AttnNorm.Data != nil {
-		add(Norm{In: X, Out: In, Row: c.Embd, Weight: &L.AttnNorm, Eps: c.NormEps})
+		add(Norm{In: X, Out: In, Width: c.Embd, Row: c.Embd, Weight: &L.AttnNorm, Eps: c.NormEps})
 		branchIn = In
 	}
 	switch {
@@ -184,18 +184,19 @@ func (r *resolver) attention(il int, lc arch.LayerConfig, in Buf) ([]Op, error) 
 		prods.Outs = append(prods.Outs, Product{Out: K, W: L.Wk, Bias: L.Bk}, Product{Out: V, W: L.Wv, Bias: L.Bv})
 	}
 	ops = append(ops, prods)
+	qw, kvw := c.Heads*hd, lc.KVWidth()
 	qRow, kRow := hd, hd
 	if c.Block.QKNorm == arch.QKNormFull {
-		qRow, kRow = c.Heads*hd, lc.KVWidth()
+		qRow, kRow = qw, kvw
 	}
 	if L.QNorm != nil {
-		ops = append(ops, Norm{In: Q, Out: Q, Row: qRow, Weight: L.QNorm, Eps: c.NormEps})
+		ops = append(ops, Norm{In: Q, Out: Q, Width: qw, Row: qRow, Weight: L.QNorm, Eps: c.NormEps})
 	}
 	if L.KNorm != nil && !shared {
-		ops = append(ops, Norm{In: K, Out: K, Row: kRow, Weight: L.KNorm, Eps: c.NormEps})
+		ops = append(ops, Norm{In: K, Out: K, Width: kvw, Row: kRow, Weight: L.KNorm, Eps: c.NormEps})
 	}
 	if c.Block.VNorm && !shared {
-		ops = append(ops, Norm{In: V, Out: V, Row: hd, Eps: c.NormEps})
+		ops = append(ops, Norm{In: V, Out: V, Width: kvw, Row: hd, Eps: c.NormEps})
 	}
 	if lc.Rope {
 		rot := Rotation{Dims: lc.RopeDims, NeoX: c.Rope.NeoX, Base: lc.RopeBase, Scale: one(lc.RopeScale),
@@ -209,18 +210,18 @@ func (r *resolver) attention(il int, lc arch.LayerConfig, in Buf) ([]Op, error) 
 		if rot.Dims <= 0 || rot.Dims > hd || rot.Dims%2 != 0 {
 			return nil, fmt.Errorf("RoPE rotates %d of %d dims: must be even, positive and at most the head size", rot.Dims, hd)
 		}
-		bufs := []Buf{Q}
+		rope := Rope{Bufs: []Buf{Q}, Widths: []int{qw}, HeadDim: hd, Table: r.rotation(rot)}
 		if !shared {
-			bufs = append(bufs, K)
+			rope.Bufs, rope.Widths = append(rope.Bufs, K), append(rope.Widths, kvw)
 		}
-		ops = append(ops, Rope{Bufs: bufs, HeadDim: hd, Table: r.rotation(rot)})
+		ops = append(ops, rope)
 	}
 	scale := c.AttnScale
 	if scale == 0 {
 		scale = float32(1 / math.Sqrt(float64(hd)))
 	}
 	if c.ScaleQ {
-		ops = append(ops, Scale{Buf: Q, By: scale})
+		ops = append(ops, Scale{Buf: Q, Width: qw, By: scale})
 		scale = 1
 	}
 	slot := lc.KVLayer
@@ -232,7 +233,7 @@ func (r *resolver) attention(il int, lc arch.LayerConfig, in Buf) ([]Op, error) 
 	ops = append(ops, Attention{Heads: c.Heads, KVHeads: lc.KVHeads, HeadDim: hd, Scale: scale, Softcap: c.AttnSoftcap,
 		Window: lc.Window, Sinks: L.Sinks, Cache: r.cacheOf[slot], Shared: shared})
 	if c.Block.AttnGate {
-		ops = append(ops, AttnGate{})
+		ops = append(ops, AttnGate{Width: qw})
 	}
 	ops = append(ops, Products{In: Attn, Outs: []Product{{Out: Out, W: L.Wo, Bias: L.Bo}}}, r.residual(L.PostAttnNorm))
 	return ops, nil
@@ -245,7 +246,7 @@ func (r *resolver) ffn(il int, lc arch.LayerConfig) []Op {
 	var ops []Op
 	in := X
 	if L.FFNNorm.Data != nil {
-		ops = append(ops, Norm{In: X, Out: In, Row: c.Embd, Weight: &L.FFNNorm, Eps: c.NormEps})
+		ops = append(ops, Norm{In: X, Out: In, Width: c.Embd, Row: c.Embd, Weight: &L.FFNNorm, Eps: c.NormEps})
 		in = In
 	}
 	if x := L.Experts; x != nil {
@@ -257,7 +258,7 @@ func (r *resolver) ffn(il int, lc arch.LayerConfig) []Op {
 		}
 	} else {
 		ops = append(ops, Products{In: in, Outs: []Product{{Out: Gate, W: L.Gate}, {Out: Up, W: L.Up}}},
-			GLU{Act: c.Block.Act},
+			GLU{Width: lc.FF, Act: c.Block.Act},
 			Products{In: Gate, Outs: []Product{{Out: Out, W: L.Down}}})
 	}
 	return append(ops, r.residual(L.PostFFNNorm))

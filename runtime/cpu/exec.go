@@ -1,0 +1,284 @@
+package cpu
+
+import (
+	"fmt"
+
+	"vkchat/runtime/plan"
+	"vkchat/runtime/quant"
+)
+
+// The CPU backend executes a model's plan (runtime/plan): compile binds
+// each op once to this backend's buffers, decoded vectors and bound
+// matrices, as a step; a forward pass runs the steps in order. There is one
+// compile function per op kind and no other place where the forward pass
+// learns what the model does.
+
+// pass is what one run of the steps works on: a batch of n tokens at
+// positions pos.., or for the head, rows [from, from+n) of the stream
+// with their logits going to logits.
+type pass struct {
+	tokens []int32
+	n, pos int
+	from   int
+	logits []float32
+}
+
+// step is one op bound to this backend.
+type step func(r *pass)
+
+// program is a plan compiled: the input steps, each layer's, the head's.
+type program struct {
+	input  []step
+	layers [][]step
+	head   []step
+}
+
+// compile binds p to b.
+func (b *Backend) compile(p *plan.Plan) (program, error) {
+	var prog program
+	var err error
+	b.ropes = make([]*ropeTable, len(p.Rotations))
+	if prog.input, err = b.steps(-1, p.Input, p); err != nil {
+		return prog, err
+	}
+	for _, l := range p.Layers {
+		st, err := b.steps(l.Index, l.Ops, p)
+		if err != nil {
+			return prog, fmt.Errorf("cpu backend: layer %d: %w", l.Index, err)
+		}
+		prog.layers = append(prog.layers, st)
+	}
+	prog.head, err = b.steps(-1, p.Head, p)
+	return prog, err
+}
+
+func (b *Backend) steps(layer int, ops []plan.Op, p *plan.Plan) ([]step, error) {
+	var out []step
+	for _, op := range ops {
+		var s step
+		switch o := op.(type) {
+		case plan.Embed:
+			s = b.embedStep(o)
+		case plan.PerLayerInputs:
+			b.useGELU()
+			s = func(r *pass) { b.pleInputs(r.tokens) }
+		case plan.Norm:
+			s = b.normStep(o)
+		case plan.Products:
+			s = b.productsStep(o)
+		case plan.Rope:
+			s = b.ropeStep(o, p.Rotations[o.Table])
+		case plan.Scale:
+			s = func(r *pass) { scaleAll(b.buf(o.Buf, r)[:r.n*o.Width], o.By) }
+		case plan.Softcap:
+			s = func(r *pass) { softcap(b.buf(o.Buf, r)[:r.n*o.Width], o.Cap) }
+		case plan.Attention:
+			s = b.attentionStep(layer, o)
+		case plan.AttnGate:
+			s = func(r *pass) { b.gateAttention(r.n) }
+		case plan.GLU:
+			if o.Act == plan.ActGELUTanh {
+				b.useGELU()
+			}
+			s = func(r *pass) { b.activate(o.Act, b.s.gate[:r.n*o.Width], b.s.up[:r.n*o.Width]) }
+		case plan.MoE:
+			if o.Act == plan.ActGELUTanh {
+				b.useGELU()
+			}
+			x, w := b.m.Layers[layer].Experts, &b.layers[layer]
+			s = func(r *pass) { b.moe(layer, x, w, b.rows(o.In, r), b.rows(o.Out, r), r.n) }
+		case plan.SharedExpert:
+			x := b.m.Layers[layer].Experts.Shared
+			s = func(r *pass) { b.sharedExpert(x, b.rows(o.In, r), b.rows(o.Out, r), r.n) }
+		case plan.DeltaNet:
+			s = func(r *pass) { b.deltaNet(layer, o.W, b.rows(o.In, r), r.n) }
+		case plan.ShortConv:
+			s = func(r *pass) { b.shortConv(layer, b.rows(o.In, r), r.n) }
+		case plan.Residual:
+			post := optVector(o.PostNorm)
+			s = func(r *pass) { b.residual(b.rows(o.Branch, r), post, o.Eps, o.Scale, r.n) }
+		case plan.PerLayerEmbedding:
+			s = func(r *pass) { b.pleLayer(o.Layer, r.n) }
+		case plan.ScaleStream:
+			by := vectorF32(o.W)[0]
+			s = func(r *pass) { scaleAll(b.s.x[:r.n*b.m.Embd], by) }
+		default:
+			return nil, fmt.Errorf("op %T has no CPU step", op)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// useGELU makes llama.cpp's F16 GELU table, which the GELU activation and
+// the per-layer embeddings read.
+func (b *Backend) useGELU() {
+	if b.gelu == nil {
+		b.gelu = geluTable()
+	}
+}
+
+// buf is a plan buffer of this pass: the stream from the pass's first row.
+func (b *Backend) buf(k plan.Buf, r *pass) []float32 {
+	s := &b.s
+	switch k {
+	case plan.X:
+		return s.x[r.from*b.m.Embd:]
+	case plan.In:
+		return s.xb
+	case plan.Q:
+		return s.q
+	case plan.K:
+		return s.k
+	case plan.V:
+		return s.v
+	case plan.Gate:
+		return s.gate
+	case plan.Up:
+		return s.up
+	case plan.Attn:
+		return s.att
+	case plan.Out:
+		return s.proj
+	case plan.Logits:
+		return r.logits
+	}
+	panic(fmt.Sprintf("cpu backend: plan buffer %v", k))
+}
+
+// rows is an embd-wide buffer's rows of this pass.
+func (b *Backend) rows(k plan.Buf, r *pass) []float32 { return b.buf(k, r)[:r.n*b.m.Embd] }
+
+// embedStep gathers the tokens' rows of the table, then the scale.
+func (b *Backend) embedStep(o plan.Embed) step {
+	emb := matrix(o.Table)
+	rowBytes := len(emb.Data) / emb.Rows
+	e := o.Table.Cols
+	return func(r *pass) {
+		x := b.s.x
+		for i, t := range r.tokens {
+			_ = quant.Dequantize(emb.Type, emb.Data[int(t)*rowBytes:(int(t)+1)*rowBytes], x[i*e:(i+1)*e])
+		}
+		if o.Scale != 1 {
+			scaleAll(x[:r.n*e], o.Scale)
+		}
+	}
+}
+
+// normStep: an in-place norm normalizes each row where it is; a branch
+// norm writes each token's normed row to the other buffer.
+func (b *Backend) normStep(o plan.Norm) step {
+	w := optVector(o.Weight)
+	if o.In == o.Out {
+		return func(r *pass) { rmsNormRows(b.buf(o.In, r)[:r.n*o.Width], o.Row, w, o.Eps) }
+	}
+	return func(r *pass) {
+		in, out := b.buf(o.In, r), b.buf(o.Out, r)
+		for i := 0; i < r.n*o.Width; i += o.Row {
+			rmsNorm(out[i:i+o.Row], in[i:i+o.Row], w, o.Eps)
+		}
+	}
+}
+
+// productsStep runs products sharing an input as one job (the input
+// converted once, the workers handed out once), then adds the biases.
+// A gated-heads product (qwen35's Q) is split into Q and the gate.
+func (b *Backend) productsStep(o plan.Products) step {
+	var outs []plan.Buf
+	var mats []quant.Matrix
+	var widths []int
+	type bias struct {
+		out   plan.Buf
+		width int
+		v     []float32
+	}
+	var biases []bias
+	var gated *quant.Matrix
+	var gatedHD int
+	for _, pd := range o.Outs {
+		m := quant.Bind(matrix(pd.W))
+		if pd.GatedHeads {
+			gated, gatedHD = &m, pd.HeadDim
+			continue
+		}
+		outs, mats, widths = append(outs, pd.Out), append(mats, m), append(widths, pd.W.Rows)
+		if pd.Bias != nil {
+			biases = append(biases, bias{pd.Out, pd.W.Rows, vectorF32(*pd.Bias)})
+		}
+	}
+	inWidth := o.Outs[0].W.Cols
+	dsts := make([][]float32, len(outs))
+	return func(r *pass) {
+		n := r.n
+		in := b.buf(o.In, r)[:n*inWidth]
+		if gated != nil {
+			b.gatedQ(*gated, gatedHD, in, n)
+		}
+		for i, k := range outs {
+			dsts[i] = b.buf(k, r)[:n*widths[i]]
+		}
+		switch len(mats) {
+		case 0:
+		case 1:
+			quant.MatMul(dsts[0], mats[0], in, n)
+		default:
+			quant.MatMuls(dsts, mats, in, n)
+		}
+		for _, bs := range biases {
+			out := b.buf(bs.out, r)
+			for i := 0; i < n; i++ {
+				addTo(out[i*bs.width:(i+1)*bs.width], bs.v)
+			}
+		}
+	}
+}
+
+// ropeStep rotates each buffer's heads at each token's position, with the
+// table the layers rotating alike share (one per plan rotation, so that a
+// position's angles are computed once per token, not once per layer).
+func (b *Backend) ropeStep(o plan.Rope, rot plan.Rotation) step {
+	if b.ropes[o.Table] == nil {
+		b.ropes[o.Table] = ropeFrom(rot)
+	}
+	t := b.ropes[o.Table]
+	return func(r *pass) {
+		for i := 0; i < r.n; i++ {
+			for j, k := range o.Bufs {
+				w := o.Widths[j]
+				t.applyRows(b.buf(k, r)[i*w:(i+1)*w], o.HeadDim, r.pos+i)
+			}
+		}
+	}
+}
+
+// attentionStep is a layer's attention with its cache traffic. A layer
+// that reads its cache in place needs the batch there first; the others
+// read the batch from the activations and store it after; a KV-shared
+// layer takes the batch's keys and values its source kept and stores
+// nothing. A ring that a KV-shared layer reads is written at the end of
+// the batch (storeKept): written now, the batch's keys could take the
+// slots of positions the shared layer's first queries still see.
+func (b *Backend) attentionStep(layer int, o plan.Attention) step {
+	kvw := o.KVHeads * o.HeadDim
+	src := b.m.Layers[layer].Config.KVLayer
+	return func(r *pass) {
+		n, pos, s := r.n, r.pos, &b.s
+		if o.Shared {
+			kept := s.shared[src]
+			copy(s.k[:n*kvw], kept[:n*kvw])
+			copy(s.v[:n*kvw], kept[len(kept)/2:len(kept)/2+n*kvw])
+		} else if kept := s.shared[layer]; kept != nil {
+			copy(kept[:n*kvw], s.k[:n*kvw])
+			copy(kept[len(kept)/2:], s.v[:n*kvw])
+		}
+		inPlace := b.inPlace(layer)
+		deferred := s.shared[layer] != nil && b.kv.capacity[layer] < b.opts.ContextSize
+		if inPlace && !o.Shared {
+			b.storeBatch(layer, n, pos)
+		}
+		b.attention(layer, n, pos)
+		if !inPlace && !o.Shared && !deferred {
+			b.storeBatch(layer, n, pos)
+		}
+	}
+}
