@@ -3,10 +3,12 @@ package ui
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"vkchat/runtime/chat"
 	"vkchat/ui/conversation"
 )
 
@@ -54,10 +56,15 @@ func (m *Model) rescueUnsaved() error {
 	return m.saver.Rescue(m.conv, m.saveMeta(), m.now())
 }
 
-// loadConversation replaces the chat with a saved one. Later turns are
-// saved back to the same file, so resuming continues it.
+// loadConversation replaces the chat with a saved one. A chat from the
+// store (/chats, a bare name) goes on in its own file. A file from
+// elsewhere (/load ./notes.json) is the user's: it is shown but never
+// written back unasked (no format upgrade, no rewrite of hand edits), and
+// the chat goes on as a new one in the store once it changes, where
+// /chats lists it.
 func (m *Model) loadConversation(name string) error {
-	path := conversation.Resolve(name, m.cfg.conversationsDir())
+	dir := m.cfg.conversationsDir()
+	path := conversation.Resolve(name, dir)
 	if conversation.IsMarkdown(path) {
 		return fmt.Errorf("%s is Markdown, written for reading: /load reads the JSON files vkchat saves (/chats lists them)", path)
 	}
@@ -67,14 +74,34 @@ func (m *Model) loadConversation(name string) error {
 	}
 	m.detachGeneration()
 	m.resetChat()
-	m.conv.Load(c, path)
-	m.setParams(c.Params.Sample())
-	if c.Model != "" && m.info.Path != "" && c.Model != m.info.Path {
-		m.setStatus(fmt.Sprintf("loaded %s (saved with %s)", filepath.Base(path), c.Model))
+	inStore := conversation.InDir(path, dir)
+	if inStore {
+		m.conv.Load(c, path)
 	} else {
-		m.setStatus("loaded " + path)
+		m.conv.LoadCopy(c, path)
 	}
+	m.setParams(c.Params.Sample())
+	status := "loaded " + path
+	if c.Model != "" && m.info.Path != "" && c.Model != m.info.Path {
+		status = fmt.Sprintf("loaded %s (saved with %s)", filepath.Base(path), c.Model)
+	}
+	if !inStore {
+		status += "; the file stays as it is, the chat goes on in a new one in /chats (/save " + name + " writes it back)"
+	}
+	if shown := m.conv.Messages(true); len(c.Nodes) > 0 && !sameMessages(shown, c.Messages) {
+		// Hand edits to "messages" that the branch tree does not have:
+		// the tree is what is shown, so say which part was not.
+		status += `; its "messages" differ from its branch tree ("nodes"), which is what is shown: edit both, or drop "nodes" to load a single branch`
+		m.setError(status)
+		return nil
+	}
+	m.setStatus(status)
 	return nil
+}
+
+// sameMessages reports whether two message lists say the same.
+func sameMessages(a, b []chat.Message) bool {
+	return slices.EqualFunc(a, b, func(x, y chat.Message) bool { return x.Role == y.Role && x.Content == y.Content })
 }
 
 // keepUnsaved refuses what would replace the conversation (todo says

@@ -18,6 +18,7 @@ type Conversation struct {
 	detail     detailHistory
 
 	path    string                     // the save file; "" until the first save
+	origin  loadedCopy                 // a file loaded from outside the chats store (LoadCopy)
 	extra   map[string]json.RawMessage // the loaded file's fields this vkchat does not know
 	created time.Time                  // when the chat was first saved
 	// rev counts changes to the tree (a branch added, dropped or
@@ -167,6 +168,7 @@ func (c *Conversation) Reset() {
 	c.turns = nil
 	c.detail.reset()
 	c.path = ""
+	c.origin = loadedCopy{}
 	c.extra = nil
 	c.created = time.Time{}
 	c.rev++

@@ -3,6 +3,7 @@ package conversation
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -383,6 +384,60 @@ func (c *Conversation) Load(f File, path string) {
 	c.extra = f.Extra
 }
 
+// loadedCopy is where a conversation loaded from outside the chats store
+// came from, and what it said then (a digest of what a save would write).
+// The file itself is the user's and is never written back unasked; the
+// chat becomes a new one in the store the first time it changes.
+type loadedCopy struct {
+	path string
+	sum  [sha256.Size]byte
+}
+
+// LoadCopy is Load for a file outside the chats store (/load ./notes.json):
+// the conversation is shown as the file has it, but saves go to a new file
+// in the store (Autosave picks one), and only once the chat changes, so
+// opening a file to read it leaves no copy behind. The file keeps its
+// format, its hand edits and its place; /save PATH writes to it on
+// request.
+func (c *Conversation) LoadCopy(f File, from string) {
+	c.Load(f, "")
+	c.origin = loadedCopy{path: from, sum: c.contentSum()}
+}
+
+// LoadedFrom is the file LoadCopy read, while the chat has not been saved
+// to the store yet; "" otherwise.
+func (c *Conversation) LoadedFrom() string {
+	if c.path != "" {
+		return ""
+	}
+	return c.origin.path
+}
+
+// contentSum digests what a save would write of the chat itself (the
+// settings and times left out).
+func (c *Conversation) contentSum() [sha256.Size]byte {
+	data, _ := marshal(struct {
+		Completion bool
+		Messages   []chat.Message
+		Nodes      []savedTurn
+	}{c.completion, c.Messages(true), c.saveNodes()}, "")
+	return sha256.Sum256(data)
+}
+
+// unchangedCopy reports whether c is a LoadCopy not yet saved to the store
+// and still as it was loaded.
+func (c *Conversation) unchangedCopy() bool {
+	return c.path == "" && c.origin.path != "" && c.contentSum() == c.origin.sum
+}
+
+// InDir reports whether path is a file directly in dir (the chats store),
+// comparing absolute, cleaned paths.
+func InDir(path, dir string) bool {
+	ap, err1 := filepath.Abs(path)
+	ad, err2 := filepath.Abs(dir)
+	return err1 == nil && err2 == nil && filepath.Dir(ap) == filepath.Clean(ad)
+}
+
 // CreateSavePath claims a fresh file name in dir for a chat saved at now:
 // the file is created empty with O_EXCL, so two chats saving in the same
 // second (in one vkchat or two) never get the same one. The caller writes
@@ -541,7 +596,7 @@ func (s *Saver) Delay() time.Duration { return s.delay }
 // Autosave writes c to its file, choosing one in dir on the first save.
 // An empty chat is not written.
 func (s *Saver) Autosave(c *Conversation, dir string, meta Meta, now func() time.Time) SaveResult {
-	if len(c.Messages(true)) == 0 || (len(c.turns) == 0 && c.path == "") {
+	if len(c.Messages(true)) == 0 || (len(c.turns) == 0 && c.path == "") || c.unchangedCopy() {
 		return SaveResult{}
 	}
 	fresh := ""
