@@ -105,7 +105,11 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if warn := (engine.ModelInfo{ContextSize: *ctxSize, TrainContext: m.TrainCtx}).ContextWarning(); warn != "" {
 		fmt.Fprintln(stderr, "warning: "+warn)
 	}
-	kv := m.KVBytes(*ctxSize, 2)
+	p, err := plan.Resolve(m, *ctxSize)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Path, err)
+	}
+	kv := p.CacheBytes(2, 0)
 	if st := m.StateBytes(); st > 0 {
 		w("memory", "weights %s + KV cache %s at ctx %d + recurrent state %s = %s",
 			humanBytes(m.WeightBytes()), humanBytes(kv), *ctxSize, humanBytes(st), humanBytes(m.WeightBytes()+kv+st))
@@ -113,13 +117,9 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		w("memory", "weights %s + KV cache %s at ctx %d = %s",
 			humanBytes(m.WeightBytes()), humanBytes(kv), *ctxSize, humanBytes(m.WeightBytes()+kv))
 	}
-	w("KV cache", "f16: %s", m.KVFormula(*ctxSize, 2))
+	w("KV cache", "f16: %s", p.CacheFormula(2, 0))
 	stateInfo(w, m)
 	if *showPlan {
-		p, err := plan.Resolve(m, *ctxSize)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.Path, err)
-		}
 		fmt.Fprintln(stdout)
 		// tensor names come from the file: escaped as the metadata is
 		for _, line := range strings.Split(strings.TrimSuffix(p.String(), "\n"), "\n") {

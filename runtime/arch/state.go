@@ -47,3 +47,10 @@ func (m *Model) shortConvStateTerm() string {
 	}
 	return fmt.Sprintf("%d shortconv %s × (%d−1) taps × %d embd × 4 B", n, plural(n, "layer"), m.ShortConvL, m.Embd)
 }
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	return s + "s"
+}

@@ -56,6 +56,13 @@ type Memory struct {
 	// KVRings lists the sliding-window layers whose cache holds only their
 	// window (a ring); nil when every layer holds the whole context.
 	KVRings []KVRing
+	// KVGroups is the cache as this backend lays it out: layers whose
+	// caches hold the same positions at the same width, full ones first
+	// (a ring's Positions are what the backend keeps, its window and
+	// more); KVShared counts the layers that read another's cache and
+	// hold none. SetCacheLayout fills them with KVRings.
+	KVGroups []KVGroup
+	KVShared int
 	// KVFormula says in one line how KVAllocated adds up, for the memory
 	// panel ("" when the backend does not say).
 	KVFormula string
@@ -77,6 +84,25 @@ type Memory struct {
 type KVRing struct {
 	Layers, Window   int
 	BytesPerPosition int64
+}
+
+// KVGroup is a set of layers whose caches hold Positions positions of
+// KVHeads × HeadDim values each for K and for V; Window > 0 for a
+// sliding-window group (whose Positions may exceed it).
+type KVGroup struct {
+	Layers, Positions, Window, KVHeads, HeadDim int
+}
+
+// SetCacheLayout records a backend's cache groups and shared layers, and
+// the rings among the groups at elemBytes per value.
+func (m *Memory) SetCacheLayout(groups []KVGroup, shared, elemBytes int) {
+	m.KVGroups, m.KVShared, m.KVRings = groups, shared, nil
+	for _, g := range groups {
+		if g.Window > 0 {
+			perLayer := int64(2 * g.KVHeads * g.HeadDim * elemBytes)
+			m.KVRings = append(m.KVRings, KVRing{Layers: g.Layers, Window: g.Positions, BytesPerPosition: int64(g.Layers) * perLayer})
+		}
+	}
 }
 
 // KVUsedAt is the KV-cache bytes holding data after positions tokens: every

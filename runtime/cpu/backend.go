@@ -41,8 +41,10 @@ type Backend struct {
 	// for the next step to fill
 	logitsPool backend.LogitsPool
 
-	// prog is the model's plan compiled for this backend (exec.go); ropes
-	// its rotations' tables, one per plan rotation
+	// plan is the model resolved (runtime/plan), prog the plan compiled
+	// for this backend (exec.go), ropes its rotations' tables, one per
+	// plan rotation
+	plan        *plan.Plan
 	prog        program
 	ropes       []*ropeTable
 	layers      []layerState  // per layer: what its kernels read, decoded once
@@ -113,7 +115,12 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 	b.unpack, b.packedBytes = packWeights(m)
 	b.call.attnHeads = b.attnHeadsFn()
 	b.call.swiglu = func(lo, hi int) { swiglu(b.call.gate[lo:hi], b.call.up[lo:hi]) }
-	b.kv = newKVCache(m, opts.ContextSize, opts.KVType)
+	p, err := plan.Resolve(m, opts.ContextSize)
+	if err != nil {
+		return nil, fmt.Errorf("cpu backend: %w", err)
+	}
+	b.plan = p
+	b.kv = newKVCache(p, len(m.Layers), opts.KVType)
 	b.s = newScratch(m, maxBatch)
 	b.experts = newMoEScratch(&m.Config, maxBatch)
 	b.hybrid = newHybrid(m, maxBatch)
@@ -145,12 +152,7 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 		}
 		b.layers = append(b.layers, v)
 	}
-	p, err := plan.Resolve(m, opts.ContextSize)
-	if err != nil {
-		b.Close()
-		return nil, fmt.Errorf("cpu backend: %w", err)
-	}
-	if b.prog, err = b.compile(p); err != nil {
+	if b.prog, err = b.compile(b.plan); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -174,21 +176,16 @@ func (b *Backend) Memory() backend.Memory {
 	mem := backend.Memory{
 		Weights:     b.m.WeightBytes() + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
-		KVPerToken:  b.m.KVBytesPerToken(elem),
+		KVPerToken:  b.plan.CacheBytesPerToken(elem),
 		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.conv.bytes() + attnWorkBytes(b.m, b.opts.ContextSize) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d thread%s, %s)", b.opts.Threads, map[bool]string{true: "", false: "s"}[b.opts.Threads == 1], simd.Describe()),
-		KVFormula:   b.m.KVFormula(b.opts.ContextSize, elem),
+		KVFormula:   b.plan.CacheFormula(elem, 0),
 		// the recurrent layers' state and its checkpoints (state.go)
 		StateBytes:      b.m.StateBytes(),
 		StateFormula:    b.m.StateFormula(),
 		CheckpointBytes: b.hybrid.checkpointBytes(),
 	}
-	for _, g := range b.m.KVGroups(b.opts.ContextSize) {
-		if g.Window > 0 {
-			perLayer := int64(2 * g.KVHeads * g.HeadDim * elem)
-			mem.KVRings = append(mem.KVRings, backend.KVRing{Layers: g.Layers, Window: g.Positions, BytesPerPosition: int64(g.Layers) * perLayer})
-		}
-	}
+	mem.SetCacheLayout(b.plan.CacheGroups(0), b.plan.SharedLayers(), elem)
 	return mem
 }
 

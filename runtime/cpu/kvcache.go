@@ -3,6 +3,7 @@ package cpu
 import (
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 	"vkchat/runtime/simd"
 )
@@ -23,22 +24,23 @@ type kvCache struct {
 	k32, v32 [][]float32
 }
 
-func newKVCache(m *arch.Model, ctx int, typ backend.KVType) *kvCache {
-	kv := &kvCache{typ: typ}
-	for l := range m.Layers {
-		lc := &m.Layers[l].Config
-		n, w := lc.KVPositions(ctx), lc.KVWidth()
-		if !m.OwnsKV(l) {
-			n = 0 // a recurrent layer keeps a state (state.go), a KV-shared one reads its source's cache
-		}
-		kv.capacity = append(kv.capacity, n)
-		kv.widths = append(kv.widths, w)
+// newKVCache allocates the plan's cache slots, each at the layer that
+// writes it; the other layers (recurrent ones keep a state, state.go;
+// KV-shared ones read their source's) hold nothing.
+func newKVCache(p *plan.Plan, layers int, typ backend.KVType) *kvCache {
+	kv := &kvCache{typ: typ, capacity: make([]int, layers), widths: make([]int, layers)}
+	if typ == backend.KVF16 {
+		kv.k16, kv.v16 = make([][]uint16, layers), make([][]uint16, layers)
+	} else {
+		kv.k32, kv.v32 = make([][]float32, layers), make([][]float32, layers)
+	}
+	for _, slot := range p.Cache {
+		l, n, w := slot.Layer, slot.Positions(p.Context, 0), slot.Width()
+		kv.capacity[l], kv.widths[l] = n, w
 		if typ == backend.KVF16 {
-			kv.k16 = append(kv.k16, make([]uint16, n*w))
-			kv.v16 = append(kv.v16, make([]uint16, n*w))
+			kv.k16[l], kv.v16[l] = make([]uint16, n*w), make([]uint16, n*w)
 		} else {
-			kv.k32 = append(kv.k32, make([]float32, n*w))
-			kv.v32 = append(kv.v32, make([]float32, n*w))
+			kv.k32[l], kv.v32[l] = make([]float32, n*w), make([]float32, n*w)
 		}
 	}
 	return kv

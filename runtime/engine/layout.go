@@ -5,28 +5,20 @@ import (
 	"vkchat/runtime/backend"
 )
 
-// layerLayout is ModelInfo's KVLayout, KVShared and PLE: the KV groups
-// only where layers differ in width or share caches (elsewhere the
-// uniform figures say it), each sliding group holding the ring the
-// backend made for it (the Vulkan backend's rings keep a prefill chunk
-// beyond the window), and the per-layer embedding table.
-func layerLayout(m *arch.Model, ctx int, mem backend.Memory, kv backend.KVType) (layout []KVGroup, shared int, ple PLEInfo) {
-	shared = m.KVShared()
-	groups := m.KVGroups(ctx)
+// layerLayout is ModelInfo's KVLayout, KVShared and PLE: the backend's
+// KV groups (its rings as it holds them: the Vulkan backend's keep a
+// prefill chunk beyond the window) only where layers differ in width or
+// share caches (elsewhere the uniform figures say it), and the per-layer
+// embedding table.
+func layerLayout(m *arch.Model, mem backend.Memory) (layout []KVGroup, shared int, ple PLEInfo) {
+	shared = mem.KVShared
 	varies := shared > 0
-	for _, g := range groups {
+	for _, g := range mem.KVGroups {
 		varies = varies || g.KVHeads != m.KVHeads || g.HeadDim != m.HeadDim
 	}
 	if varies {
-		for _, g := range groups {
-			kg := KVGroup{Layers: g.Layers, Positions: g.Positions, Window: g.Window, KVHeads: g.KVHeads, HeadDim: g.HeadDim}
-			perPos := int64(g.Layers) * 2 * int64(g.KVHeads) * int64(g.HeadDim) * int64(kv.Bytes())
-			for _, r := range mem.KVRings {
-				if g.Window > 0 && r.Layers == g.Layers && r.BytesPerPosition == perPos {
-					kg.Positions = r.Window
-				}
-			}
-			layout = append(layout, kg)
+		for _, g := range mem.KVGroups {
+			layout = append(layout, KVGroup(g))
 		}
 	}
 	if p := m.PLE; p != nil {

@@ -173,7 +173,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 			s.info.LayerKinds = append(s.info.LayerKinds, m.Layers[i].Config.Kind.String())
 		}
 	}
-	s.info.KVLayout, s.info.KVShared, s.info.PLE = layerLayout(m, ctxSize, be.Memory(), beOpts.KVType)
+	s.info.KVLayout, s.info.KVShared, s.info.PLE = layerLayout(m, be.Memory())
 	s.info.KVSharing = kvSharing(m)
 	if s.info.Name == "" {
 		s.info.Name = filepath.Base(f.Path)
@@ -334,7 +334,7 @@ func (s *Session) SwitchBackend(name string) error {
 	s.stateAt = 0
 	s.logits, s.head = nil, nil
 	s.info.Backend, s.info.Device, s.info.BackendReason = be.Name(), be.Memory().Device, choice.Reason
-	s.info.KVLayout, s.info.KVShared, s.info.PLE = layerLayout(s.model, s.ctxSize, be.Memory(), s.beOpts.KVType)
+	s.info.KVLayout, s.info.KVShared, s.info.PLE = layerLayout(s.model, be.Memory())
 	s.mu.Unlock()
 	if err := old.Close(); err != nil {
 		return fmt.Errorf("close the %s backend: %w", old.Name(), err)

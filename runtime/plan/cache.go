@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"strings"
+
+	"vkchat/runtime/backend"
 )
 
 // CacheSlot is one layer's KV cache: KVHeads·HeadDim values per position
@@ -44,30 +46,23 @@ type StateSlot struct {
 // Bytes is the slot's size.
 func (s StateSlot) Bytes() int64 { return 4 * int64(s.ConvFloats+s.MatrixFloats) }
 
-// CacheGroup is a set of slots of the same positions and width.
-type CacheGroup struct {
-	Slots            int
-	Positions        int
-	Window           int // 0: full attention (or a window as large as the context)
-	KVHeads, HeadDim int
-}
-
-// CacheGroups groups the slots for a context of ctx, full ones first.
-func (p *Plan) CacheGroups(ringExtra int) []CacheGroup {
-	var out []CacheGroup
+// CacheGroups groups the slots by positions and width, full ones first,
+// in the form a backend reports them (backend.Memory.SetCacheLayout).
+func (p *Plan) CacheGroups(ringExtra int) []backend.KVGroup {
+	var out []backend.KVGroup
 	for _, ring := range []bool{false, true} {
 		for _, s := range p.Cache {
 			if s.Ring(p.Context, ringExtra) != ring {
 				continue
 			}
-			g := CacheGroup{Slots: 1, Positions: s.Positions(p.Context, ringExtra), KVHeads: s.KVHeads, HeadDim: s.HeadDim}
+			g := backend.KVGroup{Layers: 1, Positions: s.Positions(p.Context, ringExtra), KVHeads: s.KVHeads, HeadDim: s.HeadDim}
 			if ring {
 				g.Window = s.Window
 			}
 			found := false
 			for i := range out {
 				if o := out[i]; o.Positions == g.Positions && o.Window == g.Window && o.KVHeads == g.KVHeads && o.HeadDim == g.HeadDim {
-					out[i].Slots++
+					out[i].Layers++
 					found = true
 					break
 				}
@@ -139,7 +134,7 @@ func (p *Plan) CacheFormula(elemBytes, ringExtra int) string {
 		case g.Window > 0:
 			what = fmt.Sprintf("%d window", g.Positions)
 		}
-		term := fmt.Sprintf("%d %s × %s", g.Slots, plural(g.Slots, "layer"), what)
+		term := fmt.Sprintf("%d %s × %s", g.Layers, plural(g.Layers, "layer"), what)
 		if !uniform {
 			term += fmt.Sprintf(" × %d kv heads × %d head dim", g.KVHeads, g.HeadDim)
 		}

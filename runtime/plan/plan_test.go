@@ -204,3 +204,30 @@ func TestResolveRejects(t *testing.T) {
 		t.Errorf("a negative window: %v, want an error naming it", err)
 	}
 }
+
+// TestCacheFormula: the one-line formula the memory panel and `vkchat
+// info` show, as the plan lays the cache out (ring 0) and as the Vulkan
+// backend holds it (its rings a prefill chunk beyond the window).
+func TestCacheFormula(t *testing.T) {
+	for _, c := range []struct {
+		model     string
+		ctx, ring int
+		want      string
+	}{
+		{"stories260K.gguf", 64, 0, "5 layers × 64 ctx × 4 kv heads × 8 head dim × 2 (K,V) × 2 B = 40960 B"},
+		{"synth-gemma3-F32.gguf", 512, 0, "(1 layer × 512 ctx + 5 layers × 8 window) × 2 kv heads × 128 head dim × 2 (K,V) × 2 B = 565248 B"},
+		{"synth-gemma3-F32.gguf", 512, 63, "(1 layer × 512 ctx + 5 layers × 71 ring (window 8 + 63)) × 2 kv heads × 128 head dim × 2 (K,V) × 2 B = 887808 B"},
+		{"synth-gemma3-F32.gguf", 8, 0, "6 layers × 8 ctx × 2 kv heads × 128 head dim × 2 (K,V) × 2 B = 49152 B"},
+		{"2026/synth-gemma4-F32.gguf", 512, 0, "(1 layer × 512 ctx × 2 kv heads × 128 head dim + 3 layers × 8 window × 2 kv heads × 64 head dim) × 2 (K,V) × 2 B = 536576 B (+ 2 KV-shared layers, no cache of their own)"},
+		{"2026/synth-qwen35-F32.gguf", 512, 0, "1 layer × 512 ctx × 2 kv heads × 64 head dim × 2 (K,V) × 2 B = 262144 B"},
+	} {
+		path := testenv.Model(t, c.model)
+		p, err := plan.Resolve(load(t, path), c.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.CacheFormula(2, c.ring); got != c.want {
+			t.Errorf("%s ctx %d ring +%d:\n got %s\nwant %s", c.model, c.ctx, c.ring, got, c.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
+	"vkchat/runtime/plan"
 
 	"vkchat/runtime/vk/vulkan"
 )
@@ -40,6 +41,7 @@ type Backend struct {
 	rec        recipe
 	plans      []layerPlan // per layer
 	ropeTables []ropeTable // one per distinct RoPE base and scale
+	plan       *plan.Plan  // the model resolved (recipe.go planLayers)
 	// ringLow is, per layer, the lowest position its cache still holds
 	// (only a ring's moves): a rewind to pos needs pos's window above it,
 	// or a replay of history, the token at every position written.
@@ -347,21 +349,16 @@ func (b *Backend) Memory() backend.Memory {
 	mem := backend.Memory{
 		Weights:     int64(b.weightBytes),
 		KVAllocated: int64(kv),
-		KVPerToken:  b.m.KVBytesPerToken(elem),
+		KVPerToken:  b.plan.CacheBytesPerToken(elem),
 		Scratch:     int64(b.scratchBytes),
 		Device:      fmt.Sprintf("%s (%s)", b.d.Info.Name, b.d.Info.Type),
-		KVFormula:   b.kvFormula(int64(kv)),
+		KVFormula:   b.plan.CacheFormula(elem, ringExtra),
 		// the recurrent layers' state on the device and its host checkpoints
 		StateBytes:      b.m.StateBytes(),
 		StateFormula:    b.m.StateFormula(),
 		CheckpointBytes: b.checkpointBytes(),
 	}
-	for _, g := range b.kvGroups() {
-		if g.window > 0 {
-			perLayer := int64(2 * g.kvHeads * g.headDim * elem)
-			mem.KVRings = append(mem.KVRings, backend.KVRing{Layers: g.layers, Window: g.slots, BytesPerPosition: int64(g.layers) * perLayer})
-		}
-	}
+	mem.SetCacheLayout(b.plan.CacheGroups(ringExtra), b.plan.SharedLayers(), elem)
 	return mem
 }
 

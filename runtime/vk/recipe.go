@@ -3,9 +3,10 @@ package vk
 import (
 	"fmt"
 	"math"
-	"strings"
+	"slices"
 
 	"vkchat/runtime/arch"
+	"vkchat/runtime/plan"
 )
 
 // What a model's block recipe (arch.Config.Block, the multipliers and
@@ -94,67 +95,56 @@ type layerPlan struct {
 // shared reports whether layer l reads another layer's cache.
 func (p layerPlan) shared(l int) bool { return p.kvLayer != l }
 
-// cacheSlots is how many positions a layer's cache holds for a context of
-// ctx. A sliding-window layer keeps a ring: its window plus the positions a
-// prefill chunk writes before its first token attends (every key of a chunk
-// is stored before attention runs, so a ring of only the window would lose
-// keys the chunk's first tokens still see), as llama.cpp sizes its SWA
-// cache at window + batch.
-func cacheSlots(lc arch.LayerConfig, ctx int) int {
-	if lc.Window > 0 && lc.Window+prefillChunk-1 < ctx {
-		return lc.Window + prefillChunk - 1
-	}
-	return ctx
-}
+// ringExtra is what this backend adds to a sliding-window layer's ring
+// beyond the plan's window: every key of a prefill chunk is stored before
+// attention runs, so a ring of only the window would lose keys the chunk's
+// first tokens still see (llama.cpp sizes its SWA cache at window + batch).
+const ringExtra = prefillChunk - 1
 
-// planLayers resolves each layer's RoPE table, window and cache size. A
-// zero LayerConfig (a model assembled without the loader, as tests do) is
-// the global RoPE on a full cache.
+// planLayers resolves the model's plan (runtime/plan) and takes from it
+// what the recording needs per layer: the RoPE table, window, cache slot
+// and its size, the geometry. What a layer lacks (a recurrent layer's
+// heads, a NoPE layer's rotated dims, which still pick the rope kernel's
+// variant) is the model-wide value.
 func (b *Backend) planLayers() error {
+	p, err := plan.Resolve(b.m, b.opts.ContextSize)
+	if err != nil {
+		return err
+	}
 	c := &b.cfg
+	b.plan = p
 	b.plans = b.plans[:0]
 	b.ropeTables = b.ropeTables[:0]
-	for i := range b.m.Layers {
-		lc := b.m.Layers[i].Config
-		if lc.HeadDim == 0 {
-			// a model assembled without the loader: the model-wide
-			// geometry, each layer its own cache
-			if lc == (arch.LayerConfig{}) {
-				lc = arch.LayerConfig{Rope: true, RopeBase: c.Rope.Base, RopeScale: c.Rope.Scale}
-			}
-			lc.HeadDim, lc.KVHeads, lc.FF, lc.RopeDims, lc.KVLayer = c.HeadDim, c.KVHeads, c.FF, c.Rope.Dims, i
-		}
-		if lc.Window < 0 {
-			return fmt.Errorf("layer %d: sliding window %d is negative", i, lc.Window)
-		}
-		if lc.HeadDim%8 != 0 {
-			return fmt.Errorf("layer %d: head size %d is not a multiple of 8, which the attention kernel needs", i, lc.HeadDim)
-		}
-		if lc.KVLayer < 0 || lc.KVLayer > i {
-			return fmt.Errorf("layer %d: reads the cache of layer %d, not an earlier one", i, lc.KVLayer)
-		}
-		p := layerPlan{rope: lc.Rope, window: lc.Window, slots: cacheSlots(lc, b.opts.ContextSize), recurrent: lc.Kind.Recurrent(),
-			headDim: lc.HeadDim, kvHeads: lc.KVHeads, ff: lc.FF, dims: lc.RopeDims, kvLayer: lc.KVLayer}
-		if lc.KVLayer != i {
-			p.slots = b.plans[lc.KVLayer].slots
-		}
-		if lc.Rope {
-			t := ropeTable{base: lc.RopeBase, scale: one(lc.RopeScale), dims: lc.RopeDims, factors: !lc.NoRopeFactors}
-			if !(t.base > 0) {
-				return fmt.Errorf("layer %d: RoPE base %g must be positive", i, t.base)
-			}
-			p.table = -1
-			for j, have := range b.ropeTables {
-				if have == t {
-					p.table = j
+	tables := make([]int, len(p.Rotations)) // plan rotation → index in b.ropeTables, +1
+	for _, l := range p.Layers {
+		pl := layerPlan{recurrent: l.Mixer != plan.MixAttention, headDim: c.HeadDim, kvHeads: c.KVHeads, dims: c.Rope.Dims, kvLayer: l.Index}
+		for _, op := range l.Ops {
+			switch o := op.(type) {
+			case plan.Attention:
+				slot := p.Cache[o.Cache]
+				if o.HeadDim%8 != 0 {
+					return fmt.Errorf("layer %d: head size %d is not a multiple of 8, which the attention kernel needs", l.Index, o.HeadDim)
 				}
-			}
-			if p.table < 0 {
-				p.table = len(b.ropeTables)
-				b.ropeTables = append(b.ropeTables, t)
+				pl.window, pl.headDim, pl.kvHeads, pl.kvLayer = o.Window, o.HeadDim, o.KVHeads, slot.Layer
+				pl.slots = slot.Positions(p.Context, ringExtra)
+			case plan.Rope:
+				rot := p.Rotations[o.Table]
+				pl.rope, pl.dims = true, rot.Dims
+				if tables[o.Table] == 0 {
+					// the model's frequency factors are uploaded once;
+					// a table says only whether they apply
+					t := ropeTable{base: rot.Base, scale: rot.Scale, dims: rot.Dims, factors: rot.Factors != nil}
+					idx := slices.Index(b.ropeTables, t)
+					if idx < 0 {
+						idx = len(b.ropeTables)
+						b.ropeTables = append(b.ropeTables, t)
+					}
+					tables[o.Table] = idx + 1
+				}
+				pl.table = tables[o.Table] - 1
 			}
 		}
-		b.plans = append(b.plans, p)
+		b.plans = append(b.plans, pl)
 	}
 	b.ringLow = make([]int, len(b.plans))
 	b.history = make([]int32, b.opts.ContextSize)
@@ -173,78 +163,4 @@ func (b *Backend) ropeTableBytes() int {
 		dims = max(dims, t.dims)
 	}
 	return int(alignUp(uint64(8*prefillChunk*(dims/2)), regionAlign))
-}
-
-// kvGroup is a set of layers whose caches hold the same positions at the
-// same width.
-type kvGroup struct {
-	layers, slots, window int
-	kvHeads, headDim      int
-}
-
-// kvGroups groups the layers that own a cache by size and width, full
-// layers first.
-func (b *Backend) kvGroups() []kvGroup {
-	var out []kvGroup
-	for _, ring := range []bool{false, true} {
-		for l, pl := range b.plans {
-			if pl.recurrent || (pl.slots < b.opts.ContextSize) != ring || pl.shared(l) {
-				continue
-			}
-			g := kvGroup{layers: 1, slots: pl.slots, kvHeads: pl.kvHeads, headDim: pl.headDim}
-			if ring {
-				g.window = pl.window
-			}
-			found := false
-			for i := range out {
-				if out[i].slots == g.slots && out[i].window == g.window && out[i].kvHeads == g.kvHeads && out[i].headDim == g.headDim {
-					out[i].layers++
-					found = true
-				}
-			}
-			if !found {
-				out = append(out, g)
-			}
-		}
-	}
-	return out
-}
-
-// kvFormula says how the cache adds up, as arch.KVFormula does for the
-// reference backend, with this backend's ring size (window + a prefill
-// chunk - 1).
-func (b *Backend) kvFormula(total int64) string {
-	var parts []string
-	groups := b.kvGroups()
-	uniform := true
-	for _, g := range groups {
-		uniform = uniform && g.kvHeads == groups[0].kvHeads && g.headDim == groups[0].headDim
-	}
-	for _, g := range groups {
-		layers := "layers"
-		if g.layers == 1 {
-			layers = "layer"
-		}
-		what := fmt.Sprintf("%d ctx", g.slots)
-		if g.window > 0 {
-			what = fmt.Sprintf("%d ring (window %d + %d)", g.slots, g.window, g.slots-g.window)
-		}
-		if !uniform {
-			what += fmt.Sprintf(" × %d kv heads × %d head dim", g.kvHeads, g.headDim)
-		}
-		parts = append(parts, fmt.Sprintf("%d %s × %s", g.layers, layers, what))
-	}
-	pos := strings.Join(parts, " + ")
-	if len(parts) > 1 {
-		pos = "(" + pos + ")"
-	}
-	width := ""
-	if uniform && len(groups) > 0 {
-		width = fmt.Sprintf(" × %d kv heads × %d head dim", groups[0].kvHeads, groups[0].headDim)
-	}
-	out := fmt.Sprintf("%s%s × 2 (K,V) × %d B = %d B", pos, width, b.opts.KVType.Bytes(), total)
-	if n := b.m.KVShared(); n > 0 {
-		out += fmt.Sprintf(" (+ %d KV-shared layers, no cache of their own)", n)
-	}
-	return out
 }

@@ -186,7 +186,7 @@ func TestLogitsScaleCap(t *testing.T) {
 // distinct base and scale, NoPE layers, and ring caches of window + chunk
 // - 1 positions only where that is below the context.
 func TestPlanLayers(t *testing.T) {
-	m := &arch.Model{Config: arch.Config{Rope: arch.Rope{Base: 1e6, Scale: 0.125, Dims: 64}}}
+	m := &arch.Model{Config: arch.Config{Heads: 2, KVHeads: 1, HeadDim: 64, Rope: arch.Rope{Base: 1e6, Scale: 0.125, Dims: 64}}}
 	m.Layers = []arch.Layer{
 		{Config: arch.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1, Window: 512}},
 		{Config: arch.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1, Window: 512}},
@@ -209,12 +209,12 @@ func TestPlanLayers(t *testing.T) {
 	}
 	for i := range want {
 		// assembled without the loader: the model-wide geometry, own caches
-		want[i].dims, want[i].kvLayer = 64, i
+		want[i].headDim, want[i].kvHeads, want[i].dims, want[i].kvLayer = 64, 1, 64, i
 		if b.plans[i] != want[i] {
 			t.Errorf("layer %d: %+v, want %+v", i, b.plans[i], want[i])
 		}
 	}
-	if len(b.ropeTables) != 2 || b.ropeTables[0] != (ropeTable{base: 10000, scale: 1, dims: 64, factors: true}) || b.ropeTables[1] != (ropeTable{base: 1e6, scale: 0.125, dims: 64, factors: true}) {
+	if len(b.ropeTables) != 2 || b.ropeTables[0] != (ropeTable{base: 10000, scale: 1, dims: 64}) || b.ropeTables[1] != (ropeTable{base: 1e6, scale: 0.125, dims: 64}) {
 		t.Errorf("tables %v", b.ropeTables)
 	}
 	m.Layers[2].Config.RopeBase = 0
