@@ -1,21 +1,31 @@
 // Package vk is the Vulkan compute backend: the whole forward pass of every
-// supported architecture, as arch.Config's block recipe declares it, as
-// compute shaders (shaders/) recorded and submitted through the generic
-// Vulkan layer in runtime/vk/vulkan (imported as vulkan; this package never
+// supported architecture, laid out per layer by the model's plan
+// (runtime/plan) and arch.Config's block recipe, as compute shaders
+// (shaders/) recorded and submitted through the generic Vulkan layer in
+// runtime/vk/vulkan (imported as vulkan; this package never
 // imports vulkan-go itself, and vulkan never imports this package).
 //
-// Layout, by responsibility:
+// Layout, by responsibility (every non-test file but this one):
 //
 //	gpu.go               the device as the forward pass uses it: tuning, matrix part size, shaders by name
 //	tuning.go            the kernel layout for CPU devices and for GPUs
 //	layout.go, matrix.go weights in a structure-of-arrays texel layout, split by rows
+//	convert.go           little-endian packing of floats and words for buffers and push constants
 //	matvec.go            the mat-vec/mat-mat kernel's planning and recording
 //	matvec_shared.go     the GPU layout's mat-vec with x staged in shared memory (matvec_sg.comp)
+//	matvec_idot.go       the integer-dot mat-vec (matvec_id.comp): x rounded to int8 once per input
 //	matmul.go            the prefill product (matmul.comp): x rounded once, tiles of rows × tokens
+//	attention.go         attention over a layer's KV cache (attention.comp): ordered or split-K, its lanes and splits
+//	rope.go              a layer's Q/K norm, rotation and cache write (rope.comp, or the Q|K|V product's epilogue)
 //	weights.go           a model's weights on the device
-//	recipe.go            the block recipe resolved: multipliers, caps, RoPE tables, ring caches
+//	recipe.go            the model-wide numbers the kernels take (scales, caps, activation) and each
+//	                     layer's RoPE table, window and cache slot, taken from the plan (runtime/plan)
 //	graph.go             the forward pass as dispatches
 //	moe.go               a mixture-of-experts FFN: router, route, expert mat-vecs, combine
+//	deltanet.go          Gated DeltaNet layers (qwen35, qwen35moe): conv, delta rule, Q gate
+//	shortconv.go         lfm2's short-convolution layers
+//	ple.go               Gemma 4's layer output scale and per-layer embeddings
+//	state.go             the recurrent layers' state: checkpoints and rewind (backend.StateBackend)
 //	backend.go           backend.Backend: New, Forward, Memory, Close
 //	head.go              backend.HeadBackend: the next-token head (topk.comp) read instead of the vocabulary
 //	profile.go           per-dispatch timings and the read-bandwidth bound

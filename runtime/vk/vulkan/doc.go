@@ -12,9 +12,10 @@
 // load). The loader is opened at run time (dlopen), never linked, so a
 // binary runs on a machine without Vulkan and reports ErrNoVulkan.
 //
-// Layout, by responsibility:
+// Layout, by responsibility (every non-test file but this one):
 //
-//	loader.go, shim.c    the loader, feature/property queries, device creation
+//	loader.go            the loader (opened at run time), feature/property queries, device creation
+//	shim.c, shim.h       the cgo shim behind loader.go and calls.go
 //	calls.go             the shim's struct-array calls (pipelines, descriptors, barriers, submit)
 //	physical.go          enumeration, DeviceInfo, Choose: the one device choice
 //	device.go            the logical device and its lifetime
@@ -22,6 +23,7 @@
 //	pipeline.go          pipelines from SPIR-V with specialization, required subgroup size, on-disk cache
 //	reflect.go           descriptor types read from the SPIR-V
 //	command.go           command buffers, descriptor sets, barriers, timestamps, submission
+//	fencewait.go         waiting for a submission: sleep, then poll shortly before its expected end (SpinWait)
 //	errors.go            Error (call, VkResult, what it was doing), ErrTimeout, ErrDeviceLost
 //	validation.go        the validation layer and its recording messenger (VKCHAT_VALIDATION=1)
 //
