@@ -17,6 +17,7 @@ import (
 
 	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
+	"vkchat/ui/command"
 	"vkchat/ui/conversation"
 	"vkchat/ui/input"
 	"vkchat/ui/inspector"
@@ -58,6 +59,7 @@ type Model struct {
 	closeOnce    sync.Once
 	wg           *sync.WaitGroup
 
+	cmds     *command.Registry // every slash command, from the components
 	input    input.Input
 	focus    focusArea
 	insp     inspector.Inspector
@@ -141,6 +143,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		m.input.SetPlaceholder("Text for the model to continue… (Enter on empty continues)")
 	}
 	m.insp = inspector.New()
+	m.cmds = m.commands()
 	if cfg.Notice != "" {
 		m.setStatus(termtext.Sanitize(cfg.Notice))
 	}
@@ -359,13 +362,13 @@ func (m *Model) handlePreview(msg previewMsg) {
 // submit sends the typed message or runs the typed command.
 func (m *Model) submit() tea.Cmd {
 	text := m.input.Value()
-	cmd, err := input.ParseCommand(text)
+	call, err := m.cmds.Parse(text)
 	if err == nil {
 		m.input.Remember(text)
 		m.input.Reset()
-		return m.runCommand(cmd)
+		return call.Run()
 	}
-	if !errors.Is(err, input.ErrNotCommand) {
+	if !errors.Is(err, command.ErrNotCommand) {
 		// Cleared as a command that ran is: a line left in place had the
 		// next command typed onto its end ("/foo/temp"). The history keeps
 		// it to correct.
@@ -476,113 +479,45 @@ func (m *Model) newChat() {
 	}
 }
 
-func (m *Model) runCommand(c input.Command) tea.Cmd {
-	p := m.params
-	switch c.Kind {
-	case input.CmdTemp:
-		p.Temperature, m.changed = c.Value, panels.SetTemperature
-	case input.CmdTopP:
-		p.TopP, m.changed = c.Value, panels.SetTopP
-	case input.CmdTopK:
-		p.TopK, m.changed = c.N, panels.SetTopK
-	case input.CmdMinP:
-		p.MinP, m.changed = c.Value, panels.SetMinP
-	case input.CmdRepeat:
-		p.RepeatPenalty, m.changed = c.Value, panels.SetRepeat
-	case input.CmdPresence:
-		p.PresencePenalty, m.changed = c.Value, panels.SetPresence
-	case input.CmdFrequency:
-		p.FrequencyPenalty, m.changed = c.Value, panels.SetFrequency
-	case input.CmdMaxTokens:
-		m.cfg.MaxTokens = c.N
-		if c.N == 0 {
-			m.setStatus("replies run until the model stops")
-		} else {
-			m.setStatus(fmt.Sprintf("replies end after %d tokens", c.N))
-		}
-		return nil
-	case input.CmdStop:
-		m.setStop(c.Text)
-		return nil
-	case input.CmdSeed:
-		if c.RandomSeed {
-			return m.drawSeed()
-		}
-		p.Seed, m.changed = c.Seed, panels.SetSeed
-	case input.CmdSystem:
-		if m.info.Completion {
-			m.setError("completion mode has no system prompt: the text is sent as it is")
-			return nil
-		}
-		m.conv.SetSystem(c.Text)
-		m.tr.Invalidate()
-		if c.Text == "" {
-			m.setStatus("system prompt cleared")
-		} else {
-			m.setStatus("system prompt set; it applies from the next reply")
-		}
-		m.autosave()
-		return nil
-	case input.CmdClear:
-		m.newChat()
-		return nil
-	case input.CmdSave:
-		if c.Text == "" {
-			m.autosave()
-			if m.saver.Err() == nil && m.conv.Path() != "" {
-				m.setStatus("saved to " + m.conv.Path())
-			} else if m.conv.Path() == "" {
-				m.setStatus("nothing to save yet")
-			}
-			return nil
-		}
-		m.saveAs(c.Text)
-		return nil
-	case input.CmdLoad:
-		m.autosave()
-		if m.keepUnsaved("load another chat") {
-			return nil
-		}
-		if err := m.loadConversation(c.Text); err != nil {
-			m.setError("could not load: " + err.Error())
-		}
-		return nil
-	case input.CmdExport:
-		m.exportReply(c.Text)
-		return nil
-	case input.CmdHelp:
-		m.showHelp, m.helpOffset = true, 0
-		return nil
-	case input.CmdQuit:
-		return m.quit()
-	case input.CmdBackend:
-		m.switchBackend(c.Text)
-		return nil
-	case input.CmdThink:
-		m.setThinking(c.Text)
-		return nil
-	case input.CmdPrompt:
-		m.showPrompt(c.Text)
-		return nil
-	case input.CmdModel:
-		return m.switchModel(c.Text)
-	case input.CmdEdit:
-		if m.generating() {
-			m.setError("a reply is still being written: Esc stops it, then /edit")
-			return nil
-		}
-		m.startEdit(c.Text)
-		return nil
-	case input.CmdCopy:
-		m.copyCommand(c.Text)
-		return nil
-	case input.CmdChats:
-		m.showChats()
-		return nil
-	default:
-		return nil
+// setSystem is /system [TEXT].
+func (m *Model) setSystem(text string) {
+	if m.info.Completion {
+		m.setError("completion mode has no system prompt: the text is sent as it is")
+		return
 	}
-	return m.changeParams(p)
+	m.conv.SetSystem(text)
+	m.tr.Invalidate()
+	if text == "" {
+		m.setStatus("system prompt cleared")
+	} else {
+		m.setStatus("system prompt set; it applies from the next reply")
+	}
+	m.autosave()
+}
+
+// saveCommand is /save [NAME].
+func (m *Model) saveCommand(name string) {
+	if name == "" {
+		m.autosave()
+		if m.saver.Err() == nil && m.conv.Path() != "" {
+			m.setStatus("saved to " + m.conv.Path())
+		} else if m.conv.Path() == "" {
+			m.setStatus("nothing to save yet")
+		}
+		return
+	}
+	m.saveAs(name)
+}
+
+// loadCommand is /load NAME.
+func (m *Model) loadCommand(name string) {
+	m.autosave()
+	if m.keepUnsaved("load another chat") {
+		return
+	}
+	if err := m.loadConversation(name); err != nil {
+		m.setError("could not load: " + err.Error())
+	}
 }
 
 // switchBackend moves the session to another backend; the conversation

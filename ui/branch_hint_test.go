@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"vkchat/ui/input"
 )
 
 // TestBranchHintsNameKeysThatWork: outside the inspector [ and ] are typed
@@ -66,8 +65,8 @@ func TestBranchHintsNameKeysThatWork(t *testing.T) {
 	h.key("enter")
 	check("the sent edit's status", m.status.text)
 	h.idle()
-	for _, c := range input.Commands() {
-		if strings.HasPrefix(c.Usage, "/edit") {
+	for _, c := range m.cmds.Commands() {
+		if strings.HasPrefix(c.Usage(), "/edit") {
 			check("/edit's help", c.Help)
 		}
 	}

@@ -6,16 +6,15 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 
 	"vkchat/runtime/sample"
-	"vkchat/ui/input"
 	"vkchat/ui/panels"
 )
 
-// The keys stop at the limits the slash commands check (ui/input).
+// The keys stop at the limits the slash commands check (sample's).
 const (
-	maxTemperature = input.MaxTemperature
-	minTopP        = input.MinTopP
-	minRepeat      = input.MinRepeat
-	maxRepeat      = input.MaxRepeat
+	maxTemperature = sample.MaxTemperature
+	minTopP        = sample.MinTopP
+	minRepeat      = sample.MinRepeat
+	maxRepeat      = sample.MaxRepeat
 )
 
 // round2 keeps stepped values on a 0.01 grid so repeated steps show "0.70",

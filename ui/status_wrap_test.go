@@ -7,7 +7,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"vkchat/ui/input"
 )
 
 // TestLongStatusWraps: a status message wider than the transcript (the
@@ -61,16 +60,16 @@ func TestHelpKeepsCommandsApart(t *testing.T) {
 	h.size(80, 24)
 	h.key("f1")
 	lines := m.helpLines(m.layout().mainW)
-	for _, c := range input.Commands() {
+	for _, c := range m.cmds.Commands() {
 		found := false
 		for _, l := range lines {
 			l = ansi.Strip(l)
-			if !strings.HasPrefix(l, c.Usage) {
+			if !strings.HasPrefix(l, c.Usage()) {
 				continue
 			}
 			found = true
-			if rest := l[len(c.Usage):]; rest != "" && !strings.HasPrefix(rest, "  ") {
-				t.Errorf("%q runs into its description: %q", c.Usage, l)
+			if rest := l[len(c.Usage()):]; rest != "" && !strings.HasPrefix(rest, "  ") {
+				t.Errorf("%q runs into its description: %q", c.Usage(), l)
 			}
 			if ansi.StringWidth(l) > 80 {
 				t.Errorf("row wider than 80: %q", l)
@@ -78,7 +77,7 @@ func TestHelpKeepsCommandsApart(t *testing.T) {
 			break
 		}
 		if !found {
-			t.Errorf("%q not in the help", c.Usage)
+			t.Errorf("%q not in the help", c.Usage())
 		}
 	}
 }

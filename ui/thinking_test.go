@@ -16,7 +16,6 @@ import (
 	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
 	"vkchat/ui/conversation"
-	"vkchat/ui/input"
 )
 
 func TestThinkCommand(t *testing.T) {
@@ -37,11 +36,11 @@ func TestThinkCommand(t *testing.T) {
 		{"/think low", false, "low", ""},
 		{"/think extreme", false, "low", "low, medium, high"},
 	} {
-		c, err := input.ParseCommand(tc.in)
+		c, err := m.cmds.Parse(tc.in)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.in, err)
 		}
-		m.runCommand(c)
+		c.Run()
 		req := m.nextRequest()
 		if m.think.off != tc.off || req.DisableThinking != tc.off || req.ReasoningEffort != tc.effort {
 			t.Errorf("%s: off %v effort %q, request %v %q", tc.in, m.think.off, m.think.effort, req.DisableThinking, req.ReasoningEffort)
@@ -50,7 +49,7 @@ func TestThinkCommand(t *testing.T) {
 			t.Errorf("%s: status %+v", tc.in, m.status)
 		}
 	}
-	if _, err := input.ParseCommand("/think"); err == nil {
+	if _, err := m.cmds.Parse("/think"); err == nil {
 		t.Error("/think without an argument parsed")
 	}
 }
@@ -156,11 +155,11 @@ func TestNoThinkingConfig(t *testing.T) {
 
 func TestPromptPane(t *testing.T) {
 	m := newTestModel(t, newFakeEngine(), Config{})
-	c, err := input.ParseCommand("/prompt")
+	c, err := m.cmds.Parse("/prompt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.runCommand(c)
+	c.Run()
 	if m.prompt != nil || !m.status.err || !strings.Contains(m.status.text, "cannot show its prompt") {
 		t.Errorf("an engine without RenderPrompt: prompt %v, status %+v", m.prompt, m.status)
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"vkchat/runtime/engine"
-	"vkchat/ui/input"
 	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
 	"vkchat/ui/transcript"
@@ -282,12 +281,12 @@ func (m *Model) helpLines(w int) []string {
 	out = append(out, m.keyLines(w)...)
 	out = append(out, "", st.PanelTitle.Render("Commands"), "")
 	const usageW = 18 // "/frequency VALUE" and a gap of two
-	for _, c := range input.Commands() {
+	for _, c := range m.cmds.Commands() {
 		desc := transcript.PlainRows(c.Help, st.Hint, max(w-usageW, 10))
-		if termtext.Width(c.Usage) > usageW-2 {
+		if termtext.Width(c.Usage()) > usageW-2 {
 			// Too long to leave a gap before the description (/think's
 			// choices): it takes a row of its own, the description under it.
-			out = append(out, st.Value.Render(termtext.Truncate(c.Usage, w)))
+			out = append(out, st.Value.Render(termtext.Truncate(c.Usage(), w)))
 			for _, d := range desc {
 				out = append(out, strings.Repeat(" ", usageW)+d)
 			}
@@ -296,7 +295,7 @@ func (m *Model) helpLines(w int) []string {
 		for i, d := range desc {
 			lead := strings.Repeat(" ", usageW)
 			if i == 0 {
-				lead = st.Value.Render(fmt.Sprintf("%-*s", usageW, c.Usage))
+				lead = st.Value.Render(fmt.Sprintf("%-*s", usageW, c.Usage()))
 			}
 			out = append(out, lead+d)
 		}
