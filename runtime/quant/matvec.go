@@ -302,6 +302,12 @@ func (j *job) compute(pt *part, lo, hi, v0, v1 int) {
 		if lo >= hi {
 			return
 		}
+		// The rows past the groups, from the copy of them: rows are
+		// counted from the first of them there, and so is dst.
+		if base := p.rows &^ 7; p.tail != nil && lo >= base && j.native &&
+			simd.MatMul(pt.typ, p.tail, pt.rowBytes, lo-base, hi-base, acts, v0, v1, pt.dst[base:], pt.rows) {
+			return
+		}
 	}
 	if j.native && simd.MatMul(pt.typ, pt.data, pt.rowBytes, lo, hi, acts, v0, v1, pt.dst, pt.rows) {
 		return

@@ -56,7 +56,7 @@ func (c *PackCache) Use(ms ...Matrix) {
 	var todo []*Matrix
 	for i := range ms {
 		m := &ms[i]
-		if !packable(m) {
+		if !packable(m) && !ownable(m) {
 			*m = Bind(*m) // nothing to look up, ever
 			continue
 		}
@@ -85,7 +85,7 @@ func (c *PackCache) Use(ms ...Matrix) {
 		key := unsafe.SliceData(m.Data)
 		packed.byData[key] = &packedEntry{p: made[i], refs: 1}
 		c.items[key] = &cacheItem{key: key, p: made[i], used: c.clock}
-		c.bytes += int64(len(made[i].data))
+		c.bytes += made[i].bytes()
 		m.bound, m.packed = true, made[i]
 	}
 	packed.Unlock()
@@ -108,7 +108,7 @@ func (c *PackCache) evict(keep uint64) {
 			return
 		}
 		delete(c.items, old.key)
-		c.bytes -= int64(len(old.p.data))
+		c.bytes -= old.p.bytes()
 		if c.budget > 0 {
 			c.evictions.Add(1)
 		}

@@ -29,8 +29,16 @@ type packedMatrix struct {
 	own        bool // a plain copy in the original layout (ownable): products read it instead
 	rows, cols int
 	groupBytes int    // one group of 8 rows
-	data       []byte // rows/8 groups; the rows%8 tail stays in the original
+	data       []byte // rows/8 groups
+	// tail is the rows%8 rows past the groups, copied in the original
+	// layout: the native kernels read them from here rather than from the
+	// model file's mapping, where a truncated file would be a SIGBUS (a
+	// vocabulary of 32001 leaves one such row in the output matrix).
+	tail []byte
 }
+
+// bytes is the memory the copy holds.
+func (p *packedMatrix) bytes() int64 { return int64(len(p.data) + len(p.tail)) }
 
 // packedByData maps the first byte of a Matrix's Data to its packed copy,
 // counted per Pack that asked for it (two backends on one model share it).
@@ -124,7 +132,7 @@ func Pack(ms []Matrix) (free func(), bytes int64) {
 	for _, k := range keys {
 		e := packed.byData[k]
 		e.refs++
-		bytes += int64(len(e.p.data))
+		bytes += e.p.bytes()
 	}
 	packed.Unlock()
 	var once sync.Once
@@ -193,19 +201,24 @@ func packAll(ms []*Matrix) []*packedMatrix {
 // packOne makes m's packed copy in its type's layout, or a plain one
 // (ownable).
 func packOne(m *Matrix) *packedMatrix {
+	f, _ := formatOf(m.Type)
+	rb, _ := f.rowBytes(m.Type, m.Cols)
 	if !packable(m) {
-		f, _ := formatOf(m.Type)
-		rb, _ := f.rowBytes(m.Type, m.Cols)
 		return &packedMatrix{typ: m.Type, own: true, rows: m.Rows, cols: m.Cols, data: slices.Clone(m.Data[:rb*m.Rows])}
 	}
+	var p *packedMatrix
 	switch m.Type {
 	case ggml.Q4_0, ggml.Q8_0, ggml.MXFP4:
-		return pack(m)
+		p = pack(m)
 	case ggml.Q4_K, ggml.Q5_K:
-		return packQ45K(m)
+		p = packQ45K(m)
+	default:
+		p = packInterleaved(m, f)
 	}
-	f, _ := formatOf(m.Type)
-	return packInterleaved(m, f)
+	if whole := m.Rows &^ 7; whole < m.Rows {
+		p.tail = slices.Clone(m.Data[whole*rb : m.Rows*rb])
+	}
+	return p
 }
 
 // lookupPacked returns m's packed copy, if it has a matching one.
