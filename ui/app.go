@@ -16,13 +16,12 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"vkchat/runtime/engine"
-	"vkchat/runtime/sample"
 	"vkchat/ui/command"
 	"vkchat/ui/conversation"
 	"vkchat/ui/input"
 	"vkchat/ui/inspector"
-	"vkchat/ui/panels"
 	"vkchat/ui/picker"
+	"vkchat/ui/sampler"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
 	"vkchat/ui/transcript"
@@ -43,18 +42,16 @@ type Model struct {
 
 	// conv is the chat itself; the root decides what to say about what
 	// it does (its operations return errors and values, not status lines).
-	conv    *conversation.Conversation
-	params  sample.Params
-	changed string // the setting changed last, highlighted in the panels
-	stats   engine.Stats
-	run     runStats
+	conv  *conversation.Conversation
+	smp   *sampler.Sampler // the settings replies are generated with
+	stats engine.Stats
+	run   runStats
 
 	// baseCtx parents every generation; Run sets it to its context.
 	baseCtx      context.Context
 	gen          *generation
 	genSeq       int
 	pendingReply bool
-	previewSeq   int
 	closed       chan struct{} // closed on quit: unblocks the engine's emit
 	closeOnce    sync.Once
 	wg           *sync.WaitGroup
@@ -96,13 +93,8 @@ type statusLine struct {
 	err  bool
 }
 
-// previewMsg is the result of re-ranking the last distribution under new
-// settings; seq drops answers overtaken by a later change.
-type previewMsg struct {
-	seq int
-	res sample.Result
-	ok  bool
-}
+func (s *statusLine) Info(text string)  { *s = statusLine{text: text} }
+func (s *statusLine) Error(text string) { *s = statusLine{text: text, err: true} }
 
 // New builds the chat UI for eng; colours follow the terminal on stdout.
 func New(eng Engine, cfg Config) tea.Model {
@@ -125,7 +117,6 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		styles:  st,
 		keys:    DefaultKeyMap(),
 		help:    h,
-		params:  eng.Params(),
 		stats:   eng.Stats(),
 		baseCtx: context.Background(),
 		closed:  make(chan struct{}),
@@ -143,6 +134,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		m.input.SetPlaceholder("Text for the model to continue… (Enter on empty continues)")
 	}
 	m.insp = inspector.New()
+	m.smp = sampler.New(eng, eng.Params(), cfg.MaxTokens, &m.status, func() uint64 { return m.newSeed() })
 	m.cmds = m.commands()
 	if cfg.Notice != "" {
 		m.setStatus(termtext.Sanitize(cfg.Notice))
@@ -211,7 +203,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case transcript.RedrawMsg:
 		m.syncTranscript()
 		return m, m.tr.Update(msg)
-	case previewMsg:
+	case sampler.PreviewMsg:
 		m.handlePreview(msg)
 		return m, nil
 	case tickMsg:
@@ -225,8 +217,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, m.receiveInput(msg)
 }
 
-func (m *Model) setStatus(s string) { m.status = statusLine{text: s} }
-func (m *Model) setError(s string)  { m.status = statusLine{text: s, err: true} }
+func (m *Model) setStatus(s string) { m.status.Info(s) }
+func (m *Model) setError(s string)  { m.status.Error(s) }
 func (m *Model) clearStatus()       { m.status = statusLine{} }
 
 func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
@@ -261,15 +253,10 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.toggleThinking()
 		return nil
 	}
-	for _, sk := range samplerKeys() {
-		if key.Matches(msg, sk.binding(k)) {
-			m.changed = sk.setting
-			return m.changeParams(sk.change(m.params))
-		}
+	if cmd, ok := m.smp.Key(msg); ok {
+		return cmd
 	}
 	switch {
-	case key.Matches(msg, k.Seed):
-		return m.drawSeed()
 	case key.Matches(msg, k.Stop) && m.generating():
 		m.stopGeneration()
 		return nil
@@ -311,52 +298,19 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-// changeParams hands new settings to the engine and asks it, off the
-// update loop, to re-rank the last distribution under them: the engine
-// may be busy with a decode step, and the UI must not wait for it.
-func (m *Model) changeParams(p sample.Params) tea.Cmd {
-	// The commands parse within these ranges; Check is the one rule the
-	// sampler, the flags and the files share, so nothing else slips in.
-	if err := p.Check(); err != nil {
-		m.setError(err.Error())
-		return nil
-	}
-	m.setParams(p)
-	if m.changed != "" {
-		m.setStatus(m.changed + " " + panels.SettingValue(p, m.changed))
-	}
-	m.previewSeq++
-	seq, eng := m.previewSeq, m.eng
-	return func() tea.Msg {
-		res, ok := eng.Preview(p)
-		return previewMsg{seq: seq, res: res, ok: ok}
-	}
-}
-
-func (m *Model) setParams(p sample.Params) {
-	m.params = p
-	m.eng.SetParams(p)
-}
-
-func (m *Model) drawSeed() tea.Cmd {
-	p := m.params
-	p.Seed = m.newSeed()
-	m.changed = panels.SetSeed
-	return m.changeParams(p)
-}
-
-func (m *Model) handlePreview(msg previewMsg) {
-	if msg.seq != m.previewSeq {
+// handlePreview shows the last distribution re-ranked under the settings
+// just changed.
+func (m *Model) handlePreview(msg sampler.PreviewMsg) {
+	if !m.smp.Current(msg) {
 		return
 	}
-	if !msg.ok {
+	if !msg.OK {
 		if m.status.text != "" && !m.status.err {
 			m.setStatus(m.status.text + " · applies from the next token")
 		}
 		return
 	}
-	r := msg.res
-	m.insp.ShowPreview(r, m.params)
+	m.insp.ShowPreview(msg.Res, m.smp.Params)
 }
 
 // submit sends the typed message or runs the typed command.

@@ -3,7 +3,6 @@ package ui
 import (
 	"strings"
 	"testing"
-
 )
 
 // TestBranchHintsNameKeysThatWork: outside the inspector [ and ] are typed

@@ -40,8 +40,8 @@ func TestFailedCommandClearsTheLine(t *testing.T) {
 	h.key("backspace", "backspace", "backspace")
 	h.typeText("0.5")
 	h.key("enter")
-	if m.status.err || m.params.Temperature != 0.5 || m.input.Value() != "" {
-		t.Fatalf("the corrected line: status %+v, temperature %v, input %q", m.status, m.params.Temperature, m.input.Value())
+	if m.status.err || m.smp.Params.Temperature != 0.5 || m.input.Value() != "" {
+		t.Fatalf("the corrected line: status %+v, temperature %v, input %q", m.status, m.smp.Params.Temperature, m.input.Value())
 	}
 	if n := len(eng.requests); n != 0 {
 		t.Errorf("%d requests: a failed command must not reach the model", n)

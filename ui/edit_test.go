@@ -65,7 +65,7 @@ func TestEditAndResend(t *testing.T) {
 		t.Errorf("the reply was asked for %+v", req.Messages)
 	}
 	// The save keeps both branches.
-	f, err := conversation.Read(m.conv.Path(), m.params)
+	f, err := conversation.Read(m.conv.Path(), m.smp.Params)
 	if err != nil || len(f.Nodes) < 5 || f.Messages[0].Content != "FIRST, edited" {
 		t.Errorf("saved %d nodes, messages %+v, err %v; want both branches", len(f.Nodes), f.Messages, err)
 	}

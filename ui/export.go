@@ -51,7 +51,7 @@ func (m *Model) exportReply(path string) {
 		return
 	}
 	path = conversation.ExpandHome(path)
-	if err := conversation.WriteExport(path, m.info, m.cfg.MaxTokens, t, m.eng.TokenText); err != nil {
+	if err := conversation.WriteExport(path, m.info, m.smp.MaxTokens, t, m.eng.TokenText); err != nil {
 		m.setError("could not export: " + err.Error())
 		return
 	}

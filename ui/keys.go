@@ -1,10 +1,6 @@
 package ui
 
-import (
-	"strings"
-
-	"github.com/charmbracelet/bubbles/key"
-)
+import "github.com/charmbracelet/bubbles/key"
 
 // KeyMap declares every key the chat answers to, once; the help footer is
 // drawn from the same bindings so it cannot drift from what the keys do.
@@ -23,18 +19,6 @@ type KeyMap struct {
 	Thinking   key.Binding
 	Panels     key.Binding
 	Redraw     key.Binding
-
-	TempDown   key.Binding
-	TempUp     key.Binding
-	TopPDown   key.Binding
-	TopPUp     key.Binding
-	TopKDown   key.Binding
-	TopKUp     key.Binding
-	MinPDown   key.Binding
-	MinPUp     key.Binding
-	RepeatDown key.Binding
-	RepeatUp   key.Binding
-	Seed       key.Binding
 
 	PrevToken  key.Binding
 	NextToken  key.Binding
@@ -57,13 +41,12 @@ type KeyMap struct {
 	Back       key.Binding
 }
 
-// DefaultKeyMap uses Alt for the sampler keys so they work while typing:
-// the lower-case letter lowers a setting and the upper-case one raises it.
+// DefaultKeyMap is the chat's keys; the sampler's are ui/sampler's.
 func DefaultKeyMap() KeyMap {
 	b := func(keys []string, k, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
 	}
-	// The "up" half of each sampler pair is documented by its "down" half.
+	// The second half of a pair is documented by its first.
 	quiet := func(keys ...string) key.Binding { return key.NewBinding(key.WithKeys(keys...)) }
 	return KeyMap{
 		Send:       b([]string{"enter"}, "enter", "send"),
@@ -80,18 +63,6 @@ func DefaultKeyMap() KeyMap {
 		Thinking:   thinkingKey,
 		Panels:     b([]string{"f2"}, "f2", "show/hide the optional panels (sampler, router, funnel, latency)"),
 		Redraw:     b([]string{"ctrl+l"}, "ctrl+l", "redraw the screen"),
-
-		TempDown:   b([]string{"alt+t"}, "alt+t/T", "temp"),
-		TempUp:     quiet("alt+T"),
-		TopPDown:   b([]string{"alt+p"}, "alt+p/P", "top-p"),
-		TopPUp:     quiet("alt+P"),
-		TopKDown:   b([]string{"alt+k"}, "alt+k/K", "top-k"),
-		TopKUp:     quiet("alt+K"),
-		MinPDown:   b([]string{"alt+m"}, "alt+m/M", "min-p"),
-		MinPUp:     quiet("alt+M"),
-		RepeatDown: b([]string{"alt+r"}, "alt+r/R", "repeat"),
-		RepeatUp:   quiet("alt+R"),
-		Seed:       b([]string{"alt+s"}, "alt+s", "new seed"),
 
 		PrevToken:  b([]string{"left"}, "←/→", "token"),
 		NextToken:  quiet("right"),
@@ -125,25 +96,4 @@ func (k KeyMap) inspectHelp(moe bool) []key.Binding {
 		return []key.Binding{k.PrevToken, k.CandUp, k.Fork, k.PrevBranch, k.Heatmap, k.HeatBasis, k.Experts, k.Back, k.Help, k.Quit, k.FirstToken, k.LineUp, k.Stop}
 	}
 	return []key.Binding{k.PrevToken, k.CandUp, k.Fork, k.PrevBranch, k.Heatmap, k.HeatBasis, k.Back, k.Help, k.Quit, k.FirstToken, k.LineUp, k.Stop}
-}
-
-// samplerHelp is the second footer row: the live sampler keys.
-func (k KeyMap) samplerHelp() []key.Binding {
-	return []key.Binding{k.TempDown, k.TopPDown, k.TopKDown, k.MinPDown, k.RepeatDown, k.Seed}
-}
-
-// altPrefix is factored out of the sampler row when the row would not fit
-// otherwise: "alt+ t/T temp • p/P top-p …".
-const altPrefix = "alt+"
-
-// compactSampler returns the sampler bindings with "alt+" taken out of
-// their help text, for narrow footers.
-func (k KeyMap) compactSampler() []key.Binding {
-	out := k.samplerHelp()
-	for i, b := range out {
-		h := b.Help()
-		b.SetHelp(strings.TrimPrefix(h.Key, altPrefix), h.Desc)
-		out[i] = b
-	}
-	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	"vkchat/runtime/sample"
 	"vkchat/ui/conversation"
+	"vkchat/ui/sampler"
 )
 
 func TestSamplerKeys(t *testing.T) {
@@ -36,8 +37,8 @@ func TestSamplerKeys(t *testing.T) {
 			m := newTestModel(t, eng, Config{})
 			m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 			_, cmd := m.Update(keyMsg(tt.key))
-			if m.params != tt.want {
-				t.Fatalf("params = %+v, want %+v", m.params, tt.want)
+			if m.smp.Params != tt.want {
+				t.Fatalf("params = %+v, want %+v", m.smp.Params, tt.want)
 			}
 			if n := len(eng.setParamsCalls()); n != 1 || eng.setParamsCalls()[0] != tt.want {
 				t.Fatalf("SetParams calls = %+v", eng.setParamsCalls())
@@ -69,7 +70,7 @@ func TestSamplerKeyRePreviewsAfterAReply(t *testing.T) {
 	before := m.insp.Probs
 	h.key("alt+t")
 	h.waitFor("the preview", func() bool { return strings.HasPrefix(m.insp.Probs.Title, "preview") })
-	want := rank(eng.lastCandidates(), m.params)
+	want := rank(eng.lastCandidates(), m.smp.Params)
 	if m.insp.Probs.Candidates[0].Final != want.Candidates[0].Final || m.insp.Probs.Candidates[0].Final == before.Candidates[0].Final {
 		t.Errorf("preview drawn p = %v, want %v (was %v)", m.insp.Probs.Candidates[0].Final, want.Candidates[0].Final, before.Candidates[0].Final)
 	}
@@ -84,40 +85,17 @@ func TestSamplerKeyRePreviewsAfterAReply(t *testing.T) {
 func TestStalePreviewIsDropped(t *testing.T) {
 	eng := newFakeEngine()
 	m := newTestModel(t, eng, Config{})
-	m.previewSeq = 5
 	m.insp.Probs.Title = "step 3"
-	m.Update(previewMsg{seq: 4, ok: true, res: sample.Result{Candidates: []sample.Candidate{{ID: 1}}}})
+	p := m.smp.Params
+	p.Temperature = 0.3
+	first := m.smp.Change(p)
+	p.Temperature = 0.4
+	m.smp.Change(p)
+	msg := first().(sampler.PreviewMsg)
+	msg.OK, msg.Res = true, sample.Result{Candidates: []sample.Candidate{{ID: 1}}}
+	m.Update(msg)
 	if m.insp.Probs.Title != "step 3" {
 		t.Error("an overtaken preview replaced the panel")
-	}
-}
-
-func TestSamplerStepLimits(t *testing.T) {
-	tests := []struct {
-		name string
-		f    func(sample.Params, int) sample.Params
-		in   sample.Params
-		dir  int
-		want sample.Params
-	}{
-		{"temp floor", stepTemperature, sample.Params{Temperature: 0}, -1, sample.Params{Temperature: 0}},
-		{"temp ceiling", stepTemperature, sample.Params{Temperature: 5}, +1, sample.Params{Temperature: 5}},
-		{"temp grid", stepTemperature, sample.Params{Temperature: 0.30000001}, +1, sample.Params{Temperature: 0.4}},
-		{"top-p ceiling", stepTopP, sample.Params{TopP: 1}, +1, sample.Params{TopP: 1}},
-		{"top-p floor", stepTopP, sample.Params{TopP: 0.05}, -1, sample.Params{TopP: 0.05}},
-		{"top-k off lowers to 100", stepTopK, sample.Params{TopK: 0}, -1, sample.Params{TopK: 100}},
-		{"top-k off stays off", stepTopK, sample.Params{TopK: 0}, +1, sample.Params{TopK: 0}},
-		{"top-k 100 raises to off", stepTopK, sample.Params{TopK: 100}, +1, sample.Params{TopK: 0}},
-		{"top-k small steps", stepTopK, sample.Params{TopK: 3}, -1, sample.Params{TopK: 2}},
-		{"top-k floor", stepTopK, sample.Params{TopK: 1}, -1, sample.Params{TopK: 1}},
-		{"min-p floor", stepMinP, sample.Params{MinP: 0}, -1, sample.Params{MinP: 0}},
-		{"repeat ceiling", stepRepeat, sample.Params{RepeatPenalty: 3}, +1, sample.Params{RepeatPenalty: 3}},
-		{"repeat floor", stepRepeat, sample.Params{RepeatPenalty: 0.5}, -1, sample.Params{RepeatPenalty: 0.5}},
-	}
-	for _, tt := range tests {
-		if got := tt.f(tt.in, tt.dir); got != tt.want {
-			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
-		}
 	}
 }
 
@@ -142,8 +120,8 @@ func TestSlashCommandsChangeParams(t *testing.T) {
 			h.size(100, 30)
 			h.typeText(tt.line)
 			h.key("enter")
-			if !tt.want(m.params) || len(eng.setParamsCalls()) != 1 || !tt.want(eng.setParamsCalls()[0]) {
-				t.Fatalf("params %+v, SetParams %+v", m.params, eng.setParamsCalls())
+			if !tt.want(m.smp.Params) || len(eng.setParamsCalls()) != 1 || !tt.want(eng.setParamsCalls()[0]) {
+				t.Fatalf("params %+v, SetParams %+v", m.smp.Params, eng.setParamsCalls())
 			}
 			if m.input.Value() != "" || len(m.conv.Turns()) != 0 || eng.requestCount() != 0 {
 				t.Error("a command was sent as a message")

@@ -5,33 +5,30 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 
+	"vkchat/ui/command"
 	"vkchat/ui/input"
+	"vkchat/ui/sampler"
 	"vkchat/ui/termtext"
 	"vkchat/ui/transcript"
 )
 
 // keySection is one heading of the key reference.
-type keySection struct {
-	Title string
-	Keys  []key.Binding
-}
+type keySection = command.KeySection
 
 // reference is every key the chat answers to, once, in the order F1 lists
 // them. README's key table is checked against it (TestREADMEKeyTable): a
 // new key is a binding in KeyMap and one entry here, and `go test ./ui
 // -run TestREADMEKeyTable` prints the README rows to paste.
-func (k KeyMap) reference() []keySection {
+func (k KeyMap) reference(smp sampler.KeyMap) []keySection {
 	return []keySection{
-		{"Chat", []key.Binding{
+		{Title: "Chat", Keys: []key.Binding{
 			k.Send, k.Newline, k.Stop, k.Quit, k.Regenerate, k.NewChat,
 			k.History, k.PageUp, k.LineUp, k.BranchPrev, k.Thinking,
 			k.Panels, k.Redraw, k.Help,
 		}},
-		{"Editing the message", input.EditingKeys()},
-		{"Sampler (while typing too)", []key.Binding{
-			k.TempDown, k.TopPDown, k.TopKDown, k.MinPDown, k.RepeatDown, k.Seed,
-		}},
-		{"Inspector (tab)", []key.Binding{
+		{Title: "Editing the message", Keys: input.EditingKeys()},
+		smp.Section(),
+		{Title: "Inspector (tab)", Keys: []key.Binding{
 			k.Inspect, k.PrevToken, k.FirstToken, k.CandUp, k.Fork, k.PrevBranch,
 			k.Heatmap, k.HeatBasis, k.Experts, k.Back,
 		}},
@@ -42,7 +39,7 @@ func (k KeyMap) reference() []keySection {
 // then one row per key (its description wrapped under itself).
 func (m *Model) keyLines(width int) []string {
 	st := m.styles
-	sections := m.keys.reference()
+	sections := m.keys.reference(m.smp.Keys)
 	keyW := 0
 	for _, s := range sections {
 		for _, b := range s.Keys {

@@ -88,7 +88,7 @@ func (m *Model) modelLoaded(msg modelLoadedMsg) {
 	old := m.eng
 	m.eng = msg.eng
 	m.info = msg.eng.Info()
-	m.eng.SetParams(m.params)
+	m.smp.SetEngine(m.eng)
 	m.stats = m.eng.Stats()
 	m.conv.SetCompletion(m.info.Completion)
 	m.insp.Probs = inspector.NextToken()

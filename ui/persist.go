@@ -14,7 +14,7 @@ import (
 
 // saveMeta is what the save file says about the session.
 func (m *Model) saveMeta() conversation.Meta {
-	return conversation.Meta{Model: m.info.Path, ModelName: m.info.Name, Params: m.params}
+	return conversation.Meta{Model: m.info.Path, ModelName: m.info.Name, Params: m.smp.Params}
 }
 
 // autosave writes the conversation to its file; it runs after every turn,
@@ -68,7 +68,7 @@ func (m *Model) loadConversation(name string) error {
 	if conversation.IsMarkdown(path) {
 		return fmt.Errorf("%s is Markdown, written for reading: /load reads the JSON files vkchat saves (/chats lists them)", path)
 	}
-	c, err := conversation.Read(path, m.params)
+	c, err := conversation.Read(path, m.smp.Params)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (m *Model) loadConversation(name string) error {
 	} else {
 		m.conv.LoadCopy(c, path)
 	}
-	m.setParams(c.Params.Sample())
+	m.smp.Set(c.Params.Sample())
 	status := "loaded " + path
 	if c.Model != "" && m.info.Path != "" && c.Model != m.info.Path {
 		status = fmt.Sprintf("loaded %s (saved with %s)", filepath.Base(path), c.Model)

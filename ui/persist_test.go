@@ -57,8 +57,8 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if m2.conv.System() != "You are terse." || len(m2.conv.Turns()) != 2 || m2.conv.Turns()[0].Content != "hello" || m2.conv.Turns()[1].Content != m.conv.Turns()[1].Content {
 		t.Fatalf("restored system %q, turns %+v", m2.conv.System(), m2.conv.Turns())
 	}
-	if m2.params != m.params || eng2.Params() != m.params {
-		t.Fatalf("params %+v / engine %+v, want %+v", m2.params, eng2.Params(), m.params)
+	if m2.smp.Params != m.smp.Params || eng2.Params() != m.smp.Params {
+		t.Fatalf("params %+v / engine %+v, want %+v", m2.smp.Params, eng2.Params(), m.smp.Params)
 	}
 	// Resuming continues the same file and sends the whole history.
 	h2 := newHarness(t, m2)

@@ -18,7 +18,7 @@ type PromptRenderer interface {
 
 // nextRequest is the request the next reply is generated from.
 func (m *Model) nextRequest() engine.Request {
-	return engine.Request{Messages: m.conv.Messages(false), MaxTokens: m.cfg.MaxTokens, DisableThinking: m.think.off, ReasoningEffort: m.think.effort, Stop: m.stops}
+	return engine.Request{Messages: m.conv.Messages(false), MaxTokens: m.smp.MaxTokens, DisableThinking: m.think.off, ReasoningEffort: m.think.effort, Stop: m.smp.Stops}
 }
 
 // promptPane is what /prompt shows: the rendered prompt, or why it could

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/bubbles/key"
+
+	"vkchat/ui/sampler"
 )
 
 const (
@@ -17,9 +19,13 @@ const (
 // readmeKeyTable is the README's key table as the key reference gives it:
 // a Markdown table with a row per section heading and one per key.
 func readmeKeyTable(k KeyMap) string {
+	return readmeTable(k.reference(sampler.DefaultKeyMap()))
+}
+
+func readmeTable(sections []keySection) string {
 	var b strings.Builder
 	b.WriteString("| Key | What it does |\n|---|---|\n")
-	for _, s := range k.reference() {
+	for _, s := range sections {
 		b.WriteString("| **" + s.Title + "** | |\n")
 		for _, kb := range s.Keys {
 			h := kb.Help()
@@ -61,7 +67,7 @@ func TestHelpListsEveryKeyAtEveryWidth(t *testing.T) {
 			seen.WriteString(m.View())
 			h.key("pgdown")
 		}
-		for _, s := range m.keys.reference() {
+		for _, s := range m.keys.reference(m.smp.Keys) {
 			for _, kb := range s.Keys {
 				if k := kb.Help().Key; !strings.Contains(seen.String(), "  "+k+" ") {
 					t.Errorf("%d columns: F1 does not list %q (%s)", w, k, kb.Help().Desc)
@@ -82,19 +88,22 @@ func TestHelpListsEveryKeyAtEveryWidth(t *testing.T) {
 func TestReferenceHasEveryKey(t *testing.T) {
 	k := DefaultKeyMap()
 	listed := map[string]bool{}
-	for _, s := range k.reference() {
+	for _, s := range k.reference(sampler.DefaultKeyMap()) {
 		for _, b := range s.Keys {
 			listed[b.Help().Key+"\x00"+b.Help().Desc] = true
 		}
 	}
-	v := reflect.ValueOf(k)
-	for i := range v.NumField() {
-		b, ok := v.Field(i).Interface().(key.Binding)
-		if !ok || b.Help().Key == "" {
-			continue
-		}
-		if !listed[b.Help().Key+"\x00"+b.Help().Desc] {
-			t.Errorf("KeyMap.%s (%s: %s) is not in reference()", v.Type().Field(i).Name, b.Help().Key, b.Help().Desc)
+	// Every component's key map: the chat's, the sampler's.
+	for _, km := range []any{k, sampler.DefaultKeyMap()} {
+		v := reflect.ValueOf(km)
+		for i := range v.NumField() {
+			b, ok := v.Field(i).Interface().(key.Binding)
+			if !ok || b.Help().Key == "" {
+				continue
+			}
+			if !listed[b.Help().Key+"\x00"+b.Help().Desc] {
+				t.Errorf("%s.%s (%s: %s) is not in reference()", v.Type(), v.Type().Field(i).Name, b.Help().Key, b.Help().Desc)
+			}
 		}
 	}
 }

@@ -120,11 +120,3 @@ func TestStopSequenceRealEngine(t *testing.T) {
 		}
 	}
 }
-
-func TestUnescapeStop(t *testing.T) {
-	for in, want := range map[string]string{`\n\n`: "\n\n", `a\tb`: "a\tb", `\\n`: `\n`, `C:\x`: `C:\x`, `end\`: `end\`} {
-		if got := unescapeStop(in); got != want {
-			t.Errorf("unescapeStop(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

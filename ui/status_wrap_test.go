@@ -6,7 +6,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
-
 )
 
 // TestLongStatusWraps: a status message wider than the transcript (the

@@ -143,7 +143,7 @@ func TestEngineErrorKeepsTheConversation(t *testing.T) {
 	if n := strings.Count(view, "device lost"); n > 2 {
 		t.Errorf("error shown %d times", n)
 	}
-	c, err := conversation.Read(m.conv.Path(), m.params)
+	c, err := conversation.Read(m.conv.Path(), m.smp.Params)
 	if err != nil || len(c.Messages) != 2 {
 		t.Fatalf("saved: %v %+v", err, c.Messages)
 	}

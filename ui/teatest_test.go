@@ -36,10 +36,10 @@ func TestProgramEndToEnd(t *testing.T) {
 	if len(final.conv.Turns()) != 2 || final.conv.Turns()[1].Content != strings.Join(fakeReplyCode, "") {
 		t.Fatalf("final turns %+v", final.conv.Turns())
 	}
-	if final.params.Temperature != 0.9 || eng.Params().Temperature != 0.9 {
-		t.Errorf("temperature %v / engine %v", final.params.Temperature, eng.Params().Temperature)
+	if final.smp.Params.Temperature != 0.9 || eng.Params().Temperature != 0.9 {
+		t.Errorf("temperature %v / engine %v", final.smp.Params.Temperature, eng.Params().Temperature)
 	}
-	if c, err := conversation.Read(final.conv.Path(), final.params); err != nil || len(c.Messages) != 2 {
+	if c, err := conversation.Read(final.conv.Path(), final.smp.Params); err != nil || len(c.Messages) != 2 {
 		t.Fatalf("not saved on quit: %v", err)
 	}
 }

@@ -101,7 +101,7 @@ func TestTemplateFailingOnSecondMessageKeepsChat(t *testing.T) {
 	if !shown {
 		t.Errorf("the template's error is not under the message: %+v", turns[2].Notes)
 	}
-	c, err := conversation.Read(final.conv.Path(), final.params)
+	c, err := conversation.Read(final.conv.Path(), final.smp.Params)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,7 +139,7 @@ func TestThinkingModelEndToEnd(t *testing.T) {
 		strings.Contains(final.prompt.r.Text, "Hmm") || !strings.HasSuffix(final.prompt.r.Text, "<|im_start|>assistant\n<think>\n\n</think>\n\n") {
 		t.Errorf("prompt: %+v", final.prompt)
 	}
-	if c, err := conversation.Read(final.conv.Path(), final.params); err != nil || len(c.Messages) != 4 || c.Messages[1].Content != "<think>Hmm</think>Hi!" {
+	if c, err := conversation.Read(final.conv.Path(), final.smp.Params); err != nil || len(c.Messages) != 4 || c.Messages[1].Content != "<think>Hmm</think>Hi!" {
 		t.Errorf("saved conversation: %+v, %v", c, err)
 	}
 }

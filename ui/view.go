@@ -6,6 +6,7 @@ import (
 
 	"vkchat/runtime/engine"
 	"vkchat/ui/panels"
+	"vkchat/ui/sampler"
 	"vkchat/ui/termtext"
 	"vkchat/ui/transcript"
 )
@@ -258,10 +259,10 @@ func (m *Model) footer(rows int) []string {
 	}
 	out := []string{m.help.ShortHelpView(first)}
 	if rows > 1 {
-		row := m.help.ShortHelpView(m.keys.samplerHelp())
+		row := m.help.ShortHelpView(m.smp.Keys.Help())
 		if strings.HasSuffix(row, m.help.Ellipsis) {
-			m.help.Width = m.width - len(altPrefix) - 1
-			row = m.styles.Help.ShortKey.Render(altPrefix) + " " + m.help.ShortHelpView(m.keys.compactSampler())
+			m.help.Width = m.width - len(sampler.AltPrefix) - 1
+			row = m.styles.Help.ShortKey.Render(sampler.AltPrefix) + " " + m.help.ShortHelpView(m.smp.Keys.Compact())
 		}
 		out = append(out, row)
 	}
@@ -312,8 +313,8 @@ func (m *Model) probsData() panels.Probs {
 
 func (m *Model) statusData() panels.Status {
 	return panels.Status{
-		Params:  m.params,
-		Changed: m.changed,
+		Params:  m.smp.Params,
+		Changed: m.smp.Changed,
 		Metrics: m.metricsData(),
 		Memory:  panels.Memory{Info: m.info, Stats: m.stats},
 		Probs:   m.probsData(),
@@ -352,7 +353,7 @@ func (m *Model) sideColumn(l layout, h int) []string {
 		}
 		return panels.Box(st, "Speed · Memory", panels.CoreLines(st, metricsData, memData, inner), w)
 	}
-	sampler := panels.Box(st, "Sampler", panels.SamplerLines(st, m.params, m.changed, inner), w)
+	sampler := panels.Box(st, "Sampler", panels.SamplerLines(st, m.smp.Params, m.smp.Changed, inner), w)
 	var r panels.Router
 	detail := panels.MemoryFull
 	if m.moe() && !m.hidePanels {
@@ -379,7 +380,7 @@ func (m *Model) sideColumn(l layout, h int) []string {
 				room -= len(router)
 			}
 		}
-		fv, fp, changed := m.insp.FunnelView(m.changed)
+		fv, fp, changed := m.insp.FunnelView(m.smp.Changed)
 		if box := panels.Box(st, "Sampler funnel", panels.FunnelLines(st, fv, fp, changed, inner), w); fits(box) {
 			funnel = box
 		}

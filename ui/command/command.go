@@ -259,3 +259,10 @@ func (c Call) String() string {
 	}
 	return "/" + c.Cmd.Name + " " + arg
 }
+
+// Reporter is the status line under the transcript, where a command or a
+// key says what it did.
+type Reporter interface {
+	Info(text string)
+	Error(text string)
+}

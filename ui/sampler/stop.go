@@ -1,9 +1,12 @@
-package ui
+package sampler
 
 import (
 	"strconv"
 	"strings"
 
+	tea "github.com/charmbracelet/bubbletea"
+
+	"vkchat/ui/command"
 	"vkchat/ui/termtext"
 )
 
@@ -11,28 +14,29 @@ import (
 // reply where its answer writes one (llama.cpp's "stop"); without TEXT
 // they are cleared. \n, \t and \\ are read as in Go strings so a line
 // break can be typed.
-func (m *Model) setStop(text string) {
-	if text == "" {
-		m.stops = nil
-		m.setStatus("no stop strings: replies end where the model ends them")
-		return
+func (s *Sampler) setStop(a command.Args) tea.Cmd {
+	if a.Text == "" {
+		s.Stops = nil
+		s.status.Info("no stop strings: replies end where the model ends them")
+		return nil
 	}
-	s := unescapeStop(text)
-	for _, have := range m.stops {
-		if have == s {
-			m.setStatus("already a stop string: " + m.stopList())
-			return
+	stop := unescapeStop(a.Text)
+	for _, have := range s.Stops {
+		if have == stop {
+			s.status.Info("already a stop string: " + s.stopList())
+			return nil
 		}
 	}
-	m.stops = append(m.stops, s)
-	m.setStatus("replies stop at " + m.stopList() + " · /stop alone clears")
+	s.Stops = append(s.Stops, stop)
+	s.status.Info("replies stop at " + s.stopList() + " · /stop alone clears")
+	return nil
 }
 
 // stopList shows the stop strings quoted, control characters escaped.
-func (m *Model) stopList() string {
-	q := make([]string, len(m.stops))
-	for i, s := range m.stops {
-		q[i] = termtext.Sanitize(strconv.Quote(s))
+func (s *Sampler) stopList() string {
+	q := make([]string, len(s.Stops))
+	for i, stop := range s.Stops {
+		q[i] = termtext.Sanitize(strconv.Quote(stop))
 	}
 	return strings.Join(q, ", ")
 }
