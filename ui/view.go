@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"vkchat/runtime/engine"
 	"vkchat/ui/panels"
 	"vkchat/ui/sampler"
 	"vkchat/ui/termtext"
@@ -96,7 +95,7 @@ func (m *Model) View() string {
 	main := m.mainColumn(l)
 	if l.wide {
 		m.frame = frame{first: 1, last: 1 + len(main), split: l.mainW}
-		side := m.sideColumn(l, len(main))
+		side := panels.SideColumn(m.styles, m.sideData(), l.sideW, len(main))
 		for i := range main {
 			main[i] = termtext.Fit(main[i], l.mainW) + " " + side[i]
 		}
@@ -112,53 +111,20 @@ func (m *Model) tinyView() string {
 }
 
 func (m *Model) titleBar(w int) string {
-	st := m.styles
-	info := m.info
-	parts := []string{}
-	if a := termtext.Sanitize(info.Arch); a != "" {
-		parts = append(parts, a)
-	}
-	if info.Params > 0 {
-		parts = append(parts, panels.Count(info.Params))
-	}
-	if f := termtext.Sanitize(info.FileType); f != "" {
-		parts = append(parts, f)
-	}
-	desc := strings.Join(parts, " ")
-	mode := termtext.Sanitize(info.TemplateName)
-	if info.Completion {
-		mode = "completion"
-	}
-	dev := strings.TrimSpace(termtext.Sanitize(info.Backend) + " " + termtext.Sanitize(info.Device))
-	if why := termtext.Sanitize(info.BackendReason); why != "" {
-		dev += " (" + why + ")"
-	}
-	var meta []string
-	for _, s := range []string{desc, contextLabel(info), mode, dev} {
-		if s != "" {
-			meta = append(meta, s)
-		}
-	}
-	left := st.TitleName.Render(" vkchat ") + st.TitleBar.Render("│ ") + st.TitleName.Render(m.modelName())
-	if len(meta) > 0 {
-		left += st.TitleState.Render(" · " + strings.Join(meta, " · "))
-	}
-	state, stateStyle := "ready", st.TitleState
+	state, busy := "ready", true
 	switch {
 	case m.gen != nil && m.gen.canceled:
-		state, stateStyle = "stopping", st.Busy
+		state = "stopping"
 	case m.gen != nil && m.run.prefill == nil:
-		state, stateStyle = m.readingState(), st.Busy
+		state = m.readingState()
 	case m.gen != nil:
-		state, stateStyle = "generating", st.Busy
+		state = "generating"
 	case m.focus == focusTranscript:
-		state = "inspecting"
+		state, busy = "inspecting", false
+	default:
+		busy = false
 	}
-	right := stateStyle.Render("● "+state) + st.TitleBar.Render(" ")
-	room := w - termtext.Width(right)
-	left = termtext.Truncate(left, max(room-1, 0))
-	pad := max(w-termtext.Width(left)-termtext.Width(right), 0)
-	return left + st.TitleBar.Render(strings.Repeat(" ", pad)) + right
+	return panels.TitleBar(m.styles, m.info, m.modelName(), state, busy, w)
 }
 
 // mainColumn is the transcript, the status bar (narrow), the separator
@@ -203,52 +169,9 @@ func statusRows(h int) int {
 }
 
 // separator divides the transcript from the input and carries the status
-// message, or the scroll position when scrolled up. A message too long
-// for the line wraps under it, up to maxRows rows (the last cut with
-// "…"), so a warning is read whole rather than cut at the width.
+// message, or the scroll position when scrolled up.
 func (m *Model) separator(w, maxRows int) []string {
-	st := m.styles
-	text, style := m.status.text, st.StatusInfo
-	if m.status.err {
-		style = st.StatusError
-	}
-	if text == "" && !m.tr.Following() {
-		text = "scrolled up · pgdn to follow"
-	}
-	if text == "" {
-		return []string{st.Separator.Render(strings.Repeat("─", w))}
-	}
-	const lead, leadW = "── ", 3
-	text = termtext.Sanitize(strings.ReplaceAll(text, "\n", " "))
-	width, maxRows := max(w-leadW-1, 1), max(maxRows, 1)
-	rows := termtext.WrapWords(termtext.Glyphs(text, func(int) int { return 0 }), width)
-	joined := func(rs [][]termtext.Glyph) string {
-		var sb strings.Builder
-		for i, r := range rs {
-			if i > 0 {
-				sb.WriteByte(' ')
-			}
-			for _, g := range r {
-				sb.WriteString(g.Text)
-			}
-		}
-		return sb.String()
-	}
-	var out []string
-	for i := 0; i < len(rows) && i < maxRows; i++ {
-		row := joined(rows[i : i+1])
-		if i == maxRows-1 {
-			// The last row there is room for: what does not fit ends in "…".
-			row = termtext.Truncate(joined(rows[i:]), width)
-		}
-		if i == 0 {
-			line := st.Separator.Render(lead) + style.Render(row) + " "
-			out = append(out, line+st.Separator.Render(strings.Repeat("─", max(w-termtext.Width(line), 0))))
-		} else {
-			out = append(out, strings.Repeat(" ", leadW)+style.Render(row))
-		}
-	}
-	return out
+	return panels.Separator(m.styles, m.status.text, m.status.err, m.tr.Following(), w, maxRows)
 }
 
 func (m *Model) footer(rows int) []string {
@@ -311,6 +234,17 @@ func (m *Model) probsData() panels.Probs {
 	return m.insp.ProbsPanel(m.eng.TokenText, m.inspecting())
 }
 
+func (m *Model) sideData() panels.Side {
+	d := panels.Side{Metrics: m.metricsData(), Memory: panels.Memory{Info: m.info, Stats: m.stats},
+		Params: m.smp.Params, Changed: m.smp.Changed, Probs: m.probsData(), HidePanels: m.hidePanels}
+	if m.moe() && !m.hidePanels {
+		r := m.insp.RouterPanel(m.info.Experts)
+		d.Router = &r
+	}
+	d.Funnel, d.FunnelParams, d.FunnelChanged = m.insp.FunnelView(m.smp.Changed)
+	return d
+}
+
 func (m *Model) statusData() panels.Status {
 	return panels.Status{
 		Params:  m.smp.Params,
@@ -320,119 +254,4 @@ func (m *Model) statusData() panels.Status {
 		Probs:   m.probsData(),
 		Funnel:  m.insp.StatusFunnel(m.inspecting()),
 	}
-}
-
-// sideColumn stacks the panels in h rows. The core ones always show:
-// the next-token distribution, speed and memory (as full panels when they
-// fit, else as the few rows of CoreLines). The optional ones (sampler,
-// the MoE router, funnel, latency) take what room is left, in that order,
-// unless f2 hid them; the distribution takes the rest. The memory panel
-// gives up its formulas before the router panel goes (routerMemory).
-func (m *Model) sideColumn(l layout, h int) []string {
-	st := m.styles
-	w := l.sideW
-	inner := panels.InnerWidth(w)
-	metricsData := m.metricsData()
-	memData := panels.Memory{Info: m.info, Stats: m.stats}
-	const minProbs = 2 + 2 + 3 // borders, title, header, three candidates
-	room := h
-	fits := func(box []string) bool {
-		if room-len(box) >= minProbs {
-			room -= len(box)
-			return true
-		}
-		return false
-	}
-	metrics := panels.Box(st, "Speed", panels.MetricsLines(st, metricsData, inner), w)
-	memBox := func(d panels.MemoryDetail) []string {
-		return panels.Box(st, "Memory", panels.MemoryLinesDetail(st, memData, inner, d), w)
-	}
-	coreBox := func(memory []string) []string {
-		if room-len(metrics)-len(memory) >= minProbs {
-			return append(append([]string(nil), metrics...), memory...)
-		}
-		return panels.Box(st, "Speed · Memory", panels.CoreLines(st, metricsData, memData, inner), w)
-	}
-	sampler := panels.Box(st, "Sampler", panels.SamplerLines(st, m.smp.Params, m.smp.Changed, inner), w)
-	var r panels.Router
-	detail := panels.MemoryFull
-	if m.moe() && !m.hidePanels {
-		r = m.insp.RouterPanel(m.info.Experts)
-		detail = m.routerMemory(r, func(d panels.MemoryDetail) int {
-			left := room - len(coreBox(memBox(d)))
-			if left-len(sampler) >= minProbs {
-				left -= len(sampler)
-			}
-			return left - minProbs - 2
-		})
-	}
-	core := coreBox(memBox(detail))
-	room -= len(core)
-
-	var router, funnel, latency []string
-	if !m.hidePanels {
-		if !fits(sampler) {
-			sampler = nil
-		}
-		if m.moe() {
-			if rows := room - minProbs - 2; rows >= 2 {
-				router = panels.Box(st, "Router · "+panels.RouterTitle(r), panels.RouterLines(st, r, inner, rows), w)
-				room -= len(router)
-			}
-		}
-		fv, fp, changed := m.insp.FunnelView(m.smp.Changed)
-		if box := panels.Box(st, "Sampler funnel", panels.FunnelLines(st, fv, fp, changed, inner), w); fits(box) {
-			funnel = box
-		}
-		if box := panels.Box(st, "Latency", panels.LatencyLines(st, metricsData.Latencies, inner), w); fits(box) {
-			latency = box
-		}
-	} else {
-		sampler = nil
-	}
-	pd := m.probsData()
-	probRows := max(min(room-2, len(pd.Candidates)+2), 2)
-	probs := panels.Box(st, "Next token", panels.ProbsLines(st, pd, inner, probRows), w)
-
-	var out []string
-	for _, box := range [][]string{sampler, probs, router, funnel, latency, core} {
-		out = append(out, box...)
-	}
-	return termtext.FitLines(out, w, h)
-}
-
-// routerMemory is how much of the memory panel to show beside the router
-// panel: the most detail with which the router still shows every layer
-// (up to eight), else the most with which it shows at least two rows,
-// else all of it (the router does not fit either way). rowsWith is the
-// router's body rows with the memory panel at a detail.
-func (m *Model) routerMemory(r panels.Router, rowsWith func(panels.MemoryDetail) int) panels.MemoryDetail {
-	layers := len(r.Layers)
-	if layers == 0 {
-		// before the first token: the rows its routing will take, so
-		// the panels do not move when it comes
-		layers = m.info.Layers
-	}
-	want := min(max(layers, 2), 8)
-	details := []panels.MemoryDetail{panels.MemoryFull, panels.MemoryKV, panels.MemoryRows}
-	for _, need := range []int{want, 2} {
-		for _, d := range details {
-			if rowsWith(d) >= need {
-				return d
-			}
-		}
-	}
-	return panels.MemoryFull
-}
-
-// contextLabel is the context window for the title bar, with the model's
-// trained context when they differ ("ctx 2048 of 256 trained").
-func contextLabel(info engine.ModelInfo) string {
-	switch {
-	case info.ContextSize <= 0:
-		return ""
-	case info.TrainContext <= 0 || info.TrainContext == info.ContextSize:
-		return fmt.Sprintf("ctx %d", info.ContextSize)
-	}
-	return fmt.Sprintf("ctx %d of %d trained", info.ContextSize, info.TrainContext)
 }

@@ -1,6 +1,8 @@
 // Package panels draws the side panels of the chat UI (sampler settings,
-// speed, memory, next-token probabilities) and the compact status bar that
-// replaces them on narrow terminals. Every function here is a pure
+// speed, memory, next-token probabilities), the side column that stacks
+// them (side.go: which fit, in what order), the compact status bar that
+// replaces them on narrow terminals, and the title bar and the separator
+// with the status message (title.go). Every function here is a pure
 // rendering of the data it is given into rows of a fixed width.
 package panels
 
