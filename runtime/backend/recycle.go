@@ -6,7 +6,9 @@ import "sync"
 // once the caller is done with it. A decode step's vocabulary of logits in
 // a fresh slice lands on new pages of the Go heap (between collections the
 // heap hands out memory it has not touched, which the kernel faults in and
-// zeroes page by page): 5-8% of a CPU decode step of the MoE bench shape.
+// zeroes page by page), a measurable share of a short CPU decode step
+// (docs/benchmarks.md, "2026-12-05: a decode step's logits slice is handed
+// back (issue 24)").
 // The caller must not read or write logits after handing it back.
 type Recycler interface {
 	Backend

@@ -9,7 +9,8 @@ import (
 // F32, F16 and BF16 rows are little-endian arrays. ggml's generic dot
 // products multiply in float32 (exact for fp16 and bf16 operands) and sum in
 // double. The kernels sum in four interleaved double chains instead of one:
-// a single chain is bound by add latency and runs 3-4x slower. The double
+// a single chain is bound by add latency and runs several times slower
+// (docs/benchmarks.md, "quant: the portable kernels' loop shapes"). The double
 // sums differ by reassociation only, far below float32 resolution, so the
 // float32 result is the generic kernel's except, rarely, in the last bit.
 

@@ -38,7 +38,9 @@ const inlineWork = 64 << 10
 
 // ... and below this many bytes of weights: a float matrix as small in
 // work as a MoE router (32x1024 F32, 128 KiB) is still a read from memory
-// worth splitting, 10 µs on one core.
+// worth splitting (run inline it was a serial stretch of every MoE layer:
+// docs/benchmarks.md, "2026-12-04 (later): less serial time in a CPU MoE
+// decode step (issue 24)").
 const inlineBytes = 64 << 10
 
 // Each chunk handed to a goroutine is about this many multiply-adds, small
@@ -248,7 +250,8 @@ func productsEach(dsts [][]float32, ms []*Matrix, xs [][]float32, n int, op stri
 			if p.packed != nil && p.packed.own {
 				p.data, p.packed = p.packed.data, nil
 			}
-			// Each chunk is one cgo call (~50-100 ns) and a claim:
+			// Each chunk is one cgo call and a claim (docs/benchmarks.md,
+			// "cpu: what a hand-off costs (cgo calls, wake-ups)"):
 			// about eight chunks per thread and tile leave room to
 			// balance the cores, and at least minChunkBytes of
 			// weights keeps each a stream the prefetchers get going

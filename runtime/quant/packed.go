@@ -273,8 +273,8 @@ func pack(m *Matrix) *packedMatrix {
 // spreadWords copies n 4-byte words, consecutive in src, to dst 32 bytes
 // apart. Experts are packed on first use, in the middle of a step, so this
 // is a hot loop: word moves without a bounds check each (checked once
-// here) pack a 272 KiB gpt-oss expert about 4x faster than byte slices'
-// PutUint32.
+// here) pack an expert several times faster than byte slices' PutUint32
+// (docs/benchmarks.md, "quant: the portable kernels' loop shapes").
 func spreadWords(dst, src []byte, n int) {
 	if n == 0 {
 		return
@@ -351,7 +351,8 @@ func packQ45K(m *Matrix) *packedMatrix {
 // after another), unchanged otherwise. Their kernels read tiles of up to 8
 // rows a block at a time; from the original layout that is 8 streams of
 // small pieces, which DRAM serves at a fraction of its bandwidth
-// (docs/benchmarks.md), and interleaved it is one stream.
+// (docs/benchmarks.md, "2026-12-02: the CPU backend interleaves the rows
+// of the types it does not repack"), and interleaved it is one stream.
 func packInterleaved(m *Matrix, f *format) *packedMatrix {
 	bb := f.bytes
 	nb := m.Cols / f.elems

@@ -19,7 +19,8 @@ import (
 //
 // Hand-offs spin before they sleep. A decode step is ~80 products a few
 // microseconds apart, each as short as a parked goroutine's wake-up (a
-// futex round trip, 5-20 µs): a worker that sleeps between them arrives
+// futex round trip; docs/benchmarks.md, "cpu: what a hand-off costs (cgo
+// calls, wake-ups)"): a worker that sleeps between them arrives
 // when the caller has done most of the chunks, and a caller that sleeps
 // waiting for the last chunk pays another wake-up. So an idle worker polls
 // for the next offer, and a caller for its job's end, for up to spinFor

@@ -31,7 +31,8 @@ func dequantQ4_1(src []byte, dst []float32) {
 // The loops below advance their slices instead of indexing from the start:
 // with each block's base in one register, Go folds the constant offsets
 // into the loads. The nibble sums are written out in each loop because a
-// helper this size is not inlined, and the call would cost ~15%.
+// helper this size is not inlined, and the call would cost a measurable
+// share (docs/benchmarks.md, "quant: the portable kernels' loop shapes").
 
 // dotQ4_0 is ggml_vec_dot_q4_0_q8_0_generic: sum (q-8)*y = sum q*y - 8*sum y.
 func dotQ4_0(row []byte, a *actView) float32 {

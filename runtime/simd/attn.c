@@ -48,10 +48,10 @@ static inline const void *row(const void *p, int64_t t, int64_t stride, int h) {
 // values once from memory (the weights' stream has evicted them since the
 // last step), a row of each KV head per position, rows a cache line or two
 // long and a whole cache row apart, which the hardware prefetchers did not
-// run ahead of. Timed in one process, alternating every 32 steps (AMD EPYC,
-// 2 cores): 4, 8 and 64 positions ahead were 5-12% slower than 16, 24 and
-// 32 within noise of each other; 32 against none: MoE bench shape 4.8% /
-// 12.1% / 35.4% faster at depth 64 / 512 / 1536, 1B -0.3% / 5.7% / 18.9%.
+// run ahead of. 16, 24 and 32 positions ahead timed alike, 4, 8 and 64
+// slower, and 32 against none gains more the deeper the cache
+// (docs/benchmarks.md, "2026-12-05: CPU attention keeps a head's output in
+// registers and prefetches the cache (issue 24)").
 #define ATT_PF 32
 
 // pf_row prefetches the lines of position t's row of hd elements.
@@ -77,9 +77,9 @@ static inline float round16s(float x) { return _cvtsh_ss(_cvtss_sh(x, _MM_FROUND
 // acc64 is accumulate for the 64 values of out from d0 on, kept in eight
 // registers across the positions: the same operations in the same order,
 // without a store and a reload of out at every position on the chain each
-// lane's value depends on. A 64-wide head over 512 F16 positions: 16.3 ->
-// 14.0 ns per position on one core; a decode step at depth 512 (timed in
-// one process, alternating): MoE bench shape 7.3% and 1B 4.7% faster.
+// lane's value depends on, which makes a decode step at depth faster
+// (docs/benchmarks.md, "2026-12-05: CPU attention keeps a head's output in
+// registers and prefetches the cache (issue 24)").
 static inline __attribute__((always_inline)) void acc64_f(float *out, const void *vals, int64_t d0, int64_t stride, int h, int64_t span,
 							 const float *ms, const float *vs, const uint8_t *rescale, const int f16) {
 	__m256 o[8];

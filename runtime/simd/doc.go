@@ -8,7 +8,9 @@
 // assembly would need both by hand for every tile shape), and one build
 // serves every x86-64 CPU: each kernel file is compiled for its own target
 // (#pragma GCC target) and the level is chosen at run time. A cgo call costs
-// ~40-100 ns, so callers hand over whole row ranges, never single blocks.
+// far more than one block's work (docs/benchmarks.md, "cpu: what a
+// hand-off costs (cgo calls, wake-ups)"), so callers hand over whole row
+// ranges, never single blocks.
 //
 // Results are bit-identical to the portable Go kernels (runtime/quant,
 // runtime/cpu) at every level and for every tile shape: the integer block

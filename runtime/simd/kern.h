@@ -103,14 +103,13 @@ INL __m256i FN(reduce8)(const __m256i *L) {
 // PF_AHEAD is how far ahead of the block in hand the packed kernels
 // prefetch the weights, in bytes: a decode product streams its weights
 // once, and the hardware prefetchers alone start too late on each chunk.
-// Timed against no software prefetch, alternating in one process over
-// 256 MiB of weights (AMD EPYC, AVX-512 VNNI, 2 cores; in
-// docs/benchmarks.md): 0.5-2 KiB ahead was 2-17% slower (the prefetches
-// took load slots for lines the hardware had covered), 4-16 KiB 5-29%
-// faster, 8 KiB the best or level with the best on every shape; the AVX2
-// kernels gained 4-19% at 8 KiB. The row-major kernels (Q6_K, Q5_0, ...)
-// are bound by their arithmetic and gained nothing (-3 to +3%), so they
-// do not prefetch.
+// Timed against no software prefetch (docs/benchmarks.md, "2026-12-05:
+// the packed CPU kernels prefetch 8 KiB ahead (issue 24)"): a short
+// distance was slower than none (the prefetches took load slots for lines
+// the hardware had covered), several KiB faster, and 8 KiB the best or
+// level with the best on every shape, for the AVX2 kernels too. The
+// row-major kernels (Q6_K, Q5_0, ...) are bound by their arithmetic and
+// gained nothing, so they do not prefetch.
 #define PF_AHEAD 8192
 
 // pfetch issues the prefetches for the lines of [*pf, upto) below end (the

@@ -37,7 +37,8 @@
 //
 // What the design follows from (measured on lavapipe, Mesa 22.3, 2 cores):
 // storage-buffer loads are several times slower than texel fetches there
-// (package vulkan's notes have the figures). So every bulk read is a
+// (docs/benchmarks.md, "vk/vulkan: storage-buffer loads against texel
+// fetches on lavapipe"). So every bulk read is a
 // texelFetch of a R32G32B32A32_UINT (or narrower) view, weights are
 // repacked at load so each quant field is a contiguous run of texels, and
 // storage buffers are only written. A team of up to 8 lanes owns a

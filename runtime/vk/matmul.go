@@ -76,10 +76,9 @@ func (d *gpu) planMatmul(t ggml.Type) mmPlan {
 //
 // On a CPU device 2 pairs per tile (and 8 rows per lane for the 256-weight
 // units instead of 4): the dequantization a larger tile would share is not
-// the bound there. Measured with BenchmarkGroupedProduct on lavapipe
-// (GFLOP per CPU-second, random routing): Q4_0 20 at 2 or 4 pairs and 18
-// at 8; Q4_K 15.0 at 2 pairs × 8 rows, 13.5 at 4 × 8, 11.6 at 4 × 4, 10.2
-// at 8 × 4; the per-pair mat-vec 13.6 and 11.8.
+// the bound there, and BenchmarkGroupedProduct on lavapipe found this
+// shape the fastest for Q4_0 and Q4_K alike (docs/benchmarks.md, "vk:
+// grouped expert product tiles (matmul.go, planGrouped)").
 //
 // On a GPU 4 instead of 16: the product is bound by issue, not by reading
 // weights (runtime/vk/cost.md), so 16-pair tiles three quarters empty
@@ -325,8 +324,9 @@ func (d *gpu) matmulProduct(r *vulkan.Recorder, op matvecOp, tw int, groups *vul
 		// one workgroup per row tile and expert takes all its tiles: a
 		// workgroup is a loop over its lanes there, and the many that
 		// would find no pairs (most experts have fewer pairs than the
-		// batch has tokens) cost their launches (BenchmarkGroupedProduct
-		// on lavapipe: 13 → 18 GFLOP/cpu-s). A GPU spreads a popular
+		// batch has tokens) cost their launches (docs/benchmarks.md, "vk:
+		// grouped expert product tiles (matmul.go, planGrouped)"). A GPU
+		// spreads a popular
 		// expert's tiles over workgroups, and an empty one is nearly free.
 		rows := op.moe.rows(part)
 		if moe == 0 {

@@ -160,8 +160,9 @@ func (d *gpu) plan(t ggml.Type, units, tokens int, pair bool) mvPlan {
 	}
 	unit := layouts[t].unit
 	// As many rows per pass as lanes with small units (fewest shuffles and
-	// stores per row: measured 2-3x faster than one row per pass, for one
-	// token and for eight); fewer for the 256-weight K-quant units.
+	// stores per row: several times faster than one row per pass, for one
+	// token and for eight; docs/benchmarks.md, "vk: rows per mat-vec pass
+	// (matvec.go, plan)"); fewer for the 256-weight K-quant units.
 	rb := lpr
 	cost := unit // per unit, token and matrix
 	if unit > 32 {

@@ -41,8 +41,9 @@ import (
 // routing, so the sums do too. The per-pair mat-vec stays for decode and
 // float banks, and is the grouped product's oracle (TestMoEGroupedProduct,
 // TestPrefillGroupsExperts). On lavapipe the bench shape's expert products
-// run 1.5x (Q4_0) and 1.3x (Q4_K) faster per CPU-second grouped
-// (BenchmarkGroupedProduct; docs/benchmarks.md has the prefill figures).
+// run faster per CPU-second grouped, Q4_0 and Q4_K alike
+// (BenchmarkGroupedProduct and the prefill: docs/benchmarks.md,
+// "2026-12-04: MoE prefill groups the pairs by expert (issue 24)").
 //
 // The banks are uploaded whole, like every other weight (the device holds
 // all experts; a token reads k of them), each as one part: the kernel's

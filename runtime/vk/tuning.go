@@ -25,38 +25,39 @@ type tuning struct {
 	// mvPassesDecode and mvPassesPrefill are how many row passes a team
 	// makes after loading (and normalising) its slice of x once. On a CPU
 	// device that amortises the load over few, long workgroups; a batch's
-	// slice is nt times larger, so it takes more passes (measured: 4
-	// passes halve prefill speed against 16 when the norm is fused). A GPU
-	// wants as many workgroups as passes.
+	// slice is nt times larger, so it takes more passes (4 were far slower
+	// than 16 with the norm fused: docs/benchmarks.md, "vk: row passes per
+	// load of x (tuning.mvPassesPrefill)"). A GPU wants as many workgroups
+	// as passes.
 	mvPassesDecode, mvPassesPrefill int
 	// prefillNT is the fewest tokens per pass a prefill mat-vec may take
 	// to fit the budget; past it K is split into chunks instead. On a CPU
 	// device dequantizing is the cost, so each weight should serve 8
 	// tokens even at the price of a dispatch per chunk (the 1B shape's
 	// prefill on lavapipe gains clearly; the 110M shape needs no chunks:
-	// docs/benchmarks.md). On a GPU every chunk is another barrier over
-	// the whole matrix.
+	// docs/benchmarks.md, "2026-12-02: prefill mat-vecs on CPU devices
+	// keep 8 tokens per pass"). On a GPU every chunk is another barrier
+	// over the whole matrix.
 	prefillNT int
 	// orderedAttention walks the positions in order with llama.cpp's F16
 	// rounding: a CPU device runs a workgroup's lanes one after another
 	// anyway, and the ordered form is the one whose roundings match the CPU
 	// backend's (TestStoriesLogitsMatchCPU: 9e-8; the GPU form's other
 	// summation order moves F16 roundings, 1e-6..1e-5 on the synth models).
-	// It is also the faster form there: on llvmpipe the GPU form's shared
-	// memory is a per-lane loop and its barriers split the workgroup's
-	// program. BenchmarkAttentionDecode (1B shape: hd 64, 32/4 heads, F16
-	// cache, depth 4,096, one layer) on the 2-core dev machine: ordered
-	// 10.9 ms, GPU form 38 ms split 16 ways, 38 ms unsplit, 3.5x slower.
-	// GPUs take the GPU form (attention.comp): no per-lane arrays by head
+	// It is also the faster form there, by a wide margin
+	// (BenchmarkAttentionDecode: docs/benchmarks.md, "vk: ordered attention
+	// against the GPU form on lavapipe (tuning.orderedAttention)"): on
+	// llvmpipe the GPU form's shared memory is a per-lane loop and its
+	// barriers split the workgroup's program. GPUs take the GPU form (attention.comp): no per-lane arrays by head
 	// size, positions spread over the lanes.
 	orderedAttention bool
 	// attnTokenLanes runs a prefill's ordered attention with a token on
 	// each lane (main_rows): on llvmpipe a workgroup is one SIMD vector,
 	// and spreading a head's dimensions over it costs a cross-lane sum
 	// per position and head and repeats the softmax's scalar steps on
-	// every lane. BenchmarkAttentionPrefill (1B shape, 64 tokens at depth
-	// 448): 5.6-6.8 -> 9.1-9.4 GFLOP/s; docs/benchmarks.md has the end-to-end
-	// figures.
+	// every lane (BenchmarkAttentionPrefill and end to end: docs/benchmarks.md,
+	// "2026-12-05: a prefill's ordered attention with a token on each lane
+	// (issue 23)").
 	attnTokenLanes bool
 	// attnLanes is the GPU form's workgroup size (a tile of positions for
 	// scores; 128 is 4 NVIDIA warps, 2 AMD wave64s); attnGran the split
@@ -77,7 +78,8 @@ type tuning struct {
 	// deviceHead is what backend.HeadAuto means: on a CPU device the logits
 	// are already in host memory, so reading them is a copy and the head
 	// kernel's barriers cost more than they save (stories260K decode on
-	// lavapipe is slower with the head: docs/benchmarks.md).
+	// lavapipe is slower with the head: docs/benchmarks.md, "2026-12-02:
+	// the next-token head stays off on CPU devices").
 	deviceHead bool
 	// deviceResident keeps the step parameters and the logits in
 	// device-local memory: on a discrete GPU host-visible memory is read
@@ -97,13 +99,13 @@ type tuning struct {
 	// device it runs faster per CPU-second than the 8-token mat-vec for
 	// the 32-weight units (BenchmarkPrefillProduct, since its weight-major
 	// sums) and never splits K. For the K-quants' 256-weight units the
-	// mat-vec would be faster there (lavapipe, 110M Q4_K, a 64-token
-	// chunk: 362-371 ms of device time against 538-569), but its other
-	// summation order flips the int8 rounding of an occasional
-	// activation, and synth-gemma4-Q4_K_M, a chaotic model, then leaves
-	// llama.cpp's reference bounds (top-5 logits 0.72 / 1.05 against
-	// 0.5 / 0.6; 0.43 / 0.51 with the tiled product), so every quantized
-	// type keeps it. The GPU layout's
+	// mat-vec would be faster there, but its other summation order flips
+	// the int8 rounding of an occasional activation, and
+	// synth-gemma4-Q4_K_M, a chaotic model, then leaves llama.cpp's
+	// reference bounds, which the tiled product keeps it within
+	// (docs/benchmarks.md, "2026-12-06: the CPU layout's tiled product sums
+	// weight-major (issue 23)"), so every quantized type keeps it. The GPU
+	// layout's
 	// variant (x staged in shared memory) is checked on lavapipe by
 	// TestMatmulTypes but left off in the GPU layout until a GPU run
 	// measures it: llvmpipe, where CI runs that layout, turns its shared
@@ -127,7 +129,9 @@ type tuning struct {
 	// moeGrouped takes the grouped expert product (moe.go: pairs grouped
 	// by expert on the device, the tiled kernel over each expert's pairs)
 	// for a mixture-of-experts prefill. On a CPU device it goes with
-	// matmul (lavapipe, MoE bench shape: pp64 +25%, docs/benchmarks.md).
+	// matmul (it prefills the MoE bench shape faster on lavapipe:
+	// docs/benchmarks.md, "2026-12-04: MoE prefill groups the pairs by
+	// expert (issue 24)").
 	// On a GPU it is on although matmul is not: the dense mat-vec there
 	// serves several tokens per weight read, the expert mat-vec one pair,
 	// so a 64-token chunk of a 128-expert top-8 model streams each chosen
@@ -145,18 +149,20 @@ type tuning struct {
 	// runs the 1B's decode both ways): the cost model has the float
 	// kernels bound by bandwidth and dispatches at decode, not by issue,
 	// so the rounding's dispatch and barrier per input cost more than the
-	// instructions save (1B on an H200 880 -> 620 tok/s predicted, 8B on a
-	// 4090 170 -> 150) until that rounding is folded into x's producers.
-	// On lavapipe llvmpipe lowers OpSDot to scalar code (an earlier
-	// attempt forcing it on measured 110M tg32 at 16.6 tok/s against
-	// ~45-65).
+	// instructions save (predicted slower on the 1B and the 8B:
+	// runtime/vk/cost.md, "Kernels") until that rounding is folded into
+	// x's producers. On lavapipe llvmpipe lowers OpSDot to scalar code,
+	// and forcing it on there decodes several times slower
+	// (docs/benchmarks.md, "vk: the integer-dot mat-vec on lavapipe
+	// (tuning.intDot)").
 	intDot bool
 	// ropeInQKV does a decode step's Q/K norm, rotation and cache write
 	// in the last workgroup of the Q|K|V product (the ROPE_EPI variants of
 	// the shared-x and integer-dot mat-vecs)
 	// instead of a rope.comp dispatch after it: one dispatch and barrier
-	// fewer per layer (~6 µs each on a GPU, a tenth of a 1B's step on an
-	// H200 by cost.md) for the same work on one workgroup either way. The
+	// fewer per layer (a fixed cost that is a large share of a small
+	// model's step on a big GPU: runtime/vk/cost.md, "Fixed costs per
+	// decode step") for the same work on one workgroup either way. The
 	// CPU layout's register mat-vec has no such epilogue; its dispatches
 	// cost little there.
 	ropeInQKV bool

@@ -38,8 +38,10 @@
 //
 // Texel views. On lavapipe (Mesa 22.3, 2 cores) storage-buffer loads
 // compile to a scalar loop over the 8 lanes with a bounds check per
-// component, ~0.5-0.9 GB/s whatever the access pattern, while texel-buffer
-// fetches go through the sampler's AVX2 gathers at ~8 GB/s. So every buffer
+// component, whatever the access pattern, while texel-buffer fetches go
+// through the sampler's AVX2 gathers, about ten times as fast
+// (docs/benchmarks.md, "vk/vulkan: storage-buffer loads against texel
+// fetches on lavapipe"). So every buffer
 // may also be bound as a texel buffer: an Arg names the view's Format, the
 // view is made once per range and format, and reflection reads from the
 // SPIR-V which bindings are texel buffers.

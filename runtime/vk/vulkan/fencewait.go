@@ -7,9 +7,10 @@ import (
 )
 
 // A blocking vkWaitForFences puts the host thread to sleep and the kernel
-// wakes it some time after the fence signals: tens of microseconds on a
-// loaded desktop, which a 1B model's ~1.5 ms decode step on a big GPU
-// feels (issue 23, "fewer fixed costs"). Spinning on vkGetFenceStatus the
+// wakes it some time after the fence signals, late enough that a small
+// model's short decode step on a big GPU feels it (issue 23, "fewer fixed
+// costs"; runtime/vk/cost.md, "Fixed costs per decode step", has the
+// estimate). Spinning on vkGetFenceStatus the
 // whole step would burn a core for nothing, so the waiter sleeps until
 // shortly before the step is expected to end, then polls.
 //
