@@ -134,7 +134,8 @@ vec4 kv_round4(vec4 x) { return KVF32 != 0 ? x : vec4(round_f16(x.x), round_f16(
 // dimensions form's subgroupAdd before main_rows existed, so the results
 // did not move; a pairwise order and the CPU backend's vecDot order were
 // tried and each moved a synth model's logits past the llama.cpp
-// reference's bounds (docs/benchmarks.md).
+// reference's bounds (docs/benchmarks.md, "2026-12-05: a prefill's ordered
+// attention with a token on each lane (issue 23)").
 
 // lane_sum adds a value over the LANES lanes in lane order, spelled out
 // rather than left to subgroupAdd's implementation.

@@ -1,9 +1,12 @@
 // Shared by every kernel. The kernels are shaped for what llvmpipe (Mesa's
-// CPU Vulkan driver) turns into fast code, measured on our machines:
+// CPU Vulkan driver) turns into fast code, measured on our machines
+// (docs/benchmarks.md, "vk/vulkan: storage-buffer loads against texel
+// fetches on lavapipe"):
 //  * storage-buffer loads become a scalar loop over the 8 lanes with a
-//    branch per component (~0.6 GB/s), even at subgroup-uniform addresses;
+//    branch per component, even at subgroup-uniform addresses;
 //  * texel-buffer fetches (texelFetch on a usamplerBuffer) go through the
-//    sampler's AVX2 gather path (~7 GB/s for R32G32B32A32_UINT),
+//    sampler's AVX2 gather path, about ten times as fast for
+//    R32G32B32A32_UINT,
 // so every bulk read is a texel fetch and storage buffers are only written.
 // On GPUs texel fetches go through the texture cache and are as good.
 #extension GL_KHR_shader_subgroup_basic : require

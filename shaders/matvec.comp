@@ -182,9 +182,10 @@ void main() {
 				// K is split over dispatches: the RMS needs the whole row.
 				// A variant of its own, because this loop's trip count is
 				// known only at run time: compiled into every norm kernel
-				// (behind a run-time test), it made llvmpipe take 100 s
-				// instead of 4 to build a K-quant prefill kernel, and the
-				// result ran 3-4x slower.
+				// (behind a run-time test), it made llvmpipe take many
+				// times as long to build a K-quant prefill kernel, and the
+				// result ran slower (docs/benchmarks.md, "vk: the split-K
+				// norm as a variant of its own (matvec.comp, NORM 2)").
 				ss = 0.0;
 				for (uint u = lane; tv && u < p.units; u += LPR) {
 					uint base = (xtok(tok0 + t) * p.xstride + u * UNIT) / 4;
