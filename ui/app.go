@@ -18,6 +18,7 @@ import (
 	"vkchat/runtime/engine"
 	"vkchat/ui/command"
 	"vkchat/ui/conversation"
+	"vkchat/ui/helppane"
 	"vkchat/ui/input"
 	"vkchat/ui/inspector"
 	"vkchat/ui/picker"
@@ -56,18 +57,16 @@ type Model struct {
 	closeOnce    sync.Once
 	wg           *sync.WaitGroup
 
-	cmds     *command.Registry // every slash command, from the components
-	input    input.Input
-	focus    focusArea
-	insp     inspector.Inspector
-	pending  *conversation.Fork // the fork the next generation continues
-	tr       transcript.Transcript
-	showHelp bool
-	frame    frame // where the last View put the side column
+	cmds    *command.Registry // every slash command, from the components
+	input   input.Input
+	focus   focusArea
+	insp    inspector.Inspector
+	pending *conversation.Fork // the fork the next generation continues
+	tr      transcript.Transcript
+	frame   frame // where the last View put the side column
 	// hidePanels: f2 left only the core panels (speed, memory, next token).
 	hidePanels bool
-	prompt     *promptPane // shown in the help pane by /prompt
-	chats      *chatsPane  // shown in the help pane by /chats
+	pane       helppane.Pane // F1's keys and commands, /prompt, /chats
 	think      thinkSettings
 	stops      []string // /stop: strings that end a reply
 	edit       *editing // /edit: the earlier message being edited
@@ -75,7 +74,6 @@ type Model struct {
 	// closed. loadingModel names the model /model is loading.
 	picker       *picker.Model
 	loadingModel string
-	helpOffset   int
 	status       statusLine
 
 	// saver writes conv after every turn and keeps retrying a failed
@@ -244,10 +242,10 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	case key.Matches(msg, k.Help):
-		m.showHelp, m.helpOffset, m.prompt, m.chats = !m.showHelp, 0, nil, nil
+		m.pane.Toggle()
 		return nil
-	case m.showHelp && msg.Type == tea.KeyEsc:
-		m.showHelp, m.prompt, m.chats = false, nil, nil
+	case m.pane.Shown && msg.Type == tea.KeyEsc:
+		m.pane.Close()
 		return nil
 	case key.Matches(msg, k.Thinking):
 		m.toggleThinking()

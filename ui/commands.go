@@ -41,8 +41,7 @@ func (m *Model) commands() *command.Registry {
 		{Name: "copy", ArgHelp: "[code [N]|all]", Arg: command.Text,
 			Help: "copy the last reply; code: its last code block (code N: the Nth); all: the whole chat as Markdown (OSC 52, and the system clipboard)",
 			Run:  func(a command.Args) tea.Cmd { m.copyCommand(a.Text); return nil }},
-		{Name: "help", Aliases: []string{"?"}, Help: "show keys and commands",
-			Run: func(command.Args) tea.Cmd { m.showHelp, m.helpOffset = true, 0; return nil }},
+	}, m.pane.Commands(), []command.Command{
 		{Name: "quit", Aliases: []string{"exit"}, Help: "save and quit",
 			Run: func(command.Args) tea.Cmd { return m.quit() }},
 		{Name: "backend", ArgHelp: "NAME", Arg: command.TextRequired,

@@ -9,7 +9,7 @@ import (
 
 // stripRows is how many rows the surprisal strip takes.
 func (m *Model) stripRows(transcriptH int) int {
-	return m.insp.StripRows(m.inspecting(), m.showHelp, transcriptH)
+	return m.insp.StripRows(m.inspecting(), m.pane.Shown, transcriptH)
 }
 
 // stripLines renders the surprisal strip of the followed reply.
@@ -49,7 +49,7 @@ func (m *Model) moe() bool { return m.info.Experts > 0 }
 // the router panel (wide ones have it in the side column). Dense models,
 // and the help screen, get none.
 func (m *Model) expertView(h, width int, wide bool) []string {
-	if !m.moe() || m.showHelp {
+	if !m.moe() || m.pane.Shown {
 		return nil
 	}
 	st := m.styles

@@ -344,7 +344,7 @@ func TestControlKeys(t *testing.T) {
 		h := newHarness(t, m)
 		h.size(100, 30)
 		h.key("f1")
-		if v := m.View(); !m.showHelp || !strings.Contains(v, "Keys") || !strings.Contains(v, "ctrl+c") {
+		if v := m.View(); !m.pane.Shown || !strings.Contains(v, "Keys") || !strings.Contains(v, "ctrl+c") {
 			t.Fatalf("help not shown:\n%s", v)
 		}
 		for range 20 {
@@ -354,16 +354,16 @@ func TestControlKeys(t *testing.T) {
 			t.Fatalf("the commands are not further down the help:\n%s", v)
 		}
 		h.key("esc")
-		if m.showHelp {
+		if m.pane.Shown {
 			t.Fatal("esc did not close help")
 		}
 		h.typeText("/help")
 		h.key("enter")
-		if !m.showHelp {
+		if !m.pane.Shown {
 			t.Fatal("/help did not open help")
 		}
 		h.key("f1")
-		if m.showHelp {
+		if m.pane.Shown {
 			t.Fatal("f1 did not close help")
 		}
 	})

@@ -1,15 +1,11 @@
 package ui
 
 import (
-	"strings"
-
 	"github.com/charmbracelet/bubbles/key"
 
 	"vkchat/ui/command"
 	"vkchat/ui/input"
 	"vkchat/ui/sampler"
-	"vkchat/ui/termtext"
-	"vkchat/ui/transcript"
 )
 
 // keySection is one heading of the key reference.
@@ -33,38 +29,4 @@ func (k KeyMap) reference(smp sampler.KeyMap) []keySection {
 			k.Heatmap, k.HeatBasis, k.Experts, k.Back,
 		}},
 	}
-}
-
-// keyLines renders the reference in width cells: a heading per section,
-// then one row per key (its description wrapped under itself).
-func (m *Model) keyLines(width int) []string {
-	st := m.styles
-	sections := m.keys.reference(m.smp.Keys)
-	keyW := 0
-	for _, s := range sections {
-		for _, b := range s.Keys {
-			keyW = max(keyW, termtext.Width(b.Help().Key))
-		}
-	}
-	keyW = min(keyW, max(width/3, 6))
-	descW := max(width-keyW-4, 8)
-	var out []string
-	for i, s := range sections {
-		if i > 0 {
-			out = append(out, "")
-		}
-		out = append(out, st.PanelTitle.Render(s.Title))
-		for _, b := range s.Keys {
-			h := b.Help()
-			desc := transcript.PlainRows(h.Desc, st.Hint, descW)
-			for j, d := range desc {
-				lead := strings.Repeat(" ", keyW+4)
-				if j == 0 {
-					lead = "  " + st.Help.ShortKey.Render(termtext.Fit(h.Key, keyW)) + "  "
-				}
-				out = append(out, lead+d)
-			}
-		}
-	}
-	return out
 }

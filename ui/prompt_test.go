@@ -60,13 +60,13 @@ func TestPromptOnQwen3(t *testing.T) {
 		}
 		h.typeText(st.command)
 		h.key("enter")
-		if m.prompt == nil || m.prompt.err != "" {
-			t.Fatalf("%s: no prompt: %+v, status %+v", st.name, m.prompt, m.status)
+		if m.pane.Prompt == nil || m.pane.Prompt.Err != "" {
+			t.Fatalf("%s: no prompt: %+v, status %+v", st.name, m.pane.Prompt, m.status)
 		}
-		if m.prompt.r.Text != st.wantText {
-			t.Errorf("%s: prompt\n%q, want\n%q", st.name, m.prompt.r.Text, st.wantText)
+		if m.pane.Prompt.R.Text != st.wantText {
+			t.Errorf("%s: prompt\n%q, want\n%q", st.name, m.pane.Prompt.R.Text, st.wantText)
 		}
-		if strings.Contains(m.prompt.r.Text, "Hmm") {
+		if strings.Contains(m.pane.Prompt.R.Text, "Hmm") {
 			t.Errorf("%s: the earlier reasoning is in the prompt", st.name)
 		}
 		view := m.View()

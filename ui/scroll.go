@@ -48,8 +48,8 @@ func (m *Model) scheduleRedraw() tea.Cmd {
 // screenful less one row so the reader keeps their place.
 func (m *Model) page(dir int) {
 	step := max(m.layout().transcriptH-1, 1)
-	if m.showHelp {
-		m.helpOffset = max(m.helpOffset+dir*step, 0)
+	if m.pane.Shown {
+		m.pane.Scroll(dir * step)
 		return
 	}
 	m.scrollBy(dir * step)
@@ -67,7 +67,7 @@ func (m *Model) scrollBy(n int) {
 // else hands the event to the transcript; for terminals and programs that
 // have mouse reporting on.
 func (m *Model) handleMouse(msg tea.MouseMsg) {
-	if !m.showHelp {
+	if !m.pane.Shown {
 		m.layout()
 		m.syncTranscript()
 		m.tr.Update(msg)
@@ -78,8 +78,8 @@ func (m *Model) handleMouse(msg tea.MouseMsg) {
 	}
 	switch msg.Button {
 	case tea.MouseButtonWheelUp:
-		m.helpOffset = max(m.helpOffset-transcript.WheelStep, 0)
+		m.pane.Scroll(-transcript.WheelStep)
 	case tea.MouseButtonWheelDown:
-		m.helpOffset = max(m.helpOffset+transcript.WheelStep, 0)
+		m.pane.Scroll(transcript.WheelStep)
 	}
 }

@@ -58,7 +58,7 @@ func TestHelpKeepsCommandsApart(t *testing.T) {
 	h := newHarness(t, m)
 	h.size(80, 24)
 	h.key("f1")
-	lines := m.helpLines(m.layout().mainW)
+	lines := m.pane.Lines(m.styles, m.helpContent(), m.layout().mainW)
 	for _, c := range m.cmds.Commands() {
 		found := false
 		for _, l := range lines {

@@ -16,6 +16,7 @@ import (
 	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
 	"vkchat/ui/conversation"
+	"vkchat/ui/helppane"
 )
 
 func TestThinkCommand(t *testing.T) {
@@ -135,9 +136,9 @@ func TestThinkingModelEndToEnd(t *testing.T) {
 	if msgs[1].Content != "<think>Hmm</think>Hi!" {
 		t.Errorf("kept reply %q", msgs[1].Content)
 	}
-	if final.prompt == nil || !strings.Contains(final.prompt.r.Text, "<|im_start|>assistant\nHi!<|im_end|>\n<|im_start|>user\n") ||
-		strings.Contains(final.prompt.r.Text, "Hmm") || !strings.HasSuffix(final.prompt.r.Text, "<|im_start|>assistant\n<think>\n\n</think>\n\n") {
-		t.Errorf("prompt: %+v", final.prompt)
+	if final.pane.Prompt == nil || !strings.Contains(final.pane.Prompt.R.Text, "<|im_start|>assistant\nHi!<|im_end|>\n<|im_start|>user\n") ||
+		strings.Contains(final.pane.Prompt.R.Text, "Hmm") || !strings.HasSuffix(final.pane.Prompt.R.Text, "<|im_start|>assistant\n<think>\n\n</think>\n\n") {
+		t.Errorf("prompt: %+v", final.pane.Prompt)
 	}
 	if c, err := conversation.Read(final.conv.Path(), final.smp.Params); err != nil || len(c.Messages) != 4 || c.Messages[1].Content != "<think>Hmm</think>Hi!" {
 		t.Errorf("saved conversation: %+v, %v", c, err)
@@ -160,16 +161,16 @@ func TestPromptPane(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Run()
-	if m.prompt != nil || !m.status.err || !strings.Contains(m.status.text, "cannot show its prompt") {
-		t.Errorf("an engine without RenderPrompt: prompt %v, status %+v", m.prompt, m.status)
+	if m.pane.Prompt != nil || !m.status.err || !strings.Contains(m.status.text, "cannot show its prompt") {
+		t.Errorf("an engine without RenderPrompt: prompt %v, status %+v", m.pane.Prompt, m.status)
 	}
-	m.prompt = &promptPane{r: engine.RenderedPrompt{Template: "gguf", FoldsSystem: true, OpensThinking: true,
+	m.pane.Prompt = &helppane.Prompt{R: engine.RenderedPrompt{Template: "gguf", FoldsSystem: true, OpensThinking: true,
 		Text: "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n",
 		// 107 is Gemma's newline token: special, its text a raw "\n".
 		Tokens: []engine.PromptToken{{ID: 1, Text: "<|im_start|>", Special: true}, {ID: 2, Text: "user", Piece: "user"}, {ID: 3, Text: "Ċ", Piece: "\n"},
 			{ID: 107, Text: "\n", Piece: "\n", Special: true}}}}
-	m.showHelp = true
-	view := strings.Join(m.helpLines(60), "\n")
+	m.pane.Shown = true
+	view := strings.Join(m.pane.Lines(m.styles, m.helpContent(), 60), "\n")
 	for _, want := range []string{"template gguf · 4 tokens", "folded into the first user turn", "opens a <think> block",
 		"<|im_start|>user\nhi<|im_end|>", "1[<|im_start|>] 2\"user\" 3\"\\n\" 107[↵]"} {
 		if !strings.Contains(view, want) {
@@ -179,7 +180,7 @@ func TestPromptPane(t *testing.T) {
 	// Esc closes it, and F1 then shows the keys again.
 	h := newHarness(t, m)
 	h.key("esc")
-	if m.showHelp || m.prompt != nil {
-		t.Errorf("esc left the pane open: help %v prompt %v", m.showHelp, m.prompt)
+	if m.pane.Shown || m.pane.Prompt != nil {
+		t.Errorf("esc left the pane open: help %v prompt %v", m.pane.Shown, m.pane.Prompt)
 	}
 }

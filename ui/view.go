@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"vkchat/ui/helppane"
 	"vkchat/ui/panels"
 	"vkchat/ui/sampler"
 	"vkchat/ui/termtext"
-	"vkchat/ui/transcript"
 )
 
 // Layout thresholds: below wideWidth the side panels fold into a status
@@ -131,14 +131,8 @@ func (m *Model) titleBar(w int) string {
 // with the status message, and the input.
 func (m *Model) mainColumn(l layout) []string {
 	var out []string
-	if m.showHelp {
-		lines := m.helpLines(l.mainW)
-		m.helpOffset = min(max(m.helpOffset, 0), max(len(lines)-l.transcriptH, 0))
-		lines = lines[m.helpOffset:]
-		if len(lines) > l.transcriptH && l.transcriptH > 1 {
-			lines = append(lines[:l.transcriptH-1:l.transcriptH-1], m.styles.Hint.Render("… pgdn for more"))
-		}
-		out = termtext.FitLines(lines, l.mainW, l.transcriptH)
+	if m.pane.Shown {
+		out = m.pane.View(m.styles, m.helpContent(), l.mainW, l.transcriptH)
 	} else {
 		out = m.transcriptView()
 	}
@@ -192,42 +186,10 @@ func (m *Model) footer(rows int) []string {
 	return out
 }
 
-// helpLines is the F1 screen: every key, every command, where chats go.
-func (m *Model) helpLines(w int) []string {
-	if m.prompt != nil {
-		return m.promptLines(w)
-	}
-	if m.chats != nil {
-		return m.chatsLines(w)
-	}
-	st := m.styles
-	out := []string{st.PanelTitle.Render("Keys") + st.Hint.Render("  (f1 or esc closes · pgup/pgdn scroll)"), ""}
-	out = append(out, m.keyLines(w)...)
-	out = append(out, "", st.PanelTitle.Render("Commands"), "")
-	const usageW = 18 // "/frequency VALUE" and a gap of two
-	for _, c := range m.cmds.Commands() {
-		desc := transcript.PlainRows(c.Help, st.Hint, max(w-usageW, 10))
-		if termtext.Width(c.Usage()) > usageW-2 {
-			// Too long to leave a gap before the description (/think's
-			// choices): it takes a row of its own, the description under it.
-			out = append(out, st.Value.Render(termtext.Truncate(c.Usage(), w)))
-			for _, d := range desc {
-				out = append(out, strings.Repeat(" ", usageW)+d)
-			}
-			continue
-		}
-		for i, d := range desc {
-			lead := strings.Repeat(" ", usageW)
-			if i == 0 {
-				lead = st.Value.Render(fmt.Sprintf("%-*s", usageW, c.Usage()))
-			}
-			out = append(out, lead+d)
-		}
-	}
-	out = append(out, "", st.Hint.Render("ctrl+j also adds a line, for terminals that keep alt+enter for themselves."))
-	out = append(out, st.Hint.Render("Start a message with // to send a line beginning with /."))
-	out = append(out, st.Hint.Render("Conversations are saved in "+termtext.Sanitize(m.cfg.conversationsDir())))
-	return out
+// helpContent is what the help pane lists and mentions.
+func (m *Model) helpContent() helppane.Content {
+	return helppane.Content{Keys: m.keys.reference(m.smp.Keys), Commands: m.cmds.Commands(), SavedIn: m.cfg.conversationsDir(),
+		Current: m.conv.Path(), ThinkingOff: m.think.off, Effort: m.think.effort}
 }
 
 func (m *Model) probsData() panels.Probs {
