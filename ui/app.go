@@ -57,13 +57,14 @@ type Model struct {
 	closeOnce    sync.Once
 	wg           *sync.WaitGroup
 
-	cmds    *command.Registry // every slash command, from the components
-	input   input.Input
-	focus   focusArea
-	insp    inspector.Inspector
-	pending *conversation.Fork // the fork the next generation continues
-	tr      transcript.Transcript
-	frame   frame // where the last View put the side column
+	cmds     *command.Registry // every slash command, from the components
+	input    input.Input
+	focus    focusArea
+	insp     inspector.Inspector
+	inspKeys inspector.KeyMap
+	pending  *conversation.Fork // the fork the next generation continues
+	tr       transcript.Transcript
+	frame    frame // where the last View put the side column
 	// hidePanels: f2 left only the core panels (speed, memory, next token).
 	hidePanels bool
 	pane       helppane.Pane // F1's keys and commands, /prompt, /chats
@@ -131,7 +132,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 	if m.info.Completion {
 		m.input.SetPlaceholder("Text for the model to continue… (Enter on empty continues)")
 	}
-	m.insp = inspector.New()
+	m.insp, m.inspKeys = inspector.New(), inspector.DefaultKeyMap()
 	m.smp = sampler.New(eng, eng.Params(), cfg.MaxTokens, &m.status, func() uint64 { return m.newSeed() })
 	m.cmds = m.commands()
 	if cfg.Notice != "" {
@@ -280,10 +281,10 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if m.focus == focusTranscript {
-		return m.inspectorKey(msg)
+		return m.insp.Key(msg, m.inspKeys, inspectorHost{m})
 	}
 	switch {
-	case key.Matches(msg, k.Inspect):
+	case key.Matches(msg, m.inspKeys.Inspect):
 		m.enterInspector()
 	case key.Matches(msg, k.Send):
 		return m.submit()

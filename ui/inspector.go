@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/ui/conversation"
@@ -58,81 +57,21 @@ func (m *Model) showStep(t *conversation.Turn, k int, inspecting bool) {
 	}
 }
 
-// moveCandidate moves the fork cursor over the inspected step's candidates.
-func (m *Model) moveCandidate(delta int) {
-	if s := m.insp.MoveCandidate(delta, m.eng.TokenText); s != "" {
-		m.setStatus(s)
-	}
-}
+// inspectorHost is what the inspector's keys (ui/inspector) do to the chat.
+type inspectorHost struct{ *Model }
 
-// forkHere forks the inspected reply at the cursor's candidate.
-func (m *Model) forkHere() tea.Cmd {
-	t, k, token, ok, err := m.insp.ForkChoice()
-	if err != nil {
-		m.setError(err.Error())
-		return nil
-	}
-	if !ok {
-		return nil
-	}
-	return m.fork(t, k, token)
-}
-
-// moveInspector moves the token cursor by delta, crossing into the
-// neighbouring replies at either end.
-func (m *Model) moveInspector(delta int) {
-	t, k, ok := m.insp.Next(delta, m.conv.Replies())
-	if !ok {
-		m.enterInspector()
-		return
-	}
-	m.showStep(t, k, true)
-}
-
-func (m *Model) inspectorKey(msg tea.KeyMsg) tea.Cmd {
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.Back):
-		m.leaveInspector()
-	case key.Matches(msg, k.PrevToken):
-		m.moveInspector(-1)
-	case key.Matches(msg, k.NextToken):
-		m.moveInspector(+1)
-	case key.Matches(msg, k.FirstToken):
-		if t := m.insp.Turn(); t != nil {
-			m.showStep(t, 0, true)
-		}
-	case key.Matches(msg, k.LastToken):
-		if t := m.insp.Turn(); t != nil {
-			m.showStep(t, len(t.Steps)-1, true)
-		}
-	case key.Matches(msg, k.CandUp):
-		m.moveCandidate(-1)
-	case key.Matches(msg, k.CandDown):
-		m.moveCandidate(+1)
-	case key.Matches(msg, k.Fork):
-		return m.forkHere()
-	case key.Matches(msg, k.PrevBranch):
-		m.switchBranch(-1)
-	case key.Matches(msg, k.NextBranch):
-		m.switchBranch(+1)
-	case key.Matches(msg, k.HeatBasis):
-		status := m.insp.ToggleHeatBasis()
-		m.tr.Invalidate()
-		m.setStatus(status)
-	case key.Matches(msg, k.Heatmap):
-		m.setStatus(m.insp.ToggleHeat())
-	case key.Matches(msg, k.Experts):
-		m.setStatus(m.insp.ToggleExperts(m.moe()))
-	case key.Matches(msg, k.LineUp):
-		m.scrollBy(-1)
-	case key.Matches(msg, k.LineDown):
-		m.scrollBy(+1)
-	case msg.Type == tea.KeyRunes || msg.Type == tea.KeySpace:
-		// Typing goes back to the input, so a stray inspector session never
-		// swallows a message.
-		m.leaveInspector()
-		m.input.Update(msg)
-	}
-	return nil
+func (h inspectorHost) Info(s string)                 { h.setStatus(s) }
+func (h inspectorHost) Error(s string)                { h.setError(s) }
+func (h inspectorHost) Replies() []*conversation.Turn { return h.conv.Replies() }
+func (h inspectorHost) Reveal()                       { h.tr.RevealSelection() }
+func (h inspectorHost) Enter() bool                   { return h.enterInspector() }
+func (h inspectorHost) Leave()                        { h.leaveInspector() }
+func (h inspectorHost) TokenText(id int32) string     { return h.eng.TokenText(id) }
+func (h inspectorHost) SwitchBranch(dir int)          { h.switchBranch(dir) }
+func (h inspectorHost) Scroll(rows int)               { h.scrollBy(rows) }
+func (h inspectorHost) Redraw()                       { h.tr.Invalidate() }
+func (h inspectorHost) MoE() bool                     { return h.moe() }
+func (h inspectorHost) Type(msg tea.KeyMsg)           { h.leaveInspector(); h.input.Update(msg) }
+func (h inspectorHost) Fork(t *conversation.Turn, k int, token int32) tea.Cmd {
+	return h.fork(t, k, token)
 }

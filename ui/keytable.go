@@ -5,6 +5,7 @@ import (
 
 	"vkchat/ui/command"
 	"vkchat/ui/input"
+	"vkchat/ui/inspector"
 	"vkchat/ui/sampler"
 )
 
@@ -15,18 +16,15 @@ type keySection = command.KeySection
 // them. README's key table is checked against it (TestREADMEKeyTable): a
 // new key is a binding in KeyMap and one entry here, and `go test ./ui
 // -run TestREADMEKeyTable` prints the README rows to paste.
-func (k KeyMap) reference(smp sampler.KeyMap) []keySection {
+func (k KeyMap) reference(smp sampler.KeyMap, insp inspector.KeyMap) []keySection {
 	return []keySection{
 		{Title: "Chat", Keys: []key.Binding{
 			k.Send, k.Newline, k.Stop, k.Quit, k.Regenerate, k.NewChat,
-			k.History, k.PageUp, k.LineUp, k.BranchPrev, k.Thinking,
+			k.History, k.PageUp, insp.LineUp, k.BranchPrev, k.Thinking,
 			k.Panels, k.Redraw, k.Help,
 		}},
 		{Title: "Editing the message", Keys: input.EditingKeys()},
 		smp.Section(),
-		{Title: "Inspector (tab)", Keys: []key.Binding{
-			k.Inspect, k.PrevToken, k.FirstToken, k.CandUp, k.Fork, k.PrevBranch,
-			k.Heatmap, k.HeatBasis, k.Experts, k.Back,
-		}},
+		insp.Section(),
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 
+	"vkchat/ui/inspector"
 	"vkchat/ui/sampler"
 )
 
@@ -19,7 +20,7 @@ const (
 // readmeKeyTable is the README's key table as the key reference gives it:
 // a Markdown table with a row per section heading and one per key.
 func readmeKeyTable(k KeyMap) string {
-	return readmeTable(k.reference(sampler.DefaultKeyMap()))
+	return readmeTable(k.reference(sampler.DefaultKeyMap(), inspector.DefaultKeyMap()))
 }
 
 func readmeTable(sections []keySection) string {
@@ -67,7 +68,7 @@ func TestHelpListsEveryKeyAtEveryWidth(t *testing.T) {
 			seen.WriteString(m.View())
 			h.key("pgdown")
 		}
-		for _, s := range m.keys.reference(m.smp.Keys) {
+		for _, s := range m.keys.reference(m.smp.Keys, m.inspKeys) {
 			for _, kb := range s.Keys {
 				if k := kb.Help().Key; !strings.Contains(seen.String(), "  "+k+" ") {
 					t.Errorf("%d columns: F1 does not list %q (%s)", w, k, kb.Help().Desc)
@@ -88,13 +89,13 @@ func TestHelpListsEveryKeyAtEveryWidth(t *testing.T) {
 func TestReferenceHasEveryKey(t *testing.T) {
 	k := DefaultKeyMap()
 	listed := map[string]bool{}
-	for _, s := range k.reference(sampler.DefaultKeyMap()) {
+	for _, s := range k.reference(sampler.DefaultKeyMap(), inspector.DefaultKeyMap()) {
 		for _, b := range s.Keys {
 			listed[b.Help().Key+"\x00"+b.Help().Desc] = true
 		}
 	}
-	// Every component's key map: the chat's, the sampler's.
-	for _, km := range []any{k, sampler.DefaultKeyMap()} {
+	// Every component's key map: the chat's, the sampler's, the inspector's.
+	for _, km := range []any{k, sampler.DefaultKeyMap(), inspector.DefaultKeyMap()} {
 		v := reflect.ValueOf(km)
 		for i := range v.NumField() {
 			b, ok := v.Field(i).Interface().(key.Binding)

@@ -170,9 +170,9 @@ func (m *Model) separator(w, maxRows int) []string {
 
 func (m *Model) footer(rows int) []string {
 	m.help.Width = m.width
-	first := m.keys.inputHelp()
+	first := m.keys.inputHelp(m.inspKeys.Inspect)
 	if m.focus == focusTranscript {
-		first = m.keys.inspectHelp(m.moe())
+		first = m.inspKeys.Footer(m.moe(), m.keys.Help, m.keys.Quit, m.keys.Stop)
 	}
 	out := []string{m.help.ShortHelpView(first)}
 	if rows > 1 {
@@ -188,7 +188,7 @@ func (m *Model) footer(rows int) []string {
 
 // helpContent is what the help pane lists and mentions.
 func (m *Model) helpContent() helppane.Content {
-	return helppane.Content{Keys: m.keys.reference(m.smp.Keys), Commands: m.cmds.Commands(), SavedIn: m.cfg.conversationsDir(),
+	return helppane.Content{Keys: m.keys.reference(m.smp.Keys, m.inspKeys), Commands: m.cmds.Commands(), SavedIn: m.cfg.conversationsDir(),
 		Current: m.conv.Path(), ThinkingOff: m.think.off, Effort: m.think.effort}
 }
 

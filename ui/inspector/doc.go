@@ -5,9 +5,10 @@
 // strip, and for mixture-of-experts models the shown step's routing (the
 // router panel) and the expert map of a reply.
 //
+// It owns its keys (keys.go: the KeyMap, its footer row and its section
+// of the key reference) and handles them while the transcript has focus.
 // It reads turns (ui/conversation) but changes none: what a move or a
-// pick means for the chat (fork, switch branch, leave for the input) is
-// the root UI's to route, and what the inspector wants said comes back
-// as text for the status line. That keeps the cursor rules testable on
-// plain turns.
+// pick means for the chat (fork, switch branch, leave for the input) it
+// asks of a Host the root implements, and what it wants said goes to the
+// status line. That keeps the cursor rules testable on plain turns.
 package inspector
