@@ -21,6 +21,7 @@ import (
 	"vkchat/ui/helppane"
 	"vkchat/ui/input"
 	"vkchat/ui/inspector"
+	"vkchat/ui/keeper"
 	"vkchat/ui/picker"
 	"vkchat/ui/sampler"
 	"vkchat/ui/termtext"
@@ -79,12 +80,12 @@ type Model struct {
 
 	// saver writes conv after every turn and keeps retrying a failed
 	// save (persist.go starts its timer).
-	saver   conversation.Saver
+	saver   *keeper.Keeper
 	loadErr error
 
 	now     func() time.Time
 	newSeed func() uint64
-	copy    copier // /copy: the terminal (OSC 52) and the system clipboard
+	copy    keeper.Copier // /copy: the terminal (OSC 52) and the system clipboard
 }
 
 type statusLine struct {
@@ -124,7 +125,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		conv:    conversation.New(info.Completion, cfg.SystemPrompt),
 		now:     time.Now,
 		newSeed: rand.Uint64,
-		copy:    systemCopier(os.Stdout),
+		copy:    keeper.SystemCopier(os.Stdout),
 	}
 	m.tr = transcript.New(m.conv, st, r, transcript.Options{SavedIn: cfg.conversationsDir(), ThinkingKey: thinkingKey.Help().Key})
 	m.think.off, m.think.effort = cfg.NoThinking, cfg.ReasoningEffort
@@ -133,6 +134,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		m.input.SetPlaceholder("Text for the model to continue… (Enter on empty continues)")
 	}
 	m.insp, m.inspKeys = inspector.New(), inspector.DefaultKeyMap()
+	m.saver = keeper.New(m.conv, cfg.conversationsDir(), cfg.SystemPrompt, keeperHost{m})
 	m.smp = sampler.New(eng, eng.Params(), cfg.MaxTokens, &m.status, func() uint64 { return m.newSeed() })
 	m.cmds = m.commands()
 	if cfg.Notice != "" {
@@ -145,7 +147,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		m.setStatus(termtext.Sanitize(note)) // the template was rejected: say why
 	}
 	if cfg.LoadConversation != "" {
-		if err := m.loadConversation(cfg.LoadConversation); err != nil {
+		if err := m.saver.Load(cfg.LoadConversation, m.smp.Params); err != nil {
 			m.loadErr = err
 			m.setError("could not load: " + err.Error())
 		}
@@ -168,7 +170,7 @@ func (m *Model) Init() tea.Cmd { return nil }
 // retry timer it asked for is started here.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	model, cmd := m.update(msg)
-	if retry := m.takeSaveRetry(); retry != nil {
+	if retry := m.saver.RetryCmd(); retry != nil {
 		cmd = tea.Batch(cmd, retry)
 	}
 	return model, cmd
@@ -176,8 +178,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
-	case saveRetryMsg:
-		m.handleSaveRetry(msg)
+	case keeper.RetryMsg:
+		m.saver.HandleRetry(msg)
 		return m, nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 0), max(msg.Height, 0)
@@ -271,7 +273,7 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.switchBranch(+1)
 		return nil
 	case key.Matches(msg, k.NewChat):
-		m.newChat()
+		m.saver.NewChat()
 		return nil
 	case key.Matches(msg, k.PageUp):
 		m.page(-1)
@@ -351,13 +353,13 @@ func (m *Model) submit() tea.Cmd {
 			return nil
 		}
 		cmd := m.sendEdit(text)
-		m.autosave()
+		m.saver.Save()
 		return cmd
 	}
 	if text != "" {
 		m.conv.Append(&conversation.Turn{Role: "user", Content: text})
 	}
-	m.autosave()
+	m.saver.Save()
 	if m.gen != nil {
 		// The previous reply is still winding down; start once it has.
 		m.pendingReply = true
@@ -414,65 +416,6 @@ func (m *Model) resetChat() {
 	m.edit = nil
 }
 
-// newChat saves the current chat and starts an empty one; when the save
-// fails the chat stays (see keepUnsaved).
-func (m *Model) newChat() {
-	m.autosave()
-	if m.keepUnsaved("start a new chat") {
-		return
-	}
-	m.detachGeneration()
-	old := m.conv.Path()
-	m.resetChat()
-	m.conv.SetSystem(m.cfg.SystemPrompt)
-	if old != "" {
-		m.setStatus("new chat; the last one is saved in " + old)
-	} else {
-		m.setStatus("new chat")
-	}
-}
-
-// setSystem is /system [TEXT].
-func (m *Model) setSystem(text string) {
-	if m.info.Completion {
-		m.setError("completion mode has no system prompt: the text is sent as it is")
-		return
-	}
-	m.conv.SetSystem(text)
-	m.tr.Invalidate()
-	if text == "" {
-		m.setStatus("system prompt cleared")
-	} else {
-		m.setStatus("system prompt set; it applies from the next reply")
-	}
-	m.autosave()
-}
-
-// saveCommand is /save [NAME].
-func (m *Model) saveCommand(name string) {
-	if name == "" {
-		m.autosave()
-		if m.saver.Err() == nil && m.conv.Path() != "" {
-			m.setStatus("saved to " + m.conv.Path())
-		} else if m.conv.Path() == "" {
-			m.setStatus("nothing to save yet")
-		}
-		return
-	}
-	m.saveAs(name)
-}
-
-// loadCommand is /load NAME.
-func (m *Model) loadCommand(name string) {
-	m.autosave()
-	if m.keepUnsaved("load another chat") {
-		return
-	}
-	if err := m.loadConversation(name); err != nil {
-		m.setError("could not load: " + err.Error())
-	}
-}
-
 // switchBackend moves the session to another backend; the conversation
 // stays, and the next reply recomputes its prompt there.
 func (m *Model) switchBackend(name string) {
@@ -506,7 +449,7 @@ func (m *Model) shutdown() {
 	}
 	m.closeOnce.Do(func() { close(m.closed) })
 	m.drainPending()
-	m.autosave()
+	m.saver.Save()
 }
 
 // drainPending applies the events the engine had already queued when the

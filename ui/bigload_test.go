@@ -42,7 +42,7 @@ func TestMeasureBigConversation(t *testing.T) {
 		t.Logf("%s: %.2f s, peak RSS %s", name, time.Since(start).Seconds(), peakRSS())
 	}
 	step("load", func() {
-		if err := m.loadConversation(path); err != nil {
+		if err := m.saver.Load(path, m.smp.Params); err != nil {
 			t.Fatal(err)
 		}
 	})

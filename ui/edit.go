@@ -2,8 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -17,37 +15,6 @@ import (
 type editing struct {
 	turn *conversation.Turn // the message edited
 	n    int                // its number among the user's messages, from 1
-}
-
-// startEdit is /edit [N]: the Nth message you wrote (the last one without
-// N) goes into the input to be changed and sent again.
-func (m *Model) startEdit(arg string) {
-	if m.info.Completion {
-		m.setError("completion mode has no messages to edit: the text is one document")
-		return
-	}
-	var users []*conversation.Turn
-	for _, t := range m.conv.Turns() {
-		if t.Role == chat.RoleUser {
-			users = append(users, t)
-		}
-	}
-	if len(users) == 0 {
-		m.setError("no message to edit yet")
-		return
-	}
-	n := len(users)
-	if arg = strings.TrimSpace(arg); arg != "" {
-		v, err := strconv.Atoi(arg)
-		if err != nil || v < 1 || v > len(users) {
-			m.setError(fmt.Sprintf("/edit N: N is a message of yours, 1 to %d (the last one without N)", len(users)))
-			return
-		}
-		n = v
-	}
-	m.edit = &editing{turn: users[n-1], n: n}
-	m.input.SetValue(users[n-1].Content)
-	m.setStatus(fmt.Sprintf("editing your message %d of %d: enter sends it as a new branch (the old one stays: alt+, / alt+.) · esc cancels", n, len(users)))
 }
 
 // cancelEdit leaves the edit; the input is emptied.

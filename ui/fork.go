@@ -98,5 +98,5 @@ func (m *Model) switchBranch(dir int) {
 			m.leaveInspector()
 		}
 	}
-	m.autosave()
+	m.saver.Save()
 }

@@ -159,7 +159,7 @@ func TestTreeSaveLoad(t *testing.T) {
 	forked := m.conv.Last()
 	h.key("esc")
 	h.say("and then?")
-	m.autosave()
+	m.saver.Save()
 	path := m.conv.Path()
 
 	raw, err := os.ReadFile(path)
@@ -199,7 +199,7 @@ func TestTreeSaveLoad(t *testing.T) {
 		t.Fatalf("branch 1 after loading: %d turns", len(m2.conv.Turns()))
 	}
 	// Saving again round-trips the same tree.
-	m2.autosave()
+	m2.saver.Save()
 	raw2, _ := os.ReadFile(m2.conv.Path())
 	var c2 conversation.File
 	if err := json.Unmarshal(raw2, &c2); err != nil {

@@ -65,7 +65,7 @@ func TestLoadLeavesTheUsersFileAlone(t *testing.T) {
 	if m.status.err || !strings.Contains(m.status.text, "stays as it is") || len(m.conv.Turns()) != 2 {
 		t.Fatalf("/load: status %+v, %d turns", m.status, len(m.conv.Turns()))
 	}
-	m.autosave() // what quitting does (shutdown), and /load and ctrl+n first
+	m.saver.Save() // what quitting does (shutdown), and /load and ctrl+n first
 	unchanged("after loading and quitting")
 	if list := stored(); len(list) != 0 {
 		t.Fatalf("only reading a file left %d chats in the store: %+v", len(list), list)

@@ -104,7 +104,7 @@ func (m *Model) modelLoaded(msg modelLoadedMsg) {
 	if c, ok := old.(io.Closer); ok && old != m.eng {
 		_ = c.Close()
 	}
-	m.autosave()
+	m.saver.Save()
 	status := fmt.Sprintf("now chatting with %s (%s); the conversation is kept", m.modelName(), m.templateLabel())
 	if warn := m.info.ContextWarning(); warn != "" {
 		m.setError(status + " · " + warn)

@@ -164,7 +164,7 @@ func (m *Model) finishGeneration(g *generation, err error) tea.Cmd {
 	if m.status.text == statusStopping || m.status.text == statusStoppingCtrlC {
 		m.clearStatus()
 	}
-	m.autosave()
+	m.saver.Save()
 	return m.afterGeneration()
 }
 

@@ -66,7 +66,11 @@ func TestInspectOldReply(t *testing.T) {
 		t.Fatalf("inspector stuck on the old reply")
 	}
 	m.showStep(rs[0], 0, true) // /export writes the inspected reply
-	m.exportReply(filepath.Join(t.TempDir(), "old.jsonl"))
+	if c, err := m.cmds.Parse("/export " + filepath.Join(t.TempDir(), "old.jsonl")); err != nil {
+		t.Fatal(err)
+	} else {
+		c.Run()
+	}
 	if !strings.Contains(m.status.text, "details not kept") {
 		t.Errorf("/export of an old reply: status %q", m.status.text)
 	}

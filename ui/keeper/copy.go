@@ -1,4 +1,4 @@
-package ui
+package keeper
 
 import (
 	"fmt"
@@ -13,32 +13,32 @@ import (
 // its code blocks, or the whole chat as Markdown, onto the clipboard —
 // the mouse-free way to take text out, since a terminal's own selection
 // also picks up the panels beside the transcript.
-func (m *Model) copyCommand(arg string) {
-	text, what, err := m.copySelection(strings.Fields(strings.ToLower(arg)))
+func (k *Keeper) copy(arg string) {
+	text, what, err := k.copySelection(strings.Fields(strings.ToLower(arg)))
 	if err != nil {
-		m.setError(err.Error())
+		k.h.Error(err.Error())
 		return
 	}
-	how, err := m.copy(text)
+	how, err := k.h.Copy(text)
 	if err != nil {
-		m.setError(fmt.Sprintf("could not copy %s: %v", what, err))
+		k.h.Error(fmt.Sprintf("could not copy %s: %v", what, err))
 		return
 	}
-	m.setStatus(fmt.Sprintf("copied %s (%s) via %s", what, plural(len(text), "1 byte", strconv.Itoa(len(text))+" bytes"), how))
+	k.h.Info(fmt.Sprintf("copied %s (%s) via %s", what, plural(len(text), "1 byte", strconv.Itoa(len(text))+" bytes"), how))
 }
 
 // copySelection picks what /copy's arguments name, and says what it is.
-func (m *Model) copySelection(args []string) (text, what string, err error) {
+func (k *Keeper) copySelection(args []string) (text, what string, err error) {
 	if len(args) > 0 && args[0] == "all" {
 		if len(args) > 1 {
 			return "", "", fmt.Errorf("/copy all takes nothing more")
 		}
-		if m.conv.Len() == 0 {
+		if k.conv.Len() == 0 {
 			return "", "", fmt.Errorf("nothing to copy yet")
 		}
-		return m.conv.Markdown(m.saveMeta(), m.now()), "the whole chat as Markdown", nil
+		return k.conv.Markdown(k.h.Meta(), k.h.Now()), "the whole chat as Markdown", nil
 	}
-	reply := m.lastReply()
+	reply := k.lastReply()
 	if reply == nil {
 		return "", "", fmt.Errorf("no reply to copy yet")
 	}
@@ -63,12 +63,19 @@ func (m *Model) copySelection(args []string) (text, what string, err error) {
 }
 
 // lastReply is the newest assistant turn with an answer.
-func (m *Model) lastReply() *conversation.Turn {
-	ts := m.conv.Turns()
+func (k *Keeper) lastReply() *conversation.Turn {
+	ts := k.conv.Turns()
 	for i := len(ts) - 1; i >= 0; i-- {
 		if t := ts[i]; t.Role == chat.RoleAssistant && strings.TrimSpace(t.Content) != "" {
 			return t
 		}
 	}
 	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -1,4 +1,4 @@
-package ui
+package keeper
 
 import (
 	"errors"
@@ -10,20 +10,20 @@ import (
 	"github.com/aymanbagabas/go-osc52/v2"
 )
 
-// copyText puts text on the clipboard two ways, as Charm's tools do: an
+// Copier puts text on the clipboard two ways, as Charm's tools do: an
 // OSC 52 sequence, which the terminal itself carries out (over SSH too,
 // where no local clipboard is the user's), and the system clipboard
 // through atotto/clipboard (xclip, xsel, wl-copy, pbcopy, Windows), for
 // terminals that ignore OSC 52. It fails only when neither can have
 // worked: no terminal to write to and no clipboard tool.
-type copier func(text string) (how string, err error)
+type Copier func(text string) (how string, err error)
 
-// systemCopier writes OSC 52 to out (the terminal) and tries the system
+// SystemCopier writes OSC 52 to out (the terminal) and tries the system
 // clipboard.
-func systemCopier(out io.Writer) copier { return osc52Copier(out, clipboard.WriteAll) }
+func SystemCopier(out io.Writer) Copier { return OSC52Copier(out, clipboard.WriteAll) }
 
-// osc52Copier is systemCopier with the system clipboard's writer given.
-func osc52Copier(out io.Writer, writeAll func(string) error) copier {
+// OSC52Copier is SystemCopier with the system clipboard's writer given.
+func OSC52Copier(out io.Writer, writeAll func(string) error) Copier {
 	return func(text string) (string, error) {
 		var ways []string
 		seq := osc52.New(text)
