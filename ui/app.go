@@ -23,6 +23,7 @@ import (
 	"vkchat/ui/inspector"
 	"vkchat/ui/keeper"
 	"vkchat/ui/picker"
+	"vkchat/ui/prompt"
 	"vkchat/ui/sampler"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
@@ -68,10 +69,10 @@ type Model struct {
 	frame    frame // where the last View put the side column
 	// hidePanels: f2 left only the core panels (speed, memory, next token).
 	hidePanels bool
-	pane       helppane.Pane // F1's keys and commands, /prompt, /chats
-	think      thinkSettings
-	stops      []string // /stop: strings that end a reply
-	edit       *editing // /edit: the earlier message being edited
+	pane       helppane.Pane    // F1's keys and commands, /prompt, /chats
+	think      *prompt.Thinking // /think's switches; /prompt
+	stops      []string         // /stop: strings that end a reply
+	edit       *editing         // /edit: the earlier message being edited
 	// picker is the model picker /model opened over the chat; nil when
 	// closed. loadingModel names the model /model is loading.
 	picker       *picker.Model
@@ -128,12 +129,12 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		copy:    keeper.SystemCopier(os.Stdout),
 	}
 	m.tr = transcript.New(m.conv, st, r, transcript.Options{SavedIn: cfg.conversationsDir(), ThinkingKey: thinkingKey.Help().Key})
-	m.think.off, m.think.effort = cfg.NoThinking, cfg.ReasoningEffort
 	m.input.SetPlaceholder("Message " + m.modelName() + "…")
 	if m.info.Completion {
 		m.input.SetPlaceholder("Text for the model to continue… (Enter on empty continues)")
 	}
 	m.insp, m.inspKeys = inspector.New(), inspector.DefaultKeyMap()
+	m.think = prompt.New(cfg.NoThinking, cfg.ReasoningEffort, promptHost{m})
 	m.saver = keeper.New(m.conv, cfg.conversationsDir(), cfg.SystemPrompt, keeperHost{m})
 	m.smp = sampler.New(eng, eng.Params(), cfg.MaxTokens, &m.status, func() uint64 { return m.newSeed() })
 	m.cmds = m.commands()

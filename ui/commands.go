@@ -19,11 +19,5 @@ func (m *Model) commands() *command.Registry {
 		{Name: "backend", ArgHelp: "NAME", Arg: command.TextRequired,
 			Help: "continue on another compute backend (cpu or vulkan), e.g. after a GPU fault",
 			Run:  func(a command.Args) tea.Cmd { m.switchBackend(a.Text); return nil }},
-		{Name: "think", ArgHelp: "on|off|low|medium|high", Arg: command.TextRequired,
-			Help: "enable_thinking for thinking models (Qwen3, SmolLM3, Gemma 4): off asks for the answer without reasoning; low, medium, high set gpt-oss's reasoning_effort",
-			Run:  func(a command.Args) tea.Cmd { m.setThinking(a.Text); return nil }},
-		{Name: "prompt", ArgHelp: "[TEXT]", Arg: command.Text,
-			Help: "show the exact prompt of the next reply and its tokens; TEXT stands for your next message",
-			Run:  func(a command.Args) tea.Cmd { m.showPrompt(a.Text); return nil }},
-	})
+	}, m.think.Commands())
 }

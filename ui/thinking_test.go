@@ -43,8 +43,8 @@ func TestThinkCommand(t *testing.T) {
 		}
 		c.Run()
 		req := m.nextRequest()
-		if m.think.off != tc.off || req.DisableThinking != tc.off || req.ReasoningEffort != tc.effort {
-			t.Errorf("%s: off %v effort %q, request %v %q", tc.in, m.think.off, m.think.effort, req.DisableThinking, req.ReasoningEffort)
+		if m.think.Off != tc.off || req.DisableThinking != tc.off || req.ReasoningEffort != tc.effort {
+			t.Errorf("%s: off %v effort %q, request %v %q", tc.in, m.think.Off, m.think.Effort, req.DisableThinking, req.ReasoningEffort)
 		}
 		if tc.wantErr != "" && (!m.status.err || !strings.Contains(m.status.text, tc.wantErr)) {
 			t.Errorf("%s: status %+v", tc.in, m.status)

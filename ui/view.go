@@ -189,7 +189,7 @@ func (m *Model) footer(rows int) []string {
 // helpContent is what the help pane lists and mentions.
 func (m *Model) helpContent() helppane.Content {
 	return helppane.Content{Keys: m.keys.reference(m.smp.Keys, m.inspKeys), Commands: m.cmds.Commands(), SavedIn: m.cfg.conversationsDir(),
-		Current: m.conv.Path(), ThinkingOff: m.think.off, Effort: m.think.effort}
+		Current: m.conv.Path(), ThinkingOff: m.think.Off, Effort: m.think.Effort}
 }
 
 func (m *Model) probsData() panels.Probs {
