@@ -22,9 +22,9 @@ import (
 	"vkchat/ui/input"
 	"vkchat/ui/inspector"
 	"vkchat/ui/keeper"
-	"vkchat/ui/picker"
 	"vkchat/ui/prompt"
 	"vkchat/ui/sampler"
+	"vkchat/ui/switcher"
 	"vkchat/ui/termtext"
 	"vkchat/ui/theme"
 	"vkchat/ui/transcript"
@@ -69,15 +69,12 @@ type Model struct {
 	frame    frame // where the last View put the side column
 	// hidePanels: f2 left only the core panels (speed, memory, next token).
 	hidePanels bool
-	pane       helppane.Pane    // F1's keys and commands, /prompt, /chats
-	think      *prompt.Thinking // /think's switches; /prompt
-	stops      []string         // /stop: strings that end a reply
-	edit       *editing         // /edit: the earlier message being edited
-	// picker is the model picker /model opened over the chat; nil when
-	// closed. loadingModel names the model /model is loading.
-	picker       *picker.Model
-	loadingModel string
-	status       statusLine
+	pane       helppane.Pane      // F1's keys and commands, /prompt, /chats
+	think      *prompt.Thinking   // /think's switches; /prompt
+	stops      []string           // /stop: strings that end a reply
+	edit       *editing           // /edit: the earlier message being edited
+	sw         *switcher.Switcher // /model (the picker over the chat) and /backend
+	status     statusLine
 
 	// saver writes conv after every turn and keeps retrying a failed
 	// save (persist.go starts its timer).
@@ -135,6 +132,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 	}
 	m.insp, m.inspKeys = inspector.New(), inspector.DefaultKeyMap()
 	m.think = prompt.New(cfg.NoThinking, cfg.ReasoningEffort, promptHost{m})
+	m.sw = switcher.New(cfg.Picker, cfg.OpenModel != nil, switchHost{m})
 	m.saver = keeper.New(m.conv, cfg.conversationsDir(), cfg.SystemPrompt, keeperHost{m})
 	m.smp = sampler.New(eng, eng.Params(), cfg.MaxTokens, &m.status, func() uint64 { return m.newSeed() })
 	m.cmds = m.commands()
@@ -185,16 +183,16 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 0), max(msg.Height, 0)
 		m.layout() // sizes the components
-		if m.picker != nil {
-			return m, m.pickerUpdate(msg)
+		if m.sw.Picker != nil {
+			return m, m.sw.Update(msg)
 		}
 		return m, nil
 	case modelLoadedMsg:
 		m.modelLoaded(msg)
 		return m, nil
 	case tea.KeyMsg:
-		if m.picker != nil {
-			return m, m.pickerUpdate(msg)
+		if m.sw.Picker != nil {
+			return m, m.sw.Update(msg)
 		}
 		return m, m.handleKey(msg)
 	case tea.MouseMsg:
@@ -211,9 +209,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		return m, m.handleTick(msg)
 	}
-	if m.picker != nil {
+	if m.sw.Picker != nil {
 		// The picker's own messages (its list, a download's progress).
-		return m, m.pickerUpdate(msg)
+		return m, m.sw.Update(msg)
 	}
 	// What the editor's own commands answer (a failed clipboard read).
 	return m, m.receiveInput(msg)
@@ -415,25 +413,6 @@ func (m *Model) resetChat() {
 	m.tr.Reset()
 	m.pendingReply = false
 	m.edit = nil
-}
-
-// switchBackend moves the session to another backend; the conversation
-// stays, and the next reply recomputes its prompt there.
-func (m *Model) switchBackend(name string) {
-	sw, ok := m.eng.(BackendSwitcher)
-	switch {
-	case !ok:
-		m.setError("this engine cannot change backends")
-	case m.generating():
-		m.setError("stop the reply first (esc), then switch backends")
-	default:
-		if err := sw.SwitchBackend(strings.ToLower(strings.TrimSpace(name))); err != nil {
-			m.setError(termtext.Sanitize(err.Error()))
-			return
-		}
-		m.info = m.eng.Info()
-		m.setStatus("now running on " + m.info.Backend + " (" + termtext.Sanitize(m.info.Device) + ")")
-	}
 }
 
 // quit saves and ends the program.

@@ -25,7 +25,7 @@ func TestModelPickerEmptyStore(t *testing.T) {
 	h.say("hello")
 	h.typeText("/model")
 	h.key("enter")
-	h.waitFor("the picker's page", func() bool { return m.picker != nil && strings.Contains(m.View(), "No models in") })
+	h.waitFor("the picker's page", func() bool { return m.sw.Picker != nil && strings.Contains(m.View(), "No models in") })
 	v := m.View()
 	for _, bad := range []string{"vkchat chat --model", "q quit", "first run"} {
 		if strings.Contains(v, bad) {
@@ -38,7 +38,7 @@ func TestModelPickerEmptyStore(t *testing.T) {
 		}
 	}
 	h.key("q")
-	if m.picker != nil || !strings.Contains(m.status.text, "still chatting with tiny-test") || len(m.conv.Turns()) != 2 {
-		t.Fatalf("q did not go back to the chat: picker %v, status %q", m.picker != nil, m.status.text)
+	if m.sw.Picker != nil || !strings.Contains(m.status.text, "still chatting with tiny-test") || len(m.conv.Turns()) != 2 {
+		t.Fatalf("q did not go back to the chat: picker %v, status %q", m.sw.Picker != nil, m.status.text)
 	}
 }

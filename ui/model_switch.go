@@ -1,16 +1,14 @@
 package ui
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/ui/conversation"
 	"vkchat/ui/inspector"
-	"vkchat/ui/picker"
 	"vkchat/ui/termtext"
 )
 
@@ -21,57 +19,36 @@ type modelLoadedMsg struct {
 	err error
 }
 
-// switchModel is /model [REF]: with REF the model loads at once, without
-// it the model picker opens over the chat. The conversation stays; the
-// next reply renders it with the new model's template.
-func (m *Model) switchModel(ref string) tea.Cmd {
-	switch {
-	case m.cfg.OpenModel == nil:
-		m.setError("this chat cannot change models")
-		return nil
-	case m.gen != nil:
-		m.setError("stop the reply first (esc), then /model")
-		return nil
-	case m.loadingModel != "":
-		m.setError("still loading " + m.loadingModel)
-		return nil
-	}
-	if ref = strings.TrimSpace(ref); ref != "" {
-		return m.loadModel(ref)
-	}
-	m.picker = picker.Embedded(m.baseCtx, m.cfg.Picker)
-	_, cmd := m.picker.Update(tea.WindowSizeMsg{Width: m.width, Height: m.height})
-	return tea.Batch(cmd, m.picker.Init())
-}
+// switchHost is what /model and /backend (ui/switcher) need of the chat.
+type switchHost struct{ *Model }
 
-// pickerUpdate hands a message to the open picker; once it is done its
-// quit command is dropped (it would end the chat) and its choice loads.
-func (m *Model) pickerUpdate(msg tea.Msg) tea.Cmd {
-	_, cmd := m.picker.Update(msg)
-	if !m.picker.Done() {
-		return cmd
-	}
-	path, err := m.picker.Result()
-	m.picker = nil
-	switch {
-	case errors.Is(err, picker.ErrCanceled):
-		m.setStatus("still chatting with " + m.modelName())
-		return nil
-	case err != nil:
-		m.setError(termtext.Sanitize(err.Error()))
-		return nil
-	}
-	return m.loadModel(path)
-}
+func (h switchHost) Info(s string)            { h.setStatus(s) }
+func (h switchHost) Error(s string)           { h.setError(s) }
+func (h switchHost) Busy() bool               { return h.gen != nil }
+func (h switchHost) Generating() bool         { return h.generating() }
+func (h switchHost) Context() context.Context { return h.baseCtx }
+func (h switchHost) Size() (w, height int)    { return h.width, h.height }
+func (h switchHost) ModelName() string        { return h.modelName() }
 
-// loadModel loads ref off the UI's goroutine.
-func (m *Model) loadModel(ref string) tea.Cmd {
-	m.loadingModel = termtext.Sanitize(ref)
-	m.setStatus("loading " + m.loadingModel + "…")
-	open, ctx := m.cfg.OpenModel, m.baseCtx
+func (h switchHost) Open(ref string) tea.Cmd {
+	open, ctx := h.cfg.OpenModel, h.baseCtx
 	return func() tea.Msg {
 		eng, err := open(ctx, ref)
 		return modelLoadedMsg{ref: ref, eng: eng, err: err}
+	}
+}
+
+func (h switchHost) Backend() func(string) (string, error) {
+	sw, ok := h.eng.(BackendSwitcher)
+	if !ok {
+		return nil
+	}
+	return func(name string) (string, error) {
+		if err := sw.SwitchBackend(name); err != nil {
+			return "", err
+		}
+		h.info = h.eng.Info()
+		return h.info.Backend + " (" + termtext.Sanitize(h.info.Device) + ")", nil
 	}
 }
 
@@ -79,7 +56,7 @@ func (m *Model) loadModel(ref string) tea.Cmd {
 // over, the old model is closed, and the conversation is kept. A model
 // that failed to load leaves the chat where it was.
 func (m *Model) modelLoaded(msg modelLoadedMsg) {
-	m.loadingModel = ""
+	m.sw.Loading = ""
 	if msg.err != nil {
 		m.setError(fmt.Sprintf("could not open %s: %s; still chatting with %s", termtext.Sanitize(msg.ref), termtext.Sanitize(msg.err.Error()), m.modelName()))
 		return

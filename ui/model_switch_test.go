@@ -46,7 +46,7 @@ func TestModelCommand(t *testing.T) {
 
 	h.typeText("/model broken.gguf")
 	h.key("enter")
-	h.waitFor("the failed load", func() bool { return m.loadingModel == "" })
+	h.waitFor("the failed load", func() bool { return m.sw.Loading == "" })
 	if m.eng != first || !m.status.err || !strings.Contains(m.status.text, "bad shape") || !strings.Contains(m.status.text, "still chatting with tiny-test") {
 		t.Fatalf("after a failed load: status %+v", m.status)
 	}
@@ -71,9 +71,9 @@ func TestModelCommand(t *testing.T) {
 	// /model alone: the picker, over the chat; enter picks.
 	h.typeText("/model")
 	h.key("enter")
-	h.waitFor("the picker's list", func() bool { return strings.Contains(m.View(), "other") && m.picker != nil })
+	h.waitFor("the picker's list", func() bool { return strings.Contains(m.View(), "other") && m.sw.Picker != nil })
 	h.key("enter")
-	h.waitFor("the picked model", func() bool { return m.picker == nil && m.loadingModel == "" })
+	h.waitFor("the picked model", func() bool { return m.sw.Picker == nil && m.sw.Loading == "" })
 	if opened[len(opened)-1] != "/models/other.gguf" {
 		t.Errorf("opened %q", opened)
 	}

@@ -83,9 +83,9 @@ func (m *Model) View() string {
 	if m.width <= 0 || m.height <= 0 {
 		return ""
 	}
-	if m.picker != nil {
+	if m.sw.Picker != nil {
 		// /model: the picker takes the screen until a model is chosen.
-		return m.picker.View()
+		return m.sw.Picker.View()
 	}
 	l := m.layout()
 	if l.tiny {
