@@ -22,6 +22,7 @@ import (
 	"vkchat/ui/input"
 	"vkchat/ui/inspector"
 	"vkchat/ui/keeper"
+	"vkchat/ui/panels"
 	"vkchat/ui/prompt"
 	"vkchat/ui/sampler"
 	"vkchat/ui/switcher"
@@ -48,7 +49,7 @@ type Model struct {
 	conv  *conversation.Conversation
 	smp   *sampler.Sampler // the settings replies are generated with
 	stats engine.Stats
-	run   runStats
+	run   panels.Run
 
 	// baseCtx parents every generation; Run sets it to its context.
 	baseCtx      context.Context
@@ -400,7 +401,7 @@ func (m *Model) regenerate() tea.Cmd {
 // resetChat empties the conversation (the caller saves first).
 func (m *Model) resetChat() {
 	m.conv.Reset()
-	m.run = runStats{}
+	m.run = panels.Run{}
 	// The panels show the chat on screen: an empty one fills no context,
 	// whatever the engine still caches from the last (it is reused or
 	// overwritten by the next reply, which reports its own figures).

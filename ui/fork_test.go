@@ -253,7 +253,7 @@ func TestPrefillProgressShown(t *testing.T) {
 	h.size(160, 48)
 	h.typeText("long")
 	h.key("enter")
-	h.waitFor("the progress", func() bool { return m.run.progress != nil && m.run.progress.Done == 256 })
+	h.waitFor("the progress", func() bool { return m.run.Progress != nil && m.run.Progress.Done == 256 })
 	view := m.View()
 	for _, want := range []string{"reading prompt 256/512 · ETA 800ms", "prefill     256/512 · ETA 800ms"} {
 		if !strings.Contains(view, want) {

@@ -21,7 +21,7 @@ func (m *Model) stripLines(width int) []string {
 // readingState is the title bar's "reading prompt" with its progress.
 func (m *Model) readingState() string {
 	s := "reading prompt"
-	if p := m.run.progress; p != nil {
+	if p := m.run.Progress; p != nil {
 		s += " " + panels.ProgressText(p.Done, p.Total, p.ETA())
 	} else if d := m.prefillElapsed(); d >= time.Second/10 {
 		s += " " + panels.Duration(d.Round(100*time.Millisecond))
@@ -31,14 +31,11 @@ func (m *Model) readingState() string {
 
 // waiting is how long the running reply has waited for its first token.
 func (m *Model) waiting() time.Duration {
-	if m.gen == nil || m.run.ttft > 0 || m.run.generated > 0 || m.gen.started.IsZero() {
+	if m.gen == nil || m.run.TTFT > 0 || m.run.Generated > 0 || m.gen.started.IsZero() {
 		return 0
 	}
 	return m.now().Sub(m.gen.started)
 }
-
-// latencyHistory bounds the decode times kept for the histogram.
-const latencyHistory = 512
 
 // moe reports whether the model routes its tokens to experts.
 func (m *Model) moe() bool { return m.info.Experts > 0 }

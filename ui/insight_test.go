@@ -46,7 +46,7 @@ func TestGoldenInsight(t *testing.T) {
 		h2.size(sz.w, sz.h)
 		h2.typeText("Summarise this long document")
 		h2.key("enter")
-		h2.waitFor("the progress", func() bool { return m2.run.progress != nil })
+		h2.waitFor("the progress", func() bool { return m2.run.Progress != nil })
 		screen(t, h2, name+"_prefill", sz.w, sz.h)
 		close(eng2.release)
 		h2.idle()

@@ -55,7 +55,7 @@ func TestRealEngineEndToEnd(t *testing.T) {
 	if reply == "" || !strings.HasPrefix(ref.Text, reply) {
 		t.Errorf("streamed %q, want a prefix of llama.cpp's %q", reply, ref.Text)
 	}
-	if rate := final.run.avg(); !(rate > 0) {
+	if rate := final.run.Metrics(0, 0, 0, 0).Avg; !(rate > 0) {
 		t.Errorf("decode rate %v tok/s, want > 0", rate)
 	}
 	st, info := s.Stats(), s.Info()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -15,51 +14,17 @@ import (
 	"vkchat/ui/termtext"
 )
 
-// speedHistory is how many recent per-token speeds the sparkline keeps.
-const speedHistory = 120
-
-// runStats are the measurements of the latest generation.
-type runStats struct {
-	prefill   *engine.PrefillInfo
-	ttft      time.Duration // 0 until the first token
-	last      time.Duration // how long the latest token took
-	decodeSum time.Duration // every token after the first
-	decodeN   int
-	speeds    []float64
-	latencies []time.Duration         // recent decode times, first token excluded
-	progress  *engine.PrefillProgress // the prompt being read, before EventPrefill
-	generated int
-	done      *engine.DoneInfo
-}
-
-// avg is the decode speed without the first token, which also pays for
-// warm-up; the engine's own total is used once it has reported it.
-func (r runStats) avg() float64 {
-	if d := r.done; d != nil && d.Decode > 0 && d.Generated > 1 {
-		return float64(d.Generated-1) / d.Decode.Seconds()
-	}
-	if r.decodeSum <= 0 {
-		return 0
-	}
-	return float64(r.decodeN) / r.decodeSum.Seconds()
-}
-
 // applyEvent folds one engine event into the reply and the panels.
 func (m *Model) applyEvent(g *generation, ev engine.Event) {
 	m.stats = ev.Stats
+	m.run.Fold(ev)
 	reply := g.reply
 	switch ev.Kind {
-	case engine.EventPrefillProgress:
-		if ev.Progress != nil {
-			p := *ev.Progress
-			m.run.progress = &p
-		}
 	case engine.EventPrefill:
 		if ev.Prefill == nil {
 			return
 		}
 		p := *ev.Prefill
-		m.run.prefill = &p
 		if p.DroppedMessages > 0 {
 			reply.AddNote(conversation.NoteWarn, fmt.Sprintf("%d older %s left out so the conversation fits the %d-token context",
 				p.DroppedMessages, plural(p.DroppedMessages, "message was", "messages were"), m.contextSize()), true)
@@ -74,28 +39,7 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 		if ev.Token == nil {
 			return
 		}
-		t := *ev.Token
-		reply.AppendToken(t)
-		m.run.generated++
-		m.run.last = t.Duration
-		// The first token of this generation: a fork's starts past its
-		// kept prefix, so its index is not 0.
-		if m.run.generated == 1 {
-			m.run.ttft = t.SinceStart
-		} else {
-			m.run.decodeSum += t.Duration
-			m.run.decodeN++
-			if t.Duration > 0 {
-				m.run.speeds = append(m.run.speeds, 1/t.Duration.Seconds())
-				m.run.latencies = append(m.run.latencies, t.Duration)
-				if len(m.run.latencies) > latencyHistory {
-					m.run.latencies = m.run.latencies[len(m.run.latencies)-latencyHistory:]
-				}
-				if len(m.run.speeds) > speedHistory {
-					m.run.speeds = m.run.speeds[len(m.run.speeds)-speedHistory:]
-				}
-			}
-		}
+		reply.AppendToken(*ev.Token)
 		if m.focus != focusTranscript {
 			m.showStep(reply, len(reply.Steps)-1, false)
 		}
@@ -104,7 +48,6 @@ func (m *Model) applyEvent(g *generation, ev engine.Event) {
 			return
 		}
 		d := *ev.Done
-		m.run.done = &d
 		reply.Done = &d
 		switch {
 		case d.Err != nil:
@@ -206,19 +149,5 @@ func plural(n int, one, many string) string {
 
 // metricsData is what the speed panel shows.
 func (m *Model) metricsData() panels.Metrics {
-	r := m.run
-	return panels.Metrics{
-		Latencies:   r.latencies,
-		Progress:    r.progress,
-		Waiting:     m.waiting(),
-		Load:        m.info.LoadTime,
-		Prefill:     r.prefill,
-		TTFT:        r.ttft,
-		Last:        r.last,
-		Avg:         r.avg(),
-		Speeds:      r.speeds,
-		Generated:   r.generated,
-		ContextUsed: m.stats.ContextUsed,
-		ContextSize: m.contextSize(),
-	}
+	return m.run.Metrics(m.waiting(), m.info.LoadTime, m.stats.ContextUsed, m.contextSize())
 }

@@ -10,6 +10,7 @@ import (
 
 	"vkchat/runtime/engine"
 	"vkchat/ui/conversation"
+	"vkchat/ui/panels"
 )
 
 const (
@@ -84,7 +85,7 @@ func (m *Model) startGeneration() tea.Cmd {
 	m.applyPendingFork(&req, g.reply)
 	m.conv.AddReply(g.reply)
 	m.gen = g
-	m.run = runStats{}
+	m.run = panels.Run{}
 	m.tr.Follow()
 
 	eng, closed, ch := m.eng, m.closed, g.ch

@@ -63,7 +63,7 @@ func TestStreamingUpdatesPanels(t *testing.T) {
 	h.typeText("hi")
 	h.key("enter")
 	h.waitFor("3 tokens", func() bool { return len(m.conv.Last().Steps) == 3 })
-	if m.run.prefill == nil || m.run.prefill.Tokens == 0 || m.run.ttft == 0 || m.run.generated != 3 || len(m.run.speeds) != 2 {
+	if m.run.Prefill == nil || m.run.Prefill.Tokens == 0 || m.run.TTFT == 0 || m.run.Generated != 3 || len(m.run.Speeds) != 2 {
 		t.Fatalf("run stats %+v", m.run)
 	}
 	if m.stats.ContextUsed == 0 || m.insp.Probs.Title != "step 3" {
@@ -80,8 +80,8 @@ func TestStreamingUpdatesPanels(t *testing.T) {
 	if got := mustStepInfo(t, m.conv.Last(), 3).Params.Temperature; got != 0.9 {
 		t.Errorf("token after the change drawn at temperature %v", got)
 	}
-	if m.run.done == nil || m.run.done.Reason != engine.StopEOS {
-		t.Fatalf("done = %+v", m.run.done)
+	if m.run.Done == nil || m.run.Done.Reason != engine.StopEOS {
+		t.Fatalf("done = %+v", m.run.Done)
 	}
 }
 
@@ -285,14 +285,14 @@ func TestPrefillTimer(t *testing.T) {
 		t.Errorf("no elapsed time in the title:\n%s", strings.SplitN(v, "\n", 2)[0])
 	}
 	// Read, but no token yet: the time to first token still counts up.
-	m.run.prefill = &engine.PrefillInfo{}
+	m.run.Prefill = &engine.PrefillInfo{}
 	if cmd := m.handleTick(tickMsg{gen: 4}); cmd == nil {
 		t.Fatal("the timer stopped before the first token")
 	}
 	if v := m.View(); !strings.Contains(v, "first tok 2.30s…") {
 		t.Errorf("time to first token not counting up:\n%s", v)
 	}
-	m.run.generated = 1
+	m.run.Generated = 1
 	if cmd := m.handleTick(tickMsg{gen: 4}); cmd != nil {
 		t.Fatal("the timer kept ticking after the first token")
 	}

@@ -23,7 +23,7 @@ func tickFor(gen int) tea.Cmd {
 // prompt timer and the time to first token count up; once tokens flow,
 // their events redraw the screen.
 func (m *Model) handleTick(msg tickMsg) tea.Cmd {
-	if m.gen == nil || msg.gen != m.gen.id || m.run.generated > 0 {
+	if m.gen == nil || msg.gen != m.gen.id || m.run.Generated > 0 {
 		return nil
 	}
 	return tickFor(msg.gen)
@@ -32,7 +32,7 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 // prefillElapsed is how long the running generation has waited for its
 // prompt to be processed; 0 when it is not waiting.
 func (m *Model) prefillElapsed() time.Duration {
-	if m.gen == nil || m.run.prefill != nil || m.gen.started.IsZero() {
+	if m.gen == nil || m.run.Prefill != nil || m.gen.started.IsZero() {
 		return 0
 	}
 	return m.now().Sub(m.gen.started)

@@ -115,7 +115,7 @@ func (m *Model) titleBar(w int) string {
 	switch {
 	case m.gen != nil && m.gen.canceled:
 		state = "stopping"
-	case m.gen != nil && m.run.prefill == nil:
+	case m.gen != nil && m.run.Prefill == nil:
 		state = m.readingState()
 	case m.gen != nil:
 		state = "generating"
