@@ -21,6 +21,7 @@ import (
 	"vkchat/ui/helppane"
 	"vkchat/ui/input"
 	"vkchat/ui/inspector"
+	"vkchat/ui/internal/stream"
 	"vkchat/ui/keeper"
 	"vkchat/ui/panels"
 	"vkchat/ui/prompt"
@@ -199,7 +200,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseMsg:
 		m.handleMouse(msg)
 		return m, nil
-	case streamMsg:
+	case stream.Msg:
 		return m, tea.Batch(m.handleStream(msg), m.scheduleRedraw())
 	case transcript.RedrawMsg:
 		m.syncTranscript()
@@ -442,11 +443,11 @@ func (m *Model) drainPending() {
 		return
 	}
 	for {
-		it, ok := tryReceive(g.ch)
-		if !ok || it.end {
+		it, ok := g.ch.TryReceive()
+		if !ok || it.End {
 			return
 		}
-		m.applyEvent(g, it.ev)
+		m.applyEvent(g, it.Ev)
 	}
 }
 

@@ -10,61 +10,15 @@ import (
 
 	"vkchat/runtime/engine"
 	"vkchat/ui/conversation"
+	"vkchat/ui/internal/stream"
 	"vkchat/ui/panels"
 )
-
-const (
-	// streamBuffer lets the engine run ahead of a busy UI for a while
-	// before emit blocks it.
-	streamBuffer = 256
-	// maxBatch bounds how many queued events one update applies, so a
-	// flood of tokens still yields frames.
-	maxBatch = 512
-)
-
-// streamItem is one event from the engine, or the end of the generation.
-type streamItem struct {
-	ev  engine.Event
-	end bool
-	err error // what Generate returned, on the end item
-}
-
-// streamMsg carries every item that was waiting when the UI asked, so a
-// burst of tokens costs one update and one render.
-type streamMsg struct {
-	gen   int
-	items []streamItem
-}
-
-// streamQueue carries one generation's events from the engine to the UI.
-type streamQueue struct {
-	ch chan streamItem
-	// mu is held by the waitStream command from before it takes events off
-	// ch until it has recorded them in taken: the batch in flight to
-	// Update. A program that ends (a signal, a quit mid-reply) drops the
-	// message in flight, so drainPending takes that batch back before what
-	// is still queued; otherwise the saved reply missed tokens in its
-	// middle.
-	mu    sync.Mutex
-	taken []streamItem
-}
-
-func newStreamQueue(size int) *streamQueue {
-	return &streamQueue{ch: make(chan streamItem, size)}
-}
-
-// delivered records that Update got the batch in flight.
-func (q *streamQueue) delivered() {
-	q.mu.Lock()
-	q.taken = nil
-	q.mu.Unlock()
-}
 
 // generation is one running Generate call.
 type generation struct {
 	id     int
 	cancel context.CancelFunc
-	ch     *streamQueue
+	ch     *stream.Queue
 	reply  *conversation.Turn
 	// canceled: the user stopped it. detached: the conversation it wrote
 	// to is gone (new chat, load); its remaining events are ignored.
@@ -79,7 +33,7 @@ type generation struct {
 func (m *Model) startGeneration() tea.Cmd {
 	ctx, cancel := context.WithCancel(m.baseCtx)
 	m.genSeq++
-	g := &generation{id: m.genSeq, cancel: cancel, ch: newStreamQueue(streamBuffer), started: m.now()}
+	g := &generation{id: m.genSeq, cancel: cancel, ch: stream.NewQueue(stream.Buffer), started: m.now()}
 	req := m.nextRequest()
 	g.reply = &conversation.Turn{Role: "assistant", Streaming: true}
 	m.applyPendingFork(&req, g.reply)
@@ -89,12 +43,7 @@ func (m *Model) startGeneration() tea.Cmd {
 	m.tr.Follow()
 
 	eng, closed, ch := m.eng, m.closed, g.ch
-	send := func(it streamItem) {
-		select {
-		case ch.ch <- it:
-		case <-closed:
-		}
-	}
+	send := func(it stream.Item) { ch.Send(it, closed) }
 	m.wg.Add(1)
 	go func(wg *sync.WaitGroup) {
 		defer wg.Done()
@@ -106,65 +55,11 @@ func (m *Model) startGeneration() tea.Cmd {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("engine panic: %v", r)
 			}
-			send(streamItem{end: true, err: err})
+			send(stream.Item{End: true, Err: err})
 		}()
-		err = eng.Generate(ctx, req, func(ev engine.Event) { send(streamItem{ev: ev}) })
+		err = eng.Generate(ctx, req, func(ev engine.Event) { send(stream.Item{Ev: ev}) })
 	}(m.wg)
-	return tea.Batch(waitStream(g.id, ch, closed), tickFor(g.id))
-}
-
-// waitStream is the command that blocks for the next engine event, then
-// takes whatever else is already queued. Update issues it again after each
-// message until the end item arrives (the streaming pattern of Charm's mods).
-func waitStream(gen int, q *streamQueue, closed <-chan struct{}) tea.Cmd {
-	return func() tea.Msg {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		// Once the program has ended the queue is drainPending's: an
-		// event taken here now would never reach the conversation.
-		select {
-		case <-closed:
-			return nil
-		default:
-		}
-		var first streamItem
-		select {
-		case first = <-q.ch:
-		case <-closed:
-			return nil
-		}
-		items := []streamItem{first}
-	more:
-		for !items[len(items)-1].end && len(items) < maxBatch {
-			select {
-			case it := <-q.ch:
-				items = append(items, it)
-			default:
-				break more
-			}
-		}
-		q.taken = items
-		return streamMsg{gen: gen, items: items}
-	}
-}
-
-// tryReceive is for after the program ended (closed is closed): it returns
-// the batch that was in flight to Update, then what is still queued, in
-// the order the engine sent them.
-func tryReceive(q *streamQueue) (streamItem, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.taken) > 0 {
-		it := q.taken[0]
-		q.taken = q.taken[1:]
-		return it, true
-	}
-	select {
-	case it := <-q.ch:
-		return it, true
-	default:
-		return streamItem{}, false
-	}
+	return tea.Batch(ch.Wait(g.id, closed), tickFor(g.id))
 }
 
 // generating reports whether a reply is being produced for this chat.
@@ -203,19 +98,19 @@ func (m *Model) detachGeneration() {
 }
 
 // handleStream applies a batch of engine events.
-func (m *Model) handleStream(msg streamMsg) tea.Cmd {
+func (m *Model) handleStream(msg stream.Msg) tea.Cmd {
 	g := m.gen
-	if g == nil || msg.gen != g.id {
+	if g == nil || msg.Gen != g.id {
 		return nil
 	}
-	g.ch.delivered()
-	for _, it := range msg.items {
-		if it.end {
-			return m.finishGeneration(g, it.err)
+	g.ch.Delivered()
+	for _, it := range msg.Items {
+		if it.End {
+			return m.finishGeneration(g, it.Err)
 		}
 		if !g.detached {
-			m.applyEvent(g, it.ev)
+			m.applyEvent(g, it.Ev)
 		}
 	}
-	return waitStream(g.id, g.ch, m.closed)
+	return g.ch.Wait(g.id, m.closed)
 }

@@ -9,46 +9,47 @@ import (
 
 	"vkchat/runtime/engine"
 	"vkchat/ui/conversation"
+	"vkchat/ui/internal/stream"
 )
 
 func TestWaitStreamCoalesces(t *testing.T) {
-	q := newStreamQueue(16)
-	ch := q.ch
+	q := stream.NewQueue(16)
+	ch := q.C
 	closed := make(chan struct{})
 	for i := range 5 {
-		ch <- streamItem{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{Index: i}}}
+		ch <- stream.Item{Ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{Index: i}}}
 	}
-	msg := waitStream(7, q, closed)().(streamMsg)
-	if msg.gen != 7 || len(msg.items) != 5 {
-		t.Fatalf("got gen %d with %d items, want all 5 queued events in one message", msg.gen, len(msg.items))
+	msg := q.Wait(7, closed)().(stream.Msg)
+	if msg.Gen != 7 || len(msg.Items) != 5 {
+		t.Fatalf("got gen %d with %d items, want all 5 queued events in one message", msg.Gen, len(msg.Items))
 	}
 	// The end item closes a batch; what follows is never read.
-	ch <- streamItem{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{}}}
-	ch <- streamItem{end: true}
-	ch <- streamItem{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{}}}
-	msg = waitStream(7, q, closed)().(streamMsg)
-	if len(msg.items) != 2 || !msg.items[1].end {
-		t.Fatalf("batch across the end: %+v", msg.items)
+	ch <- stream.Item{Ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{}}}
+	ch <- stream.Item{End: true}
+	ch <- stream.Item{Ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{}}}
+	msg = q.Wait(7, closed)().(stream.Msg)
+	if len(msg.Items) != 2 || !msg.Items[1].End {
+		t.Fatalf("batch across the end: %+v", msg.Items)
 	}
-	// A burst larger than maxBatch is split so frames still happen.
-	big := newStreamQueue(maxBatch + 10)
-	for range maxBatch + 10 {
-		big.ch <- streamItem{}
+	// A burst larger than stream.MaxBatch is split so frames still happen.
+	big := stream.NewQueue(stream.MaxBatch + 10)
+	for range stream.MaxBatch + 10 {
+		big.C <- stream.Item{}
 	}
-	if msg = waitStream(1, big, closed)().(streamMsg); len(msg.items) != maxBatch {
-		t.Fatalf("batch of %d, want %d", len(msg.items), maxBatch)
+	if msg = big.Wait(1, closed)().(stream.Msg); len(msg.Items) != stream.MaxBatch {
+		t.Fatalf("batch of %d, want %d", len(msg.Items), stream.MaxBatch)
 	}
 	close(closed)
-	if got := waitStream(1, newStreamQueue(0), closed)(); got != nil {
+	if got := stream.NewQueue(0).Wait(1, closed)(); got != nil {
 		t.Fatalf("after quit the wait returned %v", got)
 	}
 }
 
 func TestStaleStreamMessagesAreIgnored(t *testing.T) {
 	m := newTestModel(t, newFakeEngine(), Config{})
-	m.gen = &generation{id: 3, reply: &conversation.Turn{Role: "assistant", Streaming: true}, cancel: func() {}, ch: newStreamQueue(0)}
+	m.gen = &generation{id: 3, reply: &conversation.Turn{Role: "assistant", Streaming: true}, cancel: func() {}, ch: stream.NewQueue(0)}
 	m.conv.Append(m.gen.reply)
-	cmd := m.handleStream(streamMsg{gen: 2, items: []streamItem{{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{Piece: "x"}}}}})
+	cmd := m.handleStream(stream.Msg{Gen: 2, Items: []stream.Item{{Ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{Piece: "x"}}}}})
 	if cmd != nil || m.gen.reply.Content != "" {
 		t.Fatal("a message from an old generation was applied")
 	}
@@ -305,29 +306,29 @@ func TestPrefillTimer(t *testing.T) {
 // TestRunSIGTERMMidReplyLooped).
 func TestShutdownKeepsTheBatchInFlight(t *testing.T) {
 	m := newTestModel(t, newFakeEngine(), Config{})
-	g := &generation{id: 3, reply: &conversation.Turn{Role: "assistant", Streaming: true}, cancel: func() {}, ch: newStreamQueue(16)}
+	g := &generation{id: 3, reply: &conversation.Turn{Role: "assistant", Streaming: true}, cancel: func() {}, ch: stream.NewQueue(16)}
 	m.gen = g
 	m.conv.Append(g.reply)
-	tok := func(i int) streamItem {
-		return streamItem{ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{Index: i, Piece: fmt.Sprintf(" t%d", i)}}}
+	tok := func(i int) stream.Item {
+		return stream.Item{Ev: engine.Event{Kind: engine.EventToken, Token: &engine.TokenInfo{Index: i, Piece: fmt.Sprintf(" t%d", i)}}}
 	}
 	for i := range 3 {
-		g.ch.ch <- tok(i)
+		g.ch.C <- tok(i)
 	}
-	if msg, ok := waitStream(g.id, g.ch, m.closed)().(streamMsg); !ok || len(msg.items) != 3 {
+	if msg, ok := g.ch.Wait(g.id, m.closed)().(stream.Msg); !ok || len(msg.Items) != 3 {
 		t.Fatalf("the wait took %v, want the three queued tokens", msg)
 	}
 	// The message above never reaches Update; two more tokens queue.
 	for i := 3; i < 5; i++ {
-		g.ch.ch <- tok(i)
+		g.ch.C <- tok(i)
 	}
 	m.shutdown()
 	if got, want := g.reply.Content, " t0 t1 t2 t3 t4"; got != want {
 		t.Fatalf("reply after shutdown %q, want %q", got, want)
 	}
 	// A wait that starts after the end takes nothing.
-	g.ch.ch <- tok(5)
-	if got := waitStream(g.id, g.ch, m.closed)(); got != nil {
+	g.ch.C <- tok(5)
+	if got := g.ch.Wait(g.id, m.closed)(); got != nil {
 		t.Fatalf("a wait after shutdown returned %v", got)
 	}
 }
