@@ -7,7 +7,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"vkchat/ui/conversation"
 	"vkchat/ui/inspector"
 	"vkchat/ui/termtext"
 )
@@ -72,7 +71,7 @@ func (m *Model) modelLoaded(msg modelLoadedMsg) {
 	if m.focus == focusTranscript {
 		m.leaveInspector()
 	}
-	m.markSwitch(oldName)
+	m.conv.MarkSwitch(oldName, m.modelName())
 	m.tr.Invalidate()
 	m.input.SetPlaceholder("Message " + m.modelName() + "…")
 	if m.info.Completion {
@@ -88,33 +87,6 @@ func (m *Model) modelLoaded(msg modelLoadedMsg) {
 		return
 	}
 	m.setStatus(status)
-}
-
-// markSwitch notes where the replies of the model that was loaded end,
-// since the transcript labels every reply with the model now loaded. A
-// model that wrote nothing gets no note: with no reply at all there is
-// nothing to mark, and after an earlier switch that note now leads to the
-// new model.
-func (m *Model) markSwitch(oldName string) {
-	turns := m.conv.Turns()
-	for i := len(turns) - 1; i >= 0; i-- {
-		t := turns[i]
-		for j, n := range t.Notes {
-			if n.SwitchedFrom != "" {
-				t.Notes[j].Text = switchNote(n.SwitchedFrom, m.modelName())
-				return
-			}
-		}
-		if t.Role == "assistant" && (t.Content != "" || len(t.Steps) > 0 || t.Think != nil) {
-			last := m.conv.Last()
-			last.Notes = append(last.Notes, conversation.Note{Kind: conversation.NoteInfo, Text: switchNote(oldName, m.modelName()), SwitchedFrom: oldName})
-			return
-		}
-	}
-}
-
-func switchNote(from, to string) string {
-	return fmt.Sprintf("the replies above are %s's; %s continues from here", from, to)
 }
 
 // templateLabel names how the model reads the conversation.
