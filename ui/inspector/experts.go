@@ -6,6 +6,8 @@ import (
 	"vkchat/runtime/engine"
 	"vkchat/ui/conversation"
 	"vkchat/ui/panels"
+	"vkchat/ui/termtext"
+	"vkchat/ui/theme"
 )
 
 // RouterPanel is the router panel's data: the experts of the step the
@@ -53,4 +55,33 @@ func (in *Inspector) ExpertUsage(t *conversation.Turn, experts int) panels.Exper
 	u := panels.NewExpertUsage(title, routes, experts)
 	u.Empty = "no routing reported for this reply"
 	return u
+}
+
+// ExpertView is what the main column shows of a mixture-of-experts model's
+// routing, in at most a share of h rows of width cells: the expert map
+// while it is on and inspecting, else on narrow screens the router panel
+// unless f2 hid it (wide ones have it in the side column).
+func (in *Inspector) ExpertView(st theme.Styles, experts int, replies []*conversation.Turn, inspecting, wide, hidePanels bool, h, width int) []string {
+	var render func(rows int) []string
+	room := h / 3
+	switch {
+	case in.Experts() && inspecting:
+		u := in.ExpertUsage(in.StripTurn(true, replies), experts)
+		render = func(rows int) []string { return panels.ExpertHeatLines(st, u, width, rows) }
+		room = h / 2
+	case !wide && !hidePanels:
+		// the narrow router panel: optional, as in the side column
+		r := in.RouterPanel(experts)
+		render = func(rows int) []string {
+			head := st.Label.Render(termtext.Truncate("router · "+panels.RouterTitle(r), width))
+			return append([]string{head}, panels.RouterLines(st, r, width, rows-1)...)
+		}
+	default:
+		return nil
+	}
+	rows := min(len(render(h)), room, h-4)
+	if rows < 2 {
+		return nil
+	}
+	return render(rows)
 }
