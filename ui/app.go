@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -208,7 +207,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sampler.PreviewMsg:
 		m.handlePreview(msg)
 		return m, nil
-	case tickMsg:
+	case stream.TickMsg:
 		return m, m.handleTick(msg)
 	}
 	if m.sw.Picker != nil {
@@ -453,16 +452,4 @@ func (m *Model) drainPending() {
 
 // waitEngine waits up to d for the generation goroutine to return, so the
 // caller can close the engine without a Generate still running in it.
-func (m *Model) waitEngine(d time.Duration) error {
-	done := make(chan struct{})
-	go func() {
-		m.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-time.After(d):
-		return fmt.Errorf("ui: the engine did not stop generating within %s", d)
-	}
-}
+func (m *Model) waitEngine(d time.Duration) error { return stream.WaitDone(m.wg, d) }

@@ -59,7 +59,7 @@ func (m *Model) startGeneration() tea.Cmd {
 		}()
 		err = eng.Generate(ctx, req, func(ev engine.Event) { send(stream.Item{Ev: ev}) })
 	}(m.wg)
-	return tea.Batch(ch.Wait(g.id, closed), tickFor(g.id))
+	return tea.Batch(ch.Wait(g.id, closed), stream.Tick(g.id))
 }
 
 // generating reports whether a reply is being produced for this chat.

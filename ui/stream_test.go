@@ -275,10 +275,10 @@ func TestPrefillTimer(t *testing.T) {
 	m.now = func() time.Time { return now }
 	m.width, m.height = 100, 30
 	m.gen = &generation{id: 4, started: now, cancel: func() {}}
-	if cmd := m.handleTick(tickMsg{gen: 4}); cmd == nil {
+	if cmd := m.handleTick(stream.TickMsg{Gen: 4}); cmd == nil {
 		t.Fatal("the timer stopped while the prompt is read")
 	}
-	if cmd := m.handleTick(tickMsg{gen: 3}); cmd != nil {
+	if cmd := m.handleTick(stream.TickMsg{Gen: 3}); cmd != nil {
 		t.Fatal("a stale tick started a second chain")
 	}
 	now = now.Add(2300 * time.Millisecond)
@@ -287,14 +287,14 @@ func TestPrefillTimer(t *testing.T) {
 	}
 	// Read, but no token yet: the time to first token still counts up.
 	m.run.Prefill = &engine.PrefillInfo{}
-	if cmd := m.handleTick(tickMsg{gen: 4}); cmd == nil {
+	if cmd := m.handleTick(stream.TickMsg{Gen: 4}); cmd == nil {
 		t.Fatal("the timer stopped before the first token")
 	}
 	if v := m.View(); !strings.Contains(v, "first tok 2.30s…") {
 		t.Errorf("time to first token not counting up:\n%s", v)
 	}
 	m.run.Generated = 1
-	if cmd := m.handleTick(tickMsg{gen: 4}); cmd != nil {
+	if cmd := m.handleTick(stream.TickMsg{Gen: 4}); cmd != nil {
 		t.Fatal("the timer kept ticking after the first token")
 	}
 }

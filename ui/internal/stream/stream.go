@@ -6,7 +6,9 @@
 package stream
 
 import (
+	"fmt"
 	"sync"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -121,4 +123,34 @@ func (q *Queue) TryReceive() (Item, bool) {
 	default:
 		return Item{}, false
 	}
+}
+
+// WaitDone waits up to d for the generation goroutines in wg to return, so
+// the caller can close the engine without a Generate still running in it.
+func WaitDone(wg *sync.WaitGroup, d time.Duration) error {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(d):
+		return fmt.Errorf("ui: the engine did not stop generating within %s", d)
+	}
+}
+
+// prefillTick is how often the "reading prompt" timer is redrawn while a
+// long prompt is processed: often enough to show it is alive.
+const prefillTick = 200 * time.Millisecond
+
+// TickMsg drives the prefill timer. It carries the generation it belongs
+// to, so a tick from a finished generation is dropped instead of starting
+// a second tick chain that would make the timer run twice as fast.
+type TickMsg struct{ Gen int }
+
+// Tick is the next tick of generation gen's timer.
+func Tick(gen int) tea.Cmd {
+	return tea.Tick(prefillTick, func(time.Time) tea.Msg { return TickMsg{Gen: gen} })
 }
