@@ -11,11 +11,21 @@
 //
 // The root model routes messages between components that each own their
 // state, and lays the screen out: ui/conversation (the chat as data, its
-// tree and save file), ui/input (the editor and slash commands),
-// ui/inspector (the token cursor and insight panels) and ui/transcript
-// (the conversation drawn, Markdown, reasoning blocks and scrolling). They
-// never import this package, so a change to one cannot reach back into
-// the others through Model.
+// tree and save file), ui/keeper (its file and the commands on it),
+// ui/input (the editor), ui/inspector (the token cursor, its keys and the
+// insight panels), ui/sampler (the generation settings, their commands and
+// keys), ui/prompt (/think, /prompt), ui/switcher (/model, /backend),
+// ui/helppane (F1) and ui/transcript (the conversation drawn, Markdown,
+// reasoning blocks and scrolling). They never import this package, so a
+// change to one cannot reach back into the others through Model; what a
+// component needs of the chat it asks through a Host the root implements
+// (keeperHost, inspectorHost, promptHost, switchHost).
+//
+// Each component declares its slash commands (ui/command) and key
+// sections; commands.go gathers them into the registry a typed line is
+// parsed against and run through, and keytable.go into the key reference
+// F1 and the README's key table show. No root method handles one named
+// command.
 //
 // Run returns once no Generate call is running (or, if a canceled Generate
 // does not return within 10s, with an error saying so), so closing the
