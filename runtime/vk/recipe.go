@@ -105,7 +105,9 @@ const ringExtra = prefillChunk - 1
 // what the recording needs per layer: the RoPE table, window, cache slot
 // and its size, the geometry. What a layer lacks (a recurrent layer's
 // heads, a NoPE layer's rotated dims, which still pick the rope kernel's
-// variant) is the model-wide value.
+// variant) is the model-wide value; a recurrent layer, which holds no
+// cache, counts as holding the whole context, so that nothing takes it
+// for a ring that lost positions on a rewind.
 func (b *Backend) planLayers() error {
 	p, err := plan.Resolve(b.m, b.opts.ContextSize)
 	if err != nil {
@@ -117,7 +119,7 @@ func (b *Backend) planLayers() error {
 	b.ropeTables = b.ropeTables[:0]
 	tables := make([]int, len(p.Rotations)) // plan rotation → index in b.ropeTables, +1
 	for _, l := range p.Layers {
-		pl := layerPlan{recurrent: l.Mixer != plan.MixAttention, headDim: c.HeadDim, kvHeads: c.KVHeads, dims: c.Rope.Dims, kvLayer: l.Index}
+		pl := layerPlan{recurrent: l.Mixer != plan.MixAttention, headDim: c.HeadDim, kvHeads: c.KVHeads, dims: c.Rope.Dims, kvLayer: l.Index, slots: p.Context}
 		for _, op := range l.Ops {
 			switch o := op.(type) {
 			case plan.Attention:
