@@ -104,18 +104,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opts := backend.Options{ContextSize: *depth + max(*pp, *tg, 1) + 1, Threads: *threads, KVType: backend.KVType(*kvType), Device: *device, DeviceHead: headMode}
 	var b backend.Backend
 	var prof *vk.Backend
-	switch choice.Backend {
-	case "cpu":
-		b, err = cpu.New(m, opts)
-	case "vulkan":
-		if *profile {
-			prof, err = vk.NewProfiled(m, opts)
-			b = prof
-		} else {
-			b, err = vk.New(m, opts)
-		}
-	default:
-		return fmt.Errorf("unknown backend %q (cpu or vulkan)", *name)
+	if choice.Backend == "vulkan" && *profile {
+		prof, err = vk.NewProfiled(m, opts) // a timestamp after every dispatch
+		b = prof
+	} else {
+		b, err = engine.NewBackend(choice.Backend, m, opts)
 	}
 	if err != nil {
 		return err

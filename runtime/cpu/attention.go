@@ -17,20 +17,17 @@ import (
 // activations (rounded as the cache stores them) and stored afterwards, so a
 // window's ring never has to hold more than the window.
 func (b *Backend) attention(layer, n, pos int) {
-	c := &b.m.Config
-	window := b.layers[layer].window
+	a := &b.layers[layer].att
+	window := a.Window
 	lo := 0 // the oldest position any query of the batch sees
 	if window > 0 {
 		lo = max(0, pos-window+1)
 	}
-	scale := c.AttnScale
-	if c.ScaleQ {
-		scale = 1 // already applied to Q
-	}
+	scale := a.Scale // 1 where the plan scales Q instead
 	// on the shared pool, whose workers are already spinning between
 	// products: a goroutine per head would wait for a wake-up each
 	b.call.attn = attnCall{layer: layer, n: n, pos: pos, lo: lo, window: window, scale: scale}
-	quant.ParallelRange(b.m.Layers[layer].Config.KVHeads, 1, b.call.attnHeads)
+	quant.ParallelRange(a.KVHeads, 1, b.call.attnHeads)
 }
 
 // inPlace reports whether layer's attention reads the F16 cache in place
@@ -41,9 +38,9 @@ func (b *Backend) attention(layer, n, pos int) {
 // Such a layer stores the batch's keys and values before its attention.
 // A KV-shared layer is judged by the cache it reads.
 func (b *Backend) inPlace(layer int) bool {
-	cl := b.m.Layers[layer].Config.KVLayer
-	return b.kv.typ == backend.KVF16 && b.layers[layer].window == 0 && b.kv.capacity[cl] >= b.opts.ContextSize &&
-		b.m.AttnSoftcap == 0 && b.layers[layer].sinks == nil && nativeAttention && simd.Level() > 0
+	l := &b.layers[layer]
+	return b.kv.typ == backend.KVF16 && l.att.Window == 0 && b.kv.capacity[l.kvLayer] >= b.opts.ContextSize &&
+		l.att.Softcap == 0 && l.sinks == nil && nativeAttention && simd.Level() > 0
 }
 
 // attnCall is one attention's arguments, for the pool's range function
@@ -67,12 +64,11 @@ func (b *Backend) attnHeadsFn() func(from, to int) {
 // attendHead is attention for KV head kvh and the query heads of its
 // group, against positions lo.. (see attention).
 func (b *Backend) attendHead(layer, kvh, n, pos, lo, window int, scale float32) {
-	c := &b.m.Config
 	s := &b.s
-	lc := &b.m.Layers[layer].Config
-	hd, group := lc.HeadDim, c.Heads/lc.KVHeads
-	qw, kvw := c.Heads*hd, lc.KVWidth()
-	cl := lc.KVLayer // the cache read: this layer's, or a KV-shared layer's source
+	a := &b.layers[layer].att
+	hd, group := a.HeadDim, a.Heads/a.KVHeads
+	qw, kvw := a.Heads*hd, a.KVHeads*a.HeadDim
+	cl := b.layers[layer].kvLayer // the cache read: this layer's, or a KV-shared layer's source
 	total := pos + n
 	ws := &b.attnWork[kvh]
 	if b.inPlace(layer) {
@@ -105,10 +101,10 @@ func (b *Backend) attendHead(layer, kvh, n, pos, lo, window int, scale float32) 
 			}
 			if sinks := b.layers[layer].sinks; sinks != nil {
 				// no native kernel takes a sink
-				attendPortable(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, c.AttnSoftcap, sinks[h], ws.qh[:hd], b.f16Acc)
+				attendPortable(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, a.Softcap, sinks[h], ws.qh[:hd], b.f16Acc)
 				continue
 			}
-			attendOnline(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, c.AttnSoftcap, ws.qh[:hd], b.f16Acc)
+			attendOnline(q, keys[(from-lo)*hd:], vals[(from-lo)*hd:], out, pos+i+1-from, scale, a.Softcap, ws.qh[:hd], b.f16Acc)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 // Package cpu is the CPU backend and the reference the Vulkan backend is
-// checked against: the forward pass of every architecture that
-// runtime/arch declares, written in Go over the products of runtime/quant
+// checked against: an executor of a model's op plan (runtime/plan; it never
+// sees the architecture's declaration), written in Go over the products of
+// runtime/quant
 // and, where the CPU has them, the native kernels of runtime/simd
 // (attention, norms, RoPE, activations, the F16 KV cache), which compute
 // bit for bit what the portable Go code beside them computes. Work is
@@ -12,7 +13,6 @@ import (
 	"context"
 	"fmt"
 
-	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
@@ -25,7 +25,6 @@ const maxBatch = 64
 
 // Backend runs a model on the CPU.
 type Backend struct {
-	m    *arch.Model
 	opts backend.Options
 	kv   *kvCache
 	s    scratch
@@ -48,6 +47,7 @@ type Backend struct {
 	prog        program
 	ropes       []*ropeTable
 	layers      []layerState  // per layer: what its kernels read, decoded once
+	embedding   *plan.Weight  // the token embedding, when it is not also the output matrix
 	pleNorm     []float32     // per_layer_proj_norm (gemma4 PLE)
 	gelu        []float32     // llama.cpp's F16 GELU table, when the recipe uses it
 	attnWork    []attnScratch // one per KV head
@@ -73,8 +73,9 @@ type Backend struct {
 // short convolution's taps, the PLE norm), decoded once. Nil vectors are
 // absent from the model.
 type layerState struct {
-	window int
-	router quant.Matrix // a mixture-of-experts layer's router, bound (quant.Bind)
+	att     plan.Attention // an attention layer's op
+	kvLayer int            // the layer whose cache it reads: its own, or a KV-shared layer's source
+	router  quant.Matrix   // a mixture-of-experts layer's router, bound (quant.Bind)
 	// a mixture-of-experts layer's router bias, and its per-expert
 	// biases (one row per expert), decoded once
 	routerBias, gateBias, upBias, downBias []float32
@@ -95,11 +96,15 @@ type attnScratch struct {
 	keys, vals, qh []float32
 }
 
-// New prepares m for the CPU with a KV cache of opts.ContextSize positions
-// (a sliding-window layer's cache holds only its window).
-func New(m *arch.Model, opts backend.Options) (*Backend, error) {
-	if opts.ContextSize <= 0 {
-		return nil, fmt.Errorf("cpu backend: context size %d must be positive", opts.ContextSize)
+// New prepares a model's plan for the CPU with a KV cache of
+// p.Context positions (a sliding-window layer's cache holds only its
+// window); opts.ContextSize, when set, must agree.
+func New(p *plan.Plan, opts backend.Options) (*Backend, error) {
+	if opts.ContextSize == 0 {
+		opts.ContextSize = p.Context
+	}
+	if opts.ContextSize <= 0 || opts.ContextSize != p.Context {
+		return nil, fmt.Errorf("cpu backend: context size %d, but the plan is resolved for %d", opts.ContextSize, p.Context)
 	}
 	if opts.KVType == "" {
 		opts.KVType = backend.KVF16
@@ -111,52 +116,28 @@ func New(m *arch.Model, opts backend.Options) (*Backend, error) {
 		opts.Threads = DefaultThreads()
 	}
 	quant.SetThreads(opts.Threads)
-	b := &Backend{m: m, opts: opts, f16Acc: opts.KVType == backend.KVF16, history: make([]int32, opts.ContextSize)}
-	b.unpack, b.packedBytes = packWeights(m)
+	b := &Backend{plan: p, opts: opts, f16Acc: opts.KVType == backend.KVF16, history: make([]int32, opts.ContextSize)}
+	b.unpack, b.packedBytes = packWeights(p)
 	b.call.attnHeads = b.attnHeadsFn()
 	b.call.swiglu = func(lo, hi int) { swiglu(b.call.gate[lo:hi], b.call.up[lo:hi]) }
-	p, err := plan.Resolve(m, opts.ContextSize)
-	if err != nil {
-		return nil, fmt.Errorf("cpu backend: %w", err)
-	}
-	b.plan = p
-	b.kv = newKVCache(p, len(m.Layers), opts.KVType)
-	b.s = newScratch(m, maxBatch)
-	b.experts = newMoEScratch(&m.Config, maxBatch)
-	b.hybrid = newHybrid(m, maxBatch)
+	b.kv = newKVCache(p, len(p.Layers), opts.KVType)
+	b.s = newScratch(p, maxBatch)
+	b.experts = newMoEScratch(p, maxBatch)
+	b.hybrid = newHybrid(p, maxBatch)
 	if b.experts != nil {
-		budget := expertPackBudget(m)
+		budget := expertPackBudget(p)
 		b.expertPacks = quant.NewPackCache(budget)
-		if budget >= m.ExpertBytes() {
-			b.experts.resident = make([]residentExpert, len(m.Layers)*m.MoE.Experts)
+		if budget >= p.ExpertBytes {
+			b.experts.resident = make([]residentExpert, len(p.Layers)*p.MoEShape.Experts)
 		}
 	}
-	b.conv = newConvScratch(&m.Config, maxBatch)
-	if m.PLE != nil {
-		b.pleNorm = vectorF32(m.PLE.Norm)
-	}
-	for i := range m.Layers {
-		L := &m.Layers[i]
-		v := layerState{window: L.Config.Window, sinks: optVector(L.Sinks)}
-		if L.PLE != nil {
-			v.pleNorm = vectorF32(L.PLE.Norm)
-		}
-		if L.Experts != nil {
-			x := L.Experts
-			v.router = quant.Bind(matrix(x.Router))
-			v.routerBias = optVector(x.RouterBias)
-			v.gateBias, v.upBias, v.downBias = optRows(x.GateBias), optRows(x.UpBias), optRows(x.DownBias)
-		}
-		if L.ShortConv != nil {
-			v.convTaps = optRows(&L.ShortConv.Conv)
-		}
-		b.layers = append(b.layers, v)
-	}
-	if b.prog, err = b.compile(b.plan); err != nil {
+	b.conv = newConvScratch(p, maxBatch)
+	var err error
+	if b.prog, err = b.compile(p); err != nil {
 		b.Close()
 		return nil, err
 	}
-	wd := m.Widest()
+	wd := p.Widest
 	hd := wd.HeadDim
 	for h := 0; h < wd.KVHeads; h++ {
 		b.attnWork = append(b.attnWork, attnScratch{
@@ -174,15 +155,15 @@ func (b *Backend) Name() string { return "cpu" }
 func (b *Backend) Memory() backend.Memory {
 	elem := b.opts.KVType.Bytes()
 	mem := backend.Memory{
-		Weights:     b.m.WeightBytes() + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
+		Weights:     b.plan.WeightBytes + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.plan.CacheBytesPerToken(elem),
-		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.conv.bytes() + attnWorkBytes(b.m, b.opts.ContextSize) + int64(4*len(b.gelu)),
+		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.conv.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d thread%s, %s)", b.opts.Threads, map[bool]string{true: "", false: "s"}[b.opts.Threads == 1], simd.Describe()),
 		KVFormula:   b.plan.CacheFormula(elem, 0),
 		// the recurrent layers' state and its checkpoints (state.go)
-		StateBytes:      b.m.StateBytes(),
-		StateFormula:    b.m.StateFormula(),
+		StateBytes:      b.plan.StateBytes(),
+		StateFormula:    b.plan.StateFormula,
 		CheckpointBytes: b.hybrid.checkpointBytes(),
 	}
 	mem.SetCacheLayout(b.plan.CacheGroups(0), b.plan.SharedLayers(), elem)
@@ -210,8 +191,8 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 			pos, pos+len(tokens)-1, b.opts.ContextSize, backend.ErrContextFull)
 	}
 	for _, t := range tokens {
-		if t < 0 || int(t) >= b.m.Vocab {
-			return nil, fmt.Errorf("cpu backend: token id %d outside the vocabulary of %d", t, b.m.Vocab)
+		if t < 0 || int(t) >= b.plan.Vocab {
+			return nil, fmt.Errorf("cpu backend: token id %d outside the vocabulary of %d", t, b.plan.Vocab)
 		}
 	}
 	if b.hybrid != nil {
@@ -222,7 +203,7 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 	// A rewind past what a sliding-window ring still holds recomputes the
 	// window from the start, as llama.cpp re-processes the prompt when its
 	// SWA cache lacks the positions.
-	if pos < b.filled && !b.kv.keeps(b.m, pos, b.filled) {
+	if pos < b.filled && !b.kv.keeps(pos, b.filled) {
 		for start := 0; start < pos; start += maxBatch {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -232,7 +213,7 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 	}
 	copy(b.history[pos:], tokens)
 	b.filled = pos + len(tokens)
-	vocab := b.m.Vocab
+	vocab := b.plan.Vocab
 	var out []float32
 	if all {
 		out = make([]float32, len(tokens)*vocab)
@@ -263,8 +244,7 @@ func (b *Backend) Recycle(logits []float32) { b.logitsPool.Put(logits) }
 
 // attnWorkBytes is the attention buffers New makes for a context of ctx
 // positions: per KV head, its keys and values widened, and one query.
-func attnWorkBytes(m *arch.Model, ctx int) int64 {
-	w := m.Widest()
+func attnWorkBytes(w plan.Widths, ctx int) int64 {
 	return int64(w.KVHeads) * (2*int64(ctx) + 1) * int64(w.HeadDim) * 4
 }
 
@@ -273,6 +253,6 @@ func attnWorkBytes(m *arch.Model, ctx int) int64 {
 // the token history, and a hybrid model's recurrent state with as many
 // checkpoints as the backend keeps. The engine checks it against the
 // memory there is before New allocates it.
-func ContextBytes(m *arch.Model, ctx int, kv backend.KVType) int64 {
-	return m.KVBytes(ctx, kv.Bytes()) + attnWorkBytes(m, ctx) + 4*int64(ctx) + (1+MaxCheckpoints)*m.StateBytes()
+func ContextBytes(p *plan.Plan, ctx int, kv backend.KVType) int64 {
+	return p.CacheBytesAt(ctx, kv.Bytes()) + attnWorkBytes(p.Widest, ctx) + 4*int64(ctx) + (1+MaxCheckpoints)*p.StateBytes()
 }

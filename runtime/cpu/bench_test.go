@@ -64,7 +64,7 @@ func benchDecode(b *testing.B, path string) {
 		b.Fatal(err)
 	}
 	const window = 128
-	be, err := New(m, backend.Options{ContextSize: window})
+	be, err := newFor(m, backend.Options{ContextSize: window})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,15 +7,15 @@ package cpu
 // state, which every step reads and writes whole.
 // Over the machine's read bandwidth it bounds decode speed.
 func (b *Backend) DecodeBytes(pos int) int64 {
-	m := b.m
-	n := m.ActiveWeightBytes()
-	emb := int64(len(m.TokenEmbd.Data))
-	if len(m.Output.Data) == 0 || &m.Output.Data[0] != &m.TokenEmbd.Data[0] {
-		n -= emb
-		if m.TokenEmbd.Rows > 0 {
-			n += emb / int64(m.TokenEmbd.Rows)
+	p := b.plan
+	n := p.ActiveWeightBytes
+	if emb := b.embedding; emb != nil {
+		// an untied table: one row is read
+		n -= int64(len(emb.Data))
+		if emb.Rows > 0 {
+			n += int64(len(emb.Data)) / int64(emb.Rows)
 		}
 	}
-	kv := m.KVBytes(pos+1, b.opts.KVType.Bytes())
-	return n + kv + 2*m.StateBytes()
+	kv := p.CacheBytesAt(pos+1, b.opts.KVType.Bytes())
+	return n + kv + 2*p.StateBytes()
 }

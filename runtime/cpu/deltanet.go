@@ -3,7 +3,7 @@ package cpu
 import (
 	"math"
 
-	"vkchat/runtime/arch"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 	"vkchat/runtime/simd"
 )
@@ -16,7 +16,7 @@ import (
 // hybrid is the scratch and recurrent state of a model with DeltaNet
 // layers; nil for other models.
 type hybrid struct {
-	cfg arch.DeltaNetConfig
+	cfg plan.DeltaNetShape
 	// per layer (nil for attention layers): the conv state, the last
 	// ConvKernel−1 inputs oldest first [(K−1) x Channels], and the
 	// delta-rule matrices, one per value head stored transposed
@@ -42,49 +42,53 @@ type hybrid struct {
 	call    headsCall
 }
 
-func newHybrid(m *arch.Model, n int) *hybrid {
-	if m.RecurrentLayers() == 0 {
+// newHybrid lays out the plan's state slots, each at its layer (nil for
+// the others), and the batch scratch of the ops that need it: the
+// DeltaNet layers', a gated Q's, a shared expert's.
+func newHybrid(p *plan.Plan, n int) *hybrid {
+	if len(p.State) == 0 {
 		return nil
 	}
-	d := m.DeltaNet
-	h := &hybrid{cfg: d}
-	for i := range m.Layers {
-		L := &m.Layers[i]
-		var conv, mat, dt, a, norm, cw []float32
-		if L.ShortConv != nil {
-			conv = make([]float32, m.ShortConvStateFloats()) // lfm2 (shortconv.go): no matrix state
+	d := p.DeltaNetShape
+	l := len(p.Layers)
+	h := &hybrid{cfg: d, conv: make([][]float32, l), mat: make([][]float32, l),
+		dt: make([][]float32, l), a: make([][]float32, l), norm: make([][]float32, l), convW: make([][]float32, l)}
+	for _, slot := range p.State {
+		h.conv[slot.Layer] = make([]float32, slot.ConvFloats)
+		if slot.MatrixFloats > 0 {
+			h.mat[slot.Layer] = make([]float32, slot.MatrixFloats)
 		}
-		if x := L.DeltaNet; x != nil {
-			conv, mat = make([]float32, d.ConvFloats()), make([]float32, d.MatrixFloats())
-			dt, a, norm = vectorF32(x.DtBias), vectorF32(x.A), vectorF32(x.Norm)
-			cw = optRows(&x.Conv)
+	}
+	gated, sharedFF := false, 0
+	for _, layer := range p.Layers {
+		for _, op := range layer.Ops {
+			switch o := op.(type) {
+			case plan.DeltaNet:
+				i, x := layer.Index, o.W
+				h.dt[i], h.a[i], h.norm[i] = vectorF32(x.DtBias), vectorF32(x.A), vectorF32(x.Norm)
+				h.convW[i] = optRows(&x.Conv)
+			case plan.Products:
+				for _, pd := range o.Outs {
+					gated = gated || pd.GatedHeads
+				}
+			case plan.SharedExpert:
+				sharedFF = o.Up.Rows
+			}
 		}
-		h.conv, h.mat = append(h.conv, conv), append(h.mat, mat)
-		h.dt, h.a, h.norm, h.convW = append(h.dt, dt), append(h.a, a), append(h.norm, norm), append(h.convW, cw)
 	}
 	vw := d.ValueHeads * d.StateSize
-	q := m.Heads * m.HeadDim
+	q := p.Heads * p.HeadDim
 	h.qkv, h.z = make([]float32, n*d.Channels()), make([]float32, n*vw)
 	h.beta, h.alpha = make([]float32, n*d.ValueHeads), make([]float32, n*d.ValueHeads)
 	h.conved, h.o = make([]float32, n*d.Channels()), make([]float32, n*vw)
 	h.headsFn = h.heads
-	if m.Block.AttnGate {
+	if gated {
 		h.qg, h.gate = make([]float32, n*2*q), make([]float32, n*q)
 	}
-	if ff := sharedFF(m); ff > 0 {
-		h.shG, h.shU, h.shLogit, h.shD = make([]float32, n*ff), make([]float32, n*ff), make([]float32, n), make([]float32, n*m.Embd)
+	if sharedFF > 0 {
+		h.shG, h.shU, h.shLogit, h.shD = make([]float32, n*sharedFF), make([]float32, n*sharedFF), make([]float32, n), make([]float32, n*p.Embd)
 	}
 	return h
-}
-
-// sharedFF is the width of the model's shared expert (0: none).
-func sharedFF(m *arch.Model) int {
-	for i := range m.Layers {
-		if x := m.Layers[i].Experts; x != nil && x.Shared != nil {
-			return x.Shared.Up.Rows
-		}
-	}
-	return 0
 }
 
 func (h *hybrid) bytes() int64 {
@@ -102,14 +106,14 @@ func (h *hybrid) bytes() int64 {
 //	c = silu(conv([conv state ‖ qkv]));  q, k, v = split(c);  q, k = l2norm(q), l2norm(k)
 //	per value head h (key head h mod H_k): S = S·e^g;  δ = β(v − Sᵀk);  S += k⊗δ;  o = Sᵀq/√S
 //	out = W_out·(rms(o)·ssm_norm ⊙ silu(z))
-func (b *Backend) deltaNet(l int, x *arch.DeltaNet, in []float32, n int) {
+func (b *Backend) deltaNet(l int, x *plan.DeltaNetWeights, in []float32, n int) {
 	h := b.hybrid
 	d := &h.cfg
 	C, S, hv := d.Channels(), d.StateSize, d.ValueHeads
 	vw := hv * S
 	quant.MatMuls([][]float32{h.qkv[:n*C], h.z[:n*vw], h.beta[:n*hv], h.alpha[:n*hv]},
 		[]quant.Matrix{matrix(x.QKV), matrix(x.Z), matrix(x.Beta), matrix(x.Alpha)}, in, n)
-	eps := b.m.NormEps
+	eps := b.plan.NormEps
 	kw := d.KeyHeads * S
 	for t := 0; t < n; t++ {
 		c := h.conved[t*C : (t+1)*C]
@@ -125,7 +129,7 @@ func (b *Backend) deltaNet(l int, x *arch.DeltaNet, in []float32, n int) {
 	// in parallel, each over the batch's tokens in order
 	h.call = headsCall{layer: l, n: n, kw: kw, eps: eps}
 	quant.ParallelRange(hv, 1, h.headsFn)
-	quant.MatMul(b.s.proj[:n*b.m.Embd], matrix(x.Out), h.o[:n*vw], n)
+	quant.MatMul(b.s.proj[:n*b.plan.Embd], matrix(x.Out), h.o[:n*vw], n)
 }
 
 // headsCall is one layer's recurrence arguments, for the pool's range
@@ -275,10 +279,10 @@ func gatedNorm(o, z, w []float32, S int, eps float32) {
 // gate to h.gate.
 func (b *Backend) gatedQ(wq quant.Matrix, hd int, in []float32, n int) {
 	h := b.hybrid
-	q := b.m.Heads * hd
+	q := b.plan.Heads * hd
 	quant.MatMul(h.qg[:n*2*q], wq, in, n)
 	for i := 0; i < n; i++ {
-		for head := 0; head < b.m.Heads; head++ {
+		for head := 0; head < b.plan.Heads; head++ {
 			src := h.qg[i*2*q+head*2*hd:]
 			copy(b.s.q[i*q+head*hd:i*q+(head+1)*hd], src[:hd])
 			copy(h.gate[i*q+head*hd:i*q+(head+1)*hd], src[hd:2*hd])
@@ -288,7 +292,7 @@ func (b *Backend) gatedQ(wq quant.Matrix, hd int, in []float32, n int) {
 
 // gateAttention multiplies the attention output by σ(gate).
 func (b *Backend) gateAttention(n int) {
-	q := b.m.Heads * b.m.HeadDim
+	q := b.plan.Heads * b.plan.HeadDim
 	att, gate := b.s.att[:n*q], b.hybrid.gate[:n*q]
 	for i := range att {
 		att[i] *= sigmoid(gate[i])
@@ -297,8 +301,8 @@ func (b *Backend) gateAttention(n int) {
 
 // sharedExpert adds a layer's shared expert to out: down(silu(gate·x) ⊙
 // up·x) × σ(Scale·x), per token.
-func (b *Backend) sharedExpert(x *arch.SharedExpert, in, out []float32, n int) {
-	h, e := b.hybrid, b.m.Embd
+func (b *Backend) sharedExpert(x *plan.SharedExpert, in, out []float32, n int) {
+	h, e := b.hybrid, b.plan.Embd
 	ff := x.Up.Rows
 	quant.MatMuls([][]float32{h.shG[:n*ff], h.shU[:n*ff], h.shLogit[:n]},
 		[]quant.Matrix{matrix(x.Gate), matrix(x.Up), matrix(x.Scale)}, in, n)

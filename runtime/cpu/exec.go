@@ -38,6 +38,10 @@ func (b *Backend) compile(p *plan.Plan) (program, error) {
 	var prog program
 	var err error
 	b.ropes = make([]*ropeTable, len(p.Rotations))
+	b.layers = make([]layerState, len(p.Layers))
+	for i := range b.layers {
+		b.layers[i].kvLayer = i
+	}
 	if prog.input, err = b.steps(-1, p.Input, p); err != nil {
 		return prog, err
 	}
@@ -49,6 +53,7 @@ func (b *Backend) compile(p *plan.Plan) (program, error) {
 		prog.layers = append(prog.layers, st)
 	}
 	prog.head, err = b.steps(-1, p.Head, p)
+	b.embedding = untiedEmbedding(p)
 	return prog, err
 }
 
@@ -61,7 +66,8 @@ func (b *Backend) steps(layer int, ops []plan.Op, p *plan.Plan) ([]step, error) 
 			s = b.embedStep(o)
 		case plan.PerLayerInputs:
 			b.useGELU()
-			s = func(r *pass) { b.pleInputs(r.tokens) }
+			b.pleNorm = vectorF32(o.PLE.Norm)
+			s = func(r *pass) { b.pleInputs(o.PLE, r.tokens) }
 		case plan.Norm:
 			s = b.normStep(o)
 		case plan.Products:
@@ -73,6 +79,8 @@ func (b *Backend) steps(layer int, ops []plan.Op, p *plan.Plan) ([]step, error) 
 		case plan.Softcap:
 			s = func(r *pass) { softcap(b.buf(o.Buf, r)[:r.n*o.Width], o.Cap) }
 		case plan.Attention:
+			l := &b.layers[layer]
+			l.att, l.kvLayer, l.sinks = o, p.Cache[o.Cache].Layer, optVector(o.Sinks)
 			s = b.attentionStep(layer, o)
 		case plan.AttnGate:
 			s = func(r *pass) { b.gateAttention(r.n) }
@@ -85,23 +93,26 @@ func (b *Backend) steps(layer int, ops []plan.Op, p *plan.Plan) ([]step, error) 
 			if o.Act == plan.ActGELUTanh {
 				b.useGELU()
 			}
-			x, w := b.m.Layers[layer].Experts, &b.layers[layer]
-			s = func(r *pass) { b.moe(layer, x, w, b.rows(o.In, r), b.rows(o.Out, r), r.n) }
+			w := &b.layers[layer]
+			w.router, w.routerBias = quant.Bind(matrix(o.Router)), optVector(o.RouterBias)
+			w.gateBias, w.upBias, w.downBias = optRows(o.GateBias), optRows(o.UpBias), optRows(o.DownBias)
+			s = func(r *pass) { b.moe(layer, &o, w, b.rows(o.In, r), b.rows(o.Out, r), r.n) }
 		case plan.SharedExpert:
-			x := b.m.Layers[layer].Experts.Shared
-			s = func(r *pass) { b.sharedExpert(x, b.rows(o.In, r), b.rows(o.Out, r), r.n) }
+			s = func(r *pass) { b.sharedExpert(&o, b.rows(o.In, r), b.rows(o.Out, r), r.n) }
 		case plan.DeltaNet:
 			s = func(r *pass) { b.deltaNet(layer, o.W, b.rows(o.In, r), r.n) }
 		case plan.ShortConv:
-			s = func(r *pass) { b.shortConv(layer, b.rows(o.In, r), r.n) }
+			b.layers[layer].convTaps = optRows(&o.W.Conv)
+			s = func(r *pass) { b.shortConv(layer, &o, b.rows(o.In, r), r.n) }
 		case plan.Residual:
 			post := optVector(o.PostNorm)
 			s = func(r *pass) { b.residual(b.rows(o.Branch, r), post, o.Eps, o.Scale, r.n) }
 		case plan.PerLayerEmbedding:
-			s = func(r *pass) { b.pleLayer(o.Layer, r.n) }
+			b.layers[layer].pleNorm = vectorF32(o.W.Norm)
+			s = func(r *pass) { b.pleLayer(&o, r.n) }
 		case plan.ScaleStream:
 			by := vectorF32(o.W)[0]
-			s = func(r *pass) { scaleAll(b.s.x[:r.n*b.m.Embd], by) }
+			s = func(r *pass) { scaleAll(b.s.x[:r.n*b.plan.Embd], by) }
 		default:
 			return nil, fmt.Errorf("op %T has no CPU step", op)
 		}
@@ -123,7 +134,7 @@ func (b *Backend) buf(k plan.Buf, r *pass) []float32 {
 	s := &b.s
 	switch k {
 	case plan.X:
-		return s.x[r.from*b.m.Embd:]
+		return s.x[r.from*b.plan.Embd:]
 	case plan.In:
 		return s.xb
 	case plan.Q:
@@ -147,7 +158,28 @@ func (b *Backend) buf(k plan.Buf, r *pass) []float32 {
 }
 
 // rows is an embd-wide buffer's rows of this pass.
-func (b *Backend) rows(k plan.Buf, r *pass) []float32 { return b.buf(k, r)[:r.n*b.m.Embd] }
+func (b *Backend) rows(k plan.Buf, r *pass) []float32 { return b.buf(k, r)[:r.n*b.plan.Embd] }
+
+// untiedEmbedding is the plan's token embedding when the head does not
+// multiply by it too (then a decode step reads one row of it); nil when
+// it is tied.
+func untiedEmbedding(p *plan.Plan) *plan.Weight {
+	var emb, out *plan.Weight
+	for _, op := range p.Input {
+		if o, ok := op.(plan.Embed); ok {
+			emb = &o.Table
+		}
+	}
+	for _, op := range p.Head {
+		if o, ok := op.(plan.Products); ok {
+			out = &o.Outs[0].W
+		}
+	}
+	if emb == nil || len(emb.Data) == 0 || (out != nil && len(out.Data) > 0 && &out.Data[0] == &emb.Data[0]) {
+		return nil
+	}
+	return emb
+}
 
 // embedStep gathers the tokens' rows of the table, then the scale.
 func (b *Backend) embedStep(o plan.Embed) step {
@@ -260,7 +292,7 @@ func (b *Backend) ropeStep(o plan.Rope, rot plan.Rotation) step {
 // slots of positions the shared layer's first queries still see.
 func (b *Backend) attentionStep(layer int, o plan.Attention) step {
 	kvw := o.KVHeads * o.HeadDim
-	src := b.m.Layers[layer].Config.KVLayer
+	src := b.layers[layer].kvLayer
 	return func(r *pass) {
 		n, pos, s := r.n, r.pos, &b.s
 		if o.Shared {

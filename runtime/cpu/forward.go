@@ -32,7 +32,7 @@ func (b *Backend) storeKept(n, pos int) {
 		if kept == nil || b.kv.capacity[l] >= b.opts.ContextSize {
 			continue
 		}
-		kvw := b.m.Layers[l].Config.KVWidth()
+		kvw := b.kv.widths[l]
 		k, v := kept[:n*kvw], kept[len(kept)/2:len(kept)/2+n*kvw]
 		for i := 0; i < n; i++ {
 			b.kv.store(l, pos+i, k[i*kvw:(i+1)*kvw], v[i*kvw:(i+1)*kvw])
@@ -42,7 +42,7 @@ func (b *Backend) storeKept(n, pos int) {
 
 // storeBatch writes the batch's keys and values into layer's cache.
 func (b *Backend) storeBatch(layer, n, pos int) {
-	kvw := b.m.Layers[layer].Config.KVWidth()
+	kvw := b.kv.widths[layer]
 	for i := 0; i < n; i++ {
 		b.kv.store(layer, pos+i, b.s.k[i*kvw:(i+1)*kvw], b.s.v[i*kvw:(i+1)*kvw])
 	}
@@ -51,7 +51,7 @@ func (b *Backend) storeBatch(layer, n, pos int) {
 // residual adds a branch's output to the stream, after its post-norm (when
 // the recipe has one) and the residual multiplier, in llama.cpp's order.
 func (b *Backend) residual(out, post []float32, eps, scale float32, n int) {
-	e := b.m.Embd
+	e := b.plan.Embd
 	if post != nil {
 		rmsNormRows(out, e, post, eps)
 	}
@@ -86,7 +86,7 @@ func (b *Backend) activate(act plan.Activation, gate, up []float32) {
 // multiplier, soft-cap) on batch rows [from, to) of s.x, writing
 // (to-from) x vocab values into out.
 func (b *Backend) logits(out []float32, from, to int) {
-	r := pass{n: to - from, from: from, logits: out[:(to-from)*b.m.Vocab]}
+	r := pass{n: to - from, from: from, logits: out[:(to-from)*b.plan.Vocab]}
 	for _, st := range b.prog.head {
 		st(&r)
 	}

@@ -27,11 +27,11 @@ func TestInPlaceAttentionMatchesPortable(t *testing.T) {
 				tokens[i] = int32((i*37 + 11) % m.Vocab)
 			}
 			run := func() []float32 {
-				b, err := New(m, backend.Options{ContextSize: 96, Threads: 2})
+				b, err := newFor(m, backend.Options{ContextSize: 96, Threads: 2})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if b.inPlace(0) != (nativeAttention && m.AttnSoftcap == 0 && b.layers[0].window == 0) {
+				if b.inPlace(0) != (nativeAttention && m.AttnSoftcap == 0 && b.layers[0].att.Window == 0) {
 					t.Fatalf("inPlace(0) = %v with nativeAttention %v", b.inPlace(0), nativeAttention)
 				}
 				var all []float32

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
@@ -20,6 +19,7 @@ type kvCache struct {
 	typ      backend.KVType
 	widths   []int // per layer: kvHeads * headDim
 	capacity []int // positions each layer holds
+	windows  []int // per layer: its attention window (0: full)
 	k16, v16 [][]uint16
 	k32, v32 [][]float32
 }
@@ -28,7 +28,7 @@ type kvCache struct {
 // writes it; the other layers (recurrent ones keep a state, state.go;
 // KV-shared ones read their source's) hold nothing.
 func newKVCache(p *plan.Plan, layers int, typ backend.KVType) *kvCache {
-	kv := &kvCache{typ: typ, capacity: make([]int, layers), widths: make([]int, layers)}
+	kv := &kvCache{typ: typ, capacity: make([]int, layers), widths: make([]int, layers), windows: make([]int, layers)}
 	if typ == backend.KVF16 {
 		kv.k16, kv.v16 = make([][]uint16, layers), make([][]uint16, layers)
 	} else {
@@ -36,7 +36,7 @@ func newKVCache(p *plan.Plan, layers int, typ backend.KVType) *kvCache {
 	}
 	for _, slot := range p.Cache {
 		l, n, w := slot.Layer, slot.Positions(p.Context, 0), slot.Width()
-		kv.capacity[l], kv.widths[l] = n, w
+		kv.capacity[l], kv.widths[l], kv.windows[l] = n, w, slot.Window
 		if typ == backend.KVF16 {
 			kv.k16[l], kv.v16[l] = make([]uint16, n*w), make([]uint16, n*w)
 		} else {
@@ -118,9 +118,9 @@ func (kv *kvCache) asStored(dst, x []float32) {
 // keeps reports whether every ring still holds the positions a query at
 // pos needs when the cache was last filled up to filled: rewinding past a
 // window's worth of positions finds them overwritten.
-func (kv *kvCache) keeps(m *arch.Model, pos, filled int) bool {
+func (kv *kvCache) keeps(pos, filled int) bool {
 	for l, c := range kv.capacity {
-		w := m.Layers[l].Config.Window
+		w := kv.windows[l]
 		if w == 0 || w > c || c == 0 {
 			continue
 		}

@@ -1,8 +1,8 @@
 package cpu
 
 import (
-	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 )
 
@@ -37,17 +37,17 @@ type residentExpert struct {
 	ok bool
 }
 
-func newMoEScratch(c *arch.Config, n int) *moeScratch {
-	m := &c.MoE
+func newMoEScratch(p *plan.Plan, n int) *moeScratch {
+	m := &p.MoEShape
 	if m.Experts == 0 {
 		return nil
 	}
-	k, e, ff := m.ExpertsUsed, c.Embd, m.ExpertFF
+	k, e, ff := m.ExpertsUsed, p.Embd, m.ExpertFF
 	s := &moeScratch{
 		logits: make([]float32, n*m.Experts), sel: make([]int32, n*k), wts: make([]float32, n*k),
 		xs: make([]float32, n*e), g: make([]float32, n*ff), u: make([]float32, n*ff), d: make([]float32, n*e),
 		ys: make([]float32, n*k*e), rows: make([]int32, 0, n), order: make([]int32, m.Experts),
-		last: make([]backend.Routing, c.Layers),
+		last: make([]backend.Routing, len(p.Layers)),
 		mats: make([]quant.Matrix, 3*k), dsts: make([][]float32, 3*k), srcs: make([][]float32, k),
 	}
 	for i := range s.last {
@@ -77,17 +77,16 @@ func (s *moeScratch) bytes() int64 {
 // routed to it (so its weights stream once per batch, and only the chosen
 // experts' rows are read), then sum each token's k outputs scaled by their
 // weights in slot order, whatever order the experts ran in.
-func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float32, n int) {
-	c := &b.m.Config
+func (b *Backend) moe(layer int, x *plan.MoE, w *layerState, in, out []float32, n int) {
 	s := b.experts
-	E, k, e, ff := c.MoE.Experts, c.MoE.ExpertsUsed, c.Embd, c.MoE.ExpertFF
+	E, k, e, ff := x.Experts, x.K, b.plan.Embd, x.FF
 	quant.MatMul(s.logits[:n*E], w.router, in, n)
 	for i := 0; i < n; i++ {
 		logits := s.logits[i*E : (i+1)*E]
 		if w.routerBias != nil {
 			addTo(logits, w.routerBias)
 		}
-		c.MoE.Gating.Route(logits, s.order, s.sel[i*k:(i+1)*k], s.wts[i*k:(i+1)*k])
+		x.Gating.Route(logits, s.order, s.sel[i*k:(i+1)*k], s.wts[i*k:(i+1)*k])
 	}
 	last := &s.last[layer]
 	copy(last.Experts, s.sel[(n-1)*k:n*k])
@@ -117,7 +116,7 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 		quant.MatMuls([][]float32{s.g[:m*ff], s.u[:m*ff]}, em[:2], s.xs[:m*e], m)
 		addExpertBias(s.g[:m*ff], w.gateBias, ex, ff)
 		addExpertBias(s.u[:m*ff], w.upBias, ex, ff)
-		b.activate(b.m.Block.Act, s.g[:m*ff], s.u[:m*ff])
+		b.activate(x.Act, s.g[:m*ff], s.u[:m*ff])
 		quant.MatMul(s.d[:m*e], em[2], s.g[:m*ff], m)
 		addExpertBias(s.d[:m*e], w.downBias, ex, e)
 		for j, r := range s.rows {
@@ -133,10 +132,9 @@ func (b *Backend) moe(layer int, x *arch.Experts, w *layerState, in, out []float
 // input), where running expert by expert would hand the workers 2k jobs.
 // Each product is the same call per row as moe's, so the result is the
 // same bits.
-func (b *Backend) moeToken(layer int, x *arch.Experts, w *layerState, in, out []float32) {
-	c := &b.m.Config
+func (b *Backend) moeToken(layer int, x *plan.MoE, w *layerState, in, out []float32) {
 	s := b.experts
-	k, e, ff := c.MoE.ExpertsUsed, c.Embd, c.MoE.ExpertFF
+	k, e, ff := x.K, b.plan.Embd, x.FF
 	if s.resident != nil && b.expertPacks.Evictions() > 0 {
 		// the copies outgrew the budget after all (a packed layout
 		// larger than the file's): back to the cache's recency
@@ -162,7 +160,7 @@ func (b *Backend) moeToken(layer int, x *arch.Experts, w *layerState, in, out []
 		addExpertBias(s.g[j*ff:(j+1)*ff], w.gateBias, int(ex), ff)
 		addExpertBias(s.u[j*ff:(j+1)*ff], w.upBias, int(ex), ff)
 	}
-	b.activate(b.m.Block.Act, s.g[:k*ff], s.u[:k*ff])
+	b.activate(x.Act, s.g[:k*ff], s.u[:k*ff])
 	quant.MatMulsEach(s.dsts[2*k:3*k], s.mats[2*k:3*k], s.srcs[:k], 1)
 	for j, ex := range s.sel[:k] {
 		addExpertBias(s.ys[j*e:(j+1)*e], w.downBias, int(ex), e)
@@ -172,9 +170,9 @@ func (b *Backend) moeToken(layer int, x *arch.Experts, w *layerState, in, out []
 
 // residentExpert returns layer's expert ex's gate, up and down, bound to
 // their packed copies, packing them on first use (resident experts only).
-func (b *Backend) residentExpert(layer int, x *arch.Experts, ex int) *[3]quant.Matrix {
+func (b *Backend) residentExpert(layer int, x *plan.MoE, ex int) *[3]quant.Matrix {
 	s := b.experts
-	r := &s.resident[layer*b.m.MoE.Experts+ex]
+	r := &s.resident[layer*x.Experts+ex]
 	if !r.ok {
 		gate, up, down := x.Expert(ex)
 		r.m = [3]quant.Matrix{matrix(gate), matrix(up), matrix(down)}
@@ -220,8 +218,8 @@ func addExpertBias(out, bias []float32, ex, width int) {
 // expertPackBudget is how many bytes of packed experts the CPU backend
 // keeps: all of them where they fit in half the memory available, else
 // that half, the least recently used dropped first (quant.PackCache).
-func expertPackBudget(m *arch.Model) int64 {
-	banks := m.ExpertBytes()
+func expertPackBudget(p *plan.Plan) int64 {
+	banks := p.ExpertBytes
 	if avail := MemAvailable(); avail > 0 {
 		return min(banks, avail/2)
 	}

@@ -39,7 +39,7 @@ func TestMoEBatchMatchesSteps(t *testing.T) {
 			}
 			tokens := []int32{1, 450, 4996, 17354, 1701, 29916, 432, 1274, 975, 278, 17366, 11203}
 			run := func(batch int, cache string) []float32 {
-				b, err := New(m, backend.Options{ContextSize: 64, Threads: 2})
+				b, err := newFor(m, backend.Options{ContextSize: 64, Threads: 2})
 				if err != nil {
 					t.Fatal(err)
 				}

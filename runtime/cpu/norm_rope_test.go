@@ -9,6 +9,7 @@ import (
 
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/simd"
 )
 
@@ -108,7 +109,7 @@ func TestRopeTablesShared(t *testing.T) {
 		tables int
 	}{{"stories260K.gguf", 1}, {"synth-gemma3-F32.gguf", 2}} {
 		m := loadShared(t, c.model)
-		b, err := New(m, backend.Options{ContextSize: 64})
+		b, err := newFor(m, backend.Options{ContextSize: 64})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,4 +172,23 @@ func TestRowsNativeMatchPortable(t *testing.T) {
 			same(fmt.Sprintf("rope neox %v dims %d", neox, dims), native, portable)
 		}
 	}
+}
+
+// newRope is the rotation of layer lc for a context of ctx positions
+// (which picks LongRoPE's factor set), as the plan resolves it
+// (plan.Rotation); ok is false on a NoPE layer. Tests build tables this way.
+func newRope(c *arch.Config, lc arch.LayerConfig, ctx int) (*ropeTable, bool) {
+	r := c.Rope
+	if !lc.Rope {
+		return nil, false
+	}
+	dims := lc.RopeDims
+	if dims == 0 {
+		dims = r.Dims // a LayerConfig made by hand, not by arch.Load
+	}
+	rot := plan.Rotation{Dims: dims, NeoX: r.NeoX, Base: lc.RopeBase, Scale: lc.RopeScale, AttnFactor: r.AttnFactor, Factors: r.Factors(ctx), YaRN: r.YaRN}
+	if lc.NoRopeFactors {
+		rot.Factors = nil
+	}
+	return ropeFrom(rot), true
 }

@@ -4,7 +4,7 @@ import (
 	"math"
 	"sync"
 
-	"vkchat/runtime/arch"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 	"vkchat/runtime/simd"
 )
@@ -72,7 +72,7 @@ func softcap(x []float32, c float32) {
 
 // vectorF32 reinterprets an F32 vector weight; nil for a weight that is
 // absent.
-func vectorF32(w arch.Weight) []float32 {
+func vectorF32(w plan.Weight) []float32 {
 	if w.Data == nil {
 		return nil
 	}
@@ -84,7 +84,7 @@ func vectorF32(w arch.Weight) []float32 {
 // optVector is vectorF32 of an optional weight.
 // optRows decodes an F32 matrix of per-row vectors (per-expert biases),
 // rows after rows; nil for nil.
-func optRows(w *arch.Weight) []float32 {
+func optRows(w *plan.Weight) []float32 {
 	if w == nil {
 		return nil
 	}
@@ -93,14 +93,14 @@ func optRows(w *arch.Weight) []float32 {
 	return out
 }
 
-func optVector(w *arch.Weight) []float32 {
+func optVector(w *plan.Weight) []float32 {
 	if w == nil {
 		return nil
 	}
 	return vectorF32(*w)
 }
 
-func matrix(w arch.Weight) quant.Matrix {
+func matrix(w plan.Weight) quant.Matrix {
 	return quant.Matrix{Type: w.Type, Cols: w.Cols, Rows: w.Rows, Data: w.Data}
 }
 

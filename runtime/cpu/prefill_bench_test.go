@@ -23,7 +23,7 @@ func BenchmarkPrefill(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	be, err := New(m, backend.Options{ContextSize: 128})
+	be, err := newFor(m, backend.Options{ContextSize: 128})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package cpu
 import (
 	"math"
 
-	"vkchat/runtime/arch"
 	"vkchat/runtime/plan"
 	"vkchat/runtime/simd"
 )
@@ -16,7 +15,7 @@ type ropeTable struct {
 	factors []float32
 	scale   float32
 	mscale  float32 // rope.scaling.attn_factor: multiplies cos and sin
-	yarn    *arch.YaRN
+	yarn    *plan.YaRN
 	neox    bool
 	pairs   int
 	// The cos and sin of recently rotated positions, slot pos % ropeSlots:
@@ -28,25 +27,6 @@ type ropeTable struct {
 
 // ropeSlots is the positions a ropeTable keeps: a prefill batch's worth.
 const ropeSlots = maxBatch
-
-// newRope is the rotation of layer lc for a context of ctx positions
-// (which picks LongRoPE's factor set); ok is false on a NoPE layer. The
-// plan resolves the same (plan.Rotation); tests build tables this way.
-func newRope(c *arch.Config, lc arch.LayerConfig, ctx int) (*ropeTable, bool) {
-	r := c.Rope
-	if !lc.Rope {
-		return nil, false
-	}
-	dims := lc.RopeDims
-	if dims == 0 {
-		dims = r.Dims // a LayerConfig made by hand, not by arch.Load
-	}
-	rot := plan.Rotation{Dims: dims, NeoX: r.NeoX, Base: lc.RopeBase, Scale: lc.RopeScale, AttnFactor: r.AttnFactor, Factors: r.Factors(ctx), YaRN: r.YaRN}
-	if lc.NoRopeFactors {
-		rot.Factors = nil
-	}
-	return ropeFrom(rot), true
-}
 
 // ropeFrom is the table of one of the plan's rotations.
 func ropeFrom(rot plan.Rotation) *ropeTable {

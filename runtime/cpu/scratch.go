@@ -1,6 +1,6 @@
 package cpu
 
-import "vkchat/runtime/arch"
+import "vkchat/runtime/plan"
 
 // scratch holds the activations of one batch of up to n tokens, token-major.
 // Allocated once so that decoding allocates nothing per token.
@@ -21,19 +21,30 @@ type scratch struct {
 }
 
 // Sizes are the widest layer's (layers may differ: widest).
-func newScratch(m *arch.Model, n int) scratch {
-	c, w := &m.Config, m.Widest()
+func newScratch(p *plan.Plan, n int) scratch {
+	e, w := p.Embd, p.Widest
 	s := scratch{
-		x: make([]float32, n*c.Embd), xb: make([]float32, n*c.Embd),
+		x: make([]float32, n*e), xb: make([]float32, n*e),
 		q: make([]float32, n*w.Q), k: make([]float32, n*w.KV), v: make([]float32, n*w.KV),
-		att: make([]float32, n*w.Q), proj: make([]float32, n*c.Embd),
+		att: make([]float32, n*w.Q), proj: make([]float32, n*e),
 		gate: make([]float32, n*w.FF), up: make([]float32, n*w.FF),
-		shared: make([][]float32, len(m.Layers)),
-		ple:    newPLEScratch(m, n),
+		shared: make([][]float32, len(p.Layers)),
 	}
-	for i := range m.Layers {
-		if src := m.Layers[i].Config.KVLayer; src != i && s.shared[src] == nil {
-			s.shared[src] = make([]float32, 2*n*m.Layers[src].Config.KVWidth())
+	for _, op := range p.Input {
+		if o, ok := op.(plan.PerLayerInputs); ok {
+			s.ple = newPLEScratch(o.PLE, len(p.Layers), n)
+		}
+	}
+	// a cache slot that KV-shared layers read keeps the batch's keys and
+	// values for them
+	for _, l := range p.Layers {
+		for _, op := range l.Ops {
+			if a, ok := op.(plan.Attention); ok && a.Shared {
+				src := p.Cache[a.Cache]
+				if s.shared[src.Layer] == nil {
+					s.shared[src.Layer] = make([]float32, 2*n*src.Width())
+				}
+			}
 		}
 	}
 	return s

@@ -21,7 +21,7 @@ func TestSharedKVChunks(t *testing.T) {
 		tokens[i] = int32(7*i%500 + 3)
 	}
 	run := func(chunks []int) []float32 {
-		b, err := New(m, backend.Options{ContextSize: 64, Threads: 1})
+		b, err := newFor(m, backend.Options{ContextSize: 64, Threads: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,7 @@
 package cpu
 
 import (
-	"vkchat/runtime/arch"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 )
 
@@ -11,11 +11,11 @@ type convScratch struct {
 	bcu, y []float32
 }
 
-func newConvScratch(c *arch.Config, n int) *convScratch {
-	if c.ShortConvL == 0 {
+func newConvScratch(p *plan.Plan, n int) *convScratch {
+	if p.ShortConvL == 0 {
 		return nil
 	}
-	return &convScratch{bcu: make([]float32, n*3*c.Embd), y: make([]float32, n*c.Embd)}
+	return &convScratch{bcu: make([]float32, n*3*p.Embd), y: make([]float32, n*p.Embd)}
 }
 
 func (s *convScratch) bytes() int64 {
@@ -26,13 +26,12 @@ func (s *convScratch) bytes() int64 {
 }
 
 // shortConv is an lfm2 convolution layer's mixer on the normed input in
-// (n tokens), leaving out_proj·(c ⊙ y) in s.proj (see arch/lfm2.go). The
+// (n tokens), leaving out_proj·(c ⊙ y) in s.proj (see runtime/arch/lfm2.go). The
 // state holds, per tap t (oldest first) and channel ch, the value
 // (b⊙u)[ch] of the token L-1-t positions back, at state[t*embd+ch].
-func (b *Backend) shortConv(l int, in []float32, n int) {
-	c := &b.m.Config
-	e, L := c.Embd, c.ShortConvL
-	sc, cs := b.m.Layers[l].ShortConv, b.conv
+func (b *Backend) shortConv(l int, o *plan.ShortConv, in []float32, n int) {
+	e, L := b.plan.Embd, o.L
+	sc, cs := o.W, b.conv
 	state, taps := b.hybrid.conv[l], b.layers[l].convTaps
 	quant.MatMul(cs.bcu[:n*3*e], matrix(sc.InProj), in, n)
 	ShortConv(state, taps, cs.bcu[:n*3*e], cs.y[:n*e], n, e, L)

@@ -11,7 +11,7 @@ import (
 
 func newLFM2(t *testing.T) *Backend {
 	t.Helper()
-	b, err := New(loadShared(t, "2026/synth-lfm2-F32.gguf"), backend.Options{ContextSize: 64, Threads: 1})
+	b, err := newFor(loadShared(t, "2026/synth-lfm2-F32.gguf"), backend.Options{ContextSize: 64, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestShortConvRewind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := b.m.Vocab
+	v := b.plan.Vocab
 	if d := maxDiff(last, want[(len(toks)-1)*v:]); d != 0 {
 		t.Errorf("last logits after a rewind to 9 differ by %g", d)
 	}

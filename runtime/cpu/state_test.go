@@ -24,7 +24,7 @@ func TestCheckpointRewindBitIdentical(t *testing.T) {
 			for i := range tokens {
 				tokens[i] = int32((i*37 + 11) % m.Vocab)
 			}
-			straight, err := New(m, backend.Options{ContextSize: 64, Threads: 2})
+			straight, err := newFor(m, backend.Options{ContextSize: 64, Threads: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -33,7 +33,7 @@ func TestCheckpointRewindBitIdentical(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := New(m, backend.Options{ContextSize: 64, Threads: 2})
+			b, err := newFor(m, backend.Options{ContextSize: 64, Threads: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestCheckpointRewindBitIdentical(t *testing.T) {
 // The oldest checkpoint goes when the backend holds its limit.
 func TestCheckpointLimit(t *testing.T) {
 	m := loadShared(t, "2026/synth-qwen35-F32.gguf")
-	b, err := New(m, backend.Options{ContextSize: 64, Threads: 2})
+	b, err := newFor(m, backend.Options{ContextSize: 64, Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,17 @@ import (
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/gguf"
+	"vkchat/runtime/plan"
 )
+
+// newFor is New on m's plan for opts' context.
+func newFor(m *arch.Model, opts backend.Options) (*Backend, error) {
+	p, err := plan.Resolve(m, opts.ContextSize)
+	if err != nil {
+		return nil, err
+	}
+	return New(p, opts)
+}
 
 func loadShared(t *testing.T, name string) *arch.Model {
 	t.Helper()
@@ -47,7 +57,7 @@ func TestWindowRing(t *testing.T) {
 		tokens[i] = int32((i*37 + 11) % m.Vocab)
 	}
 	newBackend := func() *Backend {
-		b, err := New(m, backend.Options{ContextSize: ctx, Threads: 2})
+		b, err := newFor(m, backend.Options{ContextSize: ctx, Threads: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/vk"
 	"vkchat/runtime/vk/vulkan"
 )
@@ -59,10 +60,16 @@ func ChooseBackend(name string, device int) (Choice, error) {
 	return Choice{"cpu", fmt.Sprintf("auto: no GPU; Vulkan device %d is a %s driver", pick, d.Type)}, nil
 }
 
-func newBackend(name string, m *arch.Model, o backend.Options) (backend.Backend, error) {
+// NewBackend builds the named backend ("cpu" or "vulkan") for m: the one
+// place a backend is made, for sessions and for vkchat bench alike.
+func NewBackend(name string, m *arch.Model, o backend.Options) (backend.Backend, error) {
 	switch name {
 	case "cpu":
-		return cpu.New(m, o)
+		p, err := plan.Resolve(m, o.ContextSize)
+		if err != nil {
+			return nil, fmt.Errorf("cpu backend: %w", err)
+		}
+		return cpu.New(p, o)
 	case "vulkan":
 		return vk.New(m, o)
 	}

@@ -6,6 +6,7 @@ import (
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
+	"vkchat/runtime/plan"
 )
 
 // MaxContext is the largest context window vkchat opens: 16M positions,
@@ -49,20 +50,27 @@ func contextWindow(asked, trained int) (int, error) {
 // avail is the memory available (cpu.MemAvailable); where it is unknown
 // nothing is checked.
 func checkContextFits(m *arch.Model, ctx int, kv backend.KVType, avail int64) error {
-	if avail <= 0 || cpu.ContextBytes(m, ctx, kv) <= avail {
+	if avail <= 0 {
+		return nil
+	}
+	p, err := plan.Resolve(m, ctx)
+	if err != nil {
+		return err
+	}
+	if cpu.ContextBytes(p, ctx, kv) <= avail {
 		return nil
 	}
 	lo, hi := 0, ctx // the largest context whose cost fits, by bisection
 	for lo < hi {
 		mid := lo + (hi-lo+1)/2
-		if cpu.ContextBytes(m, mid, kv) <= avail {
+		if cpu.ContextBytes(p, mid, kv) <= avail {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
 	return fmt.Errorf("a context of %d positions needs %s for its %s KV cache and attention buffers, and %s of memory is available: the largest context that fits is %d (--ctx %d)",
-		ctx, gib(cpu.ContextBytes(m, ctx, kv)), kv, gib(avail), lo, lo)
+		ctx, gib(cpu.ContextBytes(p, ctx, kv)), kv, gib(avail), lo, lo)
 }
 
 func gib(n int64) string { return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30)) }

@@ -11,6 +11,7 @@ import (
 	"vkchat/internal/testenv"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
+	"vkchat/runtime/plan"
 )
 
 // A context the memory cannot hold is refused before anything is
@@ -40,7 +41,11 @@ func TestContextTooLargeForMemory(t *testing.T) {
 		t.Fatalf("a context that fits: %v", err)
 	}
 	defer s.Close()
-	if c := cpu.ContextBytes(s.model, fits, backend.KVF16); c > avail || cpu.ContextBytes(s.model, fits+1, backend.KVF16) <= avail {
+	p, err := plan.Resolve(s.model, fits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cpu.ContextBytes(p, fits, backend.KVF16); c > avail || cpu.ContextBytes(p, fits+1, backend.KVF16) <= avail {
 		t.Errorf("named %d positions (%d bytes); the next one must not fit in %d", fits, c, avail)
 	}
 }

@@ -136,7 +136,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	if beforeBackend != nil {
 		beforeBackend(f)
 	}
-	be, err := newBackend(choice.Backend, m, beOpts)
+	be, err := NewBackend(choice.Backend, m, beOpts)
 	if err != nil && choice.Backend == "vulkan" && opts.Backend != "vulkan" {
 		// auto picked a GPU that cannot take the model (memory, driver,
 		// a recipe no shader runs yet): the CPU needs none of that.
@@ -144,7 +144,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 		if errors.Is(err, backend.ErrUnsupported) {
 			choice.Reason = "auto: the Vulkan backend does not run this model yet; native CPU kernels"
 		}
-		be, err = newBackend("cpu", m, beOpts)
+		be, err = NewBackend("cpu", m, beOpts)
 	}
 	if err != nil {
 		if choice.Backend == "vulkan" && !errors.Is(err, backend.ErrUnsupported) {
@@ -323,7 +323,7 @@ func (s *Session) SwitchBackend(name string) error {
 	if err != nil {
 		return fmt.Errorf("switch to the %s backend: %w", name, err)
 	}
-	be, err := newBackend(choice.Backend, s.model, s.beOpts)
+	be, err := NewBackend(choice.Backend, s.model, s.beOpts)
 	if err != nil {
 		return fmt.Errorf("switch to the %s backend: %w", choice.Backend, err)
 	}

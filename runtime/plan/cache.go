@@ -84,6 +84,16 @@ func (p *Plan) CacheBytes(elemBytes, ringExtra int) int64 {
 	return n * 2 * int64(elemBytes)
 }
 
+// CacheBytesAt is what the slots hold after ctx positions (a ring no
+// more than its window), at elemBytes per value.
+func (p *Plan) CacheBytesAt(ctx, elemBytes int) int64 {
+	var n int64
+	for _, s := range p.Cache {
+		n += int64(s.Positions(ctx, 0)) * int64(s.Width())
+	}
+	return n * 2 * int64(elemBytes)
+}
+
 // CacheBytesPerToken is what one more position costs across every slot.
 func (p *Plan) CacheBytesPerToken(elemBytes int) int64 {
 	var n int64

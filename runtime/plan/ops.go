@@ -14,6 +14,8 @@ type (
 	ShortConvConv   = arch.ShortConv
 	PerLayerInput   = arch.PerLayerEmbd
 	PerLayerWeights = arch.LayerPLE
+	Widths          = arch.Widths
+	MoEShape        = arch.MoEConfig
 )
 
 // The activations and gatings an op may name.
@@ -168,6 +170,13 @@ type AttnGate struct {
 type GLU struct {
 	Width int
 	Act   Activation
+}
+
+// Expert is expert e's gate, up and down matrices: runs of rows of the
+// banks, sharing their memory.
+func (o MoE) Expert(e int) (gate, up, down Weight) {
+	x := arch.Experts{Router: o.Router, Gate: o.Gate, Up: o.Up, Down: o.Down}
+	return x.Expert(e)
 }
 
 // MoE routes each token of In to K of Experts experts by Gating over the

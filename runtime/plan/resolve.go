@@ -21,6 +21,25 @@ type Plan struct {
 	Head   []Op
 	// Rotations are the distinct RoPEs the Rope ops index.
 	Rotations []Rotation
+
+	// Model-wide facts an executor sizes its buffers and reports its
+	// memory by: the query heads and the model's own head size (a gated
+	// Q's), the widest layer's widths, the norms' epsilon; the expert,
+	// DeltaNet and short-conv shapes where the model has such layers.
+	Heads, HeadDim int
+	Widest         Widths
+	NormEps        float32
+	MoEShape       MoEShape
+	DeltaNetShape  DeltaNetShape
+	ShortConvL     int
+	// The weights: every tensor's bytes, what one token reads of them
+	// (all but the experts it is not routed to), the expert banks', and
+	// the 2-D matrices products read (an executor may repack them; an
+	// untied token embedding is only gathered, so it is not one).
+	WeightBytes, ActiveWeightBytes, ExpertBytes int64
+	Matrices                                    []Weight
+	// StateFormula says how the recurrent state adds up ("" without).
+	StateFormula string
 	// Cache is the KV cache's slots, State the recurrent layers'.
 	Cache []CacheSlot
 	State []StateSlot
@@ -62,7 +81,13 @@ func Resolve(m *arch.Model, ctx int) (*Plan, error) {
 		return nil, fmt.Errorf("plan: context size %d must be positive", ctx)
 	}
 	c := &m.Config
-	p := &Plan{Arch: c.Arch, Context: ctx, Embd: c.Embd, Vocab: c.Vocab}
+	p := &Plan{Arch: c.Arch, Context: ctx, Embd: c.Embd, Vocab: c.Vocab,
+		Heads: c.Heads, HeadDim: c.HeadDim, Widest: m.Widest(), NormEps: c.NormEps,
+		MoEShape: c.MoE, DeltaNetShape: c.DeltaNet, ShortConvL: c.ShortConvL, StateFormula: m.StateFormula()}
+	if m.File != nil { // not a model assembled by hand (tests)
+		p.WeightBytes, p.ActiveWeightBytes, p.ExpertBytes = m.WeightBytes(), m.ActiveWeightBytes(), m.ExpertBytes()
+		p.Matrices = matrices(m)
+	}
 	p.Input = append(p.Input, Embed{Table: m.TokenEmbd, Scale: one(c.EmbedScale)})
 	if m.PLE != nil {
 		p.Input = append(p.Input, PerLayerInputs{PLE: m.PLE})
@@ -292,4 +317,27 @@ func (r *resolver) state(il int, kind Mixer) int {
 	}
 	r.p.State = append(r.p.State, s)
 	return len(r.p.State) - 1
+}
+
+// matrices is every 2-D tensor of the model's file but an untied token
+// embedding (which is gathered a row at a time, never multiplied).
+func matrices(m *arch.Model) []Weight {
+	var emb *byte
+	if len(m.TokenEmbd.Data) > 0 && (len(m.Output.Data) == 0 || &m.Output.Data[0] != &m.TokenEmbd.Data[0]) {
+		emb = &m.TokenEmbd.Data[0]
+	}
+	var out []Weight
+	f := m.File
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if len(t.Dims) != 2 {
+			continue
+		}
+		data := f.TensorData(t)
+		if len(data) == 0 || &data[0] == emb {
+			continue
+		}
+		out = append(out, Weight{Name: t.Name, Type: t.Type, Cols: int(t.Dims[0]), Rows: int(t.Dims[1]), Data: data})
+	}
+	return out
 }

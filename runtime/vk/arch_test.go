@@ -9,7 +9,6 @@ import (
 
 	"vkchat/internal/testenv"
 	"vkchat/runtime/backend"
-	"vkchat/runtime/cpu"
 )
 
 // archNames are the architectures with synth-<arch> files in ../shared.
@@ -61,7 +60,7 @@ func TestWindowRingRewind(t *testing.T) {
 	m := loadModel(t, testenv.Shared(t, filepath.Join("models", "synth-gemma3-F32.gguf")))
 	opts := backend.Options{ContextSize: 256, Device: -1}
 	vb := newVulkan(t, m, opts)
-	cb, err := cpu.New(m, opts)
+	cb, err := cpuFor(t, m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"vkchat/internal/testenv"
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
-	"vkchat/runtime/cpu"
 	"vkchat/runtime/gguf"
 
 	"vkchat/runtime/vk/vulkan"
@@ -66,7 +65,7 @@ func compareLogits(t *testing.T, path string, prompt []int32, steps int, kv back
 	m := loadModel(t, path)
 	opts := backend.Options{ContextSize: 256, KVType: kv, Device: -1}
 	vb := newVulkan(t, m, opts)
-	cb, err := cpu.New(m, opts)
+	cb, err := cpuFor(t, m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"vkchat/internal/testenv"
 	"vkchat/runtime/backend"
-	"vkchat/runtime/cpu"
 )
 
 // gpuArchNMSE bounds the synth-<arch> F32 logits' NMSE against the
@@ -97,7 +96,7 @@ func TestGPULayoutMatchesCPU(t *testing.T) {
 			}
 			m := loadModel(t, p)
 			opts := backend.Options{ContextSize: 64, Device: -1}
-			cb, err := cpu.New(m, opts)
+			cb, err := cpuFor(t, m, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +177,7 @@ func TestStagingMatchesCPU(t *testing.T) {
 	if vb.x.Mapped() != nil || vb.kc[0].Mapped() != nil {
 		t.Fatal("device-local buffers are mapped")
 	}
-	cb, err := cpu.New(m, opts)
+	cb, err := cpuFor(t, m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

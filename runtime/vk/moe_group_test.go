@@ -14,7 +14,6 @@ import (
 	"vkchat/internal/testenv"
 	"vkchat/runtime/arch/synth"
 	"vkchat/runtime/backend"
-	"vkchat/runtime/cpu"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
 
@@ -297,7 +296,7 @@ func TestPrefillGroupsExperts(t *testing.T) {
 		t.Run(strings.TrimSuffix(filepath.Base(p), ".gguf")+"/"+layout, func(t *testing.T) {
 			m := loadModel(t, p)
 			opts := backend.Options{ContextSize: 128, KVType: backend.KVF16, Device: -1}
-			cb, err := cpu.New(m, opts)
+			cb, err := cpuFor(t, m, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

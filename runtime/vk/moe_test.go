@@ -12,7 +12,6 @@ import (
 	"vkchat/internal/testenv"
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
-	"vkchat/runtime/cpu"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/quant"
 
@@ -360,7 +359,7 @@ func TestLastRoutingMatchesCPU(t *testing.T) {
 			m := loadModel(t, testenv.Model(t, "2026/"+file+".gguf"))
 			opts := backend.Options{ContextSize: 64, KVType: backend.KVF16, Device: -1}
 			vb := newVulkan(t, m, opts)
-			cb, err := cpu.New(m, opts)
+			cb, err := cpuFor(t, m, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

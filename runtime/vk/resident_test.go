@@ -6,7 +6,6 @@ import (
 
 	"vkchat/internal/testenv"
 	"vkchat/runtime/backend"
-	"vkchat/runtime/cpu"
 )
 
 // TestDeviceResidentUnmapped runs the GPU layout on a device whose
@@ -40,7 +39,7 @@ func TestDeviceResidentUnmapped(t *testing.T) {
 		t.Fatalf("the step parameters and logits are not device-local and unmapped (step mapped %v, logits mapped %v, host copy %v)",
 			vb.step.Mapped() != nil, vb.logits.Mapped() != nil, vb.stepHost != nil)
 	}
-	cb, err := cpu.New(m, opts)
+	cb, err := cpuFor(t, m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

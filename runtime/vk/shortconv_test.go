@@ -100,7 +100,7 @@ func TestShortConvRewindMatchesCPU(t *testing.T) {
 	m := loadModel(t, testenv.Model(t, "2026/synth-lfm2-F32.gguf"))
 	opts := backend.Options{ContextSize: 128, Device: -1}
 	vb := newVulkan(t, m, opts)
-	cb, err := cpu.New(m, opts)
+	cb, err := cpuFor(t, m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

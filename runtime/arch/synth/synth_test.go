@@ -12,6 +12,7 @@ import (
 	"vkchat/runtime/cpu"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
+	"vkchat/runtime/plan"
 )
 
 // TestEveryArchRoundTrips: a synthetic model of every supported
@@ -92,7 +93,11 @@ func checkRuns(t *testing.T, m *arch.Model, wantWindows int) {
 	if windows != wantWindows {
 		t.Errorf("%d sliding-window layers, want %d", windows, wantWindows)
 	}
-	be, err := cpu.New(m, backend.Options{ContextSize: 32, Threads: 1})
+	p, err := plan.Resolve(m, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be, err := cpu.New(p, backend.Options{ContextSize: 32, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
