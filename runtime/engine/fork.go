@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 
-	"vkchat/runtime/backend"
 	"vkchat/runtime/sample"
 )
 
@@ -27,15 +26,9 @@ func (s *Session) forceNext(nd nextDist, token int32) (sample.Result, error) {
 		if res, ok := s.sampler.ForceHead(sampleHead(nd.head), token); ok {
 			return res, nil
 		}
-		hb, ok := s.be.(backend.HeadBackend)
-		if !ok {
-			return sample.Result{}, fmt.Errorf("the %s backend returned a head but cannot read its logits", s.be.Name())
-		}
-		logits, err := hb.LastLogits(nd.head.Seq)
-		if err != nil {
+		if err := s.wholeLogits(&nd); err != nil {
 			return sample.Result{}, err
 		}
-		s.logits, nd.logits = logits, logits
 	}
 	res, err := s.sampler.Force(nd.logits, s.history, token)
 	if err != nil {

@@ -235,17 +235,27 @@ func (s *Session) sampleNext(nd nextDist) (sample.Result, error) {
 		if n := sample.HeadSize(s.params, s.history); n > 0 && n <= len(nd.head.IDs) {
 			return s.sampler.SampleHead(sampleHead(nd.head)), nil
 		}
-		hb, ok := s.be.(backend.HeadBackend)
-		if !ok {
-			return sample.Result{}, fmt.Errorf("the %s backend returned a head but cannot read its logits", s.be.Name())
-		}
-		logits, err := hb.LastLogits(nd.head.Seq)
-		if err != nil {
+		if err := s.wholeLogits(&nd); err != nil {
 			return sample.Result{}, err
 		}
-		s.logits, nd.logits = logits, logits
 	}
 	return s.sampler.Sample(nd.logits, s.history), nil
+}
+
+// wholeLogits reads the step's whole logits into nd (and s.logits) when the
+// backend returned only their head and the sampler needs more: a sampler
+// setting past the head's size, or a forced token outside it.
+func (s *Session) wholeLogits(nd *nextDist) error {
+	hb, ok := s.be.(backend.HeadBackend)
+	if !ok {
+		return fmt.Errorf("the %s backend returned a head but cannot read its logits", s.be.Name())
+	}
+	logits, err := hb.LastLogits(nd.head.Seq)
+	if err != nil {
+		return err
+	}
+	s.logits, nd.logits = logits, logits
+	return nil
 }
 
 func sampleHead(h *backend.Head) sample.Head {
