@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
 )
 
@@ -14,13 +15,14 @@ func init() {
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", "--model FILE --prompt TEXT -n N [--top K] [--json]", stderr)
+	fs := newFlags("eval", "--model FILE --prompt TEXT -n N [--top K] [--lens] [--json]", stderr)
 	var ef engineFlags
 	ef.register(fs)
 	prompt := fs.String("prompt", "Once upon a time", "prompt text")
 	n := fs.Int("n", 32, "tokens to generate greedily")
 	top := fs.Int("top", 10, "candidates recorded per position")
 	asJSON := fs.Bool("json", false, "print JSON in the shape of shared/reference/*.json")
+	lens := fs.Bool("lens", false, "the logit lens instead: every layer's top K at every prompt position (-n is not used; JSON in the shape of shared/reference/lens/*.json)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -33,6 +35,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer s.Close()
+	if *lens {
+		return printLens(ctx, s, *prompt, *top, *asJSON, stdout)
+	}
 	res, err := s.Evaluate(ctx, *prompt, *n, *top)
 	if err != nil {
 		return err
@@ -44,5 +49,22 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "prompt tokens: %v\n", res.PromptTokens)
 	fmt.Fprintf(stdout, "greedy: %v\n", res.Greedy)
 	fmt.Fprintf(stdout, "text: %q\n", res.Text)
+	return nil
+}
+
+// printLens prints the logit lens of prompt: JSON, or per position the
+// token, the layer where the answer settled and each layer's top-1.
+func printLens(ctx context.Context, s *engine.Session, prompt string, top int, asJSON bool, stdout io.Writer) error {
+	res, err := s.EvaluateLens(ctx, prompt, top)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	fmt.Fprintf(stdout, "prompt tokens: %v\n", res.PromptTokens)
+	for _, p := range res.Positions {
+		fmt.Fprintf(stdout, "pos %d token %d: settles at layer %d of %d; top-1 by layer %v\n", p.Pos, p.Token, p.SettleLayer, res.Layers, p.Top1ByLayer)
+	}
 	return nil
 }

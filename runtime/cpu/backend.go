@@ -57,6 +57,9 @@ type Backend struct {
 
 	call poolCalls // what the pool's range functions work on
 
+	// tap, when set (Lens), sees the stream after each layer of a batch
+	tap func(layer, n int)
+
 	// history holds the token at every position up to filled, so that a
 	// rewind past what a sliding-window ring still holds can recompute it.
 	history []int32

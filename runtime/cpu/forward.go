@@ -13,9 +13,12 @@ func (b *Backend) forwardBatch(tokens []int32, pos int) {
 	for _, st := range b.prog.input {
 		st(&r)
 	}
-	for _, layer := range b.prog.layers {
+	for l, layer := range b.prog.layers {
 		for _, st := range layer {
 			st(&r)
+		}
+		if b.tap != nil {
+			b.tap(l, r.n)
 		}
 	}
 	b.storeKept(r.n, pos)
