@@ -108,6 +108,42 @@ func TestLensMatchesLlamaCpp(t *testing.T) {
 	}
 }
 
+// TestLensAtMatchesEvaluateLens: the lens at one position of a longer
+// sequence, with the cache holding another conversation's prefix or this
+// one's, is the whole-prompt lens's at that position (both backends' cache
+// reuse and a hybrid's state rewind included).
+func TestLensAtMatchesEvaluateLens(t *testing.T) {
+	for _, model := range []string{"stories260K.gguf", "2026/synth-qwen35-F32.gguf"} {
+		t.Run(model, func(t *testing.T) {
+			s := loadSession(t, model, "cpu")
+			ctx := context.Background()
+			const prompt = "Once upon a time, there was a little girl named Lily."
+			whole, err := s.EvaluateLens(ctx, prompt, 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := whole.PromptTokens
+			for _, at := range []int{len(ids) - 1, 3, len(ids) / 2, 0, len(ids) - 2} {
+				got, err := s.LensAt(ctx, ids[:at+1], 8)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := whole.Positions[at]
+				if got.Pos != at || got.SettleLayer != want.SettleLayer || !slices.Equal(got.Top1ByLayer, want.Top1ByLayer) {
+					t.Fatalf("at %d: pos %d settle %d top-1s %v, want settle %d %v", at, got.Pos, got.SettleLayer, got.Top1ByLayer, want.SettleLayer, want.Top1ByLayer)
+				}
+				for l := range want.Layers {
+					for j, e := range want.Layers[l].Top {
+						if d := math.Abs(got.Layers[l].Top[j][1] - e[1]); got.Layers[l].Top[j][0] != e[0] || d > 1e-4 {
+							t.Errorf("at %d layer %d: %v, want %v", at, l, got.Layers[l].Top[j], e)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
 // noLensBackend hides every method but the Backend interface's.
 type noLensBackend struct{ backend.Backend }
 
