@@ -32,23 +32,14 @@ type Backend struct {
 	// for the next step to fill
 	logitsPool backend.LogitsPool
 
-	tokEmbd, output *Matrix
-	outNorm         *vulkan.Buffer
-	layers          []*layerWeights
-	weightBytes     uint64
-	ple             *pleModel // per-layer embeddings (gemma4), or nil
+	weights weights // weights.go
 
 	rec        recipe
 	plans      []layerPlan // per layer
 	ropeTables []ropeTable // one per distinct RoPE base and scale
 	plan       *plan.Plan  // the model resolved (recipe.go planLayers)
-	// ringLow is, per layer, the lowest position its cache still holds
-	// (only a ring's moves): a rewind to pos needs pos's window above it,
-	// or a replay of history, the token at every position written.
-	ringLow []int
-	history []int32
 
-	kc, vc []*vulkan.Buffer // per layer, head-major [kv head][slot][dim]
+	cache cache // cache.go, state.go
 
 	// activations, prefillChunk tokens each
 	x, qkv, q, att, h *vulkan.Buffer
@@ -87,7 +78,7 @@ type Backend struct {
 	closed                             bool
 
 	// a hybrid model's short-convolution activations (shortconv.go), else
-	// nil; their state is with the DeltaNet layers' (dn)
+	// nil; their state is with the DeltaNet layers' (cache.convState)
 	convBCU, convY *vulkan.Buffer
 
 	// sharedDevice: the device outlives the backend (tests share one so
@@ -184,7 +175,7 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 	if err := b.planLayers(); err != nil {
 		return nil, fmt.Errorf("vulkan backend: %s: %w", m.Name, err)
 	}
-	if err := b.uploadWeights(); err != nil {
+	if err := b.weights.upload(b.d, b.m, b.xStride, b.plans); err != nil {
 		return nil, fmt.Errorf("vulkan backend: loading %s: %w", m.Name, err)
 	}
 	if err := b.allocate(); err != nil {
@@ -199,35 +190,8 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 // allocate creates the KV cache and the activation buffers.
 func (b *Backend) allocate() error {
 	c, d := &b.cfg, b.d
-	for l, pl := range b.plans {
-		if pl.recurrent {
-			b.kc, b.vc = append(b.kc, nil), append(b.vc, nil) // a state, no cache (deltanet.go)
-			continue
-		}
-		if pl.shared(l) {
-			// a KV-shared layer reads its source layer's cache
-			b.kc, b.vc = append(b.kc, b.kc[pl.kvLayer]), append(b.vc, b.vc[pl.kvLayer])
-			continue
-		}
-		kvBytes := uint64(pl.kvHeads) * uint64(pl.slots) * uint64(pl.headDim) * uint64(b.opts.KVType.Bytes())
-		// The cache is written 4 bytes per texel: that view bounds the size.
-		if lim := d.Info.Limits.MaxTexelElements * 4; kvBytes > lim {
-			return fmt.Errorf("a KV cache of %d positions needs %d bytes per layer for keys, over the %d a texel buffer spans on %s: use a smaller context",
-				pl.slots, kvBytes, lim, d.Info.Name)
-		}
-		what := fmt.Sprintf("%d positions", pl.slots)
-		if pl.slots < b.opts.ContextSize {
-			what = fmt.Sprintf("a ring of %d positions for a window of %d", pl.slots, pl.window)
-		}
-		k, err := d.NewBuffer(fmt.Sprintf("KV cache keys, layer %d (%s)", l, what), kvBytes, vulkan.MemDevice)
-		if err != nil {
-			return err
-		}
-		v, err := d.NewBuffer(fmt.Sprintf("KV cache values, layer %d (%s)", l, what), kvBytes, vulkan.MemDevice)
-		if err != nil {
-			return err
-		}
-		b.kc, b.vc = append(b.kc, k), append(b.vc, v)
+	if err := b.cache.allocate(d, b.plans, b.opts); err != nil {
+		return err
 	}
 	act := func(name string, floats int, kind vulkan.MemKind) (*vulkan.Buffer, error) {
 		buf, err := d.NewBuffer(name, uint64(4*floats), kind)
@@ -303,8 +267,8 @@ func (b *Backend) allocate() error {
 	}
 	b.ropeOff = int(alignUp(uint64(16+4*n), regionAlign))
 	stepBytes := b.ropeOff + len(b.ropeTables)*b.ropeTableBytes()
-	if b.ple != nil {
-		b.ple.rawOff = stepBytes // aligned: the tables' size is
+	if b.weights.ple != nil {
+		b.weights.ple.rawOff = stepBytes // aligned: the tables' size is
 		stepBytes += b.pleRawBytes()
 	}
 	stepWords := stepBytes/4 + 4
@@ -323,8 +287,8 @@ func (b *Backend) allocate() error {
 	if b.dn != nil {
 		zeroed = append(zeroed, b.dn.o, b.dn.shH, b.dn.shH2)
 	}
-	if b.ple != nil {
-		zeroed = append(zeroed, b.ple.in, b.ple.gate)
+	if b.weights.ple != nil {
+		zeroed = append(zeroed, b.weights.ple.in, b.weights.ple.gate)
 	}
 	for _, buf := range zeroed {
 		if buf != nil {
@@ -339,15 +303,10 @@ func (b *Backend) Name() string { return "vulkan" }
 
 // Memory implements backend.Backend.
 func (b *Backend) Memory() backend.Memory {
-	var kv uint64
-	for l := range b.kc {
-		if b.kc[l] != nil && !b.plans[l].shared(l) {
-			kv += b.kc[l].Size + b.vc[l].Size
-		}
-	}
+	kv := b.cache.kvBytes(b.plans)
 	elem := b.opts.KVType.Bytes()
 	mem := backend.Memory{
-		Weights:     int64(b.weightBytes),
+		Weights:     int64(b.weights.bytes),
 		KVAllocated: int64(kv),
 		KVPerToken:  b.plan.CacheBytesPerToken(elem),
 		Scratch:     int64(b.scratchBytes),
@@ -356,7 +315,7 @@ func (b *Backend) Memory() backend.Memory {
 		// the recurrent layers' state on the device and its host checkpoints
 		StateBytes:      b.m.StateBytes(),
 		StateFormula:    b.m.StateFormula(),
-		CheckpointBytes: b.checkpointBytes(),
+		CheckpointBytes: b.cache.checkpointBytes(),
 	}
 	mem.SetCacheLayout(b.plan.CacheGroups(ringExtra), b.plan.SharedLayers(), elem)
 	return mem
@@ -462,18 +421,6 @@ func (b *Backend) ropeAngles(pos, n int) {
 	}
 }
 
-// ringsKeep reports whether every ring cache still holds the positions a
-// step at pos sees (a rewind further back than a ring's spare room finds
-// them overwritten).
-func (b *Backend) ringsKeep(pos int) bool {
-	for l, pl := range b.plans {
-		if pl.slots < b.opts.ContextSize && pos > 0 && max(pos-pl.window+1, 0) < b.ringLow[l] {
-			return false
-		}
-	}
-	return true
-}
-
 // runChunk runs the command buffers of one step of at most prefillChunk
 // tokens at positions pos...
 func (b *Backend) runChunk(tokens []int32, pos int, runs []*vulkan.Recorder) error {
@@ -488,7 +435,7 @@ func (b *Backend) runChunk(tokens []int32, pos int, runs []*vulkan.Recorder) err
 	if err := b.pleRows(tokens); err != nil {
 		return fmt.Errorf("vulkan backend: %w", err)
 	}
-	b.wrote(pos, n) // before the run: a failed step may have written them
+	b.cache.wrote(b.plans, pos, n) // before the run: a failed step may have written them
 	b.seq++
 	if err := b.d.Submit(runs...); err != nil {
 		return fmt.Errorf("vulkan backend: step at position %d (%d tokens): %w", pos, n, err)
@@ -509,22 +456,11 @@ func (b *Backend) replay(ctx context.Context, pos int) error {
 		if err != nil {
 			return fmt.Errorf("vulkan backend: recording the prefill pass: %w", err)
 		}
-		if err := b.runChunk(b.history[start:end], start, runs); err != nil {
+		if err := b.runChunk(b.cache.history[start:end], start, runs); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// wrote records that positions pos..pos+n-1 were written: a ring's lowest
-// held position moves up past what they overwrote.
-func (b *Backend) wrote(pos, n int) {
-	for l, pl := range b.plans {
-		if pos == 0 {
-			b.ringLow[l] = 0 // a fresh start: nothing before it is needed
-		}
-		b.ringLow[l] = max(b.ringLow[l], pos+n-pl.slots)
-	}
 }
 
 // Forward implements backend.Backend.
@@ -554,10 +490,10 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 			return nil, fmt.Errorf("vulkan backend: token id %d outside the vocabulary of %d", t, vocab)
 		}
 	}
-	if err := b.stateAt(pos); err != nil {
+	if err := b.cache.stateAt(b.d, pos); err != nil {
 		return nil, err
 	}
-	if !b.ringsKeep(pos) {
+	if !b.cache.ringsKeep(b.plans, b.opts.ContextSize, pos) {
 		// A rewind past what a ring holds: recompute the positions before
 		// pos from the start, as llama.cpp re-processes the prompt when its
 		// SWA cache lacks them (and as the reference backend does).
@@ -565,7 +501,7 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 			return nil, err
 		}
 	}
-	copy(b.history[pos:], tokens)
+	copy(b.cache.history[pos:], tokens)
 	var out []float32
 	switch {
 	case all:
@@ -590,8 +526,8 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		if err := b.runChunk(tokens[start:end], pos+start, runs); err != nil {
 			return nil, err
 		}
-		if b.recurrent() {
-			b.dn.state.pos = pos + end
+		if b.cache.recurrent() {
+			b.cache.state.pos = pos + end
 		}
 		var lg []byte
 		switch {

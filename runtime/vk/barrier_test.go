@@ -43,7 +43,7 @@ func checkSeparateQKV(t *testing.T, d *gpu, p string) {
 	r := vb.decode
 	labels := r.Recorded()
 	separate := 0
-	for l, lw := range vb.layers {
+	for l, lw := range vb.weights.layers {
 		if lw.qkv != nil {
 			continue
 		}

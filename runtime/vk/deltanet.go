@@ -38,32 +38,29 @@ type sharedWeights struct {
 	gate, up, down, scale *Matrix
 }
 
-// dnBuffers are the activations and states of a model with DeltaNet
-// layers; nil otherwise.
+// dnBuffers are the activations of a model with DeltaNet layers, gated
+// attention or a shared expert; nil otherwise. The layers' states are the
+// cache's (cache.go).
 type dnBuffers struct {
 	qkv, conv, z, beta, alpha, o *vulkan.Buffer
 	cStride, zStride, bStride    int
 	oStride                      int
-	convState, mat               []*vulkan.Buffer // per layer, nil for attention layers
-	stateBytes                   uint64
 	// gated attention: the gate half of attn_q's product [n][qStride]
 	gate *vulkan.Buffer
 	// the shared expert: its gate/up product, partial sums, output and logit
 	shH, shH2, shY, shS *vulkan.Buffer
 	shStride            int
-	// where the state is, and the saved copies (state.go)
-	state vkState
 }
 
 // uploadDeltaNet puts a DeltaNet layer's weights on the device.
-func (b *Backend) uploadDeltaNet(up func(arch.Weight) *Matrix, x *arch.DeltaNet) (*dnWeights, error) {
+func (ws *weights) uploadDeltaNet(d *gpu, up func(arch.Weight) *Matrix, x *arch.DeltaNet) (*dnWeights, error) {
 	w := &dnWeights{qkv: up(x.QKV), z: up(x.Z), beta: up(x.Beta), alpha: up(x.Alpha), out: up(x.Out)}
 	conv := make([]float32, x.Conv.Rows*x.Conv.Cols)
 	if err := quant.Dequantize(x.Conv.Type, x.Conv.Data, conv); err != nil {
 		return nil, fmt.Errorf("tensor %q: %w", x.Conv.Name, err)
 	}
 	var err error
-	if w.conv, err = b.floats(x.Conv.Name, conv, len(conv)); err != nil {
+	if w.conv, err = ws.floats(d, x.Conv.Name, conv, len(conv)); err != nil {
 		return nil, err
 	}
 	var params []float32
@@ -74,7 +71,7 @@ func (b *Backend) uploadDeltaNet(up func(arch.Weight) *Matrix, x *arch.DeltaNet)
 		}
 		params = append(params, f...)
 	}
-	if w.params, err = b.floats(x.A.Name+" (with ssm_dt.bias and ssm_norm)", params, len(params)); err != nil {
+	if w.params, err = ws.floats(d, x.A.Name+" (with ssm_dt.bias and ssm_norm)", params, len(params)); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -168,11 +165,11 @@ func (b *Backend) allocateDeltaNet(act func(string, int, vulkan.MemKind) (*vulka
 			if ms, err = b.d.NewBuffer(fmt.Sprintf("DeltaNet matrix state, layer %d", i), uint64(4*d.MatrixFloats()), vulkan.MemDevice); err != nil {
 				return err
 			}
-			dn.stateBytes += cs.Size + ms.Size
+			b.cache.stateBytes += cs.Size + ms.Size
 		}
-		dn.convState, dn.mat = append(dn.convState, cs), append(dn.mat, ms)
+		b.cache.convState, b.cache.mat = append(b.cache.convState, cs), append(b.cache.mat, ms)
 	}
-	return b.resetState()
+	return b.cache.resetState(b.d)
 }
 
 // recordDeltaNet records a DeltaNet layer's mixer for the step's tokens:
@@ -197,7 +194,7 @@ func (b *Backend) recordDeltaNet(r *vulkan.Recorder, name func(string) string, l
 		return err
 	}
 	C := d.Channels()
-	err = r.Dispatch(name("dn conv"), conv, []vulkan.Arg{vulkan.R(b.step), vulkan.R(dn.qkv), vulkan.R(w.conv), vulkan.W(dn.convState[l]), vulkan.W(dn.conv)},
+	err = r.Dispatch(name("dn conv"), conv, []vulkan.Arg{vulkan.R(b.step), vulkan.R(dn.qkv), vulkan.R(w.conv), vulkan.W(b.cache.convState[l]), vulkan.W(dn.conv)},
 		[]uint32{uint32(C), uint32(d.ConvKernel), uint32(dn.cStride)}, uint32((C+wg-1)/wg), 1, 1)
 	if err != nil {
 		return err
@@ -207,7 +204,7 @@ func (b *Backend) recordDeltaNet(r *vulkan.Recorder, name func(string) string, l
 		return err
 	}
 	scale := 1 / float32(math.Sqrt(float64(d.StateSize)))
-	err = r.Dispatch(name("dn delta"), delta, []vulkan.Arg{vulkan.R(b.step), vulkan.R(dn.conv), vulkan.R(dn.beta), vulkan.R(dn.alpha), vulkan.R(dn.z), vulkan.R(w.params), vulkan.W(dn.mat[l]), vulkan.W(dn.o)},
+	err = r.Dispatch(name("dn delta"), delta, []vulkan.Arg{vulkan.R(b.step), vulkan.R(dn.conv), vulkan.R(dn.beta), vulkan.R(dn.alpha), vulkan.R(dn.z), vulkan.R(w.params), vulkan.W(b.cache.mat[l]), vulkan.W(dn.o)},
 		[]uint32{uint32(d.KeyHeads), uint32(d.ValueHeads), uint32(dn.cStride), uint32(dn.bStride), uint32(dn.zStride), uint32(dn.oStride), math.Float32bits(c.NormEps), math.Float32bits(scale)},
 		uint32(d.ValueHeads), 1, 1)
 	if err != nil {

@@ -25,6 +25,7 @@
 //	deltanet.go          Gated DeltaNet layers (qwen35, qwen35moe): conv, delta rule, Q gate
 //	shortconv.go         lfm2's short-convolution layers
 //	ple.go               Gemma 4's layer output scale and per-layer embeddings
+//	cache.go             what a session keeps on the device: KV caches (rings for windows), tokens, recurrent state
 //	state.go             the recurrent layers' state: checkpoints and rewind (backend.StateBackend)
 //	backend.go           backend.Backend: New, Forward, Memory, Close
 //	head.go              backend.HeadBackend: the next-token head (topk.comp) read instead of the vocabulary

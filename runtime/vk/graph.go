@@ -58,7 +58,7 @@ func (b *Backend) record() error {
 // takes 6 dispatches, more where matrices are split into parts or K into
 // chunks (a 1B model's prefill on lavapipe: 13 per layer). Timestamps are
 // cheap; an undersized pool makes Timings fail rather than under-report.
-func (b *Backend) dispatchesPerStep() int { return 16 + 64*len(b.layers) }
+func (b *Backend) dispatchesPerStep() int { return 16 + 64*len(b.weights.layers) }
 
 func (b *Backend) recordWith(f func(*vulkan.Recorder) error) (*vulkan.Recorder, error) {
 	r, err := b.newRecorder(b.dispatchesPerStep())
@@ -111,7 +111,7 @@ func (b *Backend) recorders(n int, all, last bool) ([]*vulkan.Recorder, error) {
 
 func (b *Backend) recordHead(r *vulkan.Recorder, s bodyShape, last bool) error {
 	err := b.d.matvec(r, matvecOp{
-		label: "output", m: b.output, x: b.x, xstride: b.xStride, norm: b.outNorm, eps: b.cfg.NormEps,
+		label: "output", m: b.weights.output, x: b.x, xstride: b.xStride, norm: b.weights.outNorm, eps: b.cfg.NormEps,
 		y: b.logits, ystride: b.cfg.Vocab, tokens: s.cap, last: last, step: b.step, xq: b.xq,
 	})
 	if err != nil || (b.rec.logitScale == 1 && b.rec.finalCap == 0) {
@@ -177,7 +177,7 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 	if err := b.recordEmbed(r, s); err != nil {
 		return err
 	}
-	if b.ple != nil {
+	if b.weights.ple != nil {
 		if err := b.recordPLEInputs(r, s); err != nil {
 			return err
 		}
@@ -191,7 +191,7 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 		return err
 	}
 	tb := uint64(b.ropeTableBytes())
-	for l, lw := range b.layers {
+	for l, lw := range b.weights.layers {
 		name := func(s string) string { return fmt.Sprintf("L%d %s", l, s) }
 		pl := b.plans[l]
 		if lw.conv != nil {
@@ -220,7 +220,7 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 			dims = b.ropeTables[t].dims
 		}
 		shared := pl.shared(l)
-		kc, vc := b.kc[l], b.vc[l] // a KV-shared layer's are its source's
+		kc, vc := b.cache.kc[l], b.cache.vc[l] // a KV-shared layer's are its source's
 		ro := &ropeOp{label: name("rope"), spec: [6]uint32{uint32(hd), uint32(dims), flag(c.Rope.NeoX), kvf32, b.rec.qkNorm, flag(c.Block.VNorm)},
 			table: vulkan.Arg{B: b.step, Off: uint64(b.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2},
 			q:     b.q, kc: kc, vc: vc, qn: orDummy(lw.qNorm, dum), kn: orDummy(lw.kNorm, dum), arrive: b.ropeArrive,
@@ -353,7 +353,7 @@ func (b *Backend) recordFFN(r *vulkan.Recorder, name func(string) string, l int,
 }
 
 func (b *Backend) recordEmbed(r *vulkan.Recorder, s bodyShape) error {
-	m := b.tokEmbd
+	m := b.weights.tokEmbd
 	k, err := b.d.kernel("embed_"+wtypeName(m), 6*4, 32)
 	if err != nil {
 		return err

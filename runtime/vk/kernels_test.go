@@ -85,7 +85,7 @@ func TestEmbed(t *testing.T) {
 				xb, _ := d.NewBuffer("x", uint64(4*len(x0)), vulkan.MemDevice)
 				xb.Write(0, f32bytes(x0))
 				step := stepBuffer(t, d, len(tokens)-1, 0, tokens) // the last token is not in the batch
-				b := &Backend{d: d, tokEmbd: m, x: xb, step: step, xStride: stride}
+				b := &Backend{d: d, weights: weights{tokEmbd: m}, x: xb, step: step, xStride: stride}
 				scale := float32(1)
 				if parts > 0 {
 					scale = float32(math.Sqrt(float64(cols)))

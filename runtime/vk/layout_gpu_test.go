@@ -174,7 +174,7 @@ func TestStagingMatchesCPU(t *testing.T) {
 	if !d.Staged() {
 		t.Fatal("the weights were uploaded without the staging buffer")
 	}
-	if vb.x.Mapped() != nil || vb.kc[0].Mapped() != nil {
+	if vb.x.Mapped() != nil || vb.cache.kc[0].Mapped() != nil {
 		t.Fatal("device-local buffers are mapped")
 	}
 	cb, err := cpuFor(t, m, opts)

@@ -39,7 +39,7 @@ type pleModel struct {
 
 // uploadLayerExtras uploads layer i's output scale and PLE weights, and
 // (with layer 0) the model's PLE projection.
-func (b *Backend) uploadLayerExtras(i int, L *arch.Layer, lw *layerWeights, up func(arch.Weight) *Matrix) error {
+func (ws *weights) uploadLayerExtras(d *gpu, m *arch.Model, xStride, i int, L *arch.Layer, lw *layerWeights, up func(arch.Weight) *Matrix) error {
 	if L.OutScale != nil {
 		v := make([]float32, 1)
 		if err := quant.Dequantize(L.OutScale.Type, L.OutScale.Data, v); err != nil {
@@ -51,19 +51,19 @@ func (b *Backend) uploadLayerExtras(i int, L *arch.Layer, lw *layerWeights, up f
 		return nil
 	}
 	if i == 0 {
-		p := b.m.PLE
-		b.ple = &pleModel{width: p.Width, layers: len(b.m.Layers), proj: up(p.Proj), row: make([]float32, p.Token.Cols)}
+		p := m.PLE
+		ws.ple = &pleModel{width: p.Width, layers: len(m.Layers), proj: up(p.Proj), row: make([]float32, p.Token.Cols)}
 		var err error
-		if b.ple.norm, err = b.vector(p.Norm, p.Width); err != nil {
+		if ws.ple.norm, err = ws.vector(d, p.Norm, p.Width); err != nil {
 			return err
 		}
-		b.ple.inStride = int(alignUp(uint64(p.Width*len(b.m.Layers)), 256))
-		b.ple.gateStride = int(alignUp(uint64(p.Width), 256))
+		ws.ple.inStride = int(alignUp(uint64(p.Width*len(m.Layers)), 256))
+		ws.ple.gateStride = int(alignUp(uint64(p.Width), 256))
 	}
 	lw.ple = &pleWeights{gate: up(L.PLE.Gate), proj: up(L.PLE.Proj)}
 	var err error
-	lw.ple.norm, err = b.vector(L.PLE.Norm, b.xStride)
-	if lw.ple.gate == nil || lw.ple.proj == nil || b.ple.proj == nil {
+	lw.ple.norm, err = ws.vector(d, L.PLE.Norm, xStride)
+	if lw.ple.gate == nil || lw.ple.proj == nil || ws.ple.proj == nil {
 		return fmt.Errorf("layer %d: uploading the per-layer embedding weights failed", i)
 	}
 	return err
@@ -71,40 +71,40 @@ func (b *Backend) uploadLayerExtras(i int, L *arch.Layer, lw *layerWeights, up f
 
 // pleRawBytes is the room a step's table rows take in the step buffer.
 func (b *Backend) pleRawBytes() int {
-	if b.ple == nil {
+	if b.weights.ple == nil {
 		return 0
 	}
-	return int(alignUp(uint64(4*prefillChunk*b.ple.width*b.ple.layers), regionAlign))
+	return int(alignUp(uint64(4*prefillChunk*b.weights.ple.width*b.weights.ple.layers), regionAlign))
 }
 
 // allocatePLE makes the per-layer input and gate buffers.
 func (b *Backend) allocatePLE(act func(string, int, vulkan.MemKind) (*vulkan.Buffer, error)) error {
-	if b.ple == nil {
+	if b.weights.ple == nil {
 		return nil
 	}
 	var err error
-	if b.ple.in, err = act("per-layer embedding inputs", prefillChunk*b.ple.inStride, vulkan.MemDevice); err != nil {
+	if b.weights.ple.in, err = act("per-layer embedding inputs", prefillChunk*b.weights.ple.inStride, vulkan.MemDevice); err != nil {
 		return err
 	}
-	b.ple.gate, err = act("per-layer embedding gate", prefillChunk*b.ple.gateStride, vulkan.MemDevice)
+	b.weights.ple.gate, err = act("per-layer embedding gate", prefillChunk*b.weights.ple.gateStride, vulkan.MemDevice)
 	return err
 }
 
 // pleRows writes the step's tokens' table rows (dequantized from the
 // mapped file) to the step buffer.
 func (b *Backend) pleRows(tokens []int32) error {
-	if b.ple == nil {
+	if b.weights.ple == nil {
 		return nil
 	}
 	t := b.m.PLE.Token
 	rb := len(t.Data) / t.Rows
 	m := b.stepMapped()
 	for i, id := range tokens {
-		if err := quant.Dequantize(t.Type, t.Data[int(id)*rb:(int(id)+1)*rb], b.ple.row); err != nil {
+		if err := quant.Dequantize(t.Type, t.Data[int(id)*rb:(int(id)+1)*rb], b.weights.ple.row); err != nil {
 			return fmt.Errorf("tensor %q row %d: %w", t.Name, id, err)
 		}
-		o := b.ple.rawOff + 4*i*len(b.ple.row)
-		for j, v := range b.ple.row {
+		o := b.weights.ple.rawOff + 4*i*len(b.weights.ple.row)
+		for j, v := range b.weights.ple.row {
 			putF32(m, o+4*j, v)
 		}
 	}
@@ -114,7 +114,7 @@ func (b *Backend) pleRows(tokens []int32) error {
 // recordPLEInputs projects the scaled embeddings and finishes the
 // per-layer inputs (ple.comp MODE 0).
 func (b *Backend) recordPLEInputs(r *vulkan.Recorder, s bodyShape) error {
-	p := b.ple
+	p := b.weights.ple
 	err := b.d.matvec(r, matvecOp{label: "PLE projection", m: p.proj, x: b.x, xstride: b.xStride, y: p.in, ystride: p.inStride, tokens: s.cap, step: b.step})
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func (b *Backend) recordPLEInputs(r *vulkan.Recorder, s bodyShape) error {
 }
 
 func (b *Backend) plePush(layer int) []uint32 {
-	p := b.ple
+	p := b.weights.ple
 	sqrtf := func(x float64) float32 { return float32(math.Sqrt(x)) }
 	return []uint32{uint32(p.width), uint32(p.layers), uint32(p.inStride), uint32(p.gateStride), uint32(layer),
 		math.Float32bits(1 / sqrtf(float64(b.cfg.Embd))), math.Float32bits(sqrtf(float64(p.width))), math.Float32bits(1 / sqrtf(2)),
@@ -140,7 +140,7 @@ func (b *Backend) plePush(layer int) []uint32 {
 // output scale.
 func (b *Backend) recordLayerEnd(r *vulkan.Recorder, name func(string) string, l int, lw *layerWeights, s bodyShape) error {
 	if pw := lw.ple; pw != nil {
-		p := b.ple
+		p := b.weights.ple
 		err := b.d.matvec(r, matvecOp{label: name("PLE gate"), m: pw.gate, x: b.x, xstride: b.xStride, y: p.gate, ystride: p.gateStride, tokens: s.cap, step: b.step})
 		if err != nil {
 			return err

@@ -148,8 +148,6 @@ func (b *Backend) planLayers() error {
 		}
 		b.plans = append(b.plans, pl)
 	}
-	b.ringLow = make([]int, len(b.plans))
-	b.history = make([]int32, b.opts.ContextSize)
 	if len(b.ropeTables) == 0 {
 		// every layer is NoPE; the kernels still bind a table
 		b.ropeTables = append(b.ropeTables, ropeTable{base: c.Rope.Base, scale: one(c.Rope.Scale), dims: c.Rope.Dims, factors: true})

@@ -229,28 +229,29 @@ func TestPlanLayers(t *testing.T) {
 func TestRingRewind(t *testing.T) {
 	const window, ctx = 8, 512
 	slots := window + prefillChunk - 1
-	b := &Backend{opts: backend.Options{ContextSize: ctx}, plans: []layerPlan{{window: window, slots: slots}, {slots: ctx}}}
-	b.ringLow = make([]int, 2)
+	plans := []layerPlan{{window: window, slots: slots}, {slots: ctx}}
+	c := &cache{ringLow: make([]int, 2)}
+	keeps := func(pos int) bool { return c.ringsKeep(plans, ctx, pos) }
 	for pos := 0; pos < 300; pos++ {
-		if !b.ringsKeep(pos) {
+		if !keeps(pos) {
 			t.Fatalf("decode at %d needs a replay", pos)
 		}
-		b.wrote(pos, 1)
+		c.wrote(plans, pos, 1)
 	}
 	// positions 300-slots .. 299 are held; a step at p sees p-window+1..p
 	lowest := 300 - slots
-	if !b.ringsKeep(lowest + window - 1) {
+	if !keeps(lowest + window - 1) {
 		t.Errorf("rewind to %d, whose window is still held, needs a replay", lowest+window-1)
 	}
-	b.wrote(lowest+window-1, 5)
-	if b.ringsKeep(lowest + window - 3) {
+	c.wrote(plans, lowest+window-1, 5)
+	if keeps(lowest + window - 3) {
 		t.Errorf("rewind past the ring does not ask for a replay")
 	}
-	if !b.ringsKeep(0) {
+	if !keeps(0) {
 		t.Errorf("a fresh start at 0 needs a replay")
 	}
-	b.wrote(0, 10)
-	if !b.ringsKeep(10) {
+	c.wrote(plans, 0, 10)
+	if !keeps(10) {
 		t.Errorf("decoding after a fresh start needs a replay")
 	}
 }

@@ -17,7 +17,7 @@ import (
 //
 // then the FFN as an attention layer's. Each conv layer keeps its state,
 // the last L-1 values of b·u per channel, in a device buffer of its own,
-// listed with the DeltaNet layers' (dnBuffers.convState) so that one
+// listed with the DeltaNet layers' (cache.convState) so that one
 // checkpoint and rewind code (state.go) serves both.
 
 // convWeights are a short-convolution layer's mixer.
@@ -27,14 +27,14 @@ type convWeights struct {
 }
 
 // uploadConv uploads a short-convolution layer's weights.
-func (b *Backend) uploadConv(sc *arch.ShortConv, up func(arch.Weight) *Matrix) (*convWeights, error) {
+func (ws *weights) uploadConv(d *gpu, sc *arch.ShortConv, up func(arch.Weight) *Matrix) (*convWeights, error) {
 	cw := &convWeights{inProj: up(sc.InProj), outProj: up(sc.OutProj)}
 	taps := make([]float32, sc.Conv.Rows*sc.Conv.Cols)
 	if err := quant.Dequantize(sc.Conv.Type, sc.Conv.Data, taps); err != nil {
 		return nil, fmt.Errorf("tensor %q: %w", sc.Conv.Name, err)
 	}
 	var err error
-	if cw.taps, err = b.floats(sc.Conv.Name, taps, len(taps)); err != nil {
+	if cw.taps, err = ws.floats(d, sc.Conv.Name, taps, len(taps)); err != nil {
 		return nil, err
 	}
 	return cw, nil
@@ -57,24 +57,24 @@ func (b *Backend) allocateConv(act func(string, int, vulkan.MemKind) (*vulkan.Bu
 	if b.convY, err = act("activations short conv output", n*b.xStride, vulkan.MemDevice); err != nil {
 		return err
 	}
-	dn := b.dn // made by allocateDeltaNet for every model with recurrent layers
-	if len(dn.convState) == 0 {
-		dn.convState, dn.mat = make([]*vulkan.Buffer, len(b.layers)), make([]*vulkan.Buffer, len(b.layers))
+	st := &b.cache
+	if len(st.convState) == 0 {
+		st.convState, st.mat = make([]*vulkan.Buffer, len(b.weights.layers)), make([]*vulkan.Buffer, len(b.weights.layers))
 	}
-	for l, lw := range b.layers {
+	for l, lw := range b.weights.layers {
 		if lw.conv == nil {
 			continue
 		}
 		size := uint64(4 * b.cfg.ShortConvStateFloats())
-		if dn.convState[l], err = b.d.NewBuffer(fmt.Sprintf("short conv state, layer %d", l), size, vulkan.MemDevice); err != nil {
+		if st.convState[l], err = b.d.NewBuffer(fmt.Sprintf("short conv state, layer %d", l), size, vulkan.MemDevice); err != nil {
 			return err
 		}
-		dn.stateBytes += size
+		st.stateBytes += size
 	}
 	if err := b.d.Zero(b.convBCU, b.convY); err != nil {
 		return err
 	}
-	return b.resetState()
+	return st.resetState(b.d)
 }
 
 // recordShortConv records layer l's mixer (see above).
@@ -91,7 +91,7 @@ func (b *Backend) recordShortConv(r *vulkan.Recorder, name func(string) string, 
 		return err
 	}
 	err = r.Dispatch(name("shortconv"), k, []vulkan.Arg{{B: b.convBCU, Format: fmtU32}, {B: lw.conv.taps, Format: fmtU32},
-		{B: b.dn.convState[l], Write: true}, vulkan.W(b.convY), vulkan.R(b.step)},
+		{B: b.cache.convState[l], Write: true}, vulkan.W(b.convY), vulkan.R(b.step)},
 		[]uint32{uint32(c.Embd), uint32(c.ShortConvL), uint32(b.bcuStride()), uint32(b.xStride)}, uint32((c.Embd+wg-1)/wg), 1, 1)
 	if err != nil {
 		return err

@@ -29,42 +29,42 @@ type vkCheckpoint struct {
 var _ backend.StateBackend = (*Backend)(nil)
 
 // stateBuffers lists the state buffers in checkpoint order.
-func (dn *dnBuffers) stateBuffers() (out []*vulkan.Buffer) {
-	for l := range dn.convState {
-		if dn.convState[l] != nil {
-			out = append(out, dn.convState[l])
+func (c *cache) stateBuffers() (out []*vulkan.Buffer) {
+	for l := range c.convState {
+		if c.convState[l] != nil {
+			out = append(out, c.convState[l])
 		}
-		if dn.mat[l] != nil { // none for a short convolution (shortconv.go)
-			out = append(out, dn.mat[l])
+		if c.mat[l] != nil { // none for a short convolution (shortconv.go)
+			out = append(out, c.mat[l])
 		}
 	}
 	return out
 }
 
 // recurrent reports whether the model keeps a state.
-func (b *Backend) recurrent() bool { return b.dn != nil && b.dn.stateBytes > 0 }
+func (c *cache) recurrent() bool { return c.stateBytes > 0 }
 
 // resetState empties every layer's state.
-func (b *Backend) resetState() error {
-	bufs := b.dn.stateBuffers()
-	b.dn.state.pos = 0
+func (c *cache) resetState(d *gpu) error {
+	bufs := c.stateBuffers()
+	c.state.pos = 0
 	if len(bufs) == 0 {
 		return nil
 	}
-	return b.d.Zero(bufs...)
+	return d.Zero(bufs...)
 }
 
 // stateAt checks that a step at pos continues the state: pos 0 starts over
 // from the empty state; any other position must be where the state is.
-func (b *Backend) stateAt(pos int) error {
-	if !b.recurrent() {
+func (c *cache) stateAt(d *gpu, pos int) error {
+	if !c.recurrent() {
 		return nil
 	}
 	if pos == 0 {
-		return b.resetState()
+		return c.resetState(d)
 	}
-	if pos != b.dn.state.pos {
-		return fmt.Errorf("vulkan backend: the recurrent state is at position %d, not %d: rewind to a checkpoint (StateBackend.Rewind) and feed the tokens after it", b.dn.state.pos, pos)
+	if pos != c.state.pos {
+		return fmt.Errorf("vulkan backend: the recurrent state is at position %d, not %d: rewind to a checkpoint (StateBackend.Rewind) and feed the tokens after it", c.state.pos, pos)
 	}
 	return nil
 }
@@ -74,10 +74,16 @@ func (b *Backend) stateAt(pos int) error {
 func (b *Backend) Checkpoint() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.recurrent() || b.closed {
+	if !b.cache.recurrent() || b.closed {
 		return
 	}
-	st := &b.dn.state
+	b.cache.checkpoint()
+}
+
+// checkpoint saves the state at its position, unless the last checkpoint
+// is there, dropping the oldest past maxCheckpoints.
+func (c *cache) checkpoint() {
+	st := &c.state
 	if n := len(st.saved); n > 0 && st.saved[n-1].pos == st.pos {
 		return
 	}
@@ -86,10 +92,10 @@ func (b *Backend) Checkpoint() {
 		data = st.saved[0].data
 		st.saved = slices.Delete(st.saved, 0, 1)
 	} else {
-		data = make([]byte, b.dn.stateBytes)
+		data = make([]byte, c.stateBytes)
 	}
 	off := uint64(0)
-	for _, r := range b.dn.stateBuffers() {
+	for _, r := range c.stateBuffers() {
 		if err := r.Read(0, data[off:off+r.Size]); err != nil {
 			return // a lost device: the next Forward says so
 		}
@@ -102,24 +108,30 @@ func (b *Backend) Checkpoint() {
 func (b *Backend) Rewind(pos int) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.recurrent() {
+	if !b.cache.recurrent() {
 		return pos
 	}
-	st := &b.dn.state
+	return b.cache.rewind(b.d, pos)
+}
+
+// rewind goes back to the last checkpoint at or before pos (or the empty
+// state at 0) and returns its position.
+func (c *cache) rewind(d *gpu, pos int) int {
+	st := &c.state
 	for len(st.saved) > 0 && st.saved[len(st.saved)-1].pos > pos {
 		st.saved = st.saved[:len(st.saved)-1]
 	}
 	if len(st.saved) == 0 {
-		if err := b.resetState(); err != nil {
+		if err := c.resetState(d); err != nil {
 			st.pos = -1 // unknown: every Forward but one at 0 is refused
 		}
 		return 0
 	}
 	cp := st.saved[len(st.saved)-1]
 	off := uint64(0)
-	for _, r := range b.dn.stateBuffers() {
+	for _, r := range c.stateBuffers() {
 		if err := r.Write(0, cp.data[off:off+r.Size]); err != nil {
-			if err := b.resetState(); err != nil {
+			if err := c.resetState(d); err != nil {
 				st.pos = -1
 			}
 			return 0
@@ -134,19 +146,20 @@ func (b *Backend) Rewind(pos int) int {
 func (b *Backend) Checkpoints() []int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.recurrent() {
+	if !b.cache.recurrent() {
 		return nil
 	}
-	out := make([]int, len(b.dn.state.saved))
-	for i, c := range b.dn.state.saved {
+	out := make([]int, len(b.cache.state.saved))
+	for i, c := range b.cache.state.saved {
 		out[i] = c.pos
 	}
 	return out
 }
 
-func (b *Backend) checkpointBytes() int64 {
-	if !b.recurrent() {
+// checkpointBytes is the host memory the saved states take.
+func (c *cache) checkpointBytes() int64 {
+	if !c.recurrent() {
 		return 0
 	}
-	return int64(len(b.dn.state.saved)) * int64(b.dn.stateBytes)
+	return int64(len(c.state.saved)) * int64(c.stateBytes)
 }

@@ -10,6 +10,16 @@ import (
 	"vkchat/runtime/vk/vulkan"
 )
 
+// weights are the model's parameters on the device, uploaded once at
+// load: the embeddings, each block's weights, the output norm and head.
+type weights struct {
+	tokEmbd, output *Matrix
+	outNorm         *vulkan.Buffer
+	layers          []*layerWeights
+	ple             *pleModel // per-layer embeddings (gemma4), or nil
+	bytes           uint64    // everything uploaded, for Memory
+}
+
 // layerWeights are one block's weights as the kernels use them. Matrices of
 // one type that read the same input are stacked so one dispatch computes
 // them: Q|K|V, and gate with up (paired) when their types match.
@@ -40,58 +50,59 @@ type layerWeights struct {
 	vectorSize uint64
 }
 
-// upload puts a model's weights on the device.
-func (b *Backend) uploadWeights() error {
-	m := b.m
+// upload puts m's weights on device d; norms are padded to the
+// activations' stride xStride, and each layer is checked against its plan.
+func (ws *weights) upload(d *gpu, m *arch.Model, xStride int, plans []layerPlan) error {
+	c := &m.Config
 	var err error
 	up := func(w arch.Weight) *Matrix {
 		if err != nil {
 			return nil
 		}
 		var mat *Matrix
-		mat, err = b.d.uploadMatrix(w.Name, w.Type, w.Rows, w.Cols, w.Data)
+		mat, err = d.uploadMatrix(w.Name, w.Type, w.Rows, w.Cols, w.Data)
 		if mat != nil {
-			b.weightBytes += mat.Bytes
+			ws.bytes += mat.Bytes
 		}
 		return mat
 	}
-	b.tokEmbd = up(m.TokenEmbd)
+	ws.tokEmbd = up(m.TokenEmbd)
 	if m.Tied {
-		b.output = b.tokEmbd
+		ws.output = ws.tokEmbd
 	} else {
-		b.output = up(m.Output)
+		ws.output = up(m.Output)
 	}
 	if err != nil {
 		return err
 	}
-	if b.outNorm, err = b.vector(m.OutputNorm, b.xStride); err != nil {
+	if ws.outNorm, err = ws.vector(d, m.OutputNorm, xStride); err != nil {
 		return err
 	}
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		lw := &layerWeights{}
 		wq := L.Wq
-		if b.cfg.Block.AttnGate && L.DeltaNet == nil && L.ShortConv == nil {
+		if c.Block.AttnGate && L.DeltaNet == nil && L.ShortConv == nil {
 			var gate arch.Weight
-			wq, gate = splitGatedQ(L.Wq, b.cfg.Heads, b.cfg.HeadDim)
+			wq, gate = splitGatedQ(L.Wq, c.Heads, c.HeadDim)
 			lw.qGate = up(gate)
 		}
 		switch {
 		case L.ShortConv != nil:
 			if err == nil {
-				lw.conv, err = b.uploadConv(L.ShortConv, up)
+				lw.conv, err = ws.uploadConv(d, L.ShortConv, up)
 			}
 		case L.DeltaNet != nil:
 			if err == nil {
-				lw.dn, err = b.uploadDeltaNet(up, L.DeltaNet)
+				lw.dn, err = ws.uploadDeltaNet(d, up, L.DeltaNet)
 			}
 		case L.Config.SharesKV(i):
 			lw.q = up(wq) // Q only: K and V are another layer's cache
 		case wq.Type == L.Wk.Type && wq.Type == L.Wv.Type:
 			rows := wq.Rows + L.Wk.Rows + L.Wv.Rows
-			lw.qkv, err = b.d.uploadMatrix(fmt.Sprintf("blk.%d.attn_qkv (stacked)", i), wq.Type, rows, wq.Cols, wq.Data, L.Wk.Data, L.Wv.Data)
+			lw.qkv, err = d.uploadMatrix(fmt.Sprintf("blk.%d.attn_qkv (stacked)", i), wq.Type, rows, wq.Cols, wq.Data, L.Wk.Data, L.Wv.Data)
 			if lw.qkv != nil {
-				b.weightBytes += lw.qkv.Bytes
+				ws.bytes += lw.qkv.Bytes
 			}
 		default:
 			lw.q, lw.k, lw.v = up(wq), up(L.Wk), up(L.Wv)
@@ -102,10 +113,10 @@ func (b *Backend) uploadWeights() error {
 		if x := L.Experts; x != nil {
 			lw.moe = &moeWeights{router: up(x.Router), gate: up(x.Gate), up: up(x.Up), down: up(x.Down)}
 			if err == nil && x.RouterBias != nil {
-				lw.moe.routerBias, err = b.vector(*x.RouterBias, x.RouterBias.Cols)
+				lw.moe.routerBias, err = ws.vector(d, *x.RouterBias, x.RouterBias.Cols)
 			}
 			if err == nil {
-				err = b.uploadExpertBiases(i, x, lw.moe)
+				err = ws.uploadExpertBiases(d, i, x, lw.moe)
 			}
 			if sh := x.Shared; sh != nil {
 				lw.shared = &sharedWeights{gate: up(sh.Gate), up: up(sh.Up), down: up(sh.Down), scale: up(sh.Scale)}
@@ -117,12 +128,12 @@ func (b *Backend) uploadWeights() error {
 			return err
 		}
 		if L.AttnNorm.Data != nil {
-			if lw.attnNorm, err = b.vector(L.AttnNorm, b.xStride); err != nil {
+			if lw.attnNorm, err = ws.vector(d, L.AttnNorm, xStride); err != nil {
 				return err
 			}
 		}
 		if L.FFNNorm.Data != nil {
-			if lw.ffnNorm, err = b.vector(L.FFNNorm, b.xStride); err != nil {
+			if lw.ffnNorm, err = ws.vector(d, L.FFNNorm, xStride); err != nil {
 				return err
 			}
 		}
@@ -133,27 +144,27 @@ func (b *Backend) uploadWeights() error {
 			if v.w == nil {
 				continue
 			}
-			if *v.dst, err = b.vector(*v.w, v.w.Cols); err != nil {
+			if *v.dst, err = ws.vector(d, *v.w, v.w.Cols); err != nil {
 				return err
 			}
 		}
 		if L.Bo != nil {
-			if lw.bo, err = b.vector(*L.Bo, L.Bo.Cols); err != nil {
+			if lw.bo, err = ws.vector(d, *L.Bo, L.Bo.Cols); err != nil {
 				return err
 			}
 		}
 		if L.Sinks != nil {
-			if L.Sinks.Cols != b.cfg.Heads {
-				return fmt.Errorf("tensor %q: %d sinks for %d heads", L.Sinks.Name, L.Sinks.Cols, b.cfg.Heads)
+			if L.Sinks.Cols != c.Heads {
+				return fmt.Errorf("tensor %q: %d sinks for %d heads", L.Sinks.Name, L.Sinks.Cols, c.Heads)
 			}
-			if lw.sinks, err = b.vector(*L.Sinks, L.Sinks.Cols); err != nil {
+			if lw.sinks, err = ws.vector(d, *L.Sinks, L.Sinks.Cols); err != nil {
 				return err
 			}
 		}
-		if err := b.checkLayer(i, lw); err != nil {
+		if err := ws.checkLayer(m, plans, i, lw); err != nil {
 			return err
 		}
-		if err := b.uploadLayerExtras(i, L, lw, up); err != nil {
+		if err := ws.uploadLayerExtras(d, m, xStride, i, L, lw, up); err != nil {
 			return err
 		}
 		if L.Bq != nil {
@@ -165,13 +176,13 @@ func (b *Backend) uploadWeights() error {
 				}
 				bias = append(bias, v...)
 			}
-			if lw.bias, err = b.floats(fmt.Sprintf("blk.%d.attn_qkv.bias", i), bias, len(bias)); err != nil {
+			if lw.bias, err = ws.floats(d, fmt.Sprintf("blk.%d.attn_qkv.bias", i), bias, len(bias)); err != nil {
 				return err
 			}
 			if lw.qkv == nil {
 				off := 0
 				for _, w := range []*arch.Weight{L.Bq, L.Bk, L.Bv} {
-					bb, err := b.floats(w.Name, bias[off:off+w.Cols], w.Cols)
+					bb, err := ws.floats(d, w.Name, bias[off:off+w.Cols], w.Cols)
 					if err != nil {
 						return err
 					}
@@ -180,7 +191,7 @@ func (b *Backend) uploadWeights() error {
 				}
 			}
 		}
-		b.layers = append(b.layers, lw)
+		ws.layers = append(ws.layers, lw)
 	}
 	return nil
 }
@@ -189,7 +200,7 @@ func (b *Backend) uploadWeights() error {
 // ([experts][rows] each, F32), which the expert mat-vecs add by the pair's
 // expert id. Gate and up are added by one paired kernel, which reads both
 // or neither: a model with only one of them gets zeros for the other.
-func (b *Backend) uploadExpertBiases(i int, x *arch.Experts, mw *moeWeights) error {
+func (ws *weights) uploadExpertBiases(d *gpu, i int, x *arch.Experts, mw *moeWeights) error {
 	whole := func(w *arch.Weight) ([]float32, error) {
 		if w.Type != ggml.F32 {
 			return nil, fmt.Errorf("tensor %q: expert biases must be F32, found %s", w.Name, w.Type)
@@ -219,7 +230,7 @@ func (b *Backend) uploadExpertBiases(i int, x *arch.Experts, mw *moeWeights) err
 			name = w.Name
 		}
 		var buf *vulkan.Buffer
-		buf, err = b.floats(name, v, len(v))
+		buf, err = ws.floats(d, name, v, len(v))
 		return buf
 	}
 	if x.GateBias != nil || x.UpBias != nil {
@@ -233,7 +244,7 @@ func (b *Backend) uploadExpertBiases(i int, x *arch.Experts, mw *moeWeights) err
 }
 
 // vector uploads an F32 vector zero-padded to n floats.
-func (b *Backend) vector(w arch.Weight, n int) (*vulkan.Buffer, error) {
+func (ws *weights) vector(d *gpu, w arch.Weight, n int) (*vulkan.Buffer, error) {
 	if w.Type != ggml.F32 {
 		return nil, fmt.Errorf("tensor %q: vectors must be F32, found %s", w.Name, w.Type)
 	}
@@ -241,28 +252,28 @@ func (b *Backend) vector(w arch.Weight, n int) (*vulkan.Buffer, error) {
 	if err := quant.Dequantize(w.Type, w.Data, v); err != nil {
 		return nil, fmt.Errorf("tensor %q: %w", w.Name, err)
 	}
-	return b.floats(w.Name, v, n)
+	return ws.floats(d, w.Name, v, n)
 }
 
-func (b *Backend) floats(name string, v []float32, n int) (*vulkan.Buffer, error) {
+func (ws *weights) floats(d *gpu, name string, v []float32, n int) (*vulkan.Buffer, error) {
 	data := make([]float32, max(n, len(v)))
 	copy(data, v)
-	buf, err := b.d.NewBuffer(name, uint64(4*len(data)), vulkan.MemDevice)
+	buf, err := d.NewBuffer(name, uint64(4*len(data)), vulkan.MemDevice)
 	if err != nil {
 		return nil, err
 	}
 	if err := buf.Write(0, f32le(data)); err != nil {
 		return nil, err
 	}
-	b.weightBytes += buf.Size
+	ws.bytes += buf.Size
 	return buf, nil
 }
 
 // checkLayer makes sure the recipe's optional weights are there, so a
 // model assembled inconsistently fails at load, naming what is missing,
 // rather than reading a dummy binding.
-func (b *Backend) checkLayer(i int, lw *layerWeights) error {
-	c := &b.cfg
+func (ws *weights) checkLayer(m *arch.Model, plans []layerPlan, i int, lw *layerWeights) error {
+	c := &m.Config
 	missing := func(what string) error {
 		return fmt.Errorf("layer %d: the block recipe needs %s, which the model does not have", i, what)
 	}
@@ -271,19 +282,19 @@ func (b *Backend) checkLayer(i int, lw *layerWeights) error {
 		return missing("attn_norm and ffn_norm")
 	case c.Block.PostNorm && (lw.postAttn == nil || lw.postFFN == nil):
 		return missing("post_attention_norm and post_ffw_norm")
-	case c.Block.QKNorm != arch.QKNormNone && lw.dn == nil && lw.conv == nil && (lw.qNorm == nil || (lw.kNorm == nil && !b.m.Layers[i].Config.SharesKV(i))):
+	case c.Block.QKNorm != arch.QKNormNone && lw.dn == nil && lw.conv == nil && (lw.qNorm == nil || (lw.kNorm == nil && !m.Layers[i].Config.SharesKV(i))):
 		return missing("attn_q_norm and attn_k_norm")
-	case i > 0 && (lw.sinks == nil) != (b.layers[0].sinks == nil):
+	case i > 0 && (lw.sinks == nil) != (ws.layers[0].sinks == nil):
 		// one attention pipeline serves every layer, with sinks or without
 		return fmt.Errorf("layer %d: attention sinks on some layers only", i)
 	}
 	if c.Block.QKNorm != arch.QKNormNone && lw.dn == nil && lw.conv == nil {
-		pl := b.plans[i]
+		pl := plans[i]
 		wq, wk := pl.headDim, pl.headDim
 		if c.Block.QKNorm == arch.QKNormFull {
 			wq, wk = c.Heads*pl.headDim, pl.kvHeads*pl.headDim
 		}
-		L := &b.m.Layers[i]
+		L := &m.Layers[i]
 		if pl.shared(i) {
 			wk = 0 // no K of its own
 		}
