@@ -211,7 +211,8 @@ func softplus(x float32) float32 {
 // This is the decode loop's hottest code (H_v·S² elements per layer and
 // token, each read and written): the dot products are dot8's plain float32
 // lanes rather than ggml's FMA order, whose float64 emulation (fma32) made
-// the step six times slower (docs/benchmarks.md), and runtime/simd repeats
+// the step several times slower (docs/benchmarks.md, "2026-12-03: the CPU
+// DeltaNet step sums in plain float32 lanes"), and runtime/simd repeats
 // them in vector registers; the logits stay within ~3e-4 of llama.cpp's,
 // against a bound of 1e-2.
 func deltaStep(m, q, k, v, o []float32, g, beta float32) {

@@ -79,8 +79,10 @@ func (b *Backend) activate(act plan.Activation, gate, up []float32) {
 		return
 	}
 	// element-wise, so both cores share it (quant's pool), in pieces as
-	// small as a MoE token's k experts' 4 x 512 values: 5 µs on one core,
-	// a serial stretch in every layer while the other core waits
+	// small as a MoE token's k experts' 4 x 512 values: on one core it was
+	// a serial stretch in every layer while the other core waited
+	// (docs/benchmarks.md, "2026-12-04 (later): less serial time in a CPU
+	// MoE decode step (issue 24)")
 	b.call.gate, b.call.up = gate, up
 	quant.ParallelRange(len(gate), 512, b.call.swiglu)
 }
