@@ -3,7 +3,6 @@ package vk
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 
 	"vkchat/runtime/arch"
@@ -22,74 +21,37 @@ const prefillChunk = 64
 // command buffer recorded at load (the per-step position, token ids and
 // rope angles are written to a small host-visible buffer, which the GPU
 // layout copies to device-local memory at the start of the step).
+//
+// It is made of parts, each with its own type: the weights (weights.go),
+// the step's activations (activations.go), what the device keeps between
+// steps (cache.go, state.go), the recorded forward pass and its step
+// buffer (graph.go) and profiling (profile.go). The model, its plan and
+// the options are the Backend's, read by all of them.
 type Backend struct {
 	mu   sync.Mutex
 	d    *gpu
 	m    *arch.Model
 	cfg  arch.Config
 	opts backend.Options
+
+	rec   recipe      // the model-wide numbers the kernels take
+	plan  *plan.Plan  // the model resolved (recipe.go planLayers)
+	plans []layerPlan // per layer, what the recording takes from plan
+
+	weights weights
+	act     activations
+	cache   cache
+	graph   graph
+	prof    profiler
+
 	// logitsPool holds the logits slice the caller handed back (Recycle)
 	// for the next step to fill
 	logitsPool backend.LogitsPool
-
-	weights weights // weights.go
-
-	rec        recipe
-	plans      []layerPlan // per layer
-	ropeTables []ropeTable // one per distinct RoPE base and scale
-	plan       *plan.Plan  // the model resolved (recipe.go planLayers)
-
-	cache cache // cache.go, state.go
-
-	// activations, prefillChunk tokens each
-	x, qkv, q, att, h *vulkan.Buffer
-	o                 *vulkan.Buffer // a branch's output before its post-norm or scale (recipe.postBranch), else nil
-	h2                *vulkan.Buffer // up-projection partial sums when its K is split
-	xq                *vulkan.Buffer // x rounded to a vec_dot_type for the prefill product (matmul.go)
-	attPart           *vulkan.Buffer // split-K decode attention's partials [head][split][dim+2], else nil
-	attArrive         *vulkan.Buffer // split-K: finished splits per KV head (zero between steps), else nil
-	ropeArrive        *vulkan.Buffer // tuning.ropeInQKV: finished workgroups of the Q|K|V product (zero between dispatches), else nil
-	// a mixture-of-experts model's routing and expert activations (moe.go), else nil
-	moeLogits, moeIDs, moeWts, moeH, moeH2, moeY *vulkan.Buffer
-	// the prefill's pairs grouped by expert (moe_group.comp) and the
-	// experts' h rounded per pair for the grouped down product
-	moeGroups, moeXQ *vulkan.Buffer
-	// moeLog holds the last token's routing per layer, which LastRouting
-	// reads into lastRoute
-	moeLog       *vulkan.Buffer
-	lastRoute    []backend.Routing
-	routeWords   []byte         // the log as read, reused
-	moeFFStride  int            // floats per pair in moeH
-	logits       *vulkan.Buffer // [prefillChunk][vocab]; device-local under the GPU layout (head.go reads it)
-	headOut      *vulkan.Buffer // host-visible, the head kernel's result (head.go)
-	headParts    *vulkan.Buffer // the head's per-workgroup records before the merge
-	step         *vulkan.Buffer // per-step parameters; device-local under the GPU layout
-	stepHost     *vulkan.Buffer // host-visible source of step's copy when step is device-local, else nil
-	scratchBytes uint64
-
-	xStride, qkvStride, qStride, ffStride int
-	ropeOff                               int // byte offset of the rope table in step
-
-	decode, prefill, headLast, headAll *vulkan.Recorder
-	nextHead                           *vulkan.Recorder // the head kernel over the last token's logits
-	seq                                uint64           // forward passes run, for LastLogits
-	profile                            bool
-	lastRun                            []*vulkan.Recorder
-	closed                             bool
-
-	// a hybrid model's short-convolution activations (shortconv.go), else
-	// nil; their state is with the DeltaNet layers' (cache.convState)
-	convBCU, convY *vulkan.Buffer
-
+	closed     bool
 	// sharedDevice: the device outlives the backend (tests share one so
 	// pipelines compile once); Close then releases only the buffers.
 	sharedDevice bool
 	buffers      []*vulkan.Buffer
-
-	// dn is a hybrid model's DeltaNet activations and recurrent state,
-	// the gated attention's gate and the shared expert (deltanet.go); nil
-	// for other models.
-	dn *dnBuffers
 }
 
 // New uploads m to the best Vulkan device (or opts.Device) and records the
@@ -156,7 +118,7 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 	if c.Block.VNorm && c.Block.QKNorm != arch.QKNormHead {
 		return nil, fmt.Errorf("vulkan backend: V norm without per-head Q/K norms, which the rope kernel does not compute")
 	}
-	b = &Backend{d: dev, m: m, cfg: c, opts: opts, profile: profile, sharedDevice: true, rec: newRecipe(&c)}
+	b = &Backend{d: dev, m: m, cfg: c, opts: opts, prof: profiler{on: profile}, sharedDevice: true, rec: newRecipe(&c)}
 	dev.track(&b.buffers)
 	defer func() {
 		dev.track(nil)
@@ -167,15 +129,15 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 		}
 		b.sharedDevice = shared
 	}()
-	b.xStride = int(alignUp(uint64(c.Embd), 256))
+	b.act.xStride = int(alignUp(uint64(c.Embd), 256))
 	// the widest layer's (layers may differ: gemma4)
-	b.qkvStride = int(alignUp(uint64(wd.Q+2*wd.KV), 4))
-	b.qStride = int(alignUp(uint64(wd.Q), 256))
-	b.ffStride = int(alignUp(uint64(wd.FF), 256))
+	b.act.qkvStride = int(alignUp(uint64(wd.Q+2*wd.KV), 4))
+	b.act.qStride = int(alignUp(uint64(wd.Q), 256))
+	b.act.ffStride = int(alignUp(uint64(wd.FF), 256))
 	if err := b.planLayers(); err != nil {
 		return nil, fmt.Errorf("vulkan backend: %s: %w", m.Name, err)
 	}
-	if err := b.weights.upload(b.d, b.m, b.xStride, b.plans); err != nil {
+	if err := b.weights.upload(b.d, b.m, b.act.xStride, b.plans); err != nil {
 		return nil, fmt.Errorf("vulkan backend: loading %s: %w", m.Name, err)
 	}
 	if err := b.allocate(); err != nil {
@@ -187,62 +149,18 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 	return b, nil
 }
 
-// allocate creates the KV cache and the activation buffers.
+// allocate creates the KV cache, the activation buffers and the step
+// buffer.
 func (b *Backend) allocate() error {
 	c, d := &b.cfg, b.d
 	if err := b.cache.allocate(d, b.plans, b.opts); err != nil {
 		return err
 	}
 	act := func(name string, floats int, kind vulkan.MemKind) (*vulkan.Buffer, error) {
-		buf, err := d.NewBuffer(name, uint64(4*floats), kind)
-		if err != nil {
-			return nil, err
-		}
-		b.scratchBytes += buf.Size
-		return buf, nil
+		return b.act.buffer(d, name, floats, kind)
 	}
-	var err error
-	n := prefillChunk
-	if b.x, err = act("activations x", n*b.xStride, vulkan.MemDevice); err != nil {
+	if err := b.act.allocate(d, c, b.maxAttnSplits(), b.m.Widest().HeadDim, b.rec.postBranch); err != nil {
 		return err
-	}
-	if b.qkv, err = act("activations qkv", n*b.qkvStride, vulkan.MemDevice); err != nil {
-		return err
-	}
-	if b.q, err = act("activations q", n*b.qStride, vulkan.MemDevice); err != nil {
-		return err
-	}
-	if b.att, err = act("activations attention", n*b.qStride, vulkan.MemDevice); err != nil {
-		return err
-	}
-	if splits := b.maxAttnSplits(); splits > 0 {
-		if b.attPart, err = act("split-K attention partials", c.Heads*splits*(b.m.Widest().HeadDim+2), vulkan.MemDevice); err != nil {
-			return err
-		}
-		// a counter per KV head (at most one per query head) of a decode step's token
-		if b.attArrive, err = act("split-K attention arrivals", c.Heads, vulkan.MemDevice); err != nil {
-			return err
-		}
-	}
-	if d.tune.ropeInQKV {
-		// the Q|K|V product's finished workgroups, when it rotates (rope.go)
-		if b.ropeArrive, err = act("rotation-epilogue arrivals", 1, vulkan.MemDevice); err != nil {
-			return err
-		}
-	}
-	if b.h, err = act("activations ffn", n*b.ffStride, vulkan.MemDevice); err != nil {
-		return err
-	}
-	if b.h2, err = act("activations ffn partial sums", n*b.ffStride, vulkan.MemDevice); err != nil {
-		return err
-	}
-	if b.xq, err = act("activations rounded for the prefill product", n*xqBound(max(b.xStride, b.qStride, b.ffStride)), vulkan.MemDevice); err != nil {
-		return err
-	}
-	if b.rec.postBranch {
-		if b.o, err = act("activations branch output", n*b.xStride, vulkan.MemDevice); err != nil {
-			return err
-		}
 	}
 	if err := b.allocateMoE(act); err != nil {
 		return err
@@ -256,46 +174,13 @@ func (b *Backend) allocate() error {
 	if err := b.allocatePLE(act); err != nil {
 		return err
 	}
-	if b.logits, err = act("logits", n*c.Vocab, d.tune.logitsKind()); err != nil {
+	if err := b.act.allocateOutputs(d, c.Vocab); err != nil {
 		return err
 	}
-	if b.headOut, err = act("next-token head", headWords, vulkan.MemHost); err != nil {
+	if err := b.graph.allocateStep(d, act, c.Rope.Dims, b.pleRawBytes()); err != nil {
 		return err
 	}
-	if b.headParts, err = act("next-token head, per workgroup", maxHeadGroups*headWords, vulkan.MemDevice); err != nil {
-		return err
-	}
-	b.ropeOff = int(alignUp(uint64(16+4*n), regionAlign))
-	stepBytes := b.ropeOff + len(b.ropeTables)*b.ropeTableBytes()
-	if b.weights.ple != nil {
-		b.weights.ple.rawOff = stepBytes // aligned: the tables' size is
-		stepBytes += b.pleRawBytes()
-	}
-	stepWords := stepBytes/4 + 4
-	if b.step, err = act("step parameters", stepWords, d.tune.stepKind()); err != nil {
-		return err
-	}
-	if b.step.Kind != vulkan.MemHost {
-		if b.stepHost, err = act("step parameters (host copy)", stepWords, vulkan.MemHost); err != nil {
-			return err
-		}
-	}
-	// Padding columns of the activations must read as zero.
-	var zero []*vulkan.Buffer
-	// The arrival counters start at zero (the last arrival resets them).
-	zeroed := []*vulkan.Buffer{b.x, b.qkv, b.q, b.att, b.h, b.h2, b.o, b.moeH, b.moeH2, b.attArrive, b.ropeArrive}
-	if b.dn != nil {
-		zeroed = append(zeroed, b.dn.o, b.dn.shH, b.dn.shH2)
-	}
-	if b.weights.ple != nil {
-		zeroed = append(zeroed, b.weights.ple.in, b.weights.ple.gate)
-	}
-	for _, buf := range zeroed {
-		if buf != nil {
-			zero = append(zero, buf)
-		}
-	}
-	return d.Zero(zero...)
+	return d.Zero(b.act.zeroed()...)
 }
 
 // Name implements backend.Backend.
@@ -309,7 +194,7 @@ func (b *Backend) Memory() backend.Memory {
 		Weights:     int64(b.weights.bytes),
 		KVAllocated: int64(kv),
 		KVPerToken:  b.plan.CacheBytesPerToken(elem),
-		Scratch:     int64(b.scratchBytes),
+		Scratch:     int64(b.act.bytes),
 		Device:      fmt.Sprintf("%s (%s)", b.d.Info.Name, b.d.Info.Type),
 		KVFormula:   b.plan.CacheFormula(elem, ringExtra),
 		// the recurrent layers' state on the device and its host checkpoints
@@ -368,79 +253,28 @@ func (b *Backend) DecodeBytes(pos int) uint64 {
 		values += n * uint64(pl.kvHeads*pl.headDim)
 	}
 	kv := 2 * values * uint64(b.opts.KVType.Bytes())
-	return b.decode.StreamBytes + kv
-}
-
-// ropeAngles fills the step buffer's tables (one per distinct base and
-// scale) for tokens at positions pos..pos+n-1 the way the reference backend
-// computes them: theta starts at the position and is multiplied by
-// base^(-2/dims) per pair in float32, then divided by the frequency factor
-// and scaled, and cos/sin are taken in float64. With YaRN (gpt-oss) the
-// scaled and unscaled angles are blended by the pair's ramp and cos/sin
-// raised by its MScale, as the CPU backend's ropeTable.angles does.
-func (b *Backend) ropeAngles(pos, n int) {
-	r := b.cfg.Rope
-	modelFactors := r.Factors(b.opts.ContextSize)
-	mscale := one(r.AttnFactor)
-	if r.YaRN != nil {
-		mscale *= r.YaRN.MScale
-	}
-	m := b.stepMapped()
-	for ti, tab := range b.ropeTables {
-		pairs := tab.dims / 2
-		factors := modelFactors
-		if !tab.factors {
-			factors = nil
-		}
-		// powf(base, -2.0f/n_dims) as ggml computes it, the exponent in float32
-		step := float32(math.Pow(float64(tab.base), float64(float32(-2)/float32(tab.dims))))
-		off := b.ropeOff + ti*b.ropeTableBytes()
-		for t := 0; t < n; t++ {
-			theta := float32(pos + t)
-			for i := 0; i < pairs; i++ {
-				th := theta
-				if factors != nil {
-					th /= factors[i]
-				}
-				if y := r.YaRN; y != nil {
-					ramp := y.Ramp(i)
-					th = float32(th*tab.scale)*(1-ramp) + th*ramp
-				} else {
-					th *= tab.scale
-				}
-				c, s := float32(math.Cos(float64(th))), float32(math.Sin(float64(th)))
-				if mscale != 1 {
-					c, s = c*mscale, s*mscale
-				}
-				o := off + 8*(t*pairs+i)
-				putF32(m, o, c)
-				putF32(m, o+4, s)
-				theta *= step
-			}
-		}
-	}
+	return b.graph.decode.StreamBytes + kv
 }
 
 // runChunk runs the command buffers of one step of at most prefillChunk
 // tokens at positions pos...
 func (b *Backend) runChunk(tokens []int32, pos int, runs []*vulkan.Recorder) error {
 	n := len(tokens)
-	m := b.stepMapped()
+	m := b.graph.stepMapped()
 	putU32(m, 0, uint32(n))
 	putU32(m, 4, uint32(pos))
 	for i, t := range tokens {
 		putU32(m, 16+4*i, uint32(t))
 	}
-	b.ropeAngles(pos, n)
+	b.graph.ropeAngles(&b.cfg.Rope, b.opts.ContextSize, pos, n)
 	if err := b.pleRows(tokens); err != nil {
 		return fmt.Errorf("vulkan backend: %w", err)
 	}
 	b.cache.wrote(b.plans, pos, n) // before the run: a failed step may have written them
-	b.seq++
+	b.graph.seq++
 	if err := b.d.Submit(runs...); err != nil {
 		return fmt.Errorf("vulkan backend: step at position %d (%d tokens): %w", pos, n, err)
 	}
-	b.lastRun = runs
 	return nil
 }
 
@@ -532,11 +366,11 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		var lg []byte
 		switch {
 		case all:
-			if lg, err = b.readLogits(n); err != nil {
+			if lg, err = b.act.readLogits(n, vocab); err != nil {
 				return nil, err
 			}
 		case last && out != nil:
-			if lg, err = b.readLogits(1); err != nil {
+			if lg, err = b.act.readLogits(1, vocab); err != nil {
 				return nil, err
 			}
 		}

@@ -40,7 +40,7 @@ func checkSeparateQKV(t *testing.T, d *gpu, p string) {
 		t.Fatal(err)
 	}
 	defer vb.Close()
-	r := vb.decode
+	r := vb.graph.decode
 	labels := r.Recorded()
 	separate := 0
 	for l, lw := range vb.weights.layers {

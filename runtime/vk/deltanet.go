@@ -106,11 +106,11 @@ func (b *Backend) allocateDeltaNet(act func(string, int, vulkan.MemKind) (*vulka
 		return nil
 	}
 	dn := &dnBuffers{}
-	b.dn = dn
+	b.act.dn = dn
 	n := prefillChunk
 	var err error
 	if gated {
-		if dn.gate, err = act("activations attention gate", n*b.qStride, vulkan.MemDevice); err != nil {
+		if dn.gate, err = act("activations attention gate", n*b.act.qStride, vulkan.MemDevice); err != nil {
 			return err
 		}
 	}
@@ -123,7 +123,7 @@ func (b *Backend) allocateDeltaNet(act func(string, int, vulkan.MemKind) (*vulka
 		}{
 			{&dn.shH, "activations shared expert", n * dn.shStride},
 			{&dn.shH2, "activations shared expert partial sums", n * dn.shStride},
-			{&dn.shY, "activations shared expert out", n * b.xStride},
+			{&dn.shY, "activations shared expert out", n * b.act.xStride},
 			{&dn.shS, "shared expert gate logits", n},
 		} {
 			if *a.dst, err = act(a.name, a.floats, vulkan.MemDevice); err != nil {
@@ -175,7 +175,7 @@ func (b *Backend) allocateDeltaNet(act func(string, int, vulkan.MemKind) (*vulka
 // recordDeltaNet records a DeltaNet layer's mixer for the step's tokens:
 // x += ssm_out·(its output).
 func (b *Backend) recordDeltaNet(r *vulkan.Recorder, name func(string) string, l int, lw *layerWeights, s bodyShape) error {
-	c, dn, w := &b.cfg, b.dn, lw.dn
+	c, dn, w := &b.cfg, b.act.dn, lw.dn
 	d := &c.DeltaNet
 	for _, p := range []struct {
 		label  string
@@ -183,7 +183,7 @@ func (b *Backend) recordDeltaNet(r *vulkan.Recorder, name func(string) string, l
 		y      *vulkan.Buffer
 		stride int
 	}{{"dn qkv", w.qkv, dn.qkv, dn.cStride}, {"dn z", w.z, dn.z, dn.zStride}, {"dn beta", w.beta, dn.beta, dn.bStride}, {"dn alpha", w.alpha, dn.alpha, dn.bStride}} {
-		op := matvecOp{label: name(p.label), m: p.m, x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps, y: p.y, ystride: p.stride, tokens: s.cap, step: b.step}
+		op := matvecOp{label: name(p.label), m: p.m, x: b.act.x, xstride: b.act.xStride, norm: lw.attnNorm, eps: c.NormEps, y: p.y, ystride: p.stride, tokens: s.cap, step: b.graph.step}
 		if err := b.d.matvec(r, op); err != nil {
 			return err
 		}
@@ -194,7 +194,7 @@ func (b *Backend) recordDeltaNet(r *vulkan.Recorder, name func(string) string, l
 		return err
 	}
 	C := d.Channels()
-	err = r.Dispatch(name("dn conv"), conv, []vulkan.Arg{vulkan.R(b.step), vulkan.R(dn.qkv), vulkan.R(w.conv), vulkan.W(b.cache.convState[l]), vulkan.W(dn.conv)},
+	err = r.Dispatch(name("dn conv"), conv, []vulkan.Arg{vulkan.R(b.graph.step), vulkan.R(dn.qkv), vulkan.R(w.conv), vulkan.W(b.cache.convState[l]), vulkan.W(dn.conv)},
 		[]uint32{uint32(C), uint32(d.ConvKernel), uint32(dn.cStride)}, uint32((C+wg-1)/wg), 1, 1)
 	if err != nil {
 		return err
@@ -204,7 +204,7 @@ func (b *Backend) recordDeltaNet(r *vulkan.Recorder, name func(string) string, l
 		return err
 	}
 	scale := 1 / float32(math.Sqrt(float64(d.StateSize)))
-	err = r.Dispatch(name("dn delta"), delta, []vulkan.Arg{vulkan.R(b.step), vulkan.R(dn.conv), vulkan.R(dn.beta), vulkan.R(dn.alpha), vulkan.R(dn.z), vulkan.R(w.params), vulkan.W(b.cache.mat[l]), vulkan.W(dn.o)},
+	err = r.Dispatch(name("dn delta"), delta, []vulkan.Arg{vulkan.R(b.graph.step), vulkan.R(dn.conv), vulkan.R(dn.beta), vulkan.R(dn.alpha), vulkan.R(dn.z), vulkan.R(w.params), vulkan.W(b.cache.mat[l]), vulkan.W(dn.o)},
 		[]uint32{uint32(d.KeyHeads), uint32(d.ValueHeads), uint32(dn.cStride), uint32(dn.bStride), uint32(dn.zStride), uint32(dn.oStride), math.Float32bits(c.NormEps), math.Float32bits(scale)},
 		uint32(d.ValueHeads), 1, 1)
 	if err != nil {
@@ -212,9 +212,9 @@ func (b *Backend) recordDeltaNet(r *vulkan.Recorder, name func(string) string, l
 	}
 	// the matrix state, read and written whole every step (DecodeBytes)
 	r.Work(uint64(8*d.MatrixFloats()), uint64(3*d.MatrixFloats())*uint64(s.cap))
-	out := matvecOp{label: name("dn out"), m: w.out, x: dn.o, xstride: dn.oStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}
+	out := matvecOp{label: name("dn out"), m: w.out, x: dn.o, xstride: dn.oStride, y: b.act.x, ystride: b.act.xStride, epi: epiResidual, tokens: s.cap, step: b.graph.step}
 	if b.rec.postBranch {
-		out.y, out.epi = b.o, epiStore
+		out.y, out.epi = b.act.o, epiStore
 	}
 	if err := b.d.matvec(r, out); err != nil {
 		return err
@@ -233,16 +233,16 @@ func (b *Backend) recordAttnGate(r *vulkan.Recorder, name func(string) string, s
 		return err
 	}
 	n := b.cfg.Heads * b.cfg.HeadDim
-	return r.Dispatch(name("attention gate"), k, []vulkan.Arg{vulkan.R(b.step), vulkan.W(b.att), vulkan.R(b.dn.gate)},
-		[]uint32{uint32(n), uint32(b.qStride)}, uint32((n+wg-1)/wg), uint32(s.cap), 1)
+	return r.Dispatch(name("attention gate"), k, []vulkan.Arg{vulkan.R(b.graph.step), vulkan.W(b.act.att), vulkan.R(b.act.dn.gate)},
+		[]uint32{uint32(n), uint32(b.act.qStride)}, uint32((n+wg-1)/wg), uint32(s.cap), 1)
 }
 
 // recordSharedProducts runs a layer's shared expert on the FFN's normed
 // input (before the routed experts add theirs to x): down(act(gate·f)·up·f)
 // into shY and the gate logit scale·f into shS.
 func (b *Backend) recordSharedProducts(r *vulkan.Recorder, name func(string) string, lw *layerWeights, s bodyShape) error {
-	c, dn, x := &b.cfg, b.dn, lw.shared
-	ffn := matvecOp{label: name("shared gate+up"), m: x.gate, m2: x.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: dn.shH, y2: dn.shH2, ystride: dn.shStride, tokens: s.cap, step: b.step, act: b.rec.act}
+	c, dn, x := &b.cfg, b.act.dn, lw.shared
+	ffn := matvecOp{label: name("shared gate+up"), m: x.gate, m2: x.up, x: b.act.x, xstride: b.act.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: dn.shH, y2: dn.shH2, ystride: dn.shStride, tokens: s.cap, step: b.graph.step, act: b.rec.act}
 	if x.gate.Type == x.up.Type {
 		if err := b.d.matvec(r, ffn); err != nil {
 			return err
@@ -259,11 +259,11 @@ func (b *Backend) recordSharedProducts(r *vulkan.Recorder, name func(string) str
 			return err
 		}
 	}
-	down := matvecOp{label: name("shared down"), m: x.down, x: dn.shH, xstride: dn.shStride, y: dn.shY, ystride: b.xStride, tokens: s.cap, step: b.step}
+	down := matvecOp{label: name("shared down"), m: x.down, x: dn.shH, xstride: dn.shStride, y: dn.shY, ystride: b.act.xStride, tokens: s.cap, step: b.graph.step}
 	if err := b.d.matvec(r, down); err != nil {
 		return err
 	}
-	logit := matvecOp{label: name("shared gate logit"), m: x.scale, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: dn.shS, ystride: 1, tokens: s.cap, step: b.step}
+	logit := matvecOp{label: name("shared gate logit"), m: x.scale, x: b.act.x, xstride: b.act.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: dn.shS, ystride: 1, tokens: s.cap, step: b.graph.step}
 	return b.d.matvec(r, logit)
 }
 
@@ -275,6 +275,6 @@ func (b *Backend) recordSharedAdd(r *vulkan.Recorder, name func(string) string, 
 		return err
 	}
 	e := b.cfg.Embd
-	return r.Dispatch(name("shared add"), k, []vulkan.Arg{vulkan.R(b.step), vulkan.W(b.x), vulkan.R(b.dn.shY), vulkan.R(b.dn.shS)},
-		[]uint32{uint32(e), uint32(b.xStride), 1}, uint32((e+wg-1)/wg), uint32(s.cap), 1)
+	return r.Dispatch(name("shared add"), k, []vulkan.Arg{vulkan.R(b.graph.step), vulkan.W(b.act.x), vulkan.R(b.act.dn.shY), vulkan.R(b.act.dn.shS)},
+		[]uint32{uint32(e), uint32(b.act.xStride), 1}, uint32((e+wg-1)/wg), uint32(s.cap), 1)
 }

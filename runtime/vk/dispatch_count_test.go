@@ -65,8 +65,8 @@ func TestGPULayoutDecodeDispatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer vb.Close()
-			mv, all := layerDispatches(vb.decode, shape.Layers)
-			t.Logf("decode step: %d dispatches, %d barriers; per layer %d (%d mat-vecs)", vb.decode.Dispatches, vb.decode.Barriers, all[0], mv[0])
+			mv, all := layerDispatches(vb.graph.decode, shape.Layers)
+			t.Logf("decode step: %d dispatches, %d barriers; per layer %d (%d mat-vecs)", vb.graph.decode.Dispatches, vb.graph.decode.Barriers, all[0], mv[0])
 			for l := range mv {
 				if mv[l] > 4 {
 					t.Errorf("layer %d: %d mat-vec dispatches, want at most 4", l, mv[l])

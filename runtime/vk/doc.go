@@ -18,9 +18,10 @@
 //	attention.go         attention over a layer's KV cache (attention.comp): ordered or split-K, its lanes and splits
 //	rope.go              a layer's Q/K norm, rotation and cache write (rope.comp, or the Q|K|V product's epilogue)
 //	weights.go           a model's weights on the device
+//	activations.go       a step's working buffers on the device, the logits and the head's result
 //	recipe.go            the model-wide numbers the kernels take (scales, caps, activation) and each
 //	                     layer's RoPE table, window and cache slot, taken from the plan (runtime/plan)
-//	graph.go             the forward pass as dispatches
+//	graph.go             the forward pass as dispatches, recorded once, and the step buffer they read
 //	moe.go               a mixture-of-experts FFN: router, route, expert mat-vecs, combine
 //	deltanet.go          Gated DeltaNet layers (qwen35, qwen35moe): conv, delta rule, Q gate
 //	shortconv.go         lfm2's short-convolution layers

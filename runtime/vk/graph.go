@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"vkchat/runtime/arch"
+
 	"vkchat/runtime/vk/vulkan"
 )
 
@@ -25,6 +27,115 @@ import (
 // then the head: RMSNorm(output_norm) and the output projection → logits,
 // and, where the model has them, its logit scale and final soft-cap.
 
+// graph is the forward pass as the device runs it: the command buffers a
+// step submits, recorded once (decode at load, the prefill body and the
+// heads at first use), and the step buffer they all read, which the host
+// fills before each submission (the token ids, position, rope tables and
+// the PLE rows).
+type graph struct {
+	decode, prefill, headLast, headAll *vulkan.Recorder
+	nextHead                           *vulkan.Recorder // the head kernel over the last token's logits
+	seq                                uint64           // forward passes run, for LastLogits
+
+	step       *vulkan.Buffer // per-step parameters; device-local under the GPU layout
+	stepHost   *vulkan.Buffer // host-visible source of step's copy when step is device-local, else nil
+	ropeTables []ropeTable    // one per distinct RoPE base and scale
+	ropeOff    int            // byte offset of the rope tables in step
+	pleOff     int            // byte offset of the PLE table rows in step (ple.go)
+}
+
+// allocateStep makes the step buffer (and its host copy where it is
+// device-local) through act: the step's count, position and token ids,
+// then the rope tables (of at least ropeDims) and pleBytes of PLE rows.
+func (g *graph) allocateStep(d *gpu, act func(string, int, vulkan.MemKind) (*vulkan.Buffer, error), ropeDims, pleBytes int) error {
+	g.ropeOff = int(alignUp(uint64(16+4*prefillChunk), regionAlign))
+	stepBytes := g.ropeOff + len(g.ropeTables)*g.ropeTableBytes(ropeDims)
+	if pleBytes > 0 {
+		g.pleOff = stepBytes // aligned: the tables' size is
+		stepBytes += pleBytes
+	}
+	stepWords := stepBytes/4 + 4
+	var err error
+	if g.step, err = act("step parameters", stepWords, d.tune.stepKind()); err != nil {
+		return err
+	}
+	if g.step.Kind != vulkan.MemHost {
+		if g.stepHost, err = act("step parameters (host copy)", stepWords, vulkan.MemHost); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ropeAngles fills the step buffer's tables (one per distinct base and
+// scale) for tokens at positions pos..pos+n-1 the way the reference backend
+// computes them: theta starts at the position and is multiplied by
+// base^(-2/dims) per pair in float32, then divided by the frequency factor
+// and scaled, and cos/sin are taken in float64. With YaRN (gpt-oss) the
+// scaled and unscaled angles are blended by the pair's ramp and cos/sin
+// raised by its MScale, as the CPU backend's ropeTable.angles does. r is
+// the model's RoPE, context the positions the backend holds.
+func (g *graph) ropeAngles(r *arch.Rope, context, pos, n int) {
+	modelFactors := r.Factors(context)
+	mscale := one(r.AttnFactor)
+	if r.YaRN != nil {
+		mscale *= r.YaRN.MScale
+	}
+	m := g.stepMapped()
+	for ti, tab := range g.ropeTables {
+		pairs := tab.dims / 2
+		factors := modelFactors
+		if !tab.factors {
+			factors = nil
+		}
+		// powf(base, -2.0f/n_dims) as ggml computes it, the exponent in float32
+		step := float32(math.Pow(float64(tab.base), float64(float32(-2)/float32(tab.dims))))
+		off := g.ropeOff + ti*g.ropeTableBytes(r.Dims)
+		for t := 0; t < n; t++ {
+			theta := float32(pos + t)
+			for i := 0; i < pairs; i++ {
+				th := theta
+				if factors != nil {
+					th /= factors[i]
+				}
+				if y := r.YaRN; y != nil {
+					ramp := y.Ramp(i)
+					th = float32(th*tab.scale)*(1-ramp) + th*ramp
+				} else {
+					th *= tab.scale
+				}
+				c, s := float32(math.Cos(float64(th))), float32(math.Sin(float64(th)))
+				if mscale != 1 {
+					c, s = c*mscale, s*mscale
+				}
+				o := off + 8*(t*pairs+i)
+				putF32(m, o, c)
+				putF32(m, o+4, s)
+				theta *= step
+			}
+		}
+	}
+}
+
+// stepMapped is the host's view of the step parameters: their host copy
+// where the step buffer is device-local.
+func (g *graph) stepMapped() []byte {
+	if g.stepHost != nil {
+		return g.stepHost.Mapped()
+	}
+	return g.step.Mapped()
+}
+
+// ropeTableBytes is the room one table takes in the step buffer, aligned
+// so each can be bound at its own offset: the widest table's, and at least
+// the model's rotated dims.
+func (g *graph) ropeTableBytes(dims int) int {
+	for _, t := range g.ropeTables {
+		dims = max(dims, t.dims)
+	}
+	return int(alignUp(uint64(8*prefillChunk*(dims/2)), regionAlign))
+}
+
 // bodyShape is what differs between the decode and prefill recordings: the
 // tokens dispatched (kernels skip those past the step's count).
 type bodyShape struct {
@@ -32,11 +143,7 @@ type bodyShape struct {
 }
 
 func (b *Backend) newRecorder(dispatches int) (*vulkan.Recorder, error) {
-	q := 0
-	if b.profile {
-		q = dispatches
-	}
-	return b.d.NewRecorder(q)
+	return b.d.NewRecorder(b.prof.queries(dispatches))
 }
 
 // record builds the decode command buffer (one token in, its logits out).
@@ -44,7 +151,7 @@ func (b *Backend) newRecorder(dispatches int) (*vulkan.Recorder, error) {
 // that only decodes never pays for their pipelines.
 func (b *Backend) record() error {
 	var err error
-	b.decode, err = b.recordWith(func(r *vulkan.Recorder) error {
+	b.graph.decode, err = b.recordWith(func(r *vulkan.Recorder) error {
 		one := bodyShape{cap: 1}
 		if err := b.recordBody(r, one); err != nil {
 			return err
@@ -81,38 +188,38 @@ func (b *Backend) recordWith(f func(*vulkan.Recorder) error) (*vulkan.Recorder, 
 // the prefill ones the first time they are needed.
 func (b *Backend) recorders(n int, all, last bool) ([]*vulkan.Recorder, error) {
 	if n == 1 && !all && last {
-		return []*vulkan.Recorder{b.decode}, nil
+		return []*vulkan.Recorder{b.graph.decode}, nil
 	}
 	var err error
 	many := bodyShape{cap: prefillChunk}
-	if b.prefill == nil {
-		if b.prefill, err = b.recordWith(func(r *vulkan.Recorder) error { return b.recordBody(r, many) }); err != nil {
+	if b.graph.prefill == nil {
+		if b.graph.prefill, err = b.recordWith(func(r *vulkan.Recorder) error { return b.recordBody(r, many) }); err != nil {
 			return nil, err
 		}
 	}
 	switch {
 	case all:
-		if b.headAll == nil {
-			if b.headAll, err = b.recordWith(func(r *vulkan.Recorder) error { return b.recordHead(r, many, false) }); err != nil {
+		if b.graph.headAll == nil {
+			if b.graph.headAll, err = b.recordWith(func(r *vulkan.Recorder) error { return b.recordHead(r, many, false) }); err != nil {
 				return nil, err
 			}
 		}
-		return []*vulkan.Recorder{b.prefill, b.headAll}, nil
+		return []*vulkan.Recorder{b.graph.prefill, b.graph.headAll}, nil
 	case last:
-		if b.headLast == nil {
-			if b.headLast, err = b.recordWith(func(r *vulkan.Recorder) error { return b.recordHead(r, bodyShape{cap: 1}, true) }); err != nil {
+		if b.graph.headLast == nil {
+			if b.graph.headLast, err = b.recordWith(func(r *vulkan.Recorder) error { return b.recordHead(r, bodyShape{cap: 1}, true) }); err != nil {
 				return nil, err
 			}
 		}
-		return []*vulkan.Recorder{b.prefill, b.headLast}, nil
+		return []*vulkan.Recorder{b.graph.prefill, b.graph.headLast}, nil
 	}
-	return []*vulkan.Recorder{b.prefill}, nil
+	return []*vulkan.Recorder{b.graph.prefill}, nil
 }
 
 func (b *Backend) recordHead(r *vulkan.Recorder, s bodyShape, last bool) error {
 	err := b.d.matvec(r, matvecOp{
-		label: "output", m: b.weights.output, x: b.x, xstride: b.xStride, norm: b.weights.outNorm, eps: b.cfg.NormEps,
-		y: b.logits, ystride: b.cfg.Vocab, tokens: s.cap, last: last, step: b.step, xq: b.xq,
+		label: "output", m: b.weights.output, x: b.act.x, xstride: b.act.xStride, norm: b.weights.outNorm, eps: b.cfg.NormEps,
+		y: b.act.logits, ystride: b.cfg.Vocab, tokens: s.cap, last: last, step: b.graph.step, xq: b.act.xq,
 	})
 	if err != nil || (b.rec.logitScale == 1 && b.rec.finalCap == 0) {
 		return err
@@ -137,7 +244,7 @@ func (b *Backend) recordLogits(r *vulkan.Recorder, s bodyShape, last bool) error
 		tokens = 1
 	}
 	v := b.cfg.Vocab
-	return r.Dispatch("logit scale and cap", k, []vulkan.Arg{{B: b.logits, Format: fmtU32}, vulkan.W(b.logits), vulkan.R(b.step)},
+	return r.Dispatch("logit scale and cap", k, []vulkan.Arg{{B: b.act.logits, Format: fmtU32}, vulkan.W(b.act.logits), vulkan.R(b.graph.step)},
 		[]uint32{uint32(v), flag(last), math.Float32bits(b.rec.logitScale), math.Float32bits(cp), math.Float32bits(inv)},
 		uint32((v+wg-1)/wg), tokens, 1)
 }
@@ -163,14 +270,14 @@ func (b *Backend) recordBranchEnd(r *vulkan.Recorder, label string, norm *vulkan
 			return err
 		}
 	}
-	return r.Dispatch(label, k, []vulkan.Arg{{B: b.o, Format: fmtU32}, {B: nw, Format: fmtU32}, {B: b.x, Write: true}, vulkan.R(b.step), {B: b.x, Format: fmtU32}},
-		[]uint32{uint32(b.cfg.Embd), uint32(b.xStride), math.Float32bits(b.cfg.NormEps), math.Float32bits(b.rec.residualScale)},
+	return r.Dispatch(label, k, []vulkan.Arg{{B: b.act.o, Format: fmtU32}, {B: nw, Format: fmtU32}, {B: b.act.x, Write: true}, vulkan.R(b.graph.step), {B: b.act.x, Format: fmtU32}},
+		[]uint32{uint32(b.cfg.Embd), uint32(b.act.xStride), math.Float32bits(b.cfg.NormEps), math.Float32bits(b.rec.residualScale)},
 		uint32(s.cap), 1, 1)
 }
 
 func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
-	if b.stepHost != nil {
-		r.Upload(b.stepHost, b.step) // the step's parameters, once, then read on the device
+	if b.graph.stepHost != nil {
+		r.Upload(b.graph.stepHost, b.graph.step) // the step's parameters, once, then read on the device
 	}
 	c := &b.cfg
 	d := b.d
@@ -190,7 +297,7 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 	if err != nil {
 		return err
 	}
-	tb := uint64(b.ropeTableBytes())
+	tb := uint64(b.graph.ropeTableBytes(c.Rope.Dims))
 	for l, lw := range b.weights.layers {
 		name := func(s string) string { return fmt.Sprintf("L%d %s", l, s) }
 		pl := b.plans[l]
@@ -216,19 +323,19 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 		hd, kvh := pl.headDim, pl.kvHeads
 		qw, kvw := c.Heads*hd, kvh*hd
 		dims := pl.dims
-		if t := pl.table; pl.rope && t < len(b.ropeTables) {
-			dims = b.ropeTables[t].dims
+		if t := pl.table; pl.rope && t < len(b.graph.ropeTables) {
+			dims = b.graph.ropeTables[t].dims
 		}
 		shared := pl.shared(l)
 		kc, vc := b.cache.kc[l], b.cache.vc[l] // a KV-shared layer's are its source's
 		ro := &ropeOp{label: name("rope"), spec: [6]uint32{uint32(hd), uint32(dims), flag(c.Rope.NeoX), kvf32, b.rec.qkNorm, flag(c.Block.VNorm)},
-			table: vulkan.Arg{B: b.step, Off: uint64(b.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2},
-			q:     b.q, kc: kc, vc: vc, qn: orDummy(lw.qNorm, dum), kn: orDummy(lw.kNorm, dum), arrive: b.ropeArrive,
-			args: ropeArgs{heads: c.Heads, kvHeads: kvh, qkvStride: b.qkvStride, qStride: b.qStride, slots: pl.slots, rope: pl.rope, qScale: b.rec.qScale, eps: c.NormEps}}
+			table: vulkan.Arg{B: b.graph.step, Off: uint64(b.graph.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2},
+			q:     b.act.q, kc: kc, vc: vc, qn: orDummy(lw.qNorm, dum), kn: orDummy(lw.kNorm, dum), arrive: b.act.ropeArrive,
+			args: ropeArgs{heads: c.Heads, kvHeads: kvh, qkvStride: b.act.qkvStride, qStride: b.act.qStride, slots: pl.slots, rope: pl.rope, qScale: b.rec.qScale, eps: c.NormEps}}
 		if shared {
 			ro.args.kvHeads = 0 // Q only; the caches are not written
 		}
-		mv := matvecOp{x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps, y: b.qkv, ystride: b.qkvStride, tokens: s.cap, step: b.step, xq: b.xq}
+		mv := matvecOp{x: b.act.x, xstride: b.act.xStride, norm: lw.attnNorm, eps: c.NormEps, y: b.act.qkv, ystride: b.act.qkvStride, tokens: s.cap, step: b.graph.step, xq: b.act.xq}
 		if lw.bias != nil {
 			mv.bias, mv.epi = lw.bias, epiBias
 		}
@@ -254,20 +361,20 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 					return err
 				}
 			}
-			if err := d.rope(r, ro, b.qkv, b.step, s.cap); err != nil {
+			if err := d.rope(r, ro, b.act.qkv, b.graph.step, s.cap); err != nil {
 				return err
 			}
 		}
 		if lw.qGate != nil {
 			g := mv
-			g.label, g.m, g.y, g.ystride, g.yoff, g.bias, g.epi, g.rope = name("q gate"), lw.qGate, b.dn.gate, b.qStride, 0, nil, epiStore, nil
+			g.label, g.m, g.y, g.ystride, g.yoff, g.bias, g.epi, g.rope = name("q gate"), lw.qGate, b.act.dn.gate, b.act.qStride, 0, nil, epiStore, nil
 			if err := b.d.matvec(r, g); err != nil {
 				return err
 			}
 		}
 		// decode on a GPU: split-K over the live span, the last split merging
-		ao := attnOp{label: name("attention"), q: b.q, kc: kc, vc: vc, out: b.att, step: b.step, sinks: lw.sinks, part: b.attPart, arrive: b.attArrive,
-			hd: hd, heads: c.Heads, kvHeads: kvh, slots: pl.slots, window: pl.window, qstride: b.qStride, kvf32: kvf32 != 0,
+		ao := attnOp{label: name("attention"), q: b.act.q, kc: kc, vc: vc, out: b.act.att, step: b.graph.step, sinks: lw.sinks, part: b.act.attPart, arrive: b.act.attArrive,
+			hd: hd, heads: c.Heads, kvHeads: kvh, slots: pl.slots, window: pl.window, qstride: b.act.qStride, kvf32: kvf32 != 0,
 			scale: b.rec.scoreScale, cap: b.rec.attnCap, tokens: s.cap}
 		d.attnFor(&ao, s.cap == 1)
 		if err := d.recordAttention(r, ao); err != nil {
@@ -279,9 +386,9 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 			}
 		}
 		// Wo's bias (gpt-oss) is added to the product before the residual (BIAS)
-		wo := matvecOp{label: name("wo"), m: lw.wo, x: b.att, xstride: b.qStride, rbias: lw.bo, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step, xq: b.xq}
+		wo := matvecOp{label: name("wo"), m: lw.wo, x: b.act.att, xstride: b.act.qStride, rbias: lw.bo, y: b.act.x, ystride: b.act.xStride, epi: epiResidual, tokens: s.cap, step: b.graph.step, xq: b.act.xq}
 		if b.rec.postBranch {
-			wo.y, wo.epi = b.o, epiStore
+			wo.y, wo.epi = b.act.o, epiStore
 		}
 		if err := b.d.matvec(r, wo); err != nil {
 			return err
@@ -320,7 +427,7 @@ func (b *Backend) recordFFN(r *vulkan.Recorder, name func(string) string, l int,
 		}
 		return nil
 	}
-	ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.h, y2: b.h2, ystride: b.ffStride, tokens: s.cap, step: b.step, act: b.rec.act, xq: b.xq}
+	ffn := matvecOp{label: name("gate+up"), m: lw.gate, m2: lw.up, x: b.act.x, xstride: b.act.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: b.act.h, y2: b.act.h2, ystride: b.act.ffStride, tokens: s.cap, step: b.graph.step, act: b.rec.act, xq: b.act.xq}
 	if lw.gate.Type == lw.up.Type {
 		if err := b.d.matvec(r, ffn); err != nil {
 			return err
@@ -337,9 +444,9 @@ func (b *Backend) recordFFN(r *vulkan.Recorder, name func(string) string, l int,
 			return err
 		}
 	}
-	down := matvecOp{label: name("down"), m: lw.down, x: b.h, xstride: b.ffStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step, xq: b.xq}
+	down := matvecOp{label: name("down"), m: lw.down, x: b.act.h, xstride: b.act.ffStride, y: b.act.x, ystride: b.act.xStride, epi: epiResidual, tokens: s.cap, step: b.graph.step, xq: b.act.xq}
 	if b.rec.postBranch {
-		down.y, down.epi = b.o, epiStore
+		down.y, down.epi = b.act.o, epiStore
 	}
 	if err := b.d.matvec(r, down); err != nil {
 		return err
@@ -371,8 +478,8 @@ func (b *Backend) recordEmbed(r *vulkan.Recorder, s bodyShape) error {
 				args = append(args, vulkan.Arg{B: dum})
 			}
 		}
-		args = append(args, vulkan.W(b.x), vulkan.R(b.step))
-		push := []uint32{uint32(m.Units), uint32(m.Cols), uint32(b.xStride), uint32(part.row0), uint32(part.rows), math.Float32bits(one(b.rec.embedScale))}
+		args = append(args, vulkan.W(b.act.x), vulkan.R(b.graph.step))
+		push := []uint32{uint32(m.Units), uint32(m.Cols), uint32(b.act.xStride), uint32(part.row0), uint32(part.rows), math.Float32bits(one(b.rec.embedScale))}
 		if err := r.Dispatch(fmt.Sprintf("embed part %d", pi), k, args, push, uint32(s.cap), 1, 1); err != nil {
 			return err
 		}

@@ -62,22 +62,22 @@ func (b *Backend) ForwardHead(ctx context.Context, tokens []int32, pos int, k in
 	if k <= 0 || k > b.MaxHead() {
 		return backend.Head{}, false, fmt.Errorf("vulkan backend: head of %d candidates (1..%d)", k, b.MaxHead())
 	}
-	if b.nextHead == nil {
+	if b.graph.nextHead == nil {
 		r, err := b.recordWith(func(r *vulkan.Recorder) error { return b.recordNextHead(r) })
 		if err != nil {
 			return backend.Head{}, false, fmt.Errorf("vulkan backend: recording the head kernel: %w", err)
 		}
-		b.nextHead = r
+		b.graph.nextHead = r
 	}
-	if _, err := b.forward(ctx, tokens, pos, false, b.nextHead); err != nil {
+	if _, err := b.forward(ctx, tokens, pos, false, b.graph.nextHead); err != nil {
 		return backend.Head{}, false, err
 	}
-	m := b.headOut.Mapped()
+	m := b.act.headOut.Mapped()
 	if getU32(m, 4) != 0 {
-		return backend.Head{Seq: b.seq}, false, nil // too many near-ties for the kernel's buffer
+		return backend.Head{Seq: b.graph.seq}, false, nil // too many near-ties for the kernel's buffer
 	}
 	n := min(int(getU32(m, 0)), k)
-	h := backend.Head{IDs: make([]int32, n), Logits: make([]float32, n), Max: getF32(m, 8), Seq: b.seq}
+	h := backend.Head{IDs: make([]int32, n), Logits: make([]float32, n), Max: getF32(m, 8), Seq: b.graph.seq}
 	z, xw := float64(getF32(m, 12)), float64(getF32(m, 16))
 	h.Z = z
 	if z > 0 {
@@ -96,11 +96,11 @@ func (b *Backend) LastLogits(seq uint64) (_ []float32, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	defer func() { err = deviceError(err) }()
-	if seq != b.seq {
-		return nil, fmt.Errorf("vulkan backend: the logits of step %d were overwritten by step %d", seq, b.seq)
+	if seq != b.graph.seq {
+		return nil, fmt.Errorf("vulkan backend: the logits of step %d were overwritten by step %d", seq, b.graph.seq)
 	}
 	out := make([]float32, b.cfg.Vocab)
-	lg, err := b.readLogits(1)
+	lg, err := b.act.readLogits(1, b.cfg.Vocab)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (b *Backend) LastLogits(seq uint64) (_ []float32, err error) {
 }
 
 func (b *Backend) recordNextHead(r *vulkan.Recorder) error {
-	return b.d.recordHead(r, b.logits, b.headParts, b.headOut, b.cfg.Vocab)
+	return b.d.recordHead(r, b.act.logits, b.act.headParts, b.act.headOut, b.cfg.Vocab)
 }
 
 // recordHead records the head over the first n logits of logits (f32) into
@@ -136,28 +136,4 @@ func (d *gpu) recordHead(r *vulkan.Recorder, logits, parts, out *vulkan.Buffer, 
 		return err
 	}
 	return r.Dispatch("next-token head merge", merge, []vulkan.Arg{vulkan.R(parts), vulkan.W(out)}, []uint32{uint32(groups), maxHead, 0}, 1, 1, 1)
-}
-
-// stepMapped is the host's view of the step parameters: their host copy
-// where the step buffer is device-local.
-func (b *Backend) stepMapped() []byte {
-	if b.stepHost != nil {
-		return b.stepHost.Mapped()
-	}
-	return b.step.Mapped()
-}
-
-// readLogits returns the logits of the first n tokens of the last step:
-// the mapped memory itself where the logits are host-visible, else a copy
-// through the staging buffer (only when the sampler needs the vocabulary).
-func (b *Backend) readLogits(n int) ([]byte, error) {
-	size := 4 * n * b.cfg.Vocab
-	if m := b.logits.Mapped(); m != nil {
-		return m[:size], nil
-	}
-	buf := make([]byte, size)
-	if err := b.logits.Read(0, buf); err != nil {
-		return nil, fmt.Errorf("vulkan backend: reading the logits: %w", err)
-	}
-	return buf, nil
 }

@@ -85,7 +85,7 @@ func TestEmbed(t *testing.T) {
 				xb, _ := d.NewBuffer("x", uint64(4*len(x0)), vulkan.MemDevice)
 				xb.Write(0, f32bytes(x0))
 				step := stepBuffer(t, d, len(tokens)-1, 0, tokens) // the last token is not in the batch
-				b := &Backend{d: d, weights: weights{tokEmbd: m}, x: xb, step: step, xStride: stride}
+				b := &Backend{d: d, weights: weights{tokEmbd: m}, act: activations{x: xb, xStride: stride}, graph: graph{step: step}}
 				scale := float32(1)
 				if parts > 0 {
 					scale = float32(math.Sqrt(float64(cols)))
@@ -193,8 +193,8 @@ func TestRopeKV(t *testing.T) {
 			hd, qw, kvw := cfg.HeadDim, cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
 			qkvStride := qw + 2*kvw
 			qkv := randomVec(n*qkvStride, rng)
-			b := &Backend{d: d, cfg: cfg, opts: backend.Options{ContextSize: ctx, KVType: c.kv}, ropeTables: []ropeTable{{base: 10000, scale: 1, dims: c.dims, factors: true}}}
-			b.ropeOff = 256
+			b := &Backend{d: d, cfg: cfg, opts: backend.Options{ContextSize: ctx, KVType: c.kv}, graph: graph{ropeTables: []ropeTable{{base: 10000, scale: 1, dims: c.dims, factors: true}}}}
+			b.graph.ropeOff = 256
 			nq, nk := 0, 0
 			switch c.qkNorm {
 			case arch.QKNormHead:
@@ -214,13 +214,13 @@ func TestRopeKV(t *testing.T) {
 			qnb.Write(0, f32bytes(qn))
 			knb.Write(0, f32bytes(kn))
 			var err error
-			b.step, err = d.NewBuffer("step", uint64(b.ropeOff+8*n*c.dims/2+64), vulkan.MemHost)
+			b.graph.step, err = d.NewBuffer("step", uint64(b.graph.ropeOff+8*n*c.dims/2+64), vulkan.MemHost)
 			if err != nil {
 				t.Fatal(err)
 			}
-			binary.LittleEndian.PutUint32(b.step.Mapped(), uint32(n))
-			binary.LittleEndian.PutUint32(b.step.Mapped()[4:], uint32(pos))
-			b.ropeAngles(pos, n)
+			binary.LittleEndian.PutUint32(b.graph.step.Mapped(), uint32(n))
+			binary.LittleEndian.PutUint32(b.graph.step.Mapped()[4:], uint32(pos))
+			b.graph.ropeAngles(&b.cfg.Rope, b.opts.ContextSize, pos, n)
 			qkvb, _ := d.NewBuffer("qkv", uint64(4*len(qkv)), vulkan.MemDevice)
 			qkvb.Write(0, f32bytes(qkv))
 			qb, _ := d.NewBuffer("q", uint64(4*n*qw), vulkan.MemDevice)
@@ -243,18 +243,18 @@ func TestRopeKV(t *testing.T) {
 				kvh = 0
 			}
 			ro := &ropeOp{label: "rope", spec: [6]uint32{uint32(hd), uint32(c.dims), flag(c.neox), kvf32, uint32(c.qkNorm), flag(c.vnorm)},
-				table: vulkan.Arg{B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, q: qb, kc: kc, vc: vc, qn: qnb, kn: knb,
+				table: vulkan.Arg{B: b.graph.step, Off: 256, Size: b.graph.step.Size - 256, Format: fmtU32x2}, q: qb, kc: kc, vc: vc, qn: qnb, kn: knb,
 				args: ropeArgs{heads: cfg.Heads, kvHeads: kvh, qkvStride: qkvStride, qStride: qw, slots: ctx, rope: !c.noRope, qScale: c.qscale, eps: eps}}
-			runOnce(t, d, func(r *vulkan.Recorder) error { return d.rope(r, ro, qkvb, b.step, n+2) })
+			runOnce(t, d, func(r *vulkan.Recorder) error { return d.rope(r, ro, qkvb, b.graph.step, n+2) })
 			// reference
 			cos := make([]float32, c.dims/2)
 			sin := make([]float32, c.dims/2)
 			qref := make([]float32, n*qw)
 			kref := make([][]float32, n)
-			m := b.step.Mapped()
+			m := b.graph.step.Mapped()
 			for tk := 0; tk < n; tk++ {
 				for i := range cos {
-					o := b.ropeOff + 8*(tk*c.dims/2+i)
+					o := b.graph.ropeOff + 8*(tk*c.dims/2+i)
 					cos[i], sin[i] = getF32(m, o), getF32(m, o+4)
 				}
 				row := append([]float32(nil), qkv[tk*qkvStride:(tk+1)*qkvStride]...)
@@ -666,13 +666,13 @@ func TestRopeYaRN(t *testing.T) {
 	const n, pos = 4, 300 // past the original context
 	pairs := r.Dims / 2
 	d := testDevice(t)
-	b := &Backend{d: d, cfg: m.Config, opts: backend.Options{ContextSize: 512}, ropeTables: []ropeTable{{base: r.Base, scale: one(r.Scale), dims: r.Dims, factors: true}}}
+	b := &Backend{d: d, cfg: m.Config, opts: backend.Options{ContextSize: 512}, graph: graph{ropeTables: []ropeTable{{base: r.Base, scale: one(r.Scale), dims: r.Dims, factors: true}}}}
 	var err error
-	if b.step, err = d.NewBuffer("step", uint64(8*n*pairs), vulkan.MemHost); err != nil {
+	if b.graph.step, err = d.NewBuffer("step", uint64(8*n*pairs), vulkan.MemHost); err != nil {
 		t.Fatal(err)
 	}
-	b.ropeAngles(pos, n)
-	got := bytesF32(slices.Clone(b.step.Mapped()[:8*n*pairs]))
+	b.graph.ropeAngles(&b.cfg.Rope, b.opts.ContextSize, pos, n)
+	got := bytesF32(slices.Clone(b.graph.step.Mapped()[:8*n*pairs]))
 	ms := float64(one(r.AttnFactor)) * float64(y.MScale)
 	worst := 0.0
 	for tk := 0; tk < n; tk++ {

@@ -174,7 +174,7 @@ func TestStagingMatchesCPU(t *testing.T) {
 	if !d.Staged() {
 		t.Fatal("the weights were uploaded without the staging buffer")
 	}
-	if vb.x.Mapped() != nil || vb.cache.kc[0].Mapped() != nil {
+	if vb.act.x.Mapped() != nil || vb.cache.kc[0].Mapped() != nil {
 		t.Fatal("device-local buffers are mapped")
 	}
 	cb, err := cpuFor(t, m, opts)
@@ -198,7 +198,7 @@ func TestStagingMatchesCPU(t *testing.T) {
 	// Read a device-local buffer back through staging: the last token's
 	// activations after the pass are the hidden state, not zeros.
 	raw := make([]byte, 4*m.Config.Embd)
-	if err := vb.x.Read(0, raw); err != nil {
+	if err := vb.act.x.Read(0, raw); err != nil {
 		t.Fatal(err)
 	}
 	nonzero := 0

@@ -120,7 +120,7 @@ func TestPrefillTakesMatmul(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range append(rs, vb.decode) {
+	for _, r := range append(rs, vb.graph.decode) {
 		if len(r.Recorded()) == 0 {
 			t.Fatal("a recorder listed no dispatches: nothing to check")
 		}
@@ -132,7 +132,7 @@ func TestPrefillTakesMatmul(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range vb.decode.Recorded() {
+	for _, m := range vb.graph.decode.Recorded() {
 		if strings.HasPrefix(m.Kernel, "matmul") {
 			t.Errorf("decode dispatch %q runs %s", m.Label, m.Kernel)
 		}

@@ -68,22 +68,22 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 	c := &b.cfg
 	mc := c.MoE
 	x := lw.moe
-	router := matvecOp{label: name("router"), m: x.router, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps,
-		y: b.moeLogits, ystride: mc.Experts, tokens: s.cap, step: b.step}
+	router := matvecOp{label: name("router"), m: x.router, x: b.act.x, xstride: b.act.xStride, norm: lw.ffnNorm, eps: c.NormEps,
+		y: b.act.moeLogits, ystride: mc.Experts, tokens: s.cap, step: b.graph.step}
 	if x.routerBias != nil {
 		router.bias, router.epi = x.routerBias, epiBias
 	}
 	if err := b.d.matvec(r, router); err != nil {
 		return err
 	}
-	if err := b.d.moeRoute(r, name("route"), mc.Gating, mc.Experts, mc.ExpertsUsed, b.moeLogits, mc.Experts, b.moeIDs, b.moeWts,
-		b.moeLog, 2*mc.ExpertsUsed*layer, b.step, s.cap); err != nil {
+	if err := b.d.moeRoute(r, name("route"), mc.Gating, mc.Experts, mc.ExpertsUsed, b.act.moeLogits, mc.Experts, b.act.moeIDs, b.act.moeWts,
+		b.act.moeLog, 2*mc.ExpertsUsed*layer, b.graph.step, s.cap); err != nil {
 		return err
 	}
-	rows := moeRows{ids: b.moeIDs, k: mc.ExpertsUsed, experts: mc.Experts}
-	ffn := matvecOp{label: name("experts gate+up"), m: x.gate, m2: x.up, x: b.x, xstride: b.xStride, norm: lw.ffnNorm, eps: c.NormEps,
-		y: b.moeH, y2: b.moeH2, ystride: b.moeFFStride, tokens: s.cap, step: b.step, act: b.rec.act, moe: rows,
-		rbias: x.gateBias, rbias2: x.upBias, xq: b.xq}
+	rows := moeRows{ids: b.act.moeIDs, k: mc.ExpertsUsed, experts: mc.Experts}
+	ffn := matvecOp{label: name("experts gate+up"), m: x.gate, m2: x.up, x: b.act.x, xstride: b.act.xStride, norm: lw.ffnNorm, eps: c.NormEps,
+		y: b.act.moeH, y2: b.act.moeH2, ystride: b.act.moeFFStride, tokens: s.cap, step: b.graph.step, act: b.rec.act, moe: rows,
+		rbias: x.gateBias, rbias2: x.upBias, xq: b.act.xq}
 	ffns := []matvecOp{ffn}
 	if x.gate.Type != x.up.Type {
 		gate := ffn
@@ -93,28 +93,28 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 		ffns = []matvecOp{gate, upOp}
 	}
 	rows.perPair = true
-	down := matvecOp{label: name("experts down"), m: x.down, x: b.moeH, xstride: b.moeFFStride, y: b.moeY, ystride: b.xStride, tokens: s.cap, step: b.step, moe: rows, rbias: x.downBias,
-		xq: b.moeXQ}
+	down := matvecOp{label: name("experts down"), m: x.down, x: b.act.moeH, xstride: b.act.moeFFStride, y: b.act.moeY, ystride: b.act.xStride, tokens: s.cap, step: b.graph.step, moe: rows, rbias: x.downBias,
+		xq: b.act.moeXQ}
 	ops := append(ffns, down)
 	grouped := false
 	for i := range ops {
 		grouped = grouped || b.d.useGrouped(&ops[i])
 	}
 	if grouped {
-		if err := b.d.moeGroup(r, name("experts group"), mc.Experts, mc.ExpertsUsed, b.moeIDs, b.moeGroups, b.step, s.cap); err != nil {
+		if err := b.d.moeGroup(r, name("experts group"), mc.Experts, mc.ExpertsUsed, b.act.moeIDs, b.act.moeGroups, b.graph.step, s.cap); err != nil {
 			return err
 		}
 	}
 	for _, op := range ops {
-		if err := b.d.expertProduct(r, op, b.moeGroups); err != nil {
+		if err := b.d.expertProduct(r, op, b.act.moeGroups); err != nil {
 			return err
 		}
 	}
-	out := b.x
+	out := b.act.x
 	if b.rec.postBranch {
-		out = b.o
+		out = b.act.o
 	}
-	if err := b.d.moeCombine(r, name("experts combine"), mc.ExpertsUsed, c.Embd, b.moeY, b.xStride, b.moeWts, out, b.xStride, !b.rec.postBranch, b.step, s.cap); err != nil {
+	if err := b.d.moeCombine(r, name("experts combine"), mc.ExpertsUsed, c.Embd, b.act.moeY, b.act.xStride, b.act.moeWts, out, b.act.xStride, !b.rec.postBranch, b.graph.step, s.cap); err != nil {
 		return err
 	}
 	if b.rec.postBranch {
@@ -131,34 +131,34 @@ func (b *Backend) allocateMoE(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 		return nil
 	}
 	n, k := prefillChunk, mc.ExpertsUsed
-	b.moeFFStride = int(alignUp(uint64(mc.ExpertFF), 256))
+	b.act.moeFFStride = int(alignUp(uint64(mc.ExpertFF), 256))
 	var err error
 	for _, a := range []struct {
 		dst    **vulkan.Buffer
 		name   string
 		floats int
 	}{
-		{&b.moeLogits, "router logits", n * mc.Experts},
-		{&b.moeIDs, "expert ids", n * k},
-		{&b.moeWts, "expert weights", n * k},
-		{&b.moeH, "activations experts ffn", n * k * b.moeFFStride},
-		{&b.moeH2, "activations experts ffn partial sums", n * k * b.moeFFStride},
-		{&b.moeY, "activations experts out", n * k * b.xStride},
-		{&b.moeGroups, "expert pairs grouped by expert", 2*mc.Experts + n*k},
-		{&b.moeXQ, "activations experts ffn rounded for the grouped product", n * k * xqBound(b.moeFFStride)},
+		{&b.act.moeLogits, "router logits", n * mc.Experts},
+		{&b.act.moeIDs, "expert ids", n * k},
+		{&b.act.moeWts, "expert weights", n * k},
+		{&b.act.moeH, "activations experts ffn", n * k * b.act.moeFFStride},
+		{&b.act.moeH2, "activations experts ffn partial sums", n * k * b.act.moeFFStride},
+		{&b.act.moeY, "activations experts out", n * k * b.act.xStride},
+		{&b.act.moeGroups, "expert pairs grouped by expert", 2*mc.Experts + n*k},
+		{&b.act.moeXQ, "activations experts ffn rounded for the grouped product", n * k * xqBound(b.act.moeFFStride)},
 	} {
 		if *a.dst, err = act(a.name, a.floats, vulkan.MemDevice); err != nil {
 			return err
 		}
 	}
 	// read by the host after every step: host-visible
-	if b.moeLog, err = act("routing of the last token", 2*k*b.cfg.Layers, vulkan.MemHost); err != nil {
+	if b.act.moeLog, err = act("routing of the last token", 2*k*b.cfg.Layers, vulkan.MemHost); err != nil {
 		return err
 	}
-	b.routeWords = make([]byte, 4*2*k*b.cfg.Layers)
-	b.lastRoute = make([]backend.Routing, b.cfg.Layers)
-	for i := range b.lastRoute {
-		b.lastRoute[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
+	b.act.routeWords = make([]byte, 4*2*k*b.cfg.Layers)
+	b.act.lastRoute = make([]backend.Routing, b.cfg.Layers)
+	for i := range b.act.lastRoute {
+		b.act.lastRoute[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
 	}
 	return nil
 }
@@ -254,21 +254,23 @@ func (d *gpu) moeCombine(r *vulkan.Recorder, label string, k, n int, ys *vulkan.
 // kernels logged for the last token of the last step (the log is
 // host-visible, so this is a copy, not a submission); nil for a dense
 // model.
-func (b *Backend) LastRouting() []backend.Routing {
-	if b.moeLog == nil {
+func (b *Backend) LastRouting() []backend.Routing { return b.act.lastRouting(b.cfg.MoE.ExpertsUsed) }
+
+// lastRouting reads the routing log of k experts per token into lastRoute.
+func (a *activations) lastRouting(k int) []backend.Routing {
+	if a.moeLog == nil {
 		return nil
 	}
-	k := b.cfg.MoE.ExpertsUsed
-	words := b.routeWords
-	if err := b.moeLog.Read(0, words); err != nil {
+	words := a.routeWords
+	if err := a.moeLog.Read(0, words); err != nil {
 		return nil
 	}
-	for l := range b.lastRoute {
+	for l := range a.lastRoute {
 		w := words[4*2*k*l:]
 		for j := 0; j < k; j++ {
-			b.lastRoute[l].Experts[j] = int32(binary.LittleEndian.Uint32(w[4*j:]))
-			b.lastRoute[l].Weights[j] = math.Float32frombits(binary.LittleEndian.Uint32(w[4*(k+j):]))
+			a.lastRoute[l].Experts[j] = int32(binary.LittleEndian.Uint32(w[4*j:]))
+			a.lastRoute[l].Weights[j] = math.Float32frombits(binary.LittleEndian.Uint32(w[4*(k+j):]))
 		}
 	}
-	return b.lastRoute
+	return a.lastRoute
 }

@@ -318,7 +318,7 @@ func TestPrefillGroupsExperts(t *testing.T) {
 					t.Fatal(err)
 				}
 				groups, products := 0, 0
-				for _, k := range vb.prefill.Recorded() {
+				for _, k := range vb.graph.prefill.Recorded() {
 					switch {
 					case k.Kernel == "moe_group":
 						groups++
@@ -333,7 +333,7 @@ func TestPrefillGroupsExperts(t *testing.T) {
 				if tu.moeGrouped && (groups != len(m.Layers) || products == 0) {
 					t.Errorf("prefill: %d group dispatches for %d layers, %d grouped products", groups, len(m.Layers), products)
 				}
-				for _, k := range vb.decode.Recorded() {
+				for _, k := range vb.graph.decode.Recorded() {
 					if k.Kernel == "moe_group" || strings.HasPrefix(k.Kernel, "matmul") {
 						t.Errorf("decode dispatch %q runs %s", k.Label, k.Kernel)
 					}

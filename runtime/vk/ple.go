@@ -23,18 +23,21 @@ type pleWeights struct {
 	norm       *vulkan.Buffer // post_norm, padded to the x stride
 }
 
-// pleModel is the model-wide part: the projection and its norm, and the
-// buffers of a step's per-layer inputs.
+// pleModel is the model-wide part: the projection and its norm.
 type pleModel struct {
 	width, layers int
 	proj          *Matrix        // per_layer_model_proj [embd → layers·P]
 	norm          *vulkan.Buffer // per_layer_proj_norm [P]
-	in            *vulkan.Buffer // [token][inStride]: the projection, then the per-layer inputs
-	gate          *vulkan.Buffer // [token][gateStride]: one layer's gate
-	inStride      int
-	gateStride    int
-	rawOff        int // byte offset of the table rows in the step buffer
-	row           []float32
+}
+
+// pleBuffers are a step's per-layer inputs (activations.ple); the table
+// rows they start from are in the step buffer (graph.pleOff).
+type pleBuffers struct {
+	in         *vulkan.Buffer // [token][inStride]: the projection, then the per-layer inputs
+	gate       *vulkan.Buffer // [token][gateStride]: one layer's gate
+	inStride   int
+	gateStride int
+	row        []float32 // one token's table row, dequantized on the host
 }
 
 // uploadLayerExtras uploads layer i's output scale and PLE weights, and
@@ -52,13 +55,11 @@ func (ws *weights) uploadLayerExtras(d *gpu, m *arch.Model, xStride, i int, L *a
 	}
 	if i == 0 {
 		p := m.PLE
-		ws.ple = &pleModel{width: p.Width, layers: len(m.Layers), proj: up(p.Proj), row: make([]float32, p.Token.Cols)}
+		ws.ple = &pleModel{width: p.Width, layers: len(m.Layers), proj: up(p.Proj)}
 		var err error
 		if ws.ple.norm, err = ws.vector(d, p.Norm, p.Width); err != nil {
 			return err
 		}
-		ws.ple.inStride = int(alignUp(uint64(p.Width*len(m.Layers)), 256))
-		ws.ple.gateStride = int(alignUp(uint64(p.Width), 256))
 	}
 	lw.ple = &pleWeights{gate: up(L.PLE.Gate), proj: up(L.PLE.Proj)}
 	var err error
@@ -79,14 +80,17 @@ func (b *Backend) pleRawBytes() int {
 
 // allocatePLE makes the per-layer input and gate buffers.
 func (b *Backend) allocatePLE(act func(string, int, vulkan.MemKind) (*vulkan.Buffer, error)) error {
-	if b.weights.ple == nil {
+	p := b.weights.ple
+	if p == nil {
 		return nil
 	}
+	a := &pleBuffers{inStride: int(alignUp(uint64(p.width*p.layers), 256)), gateStride: int(alignUp(uint64(p.width), 256)), row: make([]float32, b.m.PLE.Token.Cols)}
+	b.act.ple = a
 	var err error
-	if b.weights.ple.in, err = act("per-layer embedding inputs", prefillChunk*b.weights.ple.inStride, vulkan.MemDevice); err != nil {
+	if a.in, err = act("per-layer embedding inputs", prefillChunk*a.inStride, vulkan.MemDevice); err != nil {
 		return err
 	}
-	b.weights.ple.gate, err = act("per-layer embedding gate", prefillChunk*b.weights.ple.gateStride, vulkan.MemDevice)
+	a.gate, err = act("per-layer embedding gate", prefillChunk*a.gateStride, vulkan.MemDevice)
 	return err
 }
 
@@ -98,13 +102,14 @@ func (b *Backend) pleRows(tokens []int32) error {
 	}
 	t := b.m.PLE.Token
 	rb := len(t.Data) / t.Rows
-	m := b.stepMapped()
+	m := b.graph.stepMapped()
+	row := b.act.ple.row
 	for i, id := range tokens {
-		if err := quant.Dequantize(t.Type, t.Data[int(id)*rb:(int(id)+1)*rb], b.weights.ple.row); err != nil {
+		if err := quant.Dequantize(t.Type, t.Data[int(id)*rb:(int(id)+1)*rb], row); err != nil {
 			return fmt.Errorf("tensor %q row %d: %w", t.Name, id, err)
 		}
-		o := b.weights.ple.rawOff + 4*i*len(b.weights.ple.row)
-		for j, v := range b.weights.ple.row {
+		o := b.graph.pleOff + 4*i*len(row)
+		for j, v := range row {
 			putF32(m, o+4*j, v)
 		}
 	}
@@ -114,8 +119,8 @@ func (b *Backend) pleRows(tokens []int32) error {
 // recordPLEInputs projects the scaled embeddings and finishes the
 // per-layer inputs (ple.comp MODE 0).
 func (b *Backend) recordPLEInputs(r *vulkan.Recorder, s bodyShape) error {
-	p := b.weights.ple
-	err := b.d.matvec(r, matvecOp{label: "PLE projection", m: p.proj, x: b.x, xstride: b.xStride, y: p.in, ystride: p.inStride, tokens: s.cap, step: b.step})
+	p, a := b.weights.ple, b.act.ple
+	err := b.d.matvec(r, matvecOp{label: "PLE projection", m: p.proj, x: b.act.x, xstride: b.act.xStride, y: a.in, ystride: a.inStride, tokens: s.cap, step: b.graph.step})
 	if err != nil {
 		return err
 	}
@@ -123,15 +128,15 @@ func (b *Backend) recordPLEInputs(r *vulkan.Recorder, s bodyShape) error {
 	if err != nil {
 		return err
 	}
-	raw := vulkan.Arg{B: b.step, Off: uint64(p.rawOff), Size: uint64(b.pleRawBytes()), Format: fmtU32}
-	return r.Dispatch("PLE inputs", k, []vulkan.Arg{raw, {B: p.norm, Format: fmtU32}, {B: p.in, Write: true}, {B: p.gate, Write: true}, vulkan.R(b.step)},
+	raw := vulkan.Arg{B: b.graph.step, Off: uint64(b.graph.pleOff), Size: uint64(b.pleRawBytes()), Format: fmtU32}
+	return r.Dispatch("PLE inputs", k, []vulkan.Arg{raw, {B: p.norm, Format: fmtU32}, {B: a.in, Write: true}, {B: a.gate, Write: true}, vulkan.R(b.graph.step)},
 		b.plePush(0), uint32(s.cap), 1, 1)
 }
 
 func (b *Backend) plePush(layer int) []uint32 {
-	p := b.weights.ple
+	p, a := b.weights.ple, b.act.ple
 	sqrtf := func(x float64) float32 { return float32(math.Sqrt(x)) }
-	return []uint32{uint32(p.width), uint32(p.layers), uint32(p.inStride), uint32(p.gateStride), uint32(layer),
+	return []uint32{uint32(p.width), uint32(p.layers), uint32(a.inStride), uint32(a.gateStride), uint32(layer),
 		math.Float32bits(1 / sqrtf(float64(b.cfg.Embd))), math.Float32bits(sqrtf(float64(p.width))), math.Float32bits(1 / sqrtf(2)),
 		math.Float32bits(b.cfg.NormEps)}
 }
@@ -140,8 +145,8 @@ func (b *Backend) plePush(layer int) []uint32 {
 // output scale.
 func (b *Backend) recordLayerEnd(r *vulkan.Recorder, name func(string) string, l int, lw *layerWeights, s bodyShape) error {
 	if pw := lw.ple; pw != nil {
-		p := b.weights.ple
-		err := b.d.matvec(r, matvecOp{label: name("PLE gate"), m: pw.gate, x: b.x, xstride: b.xStride, y: p.gate, ystride: p.gateStride, tokens: s.cap, step: b.step})
+		a := b.act.ple
+		err := b.d.matvec(r, matvecOp{label: name("PLE gate"), m: pw.gate, x: b.act.x, xstride: b.act.xStride, y: a.gate, ystride: a.gateStride, tokens: s.cap, step: b.graph.step})
 		if err != nil {
 			return err
 		}
@@ -153,11 +158,11 @@ func (b *Backend) recordLayerEnd(r *vulkan.Recorder, name func(string) string, l
 		if err != nil {
 			return err
 		}
-		if err := r.Dispatch(name("PLE gelu·input"), k, []vulkan.Arg{{B: dum, Format: fmtU32}, {B: dum, Format: fmtU32}, {B: p.in, Write: true}, {B: p.gate, Write: true}, vulkan.R(b.step)},
+		if err := r.Dispatch(name("PLE gelu·input"), k, []vulkan.Arg{{B: dum, Format: fmtU32}, {B: dum, Format: fmtU32}, {B: a.in, Write: true}, {B: a.gate, Write: true}, vulkan.R(b.graph.step)},
 			b.plePush(l), uint32(s.cap), 1, 1); err != nil {
 			return err
 		}
-		if err := b.d.matvec(r, matvecOp{label: name("PLE proj"), m: pw.proj, x: p.gate, xstride: p.gateStride, y: b.o, ystride: b.xStride, epi: epiStore, tokens: s.cap, step: b.step}); err != nil {
+		if err := b.d.matvec(r, matvecOp{label: name("PLE proj"), m: pw.proj, x: a.gate, xstride: a.gateStride, y: b.act.o, ystride: b.act.xStride, epi: epiStore, tokens: s.cap, step: b.graph.step}); err != nil {
 			return err
 		}
 		if err := b.recordBranchEnd(r, name("PLE out"), pw.norm, s); err != nil {
@@ -171,6 +176,6 @@ func (b *Backend) recordLayerEnd(r *vulkan.Recorder, name func(string) string, l
 	if err != nil {
 		return err
 	}
-	return r.Dispatch(name("output scale"), k, []vulkan.Arg{{B: b.x, Write: true}, vulkan.R(b.step)},
-		[]uint32{uint32(b.cfg.Embd), uint32(b.xStride), math.Float32bits(lw.outScale)}, uint32(s.cap), 1, 1)
+	return r.Dispatch(name("output scale"), k, []vulkan.Arg{{B: b.act.x, Write: true}, vulkan.R(b.graph.step)},
+		[]uint32{uint32(b.cfg.Embd), uint32(b.act.xStride), math.Float32bits(lw.outScale)}, uint32(s.cap), 1, 1)
 }

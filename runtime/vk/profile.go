@@ -20,13 +20,28 @@ type Profile struct {
 	PrefillTokens int
 }
 
+// profiler is whether the backend times its dispatches (NewProfiled):
+// then each recorder gets a timestamp after every dispatch.
+type profiler struct {
+	on bool
+}
+
+// queries is the timestamps a recorder of at most dispatches dispatches
+// takes: none unless profiling.
+func (p profiler) queries(dispatches int) int {
+	if p.on {
+		return dispatches
+	}
+	return 0
+}
+
 // Profile runs a decode step at position pos and a prefill of n tokens
 // (both with the backend's recorded command buffers, timestamps after every
 // dispatch) and returns the per-dispatch times. The backend must have been
 // made with NewProfiled; the KV cache positions it touches are overwritten.
 func (b *Backend) Profile(ctx context.Context, pos, n int) (_ *Profile, err error) {
 	defer func() { err = deviceError(err) }()
-	if !b.profile {
+	if !b.prof.on {
 		return nil, fmt.Errorf("vulkan backend: made without profiling (use NewProfiled)")
 	}
 	n = min(n, prefillChunk, b.opts.ContextSize-pos)
@@ -38,7 +53,7 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (_ *Profile, err erro
 			return nil, err
 		}
 	}
-	if p.Decode, err = b.decode.Timings(); err != nil {
+	if p.Decode, err = b.graph.decode.Timings(); err != nil {
 		return nil, err
 	}
 	b.attentionWork(p.Decode, pos, 1)
@@ -52,11 +67,11 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (_ *Profile, err erro
 				return nil, err
 			}
 		}
-		if p.Prefill, err = b.prefill.Timings(); err != nil {
+		if p.Prefill, err = b.graph.prefill.Timings(); err != nil {
 			return nil, err
 		}
 		b.attentionWork(p.Prefill, pos, n)
-		if p.PrefillHead, err = b.headLast.Timings(); err != nil { // recorded by the Forward above
+		if p.PrefillHead, err = b.graph.headLast.Timings(); err != nil { // recorded by the Forward above
 			return nil, err
 		}
 	}

@@ -81,7 +81,7 @@ type ropeTable struct {
 // layerPlan is what differs between layers in the recording.
 type layerPlan struct {
 	rope   bool
-	table  int // index into Backend.ropeTables
+	table  int // index into graph.ropeTables
 	window int // 0: full causal attention
 	slots  int // cache positions held (a ring when < the context)
 	// recurrent: a DeltaNet layer, which keeps a state and no cache
@@ -116,8 +116,8 @@ func (b *Backend) planLayers() error {
 	c := &b.cfg
 	b.plan = p
 	b.plans = b.plans[:0]
-	b.ropeTables = b.ropeTables[:0]
-	tables := make([]int, len(p.Rotations)) // plan rotation → index in b.ropeTables, +1
+	b.graph.ropeTables = b.graph.ropeTables[:0]
+	tables := make([]int, len(p.Rotations)) // plan rotation → index in graph.ropeTables, +1
 	for _, l := range p.Layers {
 		pl := layerPlan{recurrent: l.Mixer != plan.MixAttention, headDim: c.HeadDim, kvHeads: c.KVHeads, dims: c.Rope.Dims, kvLayer: l.Index, slots: p.Context}
 		for _, op := range l.Ops {
@@ -136,10 +136,10 @@ func (b *Backend) planLayers() error {
 					// the model's frequency factors are uploaded once;
 					// a table says only whether they apply
 					t := ropeTable{base: rot.Base, scale: rot.Scale, dims: rot.Dims, factors: rot.Factors != nil}
-					idx := slices.Index(b.ropeTables, t)
+					idx := slices.Index(b.graph.ropeTables, t)
 					if idx < 0 {
-						idx = len(b.ropeTables)
-						b.ropeTables = append(b.ropeTables, t)
+						idx = len(b.graph.ropeTables)
+						b.graph.ropeTables = append(b.graph.ropeTables, t)
 					}
 					tables[o.Table] = idx + 1
 				}
@@ -148,19 +148,9 @@ func (b *Backend) planLayers() error {
 		}
 		b.plans = append(b.plans, pl)
 	}
-	if len(b.ropeTables) == 0 {
+	if len(b.graph.ropeTables) == 0 {
 		// every layer is NoPE; the kernels still bind a table
-		b.ropeTables = append(b.ropeTables, ropeTable{base: c.Rope.Base, scale: one(c.Rope.Scale), dims: c.Rope.Dims, factors: true})
+		b.graph.ropeTables = append(b.graph.ropeTables, ropeTable{base: c.Rope.Base, scale: one(c.Rope.Scale), dims: c.Rope.Dims, factors: true})
 	}
 	return nil
-}
-
-// ropeTableBytes is the room one table takes in the step buffer, aligned
-// so each can be bound at its own offset.
-func (b *Backend) ropeTableBytes() int {
-	dims := b.cfg.Rope.Dims
-	for _, t := range b.ropeTables {
-		dims = max(dims, t.dims)
-	}
-	return int(alignUp(uint64(8*prefillChunk*(dims/2)), regionAlign))
 }

@@ -86,7 +86,7 @@ func TestResidual(t *testing.T) {
 			xb.Write(0, f32bytes(x))
 			wb.Write(0, f32bytes(w))
 			step := stepBuffer(t, d, ntok-1, 0, nil) // the last token is not in the batch
-			b := &Backend{d: d, o: ob, x: xb, step: step, xStride: stride, cfg: arch.Config{Embd: c.n, NormEps: eps}, rec: recipe{residualScale: c.rs}}
+			b := &Backend{d: d, act: activations{o: ob, x: xb, xStride: stride}, graph: graph{step: step}, cfg: arch.Config{Embd: c.n, NormEps: eps}, rec: recipe{residualScale: c.rs}}
 			var norm *vulkan.Buffer
 			if c.norm {
 				norm = wb
@@ -147,12 +147,12 @@ func TestLogitsScaleCap(t *testing.T) {
 				lg[i] *= 20 // well into tanh's flat part
 			}
 			b := &Backend{d: d, cfg: arch.Config{Vocab: vocab}, rec: recipe{logitScale: c.scale, finalCap: c.cap}}
-			b.logits, _ = d.NewBuffer("logits", uint64(4*len(lg)), vulkan.MemHost)
-			b.logits.Write(0, f32bytes(lg))
-			b.step = stepBuffer(t, d, ntok-1, 0, nil)
+			b.act.logits, _ = d.NewBuffer("logits", uint64(4*len(lg)), vulkan.MemHost)
+			b.act.logits.Write(0, f32bytes(lg))
+			b.graph.step = stepBuffer(t, d, ntok-1, 0, nil)
 			runOnce(t, d, func(r *vulkan.Recorder) error { return b.recordLogits(r, bodyShape{cap: ntok}, c.last) })
 			raw := make([]byte, 4*len(lg))
-			b.logits.Read(0, raw)
+			b.act.logits.Read(0, raw)
 			got := bytesF32(raw)
 			done := ntok - 1
 			if c.last {
@@ -214,8 +214,8 @@ func TestPlanLayers(t *testing.T) {
 			t.Errorf("layer %d: %+v, want %+v", i, b.plans[i], want[i])
 		}
 	}
-	if len(b.ropeTables) != 2 || b.ropeTables[0] != (ropeTable{base: 10000, scale: 1, dims: 64}) || b.ropeTables[1] != (ropeTable{base: 1e6, scale: 0.125, dims: 64}) {
-		t.Errorf("tables %v", b.ropeTables)
+	if len(b.graph.ropeTables) != 2 || b.graph.ropeTables[0] != (ropeTable{base: 10000, scale: 1, dims: 64}) || b.graph.ropeTables[1] != (ropeTable{base: 1e6, scale: 0.125, dims: 64}) {
+		t.Errorf("tables %v", b.graph.ropeTables)
 	}
 	m.Layers[2].Config.RopeBase = 0
 	if err := b.planLayers(); err == nil {

@@ -35,9 +35,9 @@ func TestDeviceResidentUnmapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vb.Close()
-	if vb.step.Mapped() != nil || vb.logits.Mapped() != nil || vb.stepHost == nil {
+	if vb.graph.step.Mapped() != nil || vb.act.logits.Mapped() != nil || vb.graph.stepHost == nil {
 		t.Fatalf("the step parameters and logits are not device-local and unmapped (step mapped %v, logits mapped %v, host copy %v)",
-			vb.step.Mapped() != nil, vb.logits.Mapped() != nil, vb.stepHost != nil)
+			vb.graph.step.Mapped() != nil, vb.act.logits.Mapped() != nil, vb.graph.stepHost != nil)
 	}
 	cb, err := cpuFor(t, m, opts)
 	if err != nil {

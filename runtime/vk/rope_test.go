@@ -64,7 +64,7 @@ func TestRopeEpilogue(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer vb.Close()
-				for _, rec := range vb.decode.Recorded() {
+				for _, rec := range vb.graph.decode.Recorded() {
 					switch {
 					case strings.HasSuffix(rec.Label, "+ rope"):
 						if want := map[bool]string{false: "matvec_sg_rope_", true: "matvec_id_rope_"}[c.intDot]; !strings.HasPrefix(rec.Kernel, want) {
@@ -87,9 +87,9 @@ func TestRopeEpilogue(t *testing.T) {
 						t.Fatal(err)
 					}
 					logits = append(logits, out)
-					if vb.ropeArrive != nil {
+					if vb.act.ropeArrive != nil {
 						var w [4]byte
-						vb.ropeArrive.Read(0, w[:])
+						vb.act.ropeArrive.Read(0, w[:])
 						if c := binary.LittleEndian.Uint32(w[:]); c != 0 {
 							t.Fatalf("step %d: the arrival counter reads %d after the step, want 0", s, c)
 						}
@@ -129,15 +129,15 @@ func TestRopeEpilogueTypes(t *testing.T) {
 	const ctx, pos, cols = 16, 9, 256
 	hd, qw, kvw := cfg.HeadDim, cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
 	rows := qw + 2*kvw
-	b := &Backend{d: d, cfg: cfg, opts: backend.Options{ContextSize: ctx, KVType: backend.KVF16}, ropeTables: []ropeTable{{base: 10000, scale: 1, dims: hd, factors: true}}}
-	b.ropeOff = 256
+	b := &Backend{d: d, cfg: cfg, opts: backend.Options{ContextSize: ctx, KVType: backend.KVF16}, graph: graph{ropeTables: []ropeTable{{base: 10000, scale: 1, dims: hd, factors: true}}}}
+	b.graph.ropeOff = 256
 	var err error
-	if b.step, err = d.NewBuffer("step", uint64(b.ropeOff+8*hd/2+64), vulkan.MemHost); err != nil {
+	if b.graph.step, err = d.NewBuffer("step", uint64(b.graph.ropeOff+8*hd/2+64), vulkan.MemHost); err != nil {
 		t.Fatal(err)
 	}
-	binary.LittleEndian.PutUint32(b.step.Mapped(), 1)
-	binary.LittleEndian.PutUint32(b.step.Mapped()[4:], pos)
-	b.ropeAngles(pos, 1)
+	binary.LittleEndian.PutUint32(b.graph.step.Mapped(), 1)
+	binary.LittleEndian.PutUint32(b.graph.step.Mapped()[4:], pos)
+	b.graph.ropeAngles(&b.cfg.Rope, b.opts.ContextSize, pos, 1)
 	upload := func(name string, v []float32) *vulkan.Buffer {
 		buf, err := d.NewBuffer(name, uint64(4*len(v)), vulkan.MemDevice)
 		if err != nil {
@@ -173,9 +173,9 @@ func TestRopeEpilogueTypes(t *testing.T) {
 					arrive, _ := d.NewBuffer("arrive", 4, vulkan.MemDevice)
 					arrive.Write(0, make([]byte, 4))
 					ro := &ropeOp{label: "rope", spec: [6]uint32{uint32(hd), uint32(hd), 1, 0, uint32(arch.QKNormHead), 0},
-						table: vulkan.Arg{B: b.step, Off: 256, Size: b.step.Size - 256, Format: fmtU32x2}, q: q, kc: kc, vc: vc, qn: qn, kn: kn,
+						table: vulkan.Arg{B: b.graph.step, Off: 256, Size: b.graph.step.Size - 256, Format: fmtU32x2}, q: q, kc: kc, vc: vc, qn: qn, kn: kn,
 						args: ropeArgs{heads: cfg.Heads, kvHeads: cfg.KVHeads, qkvStride: rows, qStride: qw, slots: ctx, rope: true, qScale: 1, eps: 1e-6}, arrive: arrive}
-					op := matvecOp{label: "qkv", m: m, x: x, xstride: cols, norm: nw, eps: 1e-5, y: y, ystride: rows, tokens: 1, step: b.step, xq: xq, rope: ro}
+					op := matvecOp{label: "qkv", m: m, x: x, xstride: cols, norm: nw, eps: 1e-5, y: y, ystride: rows, tokens: 1, step: b.graph.step, xq: xq, rope: ro}
 					rec := runOnce(t, d, func(r *vulkan.Recorder) error { return d.matvec(r, op) })
 					var kernels []string
 					epilogue, dispatch := false, false

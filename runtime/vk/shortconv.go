@@ -51,10 +51,10 @@ func (b *Backend) allocateConv(act func(string, int, vulkan.MemKind) (*vulkan.Bu
 	}
 	var err error
 	n := prefillChunk
-	if b.convBCU, err = act("activations short conv b|c|u", n*b.bcuStride(), vulkan.MemDevice); err != nil {
+	if b.act.convBCU, err = act("activations short conv b|c|u", n*b.bcuStride(), vulkan.MemDevice); err != nil {
 		return err
 	}
-	if b.convY, err = act("activations short conv output", n*b.xStride, vulkan.MemDevice); err != nil {
+	if b.act.convY, err = act("activations short conv output", n*b.act.xStride, vulkan.MemDevice); err != nil {
 		return err
 	}
 	st := &b.cache
@@ -71,7 +71,7 @@ func (b *Backend) allocateConv(act func(string, int, vulkan.MemKind) (*vulkan.Bu
 		}
 		st.stateBytes += size
 	}
-	if err := b.d.Zero(b.convBCU, b.convY); err != nil {
+	if err := b.d.Zero(b.act.convBCU, b.act.convY); err != nil {
 		return err
 	}
 	return st.resetState(b.d)
@@ -80,8 +80,8 @@ func (b *Backend) allocateConv(act func(string, int, vulkan.MemKind) (*vulkan.Bu
 // recordShortConv records layer l's mixer (see above).
 func (b *Backend) recordShortConv(r *vulkan.Recorder, name func(string) string, l int, lw *layerWeights, s bodyShape) error {
 	c, d := &b.cfg, b.d
-	in := matvecOp{label: name("in_proj"), m: lw.conv.inProj, x: b.x, xstride: b.xStride, norm: lw.attnNorm, eps: c.NormEps,
-		y: b.convBCU, ystride: b.bcuStride(), tokens: s.cap, step: b.step}
+	in := matvecOp{label: name("in_proj"), m: lw.conv.inProj, x: b.act.x, xstride: b.act.xStride, norm: lw.attnNorm, eps: c.NormEps,
+		y: b.act.convBCU, ystride: b.bcuStride(), tokens: s.cap, step: b.graph.step}
 	if err := d.matvec(r, in); err != nil {
 		return err
 	}
@@ -90,15 +90,15 @@ func (b *Backend) recordShortConv(r *vulkan.Recorder, name func(string) string, 
 	if err != nil {
 		return err
 	}
-	err = r.Dispatch(name("shortconv"), k, []vulkan.Arg{{B: b.convBCU, Format: fmtU32}, {B: lw.conv.taps, Format: fmtU32},
-		{B: b.cache.convState[l], Write: true}, vulkan.W(b.convY), vulkan.R(b.step)},
-		[]uint32{uint32(c.Embd), uint32(c.ShortConvL), uint32(b.bcuStride()), uint32(b.xStride)}, uint32((c.Embd+wg-1)/wg), 1, 1)
+	err = r.Dispatch(name("shortconv"), k, []vulkan.Arg{{B: b.act.convBCU, Format: fmtU32}, {B: lw.conv.taps, Format: fmtU32},
+		{B: b.cache.convState[l], Write: true}, vulkan.W(b.act.convY), vulkan.R(b.graph.step)},
+		[]uint32{uint32(c.Embd), uint32(c.ShortConvL), uint32(b.bcuStride()), uint32(b.act.xStride)}, uint32((c.Embd+wg-1)/wg), 1, 1)
 	if err != nil {
 		return err
 	}
-	out := matvecOp{label: name("out_proj"), m: lw.conv.outProj, x: b.convY, xstride: b.xStride, y: b.x, ystride: b.xStride, epi: epiResidual, tokens: s.cap, step: b.step}
+	out := matvecOp{label: name("out_proj"), m: lw.conv.outProj, x: b.act.convY, xstride: b.act.xStride, y: b.act.x, ystride: b.act.xStride, epi: epiResidual, tokens: s.cap, step: b.graph.step}
 	if b.rec.postBranch {
-		out.y, out.epi = b.o, epiStore
+		out.y, out.epi = b.act.o, epiStore
 	}
 	if err := d.matvec(r, out); err != nil {
 		return err
