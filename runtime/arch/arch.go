@@ -3,10 +3,10 @@ package arch
 // An architecture is declared, not programmed: Arch says which keys and
 // tensors a GGUF file of that architecture carries and which variant of the
 // one transformer block it runs. Load resolves a declaration against a file
-// into Config (model-wide numbers and the Block recipe) and Layer weights;
-// both backends interpret those and nothing else, so adding an architecture
-// is a new declaration in a file of its own (llama.go, qwen3.go, ...), not a
-// new forward pass. llama.cpp's src/models/*.cpp and ../shared/docs/
+// into Config (model-wide numbers and the Block recipe) and Layer weights,
+// and runtime/plan resolves those into the ops both backends run, so adding
+// an architecture is a new declaration in a file of its own (llama.go,
+// qwen3.go, ...), not a new forward pass. llama.cpp's src/models/*.cpp and ../shared/docs/
 // architectures.md are the source of each declaration's facts.
 
 // QKNorm says whether and how Q and K are RMS-normalized before RoPE.
