@@ -177,7 +177,7 @@ func (b *Backend) allocate() error {
 	if err := b.act.allocateOutputs(d, c.Vocab); err != nil {
 		return err
 	}
-	if err := b.graph.allocateStep(d, act, c.Rope.Dims, b.pleRawBytes()); err != nil {
+	if err := b.graph.allocateStep(d, act, c.Rope.Dims, b.weights.ple.rawBytes()); err != nil {
 		return err
 	}
 	return d.Zero(b.act.zeroed()...)

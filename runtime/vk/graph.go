@@ -142,10 +142,6 @@ type bodyShape struct {
 	cap int
 }
 
-func (b *Backend) newRecorder(dispatches int) (*vulkan.Recorder, error) {
-	return b.d.NewRecorder(b.prof.queries(dispatches))
-}
-
 // record builds the decode command buffer (one token in, its logits out).
 // The prefill body and the two heads are recorded on first use: a session
 // that only decodes never pays for their pipelines.
@@ -161,14 +157,8 @@ func (b *Backend) record() error {
 	return err
 }
 
-// dispatchesPerStep sizes a profiled recorder's timestamp pool: a layer
-// takes 6 dispatches, more where matrices are split into parts or K into
-// chunks (a 1B model's prefill on lavapipe: 13 per layer). Timestamps are
-// cheap; an undersized pool makes Timings fail rather than under-report.
-func (b *Backend) dispatchesPerStep() int { return 16 + 64*len(b.weights.layers) }
-
 func (b *Backend) recordWith(f func(*vulkan.Recorder) error) (*vulkan.Recorder, error) {
-	r, err := b.newRecorder(b.dispatchesPerStep())
+	r, err := b.d.NewRecorder(b.prof.queries(len(b.weights.layers)))
 	if err != nil {
 		return nil, err
 	}

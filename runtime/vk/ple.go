@@ -70,12 +70,13 @@ func (ws *weights) uploadLayerExtras(d *gpu, m *arch.Model, xStride, i int, L *a
 	return err
 }
 
-// pleRawBytes is the room a step's table rows take in the step buffer.
-func (b *Backend) pleRawBytes() int {
-	if b.weights.ple == nil {
+// rawBytes is the room a step's table rows take in the step buffer; 0
+// without per-layer embeddings.
+func (p *pleModel) rawBytes() int {
+	if p == nil {
 		return 0
 	}
-	return int(alignUp(uint64(4*prefillChunk*b.weights.ple.width*b.weights.ple.layers), regionAlign))
+	return int(alignUp(uint64(4*prefillChunk*p.width*p.layers), regionAlign))
 }
 
 // allocatePLE makes the per-layer input and gate buffers.
@@ -128,7 +129,7 @@ func (b *Backend) recordPLEInputs(r *vulkan.Recorder, s bodyShape) error {
 	if err != nil {
 		return err
 	}
-	raw := vulkan.Arg{B: b.graph.step, Off: uint64(b.graph.pleOff), Size: uint64(b.pleRawBytes()), Format: fmtU32}
+	raw := vulkan.Arg{B: b.graph.step, Off: uint64(b.graph.pleOff), Size: uint64(p.rawBytes()), Format: fmtU32}
 	return r.Dispatch("PLE inputs", k, []vulkan.Arg{raw, {B: p.norm, Format: fmtU32}, {B: a.in, Write: true}, {B: a.gate, Write: true}, vulkan.R(b.graph.step)},
 		b.plePush(0), uint32(s.cap), 1, 1)
 }

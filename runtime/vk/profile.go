@@ -26,13 +26,16 @@ type profiler struct {
 	on bool
 }
 
-// queries is the timestamps a recorder of at most dispatches dispatches
-// takes: none unless profiling.
-func (p profiler) queries(dispatches int) int {
-	if p.on {
-		return dispatches
+// queries sizes the timestamp pool of a recorder of a step through layers
+// layers: none unless profiling. A layer takes 6 dispatches, more where
+// matrices are split into parts or K into chunks (a 1B model's prefill on
+// lavapipe: 13 per layer). Timestamps are cheap; an undersized pool makes
+// Timings fail rather than under-report.
+func (p profiler) queries(layers int) int {
+	if !p.on {
+		return 0
 	}
-	return 0
+	return 16 + 64*layers
 }
 
 // Profile runs a decode step at position pos and a prefill of n tokens
