@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"vkchat/runtime/arch"
-	"vkchat/runtime/backend"
 
 	"vkchat/runtime/vk/vulkan"
 )
@@ -25,16 +24,7 @@ type activations struct {
 	xStride, qkvStride, qStride, ffStride int
 
 	// a mixture-of-experts model's routing and expert activations (moe.go), else nil
-	moeLogits, moeIDs, moeWts, moeH, moeH2, moeY *vulkan.Buffer
-	// the prefill's pairs grouped by expert (moe_group.comp) and the
-	// experts' h rounded per pair for the grouped down product
-	moeGroups, moeXQ *vulkan.Buffer
-	// moeLog holds the last token's routing per layer, which LastRouting
-	// reads into lastRoute
-	moeLog      *vulkan.Buffer
-	lastRoute   []backend.Routing
-	routeWords  []byte // the log as read, reused
-	moeFFStride int    // floats per pair in moeH
+	moe *moeBuffers
 
 	// a hybrid model's short-convolution activations (shortconv.go), else
 	// nil; their state is the cache's (cache.convState)
@@ -149,7 +139,11 @@ func (a *activations) allocateOutputs(d *gpu, vocab int) error {
 // padding columns must read as zero, and the arrival counters (the last
 // arrival resets them).
 func (a *activations) zeroed() []*vulkan.Buffer {
-	zeroed := []*vulkan.Buffer{a.x, a.qkv, a.q, a.att, a.h, a.h2, a.o, a.moeH, a.moeH2, a.attArrive, a.ropeArrive}
+	var moeH, moeH2 *vulkan.Buffer
+	if a.moe != nil {
+		moeH, moeH2 = a.moe.h, a.moe.h2
+	}
+	zeroed := []*vulkan.Buffer{a.x, a.qkv, a.q, a.att, a.h, a.h2, a.o, moeH, moeH2, a.attArrive, a.ropeArrive}
 	if a.dn != nil {
 		zeroed = append(zeroed, a.dn.o, a.dn.shH, a.dn.shH2)
 	}

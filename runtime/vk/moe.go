@@ -61,28 +61,44 @@ type moeWeights struct {
 	gateBias, upBias, downBias *vulkan.Buffer
 }
 
+// moeBuffers are a mixture-of-experts model's routing and expert
+// activations (activations.moe), prefillChunk tokens of k pairs each; nil
+// for a dense model.
+type moeBuffers struct {
+	logits, ids, wts, h, h2, y *vulkan.Buffer
+	// the prefill's pairs grouped by expert (moe_group.comp) and the
+	// experts' h rounded per pair for the grouped down product
+	groups, xq *vulkan.Buffer
+	// log holds the last token's routing per layer, which LastRouting
+	// reads into lastRoute
+	log        *vulkan.Buffer
+	lastRoute  []backend.Routing
+	routeWords []byte // the log as read, reused
+	ffStride   int    // floats per pair in h
+}
+
 // recordMoE records layer's mixture-of-experts FFN for the step's tokens
 // (s.cap the batch capacity): x += Σ_slot w·expert(ffn_norm(x)), or the
 // sum into o for the branch end.
 func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer int, lw *layerWeights, s bodyShape) error {
 	c := &b.cfg
 	mc := c.MoE
-	x := lw.moe
+	x, mb := lw.moe, b.act.moe
 	router := matvecOp{label: name("router"), m: x.router, x: b.act.x, xstride: b.act.xStride, norm: lw.ffnNorm, eps: c.NormEps,
-		y: b.act.moeLogits, ystride: mc.Experts, tokens: s.cap, step: b.graph.step}
+		y: mb.logits, ystride: mc.Experts, tokens: s.cap, step: b.graph.step}
 	if x.routerBias != nil {
 		router.bias, router.epi = x.routerBias, epiBias
 	}
 	if err := b.d.matvec(r, router); err != nil {
 		return err
 	}
-	if err := b.d.moeRoute(r, name("route"), mc.Gating, mc.Experts, mc.ExpertsUsed, b.act.moeLogits, mc.Experts, b.act.moeIDs, b.act.moeWts,
-		b.act.moeLog, 2*mc.ExpertsUsed*layer, b.graph.step, s.cap); err != nil {
+	if err := b.d.moeRoute(r, name("route"), mc.Gating, mc.Experts, mc.ExpertsUsed, mb.logits, mc.Experts, mb.ids, mb.wts,
+		mb.log, 2*mc.ExpertsUsed*layer, b.graph.step, s.cap); err != nil {
 		return err
 	}
-	rows := moeRows{ids: b.act.moeIDs, k: mc.ExpertsUsed, experts: mc.Experts}
+	rows := moeRows{ids: mb.ids, k: mc.ExpertsUsed, experts: mc.Experts}
 	ffn := matvecOp{label: name("experts gate+up"), m: x.gate, m2: x.up, x: b.act.x, xstride: b.act.xStride, norm: lw.ffnNorm, eps: c.NormEps,
-		y: b.act.moeH, y2: b.act.moeH2, ystride: b.act.moeFFStride, tokens: s.cap, step: b.graph.step, act: b.rec.act, moe: rows,
+		y: mb.h, y2: mb.h2, ystride: mb.ffStride, tokens: s.cap, step: b.graph.step, act: b.rec.act, moe: rows,
 		rbias: x.gateBias, rbias2: x.upBias, xq: b.act.xq}
 	ffns := []matvecOp{ffn}
 	if x.gate.Type != x.up.Type {
@@ -93,20 +109,20 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 		ffns = []matvecOp{gate, upOp}
 	}
 	rows.perPair = true
-	down := matvecOp{label: name("experts down"), m: x.down, x: b.act.moeH, xstride: b.act.moeFFStride, y: b.act.moeY, ystride: b.act.xStride, tokens: s.cap, step: b.graph.step, moe: rows, rbias: x.downBias,
-		xq: b.act.moeXQ}
+	down := matvecOp{label: name("experts down"), m: x.down, x: mb.h, xstride: mb.ffStride, y: mb.y, ystride: b.act.xStride, tokens: s.cap, step: b.graph.step, moe: rows, rbias: x.downBias,
+		xq: mb.xq}
 	ops := append(ffns, down)
 	grouped := false
 	for i := range ops {
 		grouped = grouped || b.d.useGrouped(&ops[i])
 	}
 	if grouped {
-		if err := b.d.moeGroup(r, name("experts group"), mc.Experts, mc.ExpertsUsed, b.act.moeIDs, b.act.moeGroups, b.graph.step, s.cap); err != nil {
+		if err := b.d.moeGroup(r, name("experts group"), mc.Experts, mc.ExpertsUsed, mb.ids, mb.groups, b.graph.step, s.cap); err != nil {
 			return err
 		}
 	}
 	for _, op := range ops {
-		if err := b.d.expertProduct(r, op, b.act.moeGroups); err != nil {
+		if err := b.d.expertProduct(r, op, mb.groups); err != nil {
 			return err
 		}
 	}
@@ -114,7 +130,7 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 	if b.rec.postBranch {
 		out = b.act.o
 	}
-	if err := b.d.moeCombine(r, name("experts combine"), mc.ExpertsUsed, c.Embd, b.act.moeY, b.act.xStride, b.act.moeWts, out, b.act.xStride, !b.rec.postBranch, b.graph.step, s.cap); err != nil {
+	if err := b.d.moeCombine(r, name("experts combine"), mc.ExpertsUsed, c.Embd, mb.y, b.act.xStride, mb.wts, out, b.act.xStride, !b.rec.postBranch, b.graph.step, s.cap); err != nil {
 		return err
 	}
 	if b.rec.postBranch {
@@ -131,34 +147,35 @@ func (b *Backend) allocateMoE(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 		return nil
 	}
 	n, k := prefillChunk, mc.ExpertsUsed
-	b.act.moeFFStride = int(alignUp(uint64(mc.ExpertFF), 256))
+	mb := &moeBuffers{ffStride: int(alignUp(uint64(mc.ExpertFF), 256))}
+	b.act.moe = mb
 	var err error
 	for _, a := range []struct {
 		dst    **vulkan.Buffer
 		name   string
 		floats int
 	}{
-		{&b.act.moeLogits, "router logits", n * mc.Experts},
-		{&b.act.moeIDs, "expert ids", n * k},
-		{&b.act.moeWts, "expert weights", n * k},
-		{&b.act.moeH, "activations experts ffn", n * k * b.act.moeFFStride},
-		{&b.act.moeH2, "activations experts ffn partial sums", n * k * b.act.moeFFStride},
-		{&b.act.moeY, "activations experts out", n * k * b.act.xStride},
-		{&b.act.moeGroups, "expert pairs grouped by expert", 2*mc.Experts + n*k},
-		{&b.act.moeXQ, "activations experts ffn rounded for the grouped product", n * k * xqBound(b.act.moeFFStride)},
+		{&mb.logits, "router logits", n * mc.Experts},
+		{&mb.ids, "expert ids", n * k},
+		{&mb.wts, "expert weights", n * k},
+		{&mb.h, "activations experts ffn", n * k * mb.ffStride},
+		{&mb.h2, "activations experts ffn partial sums", n * k * mb.ffStride},
+		{&mb.y, "activations experts out", n * k * b.act.xStride},
+		{&mb.groups, "expert pairs grouped by expert", 2*mc.Experts + n*k},
+		{&mb.xq, "activations experts ffn rounded for the grouped product", n * k * xqBound(mb.ffStride)},
 	} {
 		if *a.dst, err = act(a.name, a.floats, vulkan.MemDevice); err != nil {
 			return err
 		}
 	}
 	// read by the host after every step: host-visible
-	if b.act.moeLog, err = act("routing of the last token", 2*k*b.cfg.Layers, vulkan.MemHost); err != nil {
+	if mb.log, err = act("routing of the last token", 2*k*b.cfg.Layers, vulkan.MemHost); err != nil {
 		return err
 	}
-	b.act.routeWords = make([]byte, 4*2*k*b.cfg.Layers)
-	b.act.lastRoute = make([]backend.Routing, b.cfg.Layers)
-	for i := range b.act.lastRoute {
-		b.act.lastRoute[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
+	mb.routeWords = make([]byte, 4*2*k*b.cfg.Layers)
+	mb.lastRoute = make([]backend.Routing, b.cfg.Layers)
+	for i := range mb.lastRoute {
+		mb.lastRoute[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
 	}
 	return nil
 }
@@ -254,23 +271,26 @@ func (d *gpu) moeCombine(r *vulkan.Recorder, label string, k, n int, ys *vulkan.
 // kernels logged for the last token of the last step (the log is
 // host-visible, so this is a copy, not a submission); nil for a dense
 // model.
-func (b *Backend) LastRouting() []backend.Routing { return b.act.lastRouting(b.cfg.MoE.ExpertsUsed) }
+func (b *Backend) LastRouting() []backend.Routing {
+	return b.act.moe.lastRouting(b.cfg.MoE.ExpertsUsed)
+}
 
-// lastRouting reads the routing log of k experts per token into lastRoute.
-func (a *activations) lastRouting(k int) []backend.Routing {
-	if a.moeLog == nil {
+// lastRouting reads the routing log of k experts per token into lastRoute;
+// nil for a dense model (no buffers).
+func (mb *moeBuffers) lastRouting(k int) []backend.Routing {
+	if mb == nil || mb.log == nil {
 		return nil
 	}
-	words := a.routeWords
-	if err := a.moeLog.Read(0, words); err != nil {
+	words := mb.routeWords
+	if err := mb.log.Read(0, words); err != nil {
 		return nil
 	}
-	for l := range a.lastRoute {
+	for l := range mb.lastRoute {
 		w := words[4*2*k*l:]
 		for j := 0; j < k; j++ {
-			a.lastRoute[l].Experts[j] = int32(binary.LittleEndian.Uint32(w[4*j:]))
-			a.lastRoute[l].Weights[j] = math.Float32frombits(binary.LittleEndian.Uint32(w[4*(k+j):]))
+			mb.lastRoute[l].Experts[j] = int32(binary.LittleEndian.Uint32(w[4*j:]))
+			mb.lastRoute[l].Weights[j] = math.Float32frombits(binary.LittleEndian.Uint32(w[4*(k+j):]))
 		}
 	}
-	return a.lastRoute
+	return mb.lastRoute
 }
