@@ -53,6 +53,11 @@ type Engine interface {
 	Stats() engine.Stats
 	// TokenText returns the raw bytes of token id's piece as a string.
 	TokenText(id int32) string
+	// LensAt reads the logit lens at the last of tokens (its distribution
+	// predicts the next token): each layer's top k. It runs the model, so
+	// the inspector calls it off the UI goroutine; a backend without the
+	// lens returns an error wrapping engine.ErrNoLens.
+	LensAt(ctx context.Context, tokens []int32, k int) (*engine.LensPosition, error)
 }
 
 // BackendSwitcher is implemented by engines that can move to another

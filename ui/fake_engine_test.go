@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -49,6 +50,11 @@ type fakeEngine struct {
 	// route, when set, is the expert routing of the reply's token i (a
 	// mixture-of-experts model).
 	route func(i int) []engine.Routing
+	// The logit lens (LensAt): the tokens of every call, an error to
+	// return, and a hold that keeps it computing until closed.
+	lensCalls [][]int32
+	lensErr   error
+	lensHold  chan struct{}
 }
 
 var fakeAlternatives = []string{" the", " a", "\n", ",", "\x1b]52;c;aGk=\x07"}
@@ -405,4 +411,97 @@ func (f *fakeEngine) setParamsCalls() []sample.Params {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]sample.Params(nil), f.setCalls...)
+}
+
+// LensAt is a deterministic logit lens over the fake's 22 layers. Its
+// answer is the scripted reply's next piece (the first reply's first
+// piece after a prompt): the early
+// layers repeat the input token with the answer climbing their ranks, and
+// from a layer that depends on the position on they agree with it, each
+// surer than the one before. lensErr fails it, lensHold (when set) keeps
+// it computing until closed.
+func (f *fakeEngine) LensAt(ctx context.Context, tokens []int32, k int) (*engine.LensPosition, error) {
+	f.mu.Lock()
+	f.lensCalls = append(f.lensCalls, append([]int32(nil), tokens...))
+	err, hold := f.lensErr, f.lensHold
+	vocab, layers := int32(len(f.vocab)), f.info.Layers
+	last := int32(-1)
+	if len(tokens) > 0 {
+		last = tokens[len(tokens)-1]
+	}
+	// The answer is the scripted piece after the longest start of a
+	// reply that the tokens end with.
+	final, best := f.ids[f.replies[0][0]], 0
+	for _, r := range f.replies {
+		for i := len(r) - 1; i > best; i-- {
+			if i > len(tokens) {
+				continue
+			}
+			match := true
+			for j, piece := range r[:i] {
+				if tokens[len(tokens)-i+j] != f.ids[piece] {
+					match = false
+					break
+				}
+			}
+			if match {
+				final, best = f.ids[r[i]], i
+				break
+			}
+		}
+	}
+	f.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(tokens) == 0 {
+		return nil, errors.New("lens of no tokens")
+	}
+	turn := len(tokens) % layers
+	p := &engine.LensPosition{Pos: len(tokens) - 1, Token: last}
+	for l := range layers {
+		ids := []int32{final}
+		if l < turn {
+			ids = []int32{last % vocab}
+		}
+		p1 := 0.35 + 0.6*float64(l)/float64(layers-1)
+		ly := engine.LensLayer{Layer: l}
+		for j := 0; len(ids) < min(k, int(vocab)); j++ {
+			if l < turn && len(ids) == turn-l && !slices.Contains(ids, final) {
+				ids = append(ids, final)
+				continue
+			}
+			if id := (ids[0] + 1 + int32(j)) % vocab; !slices.Contains(ids, id) && (l >= turn || id != final) {
+				ids = append(ids, id)
+			}
+		}
+		for j, id := range ids {
+			pr := p1
+			if j > 0 {
+				pr = (1 - p1) * math.Pow(0.5, float64(j))
+			}
+			ly.Top = append(ly.Top, [3]float64{float64(id), math.Log(pr), pr})
+		}
+		p.Layers = append(p.Layers, ly)
+		p.Top1ByLayer = append(p.Top1ByLayer, ids[0])
+	}
+	p.SettleLayer = layers - 1
+	for p.SettleLayer > 0 && p.Top1ByLayer[p.SettleLayer-1] == p.Top1ByLayer[layers-1] {
+		p.SettleLayer--
+	}
+	return p, nil
+}
+
+// lensCallCount is how many times LensAt was called.
+func (f *fakeEngine) lensCallCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.lensCalls)
 }
