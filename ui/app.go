@@ -207,6 +207,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sampler.PreviewMsg:
 		m.handlePreview(msg)
 		return m, nil
+	case inspector.LensMsg:
+		m.insp.SetLens(msg)
+		return m, nil
 	case stream.TickMsg:
 		return m, m.handleTick(msg)
 	}

@@ -39,11 +39,18 @@ func (m *Model) waiting() time.Duration {
 // moe reports whether the model routes its tokens to experts.
 func (m *Model) moe() bool { return m.info.Experts > 0 }
 
-// expertView is what the main column shows of a mixture-of-experts
-// model's routing (inspector.ExpertView); dense models, and the help
-// screen, get none.
+// expertView is what the main column shows over the transcript: the
+// lens view while it is on (the transcript keeps 4 rows for the cursor),
+// else a mixture-of-experts model's routing (inspector.ExpertView); dense
+// models, and the help screen, get none.
 func (m *Model) expertView(h, width int, wide bool) []string {
-	if !m.moe() || m.pane.Shown {
+	if m.pane.Shown {
+		return nil
+	}
+	if m.inspecting() && m.insp.LensOn() {
+		return m.insp.LensView(m.styles, m.eng.TokenText, m.lensStamp(), h-4, width)
+	}
+	if !m.moe() {
 		return nil
 	}
 	return m.insp.ExpertView(m.styles, m.info.Experts, m.conv.Replies(), m.inspecting(), wide, m.hidePanels, h, width)

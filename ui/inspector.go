@@ -72,6 +72,10 @@ func (h inspectorHost) Scroll(rows int)               { h.scrollBy(rows) }
 func (h inspectorHost) Redraw()                       { h.tr.Invalidate() }
 func (h inspectorHost) MoE() bool                     { return h.moe() }
 func (h inspectorHost) Type(msg tea.KeyMsg)           { h.leaveInspector(); h.input.Update(msg) }
+func (h inspectorHost) LensStamp() string             { return h.lensStamp() }
+func (h inspectorHost) Lens(t *conversation.Turn, k int, stamp string) (tea.Cmd, error) {
+	return h.startLens(t, k, stamp)
+}
 func (h inspectorHost) Fork(t *conversation.Turn, k int, token int32) tea.Cmd {
 	return h.fork(t, k, token)
 }

@@ -2,8 +2,10 @@
 // it: the cursor over a reply's tokens with the candidate picked for a
 // fork, the probability panel's distribution (a step, a preview of new
 // settings), the sampler funnel, the heatmap settings and the surprisal
-// strip, and for mixture-of-experts models the shown step's routing (the
-// router panel) and the expert map of a reply.
+// strip, for mixture-of-experts models the shown step's routing (the
+// router panel) and the expert map of a reply, and the logit lens of the
+// inspected token (lens.go: asked of the engine through the Host, off the
+// UI goroutine, and kept per position).
 //
 // It owns its keys (keys.go: the KeyMap, its footer row and its section
 // of the key reference) and handles them while the transcript has focus.

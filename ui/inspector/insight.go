@@ -79,7 +79,8 @@ func (in *Inspector) StripTurn(inspecting bool, replies []*conversation.Turn) *c
 // inspecting or with the heatmap on, when the transcript keeps some room.
 func (in *Inspector) StripRows(inspecting, helpShown bool, transcriptH int) int {
 	const rows = 3
-	if (!inspecting && !in.heat) || helpShown || transcriptH < rows+4 {
+	// The lens view carries its own strip over the reply.
+	if (!inspecting && !in.heat) || helpShown || transcriptH < rows+4 || (inspecting && in.lens.on) {
 		return 0
 	}
 	return rows

@@ -60,6 +60,7 @@ type Inspector struct {
 	heat        bool
 	bySurprisal bool // the heatmap colours by surprisal, not probability
 	experts     bool // the expert-usage map is on
+	lens        lensState
 }
 
 // New is an inspector with nothing selected.
@@ -74,9 +75,11 @@ func (in *Inspector) Step() int { return in.step }
 // Cand is the candidate the cursor is on, -1 when there is none to pick.
 func (in *Inspector) Cand() int { return in.cand }
 
-// Clear drops the cursor; the panel keeps what it shows.
+// Clear drops the cursor; the panel keeps what it shows. The lens view
+// closes with the inspector (its computed lenses stay).
 func (in *Inspector) Clear() {
 	in.turn, in.step, in.cand = nil, 0, 0
+	in.lens.on, in.lens.note = false, ""
 }
 
 // Show puts step k of reply t in the probability panel; inspecting also

@@ -16,6 +16,7 @@ type KeyMap struct {
 	FirstToken, LastToken  key.Binding
 	Heatmap, HeatBasis     key.Binding
 	Experts                key.Binding
+	Lens                   key.Binding
 	CandUp, CandDown       key.Binding
 	Fork                   key.Binding
 	PrevBranch, NextBranch key.Binding
@@ -38,6 +39,7 @@ func DefaultKeyMap() KeyMap {
 		Heatmap:    b([]string{"h"}, "h", "heatmap"),
 		HeatBasis:  b([]string{"s"}, "s", "heat by surprisal/prob"),
 		Experts:    b([]string{"e"}, "e", "expert map (MoE)"),
+		Lens:       b([]string{"l"}, "l", "logit lens (layers)"),
 		CandUp:     b([]string{"up"}, "↑/↓", "candidate"),
 		CandDown:   quiet("down"),
 		Fork:       b([]string{"enter"}, "enter", "fork with it"),
@@ -54,7 +56,7 @@ func DefaultKeyMap() KeyMap {
 func (k KeyMap) Section() command.KeySection {
 	return command.KeySection{Title: "Inspector (tab)", Keys: []key.Binding{
 		k.Inspect, k.PrevToken, k.FirstToken, k.CandUp, k.Fork, k.PrevBranch,
-		k.Heatmap, k.HeatBasis, k.Experts, k.Back,
+		k.Heatmap, k.HeatBasis, k.Experts, k.Lens, k.Back,
 	}}
 }
 
@@ -81,10 +83,27 @@ type Host interface {
 	Scroll(rows int)
 	Redraw() // the transcript's colours changed
 	MoE() bool
+	// LensStamp names what a position's lens depends on besides its
+	// tokens (the conversation's revision, the model, the backend): when
+	// it changes the computed lenses are dropped.
+	LensStamp() string
+	// Lens starts computing the lens of step k of t (the distribution that
+	// step was drawn from) off the UI goroutine; the command delivers a
+	// LensMsg. An error says why it cannot start now.
+	Lens(t *conversation.Turn, k int, stamp string) (tea.Cmd, error)
 }
 
-// Key handles a key while the transcript has focus.
+// Key handles a key while the transcript has focus. With the lens view
+// on, whatever the key moved to has its lens asked for.
 func (in *Inspector) Key(msg tea.KeyMsg, k KeyMap, h Host) tea.Cmd {
+	cmd := in.key(msg, k, h)
+	if cmd == nil && in.lens.on {
+		cmd = in.lensCmd(h)
+	}
+	return cmd
+}
+
+func (in *Inspector) key(msg tea.KeyMsg, k KeyMap, h Host) tea.Cmd {
 	show := func(t *conversation.Turn, step int) {
 		if in.Show(t, step, true) {
 			h.Reveal()
@@ -142,6 +161,8 @@ func (in *Inspector) Key(msg tea.KeyMsg, k KeyMap, h Host) tea.Cmd {
 		h.Info(in.ToggleHeat())
 	case key.Matches(msg, k.Experts):
 		h.Info(in.ToggleExperts(h.MoE()))
+	case key.Matches(msg, k.Lens):
+		h.Info(in.toggleLens())
 	case key.Matches(msg, k.LineUp):
 		h.Scroll(-1)
 	case key.Matches(msg, k.LineDown):
