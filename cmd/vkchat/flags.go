@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -22,6 +23,8 @@ type engineFlags struct {
 	threads  int
 	device   int
 	kvType   string
+	kvTypeK  string
+	kvTypeV  string
 	template string
 }
 
@@ -31,7 +34,9 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	contextFlag(fs, &e.ctx, "context size in `N` tokens (0: the model's, at most 4096)")
 	fs.IntVar(&e.threads, "threads", 0, "CPU threads (0: one per physical core)")
 	fs.IntVar(&e.device, "device", -1, "Vulkan device index (see 'vkchat devices'; -1: best)")
-	fs.StringVar(&e.kvType, "kv-type", "f16", "KV cache element type: f16 or f32")
+	fs.StringVar(&e.kvType, "kv-type", "f16", "KV cache type of keys and values: f16, f32, or block-quantized q8_0, q5_0, q4_0 (the cpu backend; head sizes a multiple of 32)")
+	fs.StringVar(&e.kvTypeK, "kv-type-k", "", "the keys' KV cache type, in place of --kv-type's")
+	fs.StringVar(&e.kvTypeV, "kv-type-v", "", "the values' KV cache type, in place of --kv-type's")
 	fs.StringVar(&e.template, "template", "", "chat template: '' for the model's own, chatml, llama2, llama3, zephyr, phi3, or none")
 }
 
@@ -64,7 +69,7 @@ func (e *engineFlags) load(ctx context.Context, p sample.Params) (*engine.Sessio
 	go func() {
 		s, err := engine.Load(ctx, path, engine.Options{
 			Backend: e.backend, ContextSize: e.ctx, Threads: e.threads, Device: e.device,
-			KVType: backend.KVType(e.kvType), Params: p, Template: e.template,
+			KVType: backend.KVType(cmp.Or(e.kvTypeK, e.kvType)), KVTypeV: backend.KVType(cmp.Or(e.kvTypeV, e.kvType)), Params: p, Template: e.template,
 		})
 		done <- loaded{s, err}
 	}()

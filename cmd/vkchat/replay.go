@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"vkchat/runtime/backend"
 	"vkchat/runtime/engine"
@@ -58,8 +59,10 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if tmpl == "gguf" {
 		tmpl = "" // the model's own template, as the chat names it
 	}
+	// the cache type as the export recorded it: "q8_0", or "keys/values"
+	kvK, kvV, _ := strings.Cut(h.KVType, "/")
 	s, err := engine.Load(ctx, *model, engine.Options{Backend: h.Backend, ContextSize: h.Context, Threads: *threads, Device: -1,
-		KVType: backend.KVType(h.KVType), Params: h.Params.Sample(), Template: tmpl})
+		KVType: backend.KVType(kvK), KVTypeV: backend.KVType(kvV), Params: h.Params.Sample(), Template: tmpl})
 	if err != nil {
 		return err
 	}

@@ -8,13 +8,15 @@ package backend
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Options configure a backend instance for one model.
 type Options struct {
 	ContextSize int    // KV-cache positions to allocate
 	Threads     int    // CPU worker goroutines (0: one per physical core, cpu.DefaultThreads)
-	KVType      KVType // element type of the KV cache
+	KVType      KVType // element type of the KV cache's keys (and values, unless KVTypeV)
+	KVTypeV     KVType // element type of its values; "" = KVType
 	Device      int    // Vulkan physical device index; -1 picks the best
 	// DeviceHead says whether a backend that can reduce the logits to
 	// their head on its device (HeadBackend) does so.
@@ -36,14 +38,76 @@ type KVType string
 const (
 	KVF16 KVType = "f16" // llama.cpp's default
 	KVF32 KVType = "f32"
+	// Block-quantized caches, as llama.cpp's -ctk/-ctv: 32 values a
+	// block with an F16 scale (q8_0: 8-bit codes, 34 B; q4_0: 4-bit,
+	// 18 B; q5_0: 5-bit, 22 B).
+	KVQ8_0 KVType = "q8_0"
+	KVQ4_0 KVType = "q4_0"
+	KVQ5_0 KVType = "q5_0"
 )
 
-// Bytes is the size of one KV element.
+// KVTypes are the cache types a backend may be asked for.
+var KVTypes = []KVType{KVF16, KVF32, KVQ8_0, KVQ4_0, KVQ5_0}
+
+// Bytes is the size of one KV element of F16 or F32 (2 for the others,
+// whose size is per block: RowBytes).
 func (k KVType) Bytes() int {
 	if k == KVF32 {
 		return 4
 	}
 	return 2
+}
+
+// Quantized reports whether values are stored in blocks of 32.
+func (k KVType) Quantized() bool { return k == KVQ8_0 || k == KVQ4_0 || k == KVQ5_0 }
+
+// BlockBytes is a quantized type's bytes per block of 32 values (0 for
+// F16 and F32).
+func (k KVType) BlockBytes() int {
+	switch k {
+	case KVQ8_0:
+		return 34
+	case KVQ4_0:
+		return 18
+	case KVQ5_0:
+		return 22
+	}
+	return 0
+}
+
+// RowBytes is the bytes of n values (a whole number of blocks for a
+// quantized type).
+func (k KVType) RowBytes(n int) int64 {
+	if b := k.BlockBytes(); b > 0 {
+		return int64(n/32) * int64(b)
+	}
+	return int64(n) * int64(k.Bytes())
+}
+
+// PerValue says what one value costs, for formulas: "2 B", "34/32 B".
+func (k KVType) PerValue() string {
+	if b := k.BlockBytes(); b > 0 {
+		return fmt.Sprintf("%d/32 B", b)
+	}
+	return fmt.Sprintf("%d B", k.Bytes())
+}
+
+// Known reports whether k is one of KVTypes.
+func (k KVType) Known() bool {
+	for _, t := range KVTypes {
+		if k == t {
+			return true
+		}
+	}
+	return false
+}
+
+// ValueType is the values' type of options o: KVTypeV, or KVType.
+func (o Options) ValueType() KVType {
+	if o.KVTypeV != "" {
+		return o.KVTypeV
+	}
+	return o.KVType
 }
 
 // Memory is a backend's exact memory accounting in bytes.
@@ -94,12 +158,12 @@ type KVGroup struct {
 }
 
 // SetCacheLayout records a backend's cache groups and shared layers, and
-// the rings among the groups at elemBytes per value.
-func (m *Memory) SetCacheLayout(groups []KVGroup, shared, elemBytes int) {
+// the rings among the groups with keys of type k and values of type v.
+func (m *Memory) SetCacheLayout(groups []KVGroup, shared int, k, v KVType) {
 	m.KVGroups, m.KVShared, m.KVRings = groups, shared, nil
 	for _, g := range groups {
 		if g.Window > 0 {
-			perLayer := int64(2 * g.KVHeads * g.HeadDim * elemBytes)
+			perLayer := k.RowBytes(g.KVHeads*g.HeadDim) + v.RowBytes(g.KVHeads*g.HeadDim)
 			m.KVRings = append(m.KVRings, KVRing{Layers: g.Layers, Window: g.Positions, BytesPerPosition: int64(g.Layers) * perLayer})
 		}
 	}

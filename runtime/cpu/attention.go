@@ -39,7 +39,7 @@ func (b *Backend) attention(layer, n, pos int) {
 // A KV-shared layer is judged by the cache it reads.
 func (b *Backend) inPlace(layer int) bool {
 	l := &b.layers[layer]
-	return b.kv.typ == backend.KVF16 && l.att.Window == 0 && b.kv.capacity[l.kvLayer] >= b.opts.ContextSize &&
+	return b.kv.typ == backend.KVF16 && b.kv.typV == backend.KVF16 && l.att.Window == 0 && b.kv.capacity[l.kvLayer] >= b.opts.ContextSize &&
 		l.att.Softcap == 0 && l.sinks == nil && nativeAttention && simd.Level() > 0
 }
 
@@ -85,10 +85,14 @@ func (b *Backend) attendHead(layer, kvh, n, pos, lo, window int, scale float32) 
 	}
 	keys, vals := ws.keys[:(total-lo)*hd], ws.vals[:(total-lo)*hd]
 	b.kv.load(cl, kvh, hd, lo, pos, keys, vals)
+	if b.kv.quantized() {
+		b.attendQuantized(layer, kvh, n, pos, lo, window, scale, keys, vals)
+		return
+	}
 	for i := 0; i < n; i++ {
 		o := (pos - lo + i) * hd
-		b.kv.asStored(keys[o:o+hd], s.k[i*kvw+kvh*hd:i*kvw+(kvh+1)*hd])
-		b.kv.asStored(vals[o:o+hd], s.v[i*kvw+kvh*hd:i*kvw+(kvh+1)*hd])
+		asStored(b.kv.typ, keys[o:o+hd], s.k[i*kvw+kvh*hd:i*kvw+(kvh+1)*hd], nil)
+		asStored(b.kv.typV, vals[o:o+hd], s.v[i*kvw+kvh*hd:i*kvw+(kvh+1)*hd], nil)
 	}
 	for g := 0; g < group; g++ {
 		h := kvh*group + g

@@ -57,6 +57,9 @@ type Backend struct {
 
 	call poolCalls // what the pool's range functions work on
 
+	// rot is the Hadamard rotation a quantized cache takes (rotate.go)
+	rot rotation
+
 	// tap, when set (Lens), sees the stream after each layer of a batch
 	tap func(layer, n int)
 
@@ -97,6 +100,11 @@ type poolCalls struct {
 
 type attnScratch struct {
 	keys, vals, qh []float32
+	// a quantized cache's: key blocks, one value row's blocks, the
+	// scores of a query and the query's conversion
+	kq, vq []byte
+	scores []float32
+	rd     quant.RowDotter
 }
 
 // New prepares a model's plan for the CPU with a KV cache of
@@ -112,18 +120,20 @@ func New(p *plan.Plan, opts backend.Options) (*Backend, error) {
 	if opts.KVType == "" {
 		opts.KVType = backend.KVF16
 	}
-	if opts.KVType != backend.KVF16 && opts.KVType != backend.KVF32 {
-		return nil, fmt.Errorf("cpu backend: unknown KV cache type %q (f16 or f32)", opts.KVType)
+	typV := opts.ValueType()
+	rot, err := cacheTypes(p, opts.KVType, typV)
+	if err != nil {
+		return nil, err
 	}
 	if opts.Threads <= 0 {
 		opts.Threads = DefaultThreads()
 	}
 	quant.SetThreads(opts.Threads)
-	b := &Backend{plan: p, opts: opts, f16Acc: opts.KVType == backend.KVF16, history: make([]int32, opts.ContextSize)}
+	b := &Backend{plan: p, opts: opts, f16Acc: opts.KVType == backend.KVF16, history: make([]int32, opts.ContextSize), rot: rot}
 	b.unpack, b.packedBytes = packWeights(p)
 	b.call.attnHeads = b.attnHeadsFn()
 	b.call.swiglu = func(lo, hi int) { swiglu(b.call.gate[lo:hi], b.call.up[lo:hi]) }
-	b.kv = newKVCache(p, len(p.Layers), opts.KVType)
+	b.kv = newKVCache(p, len(p.Layers), opts.KVType, typV)
 	b.s = newScratch(p, maxBatch)
 	b.experts = newMoEScratch(p, maxBatch)
 	b.hybrid = newHybrid(p, maxBatch)
@@ -135,7 +145,6 @@ func New(p *plan.Plan, opts backend.Options) (*Backend, error) {
 		}
 	}
 	b.conv = newConvScratch(p, maxBatch)
-	var err error
 	if b.prog, err = b.compile(p); err != nil {
 		b.Close()
 		return nil, err
@@ -143,10 +152,16 @@ func New(p *plan.Plan, opts backend.Options) (*Backend, error) {
 	wd := p.Widest
 	hd := wd.HeadDim
 	for h := 0; h < wd.KVHeads; h++ {
-		b.attnWork = append(b.attnWork, attnScratch{
+		w := attnScratch{
 			keys: make([]float32, opts.ContextSize*hd), vals: make([]float32, opts.ContextSize*hd),
 			qh: make([]float32, hd),
-		})
+		}
+		if b.kv.quantized() {
+			w.kq = make([]byte, opts.KVType.RowBytes(opts.ContextSize*hd))
+			w.vq = make([]byte, typV.RowBytes(hd)+opts.KVType.RowBytes(hd))
+			w.scores = make([]float32, opts.ContextSize)
+		}
+		b.attnWork = append(b.attnWork, w)
 	}
 	return b, nil
 }
@@ -156,20 +171,19 @@ func (b *Backend) Name() string { return "cpu" }
 
 // Memory implements backend.Backend.
 func (b *Backend) Memory() backend.Memory {
-	elem := b.opts.KVType.Bytes()
 	mem := backend.Memory{
 		Weights:     b.plan.WeightBytes + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
-		KVPerToken:  b.plan.CacheBytesPerToken(elem),
+		KVPerToken:  b.plan.TypedPerToken(b.kv.typ, b.kv.typV),
 		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.conv.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d thread%s, %s)", b.opts.Threads, map[bool]string{true: "", false: "s"}[b.opts.Threads == 1], simd.Describe()),
-		KVFormula:   b.plan.CacheFormula(elem, 0),
+		KVFormula:   b.plan.TypedFormula(b.kv.typ, b.kv.typV, 0),
 		// the recurrent layers' state and its checkpoints (state.go)
 		StateBytes:      b.plan.StateBytes(),
 		StateFormula:    b.plan.StateFormula,
 		CheckpointBytes: b.hybrid.checkpointBytes(),
 	}
-	mem.SetCacheLayout(b.plan.CacheGroups(0), b.plan.SharedLayers(), elem)
+	mem.SetCacheLayout(b.plan.CacheGroups(0), b.plan.SharedLayers(), b.kv.typ, b.kv.typV)
 	return mem
 }
 
@@ -256,6 +270,6 @@ func attnWorkBytes(w plan.Widths, ctx int) int64 {
 // the token history, and a hybrid model's recurrent state with as many
 // checkpoints as the backend keeps. The engine checks it against the
 // memory there is before New allocates it.
-func ContextBytes(p *plan.Plan, ctx int, kv backend.KVType) int64 {
-	return p.CacheBytesAt(ctx, kv.Bytes()) + attnWorkBytes(p.Widest, ctx) + 4*int64(ctx) + (1+MaxCheckpoints)*p.StateBytes()
+func ContextBytes(p *plan.Plan, ctx int, kv, kvV backend.KVType) int64 {
+	return p.Typed(kv, kvV, ctx, 0) + attnWorkBytes(p.Widest, ctx) + 4*int64(ctx) + (1+MaxCheckpoints)*p.StateBytes()
 }

@@ -291,10 +291,21 @@ func (b *Backend) ropeStep(o plan.Rope, rot plan.Rotation) step {
 // the batch (storeKept): written now, the batch's keys could take the
 // slots of positions the shared layer's first queries still see.
 func (b *Backend) attentionStep(layer int, o plan.Attention) step {
-	kvw := o.KVHeads * o.HeadDim
+	kvw, qw := o.KVHeads*o.HeadDim, o.Heads*o.HeadDim
 	src := b.layers[layer].kvLayer
 	return func(r *pass) {
 		n, pos, s := r.n, r.pos, &b.s
+		// a quantized cache's rotations (rotate.go), before a KV-shared
+		// layer's source keeps its rows: the cache holds them rotated
+		if b.rot.k > 0 {
+			hadamard(s.q[:n*qw], b.rot.k)
+			if !o.Shared {
+				hadamard(s.k[:n*kvw], b.rot.k)
+			}
+		}
+		if b.rot.v > 0 && !o.Shared {
+			hadamard(s.v[:n*kvw], b.rot.v)
+		}
 		if o.Shared {
 			kept := s.shared[src]
 			copy(s.k[:n*kvw], kept[:n*kvw])
@@ -311,6 +322,9 @@ func (b *Backend) attentionStep(layer int, o plan.Attention) step {
 		b.attention(layer, n, pos)
 		if !inPlace && !o.Shared && !deferred {
 			b.storeBatch(layer, n, pos)
+		}
+		if b.rot.v > 0 {
+			hadamard(s.att[:n*qw], b.rot.v) // back from the rotated values
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 // (exact, as the portable conversion). It reports false, having done
 // nothing, for an F32 cache or without native kernels.
 func (kv *kvCache) loadNative(layer, h, headDim, from, to int, keys, vals []float32) bool {
-	if kv.typ != backend.KVF16 || simd.Level() == 0 {
+	if kv.typ != backend.KVF16 || kv.typV != backend.KVF16 || simd.Level() == 0 {
 		return false
 	}
 	c, width := kv.capacity[layer], kv.widths[layer]

@@ -12,7 +12,7 @@ import (
 // and compares with widening each stored half on its own.
 func TestKVLoadNative(t *testing.T) {
 	const width, hd, capacity = 12, 4, 7 // 3 heads of 4
-	kv := &kvCache{typ: backend.KVF16, widths: []int{width}, capacity: []int{capacity}}
+	kv := &kvCache{typ: backend.KVF16, typV: backend.KVF16, widths: []int{width}, capacity: []int{capacity}}
 	kv.k16 = [][]uint16{make([]uint16, capacity*width)}
 	kv.v16 = [][]uint16{make([]uint16, capacity*width)}
 	for i := range kv.k16[0] {

@@ -27,7 +27,7 @@ type ModelInfo struct {
 	Layers       int
 	KVHeads      int
 	HeadDim      int
-	KVType       string // "f16" or "f32"
+	KVType       string // the cache type, "f16", "q8_0", ...; "keys/values" where they differ
 	// KVLayout is the KV cache as groups of layers alike in positions
 	// held and width, full layers first, and KVShared the layers that
 	// read another layer's cache and hold none; set only where layers

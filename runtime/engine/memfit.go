@@ -49,7 +49,7 @@ func contextWindow(asked, trained int) (int, error) {
 // one), naming the largest that fits, instead of dying in the allocation.
 // avail is the memory available (cpu.MemAvailable); where it is unknown
 // nothing is checked.
-func checkContextFits(m *arch.Model, ctx int, kv backend.KVType, avail int64) error {
+func checkContextFits(m *arch.Model, ctx int, kv, kvV backend.KVType, avail int64) error {
 	if avail <= 0 {
 		return nil
 	}
@@ -57,23 +57,31 @@ func checkContextFits(m *arch.Model, ctx int, kv backend.KVType, avail int64) er
 	if err != nil {
 		return err
 	}
-	if cpu.ContextBytes(p, ctx, kv) <= avail {
+	if cpu.ContextBytes(p, ctx, kv, kvV) <= avail {
 		return nil
 	}
 	lo, hi := 0, ctx // the largest context whose cost fits, by bisection
 	for lo < hi {
 		mid := lo + (hi-lo+1)/2
-		if cpu.ContextBytes(p, mid, kv) <= avail {
+		if cpu.ContextBytes(p, mid, kv, kvV) <= avail {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
 	return fmt.Errorf("a context of %d positions needs %s for its %s KV cache and attention buffers, and %s of memory is available: the largest context that fits is %d (--ctx %d)",
-		ctx, gib(cpu.ContextBytes(p, ctx, kv)), kv, gib(avail), lo, lo)
+		ctx, gib(cpu.ContextBytes(p, ctx, kv, kvV)), kvPair(kv, kvV), gib(avail), lo, lo)
 }
 
 func gib(n int64) string { return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30)) }
 
 // memAvailable is cpu.MemAvailable; tests replace it.
 var memAvailable = cpu.MemAvailable
+
+// kvPair names the cache's types: "q8_0", or "q8_0/f16" where they differ.
+func kvPair(k, v backend.KVType) string {
+	if k == v {
+		return string(k)
+	}
+	return string(k) + "/" + string(v)
+}

@@ -45,7 +45,7 @@ func TestContextTooLargeForMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := cpu.ContextBytes(p, fits, backend.KVF16); c > avail || cpu.ContextBytes(p, fits+1, backend.KVF16) <= avail {
+	if c := cpu.ContextBytes(p, fits, backend.KVF16, backend.KVF16); c > avail || cpu.ContextBytes(p, fits+1, backend.KVF16, backend.KVF16) <= avail {
 		t.Errorf("named %d positions (%d bytes); the next one must not fit in %d", fits, c, avail)
 	}
 }

@@ -21,8 +21,9 @@ type Options struct {
 	Backend     string // "auto" (default: Vulkan on a GPU, else the CPU), "cpu" or "vulkan"
 	ContextSize int    // 0: the model's trained context, capped at DefaultContext
 	Threads     int
-	Device      int // Vulkan device index, -1 for the best
-	KVType      backend.KVType
+	Device      int              // Vulkan device index, -1 for the best
+	KVType      backend.KVType   // the KV cache's keys (and values unless KVTypeV)
+	KVTypeV     backend.KVType   // its values; "" = KVType
 	DeviceHead  backend.HeadMode // reduce the logits to their head on the device ("" auto)
 	Params      sample.Params
 	// Template forces a built-in chat template by name, or "none" for
@@ -121,7 +122,15 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	beOpts := backend.Options{ContextSize: ctxSize, Threads: opts.Threads, KVType: opts.KVType, Device: opts.Device, DeviceHead: opts.DeviceHead}
+	if opts.KVTypeV == "" {
+		opts.KVTypeV = opts.KVType
+	}
+	for _, t := range []backend.KVType{opts.KVType, opts.KVTypeV} {
+		if !t.Known() {
+			return nil, fmt.Errorf("unknown KV cache type %q (%v)", t, backend.KVTypes)
+		}
+	}
+	beOpts := backend.Options{ContextSize: ctxSize, Threads: opts.Threads, KVType: opts.KVType, KVTypeV: opts.KVTypeV, Device: opts.Device, DeviceHead: opts.DeviceHead}
 	choice, err := ChooseBackend(opts.Backend, opts.Device)
 	if err != nil {
 		return nil, err
@@ -129,7 +138,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	// The CPU backend's cache is host memory; a Vulkan device reports its
 	// own allocation failures.
 	if choice.Backend == "cpu" {
-		if err := checkContextFits(m, ctxSize, opts.KVType, memAvailable()); err != nil {
+		if err := checkContextFits(m, ctxSize, opts.KVType, opts.KVTypeV, memAvailable()); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
 	}
@@ -163,7 +172,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	s.info = ModelInfo{
 		Name: m.Name, Path: f.Path, Arch: m.Arch, Params: m.Params(), FileType: m.FileType(),
 		ContextSize: ctxSize, TrainContext: m.TrainCtx, Vocab: m.Vocab, Layers: m.Config.Layers,
-		KVHeads: m.KVHeads, HeadDim: m.HeadDim, KVType: string(opts.KVType),
+		KVHeads: m.KVHeads, HeadDim: m.HeadDim, KVType: kvPair(opts.KVType, opts.KVTypeV),
 		Backend: be.Name(), Device: be.Memory().Device, Completion: tmpl == nil,
 		BackendReason: choice.Reason, TemplateNote: templateNote, Experts: m.MoE.Experts, ExpertsUsed: m.MoE.ExpertsUsed,
 	}

@@ -84,6 +84,26 @@ func (p *Plan) CacheBytes(elemBytes, ringExtra int) int64 {
 	return n * 2 * int64(elemBytes)
 }
 
+// Typed is the cache's size for keys of type k and values of type v: each
+// slot's positions (at ctx, with ringExtra) times the bytes of a key row
+// and a value row in their types (a quantized row is whole blocks).
+func (p *Plan) Typed(k, v backend.KVType, ctx, ringExtra int) int64 {
+	var n int64
+	for _, s := range p.Cache {
+		n += int64(s.Positions(ctx, ringExtra)) * (k.RowBytes(s.Width()) + v.RowBytes(s.Width()))
+	}
+	return n
+}
+
+// TypedPerToken is what one more position costs across every slot.
+func (p *Plan) TypedPerToken(k, v backend.KVType) int64 {
+	var n int64
+	for _, s := range p.Cache {
+		n += k.RowBytes(s.Width()) + v.RowBytes(s.Width())
+	}
+	return n
+}
+
 // CacheBytesAt is what the slots hold after ctx positions (a ring no
 // more than its window), at elemBytes per value.
 func (p *Plan) CacheBytesAt(ctx, elemBytes int) int64 {
@@ -130,6 +150,17 @@ func (p *Plan) StateBytes() int64 {
 // Where the groups differ in width each term carries its own; a ring larger
 // than its window (ringExtra > 0) says so.
 func (p *Plan) CacheFormula(elemBytes, ringExtra int) string {
+	t := backend.KVF16
+	if elemBytes == 4 {
+		t = backend.KVF32
+	}
+	return p.TypedFormula(t, t, ringExtra)
+}
+
+// TypedFormula is CacheFormula for keys of type k and values of type v:
+// "× 2 (K,V) × 34/32 B" where they agree, "× (34/32 B + 2 B) (K+V)"
+// where they differ.
+func (p *Plan) TypedFormula(k, v backend.KVType, ringExtra int) string {
 	groups := p.CacheGroups(ringExtra)
 	uniform := true
 	for _, g := range groups {
@@ -158,7 +189,11 @@ func (p *Plan) CacheFormula(elemBytes, ringExtra int) string {
 	if uniform && len(groups) > 0 {
 		width = fmt.Sprintf(" × %d kv heads × %d head dim", groups[0].KVHeads, groups[0].HeadDim)
 	}
-	out := fmt.Sprintf("%s%s × 2 (K,V) × %d B = %d B", pos, width, elemBytes, p.CacheBytes(elemBytes, ringExtra))
+	per := fmt.Sprintf("2 (K,V) × %s", k.PerValue())
+	if k != v {
+		per = fmt.Sprintf("(%s + %s) (K+V)", k.PerValue(), v.PerValue())
+	}
+	out := fmt.Sprintf("%s%s × %s = %d B", pos, width, per, p.Typed(k, v, p.Context, ringExtra))
 	if n := p.SharedLayers(); n > 0 {
 		out += fmt.Sprintf(" (+ %d KV-shared %s, no cache of their own)", n, plural(n, "layer"))
 	}

@@ -100,8 +100,8 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 	if opts.KVType == "" {
 		opts.KVType = backend.KVF16
 	}
-	if opts.KVType != backend.KVF16 && opts.KVType != backend.KVF32 {
-		return nil, fmt.Errorf("vulkan backend: unknown KV cache type %q (f16 or f32)", opts.KVType)
+	if v := opts.ValueType(); (opts.KVType != backend.KVF16 && opts.KVType != backend.KVF32) || v != opts.KVType {
+		return nil, fmt.Errorf("vulkan backend: a %s KV cache: this backend keeps keys and values in f16 or f32, the same for both (quantized caches run on the cpu backend)", kvName(opts.KVType, v))
 	}
 	c := m.Config
 	wd := m.Widest()
@@ -202,7 +202,7 @@ func (b *Backend) Memory() backend.Memory {
 		StateFormula:    b.m.StateFormula(),
 		CheckpointBytes: b.cache.checkpointBytes(),
 	}
-	mem.SetCacheLayout(b.plan.CacheGroups(ringExtra), b.plan.SharedLayers(), elem)
+	mem.SetCacheLayout(b.plan.CacheGroups(ringExtra), b.plan.SharedLayers(), b.opts.KVType, b.opts.KVType)
 	return mem
 }
 
@@ -386,4 +386,11 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		}
 	}
 	return out, nil
+}
+
+func kvName(k, v backend.KVType) string {
+	if k == v {
+		return string(k)
+	}
+	return string(k) + "/" + string(v)
 }
