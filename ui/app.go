@@ -127,10 +127,7 @@ func newModel(eng Engine, cfg Config, r *lipgloss.Renderer) *Model {
 		copy:    keeper.SystemCopier(os.Stdout),
 	}
 	m.tr = transcript.New(m.conv, st, r, transcript.Options{SavedIn: cfg.conversationsDir(), ThinkingKey: thinkingKey.Help().Key})
-	m.input.SetPlaceholder("Message " + m.modelName() + "…")
-	if m.info.Completion {
-		m.input.SetPlaceholder("Text for the model to continue… (Enter on empty continues)")
-	}
+	m.setPlaceholder()
 	m.insp, m.inspKeys = inspector.New(), inspector.DefaultKeyMap()
 	m.think = prompt.New(cfg.NoThinking, cfg.ReasoningEffort, promptHost{m})
 	m.sw = switcher.New(cfg.Picker, cfg.OpenModel != nil, switchHost{m})

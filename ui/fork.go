@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"errors"
 	"fmt"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -25,15 +24,12 @@ func (m *Model) fork(t *conversation.Turn, k int, token int32) tea.Cmd {
 		return nil
 	}
 	f, err := m.conv.PlanFork(t, k, token)
-	switch {
-	case errors.Is(err, conversation.ErrSameToken):
-		m.setStatus("that is the token the reply already has; ↑/↓ picks another")
-		return nil
-	case errors.Is(err, conversation.ErrDetailsNotKept):
-		m.setError(fmt.Sprintf("details not kept for this older reply (only the %d newest keep each token's alternatives): fork a recent one", conversation.DetailReplies))
-		return nil
-	case err != nil:
-		m.setError("nothing to fork here: pick a token of a reply generated in this session")
+	if err != nil {
+		if line, isErr := conversation.ForkRefusal(err); isErr {
+			m.setError(line)
+		} else {
+			m.setStatus(line)
+		}
 		return nil
 	}
 	m.pending = f

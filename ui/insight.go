@@ -48,7 +48,7 @@ func (m *Model) expertView(h, width int, wide bool) []string {
 		return nil
 	}
 	if m.inspecting() && m.insp.LensOn() {
-		return m.insp.LensView(m.styles, m.eng.TokenText, m.lensStamp(), h-4, width)
+		return m.insp.LensView(m.styles, m.eng.TokenText, inspectorHost{m}.LensStamp(), h-4, width)
 	}
 	if !m.moe() {
 		return nil

@@ -1,9 +1,13 @@
 package ui
 
 import (
+	"errors"
+	"fmt"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/ui/conversation"
+	"vkchat/ui/inspector"
 )
 
 // The inspector (ui/inspector) keeps the token cursor and the panel's
@@ -72,9 +76,20 @@ func (h inspectorHost) Scroll(rows int)               { h.scrollBy(rows) }
 func (h inspectorHost) Redraw()                       { h.tr.Invalidate() }
 func (h inspectorHost) MoE() bool                     { return h.moe() }
 func (h inspectorHost) Type(msg tea.KeyMsg)           { h.leaveInspector(); h.input.Update(msg) }
-func (h inspectorHost) LensStamp() string             { return h.lensStamp() }
+
+// LensStamp is what a computed lens depends on besides its position: the
+// conversation's revision (a new chat, a branch switch), the model, its
+// backend.
+func (h inspectorHost) LensStamp() string {
+	return fmt.Sprintf("%d\x00%s\x00%s", h.conv.Rev(), h.info.Path, h.info.Backend)
+}
+
+// Lens reads the lens of step k of reply t, not while a reply is written.
 func (h inspectorHost) Lens(t *conversation.Turn, k int, stamp string) (tea.Cmd, error) {
-	return h.startLens(t, k, stamp)
+	if h.gen != nil {
+		return nil, errors.New("lens: waits for the reply being written (esc stops it); ←/→ asks again")
+	}
+	return inspector.StartLens(h.baseCtx, h.closed, h.wg, h.eng, inspector.LensRead{Turn: t, Step: k, Stamp: stamp, Vocab: h.info.Vocab})
 }
 func (h inspectorHost) Fork(t *conversation.Turn, k int, token int32) tea.Cmd {
 	return h.fork(t, k, token)

@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"vkchat/ui/inspector"
+	"vkchat/ui/panels"
 	"vkchat/ui/termtext"
 )
 
@@ -73,15 +74,12 @@ func (m *Model) modelLoaded(msg modelLoadedMsg) {
 	}
 	m.conv.MarkSwitch(oldName, m.modelName())
 	m.tr.Invalidate()
-	m.input.SetPlaceholder("Message " + m.modelName() + "…")
-	if m.info.Completion {
-		m.input.SetPlaceholder("Text for the model to continue… (Enter on empty continues)")
-	}
+	m.setPlaceholder()
 	if c, ok := old.(io.Closer); ok && old != m.eng {
 		_ = c.Close()
 	}
 	m.saver.Save()
-	status := fmt.Sprintf("now chatting with %s (%s); the conversation is kept", m.modelName(), m.templateLabel())
+	status := fmt.Sprintf("now chatting with %s (%s); the conversation is kept", m.modelName(), panels.TemplateLabel(m.info))
 	if warn := m.info.ContextWarning(); warn != "" {
 		m.setError(status + " · " + warn)
 		return
@@ -89,10 +87,10 @@ func (m *Model) modelLoaded(msg modelLoadedMsg) {
 	m.setStatus(status)
 }
 
-// templateLabel names how the model reads the conversation.
-func (m *Model) templateLabel() string {
+// setPlaceholder says in the empty input what Enter does with this model.
+func (m *Model) setPlaceholder() {
+	m.input.SetPlaceholder("Message " + m.modelName() + "…")
 	if m.info.Completion {
-		return "completion mode"
+		m.input.SetPlaceholder("Text for the model to continue… (Enter on empty continues)")
 	}
-	return "template " + termtext.Sanitize(m.info.TemplateName)
 }

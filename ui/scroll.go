@@ -67,19 +67,11 @@ func (m *Model) scrollBy(n int) {
 // else hands the event to the transcript; for terminals and programs that
 // have mouse reporting on.
 func (m *Model) handleMouse(msg tea.MouseMsg) {
-	if !m.pane.Shown {
-		m.layout()
-		m.syncTranscript()
-		m.tr.Update(msg)
+	if m.pane.Shown {
+		m.pane.Wheel(msg)
 		return
 	}
-	if msg.Action != tea.MouseActionPress {
-		return
-	}
-	switch msg.Button {
-	case tea.MouseButtonWheelUp:
-		m.pane.Scroll(-transcript.WheelStep)
-	case tea.MouseButtonWheelDown:
-		m.pane.Scroll(transcript.WheelStep)
-	}
+	m.layout()
+	m.syncTranscript()
+	m.tr.Update(msg)
 }

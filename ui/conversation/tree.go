@@ -178,6 +178,18 @@ var (
 	ErrSameToken   = errors.New("that is the token the reply already has")
 )
 
+// ForkRefusal is the line a chat shows for PlanFork's error, and whether
+// it is an error (else a hint: the token picked is the one drawn).
+func ForkRefusal(err error) (line string, isErr bool) {
+	switch {
+	case errors.Is(err, ErrSameToken):
+		return "that is the token the reply already has; ↑/↓ picks another", false
+	case errors.Is(err, ErrDetailsNotKept):
+		return fmt.Sprintf("details not kept for this older reply (only the %d newest keep each token's alternatives): fork a recent one", DetailReplies), true
+	}
+	return "nothing to fork here: pick a token of a reply generated in this session", true
+}
+
 // PlanFork checks that reply t can continue from step k with token
 // instead of what was drawn there and returns what that fork keeps. The
 // errors are ErrNotForkable, ErrSameToken and ErrDetailsNotKept (a fork

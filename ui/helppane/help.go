@@ -50,6 +50,20 @@ func (p *Pane) ShowPrompt(pr *Prompt) { *p = Pane{Shown: true, Prompt: pr} }
 // ShowChats puts /chats' list in the pane.
 func (p *Pane) ShowChats(c *Chats) { *p = Pane{Shown: true, Chats: c} }
 
+// Wheel scrolls the pane with the mouse wheel (transcript.WheelStep rows a
+// notch, as the transcript scrolls); other mouse events do nothing here.
+func (p *Pane) Wheel(msg tea.MouseMsg) {
+	if msg.Action != tea.MouseActionPress {
+		return
+	}
+	switch msg.Button {
+	case tea.MouseButtonWheelUp:
+		p.Scroll(-transcript.WheelStep)
+	case tea.MouseButtonWheelDown:
+		p.Scroll(transcript.WheelStep)
+	}
+}
+
 // Scroll moves the pane n rows (up when negative).
 func (p *Pane) Scroll(n int) { p.Offset = max(p.Offset+n, 0) }
 

@@ -111,3 +111,12 @@ func Separator(st theme.Styles, text string, isErr, following bool, w, maxRows i
 	}
 	return out
 }
+
+// TemplateLabel names how the model reads the conversation, for a status
+// line: "completion mode" or "template NAME".
+func TemplateLabel(info engine.ModelInfo) string {
+	if info.Completion {
+		return "completion mode"
+	}
+	return "template " + termtext.Sanitize(info.TemplateName)
+}
