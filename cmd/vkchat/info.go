@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"vkchat/runtime/arch"
+	"vkchat/runtime/backend"
 	"vkchat/runtime/engine"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/gguf"
@@ -20,10 +22,13 @@ func init() {
 }
 
 func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("info", "--model FILE|demo [--ctx N] [--plan]   (or: vkchat info FILE [flags])", stderr)
+	fs := newFlags("info", "--model FILE|demo [--ctx N] [--kv-type T] [--plan]   (or: vkchat info FILE [flags])", stderr)
 	modelFlag := fs.String("model", "", "GGUF model file, or demo for the model built into vkchat (the file may also be given alone, before or after the flags)")
 	ctxSize := new(int)
 	contextFlag(fs, ctxSize, "context size in `N` tokens for the memory estimate (0: what the chat would use, the model's trained context up to 4096)")
+	kvType := fs.String("kv-type", "f16", "the KV cache's type for the estimate: f16, f32, q8_0, q5_0 or q4_0 (as chat's --kv-type)")
+	kvTypeK := fs.String("kv-type-k", "", "the keys' type, in place of --kv-type's")
+	kvTypeV := fs.String("kv-type-v", "", "the values' type, in place of --kv-type's")
 	showPlan := fs.Bool("plan", false, "also print the op plan both backends execute: the input, a group of ops per layer, the head, the cache and state slots")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -109,7 +114,11 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Path, err)
 	}
-	kv := p.CacheBytes(2, 0)
+	kt, vt := backend.KVType(cmp.Or(*kvTypeK, *kvType)), backend.KVType(cmp.Or(*kvTypeV, *kvType))
+	if err := p.CheckCacheTypes(kt, vt); err != nil {
+		return fmt.Errorf("%s: --kv-type: %w", f.Path, err)
+	}
+	kv := p.Typed(kt, vt, p.Context, 0)
 	if st := m.StateBytes(); st > 0 {
 		w("memory", "weights %s + KV cache %s at ctx %d + recurrent state %s = %s",
 			humanBytes(m.WeightBytes()), humanBytes(kv), *ctxSize, humanBytes(st), humanBytes(m.WeightBytes()+kv+st))
@@ -117,7 +126,14 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		w("memory", "weights %s + KV cache %s at ctx %d = %s",
 			humanBytes(m.WeightBytes()), humanBytes(kv), *ctxSize, humanBytes(m.WeightBytes()+kv))
 	}
-	w("KV cache", "f16: %s", p.CacheFormula(2, 0))
+	kvName := string(kt)
+	if kt != vt {
+		kvName += "/" + string(vt)
+	}
+	w("KV cache", "%s: %s", kvName, p.TypedFormula(kt, vt, 0))
+	if kt != backend.KVF16 || vt != backend.KVF16 {
+		w("KV in f16", "%s, for comparison", humanBytes(p.CacheBytes(2, 0)))
+	}
 	stateInfo(w, m)
 	if *showPlan {
 		fmt.Fprintln(stdout)

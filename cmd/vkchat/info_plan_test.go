@@ -60,3 +60,35 @@ func TestInfoPlan(t *testing.T) {
 		})
 	}
 }
+
+// TestInfoKVType: `vkchat info --kv-type` sizes the cache in that type
+// (q8_0's 34 B and q4_0's 18 B a block of 32, keys and values apart with
+// --kv-type-k/-v) beside what f16 would take, and refuses a quantized
+// type where a head is not whole blocks (the demo model's 8).
+func TestInfoKVType(t *testing.T) {
+	path := testenv.Model(t, "synth-qwen3-F32.gguf")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--kv-type", "q8_0"}, "KV cache:        q8_0: 2 layers × 512 ctx × 2 kv heads × 128 head dim × 2 (K,V) × 34/32 B = 557056 B"},
+		{[]string{"--kv-type", "q4_0"}, "KV cache:        q4_0: 2 layers × 512 ctx × 2 kv heads × 128 head dim × 2 (K,V) × 18/32 B = 294912 B"},
+		{[]string{"--kv-type-k", "q8_0"}, "KV cache:        q8_0/f16: 2 layers × 512 ctx × 2 kv heads × 128 head dim × (34/32 B + 2 B) (K+V) = 802816 B"},
+		{nil, "KV cache:        f16: 2 layers × 512 ctx × 2 kv heads × 128 head dim × 2 (K,V) × 2 B = 1048576 B"},
+	} {
+		var out bytes.Buffer
+		if err := runInfo(context.Background(), append([]string{"--ctx", "512", path}, c.args...), &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), c.want+"\n") {
+			t.Errorf("%v: no line %q in\n%s", c.args, c.want, out.String())
+		}
+		if quantized := c.args != nil; quantized != strings.Contains(out.String(), "KV in f16:       1.0 MiB, for comparison") {
+			t.Errorf("%v: the f16 comparison line shown %v", c.args, !quantized)
+		}
+	}
+	err := runInfo(context.Background(), []string{"--model", "demo", "--kv-type", "q8_0"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "head size is 8") {
+		t.Errorf("q8_0 on the demo model: %v, want a refusal naming the head size", err)
+	}
+}

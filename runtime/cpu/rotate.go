@@ -24,19 +24,14 @@ type rotation struct{ k, v int }
 // cacheTypes checks the cache types against the plan and says which
 // rotations they take.
 func cacheTypes(p *plan.Plan, typK, typV backend.KVType) (rotation, error) {
-	for _, t := range []backend.KVType{typK, typV} {
-		if !t.Known() {
-			return rotation{}, fmt.Errorf("cpu backend: unknown KV cache type %q (%v)", t, backend.KVTypes)
-		}
+	if err := p.CheckCacheTypes(typK, typV); err != nil {
+		return rotation{}, fmt.Errorf("cpu backend: %w", err)
 	}
 	if !typK.Quantized() && !typV.Quantized() {
 		return rotation{}, nil
 	}
 	hd := -1
 	for _, s := range p.Cache {
-		if s.HeadDim%32 != 0 {
-			return rotation{}, fmt.Errorf("cpu backend: a %s/%s KV cache stores blocks of 32 values inside a head, and layer %d's head size is %d: use f16 or f32", typK, typV, s.Layer, s.HeadDim)
-		}
 		if hd == -1 || hd == s.HeadDim {
 			hd = s.HeadDim
 		} else {

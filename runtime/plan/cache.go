@@ -84,6 +84,27 @@ func (p *Plan) CacheBytes(elemBytes, ringExtra int) int64 {
 	return n * 2 * int64(elemBytes)
 }
 
+// CheckCacheTypes says whether the cache can hold keys of type k and values
+// of type v: both known, and a block-quantized type only where every
+// slot's head size is a multiple of its 32-value blocks (as llama.cpp
+// refuses -ctk/-ctv otherwise).
+func (p *Plan) CheckCacheTypes(k, v backend.KVType) error {
+	for _, t := range []backend.KVType{k, v} {
+		if !t.Known() {
+			return fmt.Errorf("unknown KV cache type %q (%v)", t, backend.KVTypes)
+		}
+	}
+	if !k.Quantized() && !v.Quantized() {
+		return nil
+	}
+	for _, s := range p.Cache {
+		if s.HeadDim%32 != 0 {
+			return fmt.Errorf("a %s/%s KV cache stores blocks of 32 values inside a head, and layer %d's head size is %d: use f16 or f32", k, v, s.Layer, s.HeadDim)
+		}
+	}
+	return nil
+}
+
 // Typed is the cache's size for keys of type k and values of type v: each
 // slot's positions (at ctx, with ringExtra) times the bytes of a key row
 // and a value row in their types (a quantized row is whole blocks).
