@@ -1,10 +1,6 @@
 package cpu
 
-import (
-	"math"
-
-	"vkchat/runtime/backend"
-)
+import "vkchat/runtime/backend"
 
 // A block-quantized KV cache is read as llama.cpp's CPU flash attention
 // reads it (ggml-cpu ops.cpp flash_attn_ext, one query row at a time): the
@@ -80,53 +76,17 @@ func (b *Backend) attendQuantized(layer, kvh, n, pos, lo, window int, scale floa
 }
 
 // attendScores is attendPortable's online softmax on scores already
-// computed (before the scale): the values accumulated in F16 (f16) or F32.
+// computed (before the scale, which a soft-cap divides as there): the
+// values accumulated in F16 (f16) or F32.
 func attendScores(scores, vals, out []float32, scale, softcap, sink float32, f16 bool) {
 	hd := len(out)
-	m := float32(math.Inf(-1))
-	var sum float32
-	clear(out)
+	if softcap != 0 {
+		scale /= softcap
+	}
+	acc := online{out: out, f16: f16}
+	acc.start()
 	for t, raw := range scores {
-		sc := raw * scale
-		if softcap != 0 {
-			sc = softcap * tanhf(sc)
-		}
-		ms, vs := float32(1), float32(1)
-		if sc > m {
-			ms = float32(exp64(m - sc))
-			m = sc
-			for d := range out {
-				out[d] *= ms
-			}
-			if f16 {
-				roundAll16(out)
-			}
-		} else {
-			vs = float32(exp64(sc - m))
-		}
-		v := vals[t*hd : (t+1)*hd]
-		for d := range out {
-			out[d] = fma32(v[d], vs, out[d])
-		}
-		if f16 {
-			roundAll16(out)
-		}
-		sum = fma32(sum, ms, vs)
+		acc.add(raw*scale, softcap, vals[t*hd:(t+1)*hd])
 	}
-	if sink != noSink {
-		ms, vs := float32(1), float32(1)
-		if sink > m {
-			ms = float32(exp64(m - sink))
-			for d := range out {
-				out[d] *= ms
-			}
-		} else {
-			vs = float32(exp64(sink - m))
-		}
-		sum = fma32(sum, ms, vs)
-	}
-	inv := 1 / sum
-	for d := range out {
-		out[d] *= inv
-	}
+	acc.finish(sink)
 }

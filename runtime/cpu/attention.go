@@ -147,49 +147,75 @@ func attendPortable(q, keys, vals, out []float32, span int, scale, softcap, sink
 		}
 		q = qh
 	}
-	m := float32(math.Inf(-1))
-	var sum float32
-	clear(out)
+	acc := online{out: out, f16: f16}
+	acc.start()
 	for t := 0; t < span; t++ {
-		sc := vecDot(q, keys[t*hd:(t+1)*hd]) * scale
-		if softcap != 0 {
-			sc = softcap * tanhf(sc)
-		}
-		ms, vs := float32(1), float32(1)
-		if sc > m {
-			ms = float32(exp64(m - sc))
-			m = sc
-			for d := range out {
-				out[d] *= ms
-			}
-			if f16 {
-				roundAll16(out)
-			}
-		} else {
-			vs = float32(exp64(sc - m))
-		}
-		v := vals[t*hd : (t+1)*hd]
+		acc.add(vecDot(q, keys[t*hd:(t+1)*hd])*scale, softcap, vals[t*hd:(t+1)*hd])
+	}
+	acc.finish(sink)
+}
+
+// online is the single-pass softmax of llama.cpp's CPU flash attention over
+// one query's positions: a running maximum m and sum, the weighted values
+// summed into out (rounded to F16 after each step where the cache is F16,
+// as ggml's F16 accumulator is).
+type online struct {
+	out    []float32
+	f16    bool
+	m, sum float32
+}
+
+func (o *online) start() {
+	o.m, o.sum = float32(math.Inf(-1)), 0
+	clear(o.out)
+}
+
+// add folds in one position: its scaled score sc (soft-capped when
+// softcap != 0) and its value row v.
+func (o *online) add(sc, softcap float32, v []float32) {
+	out := o.out
+	if softcap != 0 {
+		sc = softcap * tanhf(sc)
+	}
+	ms, vs := float32(1), float32(1)
+	if sc > o.m {
+		ms = float32(exp64(o.m - sc))
+		o.m = sc
 		for d := range out {
-			out[d] = fma32(v[d], vs, out[d])
+			out[d] *= ms
 		}
-		if f16 {
+		if o.f16 {
 			roundAll16(out)
 		}
-		sum = fma32(sum, ms, vs)
+	} else {
+		vs = float32(exp64(sc - o.m))
 	}
+	for d := range out {
+		out[d] = fma32(v[d], vs, out[d])
+	}
+	if o.f16 {
+		roundAll16(out)
+	}
+	o.sum = fma32(o.sum, ms, vs)
+}
+
+// finish folds in the sink (noSink: none), which takes probability mass
+// and has no value, then divides by the sum.
+func (o *online) finish(sink float32) {
+	out := o.out
 	if sink != noSink {
 		ms, vs := float32(1), float32(1)
-		if sink > m {
-			ms = float32(exp64(m - sink))
+		if sink > o.m {
+			ms = float32(exp64(o.m - sink))
 			for d := range out {
 				out[d] *= ms
 			}
 		} else {
-			vs = float32(exp64(sink - m))
+			vs = float32(exp64(sink - o.m))
 		}
-		sum = fma32(sum, ms, vs)
+		o.sum = fma32(o.sum, ms, vs)
 	}
-	inv := 1 / sum
+	inv := 1 / o.sum
 	for d := range out {
 		out[d] *= inv
 	}

@@ -151,3 +151,35 @@ func TestKVQuantRefusals(t *testing.T) {
 		t.Errorf("an unknown type: %v, want a refusal naming it", err)
 	}
 }
+
+// TestKVQuantSoftcapAndSinks: on the models whose attention has a soft-cap
+// (gemma2) or sinks (gpt-oss), which no quantized-cache reference covers,
+// a q8_0 cache stays within the quantization's own effect of the f16
+// cache (the doc measures 0.34/0.24 for gpt-oss): a soft-cap or a sink
+// handled differently on the quantized path moves the logits by far more.
+func TestKVQuantSoftcapAndSinks(t *testing.T) {
+	for _, model := range []string{"synth-gemma2-F32.gguf", "2026/synth-gpt-oss-F32.gguf"} {
+		t.Run(model, func(t *testing.T) {
+			r := loadReference(t, strings.TrimSuffix(model, ".gguf")+".json") // its prompt and greedy tokens
+			logits := map[backend.KVType][][]float32{}
+			for _, kv := range []backend.KVType{backend.KVF16, backend.KVQ8_0} {
+				s, err := Load(context.Background(), testenv.Model(t, model), Options{Backend: "cpu", ContextSize: 512, Template: "none", KVType: kv})
+				if err != nil {
+					t.Fatal(err)
+				}
+				logits[kv] = teacherForced(t, s, r)
+				s.Close()
+			}
+			worst := 0.0
+			for p := range logits[backend.KVF16] {
+				for i, f := range logits[backend.KVF16][p] {
+					worst = math.Max(worst, math.Abs(float64(logits[backend.KVQ8_0][p][i]-f)))
+				}
+			}
+			t.Logf("%s: q8_0 against f16 cache, max |Δlogit| %.3f", model, worst)
+			if worst > 1 {
+				t.Errorf("%s: a q8_0 cache moves the logits by %.3f from the f16 cache's (over 1)", model, worst)
+			}
+		})
+	}
+}
