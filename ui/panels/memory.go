@@ -37,6 +37,13 @@ var kvElementBytes = map[string]float64{
 // false when the element type is unknown.
 func KVFormula(info engine.ModelInfo, ctx int) (total int64, perElem float64, ok bool) {
 	perElem, ok = kvElementBytes[strings.ToLower(info.KVType)]
+	if k, v, pair := strings.Cut(strings.ToLower(info.KVType), "/"); pair {
+		// keys and values of their own types: a value of each per
+		// position and head dim, so the mean of the two per element
+		pk, okK := kvElementBytes[k]
+		pv, okV := kvElementBytes[v]
+		perElem, ok = (pk+pv)/2, okK && okV
+	}
 	if !ok {
 		return 0, 0, false
 	}
@@ -155,9 +162,16 @@ func MemoryLinesDetail(st theme.Styles, m Memory, width int, detail MemoryDetail
 	}
 	terms = append(terms, sharedNote(info)...)
 	if moe || hybrid {
-		return append(lines, inlineFormula(st, "KV alloc =", terms, width)...)
+		lines = append(lines, inlineFormula(st, "KV alloc =", terms, width)...)
+	} else {
+		lines = append(lines, formulaLines(st, "KV alloc =", terms, width)...)
 	}
-	return append(lines, formulaLines(st, "KV alloc =", terms, width)...)
+	if ok && strings.ToLower(info.KVType) != "f16" {
+		// what a quantized (or f32) cache saves is the reason to pick it
+		f16 := int64(math.Round(float64(total) * 2 / perElem))
+		lines = append(lines, row(st, "in f16", memLabelW, sizeCell(st, f16)))
+	}
+	return lines
 }
 
 // inlineFormula flows a label and its formula's terms on as few rows as

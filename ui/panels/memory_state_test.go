@@ -75,3 +75,46 @@ func TestMemoryHybridGolden(t *testing.T) {
 		t.Run(fmt.Sprintf("width%d", w), func(t *testing.T) { golden.RequireEqual(t, []byte(strings.Join(box, "\n")+"\n")) })
 	}
 }
+
+// kvQuantMemory is synth-qwen3-F32's panel with a cache of keys of type k
+// and values of type v (2 layers, 2 KV heads × 128, 512 positions).
+func kvQuantMemory(kv string, perPosition int64) Memory {
+	info := engine.ModelInfo{Arch: "qwen3", Layers: 2, KVHeads: 2, HeadDim: 128, KVType: kv, ContextSize: 512}
+	return Memory{Info: info, Stats: engine.Stats{ContextUsed: 12, ContextSize: 512, KVPerToken: perPosition, KVUsed: 12 * perPosition,
+		KVAllocated: 512 * perPosition, Weights: 14_162_944, Scratch: 1_901_568}}
+}
+
+// TestMemoryKVQuant: with a quantized cache the formula is in the cache's
+// type and adds up to what the backend allocated (q8_0: 34 B a block of 32,
+// 1,088 B a position here, as llama.cpp's 0.53 MiB at 512; q4_0: 18 B,
+// 576 B; keys q8_0 with values f16: 1,568 B), and a row says what f16
+// would take; an f16 cache has no such row.
+func TestMemoryKVQuant(t *testing.T) {
+	st := asciiStyles()
+	for _, c := range []struct {
+		kv    string
+		per   int64
+		total string
+	}{{"q8_0", 1088, "557,056 B ✓"}, {"q4_0", 576, "294,912 B ✓"}, {"q8_0/f16", 1568, "802,816 B ✓"}, {"f16", 2048, "1,048,576 B ✓"}} {
+		text := strings.Join(strings.Fields(strings.Join(MemoryLines(st, kvQuantMemory(c.kv, c.per), 56), "\n")), " ")
+		if !strings.Contains(text, c.total) {
+			t.Errorf("%s: no %q in %s", c.kv, c.total, text)
+		}
+		if f16 := strings.Contains(text, "in f16 1.00 MiB 1,048,576 B"); f16 != (c.kv != "f16") {
+			t.Errorf("%s: the f16 row shown %v in %s", c.kv, f16, text)
+		}
+	}
+}
+
+func TestMemoryKVQuantGolden(t *testing.T) {
+	st := asciiStyles()
+	for _, c := range []struct {
+		kv  string
+		per int64
+	}{{"q8_0", 1088}, {"q4_0", 576}} {
+		for _, w := range []int{40, 60} {
+			box := Box(st, "Memory", MemoryLines(st, kvQuantMemory(c.kv, c.per), InnerWidth(w)), w)
+			t.Run(fmt.Sprintf("%s_width%d", c.kv, w), func(t *testing.T) { golden.RequireEqual(t, []byte(strings.Join(box, "\n")+"\n")) })
+		}
+	}
+}
