@@ -29,6 +29,7 @@ func (h switchHost) Generating() bool         { return h.generating() }
 func (h switchHost) Context() context.Context { return h.baseCtx }
 func (h switchHost) Size() (w, height int)    { return h.width, h.height }
 func (h switchHost) ModelName() string        { return h.modelName() }
+func (h switchHost) KVType() string           { return h.info.KVType }
 
 func (h switchHost) Open(ref string) tea.Cmd {
 	open, ctx := h.cfg.OpenModel, h.baseCtx

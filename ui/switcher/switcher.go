@@ -31,6 +31,8 @@ type Host interface {
 	// Backend is the engine's backend switch, nil when it has none; it
 	// says where the session runs now.
 	Backend() func(name string) (where string, err error)
+	// KVType is the KV cache's type ("f16", "q8_0", "q8_0/f16": keys/values).
+	KVType() string
 }
 
 // Switcher holds the picker /model opened and the model being loaded.
@@ -48,14 +50,28 @@ func New(opts picker.Options, canOpen bool, h Host) *Switcher {
 	return &Switcher{opts: opts, canOpen: canOpen, h: h}
 }
 
-// Commands are /model and /backend.
+// Commands are /model and /backend, and /kv, which says what the cache
+// is kept in.
 func (s *Switcher) Commands() (model, backend []command.Command) {
 	return []command.Command{{Name: "model", ArgHelp: "[FILE]", Arg: command.Text,
 			Help: "switch to another model, keeping the conversation (its template renders it from the next reply); without FILE pick from the stored models",
 			Run:  func(a command.Args) tea.Cmd { return s.model(a.Text) }}},
 		[]command.Command{{Name: "backend", ArgHelp: "NAME", Arg: command.TextRequired,
 			Help: "continue on another compute backend (cpu or vulkan), e.g. after a GPU fault",
-			Run:  func(a command.Args) tea.Cmd { s.backend(a.Text); return nil }}}
+			Run:  func(a command.Args) tea.Cmd { s.backend(a.Text); return nil }},
+			{Name: "kv", Help: "the KV cache's type (f16, f32, q8_0, q5_0, q4_0); set when the model loads (--kv-type)",
+				Run: func(command.Args) tea.Cmd { s.kv(); return nil }}}
+}
+
+// kv is /kv: the cache's type, and why it is not changed here — a cache
+// of another type must be filled again from the whole context.
+func (s *Switcher) kv() {
+	t := termtext.Sanitize(s.h.KVType())
+	what := "keys and values in " + t
+	if k, v, pair := strings.Cut(t, "/"); pair {
+		what = "keys in " + k + ", values in " + v
+	}
+	s.h.Info("KV cache: " + what + " · chosen when the model loads (--kv-type, --kv-type-k, --kv-type-v): another type would read the whole context again, so the chat does not change it")
 }
 
 // model is /model [REF]: with REF the model loads at once, without it the
