@@ -118,7 +118,7 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := p.CheckCacheTypes(kt, vt); err != nil {
 		return fmt.Errorf("%s: --kv-type: %w", f.Path, err)
 	}
-	kv := p.Typed(kt, vt, p.Context, 0)
+	kv := p.CacheBytes(kt, vt, p.Context, 0)
 	if st := m.StateBytes(); st > 0 {
 		w("memory", "weights %s + KV cache %s at ctx %d + recurrent state %s = %s",
 			humanBytes(m.WeightBytes()), humanBytes(kv), *ctxSize, humanBytes(st), humanBytes(m.WeightBytes()+kv+st))
@@ -126,13 +126,9 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		w("memory", "weights %s + KV cache %s at ctx %d = %s",
 			humanBytes(m.WeightBytes()), humanBytes(kv), *ctxSize, humanBytes(m.WeightBytes()+kv))
 	}
-	kvName := string(kt)
-	if kt != vt {
-		kvName += "/" + string(vt)
-	}
-	w("KV cache", "%s: %s", kvName, p.TypedFormula(kt, vt, 0))
+	w("KV cache", "%s: %s", backend.KVName(kt, vt), p.CacheFormula(kt, vt, 0))
 	if kt != backend.KVF16 || vt != backend.KVF16 {
-		w("KV in f16", "%s, for comparison", humanBytes(p.CacheBytes(2, 0)))
+		w("KV in f16", "%s, for comparison", humanBytes(p.CacheBytes(backend.KVF16, backend.KVF16, p.Context, 0)))
 	}
 	stateInfo(w, m)
 	if *showPlan {

@@ -92,6 +92,15 @@ func (k KVType) PerValue() string {
 	return fmt.Sprintf("%d B", k.Bytes())
 }
 
+// KVName names a cache of keys of type k and values of type v: "q8_0",
+// or "q8_0/f16" where they differ (as ModelInfo and exports record it).
+func KVName(k, v KVType) string {
+	if k == v {
+		return string(k)
+	}
+	return string(k) + "/" + string(v)
+}
+
 // Known reports whether k is one of KVTypes.
 func (k KVType) Known() bool {
 	for _, t := range KVTypes {

@@ -174,10 +174,10 @@ func (b *Backend) Memory() backend.Memory {
 	mem := backend.Memory{
 		Weights:     b.plan.WeightBytes + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
-		KVPerToken:  b.plan.TypedPerToken(b.kv.typ, b.kv.typV),
+		KVPerToken:  b.plan.CacheBytesPerToken(b.kv.typ, b.kv.typV),
 		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.conv.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d thread%s, %s)", b.opts.Threads, map[bool]string{true: "", false: "s"}[b.opts.Threads == 1], simd.Describe()),
-		KVFormula:   b.plan.TypedFormula(b.kv.typ, b.kv.typV, 0),
+		KVFormula:   b.plan.CacheFormula(b.kv.typ, b.kv.typV, 0),
 		// the recurrent layers' state and its checkpoints (state.go)
 		StateBytes:      b.plan.StateBytes(),
 		StateFormula:    b.plan.StateFormula,
@@ -271,5 +271,5 @@ func attnWorkBytes(w plan.Widths, ctx int) int64 {
 // checkpoints as the backend keeps. The engine checks it against the
 // memory there is before New allocates it.
 func ContextBytes(p *plan.Plan, ctx int, kv, kvV backend.KVType) int64 {
-	return p.Typed(kv, kvV, ctx, 0) + attnWorkBytes(p.Widest, ctx) + 4*int64(ctx) + (1+MaxCheckpoints)*p.StateBytes()
+	return p.CacheBytes(kv, kvV, ctx, 0) + attnWorkBytes(p.Widest, ctx) + 4*int64(ctx) + (1+MaxCheckpoints)*p.StateBytes()
 }

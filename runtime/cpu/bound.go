@@ -16,6 +16,6 @@ func (b *Backend) DecodeBytes(pos int) int64 {
 			n += int64(len(emb.Data)) / int64(emb.Rows)
 		}
 	}
-	kv := p.CacheBytesAt(pos+1, b.opts.KVType.Bytes())
+	kv := p.CacheBytes(b.kv.typ, b.kv.typV, pos+1, 0) // in the cache's types
 	return n + kv + 2*p.StateBytes()
 }

@@ -70,18 +70,10 @@ func checkContextFits(m *arch.Model, ctx int, kv, kvV backend.KVType, avail int6
 		}
 	}
 	return fmt.Errorf("a context of %d positions needs %s for its %s KV cache and attention buffers, and %s of memory is available: the largest context that fits is %d (--ctx %d)",
-		ctx, gib(cpu.ContextBytes(p, ctx, kv, kvV)), kvPair(kv, kvV), gib(avail), lo, lo)
+		ctx, gib(cpu.ContextBytes(p, ctx, kv, kvV)), backend.KVName(kv, kvV), gib(avail), lo, lo)
 }
 
 func gib(n int64) string { return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30)) }
 
 // memAvailable is cpu.MemAvailable; tests replace it.
 var memAvailable = cpu.MemAvailable
-
-// kvPair names the cache's types: "q8_0", or "q8_0/f16" where they differ.
-func kvPair(k, v backend.KVType) string {
-	if k == v {
-		return string(k)
-	}
-	return string(k) + "/" + string(v)
-}

@@ -172,7 +172,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 	s.info = ModelInfo{
 		Name: m.Name, Path: f.Path, Arch: m.Arch, Params: m.Params(), FileType: m.FileType(),
 		ContextSize: ctxSize, TrainContext: m.TrainCtx, Vocab: m.Vocab, Layers: m.Config.Layers,
-		KVHeads: m.KVHeads, HeadDim: m.HeadDim, KVType: kvPair(opts.KVType, opts.KVTypeV),
+		KVHeads: m.KVHeads, HeadDim: m.HeadDim, KVType: backend.KVName(opts.KVType, opts.KVTypeV),
 		Backend: be.Name(), Device: be.Memory().Device, Completion: tmpl == nil,
 		BackendReason: choice.Reason, TemplateNote: templateNote, Experts: m.MoE.Experts, ExpertsUsed: m.MoE.ExpertsUsed,
 	}

@@ -75,15 +75,6 @@ func (p *Plan) CacheGroups(ringExtra int) []backend.KVGroup {
 	return out
 }
 
-// CacheBytes is the whole KV cache at elemBytes per value.
-func (p *Plan) CacheBytes(elemBytes, ringExtra int) int64 {
-	var n int64
-	for _, s := range p.Cache {
-		n += int64(s.Positions(p.Context, ringExtra)) * int64(s.Width())
-	}
-	return n * 2 * int64(elemBytes)
-}
-
 // CheckCacheTypes says whether the cache can hold keys of type k and values
 // of type v: both known, and a block-quantized type only where every
 // slot's head size is a multiple of its 32-value blocks (as llama.cpp
@@ -99,16 +90,17 @@ func (p *Plan) CheckCacheTypes(k, v backend.KVType) error {
 	}
 	for _, s := range p.Cache {
 		if s.HeadDim%32 != 0 {
-			return fmt.Errorf("a %s/%s KV cache stores blocks of 32 values inside a head, and layer %d's head size is %d: use f16 or f32", k, v, s.Layer, s.HeadDim)
+			return fmt.Errorf("a %s KV cache stores blocks of 32 values inside a head, and layer %d's head size is %d: use f16 or f32", backend.KVName(k, v), s.Layer, s.HeadDim)
 		}
 	}
 	return nil
 }
 
-// Typed is the cache's size for keys of type k and values of type v: each
-// slot's positions (at ctx, with ringExtra) times the bytes of a key row
-// and a value row in their types (a quantized row is whole blocks).
-func (p *Plan) Typed(k, v backend.KVType, ctx, ringExtra int) int64 {
+// CacheBytes is the cache's size for keys of type k and values of type v:
+// each slot's positions (at ctx, with ringExtra) times the bytes of a key
+// row and a value row in their types (a quantized row is whole blocks).
+// At a ctx below the plan's it is what the slots hold after ctx positions.
+func (p *Plan) CacheBytes(k, v backend.KVType, ctx, ringExtra int) int64 {
 	var n int64
 	for _, s := range p.Cache {
 		n += int64(s.Positions(ctx, ringExtra)) * (k.RowBytes(s.Width()) + v.RowBytes(s.Width()))
@@ -116,32 +108,13 @@ func (p *Plan) Typed(k, v backend.KVType, ctx, ringExtra int) int64 {
 	return n
 }
 
-// TypedPerToken is what one more position costs across every slot.
-func (p *Plan) TypedPerToken(k, v backend.KVType) int64 {
+// CacheBytesPerToken is what one more position costs across every slot.
+func (p *Plan) CacheBytesPerToken(k, v backend.KVType) int64 {
 	var n int64
 	for _, s := range p.Cache {
 		n += k.RowBytes(s.Width()) + v.RowBytes(s.Width())
 	}
 	return n
-}
-
-// CacheBytesAt is what the slots hold after ctx positions (a ring no
-// more than its window), at elemBytes per value.
-func (p *Plan) CacheBytesAt(ctx, elemBytes int) int64 {
-	var n int64
-	for _, s := range p.Cache {
-		n += int64(s.Positions(ctx, 0)) * int64(s.Width())
-	}
-	return n * 2 * int64(elemBytes)
-}
-
-// CacheBytesPerToken is what one more position costs across every slot.
-func (p *Plan) CacheBytesPerToken(elemBytes int) int64 {
-	var n int64
-	for _, s := range p.Cache {
-		n += int64(s.Width())
-	}
-	return n * 2 * int64(elemBytes)
 }
 
 // SharedLayers counts the layers that read another layer's cache.
@@ -166,22 +139,12 @@ func (p *Plan) StateBytes() int64 {
 	return n
 }
 
-// CacheFormula says how the cache adds up, e.g. "(1 layer × 512 ctx + 5
-// layers × 8 window) × 2 kv heads × 128 head dim × 2 (K,V) × 2 B = 576 B".
-// Where the groups differ in width each term carries its own; a ring larger
-// than its window (ringExtra > 0) says so.
-func (p *Plan) CacheFormula(elemBytes, ringExtra int) string {
-	t := backend.KVF16
-	if elemBytes == 4 {
-		t = backend.KVF32
-	}
-	return p.TypedFormula(t, t, ringExtra)
-}
-
-// TypedFormula is CacheFormula for keys of type k and values of type v:
-// "× 2 (K,V) × 34/32 B" where they agree, "× (34/32 B + 2 B) (K+V)"
-// where they differ.
-func (p *Plan) TypedFormula(k, v backend.KVType, ringExtra int) string {
+// CacheFormula says how the cache of keys of type k and values of type v
+// adds up, e.g. "(1 layer × 512 ctx + 5 layers × 8 window) × 2 kv heads ×
+// 128 head dim × 2 (K,V) × 2 B = 576 B": "× (34/32 B + 2 B) (K+V)" where
+// the types differ. Where the groups differ in width each term carries
+// its own; a ring larger than its window (ringExtra > 0) says so.
+func (p *Plan) CacheFormula(k, v backend.KVType, ringExtra int) string {
 	groups := p.CacheGroups(ringExtra)
 	uniform := true
 	for _, g := range groups {
@@ -214,7 +177,7 @@ func (p *Plan) TypedFormula(k, v backend.KVType, ringExtra int) string {
 	if k != v {
 		per = fmt.Sprintf("(%s + %s) (K+V)", k.PerValue(), v.PerValue())
 	}
-	out := fmt.Sprintf("%s%s × %s = %d B", pos, width, per, p.Typed(k, v, p.Context, ringExtra))
+	out := fmt.Sprintf("%s%s × %s = %d B", pos, width, per, p.CacheBytes(k, v, p.Context, ringExtra))
 	if n := p.SharedLayers(); n > 0 {
 		out += fmt.Sprintf(" (+ %d KV-shared %s, no cache of their own)", n, plural(n, "layer"))
 	}

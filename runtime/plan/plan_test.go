@@ -11,6 +11,7 @@ import (
 
 	"vkchat/internal/testenv"
 	"vkchat/runtime/arch"
+	"vkchat/runtime/backend"
 	"vkchat/runtime/gguf"
 	"vkchat/runtime/plan"
 )
@@ -137,12 +138,13 @@ func TestPlanCacheMatchesModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, elem := range []int{2, 4} {
-				if got, want := p.CacheBytes(elem, 0), m.KVBytes(ctx, elem); got != want {
+			for _, kv := range []backend.KVType{backend.KVF16, backend.KVF32} {
+				elem := kv.Bytes()
+				if got, want := p.CacheBytes(kv, kv, ctx, 0), m.KVBytes(ctx, elem); got != want {
 					t.Errorf("%s ctx %d: plan cache %d B, model says %d B", filepath.Base(path), ctx, got, want)
 				}
 			}
-			if got, want := p.CacheBytesPerToken(2), m.KVBytesPerToken(2); got != want {
+			if got, want := p.CacheBytesPerToken(backend.KVF16, backend.KVF16), m.KVBytesPerToken(2); got != want {
 				t.Errorf("%s: plan %d B per position, model says %d B", filepath.Base(path), got, want)
 			}
 			if got, want := p.StateBytes(), m.StateBytes(); got != want {
@@ -226,7 +228,7 @@ func TestCacheFormula(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := p.CacheFormula(2, c.ring); got != c.want {
+		if got := p.CacheFormula(backend.KVF16, backend.KVF16, c.ring); got != c.want {
 			t.Errorf("%s ctx %d ring +%d:\n got %s\nwant %s", c.model, c.ctx, c.ring, got, c.want)
 		}
 	}

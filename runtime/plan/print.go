@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"vkchat/runtime/backend"
 )
 
 // String is the plan as `vkchat info --plan` prints it: the input ops, a
@@ -32,7 +34,7 @@ func (p *Plan) Write(w io.Writer) error {
 		}
 	}
 	if len(p.Cache) > 0 {
-		pr.line("cache slots (%s per position at 2 B)", bytesPer(p.CacheBytesPerToken(2)))
+		pr.line("cache slots (%s per position at 2 B)", bytesPer(p.CacheBytesPerToken(backend.KVF16, backend.KVF16)))
 		for i, s := range p.Cache {
 			span := "full"
 			if s.Window > 0 {

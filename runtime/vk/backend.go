@@ -101,7 +101,7 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 		opts.KVType = backend.KVF16
 	}
 	if v := opts.ValueType(); (opts.KVType != backend.KVF16 && opts.KVType != backend.KVF32) || v != opts.KVType {
-		return nil, fmt.Errorf("vulkan backend: a %s KV cache: this backend keeps keys and values in f16 or f32, the same for both (quantized caches run on the cpu backend)", kvName(opts.KVType, v))
+		return nil, fmt.Errorf("vulkan backend: a %s KV cache: this backend keeps keys and values in f16 or f32, the same for both (quantized caches run on the cpu backend)", backend.KVName(opts.KVType, v))
 	}
 	c := m.Config
 	wd := m.Widest()
@@ -189,14 +189,13 @@ func (b *Backend) Name() string { return "vulkan" }
 // Memory implements backend.Backend.
 func (b *Backend) Memory() backend.Memory {
 	kv := b.cache.kvBytes(b.plans)
-	elem := b.opts.KVType.Bytes()
 	mem := backend.Memory{
 		Weights:     int64(b.weights.bytes),
 		KVAllocated: int64(kv),
-		KVPerToken:  b.plan.CacheBytesPerToken(elem),
+		KVPerToken:  b.plan.CacheBytesPerToken(b.opts.KVType, b.opts.KVType),
 		Scratch:     int64(b.act.bytes),
 		Device:      fmt.Sprintf("%s (%s)", b.d.Info.Name, b.d.Info.Type),
-		KVFormula:   b.plan.CacheFormula(elem, ringExtra),
+		KVFormula:   b.plan.CacheFormula(b.opts.KVType, b.opts.KVType, ringExtra),
 		// the recurrent layers' state on the device and its host checkpoints
 		StateBytes:      b.m.StateBytes(),
 		StateFormula:    b.m.StateFormula(),
@@ -386,11 +385,4 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		}
 	}
 	return out, nil
-}
-
-func kvName(k, v backend.KVType) string {
-	if k == v {
-		return string(k)
-	}
-	return string(k) + "/" + string(v)
 }
