@@ -61,15 +61,9 @@ func (s *Session) EvaluateLens(ctx context.Context, prompt string, k int) (*Lens
 	s.cached = s.cached[:0]
 	s.mu.Unlock()
 	s.rewindState(0)
-	var tops [][]backend.LensTop
-	err := s.mapped(func() error {
-		var err error
-		tops, err = lb.Lens(ctx, ids, 0, k)
-		return err
-	})
-	s.trackState(len(ids), err)
+	tops, err := s.lens(ctx, lb, ids, 0, k)
 	if err != nil {
-		return nil, fmt.Errorf("lens: %w", err)
+		return nil, err
 	}
 	res := &LensResult{Prompt: prompt, PromptTokens: ids, Layers: len(s.model.Layers)}
 	for i, layers := range tops {
@@ -115,15 +109,9 @@ func (s *Session) LensAt(ctx context.Context, tokens []int32, k int) (*LensPosit
 	if _, err := s.reread(ctx, tokens, from, reuse); err != nil {
 		return nil, fmt.Errorf("lens: read %d cached tokens again: %w", reuse-from, err)
 	}
-	var tops [][]backend.LensTop
-	err := s.mapped(func() error {
-		var err error
-		tops, err = lb.Lens(ctx, tokens[reuse:], reuse, k)
-		return err
-	})
-	s.trackState(len(tokens), err)
+	tops, err := s.lens(ctx, lb, tokens[reuse:], reuse, k)
 	if err != nil {
-		return nil, fmt.Errorf("lens: %w", err)
+		return nil, err
 	}
 	s.mu.Lock()
 	s.cached = append(s.cached[:reuse], tokens[reuse:]...)
@@ -134,6 +122,22 @@ func (s *Session) LensAt(ctx context.Context, tokens []int32, k int) (*LensPosit
 		return nil, err
 	}
 	return &p, nil
+}
+
+// lens is lb.Lens, guarded by mapped as forward is: tokens at positions
+// pos.., the state tracked to their end.
+func (s *Session) lens(ctx context.Context, lb backend.LensBackend, tokens []int32, pos, k int) ([][]backend.LensTop, error) {
+	var tops [][]backend.LensTop
+	err := s.mapped(func() error {
+		var err error
+		tops, err = lb.Lens(ctx, tokens, pos, k)
+		return err
+	})
+	s.trackState(pos+len(tokens), err)
+	if err != nil {
+		return nil, fmt.Errorf("lens: %w", err)
+	}
+	return tops, nil
 }
 
 // lensPosition turns one position's per-layer tops into probabilities.
