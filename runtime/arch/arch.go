@@ -83,6 +83,15 @@ type Arch struct {
 	// KeyLength: attention.key_length may set head_dim apart from
 	// embd/heads (qwen3, gemma2/3); otherwise it must equal embd/heads.
 	KeyLength bool
+	// YaRNKeys: a YaRN file's rope.scaling.yarn_beta_fast/_slow set the
+	// ramp (llama.cpp's defaults otherwise) and its
+	// rope.scaling.yarn_log_multiplier (mscale_all_dim, stored as is)
+	// sets the rotation's magnitude as llama.cpp's context does (mistral3).
+	YaRNKeys bool
+	// TemperatureKey names the key of the attention temperature tuning's
+	// β: Q after RoPE × 1 + β·ln(1 + ⌊pos/L⌋), L the original context
+	// (mistral3: attention.temperature_scale); "", an absent key or 0 = off.
+	TemperatureKey string
 
 	// The block recipe.
 	Block Block

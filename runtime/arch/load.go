@@ -383,10 +383,38 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 		if c.Rope.OrigCtx == 0 {
 			return c, bad("rope.scaling.original_context_length", "missing or 0: YaRN blends by the original context")
 		}
-		c.Rope.YaRN = yarn(c.Rope)
+		fast, slow, logMul := float32(yarnBetaFast), float32(yarnBetaSlow), float32(0)
+		if a.YaRNKeys {
+			fast = l.float("rope.scaling.yarn_beta_fast", fast)
+			slow = l.float("rope.scaling.yarn_beta_slow", slow)
+			logMul = l.float("rope.scaling.yarn_log_multiplier", 0)
+			if l.err != nil {
+				return c, l.err
+			}
+			for _, b := range []struct {
+				key string
+				v   float32
+			}{{"rope.scaling.yarn_beta_fast", fast}, {"rope.scaling.yarn_beta_slow", slow}} {
+				if !(b.v > 0) || b.v > 1e6 {
+					return c, bad(b.key, fmt.Sprintf("%g must be a positive number", b.v))
+				}
+			}
+			if !(logMul >= 0) || logMul > 100 {
+				return c, bad("rope.scaling.yarn_log_multiplier", fmt.Sprintf("%g must be a small non-negative number", logMul))
+			}
+		}
+		c.Rope.YaRN = yarn(c.Rope, fast, slow)
+		if logMul != 0 {
+			c.Rope.AttnFactor = yarnLogMulFactor(1/c.Rope.Scale, logMul) * c.Rope.AttnFactor
+		}
 	}
 	if !(c.Rope.AttnFactor > 0) || c.Rope.AttnFactor > 100 {
 		return c, bad("rope.scaling.attn_factor", fmt.Sprintf("%g must be a positive number", c.Rope.AttnFactor))
+	}
+	if a.TemperatureKey != "" {
+		if err := loadTemperature(l, a, &c); err != nil {
+			return c, err
+		}
 	}
 	if err := loadMoE(l, a, &c); err != nil {
 		return c, err
@@ -424,6 +452,32 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 		}
 	}
 	return c, l.err
+}
+
+// loadTemperature reads the attention temperature tuning: β from the
+// declared key, the step L from the original context YaRN names, else the
+// training context (llama.cpp's n_ctx_orig_yarn).
+func loadTemperature(l *loader, a Arch, c *Config) error {
+	beta := l.float(a.TemperatureKey, 0)
+	if l.err != nil {
+		return l.err
+	}
+	if beta == 0 {
+		return nil
+	}
+	if !(beta > 0) || beta > 100 {
+		return &gguf.FormatError{Path: l.f.Path, Field: fmt.Sprintf("key %q", l.key(a.TemperatureKey)), Msg: fmt.Sprintf("%g must be a small positive number", beta)}
+	}
+	n := c.Rope.OrigCtx
+	if n == 0 {
+		n = c.TrainCtx
+	}
+	if n <= 0 {
+		return &gguf.FormatError{Path: l.f.Path, Field: fmt.Sprintf("key %q", l.key("context_length")),
+			Msg: "must be positive: the attention temperature steps by the original context"}
+	}
+	c.QTemperature = Temperature{Beta: beta, Length: n}
+	return nil
 }
 
 // resolveScales turns the declaration's multipliers and caps into numbers,

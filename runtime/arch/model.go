@@ -89,6 +89,8 @@ type Config struct {
 	AttnScale     float32 // attention scores × AttnScale (1/√head_dim unless the file says)
 	ScaleQ        bool    // apply AttnScale to Q after RoPE instead of to the scores
 	LogitScale    float32 // logits × LogitScale (granite: 1/logit_scale)
+	// QTemperature: the attention temperature tuning of Q; Beta 0 = off.
+	QTemperature Temperature
 	// Soft-caps c·tanh(x/c); 0 = off.
 	AttnSoftcap  float32
 	FinalSoftcap float32
@@ -102,6 +104,23 @@ type Config struct {
 	// shortconv.l_cache), whose state keeps the last ShortConvL-1 inputs,
 	// and ShortConvLayers how many layers are short convolutions (lfm2.go).
 	ShortConvL, ShortConvLayers int
+}
+
+// Temperature is llama.cpp's attention temperature tuning (llama-graph.cpp,
+// llm_graph_input_attn_temp): Q, after RoPE, is multiplied per position by
+// 1 + Beta·ln(1 + ⌊(pos+Offset)/Length⌋); K is not (mistral3).
+type Temperature struct {
+	Beta   float32
+	Length int
+	Offset float32
+}
+
+// At is the multiplier at position pos, computed as llama.cpp computes it:
+// the quotient in float, the log in double, stored as a float.
+func (t Temperature) At(pos int) float32 {
+	q := (float32(pos) + t.Offset) / float32(t.Length)
+	f := math.Floor(float64(q))
+	return float32(math.Log(f+1)*float64(t.Beta) + 1)
 }
 
 // Rope describes rotary position embedding.

@@ -76,6 +76,13 @@ func (b *Backend) steps(layer int, ops []plan.Op, p *plan.Plan) ([]step, error) 
 			s = b.ropeStep(o, p.Rotations[o.Table])
 		case plan.Scale:
 			s = func(r *pass) { scaleAll(b.buf(o.Buf, r)[:r.n*o.Width], o.By) }
+		case plan.PositionScale:
+			s = func(r *pass) {
+				x := b.buf(o.Buf, r)
+				for i := 0; i < r.n; i++ {
+					scaleAll(x[i*o.Width:(i+1)*o.Width], o.T.At(r.pos+i))
+				}
+			}
 		case plan.Softcap:
 			s = func(r *pass) { softcap(b.buf(o.Buf, r)[:r.n*o.Width], o.Cap) }
 		case plan.Attention:

@@ -16,6 +16,7 @@ type (
 	PerLayerWeights = arch.LayerPLE
 	Widths          = arch.Widths
 	MoEShape        = arch.MoEConfig
+	Temperature     = arch.Temperature
 )
 
 // The activations and gatings an op may name.
@@ -137,6 +138,15 @@ type Scale struct {
 	By    float32
 }
 
+// PositionScale multiplies each token's Width values of Buf by T.At(its
+// position): the attention temperature tuning of Q (mistral3), after RoPE
+// and before the attention rounds Q.
+type PositionScale struct {
+	Buf   Buf
+	Width int
+	T     Temperature
+}
+
 // Softcap maps a buffer through Cap·tanh(x/Cap) (Gemma 2's final logits).
 type Softcap struct {
 	Buf   Buf
@@ -250,6 +260,7 @@ func (Norm) isOp()              {}
 func (Products) isOp()          {}
 func (Rope) isOp()              {}
 func (Scale) isOp()             {}
+func (PositionScale) isOp()     {}
 func (Softcap) isOp()           {}
 func (Attention) isOp()         {}
 func (AttnGate) isOp()          {}

@@ -22,9 +22,15 @@ var update = flag.Bool("update", false, "rewrite testdata/*.plan from the curren
 // synth model's window, so rings show.
 const goldenCtx = 512
 
+// plan2026b lists the 2026b/ families (issue 41) that resolve so far;
+// each joins as it lands.
+var plan2026b = []string{
+	"mistral3",
+}
+
 // sharedModels are the models the plan is printed for: the demo model, the
-// older architectures and the 2026 families (not 2026b/, which holds
-// architectures not built yet).
+// older architectures, the 2026 families and the 2026b ones that have
+// landed.
 func sharedModels(t *testing.T) []string {
 	t.Helper()
 	paths := []string{filepath.Join(testenv.RepoDir(), "models", "demo", "stories260K.gguf")}
@@ -33,7 +39,11 @@ func sharedModels(t *testing.T) []string {
 		t.Log("shared data absent: only the demo model's plan is checked")
 		return paths
 	}
-	for _, pat := range []string{"models/synth-*.gguf", "models/2026/synth-*.gguf"} {
+	pats := []string{"models/synth-*.gguf", "models/2026/synth-*.gguf"}
+	for _, a := range plan2026b {
+		pats = append(pats, "models/2026b/synth-"+a+"-*.gguf")
+	}
+	for _, pat := range pats {
 		m, err := filepath.Glob(filepath.Join(dir, pat))
 		if err != nil {
 			t.Fatal(err)
@@ -59,8 +69,8 @@ func load(t *testing.T, path string) *arch.Model {
 
 func golden(path string) string {
 	base := strings.TrimSuffix(filepath.Base(path), ".gguf")
-	if filepath.Base(filepath.Dir(path)) == "2026" {
-		base = "2026-" + base
+	if dir := filepath.Base(filepath.Dir(path)); dir == "2026" || dir == "2026b" {
+		base = dir + "-" + base
 	}
 	return filepath.Join("testdata", base+".plan")
 }

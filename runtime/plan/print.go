@@ -109,6 +109,12 @@ func describe(op Op) (string, string) {
 		return "rope", fmt.Sprintf("%s · head %d · rotation %d", bufs(o.Bufs), o.HeadDim, o.Table)
 	case Scale:
 		return "scale", fmt.Sprintf("%s × %s", o.Buf, num(o.By))
+	case PositionScale:
+		s := fmt.Sprintf("%s × (1 + %s·ln(1 + ⌊pos/%d⌋))", o.Buf, num(o.T.Beta), o.T.Length)
+		if o.T.Offset != 0 {
+			s = fmt.Sprintf("%s × (1 + %s·ln(1 + ⌊(pos+%s)/%d⌋))", o.Buf, num(o.T.Beta), num(o.T.Offset), o.T.Length)
+		}
+		return "temperature", s
 	case Softcap:
 		return "softcap", fmt.Sprintf("%s → %s·tanh(%s/%s)", o.Buf, num(o.Cap), o.Buf, num(o.Cap))
 	case Attention:

@@ -241,6 +241,12 @@ func (r *resolver) attention(il int, lc arch.LayerConfig, in Buf) ([]Op, error) 
 		}
 		ops = append(ops, rope)
 	}
+	if t := c.QTemperature; t.Beta != 0 {
+		if t.Length <= 0 {
+			return nil, fmt.Errorf("attention temperature steps every %d positions: must be positive", t.Length)
+		}
+		ops = append(ops, PositionScale{Buf: Q, Width: qw, T: t})
+	}
 	scale := c.AttnScale
 	if scale == 0 {
 		scale = float32(1 / math.Sqrt(float64(hd)))
