@@ -57,6 +57,7 @@ func unsupported(m *arch.Model) string {
 		add(d.ConvKernel > 8, fmt.Sprintf("a DeltaNet conv of %d taps (the kernel holds 8)", d.ConvKernel))
 		add(d.StateSize > 256, fmt.Sprintf("a DeltaNet state of %d (the kernel holds 256)", d.StateSize))
 	}
+	add(m.QTemperature.Beta != 0, "the attention temperature tuning (Q × a factor of its position)")
 	add(shared && (m.Block.PostNorm || one(m.ResidualScale) != 1), "a shared expert with a post-norm or residual scale")
 	return strings.Join(what, ", ")
 }

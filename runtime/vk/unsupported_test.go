@@ -28,6 +28,7 @@ func TestUnsupportedRecipes(t *testing.T) {
 		{"2026/synth-lfm2-F32.gguf", nil},
 		{"2026/synth-lfm2-Q4_K_M.gguf", nil},
 		{"2026/synth-gemma4-F32.gguf", nil},
+		{"2026b/synth-mistral3-F32.gguf", []string{"attention temperature tuning"}},
 		// a gating no route kernel computes, and MXFP4 outside the banks
 		{"2026/synth-gpt-oss-F32.gguf/gating", []string{"mixture-of-experts gating", "MXFP4 weights outside expert banks"}},
 	} {
