@@ -37,6 +37,9 @@ func archFeatures(m *arch.Model) [][2]string {
 	if m.Layers[0].Sinks != nil {
 		attn = append(attn, "a learned sink logit per head (takes probability mass, has no value)")
 	}
+	if q := m.QTemperature; q.Beta != 0 {
+		attn = append(attn, fmt.Sprintf("temperature tuning: Q × (1 + %g·ln(1 + ⌊pos/%d⌋)) after RoPE", q.Beta, q.Length))
+	}
 	if len(attn) > 0 {
 		add("attention", "%s", strings.Join(attn, "; "))
 	}

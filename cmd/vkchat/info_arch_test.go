@@ -52,6 +52,13 @@ func TestInfoShowsArchFeatures(t *testing.T) {
 			"scales:          embeddings ×16, attention ×1 on scores",
 			"KV cache:        f16: (1 layer × 512 ctx × 2 kv heads × 128 head dim + 3 layers × 8 window × 2 kv heads × 64 head dim) × 2 (K,V) × 2 B = 536576 B (+ 2 KV-shared layers, no cache of their own)",
 		}, nil},
+		{"2026b/synth-mistral3-F32.gguf", []string{
+			"architecture:    mistral3",
+			"attention:       temperature tuning: Q × (1 + 0.1·ln(1 + ⌊pos/8⌋)) after RoPE",
+			"heads:           4 × head dim 96 = 384 ≠ embd 256",
+			"YaRN ×0.0625 from an original context of 8",
+			"scales:          attention ×0.102062 on scores",
+		}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.model, func(t *testing.T) {

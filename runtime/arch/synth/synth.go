@@ -107,6 +107,15 @@ var archExtras = map[string]extras{
 	"qwen35moe": {keys: qwen35Keys},
 	"lfm2":      {keys: lfm2Keys},
 	"gemma4":    {tied: true, keys: gemma4Keys, check: gemma4Check},
+	// Ministral 3's YaRN (factor 16, betas 32/1, mscale_all_dim 1) and
+	// temperature β 0.1, over an original context of a sixteenth of the
+	// shape's, so that both step within a short test.
+	"mistral3": {keys: func(s Shape, _ int) map[string]any {
+		return map[string]any{"rope.freq_base": float32(1e6), "rope.scaling.type": "yarn", "rope.scaling.factor": float32(16),
+			"rope.scaling.original_context_length": uint32(max(1, s.Context/16)),
+			"rope.scaling.yarn_beta_fast":          float32(32), "rope.scaling.yarn_beta_slow": float32(1),
+			"rope.scaling.yarn_log_multiplier": float32(1), "attention.temperature_scale": float32(0.1)}
+	}},
 }
 
 // Build returns a writer holding the model. The tensors follow the

@@ -54,7 +54,7 @@ func TestEveryArchRoundTrips(t *testing.T) {
 		for _, typ := range []ggml.Type{ggml.F32, ggml.Q8_0} {
 			t.Run(name+"-"+typ.String(), func(t *testing.T) {
 				s := shape
-				if name == "qwen3" || name == "gemma3" {
+				if name == "qwen3" || name == "gemma3" || name == "mistral3" {
 					s.HeadDim = 32 // heads × head dim ≠ embd, as in the real models
 				}
 				path := filepath.Join(t.TempDir(), "m.gguf")
