@@ -83,6 +83,9 @@ func (b *Backend) attendHead(layer, kvh, n, pos, lo, window int, scale float32) 
 		}
 		return
 	}
+	if b.kv.quantized() && b.attendQuantNative(layer, kvh, n, pos, lo, window, scale) {
+		return
+	}
 	keys, vals := ws.keys[:(total-lo)*hd], ws.vals[:(total-lo)*hd]
 	b.kv.load(cl, kvh, hd, lo, pos, keys, vals)
 	if b.kv.quantized() {

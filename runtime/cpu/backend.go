@@ -105,6 +105,10 @@ type attnScratch struct {
 	kq, vq []byte
 	scores []float32
 	rd     quant.RowDotter
+	// attendQuantNative's: the batch's value rows encoded (a quantized V)
+	// and the query's conversion
+	vbat []byte
+	qa   qacts
 }
 
 // New prepares a model's plan for the CPU with a KV cache of
@@ -160,6 +164,7 @@ func New(p *plan.Plan, opts backend.Options) (*Backend, error) {
 			w.kq = make([]byte, opts.KVType.RowBytes(opts.ContextSize*hd))
 			w.vq = make([]byte, typV.RowBytes(hd)+opts.KVType.RowBytes(hd))
 			w.scores = make([]float32, opts.ContextSize)
+			w.vbat = make([]byte, typV.RowBytes(maxBatch*hd))
 		}
 		b.attnWork = append(b.attnWork, w)
 	}

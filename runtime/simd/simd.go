@@ -323,3 +323,50 @@ func QuantizeQ8K(x []float32, qs []int8, d []float32, bsums []int32) bool {
 	C.vk_quant_q8_k((*C.float)(ptr(x)), C.int64_t(len(x)), (*C.int8_t)(ptr(qs)), (*C.float)(ptr(d)), (*C.int32_t)(ptr(bsums)))
 	return true
 }
+
+// HasAttnValues reports whether AttnValues reads values of type vt (a ggml
+// type id: F32, F16, Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1) for heads of hd.
+func HasAttnValues(vt, hd int) bool {
+	return level > 0 && C.vk_attn_values_has(C.int(vt), C.int64_t(hd)) != 0
+}
+
+// AttnValues folds len(sc) positions into a running online softmax, as
+// runtime/cpu's portable online.add does on values already widened, bit
+// for bit: scores sc times scale; values of type vt (HasAttnValues) for
+// position t at vals[t*stride:], decoded in registers; state the running
+// maximum and sum, out the running weighted sum (rounded to F16 after
+// each step when f16). work needs 3 floats and rescale 1 byte per
+// position. It reports false when there is no such kernel.
+func AttnValues(sc []float32, scale float32, vals []byte, vt, stride int, out []float32, f16 bool, state *[2]float32, work []float32, rescale []uint8) bool {
+	span, hd := len(sc), len(out)
+	if !HasAttnValues(vt, hd) {
+		return false
+	}
+	if span == 0 {
+		return true
+	}
+	_, _ = work[3*span-1], rescale[span-1]
+	rowBytes := hd * 4
+	switch vt {
+	case 1:
+		rowBytes = hd * 2
+	case 2:
+		rowBytes = hd / 32 * 18
+	case 3:
+		rowBytes = hd / 32 * 20
+	case 6:
+		rowBytes = hd / 32 * 22
+	case 7:
+		rowBytes = hd / 32 * 24
+	case 8:
+		rowBytes = hd / 32 * 34
+	}
+	_ = vals[(span-1)*stride+rowBytes-1]
+	h := C.int(0)
+	if f16 {
+		h = 1
+	}
+	C.vk_attn_values((*C.float)(ptr(sc)), C.int64_t(span), C.float(scale), (*C.uint8_t)(ptr(vals)), C.int(vt), C.int64_t(stride),
+		(*C.float)(ptr(out)), C.int64_t(hd), h, (*C.float)(unsafe.Pointer(state)), (*C.float)(ptr(work)), (*C.uint8_t)(ptr(rescale)))
+	return true
+}

@@ -41,3 +41,6 @@ void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span,
 void vk_f16_to_f32(float *dst, const uint16_t *src, int64_t n);
 void vk_f16_rows(float *dst, const uint16_t *src, int64_t cols, int64_t stride, int64_t rows);
 void vk_quant_q8_k(const float *x, int64_t n, int8_t *qs, float *d, int32_t *bsums);
+int vk_attn_values_has(int vt, int64_t hd);
+void vk_attn_values(const float *sc, int64_t span, float scale, const uint8_t *vals, int vt, int64_t stride, float *out, int64_t hd,
+		    int f16, float *state, float *work, uint8_t *rescale);

@@ -76,3 +76,11 @@ func QuantizeQ8K(x []float32, qs []int8, d []float32, bsums []int32) bool { retu
 func MatMulInterleaved(typ int, w []byte, groupBytes, r0, r1 int, a *Acts, v0, v1 int, dst []float32, dstStride int) bool {
 	return false
 }
+
+// HasAttnValues reports false: no native kernels here.
+func HasAttnValues(vt, hd int) bool { return false }
+
+// AttnValues has no native kernel on this platform.
+func AttnValues(sc []float32, scale float32, vals []byte, vt, stride int, out []float32, f16 bool, state *[2]float32, work []float32, rescale []uint8) bool {
+	return false
+}
