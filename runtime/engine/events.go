@@ -94,6 +94,10 @@ type TokenInfo struct {
 	// before it, or the prompt's last): the experts that computed its
 	// distribution. Nil for a dense model.
 	Experts []Routing
+	// Spec is what speculative decoding did at this token (drafted and
+	// accepted, drafted and corrected, or the bonus of a round whose
+	// drafts were all accepted); nil where no draft was verified.
+	Spec *SpecMark
 }
 
 // Routing is where one layer sent one token: the experts it chose, most

@@ -63,6 +63,7 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		}
 		return done(StopError, err, 0, 0)
 	}
+	s.observe(prompt[pf.reused:], pf.reused)
 	emit(Event{Kind: EventPrefill, Prefill: &PrefillInfo{Tokens: len(prompt) - pf.reused, Reused: pf.reused,
 		Reread: pf.reread, RereadDuration: pf.rereadTime,
 		DroppedMessages: dropped, Duration: time.Since(start)}, Stats: s.Stats()})
@@ -85,10 +86,14 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 	// duration is the time since the previous one: that forward pass plus
 	// sampling.
 	stepStart := time.Now()
+	var round specRound // the verification whose rows the reply is going through
+	var spec SpecStats
 	for i := 0; ; i++ {
 		s.mu.Lock()
-		s.recycleLogits(s.logits, next.logits)
-		s.logits, s.head = next.logits, next.head
+		if !next.batch && !s.logitsBatch {
+			s.recycleLogits(s.logits, next.logits)
+		}
+		s.logits, s.head, s.logitsBatch = next.logits, next.head, next.batch
 		s.history = append(s.history[:0], s.cached...)
 		params := s.params
 		var res sample.Result
@@ -126,10 +131,22 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		if i > 0 {
 			decodeTime += dur
 		}
+		fate, draft := round.fate(res.Token)
+		var mark *SpecMark
+		if fate != "" {
+			spec.Tokens++
+			if fate == FateAccepted {
+				spec.Accepted++
+			}
+			mark = &SpecMark{Source: s.drafter.Name(), Fate: fate, Totals: spec}
+			if draft != nil {
+				mark.Draft, mark.DraftCandidates = draft.Token, draft.Candidates
+			}
+		}
 		emit(Event{Kind: EventToken, Token: &TokenInfo{ID: res.Token, Piece: piece, Candidates: res.Candidates,
 			Entropy: res.Entropy, Params: params, Index: base + i, Duration: dur, SinceStart: time.Since(start),
 			Funnel: res.Funnel, LogProb: logp, LogZ: res.LogZ, Top: top, Forced: forced,
-			Thinking: thinking, Thought: thought, Answer: answer, Experts: next.routing}, Stats: s.Stats()})
+			Thinking: thinking, Thought: thought, Answer: answer, Experts: next.routing, Spec: mark}, Stats: s.Stats()})
 		pos := len(s.cached)
 		stop, stopped := stops.add(answer)
 		switch {
@@ -145,7 +162,27 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		case ctx.Err() != nil:
 			return done(StopCanceled, nil, i+1, decodeTime)
 		}
-		if next, err = s.forwardNext(ctx, res.Token, pos); err != nil {
+		if fate == FateAccepted {
+			// The target read this token in the round's batch: its
+			// next distribution is the round's next row.
+			round.at++
+			next = nextDist{logits: round.rows[round.at], batch: true}
+			s.mu.Lock()
+			s.cached = append(s.cached, res.Token)
+			s.mu.Unlock()
+			continue
+		}
+		if fate == FateCorrected || fate == FateBonus {
+			s.specLen = specLength(s.specLen, len(round.drafts), round.at, s.spec.specMax())
+		}
+		if fate == FateCorrected {
+			err = s.rollback(ctx, &round, pos)
+		}
+		round.active = false
+		if err == nil {
+			next, round, err = s.advance(ctx, res.Token, pos, &spec)
+		}
+		if err != nil {
 			switch {
 			case errors.Is(err, backend.ErrContextFull):
 				return done(StopContext, nil, i+1, decodeTime)
@@ -182,6 +219,49 @@ type nextDist struct {
 	logits  []float32
 	head    *backend.Head
 	routing []Routing // the experts of the pass that produced it (MoE models)
+	// batch: logits is a row of a verification's batch (speculative
+	// decoding), not a slice of its own to hand back to the backend.
+	batch bool
+}
+
+// advance has the target read token at pos and returns the distribution
+// after it: a decode step, or, when the drafter proposes tokens to follow
+// it, a verification round whose first row that is.
+func (s *Session) advance(ctx context.Context, token int32, pos int, st *SpecStats) (nextDist, specRound, error) {
+	if s.drafter != nil {
+		s.mu.Lock()
+		history := append(s.cached[:len(s.cached):len(s.cached)], token)
+		s.mu.Unlock()
+		n := s.specLen
+		if n == 0 {
+			n = s.spec.specMax()
+		}
+		n = min(n, s.ctxSize-pos-1)
+		var drafts []Draft
+		if n > 0 {
+			var err error
+			if drafts, err = s.drafter.Propose(ctx, history, n); err != nil {
+				return nextDist{}, specRound{}, fmt.Errorf("%s draft: %w", s.drafter.Name(), err)
+			}
+		}
+		if len(drafts) > n {
+			drafts = drafts[:n]
+		}
+		if len(drafts) > 0 {
+			r, err := s.verify(ctx, token, pos, drafts)
+			if err != nil {
+				return nextDist{}, specRound{}, err
+			}
+			st.Rounds++
+			st.Drafted += len(drafts)
+			return nextDist{logits: r.rows[0], batch: true}, r, nil
+		}
+	}
+	next, err := s.forwardNext(ctx, token, pos)
+	if err == nil {
+		s.observe([]int32{token}, pos)
+	}
+	return next, specRound{}, err
 }
 
 // routing copies the backend's routing of the last token it processed;

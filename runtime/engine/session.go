@@ -29,6 +29,8 @@ type Options struct {
 	// Template forces a built-in chat template by name, or "none" for
 	// completion mode; "" uses the model's own.
 	Template string
+	// Spec is the speculative decoding to start with (spec.go).
+	Spec SpecOptions
 }
 
 // DefaultContext caps the context window when none is asked for, so a model
@@ -57,6 +59,12 @@ type Session struct {
 	// checkpoints (checkpoint.go); both only change with genMu held.
 	stateAt         int
 	checkpointEvery int
+	// drafter is the speculative draft source (nil: none), spec its
+	// settings and specLen the next round's draft length (0: spec's
+	// most); spec.go.
+	drafter Drafter
+	spec    SpecOptions
+	specLen int
 
 	mu      sync.Mutex // guards the fields below
 	sampler *sample.Sampler
@@ -65,6 +73,9 @@ type Session struct {
 	logits  []float32     // of the most recent step, unless only its head was read
 	head    *backend.Head // of the most recent step when the backend reduced it
 	history []int32       // tokens before the most recent step, for penalties
+	// logitsBatch: logits is a row of a verification batch, which goes
+	// back to no pool (recycleLogits).
+	logitsBatch bool
 	// previews counts Preview calls reading a logits slice outside mu: a
 	// replaced slice goes back to the backend (recycleLogits) only while
 	// none is
@@ -86,6 +97,12 @@ func Load(ctx context.Context, path string, opts Options) (*Session, error) {
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if opts.Spec.Mode != "" && opts.Spec.Mode != SpecOff {
+		if err := s.SetSpec(opts.Spec); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	s.info.LoadTime = time.Since(start)
 	return s, nil
@@ -223,6 +240,11 @@ func (s *Session) Close() error {
 		s.genMu.Lock()
 		defer s.genMu.Unlock()
 		err := s.be.Close()
+		if s.drafter != nil {
+			if derr := s.drafter.Close(); err == nil {
+				err = derr
+			}
+		}
 		if cerr := s.file.Close(); err == nil {
 			err = cerr
 		}
