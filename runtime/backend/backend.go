@@ -40,14 +40,17 @@ const (
 	KVF32 KVType = "f32"
 	// Block-quantized caches, as llama.cpp's -ctk/-ctv: 32 values a
 	// block with an F16 scale (q8_0: 8-bit codes, 34 B; q4_0: 4-bit,
-	// 18 B; q5_0: 5-bit, 22 B).
+	// 18 B; q5_0: 5-bit, 22 B), and with an F16 minimum too (q4_1: 20 B;
+	// q5_1: 24 B).
 	KVQ8_0 KVType = "q8_0"
 	KVQ4_0 KVType = "q4_0"
+	KVQ4_1 KVType = "q4_1"
 	KVQ5_0 KVType = "q5_0"
+	KVQ5_1 KVType = "q5_1"
 )
 
 // KVTypes are the cache types a backend may be asked for.
-var KVTypes = []KVType{KVF16, KVF32, KVQ8_0, KVQ4_0, KVQ5_0}
+var KVTypes = []KVType{KVF16, KVF32, KVQ8_0, KVQ4_0, KVQ4_1, KVQ5_0, KVQ5_1}
 
 // Bytes is the size of one KV element of F16 or F32 (2 for the others,
 // whose size is per block: RowBytes).
@@ -59,7 +62,7 @@ func (k KVType) Bytes() int {
 }
 
 // Quantized reports whether values are stored in blocks of 32.
-func (k KVType) Quantized() bool { return k == KVQ8_0 || k == KVQ4_0 || k == KVQ5_0 }
+func (k KVType) Quantized() bool { return k.BlockBytes() > 0 }
 
 // BlockBytes is a quantized type's bytes per block of 32 values (0 for
 // F16 and F32).
@@ -69,8 +72,12 @@ func (k KVType) BlockBytes() int {
 		return 34
 	case KVQ4_0:
 		return 18
+	case KVQ4_1:
+		return 20
 	case KVQ5_0:
 		return 22
+	case KVQ5_1:
+		return 24
 	}
 	return 0
 }

@@ -28,6 +28,7 @@ func TestAttendQuantNativeMatchesPortable(t *testing.T) {
 	pairs := [][2]backend.KVType{
 		{backend.KVQ8_0, backend.KVQ8_0}, {backend.KVQ4_0, backend.KVQ4_0}, {backend.KVQ5_0, backend.KVQ5_0},
 		{backend.KVQ8_0, backend.KVF16}, {backend.KVQ4_0, backend.KVF32}, {backend.KVQ5_0, backend.KVQ8_0},
+		{backend.KVQ4_1, backend.KVQ4_1}, {backend.KVQ5_1, backend.KVQ5_1}, {backend.KVQ5_1, backend.KVQ4_1},
 	}
 	models := []string{"synth-F32.gguf", "synth-gemma3-F32.gguf", "synth-gemma2-F32.gguf", "2026/synth-gpt-oss-F32.gguf"}
 	if testing.Short() {
@@ -147,5 +148,71 @@ func TestAttnValuesMatchesOnline(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestKVCacheQuantRoundTrip: every block-quantized cache type stores a row
+// as ggml's quantizer encodes it and gives back, for each head, the values
+// its dequantizer decodes — within a code step of what was written (half
+// a step but where q4_0/q5_0 clamp the code at the far end; a scale or
+// minimum misplaced, or a head's blocks read from the wrong offset, is off
+// by several steps).
+func TestKVCacheQuantRoundTrip(t *testing.T) {
+	m := loadShared(t, "synth-qwen3-F32.gguf")
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, kt := range backend.KVTypes {
+		if !kt.Quantized() {
+			continue
+		}
+		b, err := newFor(m, backend.Options{ContextSize: 32, Threads: 1, KVType: kt})
+		if err != nil {
+			t.Fatalf("%s: %v", kt, err)
+		}
+		kv := b.kv
+		width := kv.widths[0]
+		hd := b.layers[0].att.HeadDim
+		rows := make([][]float32, 5)
+		for p := range rows {
+			rows[p] = make([]float32, width)
+			for i := range rows[p] {
+				rows[p][i] = float32(r.NormFloat64()) + 0.5 // not centred: a minimum matters
+			}
+			kv.store(0, p, rows[p], rows[p])
+		}
+		keys, vals := make([]float32, len(rows)*hd), make([]float32, len(rows)*hd)
+		for h := 0; h < width/hd; h++ {
+			kv.load(0, h, hd, 0, len(rows), keys, vals)
+			for p := range rows {
+				x := rows[p][h*hd : (h+1)*hd]
+				blocks := make([]byte, kt.RowBytes(hd))
+				if err := quant.QuantizeRow(ggmlType(kt), x, blocks); err != nil {
+					t.Fatal(err)
+				}
+				want := make([]float32, hd)
+				_ = quant.Dequantize(ggmlType(kt), blocks, want)
+				for i := range want {
+					if vals[p*hd+i] != want[i] {
+						t.Fatalf("%s head %d position %d value %d: loaded %g, decoded %g", kt, h, p, i, vals[p*hd+i], want[i])
+					}
+				}
+				for blk := 0; blk < hd/32; blk++ {
+					lo, hi := x[blk*32], x[blk*32]
+					for _, v := range x[blk*32 : (blk+1)*32] {
+						lo, hi = min(lo, v), max(hi, v)
+					}
+					levels := map[backend.KVType]float64{backend.KVQ8_0: 254, backend.KVQ5_0: 31, backend.KVQ5_1: 31, backend.KVQ4_0: 15, backend.KVQ4_1: 15}[kt]
+					step := 2 * math.Max(math.Abs(float64(lo)), math.Abs(float64(hi))) / levels
+					if kt == backend.KVQ4_1 || kt == backend.KVQ5_1 {
+						step = float64(hi-lo) / levels
+					}
+					for i := blk * 32; i < (blk+1)*32; i++ {
+						if d := math.Abs(float64(want[i] - x[i])); d > step*1.001+1e-6 {
+							t.Fatalf("%s head %d position %d value %d: %g decoded as %g, %.3g off (a step is %.3g)", kt, h, p, i, x[i], want[i], d, step)
+						}
+					}
+				}
+			}
+		}
+		b.Close()
 	}
 }

@@ -77,6 +77,10 @@ func ggmlType(t backend.KVType) ggml.Type {
 		return ggml.Q4_0
 	case backend.KVQ5_0:
 		return ggml.Q5_0
+	case backend.KVQ4_1:
+		return ggml.Q4_1
+	case backend.KVQ5_1:
+		return ggml.Q5_1
 	}
 	panic("cpu backend: no block format for KV type " + string(t))
 }

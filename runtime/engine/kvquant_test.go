@@ -183,3 +183,51 @@ func TestKVQuantSoftcapAndSinks(t *testing.T) {
 		})
 	}
 }
+
+// TestKVQuantQ4_1Q5_1: no llama.cpp reference covers the q4_1 and q5_1
+// caches (their blocks carry a minimum beside the scale, the query is
+// converted to Q8_1 for the score), so each is held against the engine's
+// own f32 cache on the f16 reference's prompt, teacher-forced: its
+// distance must follow the codes' precision — above q8_0's, 5-bit below
+// 4-bit — and stay near the type of the same width without a minimum
+// (within 1.5x of q5_0's and q4_0's: after the Hadamard rotation a head's
+// values are near symmetric, so the minimum buys little; both widths
+// measured within 15%). A minimum dropped or a Q8_1 sum misread shifts
+// every value of a block and lands far outside.
+func TestKVQuantQ4_1Q5_1(t *testing.T) {
+	for _, model := range []string{"synth-F32", "synth-qwen3-F32"} {
+		t.Run(model, func(t *testing.T) {
+			r := loadReference(t, filepath.Join("kvquant", model+"-kvf16-f16.json"))
+			dist := map[backend.KVType]float64{}
+			var exact [][]float32
+			for _, kv := range []backend.KVType{backend.KVF32, backend.KVQ8_0, backend.KVQ5_1, backend.KVQ5_0, backend.KVQ4_1, backend.KVQ4_0} {
+				s, err := Load(context.Background(), testenv.Model(t, model+".gguf"), Options{Backend: "cpu", ContextSize: 512, Template: "none", KVType: kv})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := teacherForced(t, s, r)
+				s.Close()
+				if exact == nil {
+					exact = got
+					continue
+				}
+				for p, logits := range got {
+					for j, f := range logits {
+						dist[kv] = math.Max(dist[kv], math.Abs(float64(f-exact[p][j])))
+					}
+				}
+			}
+			t.Logf("%s: max |Δlogit| from the f32 cache: %v", model, dist)
+			for _, c := range [][2]backend.KVType{{backend.KVQ8_0, backend.KVQ5_1}, {backend.KVQ5_1, backend.KVQ4_1}} {
+				if !(dist[c[1]] > dist[c[0]]) {
+					t.Errorf("%s: a %s cache is %.3f from the f32 cache, a %s cache %.3f: want the coarser codes farther", model, c[1], dist[c[1]], c[0], dist[c[0]])
+				}
+			}
+			for _, c := range [][2]backend.KVType{{backend.KVQ5_1, backend.KVQ5_0}, {backend.KVQ4_1, backend.KVQ4_0}} {
+				if dist[c[0]] > 1.5*dist[c[1]] {
+					t.Errorf("%s: a %s cache is %.3f from the f32 cache, over 1.5x the %s cache's %.3f", model, c[0], dist[c[0]], c[1], dist[c[1]])
+				}
+			}
+		})
+	}
+}
