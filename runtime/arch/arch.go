@@ -127,8 +127,16 @@ type Arch struct {
 	// (moe.go); GatingNone = dense, and a file with experts is refused.
 	Gating Gating
 	// SharedExpert: a routed FFN also runs ffn_{gate,up,down}_shexp,
-	// scaled by σ(ffn_gate_inp_shexp·x), when the file has them (qwen35moe).
-	SharedExpert bool
+	// scaled by σ(ffn_gate_inp_shexp·x), when the file has them (qwen35moe);
+	// SharedUngated: without that scale (deepseek2).
+	SharedExpert, SharedUngated bool
+	// RoutingKeys: the routing rule is read from the file's expert_* keys
+	// (gating function, weights norm and scale, groups, shared count;
+	// loadRouting), Gating being only the default.
+	RoutingKeys bool
+	// MLA: attention is multi-head latent attention (deepseek2.go), and
+	// leading_dense_block_count layers keep a dense FFN before the experts.
+	MLA bool
 
 	// DeltaNet: the layers between full-attention ones are Gated DeltaNet
 	// layers (qwen35.go).
@@ -259,6 +267,9 @@ type LayerConfig struct {
 	// or for a KV-shared layer (gemma4's last shared_kv_layers) the last
 	// earlier layer of its kind, and then it computes only Q.
 	KVLayer int
+	// DenseFFN: a layer of a mixture-of-experts model whose FFN is dense
+	// (deepseek2's leading_dense_block_count first layers).
+	DenseFFN bool
 }
 
 // SharesKV reports whether layer il reads another layer's cache.

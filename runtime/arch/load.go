@@ -89,6 +89,10 @@ func Load(f *gguf.File) (*Model, error) {
 			w.shortConvLayer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), &cfg)
 			continue
 		}
+		if a.MLA {
+			w.mlaLayer(&m.Layers[i], i, a, &cfg)
+			continue
+		}
 		w.layer(&m.Layers[i], i, a, &cfg, fusedQKV)
 	}
 	if a.PerLayer != nil {
@@ -249,10 +253,10 @@ func (w *weights) ffn(l *Layer, p string, a Arch, cfg *Config) {
 		l.FFNNorm = w.vector(p+name+".weight", e)
 	}
 	switch {
-	case cfg.MoE.Experts > 0:
+	case cfg.MoE.Experts > 0 && !l.Config.DenseFFN:
 		l.Experts = w.experts(p, cfg)
 		if a.SharedExpert && l.Experts != nil {
-			l.Experts.Shared = w.sharedExpert(p, cfg)
+			l.Experts.Shared = w.sharedExpert(p, cfg, !a.SharedUngated)
 		}
 	case a.FusedGateUp:
 		gu := w.matrix(p+"ffn_up.weight", e, 2*ff)
@@ -319,7 +323,7 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	}
 	// head_dim is embd/heads unless the architecture lets key_length set it
 	// apart (real Qwen3 and Gemma 3 do).
-	keyLength := a.KeyLength && f.Has(l.key("attention.key_length"))
+	keyLength := (a.KeyLength && f.Has(l.key("attention.key_length"))) || a.MLA
 	switch {
 	case c.Embd == 0:
 		return c, bad("embedding_length", "must be positive")
@@ -336,7 +340,11 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	case !(c.Rope.Base > 0) || math.IsInf(float64(c.Rope.Base), 0):
 		return c, bad("rope.freq_base", fmt.Sprintf("%g must be positive", c.Rope.Base))
 	}
-	if keyLength {
+	if a.MLA {
+		if err := loadMLA(l, &c); err != nil {
+			return c, err
+		}
+	} else if keyLength {
 		c.HeadDim = l.uint("attention.key_length", 0, true)
 		if l.err != nil {
 			return c, l.err
@@ -353,8 +361,9 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 			return c, bad("attention.key_length", fmt.Sprintf("%d differs from embedding_length/head_count %d, which is not supported for %s", kl, c.HeadDim, a.Name))
 		}
 	}
-	// The cache and attention keep one head size for keys and values.
-	if vl := l.uint("attention.value_length", c.HeadDim, false); vl != c.HeadDim {
+	// The cache and attention keep one head size for keys and values
+	// (MLA's cached row is checked by loadMLA).
+	if vl := l.uint("attention.value_length", c.HeadDim, false); vl != c.HeadDim && !a.MLA {
 		return c, bad("attention.value_length", fmt.Sprintf("%d differs from the key length %d, which is not supported", vl, c.HeadDim))
 	}
 	c.Rope.Dims = l.uint("rope.dimension_count", c.HeadDim, false)
@@ -419,6 +428,23 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	if err := loadMoE(l, a, &c); err != nil {
 		return c, err
 	}
+	if a.RoutingKeys && c.MoE.Experts > 0 {
+		if err := loadRouting(l, &c); err != nil {
+			return c, err
+		}
+	}
+	if a.MLA {
+		c.LeadDense = l.uint("leading_dense_block_count", 0, false)
+		if l.err != nil {
+			return c, l.err
+		}
+		if c.LeadDense > c.Layers {
+			return c, bad("leading_dense_block_count", fmt.Sprintf("%d is more than the %d layers", c.LeadDense, c.Layers))
+		}
+		if err := mlaScale(l, &c); err != nil {
+			return c, err
+		}
+	}
 	if a.DeltaNet {
 		if err := loadDeltaNet(l, &c); err != nil {
 			return c, err
@@ -426,6 +452,9 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	}
 	if err := resolveScales(l, a, &c); err != nil {
 		return c, err
+	}
+	if a.MLA {
+		c.AttnScale = c.MLA.Scale
 	}
 	tokens, ok, err := f.Strings("tokenizer.ggml.tokens")
 	if err != nil {
@@ -628,6 +657,7 @@ func layerConfigs(f *gguf.File, a Arch, c *Config) layerSet {
 		if a.DeltaNet {
 			lc.Kind = deltaNetKind(c, il)
 		}
+		lc.DenseFFN = il < c.LeadDense
 		out[il] = lc
 	}
 	if a.ShortConv || a.PerLayer != nil {

@@ -49,6 +49,10 @@ type Layer struct {
 	// attention weights (lfm2.go).
 	ShortConv *ShortConv
 
+	// MLA is a latent-attention layer's weights in place of Wq/Wk/Wv
+	// (deepseek2.go); nil otherwise.
+	MLA *MLA
+
 	// Gemma 4: layer_output_scale [1], which multiplies the stream after
 	// the layer, and the layer's per-layer embedding weights; nil without.
 	OutScale *Weight
@@ -104,6 +108,11 @@ type Config struct {
 	// shortconv.l_cache), whose state keeps the last ShortConvL-1 inputs,
 	// and ShortConvLayers how many layers are short convolutions (lfm2.go).
 	ShortConvL, ShortConvLayers int
+	// MLA is the latent attention's shape (deepseek2.go), zero without;
+	// LeadDense is how many first layers keep a dense FFN in a model
+	// with experts.
+	MLA       MLAConfig
+	LeadDense int
 }
 
 // Temperature is llama.cpp's attention temperature tuning (llama-graph.cpp,
@@ -223,15 +232,26 @@ func (m *Model) FileType() string {
 
 // KVBytesPerToken is what one position costs in the KV cache at the given
 // element size, summed over the layers that own a cache (a KV-shared layer
-// reads another's, a recurrent one keeps a state), each at its own width.
+// reads another's, a recurrent one keeps a state), each at its own width
+// (a latent-attention layer's one row: kvValues).
 func (m *Model) KVBytesPerToken(elemBytes int) int64 {
 	var n int64
 	for i := range m.Layers {
 		if m.OwnsKV(i) {
-			n += int64(m.Layers[i].Config.KVWidth())
+			n += int64(m.kvValues(i))
 		}
 	}
-	return n * 2 * int64(elemBytes)
+	return n * int64(elemBytes)
+}
+
+// kvValues is what layer i caches per position: a key row and a value
+// row, or a latent-attention layer's one row of latent and RoPE key (its
+// values are the latent part of it).
+func (m *Model) kvValues(i int) int {
+	if m.Layers[i].MLA != nil {
+		return m.MLA.CacheRow()
+	}
+	return 2 * m.Layers[i].Config.KVWidth()
 }
 
 // OwnsKV reports whether layer i has a KV cache of its own: an attention
@@ -251,10 +271,10 @@ func (m *Model) KVBytes(ctx, elemBytes int) int64 {
 	for i := range m.Layers {
 		if m.OwnsKV(i) {
 			lc := &m.Layers[i].Config
-			n = SatAdd(n, SatMul(int64(lc.KVPositions(ctx)), int64(lc.KVWidth())))
+			n = SatAdd(n, SatMul(int64(lc.KVPositions(ctx)), int64(m.kvValues(i))))
 		}
 	}
-	return SatMul(SatMul(n, 2), int64(elemBytes))
+	return SatMul(n, int64(elemBytes))
 }
 
 // SatMul is a*b for sizes (a, b >= 0), saturating at math.MaxInt64; a

@@ -22,6 +22,13 @@ const (
 	// GatingTopKSoftmax (gpt-oss): the k largest raw (biased) logits,
 	// then a softmax over those k.
 	GatingTopKSoftmax
+	// GatingSigmoid (deepseek2 with expert_gating_func 2): σ of each
+	// logit; the k best by σ + a selection bias (MoEConfig's rule), each
+	// weighted by its unbiased σ.
+	GatingSigmoid
+	// GatingSoftmax (deepseek2 with expert_gating_func 1): softmax over
+	// all experts, then as GatingSigmoid.
+	GatingSoftmax
 )
 
 func (g Gating) String() string {
@@ -30,6 +37,10 @@ func (g Gating) String() string {
 		return "softmax → top-k → renormalize"
 	case GatingTopKSoftmax:
 		return "top-k → softmax over the k"
+	case GatingSigmoid:
+		return "sigmoid → top-k"
+	case GatingSoftmax:
+		return "softmax → top-k"
 	}
 	return "dense"
 }
@@ -44,6 +55,45 @@ type MoEConfig struct {
 	ExpertsUsed int // expert_used_count: k
 	ExpertFF    int // expert_feed_forward_length
 	SharedFF    int // expert_shared_feed_forward_length (0: ExpertFF), for a SharedExpert declaration
+	// The rest of the rule of GatingSigmoid and GatingSoftmax (Rule.Route):
+	// Norm divides the chosen weights by their sum, Scale multiplies
+	// them (0: not), and with Groups > 1 only the GroupsUsed groups of
+	// experts with the best top-2 sums are chosen from.
+	Norm               bool
+	Scale              float32
+	Groups, GroupsUsed int
+}
+
+// Rule is the routing rule of a MoEConfig.
+func (m MoEConfig) Rule() Rule {
+	return Rule{Gating: m.Gating, Norm: m.Norm, Scale: m.Scale, Groups: m.Groups, GroupsUsed: m.GroupsUsed}
+}
+
+// Rule is a whole routing rule: the gating and, for GatingSigmoid and
+// GatingSoftmax, what follows it.
+type Rule struct {
+	Gating             Gating
+	Norm               bool
+	Scale              float32
+	Groups, GroupsUsed int
+}
+
+// String names the rule's steps beyond the gating's.
+func (r Rule) String() string {
+	s := r.Gating.String()
+	if r.Gating != GatingSigmoid && r.Gating != GatingSoftmax {
+		return s
+	}
+	if r.Groups > 1 {
+		s += fmt.Sprintf(" within the best %d of %d groups (top-2 sums)", r.GroupsUsed, r.Groups)
+	}
+	if r.Norm {
+		s += " → renormalize"
+	}
+	if r.Scale != 0 && r.Scale != 1 {
+		s += fmt.Sprintf(" → × %g", r.Scale)
+	}
+	return s
 }
 
 // Experts is one layer's routed experts: the router ffn_gate_inp and the
@@ -61,6 +111,9 @@ type Experts struct {
 	GateBias, UpBias, DownBias *Weight
 	// Shared is the expert every token runs (qwen35moe); nil when absent.
 	Shared *SharedExpert
+	// SelectBias (exp_probs_b) is added to the gate's probabilities to
+	// choose the experts only, not to weigh them (deepseek2); nil without.
+	SelectBias *Weight
 }
 
 // Expert returns expert e's gate, up and down matrices: runs of rows of
@@ -79,6 +132,10 @@ func rowRun(m Weight, from, n int) Weight {
 	rb, _ := m.Type.RowBytes(uint64(m.Cols))
 	return Weight{Name: m.Name, Type: m.Type, Cols: m.Cols, Rows: n, Data: m.Data[uint64(from)*rb : uint64(from+n)*rb]}
 }
+
+// maxGroups bounds expert_group_count (DeepSeek-V3 has 8), so that a
+// token's group scores live on the stack.
+const maxGroups = 64
 
 // maxExperts bounds expert_count: real models have up to 512 (Qwen3.5);
 // far past that a file is not a model we can run, and per-layer routing
@@ -148,6 +205,10 @@ func (w *weights) experts(p string, cfg *Config) *Experts {
 	if _, ok := w.f.Tensor(p + "ffn_gate_inp.bias"); ok {
 		b := w.vector(p+"ffn_gate_inp.bias", m.Experts)
 		x.RouterBias = &b
+	}
+	if _, ok := w.f.Tensor(p + "exp_probs_b.bias"); ok {
+		b := w.vector(p+"exp_probs_b.bias", m.Experts)
+		x.SelectBias = &b
 	}
 	x.Gate = w.bank(p+"ffn_gate_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
 	x.Up = w.bank(p+"ffn_up_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
@@ -307,5 +368,99 @@ func softmax(x []float32) {
 	inv := float32(1 / sum)
 	for i := range x {
 		x[i] *= inv
+	}
+}
+
+// Route is the rule for one token in llama.cpp's float order
+// (build_moe_ffn, llama-graph.cpp): the gate's probabilities (logits is
+// overwritten with them), the selection scores probs + bias (bias nil:
+// none) in scores, masked to the best groups, the top k into sel (most
+// first, ties to the lower id), their unbiased probabilities into wts,
+// renormalised and scaled. order is scratch of len(logits). Gatings
+// other than GatingSigmoid and GatingSoftmax route as Gating.Route does.
+func (r Rule) Route(logits, bias, scores []float32, order, sel []int32, wts []float32) {
+	if r.Gating != GatingSigmoid && r.Gating != GatingSoftmax {
+		r.Gating.Route(logits, order, sel, wts)
+		return
+	}
+	if r.Gating == GatingSoftmax {
+		softmax(logits)
+	} else {
+		for i, x := range logits {
+			// ggml_vec_sigmoid_f32: 1/(1+expf(-x)) in float32
+			logits[i] = 1 / (1 + float32(math.Exp(float64(-x))))
+		}
+	}
+	copy(scores, logits)
+	if bias != nil {
+		for i := range scores {
+			scores[i] += bias[i]
+		}
+	}
+	if r.Groups > 1 {
+		maskGroups(scores, r.Groups, r.GroupsUsed, order)
+	}
+	topK(scores, order, sel)
+	for j, id := range sel {
+		wts[j] = logits[id]
+	}
+	if r.Norm {
+		var sum float64
+		for _, w := range wts {
+			sum += float64(w)
+		}
+		d := float32(max(sum, 6.103515625e-5))
+		for j := range wts {
+			wts[j] /= d
+		}
+	}
+	if r.Scale != 0 && r.Scale != 1 {
+		for j := range wts {
+			wts[j] *= r.Scale
+		}
+	}
+}
+
+// maskGroups sets the scores of all but the used best groups to −Inf: a
+// group's score is the sum of its two best (DeepSeek-V3's rule, which
+// llama.cpp applies whatever the model).
+func maskGroups(scores []float32, groups, used int, order []int32) {
+	per := len(scores) / groups
+	var gsBuf [maxGroups]float32
+	var keepBuf [maxGroups]int32
+	gs, keep := gsBuf[:groups], keepBuf[:used]
+	var two [2]int32
+	for g := range gs {
+		topK(scores[g*per:(g+1)*per], order[:per], two[:])
+		gs[g] = float32(float64(scores[g*per+int(two[0])]) + float64(scores[g*per+int(two[1])]))
+	}
+	topK(gs, order[:groups], keep)
+	clear(order[:groups])
+	for _, g := range keep {
+		order[g] = 1
+	}
+	inf := float32(math.Inf(-1))
+	for g := 0; g < groups; g++ {
+		if order[g] == 0 {
+			for i := g * per; i < (g+1)*per; i++ {
+				scores[i] = inf
+			}
+		}
+	}
+}
+
+// topK is ggml_argsort_top_k: the len(sel) largest of v, largest first
+// (ties: lower index), by selection; order is scratch of len(v).
+func topK(v []float32, order, sel []int32) {
+	clear(order[:len(v)])
+	for j := range sel {
+		best := -1
+		for i, x := range v {
+			if order[i] == 0 && (best < 0 || x > v[best]) {
+				best = i
+			}
+		}
+		order[best] = 1
+		sel[j] = int32(best)
 	}
 }

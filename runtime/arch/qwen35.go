@@ -74,7 +74,7 @@ type DeltaNet struct {
 type SharedExpert struct {
 	Gate, Up Weight // [embd x shared_ff]
 	Down     Weight // [shared_ff x embd]
-	Scale    Weight // ffn_gate_inp_shexp [embd]: one logit per token
+	Scale    Weight // ffn_gate_inp_shexp [embd]: one logit per token; zero (Data nil) for an ungated one (deepseek2)
 }
 
 // RecurrentLayers counts the layers that keep a state instead of a KV cache.
@@ -240,7 +240,7 @@ func (w *weights) deltaNetLayer(l *Layer, p string, a Arch, cfg *Config) {
 
 // sharedExpert locates a layer's shared expert when the file has one
 // (llama.cpp reads it as optional).
-func (w *weights) sharedExpert(p string, cfg *Config) *SharedExpert {
+func (w *weights) sharedExpert(p string, cfg *Config, gated bool) *SharedExpert {
 	if _, ok := w.f.Tensor(p + "ffn_up_shexp.weight"); !ok {
 		return nil
 	}
@@ -248,10 +248,13 @@ func (w *weights) sharedExpert(p string, cfg *Config) *SharedExpert {
 	if ff == 0 {
 		ff = cfg.MoE.ExpertFF // llama.cpp's default for n_ff_shexp
 	}
-	return &SharedExpert{
-		Gate:  w.matrix(p+"ffn_gate_shexp.weight", e, ff),
-		Up:    w.matrix(p+"ffn_up_shexp.weight", e, ff),
-		Down:  w.matrix(p+"ffn_down_shexp.weight", ff, e),
-		Scale: w.vector(p+"ffn_gate_inp_shexp.weight", e),
+	x := &SharedExpert{
+		Gate: w.matrix(p+"ffn_gate_shexp.weight", e, ff),
+		Up:   w.matrix(p+"ffn_up_shexp.weight", e, ff),
+		Down: w.matrix(p+"ffn_down_shexp.weight", ff, e),
 	}
+	if gated {
+		x.Scale = w.vector(p+"ffn_gate_inp_shexp.weight", e)
+	}
+	return x
 }

@@ -72,6 +72,8 @@ type Backend struct {
 	// without them. Their state lives with the other recurrent layers'
 	// (hybrid, state.go).
 	conv *convScratch
+	// mla is the latent attention's batch scratch (mla.go); nil without.
+	mla *mlaScratch
 }
 
 // layerState is what the kernels of a layer read beyond the plan's op
@@ -85,6 +87,7 @@ type layerState struct {
 	// a mixture-of-experts layer's router bias, and its per-expert
 	// biases (one row per expert), decoded once
 	routerBias, gateBias, upBias, downBias []float32
+	selectBias                             []float32 // added to choose experts only (deepseek2's exp_probs_b)
 	sinks                                  []float32 // attention sinks (gpt-oss)
 	convTaps                               []float32 // a short-convolution layer's kernel [embd x L]
 	pleNorm                                []float32 // the layer's PLE post_norm (gemma4)
@@ -149,6 +152,7 @@ func New(p *plan.Plan, opts backend.Options) (*Backend, error) {
 		}
 	}
 	b.conv = newConvScratch(p, maxBatch)
+	b.mla = newMLAScratch(p, maxBatch)
 	if b.prog, err = b.compile(p); err != nil {
 		b.Close()
 		return nil, err
@@ -180,7 +184,7 @@ func (b *Backend) Memory() backend.Memory {
 		Weights:     b.plan.WeightBytes + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.plan.CacheBytesPerToken(b.kv.typ, b.kv.typV),
-		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.conv.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize) + int64(4*len(b.gelu)),
+		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.conv.bytes() + b.mla.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d thread%s, %s)", b.opts.Threads, map[bool]string{true: "", false: "s"}[b.opts.Threads == 1], simd.Describe()),
 		KVFormula:   b.plan.CacheFormula(b.kv.typ, b.kv.typV, 0),
 		// the recurrent layers' state and its checkpoints (state.go)

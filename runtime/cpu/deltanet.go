@@ -33,8 +33,6 @@ type hybrid struct {
 	conved              []float32 // the conv outputs, q and k L2-normed [n x Channels]
 	o                   []float32 // the heads' outputs [n x H_v·S]
 	qg, gate            []float32 // gated attention: Wq·a [n x 2q] and its gate half [n x q]
-	shG, shU, shLogit   []float32 // shared expert [n x shared_ff], its gate logit [n]
-	shD                 []float32 // its output [n x embd]
 
 	// the value heads' recurrence as the pool's range function, made
 	// once, and the arguments of the call in progress
@@ -59,7 +57,7 @@ func newHybrid(p *plan.Plan, n int) *hybrid {
 			h.mat[slot.Layer] = make([]float32, slot.MatrixFloats)
 		}
 	}
-	gated, sharedFF := false, 0
+	gated := false
 	for _, layer := range p.Layers {
 		for _, op := range layer.Ops {
 			switch o := op.(type) {
@@ -71,8 +69,6 @@ func newHybrid(p *plan.Plan, n int) *hybrid {
 				for _, pd := range o.Outs {
 					gated = gated || pd.GatedHeads
 				}
-			case plan.SharedExpert:
-				sharedFF = o.Up.Rows
 			}
 		}
 	}
@@ -85,9 +81,6 @@ func newHybrid(p *plan.Plan, n int) *hybrid {
 	if gated {
 		h.qg, h.gate = make([]float32, n*2*q), make([]float32, n*q)
 	}
-	if sharedFF > 0 {
-		h.shG, h.shU, h.shLogit, h.shD = make([]float32, n*sharedFF), make([]float32, n*sharedFF), make([]float32, n), make([]float32, n*p.Embd)
-	}
 	return h
 }
 
@@ -95,7 +88,7 @@ func (h *hybrid) bytes() int64 {
 	if h == nil {
 		return 0
 	}
-	n := len(h.qkv) + len(h.z) + len(h.beta) + len(h.alpha) + len(h.conved) + len(h.o) + len(h.qg) + len(h.gate) + len(h.shG) + len(h.shU) + len(h.shLogit) + len(h.shD)
+	n := len(h.qkv) + len(h.z) + len(h.beta) + len(h.alpha) + len(h.conved) + len(h.o) + len(h.qg) + len(h.gate)
 	return 4 * int64(n)
 }
 
@@ -303,12 +296,20 @@ func (b *Backend) gateAttention(n int) {
 // sharedExpert adds a layer's shared expert to out: down(silu(gate·x) ⊙
 // up·x) × σ(Scale·x), per token.
 func (b *Backend) sharedExpert(x *plan.SharedExpert, in, out []float32, n int) {
-	h, e := b.hybrid, b.plan.Embd
+	h, e := b.experts, b.plan.Embd
 	ff := x.Up.Rows
+	y := h.shD[:n*e]
+	if x.Scale.Data == nil {
+		// ungated (deepseek2): llama.cpp adds the two FFNs' outputs
+		quant.MatMuls([][]float32{h.shG[:n*ff], h.shU[:n*ff]}, []quant.Matrix{matrix(x.Gate), matrix(x.Up)}, in, n)
+		swiglu(h.shG[:n*ff], h.shU[:n*ff])
+		quant.MatMul(y, matrix(x.Down), h.shG[:n*ff], n)
+		addTo(out[:n*e], y)
+		return
+	}
 	quant.MatMuls([][]float32{h.shG[:n*ff], h.shU[:n*ff], h.shLogit[:n]},
 		[]quant.Matrix{matrix(x.Gate), matrix(x.Up), matrix(x.Scale)}, in, n)
 	swiglu(h.shG[:n*ff], h.shU[:n*ff])
-	y := h.shD[:n*e]
 	quant.MatMul(y, matrix(x.Down), h.shG[:n*ff], n)
 	for i := 0; i < n; i++ {
 		gate := sigmoid(h.shLogit[i])

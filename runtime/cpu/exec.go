@@ -89,6 +89,8 @@ func (b *Backend) steps(layer int, ops []plan.Op, p *plan.Plan) ([]step, error) 
 			l := &b.layers[layer]
 			l.att, l.kvLayer, l.sinks = o, p.Cache[o.Cache].Layer, optVector(o.Sinks)
 			s = b.attentionStep(layer, o)
+		case plan.MLA:
+			s = b.mlaStep(layer, o)
 		case plan.AttnGate:
 			s = func(r *pass) { b.gateAttention(r.n) }
 		case plan.GLU:
@@ -101,7 +103,7 @@ func (b *Backend) steps(layer int, ops []plan.Op, p *plan.Plan) ([]step, error) 
 				b.useGELU()
 			}
 			w := &b.layers[layer]
-			w.router, w.routerBias = quant.Bind(matrix(o.Router)), optVector(o.RouterBias)
+			w.router, w.routerBias, w.selectBias = quant.Bind(matrix(o.Router)), optVector(o.RouterBias), optVector(o.SelectBias)
 			w.gateBias, w.upBias, w.downBias = optRows(o.GateBias), optRows(o.UpBias), optRows(o.DownBias)
 			s = func(r *pass) { b.moe(layer, &o, w, b.rows(o.In, r), b.rows(o.Out, r), r.n) }
 		case plan.SharedExpert:

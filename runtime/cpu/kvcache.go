@@ -27,6 +27,8 @@ type kvCache struct {
 	// kq, vq: a block-quantized half, each row as ggml stores it (blocks
 	// of 32 values lie inside a head: head sizes are multiples of 32)
 	kq, vq [][]byte
+	// keysOnly[l]: layer l's value half is its key half (an MLA slot)
+	keysOnly []bool
 }
 
 // newKVCache allocates the plan's cache slots, each at the layer that
@@ -48,10 +50,18 @@ func newKVCache(p *plan.Plan, layers int, typ, typV backend.KVType) *kvCache {
 			f32[l] = make([]float32, n)
 		}
 	}
+	kv.keysOnly = make([]bool, layers)
 	for _, slot := range p.Cache {
 		l, n, w := slot.Layer, slot.Positions(p.Context, 0), slot.Width()
 		kv.capacity[l], kv.widths[l], kv.windows[l] = n, w, slot.Window
 		half(typ, l, n*w, kv.k16, kv.k32, kv.kq)
+		if slot.Latent > 0 {
+			// an MLA row is its own value (the plan's check keeps one
+			// unquantized type for both): the value half is the key half,
+			// and storing a value rewrites the same row
+			kv.keysOnly[l], kv.v16[l], kv.v32[l] = true, kv.k16[l], kv.k32[l]
+			continue
+		}
 		half(typV, l, n*w, kv.v16, kv.v32, kv.vq)
 	}
 	return kv
@@ -60,6 +70,10 @@ func newKVCache(p *plan.Plan, layers int, typ, typV backend.KVType) *kvCache {
 func (kv *kvCache) allocated() int64 {
 	var n int64
 	for l := range kv.k16 {
+		if kv.keysOnly[l] {
+			n += int64(len(kv.k16[l]))*2 + int64(len(kv.k32[l]))*4
+			continue
+		}
 		n += int64(len(kv.k16[l])+len(kv.v16[l]))*2 + int64(len(kv.k32[l])+len(kv.v32[l]))*4 + int64(len(kv.kq[l])+len(kv.vq[l]))
 	}
 	return n

@@ -9,16 +9,20 @@ import (
 // moeScratch holds a batch's routing and the experts' activations; nil
 // for dense models.
 type moeScratch struct {
-	logits []float32         // router logits, then probabilities [n x experts]
-	sel    []int32           // chosen experts, most probable first [n x k]
-	wts    []float32         // their weights [n x k]
-	xs     []float32         // the inputs of the tokens routed to one expert [n x embd]
-	g, u   []float32         // that expert's gate and up [n x expert_ff]
-	d      []float32         // its down projection [n x embd]
-	ys     []float32         // every (token, slot) output [n x k x embd]
-	rows   []int32           // the (token, slot) pairs routed to the expert at hand
-	order  []int32           // argsort scratch [experts]
-	last   []backend.Routing // per layer, the last token's (LastRouting)
+	logits []float32 // router logits, then probabilities [n x experts]
+	sel    []int32   // chosen experts, most probable first [n x k]
+	wts    []float32 // their weights [n x k]
+	xs     []float32 // the inputs of the tokens routed to one expert [n x embd]
+	g, u   []float32 // that expert's gate and up [n x expert_ff]
+	d      []float32 // its down projection [n x embd]
+	ys     []float32 // every (token, slot) output [n x k x embd]
+	rows   []int32   // the (token, slot) pairs routed to the expert at hand
+	order  []int32   // argsort scratch [experts]
+	scores []float32 // one token's selection scores [experts]
+	// the shared expert's gate and up [n x shared_ff], its gate logit
+	// [n] and output [n x embd]; nil without one
+	shG, shU, shLogit, shD []float32
+	last                   []backend.Routing // per layer, the last token's (LastRouting)
 	// one token's products as grouped calls (moeToken), made once
 	mats       []quant.Matrix
 	dsts, srcs [][]float32
@@ -46,12 +50,23 @@ func newMoEScratch(p *plan.Plan, n int) *moeScratch {
 	s := &moeScratch{
 		logits: make([]float32, n*m.Experts), sel: make([]int32, n*k), wts: make([]float32, n*k),
 		xs: make([]float32, n*e), g: make([]float32, n*ff), u: make([]float32, n*ff), d: make([]float32, n*e),
-		ys: make([]float32, n*k*e), rows: make([]int32, 0, n), order: make([]int32, m.Experts),
+		ys: make([]float32, n*k*e), rows: make([]int32, 0, n), order: make([]int32, m.Experts), scores: make([]float32, m.Experts),
 		last: make([]backend.Routing, len(p.Layers)),
 		mats: make([]quant.Matrix, 3*k), dsts: make([][]float32, 3*k), srcs: make([][]float32, k),
 	}
 	for i := range s.last {
 		s.last[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
+	}
+	sharedFF := 0
+	for _, layer := range p.Layers {
+		for _, op := range layer.Ops {
+			if o, ok := op.(plan.SharedExpert); ok {
+				sharedFF = max(sharedFF, o.Up.Rows)
+			}
+		}
+	}
+	if sharedFF > 0 {
+		s.shG, s.shU, s.shLogit, s.shD = make([]float32, n*sharedFF), make([]float32, n*sharedFF), make([]float32, n), make([]float32, n*e)
 	}
 	return s
 }
@@ -68,7 +83,8 @@ func (s *moeScratch) bytes() int64 {
 	if s == nil {
 		return 0
 	}
-	return 4 * int64(len(s.logits)+len(s.sel)+len(s.wts)+len(s.xs)+len(s.g)+len(s.u)+len(s.d)+len(s.ys)+cap(s.rows)+len(s.order))
+	return 4 * int64(len(s.logits)+len(s.sel)+len(s.wts)+len(s.xs)+len(s.g)+len(s.u)+len(s.d)+len(s.ys)+cap(s.rows)+len(s.order)+
+		len(s.scores)+len(s.shG)+len(s.shU)+len(s.shLogit)+len(s.shD))
 }
 
 // moe runs a layer's mixture-of-experts FFN on the normed inputs in (n
@@ -86,7 +102,7 @@ func (b *Backend) moe(layer int, x *plan.MoE, w *layerState, in, out []float32, 
 		if w.routerBias != nil {
 			addTo(logits, w.routerBias)
 		}
-		x.Gating.Route(logits, s.order, s.sel[i*k:(i+1)*k], s.wts[i*k:(i+1)*k])
+		x.Rule.Route(logits, w.selectBias, s.scores, s.order, s.sel[i*k:(i+1)*k], s.wts[i*k:(i+1)*k])
 	}
 	last := &s.last[layer]
 	copy(last.Experts, s.sel[(n-1)*k:n*k])

@@ -11,10 +11,28 @@ import (
 // for K and again for V. A sliding-window layer (Window > 0) needs only its
 // window, kept as a ring; KV-shared layers read their source's slot and own
 // none.
+//
+// An MLA slot (Latent > 0) holds keys only: one row per position of
+// Latent latent values then the shared RoPE key (KVHeads 1, HeadDim the
+// whole row), and its values are the latent part of the same row, as
+// llama.cpp's K-only cache views them. Decompressed holds what plain
+// multi-head attention would cache per position instead (heads ×
+// (key + value head size)), for the memory figures' comparison.
 type CacheSlot struct {
 	Layer            int // the layer that writes it
 	KVHeads, HeadDim int
 	Window           int
+	Latent           int
+	Decompressed     int
+}
+
+// rowBytes is one position of the slot: a key row and a value row in
+// their types, or an MLA slot's key row alone.
+func (s CacheSlot) rowBytes(k, v backend.KVType) int64 {
+	if s.Latent > 0 {
+		return k.RowBytes(s.Width())
+	}
+	return k.RowBytes(s.Width()) + v.RowBytes(s.Width())
 }
 
 // Width is one position's key (or value) row.
@@ -85,10 +103,21 @@ func (p *Plan) CheckCacheTypes(k, v backend.KVType) error {
 			return fmt.Errorf("unknown KV cache type %q (%v)", t, backend.KVTypes)
 		}
 	}
+	for _, s := range p.Cache {
+		if s.Latent > 0 && k != v {
+			return fmt.Errorf("a %s KV cache is not possible for layer %d's multi-head latent attention (MLA): its values are the latent part of its key rows, one type for both", backend.KVName(k, v), s.Layer)
+		}
+	}
 	if !k.Quantized() && !v.Quantized() {
 		return nil
 	}
 	for _, s := range p.Cache {
+		if s.Latent > 0 {
+			// llama.cpp quantizes the row as a whole; the row here is
+			// read as the values too (Latent of it), which the quantized
+			// attention does not do
+			return fmt.Errorf("a %s KV cache is not supported for layer %d's multi-head latent attention (MLA), whose cache row is %d latent + %d RoPE values: use f16 or f32", backend.KVName(k, v), s.Layer, s.Latent, s.HeadDim-s.Latent)
+		}
 		if s.HeadDim%32 != 0 {
 			return fmt.Errorf("a %s KV cache stores blocks of 32 values inside a head, and layer %d's head size is %d: use f16 or f32", backend.KVName(k, v), s.Layer, s.HeadDim)
 		}
@@ -103,7 +132,7 @@ func (p *Plan) CheckCacheTypes(k, v backend.KVType) error {
 func (p *Plan) CacheBytes(k, v backend.KVType, ctx, ringExtra int) int64 {
 	var n int64
 	for _, s := range p.Cache {
-		n += int64(s.Positions(ctx, ringExtra)) * (k.RowBytes(s.Width()) + v.RowBytes(s.Width()))
+		n += int64(s.Positions(ctx, ringExtra)) * s.rowBytes(k, v)
 	}
 	return n
 }
@@ -112,7 +141,7 @@ func (p *Plan) CacheBytes(k, v backend.KVType, ctx, ringExtra int) int64 {
 func (p *Plan) CacheBytesPerToken(k, v backend.KVType) int64 {
 	var n int64
 	for _, s := range p.Cache {
-		n += k.RowBytes(s.Width()) + v.RowBytes(s.Width())
+		n += s.rowBytes(k, v)
 	}
 	return n
 }
@@ -145,6 +174,9 @@ func (p *Plan) StateBytes() int64 {
 // the types differ. Where the groups differ in width each term carries
 // its own; a ring larger than its window (ringExtra > 0) says so.
 func (p *Plan) CacheFormula(k, v backend.KVType, ringExtra int) string {
+	if f, ok := p.latentFormula(k); ok {
+		return f
+	}
 	groups := p.CacheGroups(ringExtra)
 	uniform := true
 	for _, g := range groups {
@@ -189,4 +221,23 @@ func plural(n int, s string) string {
 		return s
 	}
 	return s + "s"
+}
+
+// latentFormula is CacheFormula for a cache of MLA slots alone (all of
+// one shape, full context), e.g. "4 layers × 640 ctx × (64 latent + 16
+// rope) × 2 B (keys only: the values are the latent) = 409600 B; plain
+// multi-head attention would cache 320 values a position, not 80".
+func (p *Plan) latentFormula(k backend.KVType) (string, bool) {
+	if len(p.Cache) == 0 {
+		return "", false
+	}
+	s0 := p.Cache[0]
+	for _, s := range p.Cache {
+		if s.Latent == 0 || s.Window > 0 || s.HeadDim != s0.HeadDim || s.Latent != s0.Latent || s.Decompressed != s0.Decompressed {
+			return "", false
+		}
+	}
+	n := len(p.Cache)
+	return fmt.Sprintf("%d %s × %d ctx × (%d latent + %d rope) × %s (keys only: the values are the latent) = %d B; plain multi-head attention would cache %d values a position, not %d",
+		n, plural(n, "layer"), p.Context, s0.Latent, s0.HeadDim-s0.Latent, k.PerValue(), p.CacheBytes(k, k, p.Context, 0), s0.Decompressed, s0.HeadDim), true
 }

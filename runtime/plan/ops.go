@@ -17,6 +17,9 @@ type (
 	Widths          = arch.Widths
 	MoEShape        = arch.MoEConfig
 	Temperature     = arch.Temperature
+	MLAShape        = arch.MLAConfig
+	MLAWeights      = arch.MLA
+	RouteRule       = arch.Rule
 )
 
 // The activations and gatings an op may name.
@@ -27,6 +30,8 @@ const (
 
 	GatingSoftmaxTopKNorm = arch.GatingSoftmaxTopKNorm
 	GatingTopKSoftmax     = arch.GatingTopKSoftmax
+	GatingSigmoid         = arch.GatingSigmoid
+	GatingSoftmax         = arch.GatingSoftmax
 )
 
 // Buf names an activation buffer of a batch of tokens; an executor keeps
@@ -170,6 +175,26 @@ type Attention struct {
 	Shared                  bool
 }
 
+// MLA is multi-head latent attention (deepseek2) of In into Attn (Heads
+// value heads of Shape.V per token), in the absorbed form llama.cpp runs:
+//
+//	q = Q·(rms(QA·x)·QANorm), or Q·x without QA   per head [nope | rope]
+//	a = KVA·x = [latent | k_rope];  c = rms(latent)·KVANorm
+//	RoPE (rotation Table) on each head's q rope part and on k_rope
+//	per head h: query [KB_hᵀ·q_nope_h | q_rope_h], key [c | k_rope] (one
+//	row per token shared by every head: cache slot Cache holds it),
+//	value c; softmax(Scale · q·k) over the positions;  Attn_h = VB_h·Σ p·c
+type MLA struct {
+	In    Buf
+	Heads int
+	Shape MLAShape
+	W     *MLAWeights
+	Scale float32
+	Eps   float32
+	Table int
+	Cache int
+}
+
 // AttnGate multiplies Attn by σ(Gate), Width values per token (qwen35's
 // gated attention).
 type AttnGate struct {
@@ -193,9 +218,16 @@ func (o MoE) Expert(e int) (gate, up, down Weight) {
 // Router's logits (+ RouterBias) and writes the weighted sum of their
 // FFNs (gate, up: FF rows per expert; down: embd rows per expert; with
 // per-expert biases where present) into Out.
+//
+// Rule carries the gating and, for GatingSigmoid and GatingSoftmax, the
+// rest of the rule: SelectBias (exp_probs_b), added to the probabilities
+// only to choose the experts, the group limit, the renormalisation and
+// the routed scale (arch.Rule.Route).
 type MoE struct {
 	In, Out                    Buf
 	Gating                     Gating
+	Rule                       RouteRule
+	SelectBias                 *Weight
 	Experts, K, FF             int
 	Act                        Activation
 	Router                     Weight
@@ -205,7 +237,7 @@ type MoE struct {
 }
 
 // SharedExpert adds to Out a dense SiLU-gated FFN of In, × σ(Scale·In)
-// (qwen35moe).
+// (qwen35moe), or ungated where Scale has no data (deepseek2).
 type SharedExpert struct {
 	In, Out        Buf
 	Gate, Up, Down Weight
@@ -263,6 +295,7 @@ func (Scale) isOp()             {}
 func (PositionScale) isOp()     {}
 func (Softcap) isOp()           {}
 func (Attention) isOp()         {}
+func (MLA) isOp()               {}
 func (AttnGate) isOp()          {}
 func (GLU) isOp()               {}
 func (MoE) isOp()               {}

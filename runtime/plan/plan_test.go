@@ -26,6 +26,7 @@ const goldenCtx = 512
 // each joins as it lands.
 var plan2026b = []string{
 	"mistral3",
+	"deepseek2",
 }
 
 // sharedModels are the models the plan is printed for: the demo model, the

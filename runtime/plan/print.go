@@ -40,6 +40,10 @@ func (p *Plan) Write(w io.Writer) error {
 			if s.Window > 0 {
 				span = fmt.Sprintf("window %d", s.Window)
 			}
+			if s.Latent > 0 {
+				pr.line("  %d  layer %d · mla: keys only, %d latent + %d rope · %s · %d positions", i, s.Layer, s.Latent, s.HeadDim-s.Latent, span, s.Positions(p.Context, 0))
+				continue
+			}
 			pr.line("  %d  layer %d · %d kv heads × %d head dim · %s · %d positions", i, s.Layer, s.KVHeads, s.HeadDim, span, s.Positions(p.Context, 0))
 		}
 	}
@@ -136,14 +140,29 @@ func describe(op Op) (string, string) {
 			s += fmt.Sprintf(" · writes and reads cache slot %d", o.Cache)
 		}
 		return "attention", s
+	case MLA:
+		m, w := o.Shape, o.W
+		q := weight(w.Q)
+		if w.QA != nil {
+			q = fmt.Sprintf("%s·rms(%s·%s)·%s", weight(w.Q), weight(*w.QA), o.In, weight(*w.QANorm))
+		}
+		return "mla", fmt.Sprintf("%s → attn · %d heads · q %s [nope %d | rope %d] · kv %s [latent %d | rope %d], rms·%s · absorbed %s, %s · v %d · scale %s · rotation %d · writes and reads cache slot %d (1 row of %d per position)",
+			o.In, o.Heads, q, m.Nope, m.Rope, weight(w.KVA), m.KVLora, m.Rope, weight(w.KVANorm), weight(w.KB), weight(w.VB), m.V, num(o.Scale), o.Table, o.Cache, m.CacheRow())
 	case AttnGate:
 		return "attn-gate", fmt.Sprintf("attn ×= σ(gate) · %d", o.Width)
 	case GLU:
 		return "glu", fmt.Sprintf("gate = %s(gate) · up · %d", o.Act, o.Width)
 	case MoE:
-		s := fmt.Sprintf("%s → %s · %d of %d experts of ff %d · %s · %s · router %s", o.In, o.Out, o.K, o.Experts, o.FF, o.Gating, o.Act, weight(o.Router))
+		gating := o.Gating.String()
+		if o.Rule.Gating == o.Gating {
+			gating = o.Rule.String()
+		}
+		s := fmt.Sprintf("%s → %s · %d of %d experts of ff %d · %s · %s · router %s", o.In, o.Out, o.K, o.Experts, o.FF, gating, o.Act, weight(o.Router))
 		if o.RouterBias != nil {
 			s += " + " + weight(*o.RouterBias)
+		}
+		if o.SelectBias != nil {
+			s += " · choosing by + " + weight(*o.SelectBias)
 		}
 		s += fmt.Sprintf(" · banks %s, %s, %s", weight(o.Gate), weight(o.Up), weight(o.Down))
 		for _, b := range []*Weight{o.GateBias, o.UpBias, o.DownBias} {
@@ -153,6 +172,9 @@ func describe(op Op) (string, string) {
 		}
 		return "moe", s
 	case SharedExpert:
+		if o.Scale.Data == nil {
+			return "shared-expert", fmt.Sprintf("%s → %s += silu-glu %s, %s, %s", o.In, o.Out, weight(o.Gate), weight(o.Up), weight(o.Down))
+		}
 		return "shared-expert", fmt.Sprintf("%s → %s += σ(%s·%s) × silu-glu %s, %s, %s", o.In, o.Out, weight(o.Scale), o.In, weight(o.Gate), weight(o.Up), weight(o.Down))
 	case DeltaNet:
 		w := o.W

@@ -169,6 +169,8 @@ func (r *resolver) layer(il int) (Layer, error) {
 		out.Mixer = MixDeltaNet
 		add(DeltaNet{In: branchIn, Out: Out, Shape: c.DeltaNet, W: L.DeltaNet, State: r.state(il, MixDeltaNet), Eps: c.NormEps},
 			r.residual(L.PostAttnNorm))
+	case L.MLA != nil:
+		ops = append(ops, r.mla(il, lc, branchIn)...)
 	default:
 		att, err := r.attention(il, lc, branchIn)
 		if err != nil {
@@ -270,6 +272,30 @@ func (r *resolver) attention(il int, lc arch.LayerConfig, in Buf) ([]Op, error) 
 	return ops, nil
 }
 
+// mla is a latent-attention layer's branch: the MLA op over its cache
+// slot (one row of latent and RoPE key per position), the output product
+// and the residual. The executor's buffers grow to the absorbed query
+// (heads × the cached row) and the row itself.
+func (r *resolver) mla(il int, lc arch.LayerConfig, in Buf) []Op {
+	c, L := &r.m.Config, &r.m.Layers[il]
+	m := c.MLA
+	row := m.CacheRow()
+	w := &r.p.Widest
+	w.Q = max(w.Q, c.Heads*row, c.Heads*m.V)
+	w.KV = max(w.KV, row)
+	w.HeadDim, w.KVHeads = max(w.HeadDim, row), max(w.KVHeads, 1)
+	rot := Rotation{Dims: m.Rope, NeoX: c.Rope.NeoX, Base: lc.RopeBase, Scale: one(lc.RopeScale),
+		AttnFactor: one(c.Rope.AttnFactor), YaRN: c.Rope.YaRN, Factors: c.Rope.Factors(r.ctx)}
+	r.cacheOf[il] = len(r.p.Cache)
+	r.p.Cache = append(r.p.Cache, CacheSlot{Layer: il, KVHeads: 1, HeadDim: row, Latent: m.KVLora,
+		Decompressed: c.Heads * (m.Nope + m.Rope + m.V)})
+	return []Op{
+		MLA{In: in, Heads: c.Heads, Shape: m, W: L.MLA, Scale: c.AttnScale, Eps: c.NormEps, Table: r.rotation(rot), Cache: r.cacheOf[il]},
+		Products{In: Attn, Outs: []Product{{Out: Out, W: L.Wo}}},
+		r.residual(nil),
+	}
+}
+
 // ffn is a layer's FFN branch: the pre-norm, the dense GLU or the routed
 // experts (and a shared expert), the residual.
 func (r *resolver) ffn(il int, lc arch.LayerConfig) []Op {
@@ -281,7 +307,7 @@ func (r *resolver) ffn(il int, lc arch.LayerConfig) []Op {
 		in = In
 	}
 	if x := L.Experts; x != nil {
-		ops = append(ops, MoE{In: in, Out: Out, Gating: c.MoE.Gating, Experts: c.MoE.Experts, K: c.MoE.ExpertsUsed,
+		ops = append(ops, MoE{In: in, Out: Out, Gating: c.MoE.Gating, Rule: c.MoE.Rule(), SelectBias: x.SelectBias, Experts: c.MoE.Experts, K: c.MoE.ExpertsUsed,
 			FF: c.MoE.ExpertFF, Act: c.Block.Act, Router: x.Router, RouterBias: x.RouterBias,
 			Gate: x.Gate, Up: x.Up, Down: x.Down, GateBias: x.GateBias, UpBias: x.UpBias, DownBias: x.DownBias})
 		if s := x.Shared; s != nil {

@@ -34,6 +34,9 @@ func unsupported(m *arch.Model) string {
 			}
 		}
 	}
+	// deepseek2's latent attention (its K-only cache of latent rows, the
+	// absorbed query) has no shaders yet
+	add(m.MLA.KVLora > 0, "multi-head latent attention (MLA)")
 	add(m.MoE.Experts > 0 && m.MoE.Gating != arch.GatingSoftmaxTopKNorm && m.MoE.Gating != arch.GatingTopKSoftmax, "mixture-of-experts gating "+m.MoE.Gating.String())
 	add(moeTypes != nil, strings.Join(moeTypes, ", ")+" expert banks")
 	// MXFP4 is read by the mat-vec kernels, but there is no MXFP4 embed
