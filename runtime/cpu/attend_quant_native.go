@@ -23,15 +23,12 @@ import (
 // bit for bit (TestAttendQuantNativeMatchesPortable). It reports false,
 // having done nothing, for a float K or where a kernel is missing.
 func (b *Backend) attendQuantNative(layer, kvh, n, pos, lo, window int, scale float32) bool {
-	if !nativeAttention || simd.Level() == 0 || !b.kv.typ.Quantized() {
+	if !b.quantNative {
 		return false
 	}
 	s, a := &b.s, &b.layers[layer].att
 	hd, group := a.HeadDim, a.Heads/a.KVHeads
 	kt, vt := ggmlType(b.kv.typ), valueType(b.kv.typV)
-	if !simd.Has(int(kt)) || !simd.HasAttnValues(int(vt), hd) {
-		return false
-	}
 	qw, kvw := a.Heads*hd, a.KVHeads*hd
 	cl := b.layers[layer].kvLayer
 	ws := &b.attnWork[kvh]

@@ -216,3 +216,33 @@ func TestKVCacheQuantRoundTrip(t *testing.T) {
 		b.Close()
 	}
 }
+
+// TestAttnWorkBytesIsWhatNewMakes: the attention buffers ContextBytes (and
+// so the engine's memory fit) counts are the ones New makes, for float and
+// quantized caches, with the native kernels and without — a quantized
+// cache read in place keeps only a batch's rows, the portable path widens
+// the whole context.
+func TestAttnWorkBytesIsWhatNewMakes(t *testing.T) {
+	m := loadShared(t, "synth-qwen3-F32.gguf")
+	for _, native := range []bool{true, false} {
+		for _, pair := range [][2]backend.KVType{{backend.KVF16, backend.KVF16}, {backend.KVQ8_0, backend.KVQ8_0}, {backend.KVQ4_0, backend.KVF16}, {backend.KVF16, backend.KVQ5_1}} {
+			nativeAttention = native
+			b, err := newFor(m, backend.Options{ContextSize: 200, Threads: 1, KVType: pair[0], KVTypeV: pair[1]})
+			nativeAttention = true
+			if err != nil {
+				t.Fatal(err)
+			}
+			var made int64
+			for _, w := range b.attnWork {
+				made += 4*int64(len(w.keys)+len(w.vals)+len(w.qh)+len(w.scores)) + int64(len(w.kq)+len(w.vq)+len(w.vbat))
+			}
+			nativeAttention = native
+			counted := attnWorkBytes(b.plan.Widest, 200, pair[0], pair[1])
+			nativeAttention = true
+			if made != counted {
+				t.Errorf("%s/%s native %v: New made %d bytes of attention buffers, attnWorkBytes counts %d", pair[0], pair[1], native, made, counted)
+			}
+			b.Close()
+		}
+	}
+}

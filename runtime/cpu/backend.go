@@ -52,6 +52,7 @@ type Backend struct {
 	gelu        []float32     // llama.cpp's F16 GELU table, when the recipe uses it
 	attnWork    []attnScratch // one per KV head
 	f16Acc      bool          // mimic llama.cpp's F16 attention accumulation
+	quantNative bool          // a quantized cache read in place (attendQuantNative)
 	unpack      func()        // drops the repacked weights (packWeights)
 	packedBytes int64         // their size
 
@@ -157,22 +158,56 @@ func New(p *plan.Plan, opts backend.Options) (*Backend, error) {
 		b.Close()
 		return nil, err
 	}
-	wd := p.Widest
-	hd := wd.HeadDim
-	for h := 0; h < wd.KVHeads; h++ {
-		w := attnScratch{
-			keys: make([]float32, opts.ContextSize*hd), vals: make([]float32, opts.ContextSize*hd),
-			qh: make([]float32, hd),
-		}
+	b.quantNative = quantNative(opts.KVType, typV)
+	sz := attnSizesFor(p.Widest.HeadDim, opts.ContextSize, opts.KVType, typV)
+	for h := 0; h < p.Widest.KVHeads; h++ {
+		w := attnScratch{keys: make([]float32, sz.rows), vals: make([]float32, sz.rows), qh: make([]float32, p.Widest.HeadDim)}
 		if b.kv.quantized() {
-			w.kq = make([]byte, opts.KVType.RowBytes(opts.ContextSize*hd))
-			w.vq = make([]byte, typV.RowBytes(hd)+opts.KVType.RowBytes(hd))
-			w.scores = make([]float32, opts.ContextSize)
-			w.vbat = make([]byte, typV.RowBytes(maxBatch*hd))
+			w.kq = make([]byte, sz.kq)
+			w.vq = make([]byte, sz.vq)
+			w.scores = make([]float32, sz.scores)
+			w.vbat = make([]byte, sz.vbat)
 		}
 		b.attnWork = append(b.attnWork, w)
 	}
 	return b, nil
+}
+
+// quantNative reports whether attention over a cache of these types runs
+// attendQuantNative, which reads the cache in place: a quantized K, and
+// native kernels (every quantized type has its score and value kernels).
+// New decides it once, since the buffers it makes depend on it.
+func quantNative(k, v backend.KVType) bool {
+	return nativeAttention && simd.Level() > 0 && k.Quantized() && simd.Has(int(ggmlType(k))) && simd.HasAttnValues(int(valueType(v)), 32)
+}
+
+// attnSizes is one KV head's attention buffers, in elements of each.
+type attnSizes struct {
+	rows                    int // keys and vals: float32 values
+	kq, vq, vbat, scores, q int
+}
+
+// attnSizesFor is what New makes per KV head for heads of hd values and a
+// context of ctx positions: the widened keys and values of the whole
+// context (where attention widens them), a quantized cache's key blocks
+// and scores, and — where the native kernels read a quantized cache in
+// place — only the batch's own rows, so that the buffers shrink with the
+// cache and a quantized cache's longer context fits the memory.
+func attnSizesFor(hd, ctx int, k, v backend.KVType) attnSizes {
+	s := attnSizes{rows: ctx * hd, q: hd}
+	if !k.Quantized() && !v.Quantized() {
+		return s
+	}
+	s.scores = ctx
+	s.kq = int(k.RowBytes(ctx * hd))
+	s.vq = int(v.RowBytes(hd) + k.RowBytes(hd))
+	if quantNative(k, v) {
+		batch := min(ctx, maxBatch)
+		s.rows = batch * hd
+		s.kq = int(k.RowBytes(batch * hd))
+		s.vbat = int(v.RowBytes(batch * hd))
+	}
+	return s
 }
 
 // Name implements backend.Backend.
@@ -184,7 +219,7 @@ func (b *Backend) Memory() backend.Memory {
 		Weights:     b.plan.WeightBytes + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.plan.CacheBytesPerToken(b.kv.typ, b.kv.typV),
-		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.conv.bytes() + b.mla.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize) + int64(4*len(b.gelu)),
+		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.conv.bytes() + b.mla.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize, b.kv.typ, b.kv.typV) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d thread%s, %s)", b.opts.Threads, map[bool]string{true: "", false: "s"}[b.opts.Threads == 1], simd.Describe()),
 		KVFormula:   b.plan.CacheFormula(b.kv.typ, b.kv.typV, 0),
 		// the recurrent layers' state and its checkpoints (state.go)
@@ -269,9 +304,11 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 func (b *Backend) Recycle(logits []float32) { b.logitsPool.Put(logits) }
 
 // attnWorkBytes is the attention buffers New makes for a context of ctx
-// positions: per KV head, its keys and values widened, and one query.
-func attnWorkBytes(w plan.Widths, ctx int) int64 {
-	return int64(w.KVHeads) * (2*int64(ctx) + 1) * int64(w.HeadDim) * 4
+// positions with a cache of these types (attnSizesFor), over all KV heads.
+func attnWorkBytes(w plan.Widths, ctx int, k, v backend.KVType) int64 {
+	s := attnSizesFor(w.HeadDim, ctx, k, v)
+	per := 4*int64(2*s.rows+s.q+s.scores) + int64(s.kq+s.vq+s.vbat)
+	return int64(w.KVHeads) * per
 }
 
 // ContextBytes is what a context of ctx positions costs the backend beyond
@@ -280,5 +317,5 @@ func attnWorkBytes(w plan.Widths, ctx int) int64 {
 // checkpoints as the backend keeps. The engine checks it against the
 // memory there is before New allocates it.
 func ContextBytes(p *plan.Plan, ctx int, kv, kvV backend.KVType) int64 {
-	return p.CacheBytes(kv, kvV, ctx, 0) + attnWorkBytes(p.Widest, ctx) + 4*int64(ctx) + (1+MaxCheckpoints)*p.StateBytes()
+	return p.CacheBytes(kv, kvV, ctx, 0) + attnWorkBytes(p.Widest, ctx, kv, kvV) + 4*int64(ctx) + (1+MaxCheckpoints)*p.StateBytes()
 }

@@ -76,3 +76,46 @@ func TestContextSizeOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestContextFitFollowsKVType: the largest context that fits (the refusal's
+// --ctx figure) is worked out in the cache's type, with the attention
+// buffers the backend makes for it: a q8_0 cache fits at least the
+// context its bytes per value (34/32 against 2) promise over f16's, q4_0
+// at least its 18/32 — the memory the type saves becomes context — and
+// each named context fits while one more does not.
+func TestContextFitFollowsKVType(t *testing.T) {
+	defer func(f func() int64) { memAvailable = f }(memAvailable)
+	const avail = 48 << 20
+	memAvailable = func() int64 { return avail }
+	model := testenv.Model(t, "synth-qwen3-F32.gguf")
+	fits := map[backend.KVType]int{}
+	for _, kv := range []backend.KVType{backend.KVF16, backend.KVQ8_0, backend.KVQ4_0} {
+		_, err := Load(context.Background(), model, Options{Backend: "cpu", ContextSize: MaxContext, KVType: kv, Template: "none"})
+		if err == nil || !strings.Contains(err.Error(), "largest context that fits is") {
+			t.Fatalf("%s: load with ctx %d: %v", kv, MaxContext, err)
+		}
+		var n int
+		if _, err := fmt.Sscanf(err.Error()[strings.LastIndex(err.Error(), "--ctx "):], "--ctx %d)", &n); err != nil {
+			t.Fatalf("no figure in %q: %v", err, err)
+		}
+		fits[kv] = n
+		s, err := Load(context.Background(), model, Options{Backend: "cpu", ContextSize: 64, Template: "none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Resolve(s.model, n)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := cpu.ContextBytes(p, n, kv, kv); c > avail || cpu.ContextBytes(p, n+1, kv, kv) <= avail {
+			t.Errorf("%s: named %d positions (%d bytes); the next one must not fit in %d", kv, n, c, avail)
+		}
+	}
+	t.Logf("in %d MiB: f16 %d positions, q8_0 %d, q4_0 %d", avail>>20, fits[backend.KVF16], fits[backend.KVQ8_0], fits[backend.KVQ4_0])
+	for kv, per := range map[backend.KVType]float64{backend.KVQ8_0: 34.0 / 32, backend.KVQ4_0: 18.0 / 32} {
+		if want := float64(fits[backend.KVF16]) * 2 / per; float64(fits[kv]) < want {
+			t.Errorf("a %s cache fits %d positions where f16 fits %d: want at least %.0f (its bytes per value, %.4g against 2)", kv, fits[kv], fits[backend.KVF16], want, per)
+		}
+	}
+}
