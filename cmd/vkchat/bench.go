@@ -42,10 +42,11 @@ type benchResult struct {
 	// vocabulary) and, on Vulkan, the speed bound of the device it ran on.
 	DecodePath string `json:"decode_path,omitempty"`
 	bound
+	specFields
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "--model FILE [--backend auto|cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile] [--head auto|on|off] [--depth D]", stderr)
+	fs := newFlags("bench", "--model FILE [--backend auto|cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile] [--head auto|on|off] [--depth D] [--spec ngram|draft|mtp [--draft FILE] [--spec-max N]]", stderr)
 	path := fs.String("model", "", "GGUF model file, or demo for the model built into vkchat")
 	name := fs.String("backend", "auto", "backend: auto (Vulkan on a GPU, else the CPU), cpu or vulkan")
 	pp := fs.Int("p", 128, "prompt tokens for the prefill test (0 skips it)")
@@ -58,8 +59,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	kvType := fs.String("kv", "f16", "KV cache type: f16, f32, q8_0, q5_1, q5_0, q4_1 or q4_0 (quantized: the cpu backend)")
 	head := fs.String("head", "auto", "vulkan: next-token top-k on the device: auto (on GPUs), on or off")
 	depth := fs.Int("depth", 0, "context position the prefill and decode tests start at (the cache is filled by an untimed prefill first)")
+	specMode := fs.String("spec", "", "also a greedy reply of -n tokens by the engine without and with speculative decoding: ngram, draft (--draft) or mtp")
+	specMax := fs.Int("spec-max", 0, "the most tokens a speculative round drafts (0: automatic)")
+	draft := fs.String("draft", "", "the draft model for --spec draft")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var sb *specBench
+	if *specMode != "" {
+		m, err := engine.ParseSpecMode(*specMode)
+		if err != nil {
+			return fmt.Errorf("--spec: %w", err)
+		}
+		if m == engine.SpecOff || *tg < 2 {
+			return fmt.Errorf("--spec %s: want ngram, draft or mtp, and -n of 2 or more", m)
+		}
+		if *specMax < 0 {
+			return fmt.Errorf("--spec-max %d is negative: want 0 (automatic) or more", *specMax)
+		}
+		sb = &specBench{mode: m, max: *specMax, draft: *draft, threads: *threads, kv: backend.KVType(*kvType)}
 	}
 	if *path == "" {
 		fs.Usage()
@@ -181,6 +199,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		results = append(results, res)
 	}
+	if sb != nil {
+		sb.backend, sb.head = choice.Backend, headMode
+		rows, err := sb.run(ctx, file, *tg, *reps, base)
+		if err != nil {
+			return fmt.Errorf("bench --spec: %w", err)
+		}
+		results = append(results, rows...)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -189,6 +215,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	} else {
 		printBench(stdout, results)
+		printSpec(stdout, results)
 	}
 	if prof != nil {
 		if texel == 0 {

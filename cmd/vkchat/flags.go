@@ -26,6 +26,9 @@ type engineFlags struct {
 	kvTypeK  string
 	kvTypeV  string
 	template string
+	spec     string
+	specMax  int
+	draft    string
 }
 
 func (e *engineFlags) register(fs *flag.FlagSet) {
@@ -38,6 +41,9 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.kvTypeK, "kv-type-k", "", "the keys' KV cache type, in place of --kv-type's")
 	fs.StringVar(&e.kvTypeV, "kv-type-v", "", "the values' KV cache type, in place of --kv-type's")
 	fs.StringVar(&e.template, "template", "", "chat template: '' for the model's own, chatml, llama2, llama3, zephyr, phi3, or none")
+	fs.StringVar(&e.spec, "spec", "off", "speculative decoding: off, ngram (lookup in the conversation), draft (a smaller model, --draft) or mtp (the model's own MTP head)")
+	fs.IntVar(&e.specMax, "spec-max", 0, "the most tokens a speculative round drafts (0: automatic, adapting to what is accepted)")
+	fs.StringVar(&e.draft, "draft", "", "draft model for --spec draft: a smaller GGUF with the same vocabulary")
 }
 
 // modelPath is the file a --model value names: "demo" is the model built
@@ -58,6 +64,10 @@ func (e *engineFlags) load(ctx context.Context, p sample.Params) (*engine.Sessio
 	if err != nil {
 		return nil, err
 	}
+	spec, err := e.specOptions()
+	if err != nil {
+		return nil, err
+	}
 	type loaded struct {
 		s   *engine.Session
 		err error
@@ -69,7 +79,7 @@ func (e *engineFlags) load(ctx context.Context, p sample.Params) (*engine.Sessio
 	go func() {
 		s, err := engine.Load(ctx, path, engine.Options{
 			Backend: e.backend, ContextSize: e.ctx, Threads: e.threads, Device: e.device,
-			KVType: backend.KVType(cmp.Or(e.kvTypeK, e.kvType)), KVTypeV: backend.KVType(cmp.Or(e.kvTypeV, e.kvType)), Params: p, Template: e.template,
+			KVType: backend.KVType(cmp.Or(e.kvTypeK, e.kvType)), KVTypeV: backend.KVType(cmp.Or(e.kvTypeV, e.kvType)), Params: p, Template: e.template, Spec: spec,
 		})
 		done <- loaded{s, err}
 	}()
@@ -85,6 +95,27 @@ func (e *engineFlags) load(ctx context.Context, p sample.Params) (*engine.Sessio
 		}
 		return l.s, l.err
 	}
+}
+
+// specOptions checks --spec, --spec-max and --draft.
+func (e *engineFlags) specOptions() (engine.SpecOptions, error) {
+	m, err := engine.ParseSpecMode(cmp.Or(e.spec, "off"))
+	if err != nil {
+		return engine.SpecOptions{}, fmt.Errorf("--spec: %w", err)
+	}
+	if e.specMax < 0 {
+		return engine.SpecOptions{}, fmt.Errorf("--spec-max %d is negative: want 0 (automatic) or more", e.specMax)
+	}
+	if e.draft != "" && m != engine.SpecDraft {
+		return engine.SpecOptions{}, fmt.Errorf("--draft %s needs --spec draft", e.draft)
+	}
+	draft := e.draft
+	if draft != "" {
+		if draft, err = modelPath(draft); err != nil {
+			return engine.SpecOptions{}, err
+		}
+	}
+	return engine.SpecOptions{Mode: m, Max: e.specMax, Draft: draft}, nil
 }
 
 // contextFlag binds --ctx to dst, held at parse time to

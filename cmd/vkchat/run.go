@@ -44,6 +44,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	var prefill *engine.PrefillInfo
 	var last engine.Event
+	var spec *engine.SpecMark // the last token's speculation, with the reply's totals
 	req := engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: *prompt}}, MaxTokens: *n}
 	export, err := openExport(*logprobs, s, req)
 	if err != nil {
@@ -56,6 +57,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			case engine.EventPrefill:
 				prefill = ev.Prefill
 			case engine.EventToken:
+				if ev.Token.Spec != nil {
+					spec = ev.Token.Spec
+				}
 				export.token(*ev.Token)
 				// Model output may hold terminal escapes (OSC 52
 				// clipboard writes, resets): print it defanged.
@@ -82,6 +86,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			rate = float64(d.Generated-1) / d.Decode.Seconds()
 		}
 		fmt.Fprintf(stderr, "decode: %d tokens, %.1f tok/s (stop: %s)\n", d.Generated, rate, d.Reason)
+	}
+	if spec != nil {
+		t := spec.Totals
+		fmt.Fprintf(stderr, "spec %s: %d verifications, %d drafted, %d accepted (%.0f%%), %.2f tokens per verification\n",
+			spec.Source, t.Rounds, t.Drafted, t.Accepted, 100*t.AcceptRate(), t.PerRound())
 	}
 	st := last.Stats
 	fmt.Fprintf(stderr, "kv cache: %d / %d bytes (%d of %d positions, %d bytes each)\n",

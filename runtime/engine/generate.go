@@ -135,6 +135,9 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		var mark *SpecMark
 		if fate != "" {
 			spec.Tokens++
+			if fate != FateBonus {
+				spec.Drafted++
+			}
 			if fate == FateAccepted {
 				spec.Accepted++
 			}
@@ -180,7 +183,12 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		}
 		round.active = false
 		if err == nil {
-			next, round, err = s.advance(ctx, res.Token, pos, &spec)
+			left := s.ctxSize - pos - 1
+			if req.MaxTokens > 0 {
+				// no row past the reply's end: base+i+1 tokens are out
+				left = min(left, req.MaxTokens-(base+i+1)-1)
+			}
+			next, round, err = s.advance(ctx, res.Token, pos, left, &spec)
 		}
 		if err != nil {
 			switch {
@@ -226,8 +234,8 @@ type nextDist struct {
 
 // advance has the target read token at pos and returns the distribution
 // after it: a decode step, or, when the drafter proposes tokens to follow
-// it, a verification round whose first row that is.
-func (s *Session) advance(ctx context.Context, token int32, pos int, st *SpecStats) (nextDist, specRound, error) {
+// it (at most left), a verification round whose first row that is.
+func (s *Session) advance(ctx context.Context, token int32, pos, left int, st *SpecStats) (nextDist, specRound, error) {
 	if s.drafter != nil {
 		s.mu.Lock()
 		history := append(s.cached[:len(s.cached):len(s.cached)], token)
@@ -236,7 +244,7 @@ func (s *Session) advance(ctx context.Context, token int32, pos int, st *SpecSta
 		if n == 0 {
 			n = s.spec.specMax()
 		}
-		n = min(n, s.ctxSize-pos-1)
+		n = min(n, left)
 		var drafts []Draft
 		if n > 0 {
 			var err error
@@ -253,7 +261,6 @@ func (s *Session) advance(ctx context.Context, token int32, pos int, st *SpecSta
 				return nextDist{}, specRound{}, err
 			}
 			st.Rounds++
-			st.Drafted += len(drafts)
 			return nextDist{logits: r.rows[0], batch: true}, r, nil
 		}
 	}

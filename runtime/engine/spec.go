@@ -231,8 +231,10 @@ type SpecMark struct {
 }
 
 // SpecStats counts a reply's speculation: Rounds verification batches,
-// Drafted tokens proposed and verified, Accepted of them kept, and Tokens
-// the reply tokens those rounds gave (accepted, corrected and bonus).
+// Drafted the drafts the reply reached (accepted or corrected; drafts
+// after a rejected one, or past a reply's stop, count nowhere), Accepted
+// of them kept, and Tokens the reply tokens those rounds gave (accepted,
+// corrected and bonus).
 type SpecStats struct {
 	Rounds, Drafted, Accepted, Tokens int
 }

@@ -74,6 +74,20 @@ type Token struct {
 	// position this token was drawn from was routed (engine.TokenInfo's
 	// Experts); replay checks it.
 	Experts []Routing `json:"experts,omitempty"`
+	// Spec is what speculative decoding did at this token
+	// (engine.TokenInfo's Spec); absent where no draft was verified.
+	Spec *Spec `json:"spec,omitempty"`
+}
+
+// Spec is a token's draft fate: "accepted" (drafted, and the target drew
+// the same), "corrected" (the target drew this token in place of the
+// draft, DraftID) or "bonus" (the last row of a round whose drafts were
+// all accepted), and the draft source ("ngram", "draft", "mtp").
+type Spec struct {
+	Source    string `json:"source"`
+	Fate      string `json:"fate"`
+	DraftID   *int32 `json:"draft_id,omitempty"`
+	DraftText string `json:"draft_text,omitempty"`
 }
 
 // Routing is one layer's experts and their weights.

@@ -214,3 +214,73 @@ func exportReply(t *testing.T, s *engine.Session, h Header, req engine.Request) 
 	}
 	return h2, toks
 }
+
+// TestExportCarriesDraftFate: a reply generated with speculation (a draft
+// model identical to the target, and n-gram lookup) exports each token's
+// fate as the engine reported it, the rejected draft of a corrected one,
+// and replays without speculation to the same tokens.
+func TestExportCarriesDraftFate(t *testing.T) {
+	ctx := context.Background()
+	model := testenv.Model(t, "stories260K.gguf")
+	for _, o := range []engine.SpecOptions{{Mode: engine.SpecDraft, Draft: model}, {Mode: engine.SpecNgram}} {
+		s, err := engine.Load(ctx, model, engine.Options{Backend: "cpu", ContextSize: 512, Template: "none", Spec: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		s.SetParams(greedy())
+		req := engine.Request{Messages: userMsg("the the the cat sat on the mat and the"), MaxTokens: 48}
+		h, err := NewHeader(s, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, h, s.TokenText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var marks []*engine.SpecMark
+		err = s.Generate(ctx, req, func(ev engine.Event) {
+			if ev.Kind == engine.EventToken {
+				marks = append(marks, ev.Token.Spec)
+				if err := w.Token(*ev.Token); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		if err != nil || w.Flush() != nil {
+			t.Fatal(err)
+		}
+		h2, toks, err := Read(bytes.NewReader(buf.Bytes()), "export")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		for i, tk := range toks {
+			m := marks[i]
+			switch {
+			case m == nil && tk.Spec != nil, m != nil && tk.Spec == nil:
+				t.Fatalf("%s token %d: exported %+v, engine said %+v", o.Mode, i, tk.Spec, m)
+			case m == nil:
+				continue
+			}
+			seen[tk.Spec.Fate]++
+			if tk.Spec.Fate != string(m.Fate) || tk.Spec.Source != string(o.Mode) {
+				t.Errorf("%s token %d: exported %+v, engine said %+v", o.Mode, i, tk.Spec, m)
+			}
+			if (tk.Spec.DraftID == nil) != (m.Fate == engine.FateBonus) || (tk.Spec.DraftID != nil && *tk.Spec.DraftID != m.Draft) {
+				t.Errorf("%s token %d: exported draft %v, engine's %d (%s)", o.Mode, i, tk.Spec.DraftID, m.Draft, m.Fate)
+			}
+			if m.Fate == engine.FateAccepted && *tk.Spec.DraftID != tk.ID || m.Fate == engine.FateCorrected && *tk.Spec.DraftID == tk.ID {
+				t.Errorf("%s token %d: id %d, draft %d, fate %s", o.Mode, i, tk.ID, *tk.Spec.DraftID, m.Fate)
+			}
+		}
+		if seen["accepted"] == 0 {
+			t.Errorf("%s: fates %v, want accepted drafts", o.Mode, seen)
+		}
+		fresh := loadSession(t, "stories260K.gguf")
+		if res, err := Replay(ctx, fresh, h2, toks); err != nil || res.Checked != len(toks) {
+			t.Fatalf("%s: replay without speculation: %+v, %v", o.Mode, res, err)
+		}
+	}
+}

@@ -179,6 +179,13 @@ func TokenOf(t engine.TokenInfo, text func(int32) string) Token {
 	for _, r := range t.Experts {
 		out.Experts = append(out.Experts, Routing{IDs: r.Experts, Weights: r.Weights})
 	}
+	if m := t.Spec; m != nil {
+		out.Spec = &Spec{Source: m.Source, Fate: string(m.Fate)}
+		if m.Fate != engine.FateBonus {
+			id := m.Draft
+			out.Spec.DraftID, out.Spec.DraftText = &id, text(id)
+		}
+	}
 	if t.Top != nil {
 		// Penalties changed what the sampler saw; the export holds the
 		// model's own distribution.
