@@ -40,12 +40,34 @@ func archFeatures(m *arch.Model) [][2]string {
 	if q := m.QTemperature; q.Beta != 0 {
 		attn = append(attn, fmt.Sprintf("temperature tuning: Q × (1 + %g·ln(1 + ⌊pos/%d⌋)) after RoPE", q.Beta, q.Length))
 	}
+	if a := m.MLA; a.KVLora > 0 {
+		q := "a direct attn_q"
+		if a.QLora > 0 {
+			q = fmt.Sprintf("q_lora %d", a.QLora)
+		}
+		attn = append(attn, fmt.Sprintf("multi-head latent attention (MLA): %s, kv_lora %d, per head %d nope + %d rope, value %d; absorbed: MQA over one cached row of %d latent + %d rope a position, scale %g (YaRN's mscale² / √%d)",
+			q, a.KVLora, a.Nope, a.Rope, a.V, a.KVLora, a.Rope, a.Scale, a.Nope+a.Rope))
+	}
 	if len(attn) > 0 {
 		add("attention", "%s", strings.Join(attn, "; "))
 	}
 	if e := m.MoE; e.Experts > 0 {
+		rule := e.Rule().String()
+		if m.Layers[len(m.Layers)-1].Experts != nil && m.Layers[len(m.Layers)-1].Experts.SelectBias != nil {
+			rule += " (chosen by probability + exp_probs_b, weighted without it)"
+		}
+		if e.SharedFF > 0 && m.Layers[len(m.Layers)-1].Experts != nil && m.Layers[len(m.Layers)-1].Experts.Shared != nil {
+			rule += fmt.Sprintf(", + a shared expert (ff %d)", e.SharedFF)
+		}
 		add("experts", "%d of %d per token (ff %d each), %s; %s of %s parameters active",
-			e.ExpertsUsed, e.Experts, e.ExpertFF, e.Gating, humanCount(m.ActiveParams()), humanCount(m.Params()))
+			e.ExpertsUsed, e.Experts, e.ExpertFF, rule, humanCount(m.ActiveParams()), humanCount(m.Params()))
+		if m.LeadDense > 0 {
+			what := "layers %s keep"
+			if m.LeadDense == 1 {
+				what = "layer %s keeps"
+			}
+			add("dense lead", what+" a dense FFN (ff %d); experts from layer %d on", layerList(seq(m.LeadDense)), m.FF, m.LeadDense)
+		}
 	}
 	if m.Heads*m.HeadDim != m.Embd {
 		add("heads", "%d × head dim %d = %d ≠ embd %d", m.Heads, m.HeadDim, m.Heads*m.HeadDim, m.Embd)
@@ -137,4 +159,13 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// seq is 0..n-1.
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }

@@ -52,6 +52,12 @@ func TestInfoShowsArchFeatures(t *testing.T) {
 			"scales:          embeddings ×16, attention ×1 on scores",
 			"KV cache:        f16: (1 layer × 512 ctx × 2 kv heads × 128 head dim + 3 layers × 8 window × 2 kv heads × 64 head dim) × 2 (K,V) × 2 B = 536576 B (+ 2 KV-shared layers, no cache of their own)",
 		}, nil},
+		{"2026b/synth-deepseek2-F32.gguf", []string{
+			"attention:       multi-head latent attention (MLA): q_lora 96, kv_lora 64, per head 32 nope + 16 rope, value 32; absorbed: MQA over one cached row of 64 latent + 16 rope a position, scale 0.22944275 (YaRN's mscale² / √48)",
+			"experts:         2 of 8 per token (ff 64 each), sigmoid → top-k within the best 2 of 4 groups (top-2 sums) → renormalize → × 1.8 (chosen by probability + exp_probs_b, weighted without it), + a shared expert (ff 64)",
+			"dense lead:      layer 0 keeps a dense FFN (ff 256); experts from layer 1 on",
+			"KV cache:        f16: 4 layers × 512 ctx × (64 latent + 16 rope) × 2 B (keys only: the values are the latent) = 327680 B; plain multi-head attention would cache 320 values a position, not 80",
+		}, []string{"2 (K,V)"}},
 		{"2026b/synth-mistral3-F32.gguf", []string{
 			"architecture:    mistral3",
 			"attention:       temperature tuning: Q × (1 + 0.1·ln(1 + ⌊pos/8⌋)) after RoPE",

@@ -50,6 +50,10 @@ type ModelInfo struct {
 	// "attention", ...); 0 and nil for attention-only models.
 	RecurrentLayers int
 	LayerKinds      []string
+	// MLA is the shape of multi-head latent attention (deepseek2), whose
+	// cache holds one row of Latent + Rope values a position for keys and
+	// values both; nil for other attention.
+	MLA *MLAInfo
 	// TemplateName is the chat template in use: "gguf" for the model's own,
 	// or a built-in ("chatml", "llama2", "llama3", "zephyr", "phi3"); "" in
 	// completion mode.
@@ -70,6 +74,13 @@ type ModelInfo struct {
 // ring, or the context) of KVHeads × HeadDim keys and values.
 type KVGroup struct {
 	Layers, Positions, Window, KVHeads, HeadDim int
+}
+
+// MLAInfo is a latent-attention model's cache row (Latent + Rope values)
+// and what its heads would cache as plain multi-head attention: Heads ×
+// (Key + Value) values.
+type MLAInfo struct {
+	Latent, Rope, Heads, Key, Value int
 }
 
 // KVShare is a layer that reads the cache of layer Source.

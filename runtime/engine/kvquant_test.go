@@ -231,3 +231,43 @@ func TestKVQuantQ4_1Q5_1(t *testing.T) {
 		})
 	}
 }
+
+// TestMLAKVTypes: multi-head latent attention's cache (one row of latent
+// and RoPE key, read as the values too) takes f16 or f32; a quantized
+// type, or keys and values of two types, is refused naming MLA; an f32
+// cache runs the same math as the f16 one, short of its rounding.
+func TestMLAKVTypes(t *testing.T) {
+	model := "2026b/synth-deepseek2-F32"
+	path := testenv.Model(t, model+".gguf")
+	for _, o := range []Options{{KVType: backend.KVQ8_0}, {KVType: backend.KVQ4_0}, {KVType: backend.KVF16, KVTypeV: backend.KVF32}} {
+		o.Backend, o.ContextSize, o.Template = "cpu", 64, "none"
+		_, err := Load(context.Background(), path, o)
+		if err == nil || !strings.Contains(err.Error(), "multi-head latent attention (MLA)") {
+			t.Errorf("%s/%s cache: %v, want a refusal naming MLA", o.KVType, o.KVTypeV, err)
+		}
+	}
+	r := loadReference(t, model+".json")
+	logits := map[backend.KVType][][]float32{}
+	for _, kv := range []backend.KVType{backend.KVF16, backend.KVF32} {
+		s, err := Load(context.Background(), path, Options{Backend: "cpu", ContextSize: 512, Template: "none", KVType: kv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits[kv] = teacherForced(t, s, r)
+		// one row of 64 latent + 16 RoPE values a position and layer
+		if got, want := s.Stats().KVAllocated, int64(4*512*80*kv.Bytes()); got != want || s.Info().MLA == nil {
+			t.Errorf("%s cache: %d B allocated, want 4 layers × 512 × 80 × %d B = %d B (MLA info %v)", kv, got, kv.Bytes(), want, s.Info().MLA)
+		}
+		s.Close()
+	}
+	worst := 0.0
+	for p := range logits[backend.KVF16] {
+		for i, x := range logits[backend.KVF16][p] {
+			worst = math.Max(worst, math.Abs(float64(x-logits[backend.KVF32][p][i])))
+		}
+	}
+	t.Logf("f32 cache against f16: max |Δlogit| %.3g", worst)
+	if worst == 0 || worst > 0.05 {
+		t.Errorf("f32 cache moves the logits by %.3g from the f16 cache's: want a rounding's difference (0 < |Δ| ≤ 0.05)", worst)
+	}
+}

@@ -199,6 +199,9 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 			s.info.LayerKinds = append(s.info.LayerKinds, m.Layers[i].Config.Kind.String())
 		}
 	}
+	if a := m.MLA; a.KVLora > 0 {
+		s.info.MLA = &MLAInfo{Latent: a.KVLora, Rope: a.Rope, Heads: m.Heads, Key: a.Nope + a.Rope, Value: a.V}
+	}
 	s.info.KVLayout, s.info.KVShared, s.info.PLE = layerLayout(m, be.Memory())
 	s.info.KVSharing = kvSharing(m)
 	if s.info.Name == "" {

@@ -135,7 +135,18 @@ func MemoryLinesDetail(st theme.Styles, m Memory, width int, detail MemoryDetail
 	if len(s.KVWindows) > 0 {
 		terms = windowTerms(info, ctx, s.KVWindows)
 	}
-	if len(info.KVLayout) > 0 {
+	var mha []string
+	if a := info.MLA; a != nil {
+		// one row of latent and RoPE key a position, read as the values
+		// too; beside it, what plain multi-head attention would hold
+		n := info.Layers - info.RecurrentLayers
+		total = int64(math.Round(float64(n) * float64(ctx) * float64(a.Latent+a.Rope) * perElem))
+		terms = append(terms, fmt.Sprintf("× (%d latent + %d rope)", a.Latent, a.Rope), "(K only: V = the latent)")
+		mhaBytes := int64(math.Round(float64(n) * float64(ctx) * float64(a.Heads*(a.Key+a.Value)) * perElem))
+		mha = []string{counted(n, "layer"), fmt.Sprintf("× %d ctx", ctx), fmt.Sprintf("× %d heads", a.Heads),
+			fmt.Sprintf("× (%d K + %d V)", a.Key, a.Value), fmt.Sprintf("× %s B", strconv.FormatFloat(perElem, 'f', -1, 64)),
+			"= " + ExactBytes(mhaBytes)}
+	} else if len(info.KVLayout) > 0 {
 		// layers differ in width or share caches: each group's own
 		var t int64
 		terms, t = layoutKV(info, perElem)
@@ -165,6 +176,9 @@ func MemoryLinesDetail(st theme.Styles, m Memory, width int, detail MemoryDetail
 		lines = append(lines, inlineFormula(st, "KV alloc =", terms, width)...)
 	} else {
 		lines = append(lines, formulaLines(st, "KV alloc =", terms, width)...)
+	}
+	if mha != nil && ok {
+		lines = append(lines, inlineFormula(st, "as MHA =", mha, width)...)
 	}
 	if ok && strings.ToLower(info.KVType) != "f16" {
 		// what a quantized (or f32) cache saves is the reason to pick it
