@@ -152,6 +152,9 @@ func TestTinyBPE(t *testing.T) {
 		{"no merges", with(bpeBase(), map[string]any{"tokenizer.ggml.merges": []string{}}), "abc", []int32{0, 1, 2}},
 		// llama-bpe sets ignore_merges: a word that is a token is taken whole.
 		{"ignore merges", with(bpeBase(), map[string]any{"tokenizer.ggml.merges": []string{}, "tokenizer.ggml.pre": "llama-bpe", "tokenizer.ggml.add_bos_token": false}), "abc", []int32{5}},
+		// so does tekken (Mistral Nemo, Ministral 3); deepseek-v3 does not
+		{"tekken ignores merges", with(bpeBase(), map[string]any{"tokenizer.ggml.merges": []string{}, "tokenizer.ggml.pre": "tekken", "tokenizer.ggml.add_bos_token": false}), "abc", []int32{5}},
+		{"deepseek-v3 merges", with(bpeBase(), map[string]any{"tokenizer.ggml.merges": []string{}, "tokenizer.ggml.pre": "deepseek-v3"}), "abc", []int32{0, 1, 2}},
 		// A symbol with no token is dropped, as llama.cpp does.
 		{"unknown dropped", with(bpeBase(), map[string]any{"tokenizer.ggml.tokens": []string{"a", "b", "ab"}, "tokenizer.ggml.merges": []string{"a b"}}), "abcd", []int32{2}},
 	}
@@ -177,9 +180,11 @@ func TestTinyBPE(t *testing.T) {
 	if got := tk.Encode("abc", true, true); !slices.Equal(got, []int32{5}) {
 		t.Errorf("addSpecial without BOS: %v", got)
 	}
-	// llama-bpe adds BOS by default, so it needs one.
-	if _, err := build(t, with(bpeBase(), map[string]any{"tokenizer.ggml.pre": "llama-bpe"})); err == nil || !strings.Contains(err.Error(), "add_bos_token") {
-		t.Errorf("llama-bpe without BOS: %v", err)
+	// llama-bpe and tekken add BOS by default, so they need one.
+	for _, pre := range []string{"llama-bpe", "tekken"} {
+		if _, err := build(t, with(bpeBase(), map[string]any{"tokenizer.ggml.pre": pre})); err == nil || !strings.Contains(err.Error(), "add_bos_token") {
+			t.Errorf("%s without BOS: %v", pre, err)
+		}
 	}
 	// An absent pre-tokenizer means llama.cpp's "default".
 	if tk, err := build(t, with(bpeBase(), nil, "tokenizer.ggml.pre")); err != nil || tk.pre.name != "default" {

@@ -49,6 +49,15 @@ const reO200k = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}
 	`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|` +
 	`\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 
+// reTekken is Mistral's tekken split pattern (Mistral Nemo, Ministral 3)
+// as its tokenizer.json gives it: o200k's without the contractions and with
+// single digits. llama.cpp rewrites it for std::regex (letters as "not a-z"
+// and "not A-Z", marks left out); customO200k implements the original, as
+// it does for gpt-4o.
+const reTekken = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|` +
+	`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|` +
+	`\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+
 var (
 	preDefault = preConfig{regexes: []string{
 		`[\p{P}\$\+<=>\^~\|]+`,
@@ -66,6 +75,15 @@ var (
 	// o200k_harmony token is also what its own merges build, so this only
 	// saves work.
 	preGPT4o  = preConfig{regexes: []string{reO200k}, ignoreMerges: true}
+	preTekken = preConfig{regexes: []string{reTekken}, ignoreMerges: true, addBOS: true}
+	// DeepSeek V3's pre-tokenizer (llama.cpp's DEEPSEEK3_LLM): up to three
+	// digits, runs of CJK ideographs and kana, then words of letters and
+	// marks, punctuation and symbol runs and the whitespace alternatives.
+	preDeepseekV3 = preConfig{regexes: []string{
+		`\p{N}{1,3}`,
+		"[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+", // 一-龥, hiragana, katakana
+		`[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_` + "`" + `{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+	}}
 	preFalcon = preConfig{regexes: []string{
 		`[\p{P}\$\+<=>\^~\|` + "`" + `]+`,
 		reGPT2,
@@ -217,6 +235,9 @@ var preTypes = map[string]preConfig{
 	"grok-2": preQwen2,
 
 	"gpt-4o": preGPT4o,
+	"tekken": preTekken,
+
+	"deepseek-v3": preDeepseekV3,
 
 	"falcon":         preFalcon,
 	"deepseek-coder": preDeepseekCoder,
@@ -254,6 +275,8 @@ func newSplitStep(expr string) (splitStep, error) {
 		return customLlama3{maxDigits: 1}, nil
 	case reO200k:
 		return customO200k{}, nil
+	case reTekken:
+		return customO200k{tekken: true}, nil
 	}
 	return compileRegexStep(expr, false)
 }
@@ -741,9 +764,16 @@ func (s customLlama3) split(t *splitText, offsets []int) []int {
 // characters to L+: U* takes the whole run of U, and L+ starts at the first
 // character after it if that one is L, or else at the last L inside the run
 // (where it then matches that one character only).
-type customO200k struct{}
+//
+// With tekken set it matches reTekken instead: no contractions, and \p{N}
+// one digit at a time.
+type customO200k struct{ tekken bool }
 
-func (customO200k) split(t *splitText, offsets []int) []int {
+func (o customO200k) split(t *splitText, offsets []int) []int {
+	digits := 3
+	if o.tekken {
+		digits = 1
+	}
 	out := make([]int, 0, len(offsets))
 	start := 0
 	for _, n := range offsets {
@@ -780,14 +810,17 @@ func (customO200k) split(t *splitText, offsets []int) []int {
 				}
 			}
 			if end >= 0 {
-				pos = f.contraction(end)
+				pos = end
+				if !o.tekken {
+					pos = f.contraction(end)
+				}
 				f.add(pos)
 				continue
 			}
 
-			// \p{N}{1,3}
+			// \p{N}{1,3} (tekken: \p{N})
 			if fl&cNumber != 0 {
-				for i := 0; i < 3 && f.flags(pos)&cNumber != 0; i++ {
+				for i := 0; i < digits && f.flags(pos)&cNumber != 0; i++ {
 					pos++
 				}
 				f.add(pos)

@@ -58,6 +58,45 @@ func TestSplitKnown(t *testing.T) {
 			t.Errorf("o200k %q:\n got  %q\n want %q", c.in, got, c.want)
 		}
 	}
+	// tekken: o200k's letter runs without contractions, single digits.
+	tekken := []struct {
+		in   string
+		want []string
+	}{
+		{s, []string{"Hello", ",", " y", "'all", "!", " How", " are", " you", " 😁", " ?", "我想在apple工作", "1", "3", "1", "4", "1", "5", "1", "天", "～"}},
+		{"HTTPServer WE'RE don'T I've", []string{"HTTPServer", " WE", "'RE", " don", "'T", " I", "'ve"}},
+		{"Führer हिन्दी x/y;\r\n", []string{"Führer", " हिन्दी", " x", "/y", ";\r\n"}},
+	}
+	for _, c := range tekken {
+		if got := splitWith(customO200k{tekken: true}, c.in); !slices.Equal(got, c.want) {
+			t.Errorf("tekken %q:\n got  %q\n want %q", c.in, got, c.want)
+		}
+	}
+	// deepseek-v3 (llama.cpp's DEEPSEEK3_LLM, three regexes in turn): digit
+	// triples, CJK/kana runs, then a punctuation mark glued to the ASCII
+	// word after it, letter-and-mark words with one leading non-letter,
+	// punctuation/symbol runs; a digit run matches no alternative of the
+	// last regex and stays whole.
+	ds, err := newPreTokenizer("deepseek-v3", preDeepseekV3.regexes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deepseek := []struct {
+		in   string
+		want []string
+	}{
+		{s, []string{"Hello", ",", " y", "'all", "!", " How", " are", " you", " 😁", " ?", "我想在", "apple", "工作", "131", "415", "1", "天", "～"}},
+		{"a.Bar 3.14 ひらがなカタカナ漢字 x++;\n", []string{"a", ".Bar", " ", "3", ".", "14", " ", "ひらがなカタカナ漢字", " x", "++;\n"}},
+	}
+	for _, c := range deepseek {
+		var got []string
+		for _, w := range ds.words(c.in) {
+			got = append(got, string(decodeByteLevel(w)))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("deepseek-v3 %q:\n got  %q\n want %q", c.in, got, c.want)
+		}
+	}
 	// \s+(?!\S) leaves the last space for the next word; \s*[\r\n]+ keeps
 	// spaces before a newline together.
 	if got := splitWith(customLlama3{maxDigits: 3}, "a   b  \n\nc  "); !slices.Equal(got, []string{"a", "  ", " b", "  \n\n", "c", "  "}) {
@@ -117,7 +156,7 @@ func TestCustomSplittersMatchRegex(t *testing.T) {
 // production; regexp2 must split them identically.
 func TestRegexEnginesAgree(t *testing.T) {
 	var exprs []string
-	for _, p := range []preConfig{preDefault, preFalcon, preStarcoder, preDeepseekCoder, preDeepseekLLM} {
+	for _, p := range []preConfig{preDefault, preFalcon, preStarcoder, preDeepseekCoder, preDeepseekLLM, {regexes: preDeepseekV3.regexes[:2]}} {
 		for _, e := range p.regexes {
 			if e != reGPT2 {
 				exprs = append(exprs, e)
@@ -279,11 +318,22 @@ func (s regexp2Split) split(t *splitText, offsets []int) []int {
 	return out
 }
 
-// TestO200kMatchesRegex holds customO200k to the o200k pattern run by a
-// backtracking engine, on random text rich in the case and mark classes
-// that pattern tells apart.
+// tekkenReference is reTekken for regexp2, its classes spelled out as
+// o200kReference's are.
+const tekkenReference = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|` +
+	`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|` +
+	`\p{N}| ?[^\t\n\v\f\r\x85\p{Z}\p{L}\p{N}]+[\r\n/]*|[\t\n\v\f\r\x85\p{Z}]*[\r\n]+|[\t\n\v\f\r\x85\p{Z}]+(?![^\t\n\v\f\r\x85\p{Z}])|[\t\n\v\f\r\x85\p{Z}]+`
+
+// TestO200kMatchesRegex holds customO200k to the o200k pattern (and, with
+// tekken set, to the tekken pattern) run by a backtracking engine, on
+// random text rich in the case and mark classes that pattern tells apart.
 func TestO200kMatchesRegex(t *testing.T) {
-	re, err := regexp2.Compile(o200kReference, regexp2.None)
+	t.Run("o200k", func(t *testing.T) { checkO200kFamily(t, customO200k{}, o200kReference) })
+	t.Run("tekken", func(t *testing.T) { checkO200kFamily(t, customO200k{tekken: true}, tekkenReference) })
+}
+
+func checkO200kFamily(t *testing.T, custom customO200k, reference string) {
+	re, err := regexp2.Compile(reference, regexp2.None)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +358,7 @@ func TestO200kMatchesRegex(t *testing.T) {
 			continue // Unicode 15.1: a letter to cptFlags, unassigned to Go's tables
 		}
 		n++
-		if got, want := splitWith(customO200k{}, s), splitWith(ref, s); !slices.Equal(got, want) {
+		if got, want := splitWith(custom, s), splitWith(ref, s); !slices.Equal(got, want) {
 			t.Fatalf("on %q:\n custom %q\n regex  %q", s, got, want)
 		}
 	}
