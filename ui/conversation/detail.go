@@ -24,7 +24,17 @@ const (
 	stepThinking stepFlags = 1 << iota // part of a thinking model's reasoning block
 	stepForced                         // chosen by the user (a fork), not drawn
 	stepLogZ                           // logprob is the engine's exact figure
+	// A speculative draft's fate at this token (engine.SpecFate): at most
+	// one of these.
+	stepSpecAccepted
+	stepSpecCorrected
+	stepSpecBonus
 )
+
+var specFlags = []struct {
+	flag stepFlags
+	fate engine.SpecFate
+}{{stepSpecAccepted, engine.FateAccepted}, {stepSpecCorrected, engine.FateCorrected}, {stepSpecBonus, engine.FateBonus}}
 
 // Step is one generated token of a reply and where its piece sits in the
 // reply's text (content; for a thinking turn, the answer part of it).
@@ -44,6 +54,17 @@ type Step struct {
 
 func (s Step) Thinking() bool { return s.flags&stepThinking != 0 }
 func (s Step) Forced() bool   { return s.flags&stepForced != 0 }
+
+// Spec is what speculative decoding did at this token: accepted,
+// corrected, bonus, or "" where no draft was verified.
+func (s Step) Spec() engine.SpecFate {
+	for _, f := range specFlags {
+		if s.flags&f.flag != 0 {
+			return f.fate
+		}
+	}
+	return ""
+}
 
 // KeptCandidates bounds the candidates kept per token: the sampler lists
 // what top-k considered, at most 40 (sample.Sampler's candidateCount),
@@ -67,6 +88,12 @@ type turnDetail struct {
 	routeN []uint8
 	routeE []int32
 	routeW []float32
+	// spec is each step's draft (a speculative reply; nil otherwise, and
+	// shorter than steps where the steps past it had none), its
+	// candidates ranges of specCands; specSource is the draft source.
+	spec       []stepSpec
+	specCands  []sample.Candidate
+	specSource string
 	// compacted: the reply is finished and its arrays have their size.
 	compacted bool
 }
@@ -94,6 +121,14 @@ type stepDetail struct {
 type stepRoute struct {
 	layerOff, off int32
 	layers        uint16
+}
+
+// stepSpec is one step's draft: the token and where its distribution lies
+// in turnDetail.specCands.
+type stepSpec struct {
+	draft   int32
+	candOff int32
+	candN   uint8
 }
 
 // funnelStage is sample.FunnelStage without its padding.
@@ -124,6 +159,13 @@ func (t *Turn) addStep(info engine.TokenInfo, start int) {
 	}
 	if info.LogZ != 0 {
 		s.flags |= stepLogZ
+	}
+	if m := info.Spec; m != nil {
+		for _, f := range specFlags {
+			if m.Fate == f.fate {
+				s.flags |= f.flag
+			}
+		}
 	}
 	if t.detail == nil && len(t.Steps) == 0 {
 		t.detail = &turnDetail{}
@@ -161,7 +203,27 @@ func (d *turnDetail) add(info engine.TokenInfo, rawEnd, textEnd int32) {
 		d.top = append(d.top, top...)
 	}
 	d.addRoute(info.Experts)
+	d.addSpec(info.Spec)
 	d.steps = append(d.steps, sd)
+}
+
+// addSpec records the draft of the step being added (before it joins
+// d.steps). A reply without speculation records nothing.
+func (d *turnDetail) addSpec(m *engine.SpecMark) {
+	if m == nil && d.spec == nil {
+		return
+	}
+	for len(d.spec) < len(d.steps) {
+		d.spec = append(d.spec, stepSpec{})
+	}
+	var sp stepSpec
+	if m != nil {
+		d.specSource = m.Source
+		cands := m.DraftCandidates[:min(len(m.DraftCandidates), KeptCandidates)]
+		sp = stepSpec{draft: m.Draft, candOff: int32(len(d.specCands)), candN: uint8(len(cands))}
+		d.specCands = append(d.specCands, cands...)
+	}
+	d.spec = append(d.spec, sp)
 }
 
 // addRoute records the routing of the step being added (before it joins
@@ -238,6 +300,16 @@ func (t *Turn) StepInfo(k int) (info engine.TokenInfo, ok bool) {
 	}
 	info.Funnel[0].Penalized = int(sd.penalized)
 	info.Experts = d.routing(k)
+	if fate := s.Spec(); fate != "" {
+		info.Spec = &engine.SpecMark{Source: d.specSource, Fate: fate}
+		if k < len(d.spec) {
+			sp := d.spec[k]
+			info.Spec.Draft = sp.draft
+			if sp.candN > 0 {
+				info.Spec.DraftCandidates = d.specCands[sp.candOff : sp.candOff+int32(sp.candN) : sp.candOff+int32(sp.candN)]
+			}
+		}
+	}
 	rawStart, textStart := int32(0), int32(0)
 	if k > 0 {
 		rawStart, textStart = d.steps[k-1].rawEnd, d.steps[k-1].textEnd
@@ -276,6 +348,15 @@ func (t *Turn) Prefix(k int) (p Turn, ok bool) {
 			}
 			d.routeE = slices.Clone(src.routeE[:ends])
 			d.routeW = slices.Clone(src.routeW[:ends])
+		}
+		if n := min(k, len(src.spec)); n > 0 {
+			last := src.spec[n-1]
+			d.spec, d.specSource = slices.Clone(src.spec[:n]), src.specSource
+			end := last.candOff + int32(last.candN)
+			for _, sp := range d.spec {
+				end = max(end, sp.candOff+int32(sp.candN))
+			}
+			d.specCands = slices.Clone(src.specCands[:end])
 		}
 	}
 	p.detail = d
@@ -322,6 +403,9 @@ func (t *Turn) compact() {
 	if d.route != nil {
 		d.route, d.routeN = slices.Clone(d.route), slices.Clone(d.routeN)
 		d.routeE, d.routeW = slices.Clone(d.routeE), slices.Clone(d.routeW)
+	}
+	if d.spec != nil {
+		d.spec, d.specCands = slices.Clone(d.spec), slices.Clone(d.specCands)
 	}
 }
 

@@ -28,6 +28,9 @@ type Metrics struct {
 	// Waiting is how long the reply has waited for its first token so far.
 	Progress *engine.PrefillProgress
 	Waiting  time.Duration
+	// Spec is the reply's speculation so far (its latest mark); nil
+	// without.
+	Spec *engine.SpecMark
 }
 
 const metricLabelW = 11
@@ -118,8 +121,23 @@ func MetricsLines(st theme.Styles, m Metrics, width int) []string {
 		row(st, "decode avg", metricLabelW, st.Value.Render(avg)),
 		row(st, "speed", metricLabelW, spark),
 	)
+	rows = append(rows, SpecRows(st, m.Spec)...)
 	return append(rows,
 		row(st, "generated", metricLabelW, st.Value.Render(fmt.Sprintf("%d tokens", m.Generated))),
 		row(st, "context", metricLabelW, ctx),
 	)
+}
+
+// SpecRows are the speed panel's rows on speculative decoding: the
+// source and the share of drafts accepted, and the reply tokens each
+// verification gave (a plain decode step gives one).
+func SpecRows(st theme.Styles, m *engine.SpecMark) []string {
+	if m == nil {
+		return nil
+	}
+	t := m.Totals
+	return []string{
+		row(st, "spec", metricLabelW, st.Value.Render(fmt.Sprintf("%s · %.0f%% of %d kept", m.Source, 100*t.AcceptRate(), t.Drafted))),
+		row(st, "per verify", metricLabelW, st.Value.Render(fmt.Sprintf("%.2f tok (%d rounds)", t.PerRound(), t.Rounds))),
+	}
 }

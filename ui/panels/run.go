@@ -26,6 +26,9 @@ type Run struct {
 	Progress  *engine.PrefillProgress // the prompt being read, before EventPrefill
 	Generated int
 	Done      *engine.DoneInfo
+	// Spec is the latest speculative mark, with the reply's totals (nil
+	// until a draft is verified).
+	Spec *engine.SpecMark
 }
 
 // Fold takes one engine event into the measurements.
@@ -43,6 +46,9 @@ func (r *Run) Fold(ev engine.Event) {
 	case ev.Kind == engine.EventToken && ev.Token != nil:
 		t := ev.Token
 		r.Generated++
+		if t.Spec != nil {
+			r.Spec = t.Spec
+		}
 		r.last = t.Duration
 		// The first token of this generation: a fork's starts past its
 		// kept prefix, so its index is not 0.
@@ -93,5 +99,6 @@ func (r Run) Metrics(waiting, load time.Duration, contextUsed, contextSize int) 
 		Generated:   r.Generated,
 		ContextUsed: contextUsed,
 		ContextSize: contextSize,
+		Spec:        r.Spec,
 	}
 }
