@@ -161,7 +161,14 @@ func loadRouting(l *loader, c *Config) error {
 		return &gguf.FormatError{Path: l.f.Path, Field: fmt.Sprintf("key %q", l.key(key)), Msg: msg}
 	}
 	m := &c.MoE
-	fn := l.uint("expert_gating_func", 1, false)
+	// absent: softmax, for DeepSeek V2 and V2.5 files, but sigmoid for
+	// the GLM-4.7 Lite shape (47 or 48 layers, 154880 tokens), as
+	// llama.cpp's loader decides
+	def := 1
+	if a, ok, _ := l.f.Array("tokenizer.ggml.tokens"); ok && a.Len() == 154880 && (c.Layers == 47 || c.Layers == 48) {
+		def = 2
+	}
+	fn := l.uint("expert_gating_func", def, false)
 	m.Groups = l.uint("expert_group_count", 0, false)
 	m.GroupsUsed = l.uint("expert_group_used_count", 0, false)
 	shared := l.uint("expert_shared_count", 0, false)

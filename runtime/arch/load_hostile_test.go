@@ -377,7 +377,23 @@ func checkModel(t testing.TB, m *Model) {
 		if sc := l.ShortConv; sc != nil {
 			mixer = []Weight{sc.InProj, sc.Conv, sc.OutProj}
 		}
-		for _, w := range append(mixer, l.Gate, l.Up, l.Down) {
+		if a := l.MLA; a != nil {
+			mixer = []Weight{a.Q, a.KVA, a.KVANorm, a.KB, a.VB, l.Wo}
+			if a.QA != nil {
+				mixer = append(mixer, *a.QA, *a.QANorm)
+			}
+		}
+		ffn := []Weight{l.Gate, l.Up, l.Down}
+		if x := l.Experts; x != nil {
+			ffn = []Weight{x.Router, x.Gate, x.Up, x.Down}
+			if x.SelectBias != nil {
+				ffn = append(ffn, *x.SelectBias)
+			}
+			if sh := x.Shared; sh != nil {
+				ffn = append(ffn, sh.Gate, sh.Up, sh.Down)
+			}
+		}
+		for _, w := range append(mixer, ffn...) {
 			check(w)
 		}
 		if m.Block.PreNorm {
