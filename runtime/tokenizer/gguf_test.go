@@ -229,3 +229,37 @@ func TestControlPromotion(t *testing.T) {
 		t.Errorf("markup: %v", got)
 	}
 }
+
+// TestFamilyPreTokenizers: the tokenizer names the issue-41 families'
+// published GGUFs carry are either run or refused by name — Ministral 3
+// (tekken), GLM-4.7-Flash (glm4), DeepSeek V2-Lite and V3 (deepseek-llm,
+// deepseek-v3), Granite 4.0 (granite-docling), Qwen3.5/3.6 (qwen35) run;
+// Gemma 4's own vocabulary type (tokenizer.ggml.model gemma4: BPE over raw
+// UTF-8 with escaped spaces) is refused, never read as another.
+func TestFamilyPreTokenizers(t *testing.T) {
+	for _, pre := range []string{"tekken", "glm4", "deepseek-llm", "deepseek-v3", "granite-docling", "qwen35"} {
+		tk, err := build(t, with(bpeBase(), map[string]any{"tokenizer.ggml.pre": pre, "tokenizer.ggml.bos_token_id": uint32(0)}))
+		if err != nil {
+			t.Errorf("%s: %v", pre, err)
+			continue
+		}
+		if tk.pre.name != pre {
+			t.Errorf("%s: runs as %q", pre, tk.pre.name)
+		}
+	}
+	for _, c := range []struct {
+		model, pre string
+		want       []string
+	}{
+		{"gemma4", "gemma4", []string{"tokenizer.ggml.model", `"gemma4"`}},
+		{"gpt2", "gemma4", []string{"tokenizer.ggml.pre", `"gemma4"`}},
+		{"gpt2", "llama4", []string{"tokenizer.ggml.pre", `"llama4"`}},
+	} {
+		_, err := build(t, with(bpeBase(), map[string]any{"tokenizer.ggml.model": c.model, "tokenizer.ggml.pre": c.pre}))
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("model %s, pre %s: %v; want an error naming %s", c.model, c.pre, err, w)
+			}
+		}
+	}
+}

@@ -38,6 +38,9 @@ const (
 	reGPT2   = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)`
 	reLlama3 = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	reQwen2  = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// reQwen35 is qwen2's with combining marks counted as letters (Qwen3.5
+	// and 3.6 files, tokenizer.ggml.pre "qwen35").
+	reQwen35 = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
 // reO200k is tiktoken's o200k_base split pattern (also o200k_harmony's, the
@@ -71,6 +74,7 @@ var (
 	preGPT2        = preConfig{regexes: []string{reGPT2}}
 	preStarcoder   = preConfig{regexes: []string{`\p{N}`, reGPT2}}
 	preQwen2       = preConfig{regexes: []string{reQwen2}}
+	preQwen35      = preConfig{regexes: []string{reQwen35}}
 	// tiktoken looks every split piece up whole before merging; each
 	// o200k_harmony token is also what its own merges build, so this only
 	// saves work.
@@ -233,6 +237,7 @@ var preTypes = map[string]preConfig{
 	"qwen2": preQwen2, "deepseek-r1-qwen": preQwen2, "kormo": preQwen2, "f2llmv2": preQwen2,
 	"megrez": preQwen2, "stablelm2": preQwen2, "hunyuan": preQwen2, "solar-open": preQwen2,
 	"grok-2": preQwen2,
+	"qwen35": preQwen35,
 
 	"gpt-4o": preGPT4o,
 	"tekken": preTekken,
@@ -273,6 +278,8 @@ func newSplitStep(expr string) (splitStep, error) {
 		return customLlama3{maxDigits: 3}, nil
 	case reQwen2:
 		return customLlama3{maxDigits: 1}, nil
+	case reQwen35:
+		return customLlama3{maxDigits: 1, marks: true}, nil
 	case reO200k:
 		return customO200k{}, nil
 	case reTekken:
@@ -670,10 +677,19 @@ func (customGPT2) split(t *splitText, offsets []int) []int {
 }
 
 // customLlama3 is llama.cpp's unicode_regex_split_custom_llama3 (maxDigits 3)
-// and, with maxDigits 1, its qwen2 variant, which differs only in \p{N}.
-type customLlama3 struct{ maxDigits int }
+// and, with maxDigits 1, its qwen2 variant, which differs only in \p{N}; with
+// marks set as well, qwen35's, where combining marks join letter runs and
+// leave punctuation runs.
+type customLlama3 struct {
+	maxDigits int
+	marks     bool
+}
 
 func (s customLlama3) split(t *splitText, offsets []int) []int {
+	letter, notPunct := cLetter, cSpace|cLetter|cNumber
+	if s.marks {
+		letter, notPunct = cLetter|cAccent, notPunct|cAccent
+	}
 	out := make([]int, 0, len(offsets))
 	start := 0
 	for _, n := range offsets {
@@ -698,11 +714,11 @@ func (s customLlama3) split(t *splitText, offsets []int) []int {
 				}
 			}
 
-			// [^\r\n\p{L}\p{N}]?\p{L}+
+			// [^\r\n\p{L}\p{N}]?\p{L}+ (qwen35: [\p{L}\p{M}]+)
 			if !(c == '\r' || c == '\n' || fl&cNumber != 0) {
-				if fl&cLetter != 0 || f.flags(pos+1)&cLetter != 0 {
+				if fl&letter != 0 || f.flags(pos+1)&letter != 0 {
 					pos++
-					for f.flags(pos)&cLetter != 0 {
+					for f.flags(pos)&letter != 0 {
 						pos++
 					}
 					f.add(pos)
@@ -730,11 +746,11 @@ func (s customLlama3) split(t *splitText, offsets []int) []int {
 			if c == ' ' {
 				fl2 = f.flags(pos + 1)
 			}
-			if fl2&(cSpace|cLetter|cNumber) == 0 && fl != 0 {
+			if fl2&notPunct == 0 && fl != 0 {
 				if c == ' ' {
 					pos++
 				}
-				for fl2&(cSpace|cLetter|cNumber) == 0 && fl2 != 0 {
+				for fl2&notPunct == 0 && fl2 != 0 {
 					pos++
 					fl2 = f.flags(pos)
 				}

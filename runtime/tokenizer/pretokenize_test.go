@@ -34,6 +34,7 @@ func TestSplitKnown(t *testing.T) {
 		{"gpt2", customGPT2{}, []string{"Hello", ",", " y", "'", "all", "!", " How", " are", " you", " 😁", " ?", "我想在apple工作", "1314151", "天", "～"}},
 		{"llama3", customLlama3{maxDigits: 3}, []string{"Hello", ",", " y", "'all", "!", " How", " are", " you", " 😁", " ?", "我想在apple工作", "131", "415", "1", "天", "～"}},
 		{"qwen2", customLlama3{maxDigits: 1}, []string{"Hello", ",", " y", "'all", "!", " How", " are", " you", " 😁", " ?", "我想在apple工作", "1", "3", "1", "4", "1", "5", "1", "天", "～"}},
+		{"qwen35", customLlama3{maxDigits: 1, marks: true}, []string{"Hello", ",", " y", "'all", "!", " How", " are", " you", " 😁", " ?", "我想在apple工作", "1", "3", "1", "4", "1", "5", "1", "天", "～"}},
 		{"o200k", customO200k{}, []string{"Hello", ",", " y", "'all", "!", " How", " are", " you", " 😁", " ?", "我想在apple工作", "131", "415", "1", "天", "～"}},
 	}
 	for _, c := range cases {
@@ -56,6 +57,22 @@ func TestSplitKnown(t *testing.T) {
 	for _, c := range o200k {
 		if got := splitWith(customO200k{}, c.in); !slices.Equal(got, c.want) {
 			t.Errorf("o200k %q:\n got  %q\n want %q", c.in, got, c.want)
+		}
+	}
+	// qwen35 keeps combining marks in their word where qwen2 cuts them off
+	// (a mark there is at best the one non-letter before a word).
+	for _, c := range []struct {
+		in            string
+		qwen2, qwen35 []string
+	}{
+		{"हिन्दी", []string{"ह", "िन", "्द", "ी"}, []string{"हिन्दी"}},
+		{" cafe\u0301!\u0301", []string{" cafe", "\u0301!\u0301"}, []string{" cafe\u0301", "!\u0301"}},
+	} {
+		if got := splitWith(customLlama3{maxDigits: 1}, c.in); !slices.Equal(got, c.qwen2) {
+			t.Errorf("qwen2 %q:\n got  %q\n want %q", c.in, got, c.qwen2)
+		}
+		if got := splitWith(customLlama3{maxDigits: 1, marks: true}, c.in); !slices.Equal(got, c.qwen35) {
+			t.Errorf("qwen35 %q:\n got  %q\n want %q", c.in, got, c.qwen35)
 		}
 	}
 	// tekken: o200k's letter runs without contractions, single digits.
@@ -136,6 +153,7 @@ func TestCustomSplittersMatchRegex(t *testing.T) {
 		{reGPT2, customGPT2{}},
 		{reLlama3, customLlama3{maxDigits: 3}},
 		{reQwen2, customLlama3{maxDigits: 1}},
+		{reQwen35, customLlama3{maxDigits: 1, marks: true}},
 	}
 	r := rand.New(rand.NewSource(1))
 	for _, c := range cases {

@@ -113,3 +113,41 @@ func TestVocabVectors(t *testing.T) {
 		})
 	}
 }
+
+// TestQwen35OnQwen3Vectors: the qwen35 pre-tokenizer differs from qwen2's
+// only where text has combining marks, so on the Qwen3 vocabulary's
+// llama.cpp vectors without any it must give llama.cpp's ids.
+func TestQwen35OnQwen3Vectors(t *testing.T) {
+	f, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-qwen3.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tk, err := FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.pre.name != "qwen2" {
+		t.Fatalf("the qwen3 vocabulary names pre-tokenizer %q, want qwen2", tk.pre.name)
+	}
+	if tk.pre, err = newPreTokenizer("qwen35", preQwen35.regexes); err != nil {
+		t.Fatal(err)
+	}
+	same, marked := 0, 0
+	for i, c := range readCases(t, "qwen3") {
+		if strings.ContainsFunc(c.text, func(r rune) bool { return cptFlags(r)&cAccent != 0 }) {
+			marked++ // TestSplitKnown and TestCustomSplittersMatchRegex cover these
+			continue
+		}
+		got := tk.Encode(c.text, false, false)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("case %d %q:\n got  %v\n want %v", i, c.text, got, c.want)
+			continue
+		}
+		same++
+	}
+	if same < 40 || marked == 0 {
+		t.Errorf("%d cases without marks compared, %d with marks; the vectors changed", same, marked)
+	}
+	t.Logf("qwen35 on the qwen3 vectors: %d cases without marks equal llama.cpp's qwen2 ids; %d have marks", same, marked)
+}
