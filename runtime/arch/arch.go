@@ -126,6 +126,13 @@ type Arch struct {
 	// Gating: every layer's FFN is a mixture of experts routed this way
 	// (moe.go); GatingNone = dense, and a file with experts is refused.
 	Gating Gating
+	// ExpertsBesideDense: a layer with a router (ffn_gate_inp) runs its
+	// experts beside its dense FFN rather than in place of it (gemma4
+	// 26B-A4B): each branch has its own pre- and post-norm, the router
+	// reads rms(x)/√embd ⊙ ffn_gate_inp.scale, each expert's output is ×
+	// its ffn_down_exps.scale, and the branches' sum goes through
+	// post_ffw_norm. A file without expert_count is dense.
+	ExpertsBesideDense bool
 	// SharedExpert: a routed FFN also runs ffn_{gate,up,down}_shexp,
 	// scaled by σ(ffn_gate_inp_shexp·x), when the file has them (qwen35moe);
 	// SharedUngated: without that scale (deepseek2).

@@ -15,12 +15,14 @@ import (
 // stream after each layer, and the last shared_kv_layers layers compute
 // only Q and attend to the cache of the last earlier layer of their kind.
 // E2B/E4B add per-layer embeddings (PerLayerEmbd). Norm weights multiply
-// as stored (no +1 at conversion). The 26B-A4B MoE variant is not run:
-// its router tensors are refused by name.
+// as stored (no +1 at conversion). The 26B-A4B runs GELU-gated experts
+// beside each layer's dense FFN (ExpertsBesideDense), routed by softmax
+// over all experts, top-k, renormalized.
 func init() {
 	register(Arch{
 		Name: "gemma4", NeoX: true, KeyLength: true,
-		Block:          Block{PreNorm: true, PostNorm: true, QKNorm: QKNormHead, Act: ActGELUTanh, VNorm: true},
+		Block:  Block{PreNorm: true, PostNorm: true, QKNorm: QKNormHead, Act: ActGELUTanh, VNorm: true},
+		Gating: GatingSoftmaxTopKNorm, ExpertsBesideDense: true,
 		EmbedScaleSqrt: true, AttnScaleFixed: 1,
 		FinalSoftcap: Capped{Key: "final_logit_softcapping", Default: 30},
 		SWA: SlidingWindow{
@@ -168,9 +170,6 @@ func (d *PerLayerDecl) tensors(w *weights, m *Model) {
 		w.err = l.err
 	}
 	e, n := m.Embd, len(m.Layers)
-	if _, ok := w.f.Tensor("blk.0.ffn_gate_inp.weight"); ok && w.err == nil {
-		w.err = tensorErr(w.f, "blk.0.ffn_gate_inp.weight", "is not supported: the Gemma 4 mixture-of-experts variant (26B-A4B) does not run in vkchat yet")
-	}
 	for il := range m.Layers {
 		L, pre := &m.Layers[il], fmt.Sprintf("blk.%d.", il)
 		if _, ok := w.f.Tensor(pre + "layer_output_scale.weight"); ok {
@@ -193,6 +192,34 @@ func (d *PerLayerDecl) tensors(w *weights, m *Model) {
 			Norm:  w.vector("per_layer_proj_norm.weight", p),
 		}
 	}
+}
+
+// expertsBesideDense locates a layer's dense FFN and, where the layer has
+// a router, the experts that run beside it with their own norms and
+// scales (llama.cpp decides per layer, by ffn_gate_inp.weight alone).
+func (w *weights) expertsBesideDense(l *Layer, p string, cfg *Config, ff int) {
+	e := cfg.Embd
+	l.Gate = w.matrix(p+"ffn_gate.weight", e, ff)
+	l.Up = w.matrix(p+"ffn_up.weight", e, ff)
+	l.Down = w.matrix(p+"ffn_down.weight", ff, e)
+	if _, ok := w.f.Tensor(p + "ffn_gate_inp.weight"); !ok || w.err != nil {
+		return
+	}
+	if cfg.MoE.Experts == 0 {
+		w.err = tensorErr(w.f, p+"ffn_gate_inp.weight", "is a router, but the file has no "+cfg.Arch+".expert_count to shape its experts by")
+		return
+	}
+	x := w.experts(p, cfg)
+	rs := w.vector(p+"ffn_gate_inp.scale", e)
+	pre, post, dense := w.vector(p+"pre_ffw_norm_2.weight", e), w.vector(p+"post_ffw_norm_2.weight", e), w.vector(p+"post_ffw_norm_1.weight", e)
+	x.RouterScale, x.PreNorm, x.PostNorm = &rs, &pre, &post
+	// optional in llama.cpp too (its generic pass loads it when present):
+	// without it every expert's output is × 1
+	if _, ok := w.f.Tensor(p + "ffn_down_exps.scale"); ok {
+		ds := w.vector(p+"ffn_down_exps.scale", cfg.MoE.Experts)
+		x.DownScale = &ds
+	}
+	l.Experts, l.PostDenseNorm = x, &dense
 }
 
 // uintMax reads a size that may be a per-layer array when arrays is set,

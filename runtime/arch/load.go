@@ -147,7 +147,7 @@ func (a *Arch) tensorsPerLayer(fusedQKV bool) int {
 	if a.FusedGateUp {
 		n--
 	}
-	if a.Gating != GatingNone {
+	if a.Gating != GatingNone && !a.ExpertsBesideDense {
 		n++ // the router beside the three expert banks
 	}
 	if a.Sinks {
@@ -253,6 +253,8 @@ func (w *weights) ffn(l *Layer, p string, a Arch, cfg *Config) {
 		l.FFNNorm = w.vector(p+name+".weight", e)
 	}
 	switch {
+	case a.ExpertsBesideDense:
+		w.expertsBesideDense(l, p, cfg, ff)
 	case cfg.MoE.Experts > 0 && !l.Config.DenseFFN:
 		l.Experts = w.experts(p, cfg)
 		if a.SharedExpert && l.Experts != nil {

@@ -40,6 +40,9 @@ type Layer struct {
 	FFNNorm, Gate, Up, Down  Weight   // the dense FFN; zero Weights where Experts replace it
 	Experts                  *Experts // Config.MoE: the routed experts in place of Gate/Up/Down
 	PostFFNNorm              *Weight  // Block.PostNorm
+	// PostDenseNorm: the dense FFN's own post-norm where experts run
+	// beside it (Arch.ExpertsBesideDense: post_ffw_norm_1), else nil.
+	PostDenseNorm *Weight
 
 	// DeltaNet is a Gated DeltaNet layer's mixer in place of attention
 	// (Config.Kind KindDeltaNet; qwen35.go), else nil.

@@ -114,13 +114,28 @@ type Experts struct {
 	// SelectBias (exp_probs_b) is added to the gate's probabilities to
 	// choose the experts only, not to weigh them (deepseek2); nil without.
 	SelectBias *Weight
+	// FusedGateUp: Gate holds each expert's gate rows followed by its up
+	// rows (ffn_gate_up_exps, 2·expert_ff rows per expert) and Up is
+	// empty.
+	FusedGateUp bool
+	// Experts beside a dense FFN (Arch.ExpertsBesideDense), else nil:
+	// RouterScale [embd] multiplies the router's input (ffn_gate_inp.scale),
+	// DownScale [experts] each expert's output before its routing weight
+	// (ffn_down_exps.scale), PreNorm and PostNorm are the expert branch's
+	// own norms (pre_ffw_norm_2, post_ffw_norm_2).
+	RouterScale, DownScale *Weight
+	PreNorm, PostNorm      *Weight
 }
 
 // Expert returns expert e's gate, up and down matrices: runs of rows of
 // the banks, sharing their memory.
 func (x *Experts) Expert(e int) (gate, up, down Weight) {
-	ff := x.Gate.Rows / x.count()
 	embd := x.Down.Rows / x.count()
+	if x.FusedGateUp {
+		ff := x.Gate.Rows / x.count() / 2
+		return rowRun(x.Gate, 2*e*ff, ff), rowRun(x.Gate, (2*e+1)*ff, ff), rowRun(x.Down, e*embd, embd)
+	}
+	ff := x.Gate.Rows / x.count()
 	return rowRun(x.Gate, e*ff, ff), rowRun(x.Up, e*ff, ff), rowRun(x.Down, e*embd, embd)
 }
 
@@ -151,6 +166,9 @@ func loadMoE(l *loader, a Arch, c *Config) error {
 	n := l.uint("expert_count", 0, false)
 	if l.err != nil {
 		return l.err
+	}
+	if n == 0 && a.ExpertsBesideDense {
+		return nil // a dense file of an architecture whose experts are optional
 	}
 	if a.Gating == GatingNone {
 		if n > 0 {
@@ -210,8 +228,13 @@ func (w *weights) experts(p string, cfg *Config) *Experts {
 		b := w.vector(p+"exp_probs_b.bias", m.Experts)
 		x.SelectBias = &b
 	}
-	x.Gate = w.bank(p+"ffn_gate_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
-	x.Up = w.bank(p+"ffn_up_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
+	if _, ok := w.f.Tensor(p + "ffn_gate_up_exps.weight"); ok {
+		// llama.cpp's fused bank: per expert, the gate rows then the up rows
+		x.Gate, x.FusedGateUp = w.bank(p+"ffn_gate_up_exps.weight", cfg.Embd, 2*m.ExpertFF, m.Experts), true
+	} else {
+		x.Gate = w.bank(p+"ffn_gate_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
+		x.Up = w.bank(p+"ffn_up_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
+	}
 	x.Down = w.bank(p+"ffn_down_exps.weight", m.ExpertFF, cfg.Embd, m.Experts)
 	for _, b := range []struct {
 		name string

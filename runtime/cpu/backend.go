@@ -89,9 +89,12 @@ type layerState struct {
 	// biases (one row per expert), decoded once
 	routerBias, gateBias, upBias, downBias []float32
 	selectBias                             []float32 // added to choose experts only (deepseek2's exp_probs_b)
-	sinks                                  []float32 // attention sinks (gpt-oss)
-	convTaps                               []float32 // a short-convolution layer's kernel [embd x L]
-	pleNorm                                []float32 // the layer's PLE post_norm (gemma4)
+	// experts beside a dense FFN (gemma4): the router input's weight,
+	// each expert's output scale, the experts' post-norm; nil elsewhere
+	routerScale, downScale, moePost []float32
+	sinks                           []float32 // attention sinks (gpt-oss)
+	convTaps                        []float32 // a short-convolution layer's kernel [embd x L]
+	pleNorm                         []float32 // the layer's PLE post_norm (gemma4)
 }
 
 // poolCalls are the range functions the backend hands the worker pool,

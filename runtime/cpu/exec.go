@@ -105,7 +105,17 @@ func (b *Backend) steps(layer int, ops []plan.Op, p *plan.Plan) ([]step, error) 
 			w := &b.layers[layer]
 			w.router, w.routerBias, w.selectBias = quant.Bind(matrix(o.Router)), optVector(o.RouterBias), optVector(o.SelectBias)
 			w.gateBias, w.upBias, w.downBias = optRows(o.GateBias), optRows(o.UpBias), optRows(o.DownBias)
-			s = func(r *pass) { b.moe(layer, &o, w, b.rows(o.In, r), b.rows(o.Out, r), r.n) }
+			w.downScale, w.moePost = optVector(o.DownScale), optVector(o.PostNorm)
+			if o.RouterIn != nil {
+				w.routerScale = vectorF32(o.RouterIn.Weight)
+			}
+			s = func(r *pass) {
+				var from []float32
+				if o.RouterIn != nil {
+					from = b.rows(o.RouterIn.From, r)
+				}
+				b.moe(layer, &o, w, b.rows(o.In, r), from, b.rows(o.Out, r), r.n)
+			}
 		case plan.SharedExpert:
 			s = func(r *pass) { b.sharedExpert(&o, b.rows(o.In, r), b.rows(o.Out, r), r.n) }
 		case plan.DeltaNet:

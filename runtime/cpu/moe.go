@@ -93,10 +93,28 @@ func (s *moeScratch) bytes() int64 {
 // routed to it (so its weights stream once per batch, and only the chosen
 // experts' rows are read), then sum each token's k outputs scaled by their
 // weights in slot order, whatever order the experts ran in.
-func (b *Backend) moe(layer int, x *plan.MoE, w *layerState, in, out []float32, n int) {
+//
+// With RouterIn the router reads rms(from) × Scale ⊙ its weight rather
+// than in; with DownScale each expert's output is × its scale before its
+// weight; with PostNorm the sum is normed, and with Add it is added to out.
+func (b *Backend) moe(layer int, x *plan.MoE, w *layerState, in, from, out []float32, n int) {
 	s := b.experts
 	E, k, e, ff := x.Experts, x.K, b.plan.Embd, x.FF
-	quant.MatMul(s.logits[:n*E], w.router, in, n)
+	rin := in
+	if ri := x.RouterIn; ri != nil {
+		// xs is free until the experts run; each step rounds to float32
+		// as llama.cpp's rms_norm, scale and mul do
+		rin = s.xs[:n*e]
+		for i := 0; i < n; i++ {
+			row := rin[i*e : (i+1)*e]
+			rmsNorm(row, from[i*e:(i+1)*e], nil, ri.Eps)
+			scaleAll(row, ri.Scale)
+			for t := range row {
+				row[t] *= w.routerScale[t]
+			}
+		}
+	}
+	quant.MatMul(s.logits[:n*E], w.router, rin, n)
 	for i := 0; i < n; i++ {
 		logits := s.logits[i*E : (i+1)*E]
 		if w.routerBias != nil {
@@ -108,7 +126,8 @@ func (b *Backend) moe(layer int, x *plan.MoE, w *layerState, in, out []float32, 
 	copy(last.Experts, s.sel[(n-1)*k:n*k])
 	copy(last.Weights, s.wts[(n-1)*k:n*k])
 	if n == 1 {
-		b.moeToken(layer, x, w, in, out)
+		b.moeToken(layer, x, w, in)
+		s.finish(x, w, out, 1, k, e)
 		return
 	}
 	for ex := 0; ex < E; ex++ {
@@ -135,11 +154,33 @@ func (b *Backend) moe(layer int, x *plan.MoE, w *layerState, in, out []float32, 
 		b.activate(x.Act, s.g[:m*ff], s.u[:m*ff])
 		quant.MatMul(s.d[:m*e], em[2], s.g[:m*ff], m)
 		addExpertBias(s.d[:m*e], w.downBias, ex, e)
+		if w.downScale != nil {
+			scaleAll(s.d[:m*e], w.downScale[ex])
+		}
 		for j, r := range s.rows {
 			copy(s.ys[int(r)*e:(int(r)+1)*e], s.d[j*e:(j+1)*e])
 		}
 	}
-	s.weigh(out, n, k, e)
+	s.finish(x, w, out, n, k, e)
+}
+
+// finish weighs each token's expert outputs into out, or where the op
+// norms its sum or adds it, into d first (free once the experts ran).
+func (s *moeScratch) finish(x *plan.MoE, w *layerState, out []float32, n, k, e int) {
+	if w.moePost == nil && !x.Add {
+		s.weigh(out, n, k, e)
+		return
+	}
+	sum := s.d[:n*e]
+	s.weigh(sum, n, k, e)
+	if w.moePost != nil {
+		rmsNormRows(sum, e, w.moePost, x.Eps)
+	}
+	if !x.Add {
+		copy(out[:n*e], sum)
+		return
+	}
+	addTo(out[:n*e], sum)
 }
 
 // moeToken is moe for one token (decode): its k experts' gate and up
@@ -147,8 +188,8 @@ func (b *Backend) moe(layer int, x *plan.MoE, w *layerState, in, out []float32, 
 // all of them, and their down projections as one more (each with its own
 // input), where running expert by expert would hand the workers 2k jobs.
 // Each product is the same call per row as moe's, so the result is the
-// same bits.
-func (b *Backend) moeToken(layer int, x *plan.MoE, w *layerState, in, out []float32) {
+// same bits. It leaves the k outputs in ys for moe to weigh.
+func (b *Backend) moeToken(layer int, x *plan.MoE, w *layerState, in []float32) {
 	s := b.experts
 	k, e, ff := x.K, b.plan.Embd, x.FF
 	if s.resident != nil && b.expertPacks.Evictions() > 0 {
@@ -180,8 +221,10 @@ func (b *Backend) moeToken(layer int, x *plan.MoE, w *layerState, in, out []floa
 	quant.MatMulsEach(s.dsts[2*k:3*k], s.mats[2*k:3*k], s.srcs[:k], 1)
 	for j, ex := range s.sel[:k] {
 		addExpertBias(s.ys[j*e:(j+1)*e], w.downBias, int(ex), e)
+		if w.downScale != nil {
+			scaleAll(s.ys[j*e:(j+1)*e], w.downScale[ex])
+		}
 	}
-	s.weigh(out, 1, k, e)
 }
 
 // residentExpert returns layer's expert ex's gate, up and down, bound to

@@ -210,7 +210,7 @@ type GLU struct {
 // Expert is expert e's gate, up and down matrices: runs of rows of the
 // banks, sharing their memory.
 func (o MoE) Expert(e int) (gate, up, down Weight) {
-	x := arch.Experts{Router: o.Router, Gate: o.Gate, Up: o.Up, Down: o.Down}
+	x := arch.Experts{Router: o.Router, Gate: o.Gate, Up: o.Up, Down: o.Down, FusedGateUp: o.FusedGateUp}
 	return x.Expert(e)
 }
 
@@ -223,6 +223,11 @@ func (o MoE) Expert(e int) (gate, up, down Weight) {
 // rest of the rule: SelectBias (exp_probs_b), added to the probabilities
 // only to choose the experts, the group limit, the renormalisation and
 // the routed scale (arch.Rule.Route).
+//
+// Gemma 4's experts beside a dense FFN add: the router reading RouterIn in
+// place of In; each expert's output × its DownScale element before its
+// routing weight; the sum RMS-normed × PostNorm; and with Add, the result
+// added to Out (where the dense branch already is) rather than written.
 type MoE struct {
 	In, Out                    Buf
 	Gating                     Gating
@@ -232,8 +237,24 @@ type MoE struct {
 	Act                        Activation
 	Router                     Weight
 	RouterBias                 *Weight
+	RouterIn                   *RouterInput
 	Gate, Up, Down             Weight
+	FusedGateUp                bool // Gate holds each expert's FF gate rows, then its FF up rows; Up is empty
 	GateBias, UpBias, DownBias *Weight
+	DownScale                  *Weight // [experts], F32
+	PostNorm                   *Weight
+	Eps                        float32 // PostNorm's
+	Add                        bool
+}
+
+// RouterInput is what a router reads when not its experts' input:
+// rms(From) × Scale ⊙ Weight, in that order (Gemma 4: the stream, 1/√embd,
+// ffn_gate_inp.scale).
+type RouterInput struct {
+	From   Buf
+	Scale  float32
+	Weight Weight
+	Eps    float32
 }
 
 // SharedExpert adds to Out a dense SiLU-gated FFN of In, × σ(Scale·In)

@@ -27,6 +27,7 @@ const goldenCtx = 512
 var plan2026b = []string{
 	"mistral3",
 	"deepseek2",
+	"gemma4moe",
 }
 
 // sharedModels are the models the plan is printed for: the demo model, the

@@ -157,18 +157,35 @@ func describe(op Op) (string, string) {
 		if o.Rule.Gating == o.Gating {
 			gating = o.Rule.String()
 		}
-		s := fmt.Sprintf("%s → %s · %d of %d experts of ff %d · %s · %s · router %s", o.In, o.Out, o.K, o.Experts, o.FF, gating, o.Act, weight(o.Router))
+		added := ""
+		if o.Add {
+			added = " (added)"
+		}
+		s := fmt.Sprintf("%s → %s%s · %d of %d experts of ff %d · %s · %s · router %s", o.In, o.Out, added, o.K, o.Experts, o.FF, gating, o.Act, weight(o.Router))
 		if o.RouterBias != nil {
 			s += " + " + weight(*o.RouterBias)
+		}
+		if ri := o.RouterIn; ri != nil {
+			s += fmt.Sprintf(" of rms(%s) × %s ⊙ %s", ri.From, num(ri.Scale), weight(ri.Weight))
 		}
 		if o.SelectBias != nil {
 			s += " · choosing by + " + weight(*o.SelectBias)
 		}
-		s += fmt.Sprintf(" · banks %s, %s, %s", weight(o.Gate), weight(o.Up), weight(o.Down))
+		if o.FusedGateUp {
+			s += fmt.Sprintf(" · banks %s (gate | up), %s", weight(o.Gate), weight(o.Down))
+		} else {
+			s += fmt.Sprintf(" · banks %s, %s, %s", weight(o.Gate), weight(o.Up), weight(o.Down))
+		}
 		for _, b := range []*Weight{o.GateBias, o.UpBias, o.DownBias} {
 			if b != nil {
 				s += " + " + weight(*b)
 			}
+		}
+		if o.DownScale != nil {
+			s += " · each × " + weight(*o.DownScale)
+		}
+		if o.PostNorm != nil {
+			s += " · sum rms-normed · " + weight(*o.PostNorm)
 		}
 		return "moe", s
 	case SharedExpert:

@@ -306,17 +306,38 @@ func (r *resolver) ffn(il int, lc arch.LayerConfig) []Op {
 		ops = append(ops, Norm{In: X, Out: In, Width: c.Embd, Row: c.Embd, Weight: &L.FFNNorm, Eps: c.NormEps})
 		in = In
 	}
-	if x := L.Experts; x != nil {
-		ops = append(ops, MoE{In: in, Out: Out, Gating: c.MoE.Gating, Rule: c.MoE.Rule(), SelectBias: x.SelectBias, Experts: c.MoE.Experts, K: c.MoE.ExpertsUsed,
-			FF: c.MoE.ExpertFF, Act: c.Block.Act, Router: x.Router, RouterBias: x.RouterBias,
-			Gate: x.Gate, Up: x.Up, Down: x.Down, GateBias: x.GateBias, UpBias: x.UpBias, DownBias: x.DownBias})
-		if s := x.Shared; s != nil {
-			ops = append(ops, SharedExpert{In: in, Out: Out, Gate: s.Gate, Up: s.Up, Down: s.Down, Scale: s.Scale})
-		}
-	} else {
+	x := L.Experts
+	if x == nil || L.PostDenseNorm != nil {
 		ops = append(ops, Products{In: in, Outs: []Product{{Out: Gate, W: L.Gate}, {Out: Up, W: L.Up}}},
 			GLU{Width: lc.FF, Act: c.Block.Act},
 			Products{In: Gate, Outs: []Product{{Out: Out, W: L.Down}}})
+	}
+	if x == nil {
+		return append(ops, r.residual(L.PostFFNNorm))
+	}
+	moe := MoE{In: in, Out: Out, Gating: c.MoE.Gating, Rule: c.MoE.Rule(), SelectBias: x.SelectBias, Experts: c.MoE.Experts, K: c.MoE.ExpertsUsed,
+		FF: c.MoE.ExpertFF, Act: c.Block.Act, Router: x.Router, RouterBias: x.RouterBias,
+		Gate: x.Gate, Up: x.Up, Down: x.Down, FusedGateUp: x.FusedGateUp,
+		GateBias: x.GateBias, UpBias: x.UpBias, DownBias: x.DownBias, DownScale: x.DownScale}
+	if L.PostDenseNorm != nil {
+		// experts beside the dense FFN (Gemma 4): the dense branch, now in
+		// Out, gets its own post-norm; the experts read their own pre-norm
+		// of the stream, their router a plain norm of it, and their sum
+		// is normed and added to Out
+		ops = append(ops, Norm{In: Out, Out: Out, Width: c.Embd, Row: c.Embd, Weight: L.PostDenseNorm, Eps: c.NormEps})
+		if x.PreNorm != nil {
+			ops = append(ops, Norm{In: X, Out: In, Width: c.Embd, Row: c.Embd, Weight: x.PreNorm, Eps: c.NormEps})
+			moe.In = In
+		}
+		if x.RouterScale != nil {
+			// 1/sqrtf(embd) in float32, as llama.cpp computes it
+			moe.RouterIn = &RouterInput{From: X, Scale: 1 / float32(math.Sqrt(float64(c.Embd))), Weight: *x.RouterScale, Eps: c.NormEps}
+		}
+		moe.PostNorm, moe.Eps, moe.Add = x.PostNorm, c.NormEps, true
+	}
+	ops = append(ops, moe)
+	if s := x.Shared; s != nil {
+		ops = append(ops, SharedExpert{In: in, Out: Out, Gate: s.Gate, Up: s.Up, Down: s.Down, Scale: s.Scale})
 	}
 	return append(ops, r.residual(L.PostFFNNorm))
 }

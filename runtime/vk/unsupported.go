@@ -60,6 +60,11 @@ func unsupported(m *arch.Model) string {
 		add(d.ConvKernel > 8, fmt.Sprintf("a DeltaNet conv of %d taps (the kernel holds 8)", d.ConvKernel))
 		add(d.StateSize > 256, fmt.Sprintf("a DeltaNet state of %d (the kernel holds 256)", d.StateSize))
 	}
+	var besideDense bool
+	for i := range m.Layers {
+		besideDense = besideDense || m.Layers[i].PostDenseNorm != nil
+	}
+	add(besideDense, "experts beside a dense FFN (gemma4 26B-A4B: a router reading rms(x)/√embd ⊙ its scale, per-expert output scales, a fused gate|up bank, the branches' own norms)")
 	add(m.QTemperature.Beta != 0, "the attention temperature tuning (Q × a factor of its position)")
 	add(shared && (m.Block.PostNorm || one(m.ResidualScale) != 1), "a shared expert with a post-norm or residual scale")
 	return strings.Join(what, ", ")

@@ -29,6 +29,8 @@ func TestUnsupportedRecipes(t *testing.T) {
 		{"2026/synth-lfm2-Q4_K_M.gguf", nil},
 		{"2026/synth-gemma4-F32.gguf", nil},
 		{"2026b/synth-mistral3-F32.gguf", []string{"attention temperature tuning"}},
+		{"2026b/synth-gemma4moe-F32.gguf", []string{"experts beside a dense FFN"}},
+		{"2026b/synth-gemma4moe-Q4_K_M.gguf", []string{"experts beside a dense FFN"}},
 		// a gating no route kernel computes, and MXFP4 outside the banks
 		{"2026/synth-gpt-oss-F32.gguf/gating", []string{"mixture-of-experts gating", "MXFP4 weights outside expert banks"}},
 	} {

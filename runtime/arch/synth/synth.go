@@ -168,7 +168,7 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 			return nil, fmt.Errorf("synth: embd %d, ff %d and heads × head dim %d must be multiples of the %s block size %d", s.Embd, s.FF, q, o.Type, o.Type.BlockElems())
 		}
 	}
-	moe := a.Gating != arch.GatingNone
+	moe := a.Gating != arch.GatingNone && !a.ExpertsBesideDense // gemma4 writes its dense form
 	if moe {
 		if s.Experts == 0 {
 			s.Experts, s.ExpertsUsed = 8, 2
