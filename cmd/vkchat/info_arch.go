@@ -68,6 +68,9 @@ func archFeatures(m *arch.Model) [][2]string {
 			}
 			add("dense lead", what+" a dense FFN (ff %d); experts from layer %d on", layerList(seq(m.LeadDense)), m.FF, m.LeadDense)
 		}
+		if s := besideDense(m); s != "" {
+			add("expert gating", "%s", s)
+		}
 	}
 	if m.Heads*m.HeadDim != m.Embd {
 		add("heads", "%d × head dim %d = %d ≠ embd %d", m.Heads, m.HeadDim, m.Heads*m.HeadDim, m.Embd)
@@ -120,6 +123,34 @@ func archFeatures(m *arch.Model) [][2]string {
 	}
 	add("scales", "%s", strings.Join(mult, ", "))
 	return out
+}
+
+// besideDense describes experts that run beside a dense FFN (gemma4
+// 26B-A4B): what the router reads, the per-expert scales, the fused bank
+// and the branches' norms; "" where experts replace the dense FFN.
+func besideDense(m *arch.Model) string {
+	var layers []int
+	var x *arch.Experts
+	for i := range m.Layers {
+		if l := &m.Layers[i]; l.PostDenseNorm != nil && l.Experts != nil {
+			layers, x = append(layers, i), l.Experts
+		}
+	}
+	if x == nil {
+		return ""
+	}
+	parts := []string{"beside the dense FFN on layers " + layerList(layers)}
+	if x.RouterScale != nil {
+		parts = append(parts, fmt.Sprintf("router reads rms(x)/√%d ⊙ ffn_gate_inp.scale", m.Embd))
+	}
+	if x.DownScale != nil {
+		parts = append(parts, "each expert's output × its ffn_down_exps.scale")
+	}
+	if x.FusedGateUp {
+		parts = append(parts, "gate|up fused per expert")
+	}
+	parts = append(parts, "dense → post_ffw_norm_1, experts pre_ffw_norm_2 → post_ffw_norm_2, their sum → post_ffw_norm")
+	return strings.Join(parts, "; ")
 }
 
 // headDims is the head size, or the sizes of the layers' kinds ("64/128").

@@ -58,6 +58,11 @@ func TestInfoShowsArchFeatures(t *testing.T) {
 			"dense lead:      layer 0 keeps a dense FFN (ff 256); experts from layer 1 on",
 			"KV cache:        f16: 4 layers × 512 ctx × (64 latent + 16 rope) × 2 B (keys only: the values are the latent) = 327680 B; plain multi-head attention would cache 320 values a position, not 80",
 		}, []string{"2 (K,V)"}},
+		{"2026b/synth-gemma4moe-F32.gguf", []string{
+			"experts:         2 of 4 per token (ff 64 each), softmax → top-k → renormalize",
+			"expert gating:   beside the dense FFN on layers 0-5; router reads rms(x)/√256 ⊙ ffn_gate_inp.scale; each expert's output × its ffn_down_exps.scale; gate|up fused per expert",
+			"layer kinds:     layers 0-2, 4 (sliding 8): head dim 32, 2 kv heads, ff 96 beside 2 of 4 experts (ff 64), RoPE 32 dims base 10000; layers 3, 5 (full): head dim 64, 1 kv heads, V = K's projection (no attn_v), ff 96 beside 2 of 4 experts (ff 64), RoPE 64 dims base 1e+06 × rope_freqs",
+		}, []string{"shared KV", "per-layer embd"}},
 		{"2026b/synth-mistral3-F32.gguf", []string{
 			"architecture:    mistral3",
 			"attention:       temperature tuning: Q × (1 + 0.1·ln(1 + ⌊pos/8⌋)) after RoPE",

@@ -16,28 +16,37 @@ func perLayerFeatures(m *arch.Model) [][2]string {
 	add := func(k, format string, a ...any) { out = append(out, [2]string{k, fmt.Sprintf(format, a...)}) }
 	type kind struct {
 		lc     arch.LayerConfig
+		ffn    string // the FFN where experts run beside the dense one
+		vFromK bool   // no attn_v: V is the K projection
 		layers []int
 	}
 	var kinds []kind
 	varies := false
 	for i := range m.Layers {
-		lc := m.Layers[i].Config
+		L := &m.Layers[i]
+		lc := L.Config
 		if lc.Kind.Recurrent() {
 			continue // a recurrent layer has no heads; info_state.go lists the kinds
 		}
-		varies = varies || lc.HeadDim != m.HeadDim || lc.KVHeads != m.KVHeads || lc.FF != m.FF || lc.NoRopeFactors
+		ffn := ""
+		if L.PostDenseNorm != nil && L.Experts != nil {
+			ffn = fmt.Sprintf(" beside %d of %d experts (ff %d)", m.MoE.ExpertsUsed, m.MoE.Experts, m.MoE.ExpertFF)
+		}
+		vFromK := L.Wv.Data != nil && len(L.Wk.Data) > 0 && &L.Wv.Data[0] == &L.Wk.Data[0]
+		varies = varies || lc.HeadDim != m.HeadDim || lc.KVHeads != m.KVHeads || lc.FF != m.FF || lc.NoRopeFactors || vFromK
 		found := false
 		for k := range kinds {
 			o := kinds[k].lc
 			if o.Window == lc.Window && o.HeadDim == lc.HeadDim && o.KVHeads == lc.KVHeads && o.FF == lc.FF &&
-				o.RopeDims == lc.RopeDims && o.RopeBase == lc.RopeBase && o.NoRopeFactors == lc.NoRopeFactors {
+				o.RopeDims == lc.RopeDims && o.RopeBase == lc.RopeBase && o.NoRopeFactors == lc.NoRopeFactors &&
+				kinds[k].ffn == ffn && kinds[k].vFromK == vFromK {
 				kinds[k].layers = append(kinds[k].layers, i)
 				found = true
 				break
 			}
 		}
 		if !found {
-			kinds = append(kinds, kind{lc: lc, layers: []int{i}})
+			kinds = append(kinds, kind{lc: lc, ffn: ffn, vFromK: vFromK, layers: []int{i}})
 		}
 	}
 	if varies {
@@ -51,8 +60,12 @@ func perLayerFeatures(m *arch.Model) [][2]string {
 			if !k.lc.NoRopeFactors && m.Rope.FreqFactors != nil {
 				rope += " × rope_freqs"
 			}
-			parts = append(parts, fmt.Sprintf("%s %s (%s): head dim %d, %d kv heads, ff %d, %s",
-				plural(len(k.layers), "layer", "layers"), layerList(k.layers), what, k.lc.HeadDim, k.lc.KVHeads, k.lc.FF, rope))
+			v := ""
+			if k.vFromK {
+				v = ", V = K's projection (no attn_v)"
+			}
+			parts = append(parts, fmt.Sprintf("%s %s (%s): head dim %d, %d kv heads%s, ff %d%s, %s",
+				plural(len(k.layers), "layer", "layers"), layerList(k.layers), what, k.lc.HeadDim, k.lc.KVHeads, v, k.lc.FF, k.ffn, rope))
 		}
 		add("layer kinds", "%s", strings.Join(parts, "; "))
 	}
