@@ -27,7 +27,35 @@ func (b *Backend) attention(layer, n, pos int) {
 	// on the shared pool, whose workers are already spinning between
 	// products: a goroutine per head would wait for a wake-up each
 	b.call.attn = attnCall{layer: layer, n: n, pos: pos, lo: lo, window: window, scale: scale}
+	if a.KVHeads == 1 && a.Heads > 1 && b.inPlace(layer) && b.s.mqaQH != nil {
+		// one KV head (MQA; MLA's absorbed form): split by query head,
+		// each reading the F16 cache in place, or one worker would run
+		// them all
+		quant.ParallelRange(a.Heads, 1, b.call.attnQueryHeads)
+		return
+	}
 	quant.ParallelRange(a.KVHeads, 1, b.call.attnHeads)
+}
+
+// attnQueryHeadsFn returns the pool function that runs query heads
+// [from, to) of an in-place attention with one KV head, each with its own
+// rounded query: the same calls attendHead makes for them, so the same
+// bits.
+func (b *Backend) attnQueryHeadsFn() func(from, to int) {
+	return func(from, to int) {
+		c, s := &b.call.attn, &b.s
+		a := &b.layers[c.layer].att
+		hd := a.HeadDim
+		qw, cl := a.Heads*hd, b.layers[c.layer].kvLayer
+		k16, v16 := b.kv.k16[cl][c.lo*hd:], b.kv.v16[cl][c.lo*hd:]
+		for h := from; h < to; h++ {
+			qh := s.mqaQH[h*hd : (h+1)*hd]
+			for i := 0; i < c.n; i++ {
+				o := i*qw + h*hd
+				attendCached(s.q[o:o+hd], k16, v16, hd, s.att[o:o+hd], c.pos+i+1-c.lo, c.scale, qh)
+			}
+		}
+	}
 }
 
 // inPlace reports whether layer's attention reads the F16 cache in place

@@ -101,6 +101,7 @@ type layerState struct {
 // made once, and the arguments of the call in progress.
 type poolCalls struct {
 	attnHeads, swiglu func(lo, hi int)
+	attnQueryHeads    func(lo, hi int) // one KV head's query heads (attention.go)
 	attn              attnCall
 	gate, up          []float32
 }
@@ -143,6 +144,7 @@ func New(p *plan.Plan, opts backend.Options) (*Backend, error) {
 	b := &Backend{plan: p, opts: opts, f16Acc: opts.KVType == backend.KVF16, history: make([]int32, opts.ContextSize), rot: rot}
 	b.unpack, b.packedBytes = packWeights(p)
 	b.call.attnHeads = b.attnHeadsFn()
+	b.call.attnQueryHeads = b.attnQueryHeadsFn()
 	b.call.swiglu = func(lo, hi int) { swiglu(b.call.gate[lo:hi], b.call.up[lo:hi]) }
 	b.kv = newKVCache(p, len(p.Layers), opts.KVType, typV)
 	b.s = newScratch(p, maxBatch)

@@ -18,6 +18,9 @@ type scratch struct {
 	// other layers)
 	shared [][]float32
 	ple    *pleScratch // per-layer embeddings (gemma4); nil without
+	// mqaQH holds each query head's F16-rounded query where a layer
+	// attends with one KV head (attention.go); nil without such layers
+	mqaQH []float32
 }
 
 // Sizes are the widest layer's (layers may differ: widest).
@@ -33,6 +36,16 @@ func newScratch(p *plan.Plan, n int) scratch {
 	for _, op := range p.Input {
 		if o, ok := op.(plan.PerLayerInputs); ok {
 			s.ple = newPLEScratch(o.PLE, len(p.Layers), n)
+		}
+	}
+	for _, l := range p.Layers {
+		for _, op := range l.Ops {
+			if a, ok := op.(plan.Attention); ok && a.KVHeads == 1 && a.Heads > 1 {
+				s.mqaQH = make([]float32, p.Heads*w.HeadDim)
+			}
+			if _, ok := op.(plan.MLA); ok {
+				s.mqaQH = make([]float32, p.Heads*w.HeadDim)
+			}
 		}
 	}
 	// a cache slot that KV-shared layers read keeps the batch's keys and
@@ -51,7 +64,7 @@ func newScratch(p *plan.Plan, n int) scratch {
 }
 
 func (s *scratch) bytes() int64 {
-	n := len(s.x) + len(s.xb) + len(s.q) + len(s.k) + len(s.v) + len(s.att) + len(s.proj) + len(s.gate) + len(s.up)
+	n := len(s.x) + len(s.xb) + len(s.q) + len(s.k) + len(s.v) + len(s.att) + len(s.proj) + len(s.gate) + len(s.up) + len(s.mqaQH)
 	for _, b := range s.shared {
 		n += len(b)
 	}
