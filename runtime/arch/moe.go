@@ -328,9 +328,20 @@ func (m *Model) ActiveFormula() string {
 		return ""
 	}
 	e := m.MoE
-	perExpert := bank / int64(e.Experts) / int64(len(m.Layers))
-	return fmt.Sprintf("%d layers × %d of %d experts × %d B + %d B of attention, norms, router and embeddings = %d B",
-		len(m.Layers), e.ExpertsUsed, e.Experts, perExpert, m.WeightBytes()-bank, m.ActiveWeightBytes())
+	layers, rest := 0, "attention, norms, router and embeddings"
+	for i := range m.Layers {
+		if m.Layers[i].Experts != nil {
+			layers++
+		}
+		if m.Layers[i].Gate.Data != nil {
+			// a dense lead (deepseek2) or a dense FFN beside the experts
+			// (gemma4) is read by every token too
+			rest = "attention, dense FFNs, norms, routers and embeddings"
+		}
+	}
+	perExpert := bank / int64(e.Experts) / int64(layers)
+	return fmt.Sprintf("%d layers × %d of %d experts × %d B + %d B of %s = %d B",
+		layers, e.ExpertsUsed, e.Experts, perExpert, m.WeightBytes()-bank, rest, m.ActiveWeightBytes())
 }
 
 // Route is the gating rule itself, for one token, in llama.cpp's float
