@@ -55,6 +55,56 @@ type fakeEngine struct {
 	lensCalls [][]int32
 	lensErr   error
 	lensHold  chan struct{}
+	// spec is the speculative decoding /spec set (specErr refuses it);
+	// with a mode on, the reply's tokens carry fakeSpecMark's marks.
+	spec    engine.SpecOptions
+	specErr error
+}
+
+func (f *fakeEngine) Spec() engine.SpecOptions {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.spec
+}
+
+func (f *fakeEngine) SetSpec(o engine.SpecOptions) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.specErr != nil {
+		return f.specErr
+	}
+	f.spec = o
+	return nil
+}
+
+// fakeSpecMark is the speculation at token i of a reply (id drawn, alt the
+// draft a corrected step had): from the second token on, rounds of two
+// accepted drafts and a bonus, every third round ending in a correction
+// instead; t counts.
+func fakeSpecMark(src engine.SpecMode, i int, id, alt int32, t *engine.SpecStats) *engine.SpecMark {
+	if i == 0 {
+		return nil
+	}
+	m := &engine.SpecMark{Source: string(src), Draft: id}
+	switch k := (i - 1) % 3; {
+	case k < 2:
+		m.Fate = engine.FateAccepted
+		t.Drafted++
+		t.Accepted++
+	case ((i-1)/3)%3 == 2:
+		m.Fate, m.Draft = engine.FateCorrected, alt
+		t.Drafted++
+		t.Rounds++
+	default:
+		m.Fate = engine.FateBonus
+		t.Rounds++
+	}
+	t.Tokens++
+	if src == engine.SpecDraft {
+		m.DraftCandidates = []sample.Candidate{{ID: m.Draft, Prob: 0.6}, {ID: id, Prob: 0.3}}
+	}
+	m.Totals = *t
+	return m
 }
 
 var fakeAlternatives = []string{" the", " a", "\n", ",", "\x1b]52;c;aGk=\x07"}
@@ -320,6 +370,7 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func
 
 	since := prefill
 	var decode time.Duration
+	var specTotals engine.SpecStats
 	n := 0
 	canceled := func() error {
 		emit(engine.Event{Kind: engine.EventDone, Stats: stats, Done: &engine.DoneInfo{Reason: engine.StopCanceled, Generated: n, Decode: decode}})
@@ -348,6 +399,14 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func
 		if f.route != nil {
 			experts = f.route(i)
 		}
+		var spec *engine.SpecMark
+		if m := f.spec.Mode; m != "" && m != engine.SpecOff {
+			alt := res.Candidates[min(1, len(res.Candidates)-1)].ID
+			if alt == id {
+				alt = res.Candidates[0].ID
+			}
+			spec = fakeSpecMark(m, i, id, alt, &specTotals)
+		}
 		stats.ContextUsed++
 		stats.KVUsed = int64(stats.ContextUsed) * stats.KVPerToken
 		f.stats = stats
@@ -363,7 +422,7 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request, emit func
 		emit(engine.Event{Kind: engine.EventToken, Stats: stats, Token: &engine.TokenInfo{
 			ID: id, Piece: piece, Candidates: res.Candidates, Entropy: res.Entropy, Params: params,
 			Index: base + i, Duration: d, SinceStart: since, Funnel: res.Funnel, Forced: req.Fork != nil && i == 0,
-			Experts: experts,
+			Experts: experts, Spec: spec,
 		}})
 		n++
 	}

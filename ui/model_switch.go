@@ -9,6 +9,7 @@ import (
 
 	"vkchat/ui/inspector"
 	"vkchat/ui/panels"
+	"vkchat/ui/switcher"
 	"vkchat/ui/termtext"
 )
 
@@ -22,14 +23,15 @@ type modelLoadedMsg struct {
 // switchHost is what /model and /backend (ui/switcher) need of the chat.
 type switchHost struct{ *Model }
 
-func (h switchHost) Info(s string)            { h.setStatus(s) }
-func (h switchHost) Error(s string)           { h.setError(s) }
-func (h switchHost) Busy() bool               { return h.gen != nil }
-func (h switchHost) Generating() bool         { return h.generating() }
-func (h switchHost) Context() context.Context { return h.baseCtx }
-func (h switchHost) Size() (w, height int)    { return h.width, h.height }
-func (h switchHost) ModelName() string        { return h.modelName() }
-func (h switchHost) KVType() string           { return h.info.KVType }
+func (h switchHost) Info(s string)                   { h.setStatus(s) }
+func (h switchHost) Error(s string)                  { h.setError(s) }
+func (h switchHost) Busy() bool                      { return h.gen != nil }
+func (h switchHost) Generating() bool                { return h.generating() }
+func (h switchHost) Context() context.Context        { return h.baseCtx }
+func (h switchHost) Size() (w, height int)           { return h.width, h.height }
+func (h switchHost) ModelName() string               { return h.modelName() }
+func (h switchHost) KVType() string                  { return h.info.KVType }
+func (h switchHost) Speculator() switcher.Speculator { s, _ := h.eng.(switcher.Speculator); return s }
 
 func (h switchHost) Open(ref string) tea.Cmd {
 	open, ctx := h.cfg.OpenModel, h.baseCtx

@@ -31,6 +31,9 @@ type Probs struct {
 	// Experts is the step's expert routing (a mixture-of-experts model):
 	// the forward pass that computed this distribution.
 	Experts []engine.Routing
+	// Spec is the step's speculative draft and its fate (nil where none
+	// was verified).
+	Spec *engine.SpecMark
 }
 
 // EmptyText is what the panel says when it has no candidates to show.
@@ -106,6 +109,9 @@ func (in *Inspector) Show(t *conversation.Turn, k int, inspecting bool) bool {
 			title += " · forked"
 		}
 	}
+	if s.Spec != nil {
+		title += " · " + string(s.Spec.Fate)
+	}
 	if !kept {
 		// An older reply keeps its tokens but not their alternatives:
 		// say so rather than show an empty distribution.
@@ -117,7 +123,7 @@ func (in *Inspector) Show(t *conversation.Turn, k int, inspecting bool) bool {
 		return inspecting
 	}
 	in.Probs = Probs{Title: title, Candidates: s.Candidates, Chosen: s.ID, HasChosen: true, Entropy: s.Entropy,
-		Funnel: s.Funnel, Params: s.Params, Cursor: cursor, Experts: s.Experts}
+		Funnel: s.Funnel, Params: s.Params, Cursor: cursor, Experts: s.Experts, Spec: s.Spec}
 	return inspecting
 }
 
@@ -208,7 +214,12 @@ func (in *Inspector) Next(delta int, replies []*conversation.Turn) (t *conversat
 // and the cursor shows only while inspecting.
 func (in *Inspector) ProbsPanel(text func(int32) string, inspecting bool) panels.Probs {
 	p := in.Probs
+	var draft *panels.Draft
+	if m := p.Spec; m != nil {
+		draft = &panels.Draft{Source: m.Source, Fate: string(m.Fate), Token: m.Draft, Candidates: m.DraftCandidates}
+	}
 	return panels.Probs{
+		Draft:      draft,
 		Title:      p.Title,
 		Candidates: p.Candidates,
 		Chosen:     p.Chosen,

@@ -24,6 +24,53 @@ type Probs struct {
 	// when HasCursor.
 	Cursor    int
 	HasCursor bool
+	// Draft is the speculative draft at this step, nil where none was
+	// verified.
+	Draft *Draft
+}
+
+// Draft is what a draft source proposed at a step and its fate:
+// "accepted" (the target drew the same), "corrected" (the target drew
+// another in its place), "bonus" (no draft: the last row of a round whose
+// drafts were all kept). Candidates is the source's own distribution
+// (nil for n-gram lookup), shown beside the target's.
+type Draft struct {
+	Source, Fate string
+	Token        int32
+	Candidates   []sample.Candidate
+}
+
+// line says in a row what speculation did at the step.
+func (d *Draft) line(p Probs) string {
+	tok := func(id int32) string { return "\"" + termtext.Visible(p.textOf(id)) + "\"" }
+	src := map[string]string{"draft": "draft model", "ngram": "n-gram", "mtp": "MTP head"}[d.Source]
+	if src == "" {
+		src = termtext.Visible(d.Source)
+	}
+	switch d.Fate {
+	case "accepted":
+		return fmt.Sprintf("%s drafted %s: accepted", src, tok(d.Token))
+	case "corrected":
+		return fmt.Sprintf("%s drafted %s ✗ rejected", src, tok(d.Token))
+	}
+	return fmt.Sprintf("%s: bonus (every draft kept)", src)
+}
+
+// prob is the draft source's probability of id, and whether it listed it.
+func (d *Draft) prob(id int32) (float32, bool) {
+	for _, c := range d.Candidates {
+		if c.ID == id {
+			return c.Prob, true
+		}
+	}
+	return 0, false
+}
+
+func (p Probs) textOf(id int32) string {
+	if p.Text == nil {
+		return fmt.Sprintf("#%d", id)
+	}
+	return p.Text(id)
 }
 
 // EntropyBits converts an entropy in nats (how the sampler reports it) to
@@ -70,6 +117,7 @@ func (p Probs) LooksLikeAnother(id int32) bool {
 type probColumns struct {
 	tok, bar          int
 	showFull, showLog bool
+	draft             bool // a column with the draft source's probability
 }
 
 func layoutProbs(width int) probColumns {
@@ -114,6 +162,9 @@ func ProbsLines(st theme.Styles, p Probs, width, maxRows int) []string {
 		}
 	}
 	lines := []string{title}
+	if p.Draft != nil && maxRows > 2 {
+		lines = append(lines, st.Label.Render(termtext.Truncate(p.Draft.line(p), width)))
+	}
 	if len(p.Candidates) == 0 {
 		if p.Empty != "" && maxRows > 1 {
 			lines = append(lines, st.Dim.Render(p.Empty))
@@ -121,7 +172,13 @@ func ProbsLines(st theme.Styles, p Probs, width, maxRows int) []string {
 		return lines
 	}
 	c := layoutProbs(width)
+	if c.draft = p.Draft != nil && len(p.Draft.Candidates) > 0 && c.bar >= 9; c.draft {
+		c.bar -= 7
+	}
 	hdr := "  " + termtext.Fit("token", c.tok) + " " + termtext.Fit("", c.bar) + fmt.Sprintf(" %6s", "drawn")
+	if c.draft {
+		hdr += fmt.Sprintf(" %6s", "draft")
+	}
 	if c.showFull {
 		hdr += fmt.Sprintf(" %6s", "model")
 	}
@@ -131,8 +188,8 @@ func ProbsLines(st theme.Styles, p Probs, width, maxRows int) []string {
 	lines = append(lines, st.Label.Render(hdr))
 	// Keep the cursor's row in view when the list is longer than the panel.
 	from := 0
-	if p.HasCursor && p.Cursor >= maxRows-2 {
-		from = p.Cursor - (maxRows - 2) + 1
+	if head := len(lines); p.HasCursor && p.Cursor >= maxRows-head {
+		from = p.Cursor - (maxRows - head) + 1
 	}
 	for i, cand := range p.Candidates[min(from, len(p.Candidates)):] {
 		if len(lines) >= maxRows {
@@ -160,6 +217,13 @@ func probRow(st theme.Styles, p Probs, cand sample.Candidate, c probColumns, cur
 	if cand.Cut {
 		nums = fmt.Sprintf(" %6s", CutLabel(cand))
 	}
+	if c.draft {
+		dp := "·"
+		if q, ok := p.Draft.prob(cand.ID); ok {
+			dp = Percent(q)
+		}
+		nums += fmt.Sprintf(" %6s", dp)
+	}
 	if c.showFull {
 		nums += fmt.Sprintf(" %6s", Percent(cand.Prob))
 	}
@@ -179,6 +243,12 @@ func probRow(st theme.Styles, p Probs, cand sample.Candidate, c probColumns, cur
 	}
 	mark := "  "
 	switch {
+	case !sampled && p.Draft != nil && p.Draft.Fate == "corrected" && cand.ID == p.Draft.Token:
+		// the draft the target's draw replaced
+		mark = st.Cut.Render("✗ ")
+		if cursor {
+			mark = " "
+		}
 	case sampled:
 		// On the token the reply has, the cursor needs no mark of its own:
 		// forking there would change nothing.

@@ -1,7 +1,8 @@
 // Package switcher is what the chat runs on, changed from inside it:
 // /model loads another model (a file, demo, a name in the store, or one
-// chosen in the model picker, ui/picker, opened over the chat) and
-// /backend moves the session to another compute backend. It owns both
+// chosen in the model picker, ui/picker, opened over the chat), /backend
+// moves the session to another compute backend and /spec switches its
+// speculative decoding. It owns these
 // commands and the open picker; the root swaps the engine once a model
 // has loaded (it owns the engine), through a Host.
 package switcher
@@ -9,10 +10,13 @@ package switcher
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"vkchat/runtime/engine"
 	"vkchat/ui/command"
 	"vkchat/ui/picker"
 	"vkchat/ui/termtext"
@@ -33,6 +37,16 @@ type Host interface {
 	Backend() func(name string) (where string, err error)
 	// KVType is the KV cache's type ("f16", "q8_0", "q8_0/f16": keys/values).
 	KVType() string
+	// Speculator is the engine's speculative decoding, nil when it has
+	// none (/spec).
+	Speculator() Speculator
+}
+
+// Speculator is an engine whose speculative decoding can be switched
+// (*engine.Session).
+type Speculator interface {
+	Spec() engine.SpecOptions
+	SetSpec(engine.SpecOptions) error
 }
 
 // Switcher holds the picker /model opened and the model being loaded.
@@ -50,17 +64,75 @@ func New(opts picker.Options, canOpen bool, h Host) *Switcher {
 	return &Switcher{opts: opts, canOpen: canOpen, h: h}
 }
 
-// Commands are /model and /backend, and /kv, which says what the cache
-// is kept in.
+// Commands are /model and /spec (what the engine drafts with), and
+// /backend and /kv, which says what the cache is kept in.
 func (s *Switcher) Commands() (model, backend []command.Command) {
 	return []command.Command{{Name: "model", ArgHelp: "[FILE]", Arg: command.Text,
 			Help: "switch to another model, keeping the conversation (its template renders it from the next reply); without FILE pick from the stored models",
-			Run:  func(a command.Args) tea.Cmd { return s.model(a.Text) }}},
+			Run:  func(a command.Args) tea.Cmd { return s.model(a.Text) }},
+			{Name: "spec", ArgHelp: "[MODE] [N]", Arg: command.Text,
+				Help: "speculative decoding: off, ngram, draft or mtp; N drafts at most",
+				Run:  func(a command.Args) tea.Cmd { s.spec(a.Text); return nil }}},
 		[]command.Command{{Name: "backend", ArgHelp: "NAME", Arg: command.TextRequired,
 			Help: "continue on another compute backend (cpu or vulkan), e.g. after a GPU fault",
 			Run:  func(a command.Args) tea.Cmd { s.backend(a.Text); return nil }},
 			{Name: "kv", Help: "the KV cache's type (f16, f32, q8_0, q5_1, q5_0, q4_1, q4_0); set when the model loads (--kv-type)",
 				Run: func(command.Args) tea.Cmd { s.kv(); return nil }}}
+}
+
+// spec is /spec [MODE] [N]: the draft source and the most tokens a round
+// drafts; the draft model stays the one --draft named.
+func (s *Switcher) spec(arg string) {
+	sp := s.h.Speculator()
+	if sp == nil {
+		s.h.Error("this engine has no speculative decoding")
+		return
+	}
+	cur := sp.Spec()
+	f := strings.Fields(strings.ToLower(arg))
+	if len(f) == 0 {
+		s.h.Info("speculative decoding: " + specText(cur) + " · /spec off|ngram|draft|mtp [N]")
+		return
+	}
+	if s.h.Generating() {
+		s.h.Error("stop the reply first (esc), then change speculative decoding")
+		return
+	}
+	m, err := engine.ParseSpecMode(f[0])
+	if err != nil || len(f) > 2 {
+		s.h.Error("/spec off|ngram|draft|mtp [N]: " + termtext.Sanitize(fmt.Sprint(err)))
+		return
+	}
+	next := engine.SpecOptions{Mode: m, Max: cur.Max, Draft: cur.Draft}
+	if len(f) == 2 {
+		n, err := strconv.Atoi(f[1])
+		if err != nil || n < 0 {
+			s.h.Error(fmt.Sprintf("/spec %s N: N is the most tokens a round drafts, 0 (automatic) or more, not %q", m, termtext.Sanitize(f[1])))
+			return
+		}
+		next.Max = n
+	}
+	if err := sp.SetSpec(next); err != nil {
+		s.h.Error(termtext.Sanitize(err.Error()))
+		return
+	}
+	s.h.Info("speculative decoding: " + specText(sp.Spec()) + " (from the next reply)")
+}
+
+// specText says what speculative decoding is in use.
+func specText(o engine.SpecOptions) string {
+	if o.Mode == "" || o.Mode == engine.SpecOff {
+		return "off"
+	}
+	n := "automatic length, at most " + strconv.Itoa(engine.DefaultSpecMax)
+	if o.Max > 0 {
+		n = "at most " + strconv.Itoa(o.Max)
+	}
+	what := string(o.Mode) + " (" + n + " tokens a round)"
+	if o.Mode == engine.SpecDraft {
+		what += ", draft model " + termtext.Sanitize(o.Draft)
+	}
+	return what
 }
 
 // kv is /kv: the cache's type, and why it is not changed here — a cache

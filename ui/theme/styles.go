@@ -33,6 +33,11 @@ type Styles struct {
 	Hint           lipgloss.Style
 	Selected       lipgloss.Style
 	Heat           [HeatLevels]lipgloss.Style
+	// A speculative reply's tokens while each is drawn on its own (the
+	// inspector): a draft the target accepted, the target's token in
+	// place of a rejected draft, and the bonus token of a round whose
+	// drafts were all kept.
+	SpecAccepted, SpecCorrected, SpecBonus lipgloss.Style
 
 	PanelBorder lipgloss.Style
 	PanelTitle  lipgloss.Style
@@ -91,6 +96,9 @@ func New(r *lipgloss.Renderer) Styles {
 		Error:          r.NewStyle().Foreground(bad).Bold(true),
 		Hint:           r.NewStyle().Foreground(subtle),
 		Selected:       r.NewStyle().Reverse(true).Bold(true),
+		SpecAccepted:   r.NewStyle().Foreground(c("#1B7F3A", "#3DDC84")).Underline(true),
+		SpecCorrected:  r.NewStyle().Foreground(c("#C4262E", "#FF5F5F")).Underline(true),
+		SpecBonus:      r.NewStyle().Foreground(c("#1B7F3A", "#3DDC84")).Bold(true),
 		Heat: [HeatLevels]lipgloss.Style{
 			r.NewStyle().Foreground(c("#C4262E", "#FF5F5F")),
 			r.NewStyle().Foreground(c("#C25E00", "#FF9F43")),

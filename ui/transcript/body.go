@@ -140,6 +140,20 @@ func carryOver(gs, lastRow []termtext.Glyph, code bool) []termtext.Glyph {
 	return append([]termtext.Glyph(nil), gs[k:]...)
 }
 
+// specClass is the class of a token with speculative fate f, c where it
+// had none.
+func specClass(f string, c textClass) textClass {
+	switch f {
+	case "accepted":
+		return classSpecAccepted
+	case "corrected":
+		return classSpecCorrected
+	case "bonus":
+		return classSpecBonus
+	}
+	return c
+}
+
 // row draws one wrapped row: a gutter for code (a dashed one for a
 // code row's continuation), then runs of glyphs of one class each. It
 // notes the selected token's row (index rowIndex) in selRow.
@@ -167,8 +181,11 @@ func (b bodyRender) row(gs []termtext.Glyph, segs []segment, tagOf func(int) (in
 		}
 		if step >= 0 {
 			t := segs[seg].t
-			if b.heat {
+			switch {
+			case b.heat:
 				c = classHeat + textClass(inspector.HeatLevel(t, step, b.bySurprisal))
+			case !code && !fence:
+				c = specClass(string(t.Steps[step].Spec()), c)
 			}
 			if t == b.sel && step == b.step {
 				c = classSelected

@@ -60,6 +60,9 @@ const (
 	classCode
 	classFence
 	classSelected
+	classSpecAccepted // a speculative draft the target kept
+	classSpecCorrected
+	classSpecBonus
 	classHeat // classHeat+level for each heatmap level
 )
 
@@ -95,6 +98,12 @@ func (b bodyRender) style(c textClass) lipgloss.Style {
 		return b.st.Selected
 	case classAssistant:
 		return b.st.AssistantText
+	case classSpecAccepted:
+		return b.st.SpecAccepted
+	case classSpecCorrected:
+		return b.st.SpecCorrected
+	case classSpecBonus:
+		return b.st.SpecBonus
 	}
 	if lvl := int(c - classHeat); lvl >= 0 && lvl < theme.HeatLevels {
 		return b.st.Heat[lvl]
