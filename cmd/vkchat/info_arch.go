@@ -45,8 +45,12 @@ func archFeatures(m *arch.Model) [][2]string {
 		if a.QLora > 0 {
 			q = fmt.Sprintf("q_lora %d", a.QLora)
 		}
-		attn = append(attn, fmt.Sprintf("multi-head latent attention (MLA): %s, kv_lora %d, per head %d nope + %d rope, value %d; absorbed: MQA over one cached row of %d latent + %d rope a position, scale %g (YaRN's mscale² / √%d)",
-			q, a.KVLora, a.Nope, a.Rope, a.V, a.KVLora, a.Rope, a.Scale, a.Nope+a.Rope))
+		scale := fmt.Sprintf("1/√%d", a.Nope+a.Rope)
+		if m.Rope.YaRN != nil {
+			scale = fmt.Sprintf("YaRN's mscale² / √%d", a.Nope+a.Rope)
+		}
+		attn = append(attn, fmt.Sprintf("multi-head latent attention (MLA): %s, kv_lora %d, per head %d nope + %d rope, value %d; absorbed: MQA over one cached row of %d latent + %d rope a position, scale %g (%s)",
+			q, a.KVLora, a.Nope, a.Rope, a.V, a.KVLora, a.Rope, a.Scale, scale))
 	}
 	if len(attn) > 0 {
 		add("attention", "%s", strings.Join(attn, "; "))

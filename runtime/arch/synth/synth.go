@@ -110,6 +110,7 @@ var archExtras = map[string]extras{
 	// Ministral 3's YaRN (factor 16, betas 32/1, mscale_all_dim 1) and
 	// temperature β 0.1, over an original context of a sixteenth of the
 	// shape's, so that both step within a short test.
+	"deepseek2": {keys: deepseek2Keys, check: deepseek2Check},
 	"mistral3": {keys: func(s Shape, _ int) map[string]any {
 		return map[string]any{"rope.freq_base": float32(1e6), "rope.scaling.type": "yarn", "rope.scaling.factor": float32(16),
 			"rope.scaling.original_context_length": uint32(max(1, s.Context/16)),
@@ -281,6 +282,8 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 			specs = append(specs, shortConvSpecs(p, s)...) // lfm2.go
 		case a.PerLayer != nil:
 			specs = append(specs, gemma4AttnSpecs(p, s, l)...) // gemma4.go
+		case a.MLA:
+			specs = append(specs, deepseek2AttnSpecs(p, s)...) // deepseek2.go
 		default:
 			if ex.fusedQKV {
 				specs = append(specs, mat("attn_qkv.weight", s.Embd, q+2*kv))
@@ -317,14 +320,19 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		}
 		bank := func(name string, cols, rows int) spec { return spec{p + name, cols, rows, false, s.Experts} }
 		switch {
-		case moe:
+		case moe && !(a.MLA && l < deepseek2Lead):
 			specs = append(specs, mat("ffn_gate_inp.weight", s.Embd, s.Experts),
 				bank("ffn_gate_exps.weight", s.Embd, s.ExpertFF), bank("ffn_up_exps.weight", s.Embd, s.ExpertFF),
 				bank("ffn_down_exps.weight", s.ExpertFF, s.Embd))
+			if a.SharedExpert && !a.SharedUngated {
+				specs = append(specs, spec{p + "ffn_gate_inp_shexp.weight", s.Embd, 1, false, 0})
+			}
 			if a.SharedExpert {
-				specs = append(specs, spec{p + "ffn_gate_inp_shexp.weight", s.Embd, 1, false, 0},
-					mat("ffn_gate_shexp.weight", s.Embd, s.ExpertFF), mat("ffn_up_shexp.weight", s.Embd, s.ExpertFF),
+				specs = append(specs, mat("ffn_gate_shexp.weight", s.Embd, s.ExpertFF), mat("ffn_up_shexp.weight", s.Embd, s.ExpertFF),
 					mat("ffn_down_shexp.weight", s.ExpertFF, s.Embd))
+			}
+			if a.RoutingKeys {
+				specs = append(specs, spec{p + "exp_probs_b.bias", s.Experts, 1, false, 0})
 			}
 			if ex.expertBias {
 				specs = append(specs, spec{p + "ffn_gate_inp.bias", s.Experts, 1, false, 0},

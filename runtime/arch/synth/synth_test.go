@@ -71,7 +71,12 @@ func TestEveryArchRoundTrips(t *testing.T) {
 					t.Fatal(err)
 				}
 				a, _ := arch.Lookup(name)
-				if m.Arch != name || m.Block != a.Block || len(m.Layers) != s.Layers || m.HeadDim != max(s.HeadDim, s.Embd/s.Heads) {
+				hd := max(s.HeadDim, s.Embd/s.Heads)
+				if a.MLA { // the decompressed head: nope + rope
+					d := deepseek2Dims(s)
+					hd = d.nope + d.rope
+				}
+				if m.Arch != name || m.Block != a.Block || len(m.Layers) != s.Layers || m.HeadDim != hd {
 					t.Errorf("loaded %s, block %+v, %d layers, head dim %d", m.Arch, m.Block, len(m.Layers), m.HeadDim)
 				}
 				checkRuns(t, m, wantWindows[name])
