@@ -2,8 +2,11 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +129,86 @@ func TestExportNeedsAReply(t *testing.T) {
 	h.key("enter")
 	if !m.status.err || !strings.Contains(m.status.text, "nothing to export") {
 		t.Fatalf("status %q", m.status.text)
+	}
+}
+
+// TestExportLens: /export --lens writes, after the tokens, the logit lens
+// of each token whose lens was read in the inspector (l), in the shape of
+// vkchat eval --lens --json's positions, keyed by the token's index; the
+// last layer's lens is the model's own distribution, so its top candidate
+// and probability agree with the token line's top alternative. Without a
+// lens read, --lens refuses and writes nothing; replay reads past the
+// lens lines.
+func TestExportLens(t *testing.T) {
+	model := testenv.Model(t, "stories260K.gguf")
+	s, err := engine.Load(context.Background(), model, engine.Options{Backend: "cpu", ContextSize: 256, Params: sample.Defaults()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := newTestModel(t, s, Config{MaxTokens: 12})
+	h := newHarness(t, m)
+	h.size(160, 48)
+	h.say("Once upon a time")
+	dir := t.TempDir()
+
+	none := filepath.Join(dir, "none.jsonl")
+	h.typeText("/export --lens " + none)
+	h.key("enter")
+	if !m.status.err || !strings.Contains(m.status.text, "no token of this reply has its logit lens read") {
+		t.Fatalf("--lens with no lens read: status %q", m.status.text)
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Fatalf("--lens with no lens read wrote %s (%v)", none, err)
+	}
+
+	reply := m.conv.Last()
+	h.key("tab", "left", "l")
+	h.waitFor("the lens", func() bool { return lensShown(m) })
+	h.key("left")
+	h.waitFor("a second lens", func() bool { return lensShown(m) })
+	want := []int{len(reply.Steps) - 3, len(reply.Steps) - 2}
+	h.key("esc")
+	path := filepath.Join(dir, "lens.jsonl")
+	h.typeText("/export --lens " + path)
+	h.key("enter")
+	if m.status.err || !strings.Contains(m.status.text, "and the lens of 2") {
+		t.Fatalf("/export --lens: %q", m.status.text)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, toks, err := trace.Read(f, path)
+	f.Close()
+	if err != nil || len(toks) != len(reply.Steps) {
+		t.Fatalf("read back: %d tokens, %v", len(toks), err)
+	}
+	raw, _ := os.ReadFile(path)
+	var got []int
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		if !strings.Contains(line, `"type":"lens"`) {
+			continue
+		}
+		var l trace.Lens
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, l.Index)
+		if len(l.Layers) != s.Info().Layers {
+			t.Fatalf("token %d: %d layers, the model has %d", l.Index, len(l.Layers), s.Info().Layers)
+		}
+		for _, ly := range l.Layers {
+			if len(ly.Top) != 10 {
+				t.Fatalf("token %d layer %d: %d candidates, want 10", l.Index, ly.Layer, len(ly.Top))
+			}
+		}
+		last, alt := l.Layers[len(l.Layers)-1].Top[0], toks[l.Index].Top[0]
+		if int32(last[0]) != alt.ID || math.Abs(math.Log(last[2])-alt.Logprob) > 1e-4 {
+			t.Errorf("token %d: the last layer's lens top is %v, the token's top alternative %d at logprob %.5f", l.Index, last, alt.ID, alt.Logprob)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("lens lines for tokens %v, want the two inspected %v", got, want)
 	}
 }

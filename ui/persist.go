@@ -54,8 +54,9 @@ func (h keeperHost) ExportTurn() *conversation.Turn {
 	return rs[len(rs)-1]
 }
 
-func (h keeperHost) Export(path string, t *conversation.Turn) error {
-	return conversation.WriteExport(path, h.info, h.smp.MaxTokens, t, h.eng.TokenText)
+func (h keeperHost) Export(path string, t *conversation.Turn, lens bool) (int, error) {
+	ls := h.insp.Lenses(t, lens, inspectorHost(h).LensStamp())
+	return len(ls), conversation.WriteExport(path, h.info, h.smp.MaxTokens, t, h.eng.TokenText, ls)
 }
 
 // Edit puts message n in the editor (/edit): sending it makes a branch.

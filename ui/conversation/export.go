@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"vkchat/runtime/engine/trace"
 
 	"vkchat/runtime/engine"
 )
+
+// ErrNoLensRead: an export with the lens was asked for a reply none of
+// whose tokens had its lens read.
+var ErrNoLensRead = errors.New("no token of this reply has had its logit lens read")
 
 // ErrDetailsNotKept: the reply is older than the ones that keep their
 // per-token detail (detail.go).
@@ -47,11 +53,16 @@ func exportHeader(info engine.ModelInfo, maxTokens int, t *Turn) (trace.Header, 
 
 // WriteExport writes reply t as the JSON Lines export vkchat replay reads:
 // a header saying how it was generated, then every token with its
-// log-probability and alternatives. text gives a token's piece. The file
+// log-probability and alternatives, then — lens not nil — the logit lens
+// of each token in lens (keyed by the token's index; at least one, else
+// ErrNoLensRead), in order. text gives a token's piece. The file
 // is written whole or not at all (as Write does: a temporary file renamed
 // over path), so an error midway never leaves an export replay cannot
 // read, and a FIFO or device is refused rather than opened.
-func WriteExport(path string, info engine.ModelInfo, maxTokens int, t *Turn, text func(int32) string) (err error) {
+func WriteExport(path string, info engine.ModelInfo, maxTokens int, t *Turn, text func(int32) string, lens map[int]*engine.LensPosition) (err error) {
+	if lens != nil && len(lens) == 0 {
+		return ErrNoLensRead
+	}
 	h, err := exportHeader(info, maxTokens, t)
 	if err != nil {
 		return err
@@ -67,6 +78,11 @@ func WriteExport(path string, info engine.ModelInfo, maxTokens int, t *Turn, tex
 			return ErrDetailsNotKept
 		}
 		if err := w.Token(s); err != nil {
+			return fmt.Errorf("%s: not written: %w", path, err)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(lens)) {
+		if err := w.Lens(k, *lens[k]); err != nil {
 			return fmt.Errorf("%s: not written: %w", path, err)
 		}
 	}

@@ -99,6 +99,25 @@ func (in *Inspector) lensCmd(h Host) tea.Cmd {
 	return cmd
 }
 
+// Lenses are the lenses of reply t's tokens computed under stamp, by the
+// token's index (an empty map where none is; nil unless want), for
+// /export --lens.
+func (in *Inspector) Lenses(t *conversation.Turn, want bool, stamp string) map[int]*engine.LensPosition {
+	if !want {
+		return nil
+	}
+	out := map[int]*engine.LensPosition{}
+	if in.lens.stamp != stamp {
+		return out
+	}
+	for key, e := range in.lens.cache {
+		if key.turn == t && e.pos != nil {
+			out[key.step] = e.pos
+		}
+	}
+	return out
+}
+
 // SetLens keeps a computed lens.
 func (in *Inspector) SetLens(msg LensMsg) {
 	if msg.Stamp != in.lens.stamp || in.lens.cache == nil {

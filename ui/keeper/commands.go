@@ -1,6 +1,7 @@
 package keeper
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -35,8 +36,8 @@ func (k *Keeper) Commands() (changes, edits []command.Command) {
 			Run:  do(k.loadCommand)},
 		{Name: "chats", Aliases: []string{"history"}, Help: "list the saved conversations, newest first, with the /load NAME that opens each",
 			Run: do(func(string) { saved, err := conversation.ListSaved(k.dir); k.h.ShowChats(k.dir, saved, err) })},
-		{Name: "export", ArgHelp: "FILE", Arg: command.TextRequired,
-			Help: "write the inspected (else the latest) reply's tokens, log-probabilities and top alternatives as JSON Lines; vkchat replay FILE re-runs it",
+		{Name: "export", ArgHelp: "[--lens] FILE", Arg: command.TextRequired,
+			Help: "write the inspected (else the latest) reply's tokens, log-probabilities and top alternatives as JSON Lines; vkchat replay FILE re-runs it; --lens adds the logit lens of each token whose lens you read (the inspector's l), as eval --lens --json shapes it",
 			Run:  do(k.export)},
 	}
 	edits = []command.Command{
@@ -91,9 +92,13 @@ func (k *Keeper) loadCommand(name string) {
 	}
 }
 
-// export is /export FILE: a reply as the JSON Lines export vkchat replay
-// reads.
-func (k *Keeper) export(path string) {
+// export is /export [--lens] FILE: a reply as the JSON Lines export vkchat
+// replay reads, with the lens where asked.
+func (k *Keeper) export(arg string) {
+	path, lens := arg, false
+	if rest, ok := strings.CutPrefix(arg, "--lens "); ok {
+		path, lens = strings.TrimSpace(rest), true
+	}
 	t := k.h.ExportTurn()
 	switch {
 	case t == nil || t.Export == nil:
@@ -107,11 +112,20 @@ func (k *Keeper) export(path string) {
 		return
 	}
 	path = conversation.ExpandHome(path)
-	if err := k.h.Export(path, t); err != nil {
+	n, err := k.h.Export(path, t, lens)
+	switch {
+	case errors.Is(err, conversation.ErrNoLensRead):
+		k.h.Error("nothing written: no token of this reply has its logit lens read — inspect it, press l on the tokens you want, then /export --lens " + path)
+		return
+	case err != nil:
 		k.h.Error("could not export: " + err.Error())
 		return
 	}
-	k.h.Info(fmt.Sprintf("exported %d tokens to %s · vkchat replay %s re-runs them", len(t.Steps), path, path))
+	what := ""
+	if lens {
+		what = fmt.Sprintf(" and the lens of %d", n)
+	}
+	k.h.Info(fmt.Sprintf("exported %d tokens%s to %s · vkchat replay %s re-runs them", len(t.Steps), what, path, path))
 }
 
 // edit is /edit [N]: the Nth message you wrote (the last one without N)

@@ -28,7 +28,9 @@ type Host interface {
 	Redraw()                 // the transcript changed under its cache
 	ShowChats(dir string, saved []conversation.Saved, err error)
 	ExportTurn() *conversation.Turn // the inspected, else the newest reply
-	Export(path string, t *conversation.Turn) error
+	// Export writes reply t to path, with the logit lens of its tokens
+	// whose lens was read where lens is set; it says how many.
+	Export(path string, t *conversation.Turn, lens bool) (lenses int, err error)
 	Copy(text string) (how string, err error)
 	Edit(t *conversation.Turn, n int) // put message n in the editor
 }

@@ -1,6 +1,7 @@
 // Package trace is the reproducible record of a generation: the logprob
 // export (JSON Lines: a Header, then one Token line per generated token
-// with the likeliest alternatives) and its replay, which runs a recorded
+// with the likeliest alternatives, and the logit lens of the tokens whose
+// lens was read, when asked) and its replay, which runs a recorded
 // generation again and names the first token or log-probability that
 // differs.
 //

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"vkchat/runtime/chat"
+	"vkchat/runtime/engine"
 	"vkchat/runtime/sample"
 )
 
@@ -88,6 +89,18 @@ type Spec struct {
 	Fate      string `json:"fate"`
 	DraftID   *int32 `json:"draft_id,omitempty"`
 	DraftText string `json:"draft_text,omitempty"`
+}
+
+// Lens is the logit lens at the position one generated token was drawn
+// from, written after the tokens for the positions whose lens was read
+// (the chat's /export --lens): Index is the token's, the rest is
+// engine.LensPosition, the shape of vkchat eval --lens --json's
+// positions (every layer's top [id, logit, probability]). Replay reads
+// past it.
+type Lens struct {
+	Type  string `json:"type"` // "lens"
+	Index int    `json:"index"`
+	engine.LensPosition
 }
 
 // Routing is one layer's experts and their weights.

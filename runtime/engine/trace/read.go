@@ -60,8 +60,17 @@ func Read(r io.Reader, name string) (Header, []Token, error) {
 				return h, nil, fmt.Errorf("%s: line %d: field \"index\" is %d, want %d (tokens in order)", name, n, t.Index, len(toks))
 			}
 			toks = append(toks, t)
+		case kind.Type == "lens":
+			// the lens of a token read in the chat: checked, not replayed
+			var l Lens
+			if err := json.Unmarshal(line, &l); err != nil {
+				return h, nil, fmt.Errorf("%s: line %d: %w", name, n, err)
+			}
+			if l.Index < 0 || l.Index >= len(toks) {
+				return h, nil, fmt.Errorf("%s: line %d: field \"index\" is %d, want a token above it (0 to %d)", name, n, l.Index, len(toks)-1)
+			}
 		default:
-			return h, nil, fmt.Errorf("%s: line %d: field \"type\" is %q, want \"token\"", name, n, kind.Type)
+			return h, nil, fmt.Errorf("%s: line %d: field \"type\" is %q, want \"token\" or \"lens\"", name, n, kind.Type)
 		}
 	}
 	if err := sc.Err(); err != nil {

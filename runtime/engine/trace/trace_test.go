@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"vkchat/internal/scriptmodel"
@@ -282,5 +284,50 @@ func TestExportCarriesDraftFate(t *testing.T) {
 		if res, err := Replay(ctx, fresh, h2, toks); err != nil || res.Checked != len(toks) {
 			t.Fatalf("%s: replay without speculation: %+v, %v", o.Mode, res, err)
 		}
+	}
+}
+
+// TestReadLensLines: an export's lens lines (the chat's /export --lens)
+// are read past, each checked: its index must name a token above it, and
+// a line that does not parse is refused naming the line. NaN in a lens is
+// refused when written.
+func TestReadLensLines(t *testing.T) {
+	write := func(lens ...Lens) string {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, Header{Model: "m.gguf"}, func(int32) string { return "x" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ {
+			if err := w.Token(engine.TokenInfo{Index: i, ID: int32(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, l := range lens {
+			if err := w.Lens(l.Index, l.LensPosition); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Flush()
+		return buf.String()
+	}
+	pos := engine.LensPosition{Pos: 7, Token: 3, Layers: []engine.LensLayer{{Layer: 0, Top: [][3]float64{{3, 1.5, 0.25}}}}}
+	_, toks, err := Read(strings.NewReader(write(Lens{Index: 1, LensPosition: pos})), "a.jsonl")
+	if err != nil || len(toks) != 2 {
+		t.Fatalf("an export with a lens line: %d tokens, %v", len(toks), err)
+	}
+	_, _, err = Read(strings.NewReader(write(Lens{Index: 2, LensPosition: pos})), "b.jsonl")
+	if err == nil || !strings.Contains(err.Error(), `b.jsonl: line 4: field "index" is 2`) {
+		t.Errorf("a lens of a token not in the file: %v", err)
+	}
+	bad := strings.Replace(write(Lens{Index: 0, LensPosition: pos}), `"layers":[`, `"layers":{`, 1)
+	if _, _, err := Read(strings.NewReader(bad), "c.jsonl"); err == nil || !strings.Contains(err.Error(), "c.jsonl: line 4") {
+		t.Errorf("a lens line that does not parse: %v", err)
+	}
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{Model: "m.gguf"}, func(int32) string { return "x" })
+	pos.Layers[0].Top[0][2] = math.NaN()
+	if err := w.Lens(0, pos); err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Errorf("a NaN in a lens: %v", err)
 	}
 }

@@ -168,6 +168,19 @@ func (lw *Writer) Token(t engine.TokenInfo) error {
 	return lw.line(line)
 }
 
+// Lens writes the logit lens at generated token index's position, after
+// the tokens.
+func (lw *Writer) Lens(index int, p engine.LensPosition) error {
+	for _, l := range p.Layers {
+		for _, e := range l.Top {
+			if !finite(e[1]) || !finite(e[2]) {
+				return fmt.Errorf("lens of token %d, layer %d: a logit or probability is NaN or infinite, which an export cannot hold", index, l.Layer)
+			}
+		}
+	}
+	return lw.line(Lens{Type: "lens", Index: index, LensPosition: p})
+}
+
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // Flush writes out what is buffered.
