@@ -2,10 +2,18 @@ package cpu
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
 	"math"
 	"testing"
 
+	"vkchat/internal/ggufspec"
+	"vkchat/internal/ggufspec/fromgguf"
+	"vkchat/internal/testenv"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/gguf"
 	"vkchat/runtime/simd"
 )
 
@@ -58,6 +66,23 @@ func TestMLAPathsAgree(t *testing.T) {
 		return append(out, lg)
 	}
 	want := run(true, true)
+	// the rewind re-reads positions n-5.. over rows the cache already
+	// holds: as a fresh prefill of all n computes them
+	fresh, err := newFor(m, backend.Options{ContextSize: ctx, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	all, err := fresh.Forward(context.Background(), tokens, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewound := want[len(want)-1]
+	for i, x := range all[(n-5)*m.Vocab:] {
+		if math.Float32bits(x) != math.Float32bits(rewound[i]) {
+			t.Fatalf("rewind: logit %d of the last 5 positions is %g, a fresh prefill %g", i, rewound[i], x)
+		}
+	}
 	for _, c := range []struct {
 		name            string
 		native, byQuery bool
@@ -71,4 +96,83 @@ func TestMLAPathsAgree(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMLADirectQuery: a file without the query's low-rank pair
+// (DeepSeek-V2-Lite: q_lora_rank 0 and attn_q; here attn_q_b · attn_q_a,
+// the pair without its norm, so that the query keeps its size) loads with
+// a direct query and runs to finite logits. No llama.cpp reference covers
+// this form.
+func TestMLADirectQuery(t *testing.T) {
+	f, err := gguf.Open(testenv.Model(t, "2026b/synth-deepseek2-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := fromgguf.Spec(f)
+	const embd, qLora, qw = 256, 96, 4 * 48
+	for il := 0; il < 4; il++ {
+		p := fmt.Sprintf("blk.%d.", il)
+		qa, qb := s.Tensor(p+"attn_q_a.weight"), s.Tensor(p+"attn_q_b.weight")
+		a, b := f32sOf(qa.Data), f32sOf(qb.Data)
+		// attn_q = attn_q_b · attn_q_a: row r, column c = Σ_j b[r][j]·a[j][c]
+		q := make([]float32, qw*embd)
+		for r := 0; r < qw; r++ {
+			for j := 0; j < qLora; j++ {
+				for c := 0; c < embd; c++ {
+					q[r*embd+c] += b[r*qLora+j] * a[j*embd+c]
+				}
+			}
+		}
+		for _, n := range []string{"attn_q_a.weight", "attn_q_a_norm.weight", "attn_q_b.weight"} {
+			s.DelTensor(p + n)
+		}
+		s.Tensors = append(s.Tensors, ggufspec.Tensor{Name: p + "attn_q.weight", Type: ggml.F32, Dims: []uint64{embd, qw}, Data: bytesOf(q)})
+	}
+	s.Set("deepseek2.attention.q_lora_rank", uint32(0))
+	data, err := s.Encode(gguf.NewWriter())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gguf.Parse("direct-q.gguf", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := arch.Load(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MLA.QLora != 0 || m.Layers[1].MLA.QA != nil || m.Layers[1].MLA.Q.Cols != embd {
+		t.Fatalf("q_lora %d, QA %v, Q %d columns: want a direct attn_q", m.MLA.QLora, m.Layers[1].MLA.QA != nil, m.Layers[1].MLA.Q.Cols)
+	}
+	b, err := newFor(m, backend.Options{ContextSize: 32, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	logits, err := b.Forward(context.Background(), []int32{1, 403, 407, 261, 378, 432}, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range logits {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatalf("logit %d is %g", i, v)
+		}
+	}
+}
+
+func f32sOf(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+func bytesOf(x []float32) []byte {
+	out := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+	}
+	return out
 }
