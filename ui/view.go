@@ -201,6 +201,7 @@ func (m *Model) sideData() panels.Side {
 		Params: m.smp.Params, Changed: m.smp.Changed, Probs: m.probsData(), HidePanels: m.hidePanels}
 	if m.moe() && !m.hidePanels {
 		r := m.insp.RouterPanel(m.info.Experts)
+		r.Gating = m.info.Gating
 		d.Router = &r
 	}
 	d.Funnel, d.FunnelParams, d.FunnelChanged = m.insp.FunnelView(m.smp.Changed)

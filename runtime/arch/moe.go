@@ -320,6 +320,40 @@ func (m *Model) ActiveParams() int64 {
 	return n
 }
 
+// RoutingRule is the routing in a line, for the router panel: the gating
+// rule, and where experts run beside a dense FFN (gemma4) what the router
+// reads and that each expert's output is scaled by its own factor after
+// its routing weight; "" for a dense model.
+func (m *Model) RoutingRule() string {
+	if m.MoE.Experts == 0 {
+		return ""
+	}
+	s := m.MoE.Rule().String()
+	for i := range m.Layers {
+		x := m.Layers[i].Experts
+		if x == nil {
+			continue
+		}
+		if x.SelectBias != nil {
+			s += " · chosen with a bias, weighed without"
+		}
+		if x.RouterScale != nil {
+			s += fmt.Sprintf(" · router reads rms(x)/√%d ⊙ its scale", m.Embd)
+		}
+		if x.DownScale != nil {
+			s += " · outputs × a per-expert scale"
+		}
+		if x.Shared != nil {
+			s += " · + a shared expert"
+		}
+		if m.Layers[i].PostDenseNorm != nil {
+			s += " · beside a dense FFN"
+		}
+		break
+	}
+	return s
+}
+
 // ActiveFormula says in one line how ActiveWeightBytes adds up: the
 // experts a token reads per layer, and everything else.
 func (m *Model) ActiveFormula() string {

@@ -44,6 +44,10 @@ type ModelInfo struct {
 	// routed experts of each MoE layer and how many of them one token
 	// runs (TokenInfo.Experts says which); 0 for a dense model.
 	Experts, ExpertsUsed int
+	// Gating is the routing rule in a line (arch.Model.RoutingRule): the
+	// gating, and what the router reads and how outputs are scaled where
+	// the model says; "" for a dense model.
+	Gating string
 	// RecurrentLayers counts a hybrid model's layers that keep a state
 	// instead of a KV cache (Layers less these have a KV cache), and
 	// LayerKinds names each layer's kind in order ("shortconv",

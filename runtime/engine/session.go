@@ -192,6 +192,7 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 		KVHeads: m.KVHeads, HeadDim: m.HeadDim, KVType: backend.KVName(opts.KVType, opts.KVTypeV),
 		Backend: be.Name(), Device: be.Memory().Device, Completion: tmpl == nil,
 		BackendReason: choice.Reason, TemplateNote: templateNote, Experts: m.MoE.Experts, ExpertsUsed: m.MoE.ExpertsUsed,
+		Gating: m.RoutingRule(),
 	}
 	if m.RecurrentLayers() > 0 {
 		s.info.RecurrentLayers = m.RecurrentLayers()

@@ -21,6 +21,9 @@ type Router struct {
 	Layers  []engine.Routing
 	// Empty is what the panel says when Layers is nil.
 	Empty string
+	// Gating is the routing rule in words (engine.ModelInfo.Gating),
+	// shown above the layers when the rows allow; "" shows nothing.
+	Gating string
 }
 
 // expertCount is the grid's width: Experts, or what the data implies.
@@ -154,7 +157,18 @@ func RouterLines(st theme.Styles, r Router, width, rows int) []string {
 	labelW := len(layerLabel(0, len(r.Layers)))
 	grid := labelW+1+e <= width
 	var out []string
-	if grid && rows > len(r.Layers) {
+	if r.Gating != "" {
+		// the rule the weights come from (and what scales the experts'
+		// outputs after them), whole, where rows are spare beside every
+		// layer's and the ruler's
+		g := flow(splitLong(strings.Fields(termtext.Sanitize(r.Gating)), width), " ", width)
+		if len(g) <= rows-len(r.Layers)-1 {
+			for _, l := range g {
+				out = append(out, st.Dim.Render(l))
+			}
+		}
+	}
+	if grid && rows > len(r.Layers)+len(out) {
 		out = append(out, strings.Repeat(" ", labelW+1)+st.Dim.Render(expertRuler(e)))
 	}
 	var layers []string
