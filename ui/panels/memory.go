@@ -33,7 +33,8 @@ var kvElementBytes = map[string]float64{
 
 // KVFormula is the KV cache size the model's shape implies: layers (a
 // hybrid model's attention layers: its recurrent ones keep no KV cache) ×
-// context × KV heads × head dim × 2 (K and V) × bytes per element. ok is
+// context × KV heads × head dim × 2 (K and V) × bytes per element, or for
+// latent attention (MLA) × the one cached row of latent + rope. ok is
 // false when the element type is unknown.
 func KVFormula(info engine.ModelInfo, ctx int) (total int64, perElem float64, ok bool) {
 	perElem, ok = kvElementBytes[strings.ToLower(info.KVType)]
@@ -47,7 +48,11 @@ func KVFormula(info engine.ModelInfo, ctx int) (total int64, perElem float64, ok
 	if !ok {
 		return 0, 0, false
 	}
-	n := float64(info.Layers-info.RecurrentLayers) * float64(ctx) * float64(info.KVHeads) * float64(info.HeadDim) * 2 * perElem
+	row := float64(info.KVHeads) * float64(info.HeadDim) * 2
+	if a := info.MLA; a != nil {
+		row = float64(a.Latent + a.Rope) // one row, read as keys and values
+	}
+	n := float64(info.Layers-info.RecurrentLayers) * float64(ctx) * row * perElem
 	return int64(math.Round(n)), perElem, true
 }
 
@@ -140,7 +145,6 @@ func MemoryLinesDetail(st theme.Styles, m Memory, width int, detail MemoryDetail
 		// one row of latent and RoPE key a position, read as the values
 		// too; beside it, what plain multi-head attention would hold
 		n := info.Layers - info.RecurrentLayers
-		total = int64(math.Round(float64(n) * float64(ctx) * float64(a.Latent+a.Rope) * perElem))
 		terms = append(terms, fmt.Sprintf("× (%d latent + %d rope)", a.Latent, a.Rope), "(K only: V = the latent)")
 		mhaBytes := int64(math.Round(float64(n) * float64(ctx) * float64(a.Heads*(a.Key+a.Value)) * perElem))
 		mha = []string{counted(n, "layer"), fmt.Sprintf("× %d ctx", ctx), fmt.Sprintf("× %d heads", a.Heads),

@@ -39,6 +39,10 @@ func TestMemoryMLA(t *testing.T) {
 	if strings.Contains(text, "2 (K,V)") || strings.Contains(text, "≠ allocated") {
 		t.Errorf("the latent cache is counted as keys and values: %s", text)
 	}
+	mem := mlaMemory()
+	if total, _, _ := KVFormula(mem.Info, 512); total != mem.Stats.KVAllocated {
+		t.Errorf("KV formula %d B, allocated %d B", total, mem.Stats.KVAllocated)
+	}
 }
 
 // TestMemoryMLAGolden pins the panel; regenerate with go test ./ui/panels
