@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"vkchat/internal/testenv"
 	"vkchat/runtime/arch"
 	"vkchat/runtime/arch/synth"
 	"vkchat/runtime/backend"
@@ -130,5 +131,47 @@ func TestAttendSink(t *testing.T) {
 				t.Errorf("sink %g: out[%d] = %g, want %g", sink, i, out[i], want)
 			}
 		}
+	}
+}
+
+// Gemma 4's experts beside a dense FFN (the router reading its own norm
+// of the stream, per-expert output scales, the experts' post-norm added to
+// the dense branch) take the same two paths: a batch must equal its
+// tokens one at a time, bit for bit, in F32 and with quantized banks.
+func TestMoEBesideDenseBatchMatchesSteps(t *testing.T) {
+	for _, file := range []string{"2026b/synth-gemma4moe-F32.gguf", "2026b/synth-gemma4moe-Q4_K_M.gguf"} {
+		t.Run(file, func(t *testing.T) {
+			f, err := gguf.Open(testenv.Model(t, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			m, err := arch.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tokens := []int32{1, 45, 496, 173, 170, 299, 43, 127, 97, 278, 173, 112}
+			run := func(batch int) []float32 {
+				b, err := newFor(m, backend.Options{ContextSize: 64, Threads: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+				var last []float32
+				for i := 0; i < len(tokens); i += batch {
+					last, err = b.Forward(context.Background(), tokens[i:min(i+batch, len(tokens))], i, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				return last
+			}
+			whole, steps := run(len(tokens)), run(1)
+			for i := range whole {
+				if math.Float32bits(whole[i]) != math.Float32bits(steps[i]) {
+					t.Fatalf("logit %d: batch %v, one at a time %v", i, whole[i], steps[i])
+				}
+			}
+		})
 	}
 }
