@@ -148,6 +148,10 @@ type Arch struct {
 	// DeltaNet: the layers between full-attention ones are Gated DeltaNet
 	// layers (qwen35.go).
 	DeltaNet bool
+	// MTP: the file may end with a multi-token-prediction (NextN) block
+	// that the main pass never runs, counted in block_count and by
+	// nextn_predict_layers (qwen35, qwen35moe; mtp.go).
+	MTP bool
 
 	// OutputNorm names the final norm's tensor when it is not
 	// output_norm.weight (lfm2: token_embd_norm.weight).

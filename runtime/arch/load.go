@@ -98,6 +98,9 @@ func Load(f *gguf.File) (*Model, error) {
 	if a.PerLayer != nil {
 		a.PerLayer.tensors(&w, m)
 	}
+	if a.MTP {
+		w.mtp(m, a)
+	}
 	if w.err != nil {
 		return nil, w.err
 	}

@@ -73,6 +73,9 @@ type Model struct {
 	Tied       bool
 	Layers     []Layer
 	PLE        *PerLayerEmbd // per-layer embeddings (gemma4 E2B/E4B); nil without
+	// MTP is the multi-token-prediction head (mtp.go); nil when the file
+	// has none or the architecture declares none.
+	MTP *MTP
 }
 
 // Config holds the hyper-parameters of the forward pass.
@@ -116,6 +119,9 @@ type Config struct {
 	// with experts.
 	MLA       MLAConfig
 	LeadDense int
+	// NextN is how many multi-token-prediction blocks follow the Layers
+	// in the file (nextn_predict_layers; mtp.go); they are not in Layers.
+	NextN int
 }
 
 // Temperature is llama.cpp's attention temperature tuning (llama-graph.cpp,

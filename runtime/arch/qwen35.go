@@ -24,12 +24,12 @@ func init() {
 	register(Arch{
 		Name: "qwen35", NeoX: true, KeyLength: true, FFNNorm: "post_attention_norm",
 		Block:    Block{PreNorm: true, QKNorm: QKNormHead, Act: ActSiLU, AttnGate: true},
-		DeltaNet: true,
+		DeltaNet: true, MTP: true,
 	})
 	register(Arch{
 		Name: "qwen35moe", NeoX: true, KeyLength: true, FFNNorm: "post_attention_norm",
 		Block:    Block{PreNorm: true, QKNorm: QKNormHead, Act: ActSiLU, AttnGate: true},
-		DeltaNet: true, Gating: GatingSoftmaxTopKNorm, SharedExpert: true,
+		DeltaNet: true, Gating: GatingSoftmaxTopKNorm, SharedExpert: true, MTP: true,
 	})
 }
 
@@ -166,6 +166,7 @@ func loadDeltaNet(l *loader, c *Config) error {
 		return bad("nextn_predict_layers", fmt.Sprintf("%d leaves no layers of block_count %d", nextn, c.Layers))
 	}
 	c.Layers -= nextn
+	c.NextN = nextn
 	c.DeltaNet = d
 	c.FullAttnEvery = interval
 	return checkTextRope(l, c)

@@ -129,3 +129,28 @@ func TestQwen35Hostile(t *testing.T) {
 		})
 	}
 }
+
+// An MTP block is loaded as the model's MTP head, beside a trunk of the
+// layers before it; a block with eh_proj but without the rest is refused
+// by the tensor's name.
+func TestQwen35LoadsTheMTPHead(t *testing.T) {
+	f, err := gguf.Open(testenv.Model(t, "2026b/synth-qwen35mtp-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	m, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Layers) != 4 || m.MTP == nil || m.MTP.Block != 4 || m.MTP.HeadNorm.Name != "blk.4.nextn.shared_head_norm.weight" ||
+		m.MTP.EHProj.Cols != 512 || m.MTP.Output.Name != "output.weight" || m.MTP.Layer.Config.KVLayer != 0 {
+		t.Fatalf("%d layers, MTP %+v", len(m.Layers), m.MTP)
+	}
+	s := fromgguf.Spec(f).Clone()
+	s.DelTensor("blk.4.nextn.hnorm.weight")
+	_, err, _ = loadMeasured(t, encode(t, s))
+	if err == nil || !strings.Contains(err.Error(), `tensor "blk.4.nextn.hnorm.weight"`) || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("without hnorm: %v, want an error naming the tensor", err)
+	}
+}

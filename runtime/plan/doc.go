@@ -10,6 +10,8 @@
 //   - ops.go: the op kinds and the buffers they read and write
 //   - resolve.go: Resolve, the one place a model's declaration
 //     (runtime/arch) becomes ops
+//   - mtp.go: a multi-token-prediction head resolved as a plan of its
+//     own beside the trunk's, and the op that mixes its two inputs
 //   - cache.go: the KV-cache and recurrent-state slots, their sizes and
 //     the formula the memory panel shows
 //   - print.go: the text form `vkchat info --plan` prints and the golden

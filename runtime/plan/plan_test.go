@@ -28,6 +28,7 @@ var plan2026b = []string{
 	"mistral3",
 	"deepseek2",
 	"gemma4moe",
+	"qwen35mtp",
 }
 
 // sharedModels are the models the plan is printed for: the demo model, the
@@ -242,6 +243,45 @@ func TestCacheFormula(t *testing.T) {
 		}
 		if got := p.CacheFormula(backend.KVF16, backend.KVF16, c.ring); got != c.want {
 			t.Errorf("%s ctx %d ring +%d:\n got %s\nwant %s", c.model, c.ctx, c.ring, got, c.want)
+		}
+	}
+}
+
+// TestMTPLeavesTheTrunkAlone: a qwen35 file with an MTP block (the 2026
+// qwen35 synth plus blk.4, byte for byte the same trunk) resolves into the
+// same trunk plan as the file without it, and its MTP plan is one
+// attention layer over a cache slot of its own that names every nextn
+// tensor.
+func TestMTPLeavesTheTrunkAlone(t *testing.T) {
+	with, err := plan.Resolve(load(t, testenv.Model(t, "2026b/synth-qwen35mtp-F32.gguf")), goldenCtx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := plan.Resolve(load(t, testenv.Model(t, "2026/synth-qwen35-F32.gguf")), goldenCtx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if without.MTP != nil {
+		t.Fatal("a file without an MTP block has an MTP plan")
+	}
+	mp := with.MTP
+	if mp == nil {
+		t.Fatal("no MTP plan")
+	}
+	trunk, whole := *with, with.String()
+	trunk.MTP = nil
+	if got, want := trunk.String(), without.String(); got != want {
+		t.Errorf("the trunk's plan differs from the file without the block:\n%s", got)
+	}
+	if len(mp.Layers) != 1 || len(mp.Cache) != 1 || len(mp.State) != 0 || mp.MTPBlock != 4 {
+		t.Errorf("MTP plan: %d layers, %d cache slots, %d state slots, block %d; want 1, 1, 0, 4", len(mp.Layers), len(mp.Cache), len(mp.State), mp.MTPBlock)
+	}
+	if _, ok := mp.Input[len(mp.Input)-1].(plan.MTPInput); !ok {
+		t.Errorf("the MTP plan's input ends with %T, want the e/h mix", mp.Input[len(mp.Input)-1])
+	}
+	for _, n := range []string{"blk.4.nextn.eh_proj.weight", "blk.4.nextn.enorm.weight", "blk.4.nextn.hnorm.weight", "blk.4.nextn.shared_head_norm.weight", "blk.4.attn_q.weight"} {
+		if !strings.Contains(whole, n+" ") {
+			t.Errorf("the plan does not name %s", n)
 		}
 	}
 }

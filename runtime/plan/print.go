@@ -22,6 +22,18 @@ func (p *Plan) String() string {
 func (p *Plan) Write(w io.Writer) error {
 	pr := printer{w: w}
 	pr.line("plan %s · ctx %d · embd %d · vocab %d · %d layers", p.Arch, p.Context, p.Embd, p.Vocab, len(p.Layers))
+	p.write(&pr)
+	if p.MTP != nil {
+		pr.line("mtp · blk.%d · drafts the token after next from a token and the trunk's hidden state; a plan and a cache of its own", p.MTP.MTPBlock)
+		sub := printer{w: w, indent: "  "}
+		p.MTP.write(&sub)
+		pr.err = sub.err
+	}
+	return pr.err
+}
+
+// write prints the plan's groups and slots (not its first line).
+func (p *Plan) write(pr *printer) {
 	pr.group("input", p.Input)
 	for _, l := range p.Layers {
 		pr.group(fmt.Sprintf("layer %d · %s", l.Index, l.Mixer), l.Ops)
@@ -57,17 +69,17 @@ func (p *Plan) Write(w io.Writer) error {
 			pr.line("  %d  layer %d · %s · %s", i, s.Layer, s.Mixer, what)
 		}
 	}
-	return pr.err
 }
 
 type printer struct {
-	w   io.Writer
-	err error
+	w      io.Writer
+	indent string // before every line (a nested plan's)
+	err    error
 }
 
 func (pr *printer) line(format string, args ...any) {
 	if pr.err == nil {
-		_, pr.err = fmt.Fprintf(pr.w, format+"\n", args...)
+		_, pr.err = fmt.Fprintf(pr.w, pr.indent+format+"\n", args...)
 	}
 }
 
@@ -212,6 +224,9 @@ func describe(op Op) (string, string) {
 		return "ple", fmt.Sprintf("x += rms(%s·(gelu(%s·x) ⊙ ple[%d]))·%s", weight(o.W.Proj), weight(o.W.Gate), o.Layer, weight(o.W.Norm))
 	case ScaleStream:
 		return "scale", "x × " + weight(o.W)
+	case MTPInput:
+		return "mtp-input", fmt.Sprintf("x = %s · [rms(x)·%s | rms(h)·%s] · eps %s (h: the trunk's hidden state at the position before, or this head's own output)",
+			weight(o.EHProj), weight(o.ENorm), weight(o.HNorm), num(o.Eps))
 	}
 	return "?", fmt.Sprintf("%T", op)
 }

@@ -43,6 +43,13 @@ type Plan struct {
 	// Cache is the KV cache's slots, State the recurrent layers'.
 	Cache []CacheSlot
 	State []StateSlot
+
+	// MTP is the model's multi-token-prediction head as a plan of its own
+	// (mtp.go): its input takes a hidden state per row beside the token,
+	// and it keeps its own cache. Nil without one. MTPBlock is the head's
+	// block index in the file (set on the MTP plan itself).
+	MTP      *Plan
+	MTPBlock int
 }
 
 // Layer is one block's ops, in order.
@@ -108,6 +115,11 @@ func Resolve(m *arch.Model, ctx int) (*Plan, error) {
 	if c.FinalSoftcap != 0 {
 		p.Head = append(p.Head, Softcap{Buf: Logits, Width: c.Vocab, Cap: c.FinalSoftcap})
 	}
+	mp, err := resolveMTP(m, ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.MTP = mp
 	return p, nil
 }
 
