@@ -15,7 +15,7 @@ func init() {
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", "--model FILE --prompt TEXT -n N [--top K] [--lens] [--json]", stderr)
+	fs := newFlags("eval", "--model FILE --prompt TEXT -n N [--top K] [--lens | --mtp] [--json]", stderr)
 	var ef engineFlags
 	ef.register(fs)
 	prompt := fs.String("prompt", "Once upon a time", "prompt text")
@@ -23,6 +23,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	top := fs.Int("top", 10, "candidates recorded per position")
 	asJSON := fs.Bool("json", false, "print JSON in the shape of shared/reference/*.json")
 	lens := fs.Bool("lens", false, "the logit lens instead: every layer's top K at every prompt position (-n is not used; JSON in the shape of shared/reference/lens/*.json)")
+	mtp := fs.Bool("mtp", false, "also the model's MTP (NextN) head: each step's token, next token and the head's top K drafting the token after (JSON in the shape of shared/reference/2026b/synth-qwen35mtp-*.json)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -38,7 +39,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *lens {
 		return printLens(ctx, s, *prompt, *top, *asJSON, stdout)
 	}
-	res, err := s.Evaluate(ctx, *prompt, *n, *top)
+	evaluate := s.Evaluate
+	if *mtp {
+		evaluate = s.EvaluateMTP
+	}
+	res, err := evaluate(ctx, *prompt, *n, *top)
 	if err != nil {
 		return err
 	}

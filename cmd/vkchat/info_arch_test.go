@@ -42,6 +42,11 @@ func TestInfoShowsArchFeatures(t *testing.T) {
 			"checkpoints:     up to 8 copies of the state on the CPU backend = 64.0 KiB at most",
 			"+ recurrent state 8.0 KiB",
 		}, []string{"no RoPE"}},
+		{"2026b/synth-qwen35mtp-F32.gguf", []string{
+			"layers:          4 (embd 256",
+			"mtp head:        blk.4 (NextN): drafts the token after next from a token and the trunk's hidden state; one attention layer with a KV cache of its own (2 kv heads × 64 head dim per position), head norm blk.4.nextn.shared_head_norm.weight, output output.weight",
+		}, nil},
+		{"2026/synth-qwen35-F32.gguf", nil, []string{"mtp head"}},
 		{"2026/synth-gemma4-F32.gguf", []string{
 			"block:           pre-norm, post-norm, Q/K RMSNorm per head [64/128]; FFN gelu-tanh-gated",
 			"layer kinds:     layers 0-2, 4 (sliding 8): head dim 64, 2 kv heads, ff 256, RoPE 64 dims base 10000; layers 3, 5 (full): head dim 128, 2 kv heads, ff 256, RoPE 128 dims base 1e+06 × rope_freqs",

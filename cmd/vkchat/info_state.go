@@ -10,8 +10,8 @@ import (
 // stateInfo describes a hybrid model's layers and what its recurrent ones
 // keep: a state of a fixed size, whatever the context (the KV figures
 // above count the attention layers only), and the copies of it the CPU
-// backend keeps to go back to (checkpoints). Nothing for attention-only
-// models.
+// backend keeps to go back to (checkpoints), and the MTP head a qwen35
+// file may carry after its layers. Nothing for attention-only models.
 func stateInfo(w func(k, format string, a ...any), m *arch.Model) {
 	if m.RecurrentLayers() == 0 {
 		return
@@ -31,4 +31,9 @@ func stateInfo(w func(k, format string, a ...any), m *arch.Model) {
 	}
 	w("recurrent state", "%s: %s, whatever the context", humanBytes(m.StateBytes()), m.StateFormula())
 	w("checkpoints", "up to %d copies of the state on the CPU backend = %s at most", cpu.MaxCheckpoints, humanBytes(int64(cpu.MaxCheckpoints)*m.StateBytes()))
+	if x := m.MTP; x != nil {
+		lc := &x.Layer.Config
+		w("mtp head", "blk.%d (NextN): drafts the token after next from a token and the trunk's hidden state; one attention layer with a KV cache of its own (%d kv heads × %d head dim per position), head norm %s, output %s; not run by the main pass (eval --mtp)",
+			x.Block, lc.KVHeads, lc.HeadDim, x.HeadNorm.Name, x.Output.Name)
+	}
 }

@@ -7,14 +7,15 @@ import "fmt"
 // drafts the token after next from a token and the trunk's hidden state
 // (llama.cpp src/models/qwen35.cpp:486-627; ../shared/docs/
 // architectures-2026b.md, "Multi-token prediction"). For a row at
-// position p with e = Embed[x_p] and h = the trunk's last layer output
-// at p-1 (before the output norm):
+// position p with e = Embed[x_p] and h = the trunk's hidden state at p-1
+// (its last layer's output after the output norm, as llama.cpp hands it
+// over; see runtime/backend's MTPBackend):
 //
 //	u = EHProj · [rms(e)·ENorm | rms(h)·HNorm]   (the embedding half first)
 //	y = Layer(u) at position p, over a KV cache of its own
 //	logits = Output · rms(y)·HeadNorm
 //
-// and y is the h of the next chained draft. The main pass never runs it,
+// and rms(y)·HeadNorm is the h of the next chained draft. The main pass never runs it,
 // so its presence cannot change the trunk's logits.
 type MTP struct {
 	Block        int    // the block index in the file (blk.N)

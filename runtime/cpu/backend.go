@@ -36,6 +36,9 @@ type Backend struct {
 	// hybrid is the recurrent layers' state and scratch (deltanet.go);
 	// nil for attention-only models.
 	hybrid *hybrid
+	// gated is the gated attention's and shared expert's scratch
+	// (deltanet.go); nil without them
+	gated *gatedScratch
 	// logitsPool holds the logits slice the caller handed back (Recycle)
 	// for the next step to fill
 	logitsPool backend.LogitsPool
@@ -68,6 +71,10 @@ type Backend struct {
 	// rewind past what a sliding-window ring still holds can recompute it.
 	history []int32
 	filled  int
+
+	// mtp runs the plan's MTP head (mtp.go), made on its first use; nil
+	// until then and for models without one.
+	mtp *Backend
 
 	// conv is the short convolutions' batch scratch (shortconv.go); nil
 	// without them. Their state lives with the other recurrent layers'
@@ -150,6 +157,7 @@ func New(p *plan.Plan, opts backend.Options) (*Backend, error) {
 	b.s = newScratch(p, maxBatch)
 	b.experts = newMoEScratch(p, maxBatch)
 	b.hybrid = newHybrid(p, maxBatch)
+	b.gated = newGatedScratch(p, maxBatch)
 	if b.experts != nil {
 		budget := expertPackBudget(p)
 		b.expertPacks = quant.NewPackCache(budget)
@@ -224,7 +232,7 @@ func (b *Backend) Memory() backend.Memory {
 		Weights:     b.plan.WeightBytes + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.plan.CacheBytesPerToken(b.kv.typ, b.kv.typV),
-		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.conv.bytes() + b.mla.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize, b.kv.typ, b.kv.typV) + int64(4*len(b.gelu)),
+		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.gated.bytes() + b.conv.bytes() + b.mla.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize, b.kv.typ, b.kv.typV) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d thread%s, %s)", b.opts.Threads, map[bool]string{true: "", false: "s"}[b.opts.Threads == 1], simd.Describe()),
 		KVFormula:   b.plan.CacheFormula(b.kv.typ, b.kv.typV, 0),
 		// the recurrent layers' state and its checkpoints (state.go)
@@ -239,6 +247,10 @@ func (b *Backend) Memory() backend.Memory {
 // Close implements backend.Backend; the weights belong to the mapped file,
 // their repacked copies to the backend.
 func (b *Backend) Close() error {
+	if b.mtp != nil {
+		b.mtp.Close()
+		b.mtp = nil
+	}
 	if b.unpack != nil {
 		b.unpack()
 		b.unpack = nil
@@ -249,17 +261,32 @@ func (b *Backend) Close() error {
 
 // Forward implements backend.Backend.
 func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool) ([]float32, error) {
+	return b.forward(ctx, tokens, pos, all, nil)
+}
+
+// checkBatch refuses a batch the cache or the vocabulary cannot take.
+func (b *Backend) checkBatch(tokens []int32, pos int) error {
 	if len(tokens) == 0 {
-		return nil, fmt.Errorf("cpu backend: no tokens to process")
+		return fmt.Errorf("cpu backend: no tokens to process")
 	}
 	if pos < 0 || pos+len(tokens) > b.opts.ContextSize {
-		return nil, fmt.Errorf("cpu backend: positions %d..%d exceed the context of %d: %w",
+		return fmt.Errorf("cpu backend: positions %d..%d exceed the context of %d: %w",
 			pos, pos+len(tokens)-1, b.opts.ContextSize, backend.ErrContextFull)
 	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= b.plan.Vocab {
-			return nil, fmt.Errorf("cpu backend: token id %d outside the vocabulary of %d", t, b.plan.Vocab)
+			return fmt.Errorf("cpu backend: token id %d outside the vocabulary of %d", t, b.plan.Vocab)
 		}
+	}
+	return nil
+}
+
+// forward is Forward, also copying each token's hidden state (the
+// stream after the head's norm, normedRows) into hidden when it is not
+// nil (len(tokens)×embd; all must be set).
+func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool, hidden []float32) ([]float32, error) {
+	if err := b.checkBatch(tokens, pos); err != nil {
+		return nil, err
 	}
 	if b.hybrid != nil {
 		if err := b.hybrid.at(pos); err != nil {
@@ -297,6 +324,9 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 		switch {
 		case all:
 			b.logits(out[start*vocab:end*vocab], 0, end-start)
+			if hidden != nil {
+				b.normedRows(hidden[start*b.plan.Embd:], end-start)
+			}
 		case last:
 			b.logits(out, end-start-1, end-start)
 		}

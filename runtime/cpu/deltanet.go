@@ -32,7 +32,6 @@ type hybrid struct {
 	qkv, z, beta, alpha []float32 // projections [n x ...]
 	conved              []float32 // the conv outputs, q and k L2-normed [n x Channels]
 	o                   []float32 // the heads' outputs [n x H_v·S]
-	qg, gate            []float32 // gated attention: Wq·a [n x 2q] and its gate half [n x q]
 
 	// the value heads' recurrence as the pool's range function, made
 	// once, and the arguments of the call in progress
@@ -41,8 +40,8 @@ type hybrid struct {
 }
 
 // newHybrid lays out the plan's state slots, each at its layer (nil for
-// the others), and the batch scratch of the ops that need it: the
-// DeltaNet layers', a gated Q's, a shared expert's.
+// the others), and the DeltaNet layers' batch scratch (a gated Q's is
+// gatedScratch, a shared expert's the MoE scratch).
 func newHybrid(p *plan.Plan, n int) *hybrid {
 	if len(p.State) == 0 {
 		return nil
@@ -57,38 +56,60 @@ func newHybrid(p *plan.Plan, n int) *hybrid {
 			h.mat[slot.Layer] = make([]float32, slot.MatrixFloats)
 		}
 	}
-	gated := false
 	for _, layer := range p.Layers {
 		for _, op := range layer.Ops {
-			switch o := op.(type) {
-			case plan.DeltaNet:
+			if o, ok := op.(plan.DeltaNet); ok {
 				i, x := layer.Index, o.W
 				h.dt[i], h.a[i], h.norm[i] = vectorF32(x.DtBias), vectorF32(x.A), vectorF32(x.Norm)
 				h.convW[i] = optRows(&x.Conv)
-			case plan.Products:
-				for _, pd := range o.Outs {
-					gated = gated || pd.GatedHeads
-				}
 			}
 		}
 	}
 	vw := d.ValueHeads * d.StateSize
-	q := p.Heads * p.HeadDim
 	h.qkv, h.z = make([]float32, n*d.Channels()), make([]float32, n*vw)
 	h.beta, h.alpha = make([]float32, n*d.ValueHeads), make([]float32, n*d.ValueHeads)
 	h.conved, h.o = make([]float32, n*d.Channels()), make([]float32, n*vw)
 	h.headsFn = h.heads
-	if gated {
-		h.qg, h.gate = make([]float32, n*2*q), make([]float32, n*q)
-	}
 	return h
+}
+
+// gatedScratch is the batch scratch of qwen35's gated attention, which a
+// layer may have with or without recurrent layers beside it (an MTP head
+// has none).
+type gatedScratch struct {
+	qg, gate []float32 // Wq·a [n x 2q] and its gate half [n x q]
+}
+
+// newGatedScratch sizes the scratch of the plan's gated Q products; nil
+// without them.
+func newGatedScratch(p *plan.Plan, n int) *gatedScratch {
+	for _, layer := range p.Layers {
+		for _, op := range layer.Ops {
+			if o, ok := op.(plan.Products); ok {
+				for _, pd := range o.Outs {
+					if pd.GatedHeads {
+						q := p.Heads * p.HeadDim
+						return &gatedScratch{qg: make([]float32, n*2*q), gate: make([]float32, n*q)}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (g *gatedScratch) bytes() int64 {
+	if g == nil {
+		return 0
+	}
+	return 4 * int64(len(g.qg)+len(g.gate))
 }
 
 func (h *hybrid) bytes() int64 {
 	if h == nil {
 		return 0
 	}
-	n := len(h.qkv) + len(h.z) + len(h.beta) + len(h.alpha) + len(h.conved) + len(h.o) + len(h.qg) + len(h.gate)
+	n := len(h.qkv) + len(h.z) + len(h.beta) + len(h.alpha) + len(h.conved) + len(h.o)
 	return 4 * int64(n)
 }
 
@@ -270,9 +291,9 @@ func gatedNorm(o, z, w []float32, S int, eps float32) {
 
 // gatedQ runs the gated attention's Q projection: Wq's rows hold [q_h |
 // gate_h] per head; q goes to s.q (where the recipe expects it) and the
-// gate to h.gate.
+// gate to the gated scratch.
 func (b *Backend) gatedQ(wq quant.Matrix, hd int, in []float32, n int) {
-	h := b.hybrid
+	h := b.gated
 	q := b.plan.Heads * hd
 	quant.MatMul(h.qg[:n*2*q], wq, in, n)
 	for i := 0; i < n; i++ {
@@ -287,7 +308,7 @@ func (b *Backend) gatedQ(wq quant.Matrix, hd int, in []float32, n int) {
 // gateAttention multiplies the attention output by σ(gate).
 func (b *Backend) gateAttention(n int) {
 	q := b.plan.Heads * b.plan.HeadDim
-	att, gate := b.s.att[:n*q], b.hybrid.gate[:n*q]
+	att, gate := b.s.att[:n*q], b.gated.gate[:n*q]
 	for i := range att {
 		att[i] *= sigmoid(gate[i])
 	}

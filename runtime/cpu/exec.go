@@ -21,6 +21,8 @@ type pass struct {
 	n, pos int
 	from   int
 	logits []float32
+	// hidden is an MTP head's second input, a row per token (mtp.go)
+	hidden []float32
 }
 
 // step is one op bound to this backend.
@@ -129,6 +131,8 @@ func (b *Backend) steps(layer int, ops []plan.Op, p *plan.Plan) ([]step, error) 
 		case plan.PerLayerEmbedding:
 			b.layers[layer].pleNorm = vectorF32(o.W.Norm)
 			s = func(r *pass) { b.pleLayer(&o, r.n) }
+		case plan.MTPInput:
+			s = b.mtpInputStep(o)
 		case plan.ScaleStream:
 			by := vectorF32(o.W)[0]
 			s = func(r *pass) { scaleAll(b.s.x[:r.n*b.plan.Embd], by) }

@@ -9,7 +9,13 @@ import (
 // the compiled plan (exec.go): the input steps, every layer's, leaving the
 // final residual stream in s.x.
 func (b *Backend) forwardBatch(tokens []int32, pos int) {
-	r := pass{tokens: tokens, n: len(tokens), pos: pos}
+	b.forwardPass(pass{tokens: tokens, n: len(tokens), pos: pos})
+}
+
+// forwardPass is forwardBatch of a pass that may carry more than tokens
+// (an MTP head's hidden states).
+func (b *Backend) forwardPass(r pass) {
+	pos := r.pos
 	for _, st := range b.prog.input {
 		st(&r)
 	}

@@ -13,6 +13,12 @@ import (
 type EvalStep struct {
 	Pos int          `json:"pos"`
 	Top [][3]float64 `json:"top"`
+	// With the MTP head (EvaluateMTP, as synth-qwen35mtp-*.json lays it
+	// out): the token at Pos, the one after it, and the head's top for
+	// the token after that (its row at Pos+1 with h at Pos).
+	Token     *int32       `json:"token,omitempty"`
+	NextToken *int32       `json:"next_token,omitempty"`
+	MTPTop    [][3]float64 `json:"mtp_top,omitempty"`
 }
 
 // EvalResult has exactly the shape of shared/reference/*.json.
@@ -23,6 +29,9 @@ type EvalResult struct {
 	Greedy       []int32    `json:"greedy"`
 	PiecesHex    []string   `json:"pieces_hex"`
 	Text         string     `json:"text"`
+	// MTPPos0Top is the MTP head's row 0 (the first token, h zero);
+	// EvaluateMTP only.
+	MTPPos0Top [][3]float64 `json:"mtp_pos0_top,omitempty"`
 }
 
 // Evaluate tokenizes prompt (with BOS, no special parsing), records the

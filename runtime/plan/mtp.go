@@ -7,9 +7,9 @@ import (
 )
 
 // MTPInput mixes each row's embedded token (X) with the hidden state the
-// row is given beside its token (the trunk's last layer output at the
-// position before, before the output norm; or the MTP layer's own output
-// for a chained draft) into the MTP layer's input:
+// row is given beside its token (the trunk's stream after its final norm
+// at the position before; or the head's own, after its norm, for a
+// chained draft) into the MTP layer's input:
 // X = EHProj · [rms(X)·ENorm | rms(h)·HNorm], the embedding half first
 // (llama.cpp src/models/qwen35.cpp:486-627).
 type MTPInput struct {

@@ -1,0 +1,35 @@
+package backend
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNoMTP is returned where a model has no MTP head to draft with.
+var ErrNoMTP = errors.New("the model has no MTP (NextN) head")
+
+// MTPBackend is implemented by backends that can run a model's
+// multi-token-prediction head (Qwen3.5/3.6's NextN block): a small
+// decoder layer that drafts the token after next from a token and the
+// trunk's hidden state, with a KV cache of its own.
+type MTPBackend interface {
+	Backend
+	// HasMTP reports whether the loaded model has an MTP head.
+	HasMTP() bool
+	// ForwardHidden is Forward with the logits of every token, and also
+	// every token's hidden state, len(tokens)×embd values: the last
+	// trunk layer's output after the output norm, which is what
+	// llama.cpp's MTP head is given under the name h_pre_norm (its
+	// reference logits are reproduced with it, not with the stream
+	// before the norm).
+	ForwardHidden(ctx context.Context, tokens []int32, pos int) (logits, hidden []float32, err error)
+	// MTP runs the head on rows at positions pos..: row i pairs token
+	// tokens[i] (x_p) with hidden[i] (h_{p-1}: the trunk's hidden state
+	// at the position before, zeros at position 0, or the head's own
+	// output y for a chained draft). It returns every row's logits (the
+	// draft of x_{p+1}) and its output y after its own final norm
+	// (len(tokens)×embd), the hidden state of the next chained row. The head's
+	// cache then holds rows 0..pos+len(tokens)-1: a call at pos rewinds
+	// it there, as Forward does the trunk's. ErrNoMTP without a head.
+	MTP(ctx context.Context, tokens []int32, hidden []float32, pos int) (logits, y []float32, err error)
+}
