@@ -34,8 +34,9 @@ var arch2026bRefs = []struct {
 	// by 0.007 of selection score (σ + bias) while the file's rounding
 	// moves logits by ~0.1 from position 2 on: an expert flip, not the
 	// rule (the F32 file, same routing code, is within 3.6e-3 everywhere).
-	// The bound is held at the measured figure as a regression guard.
-	{"synth-deepseek2-Q4_K_M", []string{"cpu"}, archBound{prompt: 1.5, generated: 0.25, greedyGap: 0.5}},
+	// That position is held at the measured figure as a regression
+	// guard, every other one at the 0.25.
+	{"synth-deepseek2-Q4_K_M", []string{"cpu"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5, flip: &deepseek2Q4Flip, flipBound: 1.5}},
 	// gemma4 with experts (26B-A4B). F32 misses the prompt target by a
 	// hair: measured 1.14e-2 at prompt positions (one position over 0.01;
 	// position 0 is already 1.3e-3 off) and 1.39e-2 generated, greedy
@@ -52,6 +53,9 @@ var arch2026bRefs = []struct {
 	{"synth-gemma4moe-F32", []string{"cpu"}, archBound{prompt: 0.0125, generated: 0.03, greedyGap: nearTie}},
 	{"synth-gemma4moe-Q4_K_M", []string{"cpu"}, archBound{prompt: 0.43, generated: 0.31, greedyGap: 0.5}},
 }
+
+// deepseek2Q4Flip is synth-deepseek2-Q4_K_M's position with an expert flip.
+var deepseek2Q4Flip = 7
 
 func TestArchs2026bMatchLlamaCpp(t *testing.T) {
 	for _, backendName := range testBackends(t) {
