@@ -236,6 +236,16 @@ type StateBackend interface {
 	Checkpoints() []int
 }
 
+// CheckpointDropper is a StateBackend that can drop one saved state: the
+// engine's speculative decoding saves one before each verification, for
+// a rollback, and drops it once the round has settled, so the bounded
+// list keeps the checkpoints a later request branches from (the prompt's
+// end) rather than one per round.
+type CheckpointDropper interface {
+	// DropCheckpoint drops the checkpoint saved at pos, if there is one.
+	DropCheckpoint(pos int)
+}
+
 // Routing is where a mixture-of-experts layer sent one token: the experts
 // it chose, most weight first, and their weights.
 type Routing struct {

@@ -108,6 +108,13 @@ func (b *Backend) Rewind(pos int) int {
 	return cp.pos
 }
 
+// DropCheckpoint implements backend.CheckpointDropper.
+func (b *Backend) DropCheckpoint(pos int) {
+	if h := b.hybrid; h != nil {
+		h.state.saved = slices.DeleteFunc(h.state.saved, func(c checkpoint) bool { return c.pos == pos })
+	}
+}
+
 // Checkpoints implements backend.StateBackend.
 func (b *Backend) Checkpoints() []int {
 	if b.hybrid == nil {

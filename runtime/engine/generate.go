@@ -178,8 +178,11 @@ func (s *Session) Generate(ctx context.Context, req Request, emit func(Event)) e
 		if fate == FateCorrected || fate == FateBonus {
 			s.specLen = specLength(s.specLen, len(round.drafts), round.at, s.spec.specMax())
 		}
-		if fate == FateCorrected {
+		switch fate {
+		case FateCorrected:
 			err = s.rollback(ctx, &round, pos)
+		case FateBonus:
+			s.settled(&round)
 		}
 		round.active = false
 		if err == nil {

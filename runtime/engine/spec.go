@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -265,6 +266,9 @@ type specRound struct {
 	rows   [][]float32
 	at     int
 	active bool
+	// saved: the checkpoint at start was taken for this round (none was
+	// there), to drop once the round has settled.
+	saved bool
 }
 
 // fate is the mark of token drawn from the round's current row.
@@ -323,7 +327,11 @@ func (s *Session) verify(ctx context.Context, token int32, pos int, drafts []Dra
 	for _, d := range drafts {
 		batch = append(batch, d.Token)
 	}
-	s.checkpoint()
+	saved := false
+	if sb := s.stateBackend(); sb != nil {
+		saved = !slices.Contains(sb.Checkpoints(), pos)
+		s.checkpoint()
+	}
 	logits, err := s.forward(ctx, batch, pos, true)
 	if err != nil {
 		return specRound{}, err
@@ -332,12 +340,33 @@ func (s *Session) verify(ctx context.Context, token int32, pos int, drafts []Dra
 	if vocab*len(batch) != len(logits) || vocab == 0 {
 		return specRound{}, fmt.Errorf("verification: the %s backend returned %d logits for %d rows", s.be.Name(), len(logits), len(batch))
 	}
-	r := specRound{start: pos, batch: batch, drafts: drafts, active: true, rows: make([][]float32, len(batch))}
+	r := specRound{start: pos, batch: batch, drafts: drafts, active: true, saved: saved, rows: make([][]float32, len(batch))}
 	for i := range batch {
 		r.rows[i] = logits[i*vocab : (i+1)*vocab : (i+1)*vocab]
 	}
 	s.observe(batch, pos)
 	return r, nil
+}
+
+// settled drops the checkpoint round r took at its start, unless it is
+// the first for checkpointEvery positions (checkpoint.go: where a fork
+// re-reads from; a speculative reply takes no other checkpoints on the
+// way).
+func (s *Session) settled(r *specRound) {
+	if !r.saved {
+		return
+	}
+	r.saved = false
+	sb := s.stateBackend()
+	d, ok := s.be.(backend.CheckpointDropper)
+	if sb == nil || !ok {
+		return
+	}
+	cps := sb.Checkpoints()
+	if i := slices.Index(cps, r.start); i > 0 && r.start-cps[i-1] >= s.checkpointEvery || i == 0 {
+		return
+	}
+	d.DropCheckpoint(r.start)
 }
 
 // rollback brings the target back to keep positions after a rejection in
@@ -361,5 +390,6 @@ func (s *Session) rollback(ctx context.Context, r *specRound, keep int) error {
 		}
 		s.observe(r.batch[from-r.start:keep-r.start], from)
 	}
+	s.settled(r)
 	return nil
 }

@@ -216,3 +216,38 @@ func TestNgramLookup(t *testing.T) {
 		t.Errorf("no repeat, drafts %v", d)
 	}
 }
+
+// TestSpecKeepsPromptCheckpoint: a hybrid model's speculative reply saves
+// a checkpoint before each round and drops it once the round settles, so
+// the bounded list still holds the prompt's after many rounds: the same
+// request again (a regenerate) reads nothing twice.
+func TestSpecKeepsPromptCheckpoint(t *testing.T) {
+	for _, be := range testBackends(t) {
+		s := loadSpec(t, be, "2026/synth-qwen35-F32", SpecOptions{Mode: SpecDraft, Max: 2, Draft: testenv.Model(t, "2026/synth-qwen35-Q4_K_M.gguf")})
+		s.SetParams(greedy())
+		req := Request{Messages: userMsg("Once upon a time"), MaxTokens: 96}
+		var pre []*PrefillInfo
+		rounds := 0
+		for range 2 {
+			err := s.Generate(context.Background(), req, func(e Event) {
+				switch e.Kind {
+				case EventPrefill:
+					pre = append(pre, e.Prefill)
+				case EventToken:
+					if e.Token.Spec != nil {
+						rounds = e.Token.Spec.Totals.Rounds
+					}
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rounds < 20 {
+			t.Fatalf("%s: %d rounds, want more than the backend keeps checkpoints", be, rounds)
+		}
+		if pre[1].Reread != 0 {
+			t.Errorf("%s: the regenerate read %d tokens again (checkpoints %v): the prompt's checkpoint is gone", be, pre[1].Reread, s.Stats().Checkpoints)
+		}
+	}
+}

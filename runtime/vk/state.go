@@ -142,6 +142,14 @@ func (c *cache) rewind(d *gpu, pos int) int {
 	return cp.pos
 }
 
+// DropCheckpoint implements backend.CheckpointDropper.
+func (b *Backend) DropCheckpoint(pos int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := &b.cache.state
+	st.saved = slices.DeleteFunc(st.saved, func(c vkCheckpoint) bool { return c.pos == pos })
+}
+
 // Checkpoints implements backend.StateBackend.
 func (b *Backend) Checkpoints() []int {
 	b.mu.Lock()
