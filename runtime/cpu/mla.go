@@ -11,8 +11,8 @@ type mlaScratch struct {
 	qa   []float32 // the query's low-rank projection [n x q_lora]
 	q    []float32 // the query per head [n x heads·(nope+rope)]
 	kva  []float32 // [latent | k_rope] [n x r+rope]
-	gin  []float32 // one head's inputs gathered [n x max(nope, r)]
-	gout []float32 // one head's product [n x max(r, v)]
+	gin  []float32 // each head's inputs gathered [heads x n x max(nope, r)]
+	gout []float32 // each head's product [heads x n x max(r, v)]
 	o    []float32 // the decompressed heads [n x heads·v]
 }
 
@@ -36,8 +36,8 @@ func newMLAScratch(p *plan.Plan, n int) *mlaScratch {
 			grow(&s.qa, m.QLora)
 			grow(&s.q, o.Heads*(m.Nope+m.Rope))
 			grow(&s.kva, m.CacheRow())
-			grow(&s.gin, max(m.Nope, m.KVLora))
-			grow(&s.gout, max(m.KVLora, m.V))
+			grow(&s.gin, o.Heads*max(m.Nope, m.KVLora))
+			grow(&s.gout, o.Heads*max(m.KVLora, m.V))
 			grow(&s.o, o.Heads*m.V)
 		}
 	}
@@ -80,6 +80,9 @@ func (b *Backend) mlaStep(layer int, o plan.MLA) step {
 	for h := range kb {
 		kb[h], vb[h] = headRows(o.W.KB, h, r), headRows(o.W.VB, h, dv)
 	}
+	// the heads' products, each with its own input, as one job of the
+	// pool per step (MatMulsEach) rather than one per head
+	dsts, srcs := make([][]float32, H), make([][]float32, H)
 	att := plan.Attention{Heads: H, KVHeads: 1, HeadDim: row, Scale: o.Scale, Cache: o.Cache}
 	l := &b.layers[layer]
 	l.att, l.kvLayer = att, layer
@@ -113,25 +116,33 @@ func (b *Backend) mlaStep(layer int, o plan.MLA) step {
 		}
 		// the absorbed query per head: [KB_hᵀ·q_nope | q_rope]
 		for h := 0; h < H; h++ {
+			in, out := ms.gin[h*n*dn:(h+1)*n*dn], ms.gout[h*n*r:(h+1)*n*r]
 			for i := 0; i < n; i++ {
-				copy(ms.gin[i*dn:(i+1)*dn], q[(i*H+h)*qh:(i*H+h)*qh+dn])
+				copy(in[i*dn:(i+1)*dn], q[(i*H+h)*qh:(i*H+h)*qh+dn])
 			}
-			quant.MatMul(ms.gout[:n*r], kb[h], ms.gin[:n*dn], n)
+			srcs[h], dsts[h] = in, out
+		}
+		quant.MatMulsEach(dsts, kb, srcs, n)
+		for h := 0; h < H; h++ {
 			for i := 0; i < n; i++ {
 				dst := s.q[(i*H+h)*row : (i*H+h+1)*row]
-				copy(dst[:r], ms.gout[i*r:(i+1)*r])
+				copy(dst[:r], dsts[h][i*r:(i+1)*r])
 				copy(dst[r:], q[(i*H+h)*qh+dn:(i*H+h+1)*qh])
 			}
 		}
 		attend(p)
 		// decompress each head's latent output: Attn_h = VB_h · o_h[:r]
 		for h := 0; h < H; h++ {
+			in, out := ms.gin[h*n*r:(h+1)*n*r], ms.gout[h*n*dv:(h+1)*n*dv]
 			for i := 0; i < n; i++ {
-				copy(ms.gin[i*r:(i+1)*r], s.att[(i*H+h)*row:(i*H+h)*row+r])
+				copy(in[i*r:(i+1)*r], s.att[(i*H+h)*row:(i*H+h)*row+r])
 			}
-			quant.MatMul(ms.gout[:n*dv], vb[h], ms.gin[:n*r], n)
+			srcs[h], dsts[h] = in, out
+		}
+		quant.MatMulsEach(dsts, vb, srcs, n)
+		for h := 0; h < H; h++ {
 			for i := 0; i < n; i++ {
-				copy(ms.o[(i*H+h)*dv:(i*H+h+1)*dv], ms.gout[i*dv:(i+1)*dv])
+				copy(ms.o[(i*H+h)*dv:(i*H+h+1)*dv], dsts[h][i*dv:(i+1)*dv])
 			}
 		}
 		copy(s.att[:n*H*dv], ms.o[:n*H*dv])
