@@ -34,7 +34,14 @@ const (
 	// ActSwiGLUOAI is gpt-oss's clamped SwiGLU: g = min(gate, 7),
 	// u = clamp(up, -7, 7), out = g·σ(1.702·g)·(u+1).
 	ActSwiGLUOAI
+	// ActReLU2 is ReLU squared with no gate: out = down(max(up·x, 0)²)
+	// (nemotron_h's FFN and experts).
+	ActReLU2
 )
+
+// Gated reports whether the FFN multiplies the activation by an up
+// projection (a gate matrix beside up); ReLU² has none.
+func (a Activation) Gated() bool { return a != ActReLU2 }
 
 func (a Activation) String() string {
 	switch a {
@@ -42,6 +49,8 @@ func (a Activation) String() string {
 		return "gelu-tanh"
 	case ActSwiGLUOAI:
 		return "swiglu-oai (clamped at 7, α 1.702, up+1)"
+	case ActReLU2:
+		return "relu²"
 	}
 	return "silu"
 }
@@ -144,6 +153,22 @@ type Arch struct {
 	// MLA: attention is multi-head latent attention (deepseek2.go), and
 	// leading_dense_block_count layers keep a dense FFN before the experts.
 	MLA bool
+	// MoEOptional: a file without expert_count has a dense FFN
+	// (granitehybrid: H-Micro is dense, Tiny and Small route).
+	MoEOptional bool
+	// ExpertFFIsFF: the experts' width is feed_forward_length; there is
+	// no expert_feed_forward_length (granitehybrid).
+	ExpertFFIsFF bool
+
+	// Mamba2: a layer whose attention.head_count_kv entry is 0 is a
+	// Mamba2 layer (mamba2.go).
+	Mamba2 bool
+	// SingleBranch: each layer is one pre-normed branch (attn_norm) —
+	// its mixer, or, where feed_forward_length is not 0, its FFN alone
+	// (nemotron_h).
+	SingleBranch bool
+	// NoRope: no layer rotates (nemotron_h: llama.cpp's rope type none).
+	NoRope bool
 
 	// DeltaNet: the layers between full-attention ones are Gated DeltaNet
 	// layers (qwen35.go).
@@ -241,6 +266,12 @@ const (
 	KindDeltaNet
 	// KindShortConv is a short-convolution layer (lfm2).
 	KindShortConv
+	// KindMamba2 is a Mamba2 layer: causal conv, then the selective scan
+	// (nemotron_h, granitehybrid).
+	KindMamba2
+	// KindFFN is a layer with no mixer, only an FFN (nemotron_h's MLP
+	// and MoE layers): it keeps neither a KV cache nor a state.
+	KindFFN
 )
 
 func (k LayerKind) String() string {
@@ -249,12 +280,18 @@ func (k LayerKind) String() string {
 		return "deltanet"
 	case KindShortConv:
 		return "shortconv"
+	case KindMamba2:
+		return "mamba2"
+	case KindFFN:
+		return "ffn"
 	}
 	return "attention"
 }
 
 // Recurrent says whether the layer keeps a state instead of a KV cache.
-func (k LayerKind) Recurrent() bool { return k != KindAttention }
+func (k LayerKind) Recurrent() bool {
+	return k == KindDeltaNet || k == KindShortConv || k == KindMamba2
+}
 
 // LayerConfig is what differs between layers of one model.
 type LayerConfig struct {

@@ -163,9 +163,10 @@ func loadRouting(l *loader, c *Config) error {
 	m := &c.MoE
 	// absent: softmax, for DeepSeek V2 and V2.5 files, but sigmoid for
 	// the GLM-4.7 Lite shape (47 or 48 layers, 154880 tokens), as
-	// llama.cpp's loader decides
+	// llama.cpp's loader decides; and the declared gating where it is
+	// sigmoid (nemotron_h_moe's files have no key)
 	def := 1
-	if a, ok, _ := l.f.Array("tokenizer.ggml.tokens"); ok && a.Len() == 154880 && (c.Layers == 47 || c.Layers == 48) {
+	if a, ok, _ := l.f.Array("tokenizer.ggml.tokens"); c.MoE.Gating == GatingSigmoid || ok && a.Len() == 154880 && (c.Layers == 47 || c.Layers == 48) {
 		def = 2
 	}
 	fn := l.uint("expert_gating_func", def, false)

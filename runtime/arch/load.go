@@ -81,6 +81,14 @@ func Load(f *gguf.File) (*Model, error) {
 	m.Layers = make([]Layer, cfg.Layers)
 	for i := range m.Layers {
 		m.Layers[i].Config = lcs.layers[i]
+		switch lcs.layers[i].Kind {
+		case KindMamba2:
+			w.mamba2Layer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), a, &cfg)
+			continue
+		case KindFFN:
+			w.ffnLayer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), a, &cfg)
+			continue
+		}
 		if lcs.layers[i].Kind == KindDeltaNet {
 			w.deltaNetLayer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), a, &cfg)
 			continue
@@ -142,6 +150,9 @@ func Load(f *gguf.File) (*Model, error) {
 func (a *Arch) tensorsPerLayer(fusedQKV bool) int {
 	if a.ShortConv {
 		return shortConvTensors
+	}
+	if a.Mamba2 {
+		return 3 // nemotron's FFN layer: attn_norm, up, down
 	}
 	n := 4 + 3 // q, k, v, output; gate, up, down
 	if fusedQKV {
@@ -242,6 +253,9 @@ func (w *weights) layer(l *Layer, il int, a Arch, cfg *Config, fusedQKV bool) {
 		pa := w.vector(p+"post_attention_norm.weight", e)
 		l.PostAttnNorm = &pa
 	}
+	if a.SingleBranch {
+		return // the layer is its attention alone
+	}
 	w.ffn(l, p, a, cfg)
 }
 
@@ -261,16 +275,14 @@ func (w *weights) ffn(l *Layer, p string, a Arch, cfg *Config) {
 	case cfg.MoE.Experts > 0 && !l.Config.DenseFFN:
 		l.Experts = w.experts(p, cfg)
 		if a.SharedExpert && l.Experts != nil {
-			l.Experts.Shared = w.sharedExpert(p, cfg, !a.SharedUngated)
+			l.Experts.Shared = w.sharedExpert(p, a, cfg)
 		}
 	case a.FusedGateUp:
 		gu := w.matrix(p+"ffn_up.weight", e, 2*ff)
 		l.Gate, l.Up = w.rows(gu, 0, ff, "gate"), w.rows(gu, ff, ff, "up")
 		l.Down = w.matrix(p+"ffn_down.weight", ff, e)
 	default:
-		l.Gate = w.matrix(p+"ffn_gate.weight", e, ff)
-		l.Up = w.matrix(p+"ffn_up.weight", e, ff)
-		l.Down = w.matrix(p+"ffn_down.weight", ff, e)
+		w.denseFFN(l, p, a, cfg, ff)
 	}
 	if a.Block.PostNorm {
 		pf := w.vector(p+"post_ffw_norm.weight", e)
@@ -305,7 +317,7 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	l := &loader{f: f, arch: a.Name}
 	c := Config{Arch: a.Name, Block: a.Block}
 	c.Embd = l.uint("embedding_length", 0, true)
-	perLayer := a.PerLayer != nil
+	perLayer := a.PerLayer != nil || a.Mamba2 // per-layer arrays
 	c.FF = l.uintMax("feed_forward_length", 0, true, perLayer)
 	c.Layers = l.uint("block_count", 0, true)
 	c.Heads = l.uint("attention.head_count", 0, true)
@@ -452,6 +464,11 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 	}
 	if a.DeltaNet {
 		if err := loadDeltaNet(l, &c); err != nil {
+			return c, err
+		}
+	}
+	if a.Mamba2 {
+		if err := loadMamba2(l, &c); err != nil {
 			return c, err
 		}
 	}
@@ -616,6 +633,9 @@ func layerConfigs(f *gguf.File, a Arch, c *Config) layerSet {
 		}
 		rope = !ok || ft
 	}
+	if a.NoRope {
+		rope = false
+	}
 	window, period := 0, a.SWA.Period
 	localBase, localScale := c.Rope.Base, c.Rope.Scale
 	if s := a.SWA; s.Key != "" {
@@ -664,6 +684,11 @@ func layerConfigs(f *gguf.File, a Arch, c *Config) layerSet {
 		}
 		lc.DenseFFN = il < c.LeadDense
 		out[il] = lc
+	}
+	if a.Mamba2 {
+		if err := mamba2Sizes(l, a, c, out); err != nil {
+			return layerSet{err: err}
+		}
 	}
 	if a.ShortConv || a.PerLayer != nil {
 		if err := perLayerSizes(l, a, c, out); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -393,12 +394,31 @@ func checkModel(t testing.TB, m *Model) {
 				ffn = append(ffn, sh.Gate, sh.Up, sh.Down)
 			}
 		}
+		if m.Mamba2.Inner > 0 {
+			// a Mamba2 hybrid's layer is its mixer, its FFN or both
+			// (nemotron_h), and a ReLU² FFN has no gate matrices
+			switch {
+			case l.Mamba2 != nil:
+				x := l.Mamba2
+				mixer = []Weight{x.In, x.Conv, x.DtBias, x.A, x.D, x.Norm, x.Out}
+			case l.Config.Kind == KindFFN:
+				mixer = nil
+			}
+			if l.Experts == nil && l.Up.Data == nil && l.Config.Kind != KindFFN {
+				ffn = nil
+			}
+			if !m.Block.Act.Gated() {
+				ffn = slices.DeleteFunc(ffn, func(w Weight) bool { return w.Data == nil })
+			}
+		}
 		for _, w := range append(mixer, ffn...) {
 			check(w)
 		}
 		if m.Block.PreNorm {
 			check(l.AttnNorm)
-			check(l.FFNNorm)
+			if m.Mamba2.Inner == 0 || l.FFNNorm.Data != nil {
+				check(l.FFNNorm)
+			}
 		}
 		for _, w := range []*Weight{l.Bq, l.Bk, l.Bv, l.QNorm, l.KNorm, l.PostAttnNorm, l.PostFFNNorm} {
 			if w != nil {

@@ -55,6 +55,8 @@ type Layer struct {
 	// MLA is a latent-attention layer's weights in place of Wq/Wk/Wv
 	// (deepseek2.go); nil otherwise.
 	MLA *MLA
+	// Mamba2 is a KindMamba2 layer's mixer (mamba2.go), else nil.
+	Mamba2 *Mamba2
 
 	// Gemma 4: layer_output_scale [1], which multiplies the stream after
 	// the layer, and the layer's per-layer embedding weights; nil without.
@@ -122,6 +124,8 @@ type Config struct {
 	// NextN is how many multi-token-prediction blocks follow the Layers
 	// in the file (nextn_predict_layers; mtp.go); they are not in Layers.
 	NextN int
+	// Mamba2 is the shape of the Mamba2 layers (mamba2.go); zero without.
+	Mamba2 Mamba2Config
 }
 
 // Temperature is llama.cpp's attention temperature tuning (llama-graph.cpp,
@@ -267,7 +271,7 @@ func (m *Model) kvValues(i int) int {
 // layer that does not read another layer's.
 func (m *Model) OwnsKV(i int) bool {
 	lc := &m.Layers[i].Config
-	return !lc.Kind.Recurrent() && !lc.SharesKV(i)
+	return lc.Kind == KindAttention && !lc.SharesKV(i)
 }
 
 // KVBytes is the whole KV cache for a context of ctx positions at the given
@@ -315,8 +319,8 @@ func (l *LayerConfig) KVWidth() int { return l.KVHeads * l.HeadDim }
 // KVPositions is how many positions a layer's cache holds for a context of
 // ctx: a sliding-window layer needs only its window (it is used as a ring).
 func (l *LayerConfig) KVPositions(ctx int) int {
-	if l.Kind.Recurrent() {
-		return 0 // a state, no cache
+	if l.Kind != KindAttention {
+		return 0 // a state or nothing, no cache
 	}
 	if l.Window > 0 && l.Window < ctx {
 		return l.Window

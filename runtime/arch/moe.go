@@ -22,7 +22,7 @@ const (
 	// GatingTopKSoftmax (gpt-oss): the k largest raw (biased) logits,
 	// then a softmax over those k.
 	GatingTopKSoftmax
-	// GatingSigmoid (deepseek2 with expert_gating_func 2): σ of each
+	// GatingSigmoid (deepseek2 with expert_gating_func 2, nemotron_h_moe): σ of each
 	// logit; the k best by σ + a selection bias (MoEConfig's rule), each
 	// weighted by its unbiased σ.
 	GatingSigmoid
@@ -129,14 +129,18 @@ type Experts struct {
 
 // Expert returns expert e's gate, up and down matrices: runs of rows of
 // the banks, sharing their memory.
+// An ungated bank (ReLU² experts) has no gate: gate is the zero Weight.
 func (x *Experts) Expert(e int) (gate, up, down Weight) {
 	embd := x.Down.Rows / x.count()
 	if x.FusedGateUp {
 		ff := x.Gate.Rows / x.count() / 2
 		return rowRun(x.Gate, 2*e*ff, ff), rowRun(x.Gate, (2*e+1)*ff, ff), rowRun(x.Down, e*embd, embd)
 	}
-	ff := x.Gate.Rows / x.count()
-	return rowRun(x.Gate, e*ff, ff), rowRun(x.Up, e*ff, ff), rowRun(x.Down, e*embd, embd)
+	ff := x.Up.Rows / x.count()
+	if x.Gate.Data != nil {
+		gate = rowRun(x.Gate, e*ff, ff)
+	}
+	return gate, rowRun(x.Up, e*ff, ff), rowRun(x.Down, e*embd, embd)
 }
 
 func (x *Experts) count() int { return x.Router.Rows }
@@ -170,7 +174,7 @@ func loadMoE(l *loader, a Arch, c *Config) error {
 	if n == 0 && a.ExpertsBesideDense {
 		return nil // a dense file of an architecture whose experts are optional
 	}
-	if a.Gating == GatingNone {
+	if a.Gating == GatingNone || (a.MoEOptional && n == 0) {
 		if n > 0 {
 			return bad("expert_count", fmt.Sprintf("%d experts: %s as vkchat runs it has a dense FFN (mixture-of-experts architectures: %s)", n, a.Name, moeArchs()))
 		}
@@ -178,7 +182,11 @@ func loadMoE(l *loader, a Arch, c *Config) error {
 	}
 	m := MoEConfig{Gating: a.Gating, Experts: n}
 	m.ExpertsUsed = l.uint("expert_used_count", 0, true)
-	m.ExpertFF = l.uint("expert_feed_forward_length", 0, true)
+	if a.ExpertFFIsFF {
+		m.ExpertFF = c.FF
+	} else {
+		m.ExpertFF = l.uint("expert_feed_forward_length", 0, true)
+	}
 	if a.SharedExpert {
 		m.SharedFF = l.uint("expert_shared_feed_forward_length", 0, false)
 	}
@@ -232,7 +240,9 @@ func (w *weights) experts(p string, cfg *Config) *Experts {
 		// llama.cpp's fused bank: per expert, the gate rows then the up rows
 		x.Gate, x.FusedGateUp = w.bank(p+"ffn_gate_up_exps.weight", cfg.Embd, 2*m.ExpertFF, m.Experts), true
 	} else {
-		x.Gate = w.bank(p+"ffn_gate_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
+		if cfg.Block.Act.Gated() {
+			x.Gate = w.bank(p+"ffn_gate_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
+		}
 		x.Up = w.bank(p+"ffn_up_exps.weight", cfg.Embd, m.ExpertFF, m.Experts)
 	}
 	x.Down = w.bank(p+"ffn_down_exps.weight", m.ExpertFF, cfg.Embd, m.Experts)

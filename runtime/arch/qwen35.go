@@ -69,10 +69,12 @@ type DeltaNet struct {
 	Out    Weight // ssm_out [H_v·S x embd]
 }
 
-// SharedExpert is a dense SiLU-gated FFN every token runs beside its routed
-// experts, its output × σ(Gate·x) (qwen35moe).
+// SharedExpert is a dense FFN every token runs beside its routed experts:
+// SiLU-gated, its output × σ(Scale·x) (qwen35moe), or added as it is
+// where Scale is absent (granitehybrid; nemotron_h_moe's is ReLU² with
+// no gate matrix).
 type SharedExpert struct {
-	Gate, Up Weight // [embd x shared_ff]
+	Gate, Up Weight // [embd x shared_ff]; Gate zero for an ungated activation
 	Down     Weight // [shared_ff x embd]
 	Scale    Weight // ffn_gate_inp_shexp [embd]: one logit per token; zero (Data nil) for an ungated one (deepseek2)
 }
@@ -90,7 +92,7 @@ func (m *Model) RecurrentLayers() int {
 
 // StateBytes is the recurrent state of every recurrent layer.
 func (m *Model) StateBytes() int64 {
-	return int64(m.recurrentOf(KindDeltaNet))*int64(m.DeltaNet.StateFloats())*4 + m.shortConvStateBytes()
+	return int64(m.recurrentOf(KindDeltaNet))*int64(m.DeltaNet.StateFloats())*4 + m.shortConvStateBytes() + m.mamba2StateBytes()
 }
 
 func (m *Model) recurrentOf(k LayerKind) int {
@@ -113,6 +115,9 @@ func (m *Model) StateFormula() string {
 			n, plural(n, "layer"), d.ValueHeads, d.StateSize, d.ConvKernel-1, d.Channels()))
 	}
 	if t := m.shortConvStateTerm(); t != "" {
+		terms = append(terms, t)
+	}
+	if t := m.mamba2StateTerm(); t != "" {
 		terms = append(terms, t)
 	}
 	if len(terms) == 0 {
@@ -241,7 +246,7 @@ func (w *weights) deltaNetLayer(l *Layer, p string, a Arch, cfg *Config) {
 
 // sharedExpert locates a layer's shared expert when the file has one
 // (llama.cpp reads it as optional).
-func (w *weights) sharedExpert(p string, cfg *Config, gated bool) *SharedExpert {
+func (w *weights) sharedExpert(p string, a Arch, cfg *Config) *SharedExpert {
 	if _, ok := w.f.Tensor(p + "ffn_up_shexp.weight"); !ok {
 		return nil
 	}
@@ -249,13 +254,15 @@ func (w *weights) sharedExpert(p string, cfg *Config, gated bool) *SharedExpert 
 	if ff == 0 {
 		ff = cfg.MoE.ExpertFF // llama.cpp's default for n_ff_shexp
 	}
-	x := &SharedExpert{
-		Gate: w.matrix(p+"ffn_gate_shexp.weight", e, ff),
+	s := &SharedExpert{
 		Up:   w.matrix(p+"ffn_up_shexp.weight", e, ff),
 		Down: w.matrix(p+"ffn_down_shexp.weight", ff, e),
 	}
-	if gated {
-		x.Scale = w.vector(p+"ffn_gate_inp_shexp.weight", e)
+	if a.Block.Act.Gated() {
+		s.Gate = w.matrix(p+"ffn_gate_shexp.weight", e, ff)
 	}
-	return x
+	if !a.SharedUngated {
+		s.Scale = w.vector(p+"ffn_gate_inp_shexp.weight", e)
+	}
+	return s
 }

@@ -82,6 +82,9 @@ type Backend struct {
 	conv *convScratch
 	// mla is the latent attention's batch scratch (mla.go); nil without.
 	mla *mlaScratch
+	// mamba is the Mamba2 layers' batch scratch (mamba2.go); nil without
+	// them. Their state lives with the other recurrent layers'.
+	mamba *mamba2Scratch
 }
 
 // layerState is what the kernels of a layer read beyond the plan's op
@@ -167,6 +170,7 @@ func New(p *plan.Plan, opts backend.Options) (*Backend, error) {
 	}
 	b.conv = newConvScratch(p, maxBatch)
 	b.mla = newMLAScratch(p, maxBatch)
+	b.mamba = newMamba2Scratch(p, maxBatch)
 	if b.prog, err = b.compile(p); err != nil {
 		b.Close()
 		return nil, err
@@ -232,7 +236,7 @@ func (b *Backend) Memory() backend.Memory {
 		Weights:     b.plan.WeightBytes + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.plan.CacheBytesPerToken(b.kv.typ, b.kv.typV),
-		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.gated.bytes() + b.conv.bytes() + b.mla.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize, b.kv.typ, b.kv.typV) + int64(4*len(b.gelu)),
+		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.gated.bytes() + b.conv.bytes() + b.mla.bytes() + b.mamba.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize, b.kv.typ, b.kv.typV) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d thread%s, %s)", b.opts.Threads, map[bool]string{true: "", false: "s"}[b.opts.Threads == 1], simd.Describe()),
 		KVFormula:   b.plan.CacheFormula(b.kv.typ, b.kv.typV, 0),
 		// the recurrent layers' state and its checkpoints (state.go)

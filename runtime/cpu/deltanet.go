@@ -319,19 +319,28 @@ func (b *Backend) gateAttention(n int) {
 func (b *Backend) sharedExpert(x *plan.SharedExpert, in, out []float32, n int) {
 	h, e := b.experts, b.plan.Embd
 	ff := x.Up.Rows
-	y := h.shD[:n*e]
-	if x.Scale.Data == nil {
-		// ungated (deepseek2): llama.cpp adds the two FFNs' outputs
+	switch {
+	case !x.Act.Gated():
+		quant.MatMul(h.shG[:n*ff], matrix(x.Up), in, n)
+		b.activate(x.Act, h.shG[:n*ff], nil)
+	case x.Scale.Data == nil:
 		quant.MatMuls([][]float32{h.shG[:n*ff], h.shU[:n*ff]}, []quant.Matrix{matrix(x.Gate), matrix(x.Up)}, in, n)
+		b.activate(x.Act, h.shG[:n*ff], h.shU[:n*ff])
+	default:
+		quant.MatMuls([][]float32{h.shG[:n*ff], h.shU[:n*ff], h.shLogit[:n]},
+			[]quant.Matrix{matrix(x.Gate), matrix(x.Up), matrix(x.Scale)}, in, n)
 		swiglu(h.shG[:n*ff], h.shU[:n*ff])
-		quant.MatMul(y, matrix(x.Down), h.shG[:n*ff], n)
-		addTo(out[:n*e], y)
+	}
+	y := h.shD[:n*e]
+	quant.MatMul(y, matrix(x.Down), h.shG[:n*ff], n)
+	if x.Scale.Data == nil {
+		// ungated (deepseek2, granitehybrid, nemotron_h_moe): llama.cpp
+		// adds the routed experts' sum and the shared expert's output
+		for i := range out[:n*e] {
+			out[i] += y[i]
+		}
 		return
 	}
-	quant.MatMuls([][]float32{h.shG[:n*ff], h.shU[:n*ff], h.shLogit[:n]},
-		[]quant.Matrix{matrix(x.Gate), matrix(x.Up), matrix(x.Scale)}, in, n)
-	swiglu(h.shG[:n*ff], h.shU[:n*ff])
-	quant.MatMul(y, matrix(x.Down), h.shG[:n*ff], n)
 	for i := 0; i < n; i++ {
 		gate := sigmoid(h.shLogit[i])
 		o, yi := out[i*e:(i+1)*e], y[i*e:(i+1)*e]

@@ -122,6 +122,9 @@ func (b *Backend) steps(layer int, ops []plan.Op, p *plan.Plan) ([]step, error) 
 			s = func(r *pass) { b.sharedExpert(&o, b.rows(o.In, r), b.rows(o.Out, r), r.n) }
 		case plan.DeltaNet:
 			s = func(r *pass) { b.deltaNet(layer, o.W, b.rows(o.In, r), r.n) }
+		case plan.Mamba2:
+			b.mamba.bind(layer, o.W)
+			s = func(r *pass) { b.mamba2(layer, &o, b.rows(o.In, r), r.n) }
 		case plan.ShortConv:
 			b.layers[layer].convTaps = optRows(&o.W.Conv)
 			s = func(r *pass) { b.shortConv(layer, &o, b.rows(o.In, r), r.n) }

@@ -72,6 +72,16 @@ func (b *Backend) residual(out, post []float32, eps, scale float32, n int) {
 
 // activate writes act(gate) * up into gate.
 func (b *Backend) activate(act plan.Activation, gate, up []float32) {
+	if act == plan.ActReLU2 {
+		// ungated: ggml_relu, then ggml_sqr; up is not read
+		for i, g := range gate {
+			if !(g > 0) {
+				g = 0
+			}
+			gate[i] = g * g
+		}
+		return
+	}
 	if act == plan.ActSwiGLUOAI {
 		for i, g := range gate {
 			gate[i] = swigluOAI(g, up[i])

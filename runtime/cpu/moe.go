@@ -125,7 +125,7 @@ func (b *Backend) moe(layer int, x *plan.MoE, w *layerState, in, from, out []flo
 	last := &s.last[layer]
 	copy(last.Experts, s.sel[(n-1)*k:n*k])
 	copy(last.Weights, s.wts[(n-1)*k:n*k])
-	if n == 1 {
+	if n == 1 && x.Act.Gated() { // ungated (ReLU²) experts run as a batch of one
 		b.moeToken(layer, x, w, in)
 		s.finish(x, w, out, 1, k, e)
 		return
@@ -146,6 +146,24 @@ func (b *Backend) moe(layer int, x *plan.MoE, w *layerState, in, from, out []flo
 			copy(s.xs[j*e:(j+1)*e], in[i*e:(i+1)*e])
 		}
 		gate, up, down := x.Expert(ex)
+		if !x.Act.Gated() {
+			// ungated (ReLU²): up's product is activated alone, where
+			// the gate's would be
+			em := []quant.Matrix{matrix(up), matrix(down)}
+			b.expertPacks.Use(em...)
+			quant.MatMul(s.g[:m*ff], em[0], s.xs[:m*e], m)
+			addExpertBias(s.g[:m*ff], w.upBias, ex, ff)
+			b.activate(x.Act, s.g[:m*ff], nil)
+			quant.MatMul(s.d[:m*e], em[1], s.g[:m*ff], m)
+			addExpertBias(s.d[:m*e], w.downBias, ex, e)
+			if w.downScale != nil {
+				scaleAll(s.d[:m*e], w.downScale[ex])
+			}
+			for j, r := range s.rows {
+				copy(s.ys[int(r)*e:(int(r)+1)*e], s.d[j*e:(j+1)*e])
+			}
+			continue
+		}
 		em := []quant.Matrix{matrix(gate), matrix(up), matrix(down)}
 		b.expertPacks.Use(em...) // binds them, for the products below
 		quant.MatMuls([][]float32{s.g[:m*ff], s.u[:m*ff]}, em[:2], s.xs[:m*e], m)

@@ -74,6 +74,12 @@ func checkArchReference(t *testing.T, backendName, name string, b archBound) {
 		t.Fatalf("prompt tokens %v, llama.cpp %v", res.PromptTokens, r.PromptTokens)
 	}
 	want := r.Greedy[:firstNearTie(r, b.greedyGap)]
+	// Evaluate stops at an end-of-generation token and llama.cpp's dump
+	// goes on past it (synth-granitehybrid-F32's eleventh token is EOS):
+	// greedy is compared up to it, the steps after it teacher-forced below
+	if i := slices.IndexFunc(want, s.tok.IsEOG); i >= 0 {
+		want = want[:i]
+	}
 	if got := res.Greedy[:min(len(want), len(res.Greedy))]; !slices.Equal(got, want) {
 		t.Errorf("greedy diverges at token %d of the %d before llama.cpp's first top-two gap under %g:\n got %v\nwant %v",
 			firstDiff(got, want), len(want), b.greedyGap, got, want)

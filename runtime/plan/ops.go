@@ -20,6 +20,8 @@ type (
 	MLAShape        = arch.MLAConfig
 	MLAWeights      = arch.MLA
 	RouteRule       = arch.Rule
+	Mamba2Shape     = arch.Mamba2Config
+	Mamba2Weights   = arch.Mamba2
 )
 
 // The activations and gatings an op may name.
@@ -27,6 +29,7 @@ const (
 	ActSiLU      = arch.ActSiLU
 	ActGELUTanh  = arch.ActGELUTanh
 	ActSwiGLUOAI = arch.ActSwiGLUOAI
+	ActReLU2     = arch.ActReLU2
 
 	GatingSoftmaxTopKNorm = arch.GatingSoftmaxTopKNorm
 	GatingTopKSoftmax     = arch.GatingTopKSoftmax
@@ -201,7 +204,8 @@ type AttnGate struct {
 	Width int
 }
 
-// GLU writes Act(Gate)·Up into Gate, Width values per token.
+// GLU writes Act(Gate)·Up into Gate, Width values per token; for an
+// ungated activation (ReLU²) Act(Gate) alone, and Up is not read.
 type GLU struct {
 	Width int
 	Act   Activation
@@ -217,7 +221,8 @@ func (o MoE) Expert(e int) (gate, up, down Weight) {
 // MoE routes each token of In to K of Experts experts by Gating over the
 // Router's logits (+ RouterBias) and writes the weighted sum of their
 // FFNs (gate, up: FF rows per expert; down: embd rows per expert; with
-// per-expert biases where present) into Out.
+// per-expert biases where present; no gate bank for an ungated Act)
+// into Out.
 //
 // Rule carries the gating and, for GatingSigmoid and GatingSoftmax, the
 // rest of the rule: SelectBias (exp_probs_b), added to the probabilities
@@ -257,12 +262,15 @@ type RouterInput struct {
 	Eps    float32
 }
 
-// SharedExpert adds to Out a dense SiLU-gated FFN of In, × σ(Scale·In)
-// (qwen35moe), or ungated where Scale has no data (deepseek2).
+// SharedExpert adds to Out a dense FFN of In: Act-gated (down(act(gate·In)
+// ⊙ up·In)), or for an ungated Act down(act(up·In)) with no Gate, × σ(Scale·In)
+// where Scale is present (qwen35moe), else as it is (granitehybrid,
+// nemotron_h_moe).
 type SharedExpert struct {
 	In, Out        Buf
+	Act            Activation
 	Gate, Up, Down Weight
-	Scale          Weight
+	Scale          Weight // Data nil: no σ gate
 }
 
 // DeltaNet is a Gated DeltaNet mixer of In into Out, keeping its conv and
@@ -282,6 +290,17 @@ type ShortConv struct {
 	L       int
 	W       *ShortConvConv
 	State   int
+}
+
+// Mamba2 is a Mamba2 mixer of In into Out (runtime/arch/mamba2.go),
+// keeping its last conv inputs and its scan state in state slot State;
+// Eps is the grouped norm's.
+type Mamba2 struct {
+	In, Out Buf
+	Shape   Mamba2Shape
+	W       *Mamba2Weights
+	State   int
+	Eps     float32
 }
 
 // Residual adds Branch to X, after an RMS norm by PostNorm when there is
@@ -323,6 +342,7 @@ func (MoE) isOp()               {}
 func (SharedExpert) isOp()      {}
 func (DeltaNet) isOp()          {}
 func (ShortConv) isOp()         {}
+func (Mamba2) isOp()            {}
 func (Residual) isOp()          {}
 func (PerLayerEmbedding) isOp() {}
 func (ScaleStream) isOp()       {}

@@ -29,6 +29,9 @@ var plan2026b = []string{
 	"deepseek2",
 	"gemma4moe",
 	"qwen35mtp",
+	"nemotron_h",
+	"nemotron_h_moe",
+	"granitehybrid",
 }
 
 // sharedModels are the models the plan is printed for: the demo model, the

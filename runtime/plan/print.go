@@ -63,7 +63,9 @@ func (p *Plan) write(pr *printer) {
 		pr.line("state slots (F32, %d B in all)", p.StateBytes())
 		for i, s := range p.State {
 			what := fmt.Sprintf("conv %d floats", s.ConvFloats)
-			if s.MatrixFloats > 0 {
+			if s.MatrixFloats > 0 && s.Mixer == MixMamba2 {
+				what += fmt.Sprintf(" + scan %d floats", s.MatrixFloats)
+			} else if s.MatrixFloats > 0 {
 				what += fmt.Sprintf(" + matrices %d floats", s.MatrixFloats)
 			}
 			pr.line("  %d  layer %d · %s · %s", i, s.Layer, s.Mixer, what)
@@ -163,6 +165,9 @@ func describe(op Op) (string, string) {
 	case AttnGate:
 		return "attn-gate", fmt.Sprintf("attn ×= σ(gate) · %d", o.Width)
 	case GLU:
+		if !o.Act.Gated() {
+			return "act", fmt.Sprintf("gate = %s(gate) · %d (no up)", o.Act, o.Width)
+		}
 		return "glu", fmt.Sprintf("gate = %s(gate) · up · %d", o.Act, o.Width)
 	case MoE:
 		gating := o.Gating.String()
@@ -185,6 +190,8 @@ func describe(op Op) (string, string) {
 		}
 		if o.FusedGateUp {
 			s += fmt.Sprintf(" · banks %s (gate | up), %s", weight(o.Gate), weight(o.Down))
+		} else if o.Gate.Data == nil && !o.Act.Gated() {
+			s += fmt.Sprintf(" · banks %s, %s", weight(o.Up), weight(o.Down))
 		} else {
 			s += fmt.Sprintf(" · banks %s, %s, %s", weight(o.Gate), weight(o.Up), weight(o.Down))
 		}
@@ -202,9 +209,22 @@ func describe(op Op) (string, string) {
 		return "moe", s
 	case SharedExpert:
 		if o.Scale.Data == nil {
-			return "shared-expert", fmt.Sprintf("%s → %s += silu-glu %s, %s, %s", o.In, o.Out, weight(o.Gate), weight(o.Up), weight(o.Down))
+			ffn := fmt.Sprintf("%s-glu %s, %s, %s", o.Act, weight(o.Gate), weight(o.Up), weight(o.Down))
+			if !o.Act.Gated() {
+				ffn = fmt.Sprintf("%s %s, %s", o.Act, weight(o.Up), weight(o.Down))
+			}
+			return "shared-expert", fmt.Sprintf("%s → %s += %s", o.In, o.Out, ffn)
 		}
 		return "shared-expert", fmt.Sprintf("%s → %s += σ(%s·%s) × silu-glu %s, %s, %s", o.In, o.Out, weight(o.Scale), o.In, weight(o.Gate), weight(o.Up), weight(o.Down))
+	case Mamba2:
+		w, sh := o.W, o.Shape
+		bias := ""
+		if w.ConvBias != nil {
+			bias = " + " + weight(*w.ConvBias)
+		}
+		return "mamba2", fmt.Sprintf("%s → %s · conv %d over %d · inner %d · %d heads of %d · state %d · %d groups · state slot %d · %s, %s%s, %s",
+			o.In, o.Out, sh.ConvKernel, sh.ConvChannels(), sh.Inner, sh.Heads, sh.HeadDim(), sh.State, sh.Groups, o.State,
+			weight(w.In), weight(w.Conv), bias, weights(w.DtBias, w.A, w.D, w.Norm, w.Out))
 	case DeltaNet:
 		w := o.W
 		return "deltanet", fmt.Sprintf("%s → %s · conv %d · state %d · %d key / %d value heads · state slot %d · %s",

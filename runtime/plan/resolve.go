@@ -32,6 +32,7 @@ type Plan struct {
 	MoEShape       MoEShape
 	DeltaNetShape  DeltaNetShape
 	ShortConvL     int
+	Mamba2Shape    Mamba2Shape
 	// The weights: every tensor's bytes, what one token reads of them
 	// (all but the experts it is not routed to), the expert banks', and
 	// the 2-D matrices products read (an executor may repack them; an
@@ -67,6 +68,9 @@ const (
 	MixAttention Mixer = iota
 	MixDeltaNet
 	MixShortConv
+	MixMamba2
+	// MixNone: a layer with no mixer, its FFN alone (nemotron_h).
+	MixNone
 )
 
 func (m Mixer) String() string {
@@ -75,6 +79,10 @@ func (m Mixer) String() string {
 		return "deltanet"
 	case MixShortConv:
 		return "shortconv"
+	case MixMamba2:
+		return "mamba2"
+	case MixNone:
+		return "ffn"
 	}
 	return "attention"
 }
@@ -90,7 +98,8 @@ func Resolve(m *arch.Model, ctx int) (*Plan, error) {
 	c := &m.Config
 	p := &Plan{Arch: c.Arch, Context: ctx, Embd: c.Embd, Vocab: c.Vocab,
 		Heads: c.Heads, HeadDim: c.HeadDim, Widest: m.Widest(), NormEps: c.NormEps,
-		MoEShape: c.MoE, DeltaNetShape: c.DeltaNet, ShortConvL: c.ShortConvL, StateFormula: m.StateFormula()}
+		MoEShape: c.MoE, DeltaNetShape: c.DeltaNet, ShortConvL: c.ShortConvL, Mamba2Shape: c.Mamba2,
+		StateFormula: m.StateFormula()}
 	if m.File != nil { // not a model assembled by hand (tests)
 		p.WeightBytes, p.ActiveWeightBytes, p.ExpertBytes = m.WeightBytes(), m.ActiveWeightBytes(), m.ExpertBytes()
 		p.Matrices = matrices(m)
@@ -173,6 +182,15 @@ func (r *resolver) layer(il int) (Layer, error) {
 		branchIn = In
 	}
 	switch {
+	case lc.Kind == arch.KindFFN:
+		out.Mixer = MixNone
+		add(r.ffn(il, lc, branchIn)...)
+		out.Ops = ops
+		return out, nil
+	case L.Mamba2 != nil:
+		out.Mixer = MixMamba2
+		add(Mamba2{In: branchIn, Out: Out, Shape: c.Mamba2, W: L.Mamba2, State: r.state(il, MixMamba2), Eps: c.NormEps},
+			r.residual(nil))
 	case L.ShortConv != nil:
 		out.Mixer = MixShortConv
 		add(ShortConv{In: branchIn, Out: Out, L: c.ShortConvL, W: L.ShortConv, State: r.state(il, MixShortConv)},
@@ -190,7 +208,9 @@ func (r *resolver) layer(il int) (Layer, error) {
 		}
 		add(att...)
 	}
-	add(r.ffn(il, lc)...)
+	if L.Experts != nil || L.Up.Data != nil { // a one-branch mixer layer has no FFN
+		add(r.ffn(il, lc, X)...)
+	}
 	if L.PLE != nil {
 		add(PerLayerEmbedding{Layer: il, W: L.PLE, Eps: c.NormEps})
 	}
@@ -309,18 +329,25 @@ func (r *resolver) mla(il int, lc arch.LayerConfig, in Buf) []Op {
 }
 
 // ffn is a layer's FFN branch: the pre-norm, the dense GLU or the routed
-// experts (and a shared expert), the residual.
-func (r *resolver) ffn(il int, lc arch.LayerConfig) []Op {
+// experts (and a shared expert), the residual. in is the branch's input
+// where the layer has no FFN norm of its own (an FFN layer's attn_norm
+// has made it).
+func (r *resolver) ffn(il int, lc arch.LayerConfig, in Buf) []Op {
 	c, L := &r.m.Config, &r.m.Layers[il]
 	var ops []Op
-	in := X
 	if L.FFNNorm.Data != nil {
 		ops = append(ops, Norm{In: X, Out: In, Width: c.Embd, Row: c.Embd, Weight: &L.FFNNorm, Eps: c.NormEps})
 		in = In
 	}
 	x := L.Experts
-	if x == nil || L.PostDenseNorm != nil {
+	if (x == nil || L.PostDenseNorm != nil) && c.Block.Act.Gated() {
 		ops = append(ops, Products{In: in, Outs: []Product{{Out: Gate, W: L.Gate}, {Out: Up, W: L.Up}}},
+			GLU{Width: lc.FF, Act: c.Block.Act},
+			Products{In: Gate, Outs: []Product{{Out: Out, W: L.Down}}})
+	} else if x == nil || L.PostDenseNorm != nil {
+		// an ungated activation: up's product goes to Gate, where GLU
+		// activates it alone
+		ops = append(ops, Products{In: in, Outs: []Product{{Out: Gate, W: L.Up}}},
 			GLU{Width: lc.FF, Act: c.Block.Act},
 			Products{In: Gate, Outs: []Product{{Out: Out, W: L.Down}}})
 	}
@@ -349,7 +376,7 @@ func (r *resolver) ffn(il int, lc arch.LayerConfig) []Op {
 	}
 	ops = append(ops, moe)
 	if s := x.Shared; s != nil {
-		ops = append(ops, SharedExpert{In: in, Out: Out, Gate: s.Gate, Up: s.Up, Down: s.Down, Scale: s.Scale})
+		ops = append(ops, SharedExpert{In: in, Out: Out, Act: c.Block.Act, Gate: s.Gate, Up: s.Up, Down: s.Down, Scale: s.Scale})
 	}
 	return append(ops, r.residual(L.PostFFNNorm))
 }
@@ -379,6 +406,8 @@ func (r *resolver) state(il int, kind Mixer) int {
 		s.ConvFloats, s.MatrixFloats = c.DeltaNet.ConvFloats(), c.DeltaNet.MatrixFloats()
 	case MixShortConv:
 		s.ConvFloats = c.ShortConvStateFloats()
+	case MixMamba2:
+		s.ConvFloats, s.MatrixFloats = c.Mamba2.ConvFloats(), c.Mamba2.SSMFloats()
 	}
 	r.p.State = append(r.p.State, s)
 	return len(r.p.State) - 1

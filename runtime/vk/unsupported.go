@@ -67,6 +67,17 @@ func unsupported(m *arch.Model) string {
 	add(besideDense, "experts beside a dense FFN (gemma4 26B-A4B: a router reading rms(x)/√embd ⊙ its scale, per-expert output scales, a fused gate|up bank, the branches' own norms)")
 	add(m.QTemperature.Beta != 0, "the attention temperature tuning (Q × a factor of its position)")
 	add(shared && (m.Block.PostNorm || one(m.ResidualScale) != 1), "a shared expert with a post-norm or residual scale")
+	// Mamba2 hybrids (nemotron_h, granitehybrid): no shader runs the
+	// Mamba2 mixer's conv and scan, nor a layer that is an FFN alone, nor
+	// ReLU² (the CPU backend runs them all).
+	var mamba2, ffnOnly bool
+	for i := range m.Layers {
+		mamba2 = mamba2 || m.Layers[i].Mamba2 != nil
+		ffnOnly = ffnOnly || m.Layers[i].Config.Kind == arch.KindFFN
+	}
+	add(mamba2, "Mamba2 mixer layers (the selective scan)")
+	add(ffnOnly, "layers that are an FFN alone")
+	add(m.Block.Act == arch.ActReLU2, "the ReLU² FFN")
 	return strings.Join(what, ", ")
 }
 

@@ -31,6 +31,9 @@ func TestUnsupportedRecipes(t *testing.T) {
 		{"2026b/synth-mistral3-F32.gguf", []string{"attention temperature tuning"}},
 		{"2026b/synth-gemma4moe-F32.gguf", []string{"experts beside a dense FFN"}},
 		{"2026b/synth-gemma4moe-Q4_K_M.gguf", []string{"experts beside a dense FFN"}},
+		{"2026b/synth-nemotron_h-F32.gguf", []string{"Mamba2 mixer", "FFN alone", "ReLU²"}},
+		{"2026b/synth-nemotron_h_moe-Q4_K_M.gguf", []string{"Mamba2 mixer", "mixture-of-experts gating sigmoid"}},
+		{"2026b/synth-granitehybrid-F32.gguf", []string{"Mamba2 mixer"}},
 		// a gating no route kernel computes, and MXFP4 outside the banks
 		{"2026/synth-gpt-oss-F32.gguf/gating", []string{"mixture-of-experts gating", "MXFP4 weights outside expert banks"}},
 	} {
