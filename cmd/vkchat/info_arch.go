@@ -29,7 +29,11 @@ func archFeatures(m *arch.Model) [][2]string {
 	case arch.QKNormFull:
 		norms = append(norms, fmt.Sprintf("Q/K RMSNorm over the full width [%d]/[%d]", m.Heads*m.HeadDim, m.KVHeads*m.HeadDim))
 	}
-	add("block", "%s; FFN %s-gated", strings.Join(norms, ", "), b.Act)
+	if b.Act.Gated() {
+		add("block", "%s; FFN %s-gated", strings.Join(norms, ", "), b.Act)
+	} else {
+		add("block", "%s; FFN %s, no gate", strings.Join(norms, ", "), b.Act)
+	}
 	var attn []string
 	if l := m.Layers[0]; l.Bo != nil {
 		attn = append(attn, "a bias on the output projection")
@@ -57,10 +61,15 @@ func archFeatures(m *arch.Model) [][2]string {
 	}
 	if e := m.MoE; e.Experts > 0 {
 		rule := e.Rule().String()
-		if m.Layers[len(m.Layers)-1].Experts != nil && m.Layers[len(m.Layers)-1].Experts.SelectBias != nil {
+		// a routed layer (the last may have no FFN: nemotron_h_moe's)
+		var x *arch.Experts
+		for i := len(m.Layers) - 1; i >= 0 && x == nil; i-- {
+			x = m.Layers[i].Experts
+		}
+		if x != nil && x.SelectBias != nil {
 			rule += " (chosen by probability + exp_probs_b, weighted without it)"
 		}
-		if e.SharedFF > 0 && m.Layers[len(m.Layers)-1].Experts != nil && m.Layers[len(m.Layers)-1].Experts.Shared != nil {
+		if e.SharedFF > 0 && x != nil && x.Shared != nil {
 			rule += fmt.Sprintf(", + a shared expert (ff %d)", e.SharedFF)
 		}
 		add("experts", "%d of %d per token (ff %d each), %s; %s of %s parameters active",
@@ -88,7 +97,7 @@ func archFeatures(m *arch.Model) [][2]string {
 		} else {
 			global = append(global, i)
 		}
-		if !l.Config.Rope {
+		if !l.Config.Rope && l.Config.Kind == arch.KindAttention {
 			nope = append(nope, i)
 		}
 	}

@@ -68,6 +68,24 @@ func TestInfoShowsArchFeatures(t *testing.T) {
 			"expert gating:   beside the dense FFN on layers 0-5; router reads rms(x)/√256 ⊙ ffn_gate_inp.scale; each expert's output × its ffn_down_exps.scale; gate|up fused per expert",
 			"layer kinds:     layers 0-2, 4 (sliding 8): head dim 32, 2 kv heads, ff 96 beside 2 of 4 experts (ff 64), RoPE 32 dims base 10000; layers 3, 5 (full): head dim 64, 1 kv heads, V = K's projection (no attn_v), ff 96 beside 2 of 4 experts (ff 64), RoPE 64 dims base 1e+06 × rope_freqs",
 		}, []string{"shared KV", "per-layer embd"}},
+		{"2026b/synth-nemotron_h-F32.gguf", []string{
+			"block:           pre-norm; FFN relu², no gate",
+			"KV cache:        f16: 1 layer × 512 ctx × 2 kv heads × 64 head dim × 2 (K,V) × 2 B = 262144 B",
+			"layer kinds:     4 mamba2 + 3 ffn + 1 attention (mfmfmAfm; A attention)",
+			"mamba2:          in-proj → z 256 | xBC 384 (x 256, B and C 2 groups × 32) | dt 8; causal conv of 4 taps + bias, SiLU; 8 heads of 32 scan a 32-wide state (heads 4 per B/C group): decay e^(softplus(dt + dt_bias)·A), D skip; y × SiLU(z), RMS-normed in 2 groups of 128",
+			"recurrent state: 146.0 KiB: 4 Mamba2 layers × ((4−1) taps × 384 conv channels + 8 heads × 32 head dim × 32 state) × 4 B = 149504 B, whatever the context",
+			"no RoPE:         layers 5",
+		}, []string{"gated", "experts", "ff 0"}},
+		{"2026b/synth-nemotron_h_moe-F32.gguf", []string{
+			"experts:         2 of 8 per token (ff 64 each), sigmoid → top-k → renormalize → × 2.5 (chosen by probability + exp_probs_b, weighted without it), + a shared expert (ff 128)",
+			"layer kinds:     4 mamba2 + 3 ffn + 1 attention (mfmfmAfm; A attention)",
+		}, nil},
+		{"2026b/synth-granitehybrid-F32.gguf", []string{
+			"experts:         2 of 8 per token (ff 8 each), softmax → top-k → renormalize, + a shared expert (ff 16)",
+			"layer kinds:     4 mamba2 + 2 attention (mmAmmA; A attention)",
+			"recurrent state: 286.0 KiB: 4 Mamba2 layers × ((4−1) taps × 640 conv channels + 8 heads × 64 head dim × 32 state) × 4 B = 292864 B, whatever the context",
+			"scales:          embeddings ×12, residual branches ×0.22, attention ×0.03125 on scores, logits ×0.16666667",
+		}, []string{"exp_probs_b"}},
 		{"2026b/synth-mistral3-F32.gguf", []string{
 			"architecture:    mistral3",
 			"attention:       temperature tuning: Q × (1 + 0.1·ln(1 + ⌊pos/8⌋)) after RoPE",

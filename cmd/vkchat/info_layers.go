@@ -25,15 +25,17 @@ func perLayerFeatures(m *arch.Model) [][2]string {
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		lc := L.Config
-		if lc.Kind.Recurrent() {
-			continue // a recurrent layer has no heads; info_state.go lists the kinds
+		if lc.Kind != arch.KindAttention {
+			continue // a recurrent or FFN-only layer has no heads; info_state.go lists the kinds
 		}
 		ffn := ""
 		if L.PostDenseNorm != nil && L.Experts != nil {
 			ffn = fmt.Sprintf(" beside %d of %d experts (ff %d)", m.MoE.ExpertsUsed, m.MoE.Experts, m.MoE.ExpertFF)
 		}
 		vFromK := L.Wv.Data != nil && len(L.Wk.Data) > 0 && &L.Wv.Data[0] == &L.Wk.Data[0]
-		varies = varies || lc.HeadDim != m.HeadDim || lc.KVHeads != m.KVHeads || lc.FF != m.FF || lc.NoRopeFactors || vFromK
+		// (an attention layer with no FFN of its own, nemotron_h's, has
+		// FF 0: not a width that differs)
+		varies = varies || lc.HeadDim != m.HeadDim || lc.KVHeads != m.KVHeads || (lc.FF != m.FF && lc.FF != 0) || lc.NoRopeFactors || vFromK
 		found := false
 		for k := range kinds {
 			o := kinds[k].lc

@@ -26,6 +26,10 @@ func stateInfo(w func(k, format string, a ...any), m *arch.Model) {
 		}
 	}
 	w("layer kinds", "%s (%s; A attention)", m.LayerKinds(), kinds.String())
+	if c := m.Mamba2; c.Inner > 0 {
+		w("mamba2", "in-proj → z %d | xBC %d (x %d, B and C %d groups × %d) | dt %d; causal conv of %d taps + bias, SiLU; %d heads of %d scan a %d-wide state (heads %d per B/C group): decay e^(softplus(dt + dt_bias)·A), D skip; y × SiLU(z), RMS-normed in %d groups of %d",
+			c.Inner, c.ConvChannels(), c.Inner, c.Groups, c.State, c.Heads, c.ConvKernel, c.Heads, c.HeadDim(), c.State, c.Heads/c.Groups, c.Groups, c.Inner/c.Groups)
+	}
 	if m.ShortConvL > 0 {
 		w("short conv", "kernel %d over embd %d, no activation; the state keeps the last %d inputs per channel", m.ShortConvL, m.Embd, m.ShortConvL-1)
 	}

@@ -58,6 +58,9 @@ type ModelInfo struct {
 	// cache holds one row of Latent + Rope values a position for keys and
 	// values both; nil for other attention.
 	MLA *MLAInfo
+	// FFNLayers counts the layers that are an FFN alone (nemotron_h's
+	// MLP and MoE layers): they keep neither a cache nor a state.
+	FFNLayers int
 	// TemplateName is the chat template in use: "gguf" for the model's own,
 	// or a built-in ("chatml", "llama2", "llama3", "zephyr", "phi3"); "" in
 	// completion mode.
@@ -73,6 +76,10 @@ type ModelInfo struct {
 	Device        string
 	LoadTime      time.Duration
 }
+
+// AttentionLayers counts the layers with a KV cache: all but the
+// recurrent ones and the FFN-only ones.
+func (i ModelInfo) AttentionLayers() int { return i.Layers - i.RecurrentLayers - i.FFNLayers }
 
 // KVGroup is layers whose caches hold Positions positions (a window's
 // ring, or the context) of KVHeads × HeadDim keys and values.

@@ -198,6 +198,9 @@ func newSession(ctx context.Context, f *gguf.File, opts Options) (*Session, erro
 		s.info.RecurrentLayers = m.RecurrentLayers()
 		for i := range m.Layers {
 			s.info.LayerKinds = append(s.info.LayerKinds, m.Layers[i].Config.Kind.String())
+			if m.Layers[i].Config.Kind == arch.KindFFN {
+				s.info.FFNLayers++
+			}
 		}
 	}
 	if a := m.MLA; a.KVLora > 0 {

@@ -52,7 +52,7 @@ func KVFormula(info engine.ModelInfo, ctx int) (total int64, perElem float64, ok
 	if a := info.MLA; a != nil {
 		row = float64(a.Latent + a.Rope) // one row, read as keys and values
 	}
-	n := float64(info.Layers-info.RecurrentLayers) * float64(ctx) * row * perElem
+	n := float64(info.AttentionLayers()) * float64(ctx) * row * perElem
 	return int64(math.Round(n)), perElem, true
 }
 
@@ -134,7 +134,7 @@ func MemoryLinesDetail(st theme.Styles, m Memory, width int, detail MemoryDetail
 	}
 	layers := counted(info.Layers, "layer")
 	if info.RecurrentLayers > 0 {
-		layers = counted(info.Layers-info.RecurrentLayers, "attention layer")
+		layers = counted(info.AttentionLayers(), "attention layer")
 	}
 	terms := []string{layers, fmt.Sprintf("× %d ctx", ctx)}
 	if len(s.KVWindows) > 0 {
@@ -144,7 +144,7 @@ func MemoryLinesDetail(st theme.Styles, m Memory, width int, detail MemoryDetail
 	if a := info.MLA; a != nil {
 		// one row of latent and RoPE key a position, read as the values
 		// too; beside it, what plain multi-head attention would hold
-		n := info.Layers - info.RecurrentLayers
+		n := info.AttentionLayers()
 		terms = append(terms, fmt.Sprintf("× (%d latent + %d rope)", a.Latent, a.Rope), "(K only: V = the latent)")
 		mhaBytes := int64(math.Round(float64(n) * float64(ctx) * float64(a.Heads*(a.Key+a.Value)) * perElem))
 		mha = []string{counted(n, "layer"), fmt.Sprintf("× %d ctx", ctx), fmt.Sprintf("× %d heads", a.Heads),
@@ -269,7 +269,7 @@ func diskTerms(info engine.ModelInfo, s engine.Stats) []string {
 // window: (full layers × ctx + Σ window layers × window) × the rest.
 func windowedKV(info engine.ModelInfo, ctx int, ws []engine.KVWindow, perElem float64) int64 {
 	pos := 0
-	full := info.Layers - info.RecurrentLayers
+	full := info.AttentionLayers()
 	for _, w := range ws {
 		pos += w.Layers * w.Window
 		full -= w.Layers
@@ -281,7 +281,7 @@ func windowedKV(info engine.ModelInfo, ctx int, ws []engine.KVWindow, perElem fl
 // windowTerms are the formula's position terms with sliding-window layers:
 // "(1 layer × 4096 ctx", "+ 5 layers × 512 window)".
 func windowTerms(info engine.ModelInfo, ctx int, ws []engine.KVWindow) []string {
-	full := info.Layers - info.RecurrentLayers
+	full := info.AttentionLayers()
 	for _, w := range ws {
 		full -= w.Layers
 	}

@@ -118,3 +118,48 @@ func TestMemoryKVQuantGolden(t *testing.T) {
 		}
 	}
 }
+
+// mamba2Memory is synth-nemotron_h-F32's memory at a context of 512 with
+// an F16 cache, as the CPU backend reports it after a 24-token chat: 4
+// Mamba2 layers (a conv state of (4−1) × 384 floats and a scan state of 8
+// heads × 32 × 32 each), 3 layers that are an FFN alone (no cache, no
+// state) and 1 attention layer of 2 KV heads × 64, two checkpoints saved.
+func mamba2Memory() Memory {
+	info := engine.ModelInfo{Arch: "nemotron_h", Layers: 8, RecurrentLayers: 4, FFNLayers: 3,
+		LayerKinds: []string{"mamba2", "ffn", "mamba2", "ffn", "mamba2", "attention", "ffn", "mamba2"},
+		KVHeads:    2, HeadDim: 64, KVType: "f16", ContextSize: 512}
+	const state = 4 * (3*384 + 8*32*32) * 4
+	return Memory{Info: info, Stats: engine.Stats{ContextUsed: 24, ContextSize: 512, KVPerToken: 512, KVUsed: 24 * 512,
+		KVAllocated: 262_144, Weights: 13_770_368, Scratch: 1_378_816,
+		StateBytes: state, StateFormula: fmt.Sprintf("4 Mamba2 layers × ((4−1) taps × 384 conv channels + 8 heads × 32 head dim × 32 state) × 4 B = %d B", state),
+		CheckpointBytes: 2 * state, Checkpoints: []int{4, 24}}}
+}
+
+// TestMemoryMamba2: a Mamba2 hybrid's panel counts only its one attention
+// layer in the KV formula (not the FFN-only layers), which adds up to what
+// the backend allocated, and shows the Mamba2 state with its formula.
+func TestMemoryMamba2(t *testing.T) {
+	st := asciiStyles()
+	mem := mamba2Memory()
+	text := strings.Join(MemoryLines(st, mem, 56), "\n")
+	flat := strings.Join(strings.Fields(text), " ")
+	for _, want := range []string{"4 mamba2 + 3 ffn + 1 attention", "mfmfmAfm", "1 attention layer × 512 ctx", "= 262,144 B ✓",
+		"4 Mamba2 layers × ((4−1) taps × 384 conv channels + 8 heads × 32 head dim × 32 state) × 4 B = 149,504 B"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("no %q in\n%s", want, text)
+		}
+	}
+	if total, _, _ := KVFormula(mem.Info, 512); total != mem.Stats.KVAllocated {
+		t.Errorf("KV formula %d B, allocated %d B", total, mem.Stats.KVAllocated)
+	}
+}
+
+// TestMemoryMamba2Golden pins the Mamba2 hybrid's memory panel; regenerate
+// with go test ./ui/panels -run TestMemoryMamba2Golden -update.
+func TestMemoryMamba2Golden(t *testing.T) {
+	st := asciiStyles()
+	for _, w := range []int{40, 60} {
+		box := Box(st, "Memory", MemoryLines(st, mamba2Memory(), InnerWidth(w)), w)
+		t.Run(fmt.Sprintf("width%d", w), func(t *testing.T) { golden.RequireEqual(t, []byte(strings.Join(box, "\n")+"\n")) })
+	}
+}
