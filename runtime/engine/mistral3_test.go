@@ -16,7 +16,7 @@ import (
 // because the temperature tuning and YaRN's magnitude are applied — the
 // same weights without attention.temperature_scale, or without
 // rope.scaling.yarn_log_multiplier, miss the reference by far more than
-// the 0.01 bound (docs/architectures-2026b.md ablates them by 1.43 and
+// the 0.01 bound (../shared/docs/architectures-2026b.md ablates them by 1.43 and
 // 5.49 on the top-10).
 func TestMistral3FeaturesMatter(t *testing.T) {
 	const name = "2026b/synth-mistral3-F32"
