@@ -73,8 +73,10 @@ type Backend struct {
 	filled  int
 
 	// mtp runs the plan's MTP head (mtp.go), made on its first use; nil
-	// until then and for models without one.
-	mtp *Backend
+	// until then and for models without one. last is the hidden state of
+	// the latest Forward's rows (LastHidden), kept for a model with one.
+	mtp  *Backend
+	last lastHidden
 
 	// conv is the short convolutions' batch scratch (shortconv.go); nil
 	// without them. Their state lives with the other recurrent layers'
@@ -286,11 +288,17 @@ func (b *Backend) checkBatch(tokens []int32, pos int) error {
 }
 
 // forward is Forward, also copying each token's hidden state (the
-// stream after the head's norm, normedRows) into hidden when it is not
-// nil (len(tokens)×embd; all must be set).
+// stream after the head's norm, hiddenRows) into hidden when it is not
+// nil (len(tokens)×embd). A model with an MTP head keeps them of every
+// Forward for LastHidden.
 func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool, hidden []float32) ([]float32, error) {
 	if err := b.checkBatch(tokens, pos); err != nil {
 		return nil, err
+	}
+	b.last.rows = 0
+	keep := hidden == nil && b.plan.MTP != nil
+	if keep {
+		hidden = b.last.buffer(len(tokens) * b.plan.Embd)
 	}
 	if b.hybrid != nil {
 		if err := b.hybrid.at(pos); err != nil {
@@ -325,15 +333,18 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		end := min(start+maxBatch, len(tokens))
 		last := end == len(tokens)
 		b.forwardBatch(tokens[start:end], pos+start)
+		if hidden != nil {
+			b.hiddenRows(hidden[start*b.plan.Embd:], end-start)
+		}
 		switch {
 		case all:
 			b.logits(out[start*vocab:end*vocab], 0, end-start)
-			if hidden != nil {
-				b.normedRows(hidden[start*b.plan.Embd:], end-start)
-			}
 		case last:
 			b.logits(out, end-start-1, end-start)
 		}
+	}
+	if keep {
+		b.last.rows = len(tokens)
 	}
 	return out, nil
 }

@@ -54,6 +54,9 @@ func (b *Backend) compile(p *plan.Plan) (program, error) {
 		}
 		prog.layers = append(prog.layers, st)
 	}
+	if err := checkHiddenNorm(p); err != nil {
+		return prog, err
+	}
 	prog.head, err = b.steps(-1, p.Head, p)
 	b.embedding = untiedEmbedding(p)
 	return prog, err

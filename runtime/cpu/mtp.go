@@ -47,7 +47,7 @@ func (b *Backend) MTP(ctx context.Context, tokens []int32, hidden []float32, pos
 
 // headRows runs this (MTP head) backend's plan on rows at positions pos..,
 // each a token and a hidden state, returning every row's logits and its
-// own hidden state, taken as the trunk's is (normedRows).
+// own hidden state, taken as the trunk's is (hiddenRows).
 func (b *Backend) headRows(ctx context.Context, tokens []int32, hidden []float32, pos int) ([]float32, []float32, error) {
 	if err := b.checkBatch(tokens, pos); err != nil {
 		return nil, nil, err
@@ -64,8 +64,8 @@ func (b *Backend) headRows(ctx context.Context, tokens []int32, hidden []float32
 		}
 		end := min(start+maxBatch, n)
 		b.forwardPass(pass{tokens: tokens[start:end], n: end - start, pos: pos + start, hidden: hidden[start*e : end*e]})
+		b.hiddenRows(y[start*e:], end-start)
 		b.logits(logits[start*vocab:end*vocab], 0, end-start)
-		b.normedRows(y[start*e:], end-start)
 	}
 	copy(b.history[pos:], tokens)
 	b.filled = pos + n
@@ -89,15 +89,62 @@ func (b *Backend) mtpInputStep(o plan.MTPInput) step {
 	}
 }
 
-// normedRows copies the first n rows the head's norm wrote (the stream
-// after the final norm: the plan's head starts with the norm of X into
-// In, see Resolve) into dst: the hidden state an MTP head is given. It
-// is the normed stream, not the stream before the norm that llama.cpp's
+// hiddenRows writes the hidden state of the batch's first n rows into
+// dst: the stream after the final norm, the first step of the plan's head
+// (Resolve starts it with the norm of X into In), run on every row. It is
+// the normed stream, not the stream before the norm that llama.cpp's
 // name for it (h_pre_norm) and the reference's notes say: the
 // reference's draft logits and chained drafts are reproduced with the
 // normed rows, and miss by tenths of a logit with the raw ones
 // (TestMTPMatchesLlamaCpp, TestMTPDraftsMatchLlamaCpp).
-func (b *Backend) normedRows(dst []float32, n int) {
+func (b *Backend) hiddenRows(dst []float32, n int) {
 	e := b.plan.Embd
+	b.prog.head[0](&pass{n: n})
 	copy(dst[:n*e], b.s.xb[:n*e])
+}
+
+// checkHiddenNorm refuses a plan with an MTP head (or one that is one)
+// whose head does not start with the norm hiddenRows runs.
+func checkHiddenNorm(p *plan.Plan) error {
+	mtp := p.MTP != nil
+	for _, op := range p.Input {
+		if _, ok := op.(plan.MTPInput); ok {
+			mtp = true
+		}
+	}
+	if !mtp {
+		return nil
+	}
+	if len(p.Head) > 0 {
+		if n, ok := p.Head[0].(plan.Norm); ok && n.In == plan.X && n.Out == plan.In {
+			return nil
+		}
+	}
+	return fmt.Errorf("cpu backend: an MTP head needs the hidden state after the final norm, and the plan's head does not start with it")
+}
+
+// lastHidden is the hidden state of the latest Forward's rows.
+type lastHidden struct {
+	rows int
+	data []float32
+}
+
+// buffer is room for n values, reused from one Forward to the next.
+func (l *lastHidden) buffer(n int) []float32 {
+	if cap(l.data) < n {
+		l.data = make([]float32, n)
+	}
+	l.data = l.data[:n]
+	return l.data
+}
+
+var _ backend.HiddenBackend = (*Backend)(nil)
+
+// LastHidden implements backend.HiddenBackend for a model with an MTP
+// head: every row of the latest Forward (0, nil for other models).
+func (b *Backend) LastHidden() (int, []float32) {
+	if b.last.rows == 0 {
+		return 0, nil
+	}
+	return b.last.rows, b.last.data[:b.last.rows*b.plan.Embd]
 }

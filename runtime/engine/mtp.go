@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"vkchat/runtime/backend"
+	"vkchat/runtime/sample"
 )
 
 // ErrNoMTP is returned where the model has no MTP head, or the backend
@@ -144,89 +145,116 @@ func (r *EvalResult) setMTP(t int, next int32, top [][3]float64) {
 	r.Steps[t].MTPTop = top
 }
 
+func init() { registerDrafter(SpecMTP, newMTPDrafter) }
+
 // mtpDrafter drafts with a model's MTP head as llama.cpp's draft-mtp does
 // (common/speculative.cpp:380-651; ../shared/docs/architectures-2026b.md,
-// "Speculative loop"): the head's cache mirrors the target's verified
-// rows, row p pairing x_p with the target's hidden state at p-1; a draft
+// "Speculative loop"): the head's cache mirrors what the target read, row
+// p pairing x_p with the target's hidden state at p-1 (Observe); a draft
 // is the head's argmax, and each further draft feeds the previous draft
-// with the head's own output at the next position.
+// with the head's own output at the next position (Propose). The drafts'
+// rows are overwritten by the next Observe at their positions, so the
+// head needs no rollback of its own.
 type mtpDrafter struct {
 	s    *Session
 	mb   backend.MTPBackend
 	embd int
-	// carry is the target's hidden state at the row before the next one
-	// the head will see (zeros before any); last is the hidden states of
-	// the last mirrored batch, from which accept takes the next carry.
-	carry, last []float32
-	lastPos     int
+	// known holds the target's hidden states of positions from..: the
+	// latest Observe's rows and the one before them, as far as they are
+	// still the target's (Settle cuts them back). The hidden state of an
+	// earlier position is not kept (a long context's would cost a
+	// context of embd-wide rows).
+	from  int
+	known []float32
 }
 
-func newMTPDrafter(s *Session, mb backend.MTPBackend) *mtpDrafter {
-	e := s.model.Embd
-	return &mtpDrafter{s: s, mb: mb, embd: e, carry: make([]float32, e)}
-}
-
-// reset forgets every row: the next mirror starts at position 0 with a
-// zero state.
-func (d *mtpDrafter) reset() { clear(d.carry) }
-
-// mirror feeds the target's batch at positions pos.. (its tokens and
-// their hidden states) into the head's cache: row pos+i pairs tokens[i]
-// with the hidden state at pos+i-1, the first with the carried one. The
-// head's logits for these rows are not needed. Until accept, the carry
-// is the batch's last hidden state (every row verified).
-func (d *mtpDrafter) mirror(ctx context.Context, tokens []int32, hidden []float32, pos int) error {
-	e, n := d.embd, len(tokens)
-	if len(hidden) != n*e {
-		return fmt.Errorf("MTP mirror: %d hidden values for %d tokens", len(hidden), n)
+func newMTPDrafter(s *Session, _ SpecOptions) (Drafter, error) {
+	mb, err := s.mtpBackend()
+	if err != nil {
+		return nil, err
 	}
-	h := make([]float32, n*e)
-	copy(h, d.carry)
-	copy(h[e:], hidden[:(n-1)*e])
-	if _, _, err := d.s.mtpRows(ctx, d.mb, tokens, h, pos); err != nil {
-		return err
-	}
-	d.last, d.lastPos = hidden, pos
-	copy(d.carry, hidden[(n-1)*e:])
-	return nil
+	return &mtpDrafter{s: s, mb: mb, embd: s.model.Embd}, nil
 }
 
-// accept keeps the last mirrored batch up to its row k (the target kept
-// tokens through position lastPos+k): the next draft's hidden state is
-// the target's at that row. Rows after it are overwritten by the next
-// call at their positions.
-func (d *mtpDrafter) accept(k int) {
+func (*mtpDrafter) Name() string { return string(SpecMTP) }
+func (*mtpDrafter) Close() error { return nil }
+
+// hiddenAt is the target's hidden state at position p, nil when not kept
+// (and a zero row for p = -1, before the first token, as llama.cpp's
+// first MTP row has).
+func (d *mtpDrafter) hiddenAt(p int) []float32 {
 	e := d.embd
-	copy(d.carry, d.last[k*e:(k+1)*e])
+	if p == -1 {
+		return make([]float32, e)
+	}
+	if p < d.from || (p-d.from+1)*e > len(d.known) {
+		return nil
+	}
+	return d.known[(p-d.from)*e : (p-d.from+1)*e]
 }
 
-// draft returns up to n drafts after last, the token the target sampled
-// at position pos (not yet run by it): the head's argmax at row pos with
-// the carried state, then at pos+1.. with the previous draft and the
-// head's own output.
-func (d *mtpDrafter) draft(ctx context.Context, last int32, pos, n int) ([]int32, error) {
-	var out []int32
-	tok, h := last, d.carry
+// Observe implements Drafter: the target's rows at pos.. go into the
+// head's cache. A row whose state before it is not known (the first
+// after a rewind past what is kept, or a backend that hands over fewer
+// rows) gets a zero state, as row 0 does: its drafts are worse, the
+// target's tokens unchanged.
+func (d *mtpDrafter) Observe(tokens []int32, pos int, h Hidden) {
+	e, n := d.embd, len(tokens)
+	rows := make([]float32, n*e) // the target's hidden state at pos+i
+	if h.Rows > 0 && len(h.Data) >= h.Rows*e {
+		k := min(h.Rows, n)
+		copy(rows[(n-k)*e:], h.Data[(h.Rows-k)*e:h.Rows*e])
+	}
+	in := make([]float32, n*e) // row pos+i's: the state at pos+i-1
+	if prev := d.hiddenAt(pos - 1); prev != nil {
+		copy(in, prev)
+	}
+	copy(in[e:], rows[:(n-1)*e])
+	if _, _, err := d.s.mtpRows(context.Background(), d.mb, tokens, in, pos); err != nil {
+		// the head is behind: its next drafts are only worse, and a
+		// failing head fails Propose too, where the error is seen
+		d.known, d.from = nil, 0
+		return
+	}
+	keep := d.hiddenAt(pos - 1)
+	if keep != nil && pos > 0 {
+		d.known, d.from = append(append(make([]float32, 0, (n+1)*e), keep...), rows...), pos-1
+	} else {
+		d.known, d.from = rows, pos
+	}
+}
+
+// Settle implements Drafter: the target keeps positions < keep, so the
+// states from keep on are no longer its.
+func (d *mtpDrafter) Settle(keep int) {
+	if keep <= d.from {
+		d.known, d.from = nil, 0
+		return
+	}
+	d.known = d.known[:min(len(d.known), (keep-d.from)*d.embd)]
+}
+
+// Propose implements Drafter: up to n drafts after history's last token
+// (the target's latest sample, at position len(history)-1), none when
+// the target's state before it is not known.
+func (d *mtpDrafter) Propose(ctx context.Context, history []int32, n int) ([]Draft, error) {
+	pos := len(history) - 1
+	h := d.hiddenAt(pos - 1)
+	if h == nil || pos < 0 {
+		return nil, nil
+	}
+	n = min(n, d.s.ctxSize-pos)
+	out := make([]Draft, 0, n)
+	tok := history[pos]
 	for i := 0; i < n; i++ {
 		logits, y, err := d.s.mtpRows(ctx, d.mb, []int32{tok}, h, pos+i)
 		if err != nil {
 			return out, err
 		}
-		tok = topID(logits)
-		out = append(out, tok)
+		var cands []sample.Candidate
+		tok, cands = draftArgmax(logits)
+		out = append(out, Draft{Token: tok, Candidates: cands})
 		h = y
 	}
 	return out, nil
-}
-
-// topID is the highest logit's id, the lower id on a tie (as topLogits
-// and a top_k = 1 sampler order them).
-func topID(logits []float32) int32 {
-	best := 0
-	for i, l := range logits {
-		if l > logits[best] {
-			best = i
-		}
-	}
-	return int32(best)
 }

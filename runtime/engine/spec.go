@@ -113,8 +113,8 @@ type Drafter interface {
 	Close() error
 }
 
-// Hidden is the target's final hidden state (after its last layer, before
-// the output norm) for the last Rows tokens of an Observe call, row-major,
+// Hidden is the target's final hidden state (after its last layer and
+// the output norm, as backend.HiddenBackend hands it over) for the last Rows tokens of an Observe call, row-major,
 // Rows × the embedding width; zero when the backend does not provide it.
 type Hidden struct {
 	Rows int
