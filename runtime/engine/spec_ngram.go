@@ -50,14 +50,19 @@ func ngramLookup(history []int32, g, n int) []Draft {
 		if !match {
 			continue
 		}
+		// The continuation is copied as LZ77 copies a match: past the
+		// history's end it goes on from the drafts themselves, so a
+		// loop whose latest occurrence ends just before the end (a
+		// repeated token, a short cycle) is drafted n tokens ahead, not
+		// one.
 		from := at + g
-		k := min(n, end-from)
-		if k <= 0 {
-			continue
-		}
-		out := make([]Draft, k)
+		out := make([]Draft, n)
 		for i := range out {
-			out[i].Token = history[from+i]
+			if j := from + i; j < end {
+				out[i].Token = history[j]
+			} else {
+				out[i].Token = out[j-end].Token
+			}
 		}
 		return out
 	}

@@ -215,6 +215,12 @@ func TestNgramLookup(t *testing.T) {
 	if d, _ := newNgramDrafter().Propose(context.Background(), []int32{1, 2, 3}, 4); len(d) != 0 {
 		t.Errorf("no repeat, drafts %v", d)
 	}
+	// A cycle whose latest occurrence ends at the end: the drafts go on
+	// around it.
+	d, _ = newNgramDrafter().Propose(context.Background(), []int32{9, 4, 5, 4, 5, 4}, 5)
+	if got := []int32{d[0].Token, d[1].Token, d[2].Token, d[3].Token, d[4].Token}; len(d) != 5 || !slices.Equal(got, []int32{5, 4, 5, 4, 5}) {
+		t.Errorf("cycle drafts %v, want 5 4 5 4 5", d)
+	}
 }
 
 // TestSpecKeepsPromptCheckpoint: a hybrid model's speculative reply saves
