@@ -34,6 +34,8 @@ func TestUnsupportedRecipes(t *testing.T) {
 		{"2026b/synth-nemotron_h-F32.gguf", []string{"Mamba2 mixer", "FFN alone", "ReLU²"}},
 		{"2026b/synth-nemotron_h_moe-Q4_K_M.gguf", []string{"Mamba2 mixer", "mixture-of-experts gating sigmoid"}},
 		{"2026b/synth-granitehybrid-F32.gguf", []string{"Mamba2 mixer"}},
+		{"2026b/synth-deepseek2-F32.gguf", []string{"multi-head latent attention (MLA)", "--backend cpu"}},
+		{"2026b/synth-deepseek2-Q4_K_M.gguf", []string{"multi-head latent attention (MLA)", "--backend cpu"}},
 		// a gating no route kernel computes, and MXFP4 outside the banks
 		{"2026/synth-gpt-oss-F32.gguf/gating", []string{"mixture-of-experts gating", "MXFP4 weights outside expert banks"}},
 	} {
