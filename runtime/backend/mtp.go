@@ -6,7 +6,7 @@ import (
 )
 
 // ErrNoMTP is returned where a model has no MTP head to draft with.
-var ErrNoMTP = errors.New("the model has no MTP (NextN) head")
+var ErrNoMTP = errors.New("no MTP (NextN) head")
 
 // MTPBackend is implemented by backends that can run a model's
 // multi-token-prediction head (Qwen3.5/3.6's NextN block): a small

@@ -238,7 +238,7 @@ func (b *Backend) Memory() backend.Memory {
 		Weights:     b.plan.WeightBytes + b.packedBytes + b.expertPacks.Bytes(), // the mapped file and the repacked copies
 		KVAllocated: b.kv.allocated(),
 		KVPerToken:  b.plan.CacheBytesPerToken(b.kv.typ, b.kv.typV),
-		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.gated.bytes() + b.conv.bytes() + b.mla.bytes() + b.mamba.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize, b.kv.typ, b.kv.typV) + int64(4*len(b.gelu)),
+		Scratch:     b.s.bytes() + b.experts.bytes() + b.hybrid.bytes() + b.gated.bytes() + b.mtpBytes() + b.conv.bytes() + b.mla.bytes() + b.mamba.bytes() + attnWorkBytes(b.plan.Widest, b.opts.ContextSize, b.kv.typ, b.kv.typV) + int64(4*len(b.gelu)),
 		Device:      fmt.Sprintf("CPU (%d thread%s, %s)", b.opts.Threads, map[bool]string{true: "", false: "s"}[b.opts.Threads == 1], simd.Describe()),
 		KVFormula:   b.plan.CacheFormula(b.kv.typ, b.kv.typV, 0),
 		// the recurrent layers' state and its checkpoints (state.go)

@@ -45,6 +45,17 @@ func (b *Backend) MTP(ctx context.Context, tokens []int32, hidden []float32, pos
 	return b.mtp.headRows(ctx, tokens, hidden, pos)
 }
 
+// mtpBytes is what the MTP head holds once made (its KV cache and
+// buffers; its weights are the trunk's file and copies), counted with
+// the scratch: the KV figures describe the trunk's cache.
+func (b *Backend) mtpBytes() int64 {
+	if b.mtp == nil {
+		return 0
+	}
+	m := b.mtp.Memory()
+	return m.KVAllocated + m.Scratch
+}
+
 // headRows runs this (MTP head) backend's plan on rows at positions pos..,
 // each a token and a hidden state, returning every row's logits and its
 // own hidden state, taken as the trunk's is (hiddenRows).

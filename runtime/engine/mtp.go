@@ -18,10 +18,10 @@ var ErrNoMTP = backend.ErrNoMTP
 func (s *Session) mtpBackend() (backend.MTPBackend, error) {
 	mb, ok := s.be.(backend.MTPBackend)
 	if !ok {
-		return nil, fmt.Errorf("%w that the %s backend can run (the cpu backend can)", ErrNoMTP, s.be.Name())
+		return nil, fmt.Errorf("%w on the %s backend: it does not run one yet (--backend cpu does)", ErrNoMTP, s.be.Name())
 	}
 	if !mb.HasMTP() {
-		return nil, fmt.Errorf("%s: %w", s.file.Path, ErrNoMTP)
+		return nil, fmt.Errorf("%s: %w: the model has none (a Qwen3.5/3.6 file with nextn_predict_layers carries one)", s.file.Path, ErrNoMTP)
 	}
 	return mb, nil
 }
