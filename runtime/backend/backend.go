@@ -276,13 +276,15 @@ var ErrDeviceLost = errors.New("compute device lost")
 // target's own computation (a Qwen3.5/3.6 MTP head, whose input at a
 // position is the target's final hidden state there beside the next
 // token's embedding): a backend that keeps the final hidden state of the
-// rows of its latest Forward (the residual stream after the last layer
-// and the output norm: what llama.cpp hands its MTP head, see
-// MTPBackend) hands them over here. LastHidden returns the
-// last rows rows of that Forward, row-major, rows × the model's embedding
-// width, in the backend's memory until its next Forward (0, nil when it
-// kept none). The engine passes them to its Drafter (engine.Drafter's
-// Observe); a backend that does not implement it gives the drafter nil.
+// rows it reads (the residual stream after the last layer and the output
+// norm: what llama.cpp hands its MTP head, see MTPBackend; kept while
+// MTPBackend.KeepHidden is on) hands them over here. LastHidden returns
+// the rows read since its previous call, the latest last, row-major,
+// rows × the model's embedding width (all of a prefill read in chunks;
+// after a rewind, those from the rewind on), in the backend's memory
+// until its next Forward (0, nil when it kept none). The engine passes
+// them to its Drafter (engine.Drafter's Observe); a backend that does not
+// implement it gives the drafter nil.
 type HiddenBackend interface {
 	LastHidden() (rows int, hidden []float32)
 }

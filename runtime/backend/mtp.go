@@ -32,4 +32,9 @@ type MTPBackend interface {
 	// cache then holds rows 0..pos+len(tokens)-1: a call at pos rewinds
 	// it there, as Forward does the trunk's. ErrNoMTP without a head.
 	MTP(ctx context.Context, tokens []int32, hidden []float32, pos int) (logits, y []float32, err error)
+	// KeepHidden turns on (or off) keeping the hidden state of the rows
+	// Forward reads for HiddenBackend's LastHidden, which an MTP drafter
+	// reads after each Forward; off, Forward keeps none. Calls pair up:
+	// it is on while more true calls than false ones were made.
+	KeepHidden(on bool)
 }

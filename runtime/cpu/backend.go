@@ -74,9 +74,10 @@ type Backend struct {
 
 	// mtp runs the plan's MTP head (mtp.go), made on its first use; nil
 	// until then and for models without one. last is the hidden state of
-	// the latest Forward's rows (LastHidden), kept for a model with one.
-	mtp  *Backend
-	last lastHidden
+	// the rows read since LastHidden was last called (KeepHidden).
+	mtp     *Backend
+	last    lastHidden
+	keepers int // KeepHidden(true) calls not yet undone
 
 	// conv is the short convolutions' batch scratch (shortconv.go); nil
 	// without them. Their state lives with the other recurrent layers'
@@ -295,10 +296,9 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 	if err := b.checkBatch(tokens, pos); err != nil {
 		return nil, err
 	}
-	b.last.rows = 0
-	keep := hidden == nil && b.plan.MTP != nil
+	keep := hidden == nil && b.last.on
 	if keep {
-		hidden = b.last.buffer(len(tokens) * b.plan.Embd)
+		hidden = b.last.extend(pos, len(tokens), b.plan.Embd)
 	}
 	if b.hybrid != nil {
 		if err := b.hybrid.at(pos); err != nil {
@@ -344,7 +344,7 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		}
 	}
 	if keep {
-		b.last.rows = len(tokens)
+		b.last.rows += len(tokens)
 	}
 	return out, nil
 }

@@ -173,11 +173,17 @@ func newMTPDrafter(s *Session, _ SpecOptions) (Drafter, error) {
 	if err != nil {
 		return nil, err
 	}
+	mb.KeepHidden(true)
 	return &mtpDrafter{s: s, mb: mb, embd: s.model.Embd}, nil
 }
 
 func (*mtpDrafter) Name() string { return string(SpecMTP) }
-func (*mtpDrafter) Close() error { return nil }
+
+// Close implements Drafter: the backend stops keeping hidden states.
+func (d *mtpDrafter) Close() error {
+	d.mb.KeepHidden(false)
+	return nil
+}
 
 // hiddenAt is the target's hidden state at position p, nil when not kept
 // (and a zero row for p = -1, before the first token, as llama.cpp's

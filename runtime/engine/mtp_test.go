@@ -215,7 +215,7 @@ func mtpSpecRun(t *testing.T, s *Session, prompt []int32, n, nmax int) (steps []
 		t.Fatal(err)
 	}
 	s.drafter = d
-	t.Cleanup(func() { s.drafter = nil })
+	t.Cleanup(func() { s.drafter = nil; d.Close() })
 	s.cached = s.cached[:0]
 	s.rewindState(0)
 	logits, err := s.forward(ctx, prompt, 0, false)
