@@ -176,3 +176,26 @@ func bytesOf(x []float32) []byte {
 	}
 	return out
 }
+
+// TestMLARouting: deepseek2's dense lead layer reports no experts, and
+// each routed layer its 2 experts with weights renormalised and × 1.8.
+func TestMLARouting(t *testing.T) {
+	m := loadShared(t, "2026b/synth-deepseek2-F32.gguf")
+	b, err := newFor(m, backend.Options{ContextSize: 16, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Forward(context.Background(), []int32{1, 403, 407}, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	r := b.LastRouting()
+	if len(r) != 4 || len(r[0].Experts) != 0 {
+		t.Fatalf("routing %+v: want 4 layers, none routed in layer 0", r)
+	}
+	for il, l := range r[1:] {
+		if len(l.Experts) != 2 || l.Experts[0] == l.Experts[1] || math.Abs(float64(l.Weights[0]+l.Weights[1])-1.8) > 1e-5 {
+			t.Errorf("layer %d: experts %v weights %v, want 2 distinct summing to 1.8", il+1, l.Experts, l.Weights)
+		}
+	}
+}

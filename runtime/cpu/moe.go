@@ -54,13 +54,15 @@ func newMoEScratch(p *plan.Plan, n int) *moeScratch {
 		last: make([]backend.Routing, len(p.Layers)),
 		mats: make([]quant.Matrix, 3*k), dsts: make([][]float32, 3*k), srcs: make([][]float32, k),
 	}
-	for i := range s.last {
-		s.last[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
-	}
 	sharedFF := 0
-	for _, layer := range p.Layers {
+	for i, layer := range p.Layers {
 		for _, op := range layer.Ops {
-			if o, ok := op.(plan.SharedExpert); ok {
+			switch o := op.(type) {
+			case plan.MoE:
+				// a layer without experts (a dense lead, a recurrent
+				// layer's) reports none rather than expert 0 at weight 0
+				s.last[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
+			case plan.SharedExpert:
 				sharedFF = max(sharedFF, o.Up.Rows)
 			}
 		}

@@ -187,6 +187,9 @@ func RouterLines(st theme.Styles, r Router, width, rows int) []string {
 			}
 			b.WriteString(strings.Join(cells, "") + " ")
 		}
+		if len(l.Experts) == 0 && termtext.Width(b.String())+len("no experts") <= width {
+			b.WriteString(st.Dim.Render("no experts")) // a dense layer of a MoE model
+		}
 		for j, x := range l.Experts {
 			if j >= len(l.Weights) {
 				break

@@ -251,3 +251,26 @@ func TestMemoryMoEGolden(t *testing.T) {
 		t.Run(fmt.Sprintf("width%d", w), func(t *testing.T) { golden.RequireEqual(t, []byte(strings.Join(box, "\n")+"\n")) })
 	}
 }
+
+// TestRouterDenseLead: a layer without experts (deepseek2's dense lead)
+// says so, with the grid and in the list alone, beside layers that route.
+func TestRouterDenseLead(t *testing.T) {
+	st := asciiStyles()
+	layers := append([]engine.Routing{{}}, synthRouting(3, 3, 12, 2)...)
+	for _, width := range []int{40, 13} { // 13: no room for a cell per expert
+		lines := RouterLines(st, Router{Title: "step 1", Experts: 12, Layers: layers}, width, 10)
+		text := strings.Join(lines, "\n")
+		var l0 string
+		for _, l := range lines {
+			if strings.HasPrefix(l, "L0") {
+				l0 = l
+			}
+		}
+		if !strings.Contains(l0, "no experts") || strings.Contains(l0, "#") {
+			t.Errorf("width %d: layer 0 row %q, want no experts\n%s", width, l0, text)
+		}
+		if width == 40 && strings.Count(text, "#") != 6 {
+			t.Errorf("width %d: %d chosen experts shown, want 3 layers × 2\n%s", width, strings.Count(text, "#"), text)
+		}
+	}
+}
