@@ -111,6 +111,10 @@ var archExtras = map[string]extras{
 	// temperature β 0.1, over an original context of a sixteenth of the
 	// shape's, so that both step within a short test.
 	"deepseek2": {keys: deepseek2Keys, check: deepseek2Check},
+	// Mamba2 hybrids (mamba2.go): Nemotron-H, Nemotron 3 Nano, Granite 4.0-H
+	"nemotron_h":     {keys: mamba2Keys("nemotron_h"), check: mamba2Check},
+	"nemotron_h_moe": {keys: mamba2Keys("nemotron_h_moe"), check: mamba2Check},
+	"granitehybrid":  {keys: mamba2Keys("granitehybrid"), check: mamba2Check},
 	"mistral3": {keys: func(s Shape, _ int) map[string]any {
 		return map[string]any{"rope.freq_base": float32(1e6), "rope.scaling.type": "yarn", "rope.scaling.factor": float32(16),
 			"rope.scaling.original_context_length": uint32(max(1, s.Context/16)),
@@ -177,6 +181,9 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		if s.ExpertFF == 0 {
 			s.ExpertFF = s.FF / 4
 		}
+		if a.ExpertFFIsFF {
+			s.ExpertFF = s.FF // granitehybrid's experts are feed_forward_length wide
+		}
 		switch {
 		case s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts:
 			return nil, fmt.Errorf("synth: %d experts used of %d", s.ExpertsUsed, s.Experts)
@@ -209,7 +216,9 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 	if moe {
 		set("expert_count", uint32(s.Experts))
 		set("expert_used_count", uint32(s.ExpertsUsed))
-		set("expert_feed_forward_length", uint32(s.ExpertFF))
+		if !a.ExpertFFIsFF {
+			set("expert_feed_forward_length", uint32(s.ExpertFF))
+		}
 		if a.SharedExpert {
 			set("expert_shared_feed_forward_length", uint32(s.ExpertFF))
 		}
@@ -272,6 +281,10 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		p := fmt.Sprintf("blk.%d.", l)
 		vec := func(name string, n int) spec { return spec{p + name, n, 1, true, 0} }
 		mat := func(name string, cols, rows int) spec { return spec{p + name, cols, rows, false, 0} }
+		if a.Mamba2 {
+			specs = append(specs, mamba2LayerSpecs(a, p, s, l, q, kv, moe)...) // mamba2.go
+			continue
+		}
 		if a.Block.PreNorm {
 			specs = append(specs, vec("attn_norm.weight", s.Embd))
 		}
@@ -353,6 +366,13 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		}
 	}
 	for _, sp := range specs {
+		if a.Mamba2 {
+			if ok, err := addMamba2Vector(w, rng, sp); err != nil {
+				return nil, err
+			} else if ok {
+				continue
+			}
+		}
 		// biases and sinks: small random values, F32
 		if strings.HasSuffix(sp.name, ".bias") || strings.HasSuffix(sp.name, "attn_sinks.weight") || strings.HasSuffix(sp.name, "ffn_gate_inp_shexp.weight") {
 			if err := addBias(w, rng, sp.name, sp.cols, sp.rows); err != nil {
