@@ -92,6 +92,12 @@ func loadMLA(l *loader, c *Config) error {
 	case c.KVHeads != 1:
 		return bad("attention.head_count_kv", fmt.Sprintf("%d: absorbed MLA attends to one cached row per token (1)", c.KVHeads))
 	}
+	// Mistral Large 3's conversion scales the absorbed query per position
+	// (llama.cpp's inp_attn_scale); run without it, every score would be
+	// off past the first temperature_length positions
+	if t := l.float("attention.temperature_scale", 0); t != 0 && l.err == nil {
+		return bad("attention.temperature_scale", fmt.Sprintf("%g: the attention temperature tuning of a deepseek2 file (Mistral Large 3) is not supported yet", t))
+	}
 	m.Nope = kmla - m.Rope
 	c.HeadDim = kmla
 	c.Rope.Dims = m.Rope

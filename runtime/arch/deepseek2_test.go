@@ -74,6 +74,7 @@ func TestDeepseek2Hostile(t *testing.T) {
 		{name: "too few groups used", edit: setKV("deepseek2.expert_group_used_count", uint32(0)), field: key("expert_group_used_count"), msg: "cannot hold 2 chosen experts"},
 		{name: "negative scale", edit: setKV("deepseek2.expert_weights_scale", float32(-1)), field: key("expert_weights_scale"), msg: "must be a positive number"},
 		{name: "dense lead past the layers", edit: setKV("deepseek2.leading_dense_block_count", uint32(5)), field: key("leading_dense_block_count"), msg: "more than the 4 layers"},
+		{name: "temperature tuning", edit: setKV("deepseek2.attention.temperature_scale", float32(0.1)), field: key("attention.temperature_scale"), msg: "not supported yet"},
 		{name: "k_b per head missing", edit: func(_ testing.TB, s *ggufspec.Spec) { s.DelTensor("blk.2.attn_k_b.weight") }, field: `tensor "blk.2.attn_k_b.weight"`, msg: "missing"},
 		{name: "old fused kv_b", edit: func(t testing.TB, s *ggufspec.Spec) {
 			kb := tensor(t, s, "blk.1.attn_k_b.weight")
