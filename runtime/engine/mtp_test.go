@@ -8,10 +8,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
+	"vkchat/internal/ggufspec/fromgguf"
 	"vkchat/internal/testenv"
 	"vkchat/runtime/backend"
+	"vkchat/runtime/gguf"
 )
 
 // mtpReference is shared/reference/2026b/synth-qwen35mtp-*.json (its
@@ -335,4 +339,86 @@ func topID(logits []float32) int32 {
 		}
 	}
 	return int32(best)
+}
+
+// TestMTPOnQwen35MoE: a qwen35moe file with an MTP block (the synth's
+// last layer copied as blk.4, its experts and shared expert included,
+// with the nextn tensors of the qwen35 MTP synth) loads with the head,
+// whose layer runs the routed FFN on the CPU; greedy with --spec mtp is
+// the plain reply, and eval --mtp gives finite draft logits whose row 0
+// (h zero) does not depend on the trunk. There is no llama.cpp reference
+// for this file: it checks the MoE path runs, not its figures.
+func TestMTPOnQwen35MoE(t *testing.T) {
+	src, err := gguf.Open(testenv.Model(t, "2026/synth-qwen35moe-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	nextn, err := gguf.Open(testenv.Model(t, "2026b/synth-qwen35mtp-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nextn.Close()
+	sp := fromgguf.Spec(src)
+	sp.Set("qwen35moe.block_count", uint32(5))
+	sp.Set("qwen35moe.nextn_predict_layers", uint32(1))
+	for _, tn := range slices.Clone(sp.Tensors) {
+		if rest, ok := strings.CutPrefix(tn.Name, "blk.3."); ok {
+			tn.Name = "blk.4." + rest
+			sp.Tensors = append(sp.Tensors, tn)
+		}
+	}
+	for _, tn := range fromgguf.Spec(nextn).Tensors {
+		if strings.HasPrefix(tn.Name, "blk.4.nextn.") {
+			sp.Tensors = append(sp.Tensors, tn)
+		}
+	}
+	b, err := sp.Encode(gguf.NewWriter())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "qwen35moe-mtp.gguf")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load := func(o SpecOptions) *Session {
+		s, err := Load(context.Background(), path, Options{Backend: "cpu", ContextSize: 128, Template: "none", Spec: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	plain, spec := load(SpecOptions{}), load(SpecOptions{Mode: SpecMTP, Max: 3})
+	if x := plain.model.MTP; x == nil || x.Layer.Experts == nil || x.Layer.Experts.Shared == nil {
+		t.Fatalf("MTP head %+v: want one with routed and shared experts", x)
+	}
+	want, _, _ := specRun(t, plain, "Once upon a time", 24)
+	got, marks, _ := specRun(t, spec, "Once upon a time", 24)
+	if !equalTokens(got, want) {
+		t.Fatalf("spec mtp %v\nplain %v", got, want)
+	}
+	if f := fates(marks); f[FateCorrected]+f[FateAccepted] == 0 {
+		t.Errorf("fates %v: no round ran", f)
+	}
+	res, err := plain.EvaluateMTP(context.Background(), "Once upon a time", 4, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := plain.EvaluateMTP(context.Background(), "Once", 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range res.Steps {
+		for _, c := range st.MTPTop {
+			if math.IsNaN(c[1]) || math.IsInf(c[1], 0) {
+				t.Fatalf("step %d: MTP top %v", st.Pos, st.MTPTop)
+			}
+		}
+	}
+	for j := range res.MTPPos0Top {
+		if res.MTPPos0Top[j] != other.MTPPos0Top[j] {
+			t.Errorf("row 0 depends on what follows: %v, %v", res.MTPPos0Top, other.MTPPos0Top)
+		}
+	}
 }
