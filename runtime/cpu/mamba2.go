@@ -5,6 +5,7 @@ import (
 
 	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
+	"vkchat/runtime/simd"
 )
 
 // Mamba2 layers (nemotron_h, granitehybrid; runtime/arch/mamba2.go) in
@@ -123,9 +124,13 @@ func (s *mamba2Scratch) heads(lo, hi int) {
 			dt := softplus1p(s.proj[t*P+inner+C+h] + s.dtBias[l][h])
 			dA := float32(math.Exp(float64(dt * s.a[l][h])))
 			y := s.y[t*inner+h*hd : t*inner+(h+1)*hd]
+			if !simd.SSMScanHead(st, x, B, Cg, y, dA, dt) { // VKCHAT_CPU_KERNELS=portable: scanRow
+				for p := 0; p < hd; p++ {
+					y[p] = scanRow(st[p*N:(p+1)*N], B, Cg, dA, x[p]*dt)
+				}
+			}
 			dskip := s.d[l][h]
-			for p := 0; p < hd; p++ {
-				y[p] = scanRow(st[p*N:(p+1)*N], B, Cg, dA, x[p]*dt)
+			for p := range y {
 				y[p] += float32(x[p] * dskip) // ggml_mul, then ggml_add
 			}
 		}
@@ -137,8 +142,9 @@ func (s *mamba2Scratch) heads(lo, hi int) {
 // follows ggml-cpu's AVX2 build: the first N rounded down to 32 states in
 // four accumulators of eight lanes (each update and product fused, as the
 // vector FMA is), reduced as GGML_F32_VEC_REDUCE does, then the rest one
-// by one. The fused steps are fmaD's, not fma32's exact emulation: this
-// is the decode step's innermost loop (H·P·N elements a layer and token).
+// by one. It is the oracle of runtime/simd's vk_ssm_scan_head, which runs
+// it in vector registers (the decode step's innermost loop: H·P·N
+// elements a layer and token).
 func scanRow(state, B, C []float32, dA, xdt float32) float32 {
 	N := len(state)
 	B, C = B[:N], C[:N]
@@ -150,8 +156,8 @@ func scanRow(state, B, C []float32, dA, xdt float32) float32 {
 			for j := 0; j < 4; j++ {
 				for k := 0; k < 8; k++ {
 					q := i + 8*j + k
-					v := fmaD(state[q], dA, B[q]*xdt)
-					acc[j][k] = fmaD(v, C[q], acc[j][k])
+					v := fma32(state[q], dA, B[q]*xdt)
+					acc[j][k] = fma32(v, C[q], acc[j][k])
 					state[q] = v
 				}
 			}
@@ -166,18 +172,12 @@ func scanRow(state, B, C []float32, dA, xdt float32) float32 {
 		sum = (a[0] + a[1]) + (a[2] + a[3])
 	}
 	for q := np; q < N; q++ {
-		v := fmaD(state[q], dA, B[q]*xdt)
-		sum = fmaD(v, C[q], sum)
+		v := fma32(state[q], dA, B[q]*xdt)
+		sum = fma32(v, C[q], sum)
 		state[q] = v
 	}
 	return sum
 }
-
-// fmaD is a·b + c with the product exact (two float32s multiply exactly
-// in float64) and the sum rounded to float64, then to float32: the fused
-// result but where that double rounding lands on a float32 midpoint
-// (fma32 corrects that case, at several times the cost).
-func fmaD(a, b, c float32) float32 { return float32(float64(a)*float64(b) + float64(c)) }
 
 // softplus1p is ggml_softplus: log1p(e^x), the identity above 20.
 func softplus1p(x float32) float32 {

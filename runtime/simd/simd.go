@@ -179,6 +179,21 @@ func DeltaStep(m, q, k, v, o []float32, decay, beta, scale float32) bool {
 	return true
 }
 
+// SSMScanHead is one token of the Mamba2 scan on one head: its len(x)
+// rows of len(B) states (state, row-major), with decay dA and step dt,
+// writing each row's dot with C to y, as runtime/cpu's portable scanRow
+// computes it, bit for bit. It reports false when the level is 0.
+func SSMScanHead(state, x, B, Cv, y []float32, dA, dt float32) bool {
+	P, N := len(x), len(B)
+	if level == 0 || P == 0 || N == 0 {
+		return level != 0
+	}
+	_, _, _ = state[P*N-1], Cv[N-1], y[P-1]
+	C.vk_ssm_scan_head((*C.float)(ptr(state)), (*C.float)(ptr(x)), (*C.float)(ptr(B)), (*C.float)(ptr(Cv)), (*C.float)(ptr(y)),
+		C.int64_t(P), C.int64_t(N), C.float(dA), C.float(dt))
+	return true
+}
+
 // SwiGLU sets gate[i] = silu(gate[i]) * up[i] for every i, as
 // runtime/cpu's portable swiglu computes it, bit for bit. It reports false when the level is 0.
 func SwiGLU(gate, up []float32) bool {

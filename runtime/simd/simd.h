@@ -33,6 +33,8 @@ void vk_rope_rows(float *x, int64_t width, int64_t rows, const float *c, const f
 void vk_swiglu(float *gate, const float *up, int64_t n);
 void vk_delta_step(float *m, const float *q, const float *k, const float *v, float *o, int64_t S, float decay,
 		   float beta, float scale);
+void vk_ssm_scan_head(float *state, const float *x, const float *B, const float *C, float *y, int64_t P, int64_t N,
+		      float dA, float dt);
 void vk_attn_online(const float *q, const void *keys, const void *vals, int64_t stride, int h, float *out, int64_t hd,
 		    int64_t span, float scale, int f16, float *work, uint8_t *rescale);
 void vk_attn_scores(const float *q, const float *keys, int64_t hd, int64_t span, float *scores);

@@ -35,6 +35,9 @@ func RopeRows(x []float32, width int, c, s []float32, neox bool) bool { return f
 // Rope has no native kernel on this platform.
 func Rope(x, c, s []float32, neox bool) bool { return false }
 
+// SSMScanHead has no native kernel on this platform.
+func SSMScanHead(state, x, B, Cv, y []float32, dA, dt float32) bool { return false }
+
 // DeltaStep has no native kernel on this platform.
 func DeltaStep(m, q, k, v, o []float32, decay, beta, scale float32) bool { return false }
 
