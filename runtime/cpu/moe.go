@@ -127,7 +127,7 @@ func (b *Backend) moe(layer int, x *plan.MoE, w *layerState, in, from, out []flo
 	last := &s.last[layer]
 	copy(last.Experts, s.sel[(n-1)*k:n*k])
 	copy(last.Weights, s.wts[(n-1)*k:n*k])
-	if n == 1 && x.Act.Gated() { // ungated (ReLU²) experts run as a batch of one
+	if n == 1 {
 		b.moeToken(layer, x, w, in)
 		s.finish(x, w, out, 1, k, e)
 		return
@@ -217,23 +217,42 @@ func (b *Backend) moeToken(layer int, x *plan.MoE, w *layerState, in []float32) 
 		// larger than the file's): back to the cache's recency
 		s.resident = nil
 	}
-	// mats and dsts: the k gate/up pairs, then the k downs
+	// mats and dsts: the k gate/up pairs (an ungated activation's k ups
+	// alone, into g), then the k downs
+	gated := x.Act.Gated()
+	ins := 2 * k
+	if !gated {
+		ins = k
+	}
 	for j, ex := range s.sel[:k] {
+		var g, u, d quant.Matrix
 		if s.resident != nil {
 			r := b.residentExpert(layer, x, int(ex))
-			s.mats[2*j], s.mats[2*j+1], s.mats[2*k+j] = r[0], r[1], r[2]
+			g, u, d = r[0], r[1], r[2]
 		} else {
 			gate, up, down := x.Expert(int(ex))
-			s.mats[2*j], s.mats[2*j+1], s.mats[2*k+j] = matrix(gate), matrix(up), matrix(down)
+			g, u, d = matrix(gate), matrix(up), matrix(down)
 		}
-		s.dsts[2*j], s.dsts[2*j+1], s.dsts[2*k+j] = s.g[j*ff:(j+1)*ff], s.u[j*ff:(j+1)*ff], s.ys[j*e:(j+1)*e]
+		if gated {
+			s.mats[2*j], s.mats[2*j+1] = g, u
+			s.dsts[2*j], s.dsts[2*j+1] = s.g[j*ff:(j+1)*ff], s.u[j*ff:(j+1)*ff]
+		} else {
+			s.mats[j], s.dsts[j] = u, s.g[j*ff:(j+1)*ff]
+		}
+		s.mats[2*k+j], s.dsts[2*k+j] = d, s.ys[j*e:(j+1)*e]
 		s.srcs[j] = s.g[j*ff : (j+1)*ff]
 	}
 	if s.resident == nil {
-		b.expertPacks.Use(s.mats[:3*k]...) // binds them, for the products below
+		// binds them, for the products below
+		b.expertPacks.Use(s.mats[:ins]...)
+		b.expertPacks.Use(s.mats[2*k : 3*k]...)
 	}
-	quant.MatMuls(s.dsts[:2*k], s.mats[:2*k], in[:e], 1)
+	quant.MatMuls(s.dsts[:ins], s.mats[:ins], in[:e], 1)
 	for j, ex := range s.sel[:k] {
+		if !gated {
+			addExpertBias(s.g[j*ff:(j+1)*ff], w.upBias, int(ex), ff)
+			continue
+		}
 		addExpertBias(s.g[j*ff:(j+1)*ff], w.gateBias, int(ex), ff)
 		addExpertBias(s.u[j*ff:(j+1)*ff], w.upBias, int(ex), ff)
 	}
@@ -255,7 +274,11 @@ func (b *Backend) residentExpert(layer int, x *plan.MoE, ex int) *[3]quant.Matri
 	if !r.ok {
 		gate, up, down := x.Expert(ex)
 		r.m = [3]quant.Matrix{matrix(gate), matrix(up), matrix(down)}
-		b.expertPacks.Use(r.m[:]...)
+		ms := r.m[:]
+		if gate.Data == nil {
+			ms = ms[1:] // ungated: no gate bank
+		}
+		b.expertPacks.Use(ms...)
 		r.ok = true
 	}
 	return &r.m

@@ -17,7 +17,7 @@ import (
 // hybridModels are the models with recurrent layers (backend.StateBackend)
 // that the engine's rewind policy (checkpoint.go) must serve exactly; a
 // file whose architecture the CPU backend does not run yet is skipped.
-var hybridModels = []string{"2026/synth-lfm2-F32", "2026/synth-qwen35-F32", "2026/synth-qwen35moe-F32", "2026b/synth-nemotron_h-F32", "2026b/synth-granitehybrid-F32"}
+var hybridModels = []string{"2026/synth-lfm2-F32", "2026/synth-qwen35-F32", "2026/synth-qwen35moe-F32", "2026b/synth-nemotron_h-F32", "2026b/synth-granitehybrid-F32", "2026b/synth-nemotron_h_moe-F32"}
 
 // hybridCases pairs each hybrid model with each backend under test.
 func hybridCases(t *testing.T) []struct{ be, name string } {
