@@ -108,8 +108,15 @@ func loadMamba2(l *loader, c *Config) error {
 		Groups:     l.uint("ssm.group_count", 0, true),
 		Heads:      l.uint("ssm.time_step_rank", 0, true),
 	}
+	// Nemotron's latent MoE (experts in a smaller width, with projections
+	// in and out of it) is not computed here; ignoring the key would run
+	// the experts on the wrong vectors.
+	latent := l.uint("moe_latent_size", 0, false)
 	if l.err != nil {
 		return l.err
+	}
+	if latent > 0 {
+		return bad("moe_latent_size", fmt.Sprintf("%d: latent mixture-of-experts layers are not supported yet", latent))
 	}
 	for _, k := range []struct {
 		key string

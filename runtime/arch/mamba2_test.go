@@ -102,6 +102,7 @@ func TestMamba2Hostile(t *testing.T) {
 		{name: "conv as F16", edit: func(t testing.TB, s *ggufspec.Spec) {
 			retype(t, s, "blk.0.ssm_conv1d.weight", ggml.F16, 4, 384)
 		}, field: `tensor "blk.0.ssm_conv1d.weight"`, msg: "must be F32, found F16"},
+		{name: "latent MoE", edit: setKV("nemotron_h.moe_latent_size", uint32(128)), field: key("moe_latent_size"), msg: "latent mixture-of-experts layers are not supported yet"},
 		{name: "ssm_a missing", edit: func(_ testing.TB, s *ggufspec.Spec) { s.DelTensor("blk.2.ssm_a") }, field: `tensor "blk.2.ssm_a"`, msg: "missing"},
 		{name: "FFN layer marked as Mamba2", edit: setKV("nemotron_h.feed_forward_length", []int32{0, 0, 0, 256, 0, 0, 256, 0}),
 			field: `tensor "blk.1.ssm_in.weight"`, msg: "missing"},
