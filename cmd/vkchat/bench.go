@@ -17,6 +17,7 @@ import (
 	"vkchat/runtime/cpu"
 	"vkchat/runtime/engine"
 	"vkchat/runtime/gguf"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/vk"
 	"vkchat/runtime/vk/vulkan"
 )
@@ -123,8 +124,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var b backend.Backend
 	var prof *vk.Backend
 	if choice.Backend == "vulkan" && *profile {
-		prof, err = vk.NewProfiled(m, opts) // a timestamp after every dispatch
-		b = prof
+		var p *plan.Plan
+		if p, err = plan.Resolve(m, opts.ContextSize); err == nil {
+			prof, err = vk.NewProfiled(p, opts) // a timestamp after every dispatch
+			b = prof
+		}
 	} else {
 		b, err = engine.NewBackend(choice.Backend, m, opts)
 	}

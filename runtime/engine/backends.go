@@ -61,17 +61,18 @@ func ChooseBackend(name string, device int) (Choice, error) {
 }
 
 // NewBackend builds the named backend ("cpu" or "vulkan") for m: the one
-// place a backend is made, for sessions and for vkchat bench alike.
+// place a backend is made, for sessions and for vkchat bench alike. Both
+// execute the model's plan, resolved here once for the context.
 func NewBackend(name string, m *arch.Model, o backend.Options) (backend.Backend, error) {
-	switch name {
-	case "cpu":
-		p, err := plan.Resolve(m, o.ContextSize)
-		if err != nil {
-			return nil, fmt.Errorf("cpu backend: %w", err)
-		}
-		return cpu.New(p, o)
-	case "vulkan":
-		return vk.New(m, o)
+	if name != "cpu" && name != "vulkan" {
+		return nil, fmt.Errorf("unknown backend %q (choose auto, cpu or vulkan)", name)
 	}
-	return nil, fmt.Errorf("unknown backend %q (choose auto, cpu or vulkan)", name)
+	p, err := plan.Resolve(m, o.ContextSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s backend: %w", name, err)
+	}
+	if name == "cpu" {
+		return cpu.New(p, o)
+	}
+	return vk.New(p, o)
 }

@@ -3,8 +3,6 @@ package vk
 import (
 	"fmt"
 
-	"vkchat/runtime/arch"
-
 	"vkchat/runtime/vk/vulkan"
 )
 
@@ -13,7 +11,7 @@ import (
 // logits and the head's result the host reads back.
 type activations struct {
 	x, qkv, q, att, h *vulkan.Buffer
-	o                 *vulkan.Buffer // a branch's output before its post-norm or scale (recipe.postBranch), else nil
+	o                 *vulkan.Buffer // a branch's output before its post-norm or scale (exec.go branchOut), else nil
 	h2                *vulkan.Buffer // up-projection partial sums when its K is split
 	xq                *vulkan.Buffer // x rounded to a vec_dot_type for the prefill product (matmul.go)
 	attPart           *vulkan.Buffer // split-K decode attention's partials [head][split][dim+2], else nil
@@ -73,8 +71,8 @@ func (a *activations) readLogits(n, vocab int) ([]byte, error) {
 // allocate makes the activations every model has, for prefillChunk tokens
 // of c's widths: attention's split-K partials for up to splits workgroups
 // per KV head of at most headDim, and o where a branch ends in
-// residual.comp (postBranch).
-func (a *activations) allocate(d *gpu, c *arch.Config, splits, headDim int, postBranch bool) error {
+// residual.comp (branchOut).
+func (a *activations) allocate(d *gpu, heads, splits, headDim int, branchOut bool) error {
 	var err error
 	n := prefillChunk
 	if a.x, err = a.buffer(d, "activations x", n*a.xStride, vulkan.MemDevice); err != nil {
@@ -90,11 +88,11 @@ func (a *activations) allocate(d *gpu, c *arch.Config, splits, headDim int, post
 		return err
 	}
 	if splits > 0 {
-		if a.attPart, err = a.buffer(d, "split-K attention partials", c.Heads*splits*(headDim+2), vulkan.MemDevice); err != nil {
+		if a.attPart, err = a.buffer(d, "split-K attention partials", heads*splits*(headDim+2), vulkan.MemDevice); err != nil {
 			return err
 		}
 		// a counter per KV head (at most one per query head) of a decode step's token
-		if a.attArrive, err = a.buffer(d, "split-K attention arrivals", c.Heads, vulkan.MemDevice); err != nil {
+		if a.attArrive, err = a.buffer(d, "split-K attention arrivals", heads, vulkan.MemDevice); err != nil {
 			return err
 		}
 	}
@@ -113,7 +111,7 @@ func (a *activations) allocate(d *gpu, c *arch.Config, splits, headDim int, post
 	if a.xq, err = a.buffer(d, "activations rounded for the prefill product", n*xqBound(max(a.xStride, a.qStride, a.ffStride)), vulkan.MemDevice); err != nil {
 		return err
 	}
-	if postBranch {
+	if branchOut {
 		if a.o, err = a.buffer(d, "activations branch output", n*a.xStride, vulkan.MemDevice); err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/plan"
 
@@ -25,18 +24,16 @@ const prefillChunk = 64
 // It is made of parts, each with its own type: the weights (weights.go),
 // the step's activations (activations.go), what the device keeps between
 // steps (cache.go, state.go), the recorded forward pass and its step
-// buffer (graph.go) and profiling (profile.go). The model, its plan and
-// the options are the Backend's, read by all of them.
+// buffer (graph.go, exec.go) and profiling (profile.go). The plan and the
+// options are the Backend's, read by all of them.
 type Backend struct {
 	mu   sync.Mutex
 	d    *gpu
-	m    *arch.Model
-	cfg  arch.Config
 	opts backend.Options
 
-	rec   recipe      // the model-wide numbers the kernels take
-	plan  *plan.Plan  // the model resolved (recipe.go planLayers)
-	plans []layerPlan // per layer, what the recording takes from plan
+	plan  *plan.Plan  // the model resolved, which this backend executes
+	prog  *program    // the plan compiled into steps (exec.go)
+	plans []layerPlan // per layer, what the recording takes from plan (plan.go)
 
 	weights weights
 	act     activations
@@ -54,10 +51,11 @@ type Backend struct {
 	buffers      []*vulkan.Buffer
 }
 
-// New uploads m to the best Vulkan device (or opts.Device) and records the
-// decode and prefill command buffers.
-func New(m *arch.Model, opts backend.Options) (backend.Backend, error) {
-	b, err := newBackend(m, opts, false)
+// New uploads the weights of p, a model's plan, to the best Vulkan device
+// (or opts.Device) and records the decode command buffer. A plan with an
+// op this backend has no kernel for is refused with backend.ErrUnsupported.
+func New(p *plan.Plan, opts backend.Options) (backend.Backend, error) {
+	b, err := newBackend(p, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -65,22 +63,19 @@ func New(m *arch.Model, opts backend.Options) (backend.Backend, error) {
 }
 
 // NewProfiled is New with a timestamp after every dispatch, for Profile.
-func NewProfiled(m *arch.Model, opts backend.Options) (*Backend, error) {
-	return newBackend(m, opts, true)
+func NewProfiled(p *plan.Plan, opts backend.Options) (*Backend, error) {
+	return newBackend(p, opts, true)
 }
 
-func newBackend(m *arch.Model, opts backend.Options, profile bool) (*Backend, error) {
-	if opts.ContextSize <= 0 {
-		return nil, fmt.Errorf("vulkan backend: context size %d must be positive", opts.ContextSize)
-	}
-	if err := refuseUnsupported(m); err != nil {
+func newBackend(p *plan.Plan, opts backend.Options, profile bool) (*Backend, error) {
+	if _, err := check(p, opts); err != nil {
 		return nil, err // before opening a device for nothing
 	}
 	dev, err := openGPU(opts.Device)
 	if err != nil {
 		return nil, fmt.Errorf("vulkan backend: %w", err)
 	}
-	b, err := newBackendOn(dev, m, opts, profile, false)
+	b, err := newBackendOn(dev, p, opts, profile, false)
 	if err != nil {
 		dev.Close()
 		return nil, deviceError(err)
@@ -88,14 +83,14 @@ func newBackend(m *arch.Model, opts backend.Options, profile bool) (*Backend, er
 	return b, nil
 }
 
-// newBackendOn builds a backend on an open device; with shared the device
-// is the caller's to close.
-func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared bool) (b *Backend, err error) {
+// check refuses what no device could run: the options, and the plan's ops
+// and weight types (unsupported.go); it returns the plan compiled.
+func check(p *plan.Plan, opts backend.Options) (*program, error) {
 	if opts.ContextSize <= 0 {
 		return nil, fmt.Errorf("vulkan backend: context size %d must be positive", opts.ContextSize)
 	}
-	if err := refuseUnsupported(m); err != nil {
-		return nil, err
+	if p.Context != opts.ContextSize {
+		return nil, fmt.Errorf("vulkan backend: a plan resolved for %d positions, a context of %d", p.Context, opts.ContextSize)
 	}
 	if opts.KVType == "" {
 		opts.KVType = backend.KVF16
@@ -103,22 +98,24 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 	if v := opts.ValueType(); (opts.KVType != backend.KVF16 && opts.KVType != backend.KVF32) || v != opts.KVType {
 		return nil, fmt.Errorf("vulkan backend: a %s KV cache: this backend keeps keys and values in f16 or f32, the same for both (quantized caches run on the cpu backend)", backend.KVName(opts.KVType, v))
 	}
-	c := m.Config
-	wd := m.Widest()
-	if c.HeadDim%8 != 0 {
-		return nil, fmt.Errorf("vulkan backend: head size %d is not a multiple of 8, which the attention kernel needs", c.HeadDim)
+	if p.HeadDim%8 != 0 {
+		return nil, fmt.Errorf("vulkan backend: head size %d is not a multiple of 8, which the attention kernel needs", p.HeadDim)
 	}
-	vnorm := 1
-	if c.Block.VNorm {
-		vnorm = 2
+	return refuse(p)
+}
+
+// newBackendOn builds a backend on an open device; with shared the device
+// is the caller's to close.
+func newBackendOn(dev *gpu, p *plan.Plan, opts backend.Options, profile, shared bool) (b *Backend, err error) {
+	prog, err := check(p, opts)
+	if err != nil {
+		return nil, err
 	}
-	if c.Block.QKNorm == arch.QKNormHead && c.Heads+vnorm*wd.KVHeads > 512 {
-		return nil, fmt.Errorf("vulkan backend: %d query and %d key heads, over the 512 the Q/K norm kernel holds", c.Heads, vnorm*wd.KVHeads)
+	if opts.KVType == "" {
+		opts.KVType = backend.KVF16
 	}
-	if c.Block.VNorm && c.Block.QKNorm != arch.QKNormHead {
-		return nil, fmt.Errorf("vulkan backend: V norm without per-head Q/K norms, which the rope kernel does not compute")
-	}
-	b = &Backend{d: dev, m: m, cfg: c, opts: opts, prof: profiler{on: profile}, sharedDevice: true, rec: newRecipe(&c)}
+	wd := p.Widest
+	b = &Backend{d: dev, plan: p, prog: prog, opts: opts, prof: profiler{on: profile}, sharedDevice: true}
 	dev.track(&b.buffers)
 	defer func() {
 		dev.track(nil)
@@ -129,16 +126,16 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 		}
 		b.sharedDevice = shared
 	}()
-	b.act.xStride = int(alignUp(uint64(c.Embd), 256))
+	b.act.xStride = int(alignUp(uint64(p.Embd), 256))
 	// the widest layer's (layers may differ: gemma4)
 	b.act.qkvStride = int(alignUp(uint64(wd.Q+2*wd.KV), 4))
 	b.act.qStride = int(alignUp(uint64(wd.Q), 256))
 	b.act.ffStride = int(alignUp(uint64(wd.FF), 256))
 	if err := b.planLayers(); err != nil {
-		return nil, fmt.Errorf("vulkan backend: %s: %w", m.Name, err)
+		return nil, fmt.Errorf("vulkan backend: %s: %w", p.Arch, err)
 	}
-	if err := b.weights.upload(b.d, b.m, b.act.xStride, b.plans); err != nil {
-		return nil, fmt.Errorf("vulkan backend: loading %s: %w", m.Name, err)
+	if err := b.weights.upload(b.d, p, b.act.xStride); err != nil {
+		return nil, fmt.Errorf("vulkan backend: loading the %s weights: %w", p.Arch, err)
 	}
 	if err := b.allocate(); err != nil {
 		return nil, fmt.Errorf("vulkan backend: %w", err)
@@ -152,14 +149,14 @@ func newBackendOn(dev *gpu, m *arch.Model, opts backend.Options, profile, shared
 // allocate creates the KV cache, the activation buffers and the step
 // buffer.
 func (b *Backend) allocate() error {
-	c, d := &b.cfg, b.d
+	p, d := b.plan, b.d
 	if err := b.cache.allocate(d, b.plans, b.opts); err != nil {
 		return err
 	}
 	act := func(name string, floats int, kind vulkan.MemKind) (*vulkan.Buffer, error) {
 		return b.act.buffer(d, name, floats, kind)
 	}
-	if err := b.act.allocate(d, c, b.maxAttnSplits(), b.m.Widest().HeadDim, b.rec.postBranch); err != nil {
+	if err := b.act.allocate(d, p.Heads, b.maxAttnSplits(), p.Widest.HeadDim, branchOut(p)); err != nil {
 		return err
 	}
 	if err := b.allocateMoE(act); err != nil {
@@ -174,10 +171,13 @@ func (b *Backend) allocate() error {
 	if err := b.allocatePLE(act); err != nil {
 		return err
 	}
-	if err := b.act.allocateOutputs(d, c.Vocab); err != nil {
+	if err := b.cache.allocateState(d, p); err != nil {
 		return err
 	}
-	if err := b.graph.allocateStep(d, act, c.Rope.Dims, b.weights.ple.rawBytes()); err != nil {
+	if err := b.act.allocateOutputs(d, p.Vocab); err != nil {
+		return err
+	}
+	if err := b.graph.allocateStep(d, act, b.weights.ple.rawBytes()); err != nil {
 		return err
 	}
 	return d.Zero(b.act.zeroed()...)
@@ -197,8 +197,8 @@ func (b *Backend) Memory() backend.Memory {
 		Device:      fmt.Sprintf("%s (%s)", b.d.Info.Name, b.d.Info.Type),
 		KVFormula:   b.plan.CacheFormula(b.opts.KVType, b.opts.KVType, ringExtra),
 		// the recurrent layers' state on the device and its host checkpoints
-		StateBytes:      b.m.StateBytes(),
-		StateFormula:    b.m.StateFormula(),
+		StateBytes:      b.plan.StateBytes(),
+		StateFormula:    b.plan.StateFormula,
 		CheckpointBytes: b.cache.checkpointBytes(),
 	}
 	mem.SetCacheLayout(b.plan.CacheGroups(ringExtra), b.plan.SharedLayers(), b.opts.KVType, b.opts.KVType)
@@ -265,7 +265,7 @@ func (b *Backend) runChunk(tokens []int32, pos int, runs []*vulkan.Recorder) err
 	for i, t := range tokens {
 		putU32(m, 16+4*i, uint32(t))
 	}
-	b.graph.ropeAngles(&b.cfg.Rope, b.opts.ContextSize, pos, n)
+	b.graph.ropeAngles(pos, n)
 	if err := b.pleRows(tokens); err != nil {
 		return fmt.Errorf("vulkan backend: %w", err)
 	}
@@ -317,7 +317,7 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		return nil, fmt.Errorf("vulkan backend: positions %d..%d exceed the context of %d: %w",
 			pos, pos+len(tokens)-1, b.opts.ContextSize, backend.ErrContextFull)
 	}
-	vocab := b.cfg.Vocab
+	vocab := b.plan.Vocab
 	for _, t := range tokens {
 		if t < 0 || int(t) >= vocab {
 			return nil, fmt.Errorf("vulkan backend: token id %d outside the vocabulary of %d", t, vocab)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"vkchat/runtime/arch"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 
 	"vkchat/runtime/vk/vulkan"
@@ -53,7 +53,7 @@ type dnBuffers struct {
 }
 
 // uploadDeltaNet puts a DeltaNet layer's weights on the device.
-func (ws *weights) uploadDeltaNet(d *gpu, up func(arch.Weight) *Matrix, x *arch.DeltaNet) (*dnWeights, error) {
+func (ws *weights) uploadDeltaNet(d *gpu, up func(plan.Weight) *Matrix, x *plan.DeltaNetWeights) (*dnWeights, error) {
 	w := &dnWeights{qkv: up(x.QKV), z: up(x.Z), beta: up(x.Beta), alpha: up(x.Alpha), out: up(x.Out)}
 	conv := make([]float32, x.Conv.Rows*x.Conv.Cols)
 	if err := quant.Dequantize(x.Conv.Type, x.Conv.Data, conv); err != nil {
@@ -64,7 +64,7 @@ func (ws *weights) uploadDeltaNet(d *gpu, up func(arch.Weight) *Matrix, x *arch.
 		return nil, err
 	}
 	var params []float32
-	for _, v := range []arch.Weight{x.DtBias, x.A, x.Norm} {
+	for _, v := range []plan.Weight{x.DtBias, x.A, x.Norm} {
 		f := make([]float32, v.Cols)
 		if err := quant.Dequantize(v.Type, v.Data, f); err != nil {
 			return nil, fmt.Errorf("tensor %q: %w", v.Name, err)
@@ -79,7 +79,7 @@ func (ws *weights) uploadDeltaNet(d *gpu, up func(arch.Weight) *Matrix, x *arch.
 
 // splitGatedQ splits attn_q's rows, [q_h | gate_h] per head, into the Q
 // rows and the gate rows (rows are contiguous in every type).
-func splitGatedQ(w arch.Weight, heads, hd int) (q, gate arch.Weight) {
+func splitGatedQ(w plan.Weight, heads, hd int) (q, gate plan.Weight) {
 	rb, _ := w.Type.RowBytes(uint64(w.Cols))
 	head := int(rb) * hd
 	qd, gd := make([]byte, 0, len(w.Data)/2), make([]byte, 0, len(w.Data)/2)
@@ -87,22 +87,26 @@ func splitGatedQ(w arch.Weight, heads, hd int) (q, gate arch.Weight) {
 		qd = append(qd, w.Data[2*h*head:(2*h+1)*head]...)
 		gd = append(gd, w.Data[(2*h+1)*head:(2*h+2)*head]...)
 	}
-	q = arch.Weight{Name: w.Name + "[q]", Type: w.Type, Cols: w.Cols, Rows: heads * hd, Data: qd}
-	gate = arch.Weight{Name: w.Name + "[gate]", Type: w.Type, Cols: w.Cols, Rows: heads * hd, Data: gd}
+	q = plan.Weight{Name: w.Name + "[q]", Type: w.Type, Cols: w.Cols, Rows: heads * hd, Data: qd}
+	gate = plan.Weight{Name: w.Name + "[gate]", Type: w.Type, Cols: w.Cols, Rows: heads * hd, Data: gd}
 	return q, gate
 }
 
 // allocateDeltaNet creates the DeltaNet activations and the layers' states.
 func (b *Backend) allocateDeltaNet(act func(string, int, vulkan.MemKind) (*vulkan.Buffer, error)) error {
-	m, c := b.m, &b.cfg
-	gated := c.Block.AttnGate
-	shared := 0
-	for i := range m.Layers {
-		if x := m.Layers[i].Experts; x != nil && x.Shared != nil {
-			shared = x.Shared.Up.Rows
+	p := b.plan
+	gated, shared, deltaNet := false, 0, false
+	forOps(p, func(_ int, op plan.Op) {
+		switch o := op.(type) {
+		case plan.Products:
+			gated = gated || o.Outs[0].GatedHeads
+		case plan.SharedExpert:
+			shared = o.Up.Rows
+		case plan.DeltaNet:
+			deltaNet = true
 		}
-	}
-	if m.RecurrentLayers() == 0 && !gated && shared == 0 {
+	})
+	if !deltaNet && !gated && shared == 0 {
 		return nil
 	}
 	dn := &dnBuffers{}
@@ -131,10 +135,10 @@ func (b *Backend) allocateDeltaNet(act func(string, int, vulkan.MemKind) (*vulka
 			}
 		}
 	}
-	if m.RecurrentLayers() == m.ShortConvLayers {
+	if !deltaNet {
 		return nil // no DeltaNet layers (lfm2's short convolutions: shortconv.go)
 	}
-	d := &c.DeltaNet
+	d := &p.DeltaNetShape
 	vw := d.ValueHeads * d.StateSize
 	dn.cStride = int(alignUp(uint64(d.Channels()), 4))
 	dn.zStride = int(alignUp(uint64(vw), 4))
@@ -156,34 +160,22 @@ func (b *Backend) allocateDeltaNet(act func(string, int, vulkan.MemKind) (*vulka
 			return err
 		}
 	}
-	for i := range m.Layers {
-		var cs, ms *vulkan.Buffer
-		if m.Layers[i].DeltaNet != nil {
-			if cs, err = b.d.NewBuffer(fmt.Sprintf("DeltaNet conv state, layer %d", i), uint64(4*d.ConvFloats()), vulkan.MemDevice); err != nil {
-				return err
-			}
-			if ms, err = b.d.NewBuffer(fmt.Sprintf("DeltaNet matrix state, layer %d", i), uint64(4*d.MatrixFloats()), vulkan.MemDevice); err != nil {
-				return err
-			}
-			b.cache.stateBytes += cs.Size + ms.Size
-		}
-		b.cache.convState, b.cache.mat = append(b.cache.convState, cs), append(b.cache.mat, ms)
-	}
-	return b.cache.resetState(b.d)
+	return nil
 }
 
 // recordDeltaNet records a DeltaNet layer's mixer for the step's tokens:
 // x += ssm_out·(its output).
-func (b *Backend) recordDeltaNet(r *vulkan.Recorder, name func(string) string, l int, lw *layerWeights, s bodyShape) error {
-	c, dn, w := &b.cfg, b.act.dn, lw.dn
-	d := &c.DeltaNet
+func (b *Backend) recordDeltaNet(r *vulkan.Recorder, name func(string) string, l int, o *plan.DeltaNet, w *dnWeights, in input, fused bool, s bodyShape) error {
+	dn := b.act.dn
+	d := &o.Shape
 	for _, p := range []struct {
 		label  string
 		m      *Matrix
 		y      *vulkan.Buffer
 		stride int
 	}{{"dn qkv", w.qkv, dn.qkv, dn.cStride}, {"dn z", w.z, dn.z, dn.zStride}, {"dn beta", w.beta, dn.beta, dn.bStride}, {"dn alpha", w.alpha, dn.alpha, dn.bStride}} {
-		op := matvecOp{label: name(p.label), m: p.m, x: b.act.x, xstride: b.act.xStride, norm: lw.attnNorm, eps: c.NormEps, y: p.y, ystride: p.stride, tokens: s.cap, step: b.graph.step}
+		op := matvecOp{label: name(p.label), m: p.m, y: p.y, ystride: p.stride, tokens: s.cap, step: b.graph.step}
+		b.bind(&op, in)
 		if err := b.d.matvec(r, op); err != nil {
 			return err
 		}
@@ -205,65 +197,45 @@ func (b *Backend) recordDeltaNet(r *vulkan.Recorder, name func(string) string, l
 	}
 	scale := 1 / float32(math.Sqrt(float64(d.StateSize)))
 	err = r.Dispatch(name("dn delta"), delta, []vulkan.Arg{vulkan.R(b.graph.step), vulkan.R(dn.conv), vulkan.R(dn.beta), vulkan.R(dn.alpha), vulkan.R(dn.z), vulkan.R(w.params), vulkan.W(b.cache.mat[l]), vulkan.W(dn.o)},
-		[]uint32{uint32(d.KeyHeads), uint32(d.ValueHeads), uint32(dn.cStride), uint32(dn.bStride), uint32(dn.zStride), uint32(dn.oStride), math.Float32bits(c.NormEps), math.Float32bits(scale)},
+		[]uint32{uint32(d.KeyHeads), uint32(d.ValueHeads), uint32(dn.cStride), uint32(dn.bStride), uint32(dn.zStride), uint32(dn.oStride), math.Float32bits(o.Eps), math.Float32bits(scale)},
 		uint32(d.ValueHeads), 1, 1)
 	if err != nil {
 		return err
 	}
 	// the matrix state, read and written whole every step (DecodeBytes)
 	r.Work(uint64(8*d.MatrixFloats()), uint64(3*d.MatrixFloats())*uint64(s.cap))
-	out := matvecOp{label: name("dn out"), m: w.out, x: dn.o, xstride: dn.oStride, y: b.act.x, ystride: b.act.xStride, epi: epiResidual, tokens: s.cap, step: b.graph.step}
-	if b.rec.postBranch {
-		out.y, out.epi = b.act.o, epiStore
-	}
-	if err := b.d.matvec(r, out); err != nil {
-		return err
-	}
-	if b.rec.postBranch {
-		return b.recordBranchEnd(r, name("dn out"), lw.postAttn, s)
-	}
-	return nil
+	out := matvecOp{label: name("dn out"), m: w.out, x: dn.o, xstride: dn.oStride, tokens: s.cap, step: b.graph.step}
+	b.out(&out, fused)
+	return b.d.matvec(r, out)
 }
 
 // recordAttnGate multiplies the attention output by σ(gate).
-func (b *Backend) recordAttnGate(r *vulkan.Recorder, name func(string) string, s bodyShape) error {
+func (b *Backend) recordAttnGate(r *vulkan.Recorder, label string, n int, s bodyShape) error {
 	const wg = 64
 	k, err := b.d.kernel("dn_gate", 2*4, wg)
 	if err != nil {
 		return err
 	}
-	n := b.cfg.Heads * b.cfg.HeadDim
-	return r.Dispatch(name("attention gate"), k, []vulkan.Arg{vulkan.R(b.graph.step), vulkan.W(b.act.att), vulkan.R(b.act.dn.gate)},
+	return r.Dispatch(label, k, []vulkan.Arg{vulkan.R(b.graph.step), vulkan.W(b.act.att), vulkan.R(b.act.dn.gate)},
 		[]uint32{uint32(n), uint32(b.act.qStride)}, uint32((n+wg-1)/wg), uint32(s.cap), 1)
 }
 
 // recordSharedProducts runs a layer's shared expert on the FFN's normed
 // input (before the routed experts add theirs to x): down(act(gate·f)·up·f)
 // into shY and the gate logit scale·f into shS.
-func (b *Backend) recordSharedProducts(r *vulkan.Recorder, name func(string) string, lw *layerWeights, s bodyShape) error {
-	c, dn, x := &b.cfg, b.act.dn, lw.shared
-	ffn := matvecOp{label: name("shared gate+up"), m: x.gate, m2: x.up, x: b.act.x, xstride: b.act.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: dn.shH, y2: dn.shH2, ystride: dn.shStride, tokens: s.cap, step: b.graph.step, act: b.rec.act}
-	if x.gate.Type == x.up.Type {
-		if err := b.d.matvec(r, ffn); err != nil {
-			return err
-		}
-	} else {
-		gate := ffn
-		gate.label, gate.m2 = name("shared gate"), nil
-		if err := b.d.matvec(r, gate); err != nil {
-			return err
-		}
-		upOp := ffn
-		upOp.label, upOp.m, upOp.m2, upOp.epi = name("shared up·act(gate)"), x.up, nil, epiSwiGLU
-		if err := b.d.matvec(r, upOp); err != nil {
-			return err
-		}
+func (b *Backend) recordSharedProducts(r *vulkan.Recorder, name func(string) string, x *sharedWeights, in input, act uint32, s bodyShape) error {
+	dn := b.act.dn
+	ffn := matvecOp{label: name("shared gate+up"), m: x.gate, m2: x.up, y: dn.shH, y2: dn.shH2, ystride: dn.shStride, tokens: s.cap, step: b.graph.step, act: act}
+	b.bind(&ffn, in)
+	if err := b.recordPair(r, ffn, name("shared gate"), name("shared up·act(gate)")); err != nil {
+		return err
 	}
 	down := matvecOp{label: name("shared down"), m: x.down, x: dn.shH, xstride: dn.shStride, y: dn.shY, ystride: b.act.xStride, tokens: s.cap, step: b.graph.step}
 	if err := b.d.matvec(r, down); err != nil {
 		return err
 	}
-	logit := matvecOp{label: name("shared gate logit"), m: x.scale, x: b.act.x, xstride: b.act.xStride, norm: lw.ffnNorm, eps: c.NormEps, y: dn.shS, ystride: 1, tokens: s.cap, step: b.graph.step}
+	logit := matvecOp{label: name("shared gate logit"), m: x.scale, y: dn.shS, ystride: 1, tokens: s.cap, step: b.graph.step}
+	b.bind(&logit, in)
 	return b.d.matvec(r, logit)
 }
 
@@ -274,7 +246,7 @@ func (b *Backend) recordSharedAdd(r *vulkan.Recorder, name func(string) string, 
 	if err != nil {
 		return err
 	}
-	e := b.cfg.Embd
+	e := b.plan.Embd
 	return r.Dispatch(name("shared add"), k, []vulkan.Arg{vulkan.R(b.graph.step), vulkan.W(b.act.x), vulkan.R(b.act.dn.shY), vulkan.R(b.act.dn.shS)},
 		[]uint32{uint32(e), uint32(b.act.xStride), 1}, uint32((e+wg-1)/wg), uint32(s.cap), 1)
 }

@@ -290,7 +290,7 @@ func TestDeltaNetGateKernels(t *testing.T) {
 // over the restored state); a Forward off the state's position is refused.
 func TestVulkanCheckpointRewind(t *testing.T) {
 	m := loadModel(t, testenv.Model(t, "2026/synth-qwen35-F32.gguf"))
-	b, err := newBackendOn(testDevice(t), m, backend.Options{ContextSize: 64, Device: -1}, false, true)
+	b, err := newTestBackend(testDevice(t), m, backend.Options{ContextSize: 64, Device: -1}, false, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestVulkanCheckpointRewind(t *testing.T) {
 func TestDeltaNetShapesRefused(t *testing.T) {
 	m := loadModel(t, testenv.Model(t, "2026/synth-qwen35-F32.gguf"))
 	m.DeltaNet.ConvKernel, m.DeltaNet.StateSize = 9, 512
-	err := refuseUnsupported(m)
+	_, err := check(mustPlan(t, m, 64), backend.Options{ContextSize: 64})
 	if !errors.Is(err, backend.ErrUnsupported) {
 		t.Fatalf("error %v, want ErrUnsupported", err)
 	}

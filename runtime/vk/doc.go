@@ -1,6 +1,6 @@
 // Package vk is the Vulkan compute backend: the whole forward pass of every
-// supported architecture, laid out per layer by the model's plan
-// (runtime/plan) and arch.Config's block recipe, as compute shaders
+// supported architecture, executed from the model's plan (runtime/plan)
+// alone, as compute shaders
 // (shaders/) recorded and submitted through the generic Vulkan layer in
 // runtime/vk/vulkan (imported as vulkan; this package never
 // imports vulkan-go itself, and vulkan never imports this package).
@@ -19,9 +19,10 @@
 //	rope.go              a layer's Q/K norm, rotation and cache write (rope.comp, or the Q|K|V product's epilogue)
 //	weights.go           a model's weights on the device
 //	activations.go       a step's working buffers on the device, the logits and the head's result
-//	recipe.go            the model-wide numbers the kernels take (scales, caps, activation) and each
-//	                     layer's RoPE table, window and cache slot, taken from the plan (runtime/plan)
-//	graph.go             the forward pass as dispatches, recorded once, and the step buffer they read
+//	plan.go              each layer's RoPE table, window, cache slot and geometry, taken from the plan
+//	exec.go              the plan compiled into recording steps: one function per op kind, the
+//	                     peephole that fuses runs of ops into one kernel, refusal of the rest
+//	graph.go             the command buffers, recorded once from the steps, and the step buffer they read
 //	moe.go               a mixture-of-experts FFN: router, route, expert mat-vecs, combine
 //	deltanet.go          Gated DeltaNet layers (qwen35, qwen35moe): conv, delta rule, Q gate
 //	shortconv.go         lfm2's short-convolution layers
@@ -32,7 +33,7 @@
 //	head.go              backend.HeadBackend: the next-token head (topk.comp) read instead of the vocabulary
 //	profile.go           per-dispatch timings and the read-bandwidth bound
 //	errors.go            device loss reported as backend.ErrDeviceLost
-//	unsupported.go       what no shader computes yet (other MoE gatings, MXFP4 outside expert banks), refused by name
+//	unsupported.go       New's refusal: ops no kernel computes (exec.go) and weight types no kernel reads
 //
 // Which device it runs on is vulkan.Choose's answer (or the index asked
 // for); what is a texel view, a barrier or a hung device is vulkan's.

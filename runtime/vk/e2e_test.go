@@ -35,7 +35,7 @@ func loadModel(t *testing.T, path string) *arch.Model {
 // newVulkan makes a backend on the shared test device.
 func newVulkan(t *testing.T, m *arch.Model, opts backend.Options) backend.Backend {
 	t.Helper()
-	b, err := newBackendOn(testDevice(t), m, opts, false, true)
+	b, err := newTestBackend(testDevice(t), m, opts, false, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestStoriesGreedyMatchesLlamaCpp(t *testing.T) {
 func TestNewMemoryClose(t *testing.T) {
 	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
 	opts := backend.Options{ContextSize: 100, KVType: backend.KVF32, Device: -1}
-	b, err := New(m, opts)
+	b, err := New(mustPlan(t, m, opts.ContextSize), opts)
 	if errors.Is(err, vulkan.ErrNoVulkan) {
 		t.Skipf("no Vulkan device: %v", err)
 	}

@@ -42,7 +42,7 @@ func headPlan(n int) (groups, per int) {
 // device cannot view the vocabulary's logits as one texel buffer.
 func (b *Backend) MaxHead() int {
 	switch {
-	case uint64(b.cfg.Vocab) > b.d.Info.Limits.MaxTexelElements:
+	case uint64(b.plan.Vocab) > b.d.Info.Limits.MaxTexelElements:
 		return 0
 	case b.opts.DeviceHead == backend.HeadOn:
 		return maxHead
@@ -99,8 +99,8 @@ func (b *Backend) LastLogits(seq uint64) (_ []float32, err error) {
 	if seq != b.graph.seq {
 		return nil, fmt.Errorf("vulkan backend: the logits of step %d were overwritten by step %d", seq, b.graph.seq)
 	}
-	out := make([]float32, b.cfg.Vocab)
-	lg, err := b.act.readLogits(1, b.cfg.Vocab)
+	out := make([]float32, b.plan.Vocab)
+	lg, err := b.act.readLogits(1, b.plan.Vocab)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (b *Backend) LastLogits(seq uint64) (_ []float32, err error) {
 }
 
 func (b *Backend) recordNextHead(r *vulkan.Recorder) error {
-	return b.d.recordHead(r, b.act.logits, b.act.headParts, b.act.headOut, b.cfg.Vocab)
+	return b.d.recordHead(r, b.act.logits, b.act.headParts, b.act.headOut, b.plan.Vocab)
 }
 
 // recordHead records the head over the first n logits of logits (f32) into

@@ -85,13 +85,12 @@ func TestEmbed(t *testing.T) {
 				xb, _ := d.NewBuffer("x", uint64(4*len(x0)), vulkan.MemDevice)
 				xb.Write(0, f32bytes(x0))
 				step := stepBuffer(t, d, len(tokens)-1, 0, tokens) // the last token is not in the batch
-				b := &Backend{d: d, weights: weights{tokEmbd: m}, act: activations{x: xb, xStride: stride}, graph: graph{step: step}}
+				b := &Backend{d: d, act: activations{x: xb, xStride: stride}, graph: graph{step: step}}
 				scale := float32(1)
 				if parts > 0 {
 					scale = float32(math.Sqrt(float64(cols)))
-					b.rec.embedScale = scale
 				}
-				runOnce(t, d, func(r *vulkan.Recorder) error { return b.recordEmbed(r, bodyShape{cap: len(tokens)}) })
+				runOnce(t, d, func(r *vulkan.Recorder) error { return b.recordEmbed(r, bodyShape{cap: len(tokens)}, m, scale) })
 				out := make([]byte, 4*len(x0))
 				xb.Read(0, out)
 				got := bytesF32(out)
@@ -193,7 +192,7 @@ func TestRopeKV(t *testing.T) {
 			hd, qw, kvw := cfg.HeadDim, cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
 			qkvStride := qw + 2*kvw
 			qkv := randomVec(n*qkvStride, rng)
-			b := &Backend{d: d, cfg: cfg, opts: backend.Options{ContextSize: ctx, KVType: c.kv}, graph: graph{ropeTables: []ropeTable{{base: 10000, scale: 1, dims: c.dims, factors: true}}}}
+			b := &Backend{d: d, opts: backend.Options{ContextSize: ctx, KVType: c.kv}, graph: graph{ropeTables: []ropeTable{tableFor(cfg.Rope, ctx)}}}
 			b.graph.ropeOff = 256
 			nq, nk := 0, 0
 			switch c.qkNorm {
@@ -220,7 +219,7 @@ func TestRopeKV(t *testing.T) {
 			}
 			binary.LittleEndian.PutUint32(b.graph.step.Mapped(), uint32(n))
 			binary.LittleEndian.PutUint32(b.graph.step.Mapped()[4:], uint32(pos))
-			b.graph.ropeAngles(&b.cfg.Rope, b.opts.ContextSize, pos, n)
+			b.graph.ropeAngles(pos, n)
 			qkvb, _ := d.NewBuffer("qkv", uint64(4*len(qkv)), vulkan.MemDevice)
 			qkvb.Write(0, f32bytes(qkv))
 			qb, _ := d.NewBuffer("q", uint64(4*n*qw), vulkan.MemDevice)
@@ -666,12 +665,12 @@ func TestRopeYaRN(t *testing.T) {
 	const n, pos = 4, 300 // past the original context
 	pairs := r.Dims / 2
 	d := testDevice(t)
-	b := &Backend{d: d, cfg: m.Config, opts: backend.Options{ContextSize: 512}, graph: graph{ropeTables: []ropeTable{{base: r.Base, scale: one(r.Scale), dims: r.Dims, factors: true}}}}
+	b := &Backend{d: d, opts: backend.Options{ContextSize: 512}, graph: graph{ropeTables: []ropeTable{tableFor(r, 512)}}}
 	var err error
 	if b.graph.step, err = d.NewBuffer("step", uint64(8*n*pairs), vulkan.MemHost); err != nil {
 		t.Fatal(err)
 	}
-	b.graph.ropeAngles(&b.cfg.Rope, b.opts.ContextSize, pos, n)
+	b.graph.ropeAngles(pos, n)
 	got := bytesF32(slices.Clone(b.graph.step.Mapped()[:8*n*pairs]))
 	ms := float64(one(r.AttnFactor)) * float64(y.MScale)
 	worst := 0.0

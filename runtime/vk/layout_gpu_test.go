@@ -166,7 +166,7 @@ func TestStagingMatchesCPU(t *testing.T) {
 	d.Unmapped = true
 	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
 	opts := backend.Options{ContextSize: 64, Device: -1}
-	vb, err := newBackendOn(d, m, opts, false, true)
+	vb, err := newTestBackend(d, m, opts, false, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func TestPrefillTakesMatmul(t *testing.T) {
 	if err := synth.Write(path, shape, synth.Options{Type: ggml.Q4_0, Vocab: vocab, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
-	vb, err := newBackendOn(d, loadModel(t, path), backend.Options{ContextSize: 64, Device: -1}, true, true)
+	vb, err := newTestBackend(d, loadModel(t, path), backend.Options{ContextSize: 64, Device: -1}, true, true)
 	if err != nil {
 		t.Fatal(err)
 	}

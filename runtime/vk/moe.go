@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"math"
 
-	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
+	"vkchat/runtime/plan"
 
 	"vkchat/runtime/vk/vulkan"
 )
 
-// A mixture-of-experts FFN (arch.Experts) as dispatches, per layer:
+// A mixture-of-experts FFN (a plan.MoE op) as dispatches, per layer:
 //
 //	matvec   x → router logits   RMSNorm(ffn_norm) fused, the router's bias as epilogue
 //	route    logits → ids, wts   moe_route.comp: the gating, k experts per token
@@ -80,26 +80,24 @@ type moeBuffers struct {
 // recordMoE records layer's mixture-of-experts FFN for the step's tokens
 // (s.cap the batch capacity): x += Σ_slot w·expert(ffn_norm(x)), or the
 // sum into o for the branch end.
-func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer int, lw *layerWeights, s bodyShape) error {
-	c := &b.cfg
-	mc := c.MoE
-	x, mb := lw.moe, b.act.moe
-	router := matvecOp{label: name("router"), m: x.router, x: b.act.x, xstride: b.act.xStride, norm: lw.ffnNorm, eps: c.NormEps,
-		y: mb.logits, ystride: mc.Experts, tokens: s.cap, step: b.graph.step}
+func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer int, o *plan.MoE, x *moeWeights, in input, act uint32, fused bool, s bodyShape) error {
+	mb := b.act.moe
+	router := matvecOp{label: name("router"), m: x.router, y: mb.logits, ystride: o.Experts, tokens: s.cap, step: b.graph.step}
+	b.bind(&router, in)
 	if x.routerBias != nil {
 		router.bias, router.epi = x.routerBias, epiBias
 	}
 	if err := b.d.matvec(r, router); err != nil {
 		return err
 	}
-	if err := b.d.moeRoute(r, name("route"), mc.Gating, mc.Experts, mc.ExpertsUsed, mb.logits, mc.Experts, mb.ids, mb.wts,
-		mb.log, 2*mc.ExpertsUsed*layer, b.graph.step, s.cap); err != nil {
+	if err := b.d.moeRoute(r, name("route"), o.Gating, o.Experts, o.K, mb.logits, o.Experts, mb.ids, mb.wts,
+		mb.log, 2*o.K*layer, b.graph.step, s.cap); err != nil {
 		return err
 	}
-	rows := moeRows{ids: mb.ids, k: mc.ExpertsUsed, experts: mc.Experts}
-	ffn := matvecOp{label: name("experts gate+up"), m: x.gate, m2: x.up, x: b.act.x, xstride: b.act.xStride, norm: lw.ffnNorm, eps: c.NormEps,
-		y: mb.h, y2: mb.h2, ystride: mb.ffStride, tokens: s.cap, step: b.graph.step, act: b.rec.act, moe: rows,
+	rows := moeRows{ids: mb.ids, k: o.K, experts: o.Experts}
+	ffn := matvecOp{label: name("experts gate+up"), m: x.gate, m2: x.up, y: mb.h, y2: mb.h2, ystride: mb.ffStride, tokens: s.cap, step: b.graph.step, act: act, moe: rows,
 		rbias: x.gateBias, rbias2: x.upBias, xq: b.act.xq}
+	b.bind(&ffn, in)
 	ffns := []matvecOp{ffn}
 	if x.gate.Type != x.up.Type {
 		gate := ffn
@@ -117,7 +115,7 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 		grouped = grouped || b.d.useGrouped(&ops[i])
 	}
 	if grouped {
-		if err := b.d.moeGroup(r, name("experts group"), mc.Experts, mc.ExpertsUsed, mb.ids, mb.groups, b.graph.step, s.cap); err != nil {
+		if err := b.d.moeGroup(r, name("experts group"), o.Experts, o.K, mb.ids, mb.groups, b.graph.step, s.cap); err != nil {
 			return err
 		}
 	}
@@ -127,22 +125,16 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 		}
 	}
 	out := b.act.x
-	if b.rec.postBranch {
-		out = b.act.o
+	if !fused {
+		out = b.act.o // the Residual op adds it
 	}
-	if err := b.d.moeCombine(r, name("experts combine"), mc.ExpertsUsed, c.Embd, mb.y, b.act.xStride, mb.wts, out, b.act.xStride, !b.rec.postBranch, b.graph.step, s.cap); err != nil {
-		return err
-	}
-	if b.rec.postBranch {
-		return b.recordBranchEnd(r, name("ffn out"), lw.postFFN, s)
-	}
-	return nil
+	return b.d.moeCombine(r, name("experts combine"), o.K, b.plan.Embd, mb.y, b.act.xStride, mb.wts, out, b.act.xStride, fused, b.graph.step, s.cap)
 }
 
 // allocateMoE creates the routing and expert activation buffers
 // (prefillChunk tokens, k pairs each) of a mixture-of-experts model.
 func (b *Backend) allocateMoE(act func(string, int, vulkan.MemKind) (*vulkan.Buffer, error)) error {
-	mc := b.cfg.MoE
+	mc := b.plan.MoEShape
 	if mc.Experts == 0 {
 		return nil
 	}
@@ -169,11 +161,11 @@ func (b *Backend) allocateMoE(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 		}
 	}
 	// read by the host after every step: host-visible
-	if mb.log, err = act("routing of the last token", 2*k*b.cfg.Layers, vulkan.MemHost); err != nil {
+	if mb.log, err = act("routing of the last token", 2*k*len(b.plan.Layers), vulkan.MemHost); err != nil {
 		return err
 	}
-	mb.routeWords = make([]byte, 4*2*k*b.cfg.Layers)
-	mb.lastRoute = make([]backend.Routing, b.cfg.Layers)
+	mb.routeWords = make([]byte, 4*2*k*len(b.plan.Layers))
+	mb.lastRoute = make([]backend.Routing, len(b.plan.Layers))
 	for i := range mb.lastRoute {
 		mb.lastRoute[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
 	}
@@ -229,12 +221,12 @@ func (d *gpu) moeGroup(r *vulkan.Recorder, label string, experts, k int, ids, gr
 // expert ids and weights per token.
 // The step's last token's ids and weights also go to log at logoff
 // (uint32 words: k ids, then k weights' bits), for LastRouting.
-func (d *gpu) moeRoute(r *vulkan.Recorder, label string, g arch.Gating, experts, k int, logits *vulkan.Buffer, lstride int, ids, wts, log *vulkan.Buffer, logoff int, step *vulkan.Buffer, tokens int) error {
+func (d *gpu) moeRoute(r *vulkan.Recorder, label string, g plan.Gating, experts, k int, logits *vulkan.Buffer, lstride int, ids, wts, log *vulkan.Buffer, logoff int, step *vulkan.Buffer, tokens int) error {
 	var gating uint32
 	switch g {
-	case arch.GatingSoftmaxTopKNorm:
+	case plan.GatingSoftmaxTopKNorm:
 		gating = 1
-	case arch.GatingTopKSoftmax:
+	case plan.GatingTopKSoftmax:
 		gating = 2
 	default:
 		return fmt.Errorf("%s: gating %s has no route kernel", label, g)
@@ -272,7 +264,7 @@ func (d *gpu) moeCombine(r *vulkan.Recorder, label string, k, n int, ys *vulkan.
 // host-visible, so this is a copy, not a submission); nil for a dense
 // model.
 func (b *Backend) LastRouting() []backend.Routing {
-	return b.act.moe.lastRouting(b.cfg.MoE.ExpertsUsed)
+	return b.act.moe.lastRouting(b.plan.MoEShape.ExpertsUsed)
 }
 
 // lastRouting reads the routing log of k experts per token into lastRoute;

@@ -308,7 +308,7 @@ func TestPrefillGroupsExperts(t *testing.T) {
 			}
 			logits := func(tu tuning) []float32 {
 				withTuning(t, d, tu)
-				vb, err := newBackendOn(d, m, opts, true, true)
+				vb, err := newTestBackend(d, m, opts, true, true)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"vkchat/runtime/arch"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 
 	"vkchat/runtime/vk/vulkan"
@@ -28,6 +28,8 @@ type pleModel struct {
 	width, layers int
 	proj          *Matrix        // per_layer_model_proj [embd → layers·P]
 	norm          *vulkan.Buffer // per_layer_proj_norm [P]
+	token         plan.Weight    // the table the host reads rows of
+	eps           float32
 }
 
 // pleBuffers are a step's per-layer inputs (activations.ple); the table
@@ -38,36 +40,6 @@ type pleBuffers struct {
 	inStride   int
 	gateStride int
 	row        []float32 // one token's table row, dequantized on the host
-}
-
-// uploadLayerExtras uploads layer i's output scale and PLE weights, and
-// (with layer 0) the model's PLE projection.
-func (ws *weights) uploadLayerExtras(d *gpu, m *arch.Model, xStride, i int, L *arch.Layer, lw *layerWeights, up func(arch.Weight) *Matrix) error {
-	if L.OutScale != nil {
-		v := make([]float32, 1)
-		if err := quant.Dequantize(L.OutScale.Type, L.OutScale.Data, v); err != nil {
-			return fmt.Errorf("tensor %q: %w", L.OutScale.Name, err)
-		}
-		lw.outScale = v[0]
-	}
-	if L.PLE == nil {
-		return nil
-	}
-	if i == 0 {
-		p := m.PLE
-		ws.ple = &pleModel{width: p.Width, layers: len(m.Layers), proj: up(p.Proj)}
-		var err error
-		if ws.ple.norm, err = ws.vector(d, p.Norm, p.Width); err != nil {
-			return err
-		}
-	}
-	lw.ple = &pleWeights{gate: up(L.PLE.Gate), proj: up(L.PLE.Proj)}
-	var err error
-	lw.ple.norm, err = ws.vector(d, L.PLE.Norm, xStride)
-	if lw.ple.gate == nil || lw.ple.proj == nil || ws.ple.proj == nil {
-		return fmt.Errorf("layer %d: uploading the per-layer embedding weights failed", i)
-	}
-	return err
 }
 
 // rawBytes is the room a step's table rows take in the step buffer; 0
@@ -85,7 +57,7 @@ func (b *Backend) allocatePLE(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 	if p == nil {
 		return nil
 	}
-	a := &pleBuffers{inStride: int(alignUp(uint64(p.width*p.layers), 256)), gateStride: int(alignUp(uint64(p.width), 256)), row: make([]float32, b.m.PLE.Token.Cols)}
+	a := &pleBuffers{inStride: int(alignUp(uint64(p.width*p.layers), 256)), gateStride: int(alignUp(uint64(p.width), 256)), row: make([]float32, p.token.Cols)}
 	b.act.ple = a
 	var err error
 	if a.in, err = act("per-layer embedding inputs", prefillChunk*a.inStride, vulkan.MemDevice); err != nil {
@@ -101,7 +73,7 @@ func (b *Backend) pleRows(tokens []int32) error {
 	if b.weights.ple == nil {
 		return nil
 	}
-	t := b.m.PLE.Token
+	t := b.weights.ple.token
 	rb := len(t.Data) / t.Rows
 	m := b.graph.stepMapped()
 	row := b.act.ple.row
@@ -138,45 +110,45 @@ func (b *Backend) plePush(layer int) []uint32 {
 	p, a := b.weights.ple, b.act.ple
 	sqrtf := func(x float64) float32 { return float32(math.Sqrt(x)) }
 	return []uint32{uint32(p.width), uint32(p.layers), uint32(a.inStride), uint32(a.gateStride), uint32(layer),
-		math.Float32bits(1 / sqrtf(float64(b.cfg.Embd))), math.Float32bits(sqrtf(float64(p.width))), math.Float32bits(1 / sqrtf(2)),
-		math.Float32bits(b.cfg.NormEps)}
+		math.Float32bits(1 / sqrtf(float64(b.plan.Embd))), math.Float32bits(sqrtf(float64(p.width))), math.Float32bits(1 / sqrtf(2)),
+		math.Float32bits(p.eps)}
 }
 
-// recordLayerEnd adds layer l's per-layer embedding term and applies its
-// output scale.
-func (b *Backend) recordLayerEnd(r *vulkan.Recorder, name func(string) string, l int, lw *layerWeights, s bodyShape) error {
-	if pw := lw.ple; pw != nil {
-		a := b.act.ple
-		err := b.d.matvec(r, matvecOp{label: name("PLE gate"), m: pw.gate, x: b.act.x, xstride: b.act.xStride, y: a.gate, ystride: a.gateStride, tokens: s.cap, step: b.graph.step})
-		if err != nil {
-			return err
-		}
-		k, err := b.d.kernel("ple", 9*4, b.d.Info.SureSubgroup()*4, 1)
-		if err != nil {
-			return err
-		}
-		dum, err := b.d.dummy()
-		if err != nil {
-			return err
-		}
-		if err := r.Dispatch(name("PLE gelu·input"), k, []vulkan.Arg{{B: dum, Format: fmtU32}, {B: dum, Format: fmtU32}, {B: a.in, Write: true}, {B: a.gate, Write: true}, vulkan.R(b.graph.step)},
-			b.plePush(l), uint32(s.cap), 1, 1); err != nil {
-			return err
-		}
-		if err := b.d.matvec(r, matvecOp{label: name("PLE proj"), m: pw.proj, x: a.gate, xstride: a.gateStride, y: b.act.o, ystride: b.act.xStride, epi: epiStore, tokens: s.cap, step: b.graph.step}); err != nil {
-			return err
-		}
-		if err := b.recordBranchEnd(r, name("PLE out"), pw.norm, s); err != nil {
-			return err
-		}
+// recordPLELayer adds layer's per-layer embedding term to x:
+// x += rms(proj·(gelu(gate·x) ⊙ input))·norm.
+func (b *Backend) recordPLELayer(r *vulkan.Recorder, name func(string) string, layer int, pw *pleWeights, eps float32, s bodyShape) error {
+	a := b.act.ple
+	err := b.d.matvec(r, matvecOp{label: name("PLE gate"), m: pw.gate, x: b.act.x, xstride: b.act.xStride, y: a.gate, ystride: a.gateStride, tokens: s.cap, step: b.graph.step})
+	if err != nil {
+		return err
 	}
-	if lw.outScale == 0 || lw.outScale == 1 {
+	k, err := b.d.kernel("ple", 9*4, b.d.Info.SureSubgroup()*4, 1)
+	if err != nil {
+		return err
+	}
+	dum, err := b.d.dummy()
+	if err != nil {
+		return err
+	}
+	if err := r.Dispatch(name("PLE gelu·input"), k, []vulkan.Arg{{B: dum, Format: fmtU32}, {B: dum, Format: fmtU32}, {B: a.in, Write: true}, {B: a.gate, Write: true}, vulkan.R(b.graph.step)},
+		b.plePush(layer), uint32(s.cap), 1, 1); err != nil {
+		return err
+	}
+	if err := b.d.matvec(r, matvecOp{label: name("PLE proj"), m: pw.proj, x: a.gate, xstride: a.gateStride, y: b.act.o, ystride: b.act.xStride, epi: epiStore, tokens: s.cap, step: b.graph.step}); err != nil {
+		return err
+	}
+	return b.recordBranchEnd(r, name("PLE out"), pw.norm, eps, 1, s)
+}
+
+// recordScaleStream multiplies x by by (Gemma 4's layer_output_scale).
+func (b *Backend) recordScaleStream(r *vulkan.Recorder, label string, by float32, s bodyShape) error {
+	if by == 1 {
 		return nil
 	}
 	k, err := b.d.kernel("scale", 3*4, 64)
 	if err != nil {
 		return err
 	}
-	return r.Dispatch(name("output scale"), k, []vulkan.Arg{{B: b.act.x, Write: true}, vulkan.R(b.graph.step)},
-		[]uint32{uint32(b.cfg.Embd), uint32(b.act.xStride), math.Float32bits(lw.outScale)}, uint32(s.cap), 1, 1)
+	return r.Dispatch(label, k, []vulkan.Arg{{B: b.act.x, Write: true}, vulkan.R(b.graph.step)},
+		[]uint32{uint32(b.plan.Embd), uint32(b.act.xStride), math.Float32bits(by)}, uint32(s.cap), 1, 1)
 }

@@ -62,7 +62,7 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (_ *Profile, err erro
 	b.attentionWork(p.Decode, pos, 1)
 	toks := make([]int32, n)
 	for i := range toks {
-		toks[i] = int32(1 + i%(b.cfg.Vocab-1))
+		toks[i] = int32(1 + i%(b.plan.Vocab-1))
 	}
 	if n > 1 {
 		for i := 0; i < 2; i++ {
@@ -113,7 +113,7 @@ func (b *Backend) attentionWork(ts []vulkan.KernelTime, pos, n int) {
 		}
 		hd := uint64(pl.headDim)
 		ts[i].Bytes = 2 * uint64(pl.kvHeads) * hd * es * live
-		ts[i].MACs = 2 * uint64(b.cfg.Heads) * hd * live / uint64(n)
+		ts[i].MACs = 2 * uint64(b.plan.Heads) * hd * live / uint64(n)
 	}
 }
 

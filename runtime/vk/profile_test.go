@@ -67,7 +67,7 @@ func TestReadBandwidthOnDevice(t *testing.T) {
 // attention and the attention output (whose labels also start "L<n> attention").
 func TestAttentionWorkTouchesOnlyAttention(t *testing.T) {
 	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
-	b, err := newBackendOn(testDevice(t), m, backend.Options{ContextSize: 64, KVType: backend.KVF16, Device: -1}, true, true)
+	b, err := newTestBackend(testDevice(t), m, backend.Options{ContextSize: 64, KVType: backend.KVF16, Device: -1}, true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestAttentionWorkTouchesOnlyAttention(t *testing.T) {
 	pl := b.plans[0]
 	live := uint64(pos + 1)
 	wantBytes := 2 * uint64(pl.kvHeads) * uint64(pl.headDim) * 2 * live // F16 cache
-	wantMACs := 2 * uint64(b.cfg.Heads) * uint64(pl.headDim) * live
+	wantMACs := 2 * uint64(b.plan.Heads) * uint64(pl.headDim) * live
 	declared := []vulkan.KernelTime{
 		{Bytes: 1000, MACs: 250}, {}, {Bytes: 7, MACs: 3}, {Bytes: 11, MACs: 5}, {Bytes: 2000, MACs: 500}, {},
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"vkchat/runtime/arch"
-	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 
 	"vkchat/runtime/vk/vulkan"
@@ -86,12 +86,14 @@ func TestResidual(t *testing.T) {
 			xb.Write(0, f32bytes(x))
 			wb.Write(0, f32bytes(w))
 			step := stepBuffer(t, d, ntok-1, 0, nil) // the last token is not in the batch
-			b := &Backend{d: d, act: activations{o: ob, x: xb, xStride: stride}, graph: graph{step: step}, cfg: arch.Config{Embd: c.n, NormEps: eps}, rec: recipe{residualScale: c.rs}}
+			b := &Backend{d: d, act: activations{o: ob, x: xb, xStride: stride}, graph: graph{step: step}, plan: &plan.Plan{Embd: c.n}}
 			var norm *vulkan.Buffer
 			if c.norm {
 				norm = wb
 			}
-			runOnce(t, d, func(r *vulkan.Recorder) error { return b.recordBranchEnd(r, "residual", norm, bodyShape{cap: ntok}) })
+			runOnce(t, d, func(r *vulkan.Recorder) error {
+				return b.recordBranchEnd(r, "residual", norm, eps, c.rs, bodyShape{cap: ntok})
+			})
 			raw := make([]byte, 4*len(x))
 			xb.Read(0, raw)
 			got := bytesF32(raw)
@@ -146,11 +148,11 @@ func TestLogitsScaleCap(t *testing.T) {
 			for i := range lg {
 				lg[i] *= 20 // well into tanh's flat part
 			}
-			b := &Backend{d: d, cfg: arch.Config{Vocab: vocab}, rec: recipe{logitScale: c.scale, finalCap: c.cap}}
+			b := &Backend{d: d, plan: &plan.Plan{Vocab: vocab}}
 			b.act.logits, _ = d.NewBuffer("logits", uint64(4*len(lg)), vulkan.MemHost)
 			b.act.logits.Write(0, f32bytes(lg))
 			b.graph.step = stepBuffer(t, d, ntok-1, 0, nil)
-			runOnce(t, d, func(r *vulkan.Recorder) error { return b.recordLogits(r, bodyShape{cap: ntok}, c.last) })
+			runOnce(t, d, func(r *vulkan.Recorder) error { return b.recordLogits(r, bodyShape{cap: ntok}, c.last, c.scale, c.cap) })
 			raw := make([]byte, 4*len(lg))
 			b.act.logits.Read(0, raw)
 			got := bytesF32(raw)
@@ -195,7 +197,7 @@ func TestPlanLayers(t *testing.T) {
 		{Config: arch.LayerConfig{Rope: true, RopeBase: 10000, RopeScale: 1, Window: 4096}},
 		{}, // assembled by hand: the global RoPE
 	}
-	b := &Backend{m: m, cfg: m.Config, opts: backend.Options{ContextSize: 2048}}
+	b := &Backend{plan: mustPlan(t, m, 2048)}
 	if err := b.planLayers(); err != nil {
 		t.Fatal(err)
 	}
@@ -210,16 +212,20 @@ func TestPlanLayers(t *testing.T) {
 	for i := range want {
 		// assembled without the loader: the model-wide geometry, own caches
 		want[i].headDim, want[i].kvHeads, want[i].dims, want[i].kvLayer = 64, 1, 64, i
+		if want[i].rope {
+			want[i].neox = false
+		}
 		if b.plans[i] != want[i] {
 			t.Errorf("layer %d: %+v, want %+v", i, b.plans[i], want[i])
 		}
 	}
-	if len(b.graph.ropeTables) != 2 || b.graph.ropeTables[0] != (ropeTable{base: 10000, scale: 1, dims: 64}) || b.graph.ropeTables[1] != (ropeTable{base: 1e6, scale: 0.125, dims: 64}) {
-		t.Errorf("tables %v", b.graph.ropeTables)
+	type key struct {
+		base, scale float32
+		dims        int
 	}
-	m.Layers[2].Config.RopeBase = 0
-	if err := b.planLayers(); err == nil {
-		t.Error("a RoPE layer with base 0 was accepted")
+	tab := func(i int) key { t := b.graph.ropeTables[i]; return key{t.base, t.scale, t.dims} }
+	if len(b.graph.ropeTables) != 2 || tab(0) != (key{10000, 1, 64}) || tab(1) != (key{1e6, 0.125, 64}) {
+		t.Errorf("tables %v", b.graph.ropeTables)
 	}
 }
 

@@ -30,7 +30,7 @@ func TestDeviceResidentUnmapped(t *testing.T) {
 	d.tune = gpuTuning
 	m := loadModel(t, testenv.Model(t, "stories260K.gguf"))
 	opts := backend.Options{ContextSize: 64, Device: -1}
-	vb, err := newBackendOn(d, m, opts, false, true)
+	vb, err := newTestBackend(d, m, opts, false, true)
 	if err != nil {
 		t.Fatal(err)
 	}

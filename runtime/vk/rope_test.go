@@ -59,7 +59,7 @@ func TestRopeEpilogue(t *testing.T) {
 				tu.attnGran, tu.attnLanes = 4, 16 // several splits on a short context
 				tu.ropeInQKV = fused
 				withTuning(t, d, tu)
-				vb, err := newBackendOn(d, m, backend.Options{ContextSize: 64, Device: -1}, true, true) // profiled: labels kept
+				vb, err := newTestBackend(d, m, backend.Options{ContextSize: 64, Device: -1}, true, true) // profiled: labels kept
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -129,7 +129,7 @@ func TestRopeEpilogueTypes(t *testing.T) {
 	const ctx, pos, cols = 16, 9, 256
 	hd, qw, kvw := cfg.HeadDim, cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
 	rows := qw + 2*kvw
-	b := &Backend{d: d, cfg: cfg, opts: backend.Options{ContextSize: ctx, KVType: backend.KVF16}, graph: graph{ropeTables: []ropeTable{{base: 10000, scale: 1, dims: hd, factors: true}}}}
+	b := &Backend{d: d, opts: backend.Options{ContextSize: ctx, KVType: backend.KVF16}, graph: graph{ropeTables: []ropeTable{tableFor(cfg.Rope, ctx)}}}
 	b.graph.ropeOff = 256
 	var err error
 	if b.graph.step, err = d.NewBuffer("step", uint64(b.graph.ropeOff+8*hd/2+64), vulkan.MemHost); err != nil {
@@ -137,7 +137,7 @@ func TestRopeEpilogueTypes(t *testing.T) {
 	}
 	binary.LittleEndian.PutUint32(b.graph.step.Mapped(), 1)
 	binary.LittleEndian.PutUint32(b.graph.step.Mapped()[4:], pos)
-	b.graph.ropeAngles(&b.cfg.Rope, b.opts.ContextSize, pos, 1)
+	b.graph.ropeAngles(pos, 1)
 	upload := func(name string, v []float32) *vulkan.Buffer {
 		buf, err := d.NewBuffer(name, uint64(4*len(v)), vulkan.MemDevice)
 		if err != nil {

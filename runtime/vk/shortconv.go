@@ -3,7 +3,7 @@ package vk
 import (
 	"fmt"
 
-	"vkchat/runtime/arch"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 
 	"vkchat/runtime/vk/vulkan"
@@ -27,7 +27,7 @@ type convWeights struct {
 }
 
 // uploadConv uploads a short-convolution layer's weights.
-func (ws *weights) uploadConv(d *gpu, sc *arch.ShortConv, up func(arch.Weight) *Matrix) (*convWeights, error) {
+func (ws *weights) uploadConv(d *gpu, sc *plan.ShortConvConv, up func(plan.Weight) *Matrix) (*convWeights, error) {
 	cw := &convWeights{inProj: up(sc.InProj), outProj: up(sc.OutProj)}
 	taps := make([]float32, sc.Conv.Rows*sc.Conv.Cols)
 	if err := quant.Dequantize(sc.Conv.Type, sc.Conv.Data, taps); err != nil {
@@ -41,12 +41,17 @@ func (ws *weights) uploadConv(d *gpu, sc *arch.ShortConv, up func(arch.Weight) *
 }
 
 // bcuStride is the floats per token of the in_proj output.
-func (b *Backend) bcuStride() int { return int(alignUp(uint64(3*b.cfg.Embd), 4)) }
+func (b *Backend) bcuStride() int { return int(alignUp(uint64(3*b.plan.Embd), 4)) }
 
 // allocateConv makes the conv layers' activations and state buffers (the
 // state is zeroed with the others by resetState).
 func (b *Backend) allocateConv(act func(string, int, vulkan.MemKind) (*vulkan.Buffer, error)) error {
-	if b.cfg.ShortConvLayers == 0 {
+	conv := false
+	forOps(b.plan, func(_ int, op plan.Op) {
+		_, ok := op.(plan.ShortConv)
+		conv = conv || ok
+	})
+	if !conv {
 		return nil
 	}
 	var err error
@@ -57,32 +62,16 @@ func (b *Backend) allocateConv(act func(string, int, vulkan.MemKind) (*vulkan.Bu
 	if b.act.convY, err = act("activations short conv output", n*b.act.xStride, vulkan.MemDevice); err != nil {
 		return err
 	}
-	st := &b.cache
-	if len(st.convState) == 0 {
-		st.convState, st.mat = make([]*vulkan.Buffer, len(b.weights.layers)), make([]*vulkan.Buffer, len(b.weights.layers))
-	}
-	for l, lw := range b.weights.layers {
-		if lw.conv == nil {
-			continue
-		}
-		size := uint64(4 * b.cfg.ShortConvStateFloats())
-		if st.convState[l], err = b.d.NewBuffer(fmt.Sprintf("short conv state, layer %d", l), size, vulkan.MemDevice); err != nil {
-			return err
-		}
-		st.stateBytes += size
-	}
-	if err := b.d.Zero(b.act.convBCU, b.act.convY); err != nil {
-		return err
-	}
-	return st.resetState(b.d)
+	return b.d.Zero(b.act.convBCU, b.act.convY)
 }
 
 // recordShortConv records layer l's mixer (see above).
-func (b *Backend) recordShortConv(r *vulkan.Recorder, name func(string) string, l int, lw *layerWeights, s bodyShape) error {
-	c, d := &b.cfg, b.d
-	in := matvecOp{label: name("in_proj"), m: lw.conv.inProj, x: b.act.x, xstride: b.act.xStride, norm: lw.attnNorm, eps: c.NormEps,
-		y: b.act.convBCU, ystride: b.bcuStride(), tokens: s.cap, step: b.graph.step}
-	if err := d.matvec(r, in); err != nil {
+func (b *Backend) recordShortConv(r *vulkan.Recorder, name func(string) string, l int, o *plan.ShortConv, cw *convWeights, in input, fused bool, s bodyShape) error {
+	d := b.d
+	e := b.plan.Embd
+	inProj := matvecOp{label: name("in_proj"), m: cw.inProj, y: b.act.convBCU, ystride: b.bcuStride(), tokens: s.cap, step: b.graph.step}
+	b.bind(&inProj, in)
+	if err := d.matvec(r, inProj); err != nil {
 		return err
 	}
 	const wg = 64
@@ -90,21 +79,13 @@ func (b *Backend) recordShortConv(r *vulkan.Recorder, name func(string) string, 
 	if err != nil {
 		return err
 	}
-	err = r.Dispatch(name("shortconv"), k, []vulkan.Arg{{B: b.act.convBCU, Format: fmtU32}, {B: lw.conv.taps, Format: fmtU32},
+	err = r.Dispatch(name("shortconv"), k, []vulkan.Arg{{B: b.act.convBCU, Format: fmtU32}, {B: cw.taps, Format: fmtU32},
 		{B: b.cache.convState[l], Write: true}, vulkan.W(b.act.convY), vulkan.R(b.graph.step)},
-		[]uint32{uint32(c.Embd), uint32(c.ShortConvL), uint32(b.bcuStride()), uint32(b.act.xStride)}, uint32((c.Embd+wg-1)/wg), 1, 1)
+		[]uint32{uint32(e), uint32(o.L), uint32(b.bcuStride()), uint32(b.act.xStride)}, uint32((e+wg-1)/wg), 1, 1)
 	if err != nil {
 		return err
 	}
-	out := matvecOp{label: name("out_proj"), m: lw.conv.outProj, x: b.act.convY, xstride: b.act.xStride, y: b.act.x, ystride: b.act.xStride, epi: epiResidual, tokens: s.cap, step: b.graph.step}
-	if b.rec.postBranch {
-		out.y, out.epi = b.act.o, epiStore
-	}
-	if err := d.matvec(r, out); err != nil {
-		return err
-	}
-	if b.rec.postBranch {
-		return b.recordBranchEnd(r, name("short conv out"), nil, s)
-	}
-	return nil
+	out := matvecOp{label: name("out_proj"), m: cw.outProj, x: b.act.convY, xstride: b.act.xStride, tokens: s.cap, step: b.graph.step}
+	b.out(&out, fused)
+	return d.matvec(r, out)
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"vkchat/runtime/backend"
+	"vkchat/runtime/plan"
 
 	"vkchat/runtime/vk/vulkan"
 )
@@ -39,6 +40,33 @@ func (c *cache) stateBuffers() (out []*vulkan.Buffer) {
 		}
 	}
 	return out
+}
+
+// allocateState creates the recurrent layers' state buffers as p's state
+// slots lay them out, empty.
+func (c *cache) allocateState(d *gpu, p *plan.Plan) error {
+	if len(p.State) == 0 {
+		return nil
+	}
+	c.convState, c.mat = make([]*vulkan.Buffer, len(p.Layers)), make([]*vulkan.Buffer, len(p.Layers))
+	for _, s := range p.State {
+		what := "short conv"
+		if s.Mixer == plan.MixDeltaNet {
+			what = "DeltaNet"
+		}
+		var err error
+		if c.convState[s.Layer], err = d.NewBuffer(fmt.Sprintf("%s conv state, layer %d", what, s.Layer), uint64(4*s.ConvFloats), vulkan.MemDevice); err != nil {
+			return err
+		}
+		c.stateBytes += c.convState[s.Layer].Size
+		if s.MatrixFloats > 0 {
+			if c.mat[s.Layer], err = d.NewBuffer(fmt.Sprintf("%s matrix state, layer %d", what, s.Layer), uint64(4*s.MatrixFloats), vulkan.MemDevice); err != nil {
+				return err
+			}
+			c.stateBytes += c.mat[s.Layer].Size
+		}
+	}
+	return c.resetState(d)
 }
 
 // recurrent reports whether the model keeps a state.

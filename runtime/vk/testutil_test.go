@@ -10,7 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"vkchat/runtime/arch"
+	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 
 	"vkchat/runtime/vk/vulkan"
@@ -151,3 +154,37 @@ var sentinel = math.Float32frombits(0x7fc0dead)
 func isSentinel(v float32) bool { return math.Float32bits(v) == 0x7fc0dead }
 
 func sqrt(x float64) float64 { return math.Sqrt(x) }
+
+// newTestBackend builds a backend for a model loaded (or assembled) as the
+// engine does: its plan resolved for the options' context.
+func newTestBackend(d *gpu, m *arch.Model, opts backend.Options, profile, shared bool) (*Backend, error) {
+	p, err := plan.Resolve(m, opts.ContextSize)
+	if err != nil {
+		return nil, err
+	}
+	return newBackendOn(d, p, opts, profile, shared)
+}
+
+// tableFor is the rope table of r as a plan resolves it for a context of
+// ctx.
+func tableFor(r arch.Rope, ctx int) ropeTable {
+	return tableOf(plan.Rotation{Dims: r.Dims, NeoX: r.NeoX, Base: r.Base, Scale: one(r.Scale), AttnFactor: one(r.AttnFactor), Factors: r.Factors(ctx), YaRN: r.YaRN})
+}
+
+// one is x, or 1 where a Config built by hand leaves it unset.
+func one(x float32) float32 {
+	if x == 0 {
+		return 1
+	}
+	return x
+}
+
+// mustPlan resolves m's plan for ctx positions.
+func mustPlan(t testing.TB, m *arch.Model, ctx int) *plan.Plan {
+	t.Helper()
+	p, err := plan.Resolve(m, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

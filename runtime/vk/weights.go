@@ -2,196 +2,263 @@ package vk
 
 import (
 	"fmt"
+	"strings"
 
-	"vkchat/runtime/arch"
 	"vkchat/runtime/ggml"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 
 	"vkchat/runtime/vk/vulkan"
 )
 
 // weights are the model's parameters on the device, uploaded once at
-// load: the embeddings, each block's weights, the output norm and head.
+// load, bound to the plan's ops (an opRef finds an op's own).
 type weights struct {
-	tokEmbd, output *Matrix
-	outNorm         *vulkan.Buffer
-	layers          []*layerWeights
-	ple             *pleModel // per-layer embeddings (gemma4), or nil
-	bytes           uint64    // everything uploaded, for Memory
+	input, head []bound
+	layers      [][]bound
+	ple         *pleModel // per-layer embeddings (gemma4), or nil
+	bytes       uint64    // everything uploaded, for Memory
+	// mats are the matrices uploaded, by their data, so that a tied head
+	// reads the embedding's
+	mats map[*byte]*Matrix
 }
 
-// layerWeights are one block's weights as the kernels use them. Matrices of
-// one type that read the same input are stacked so one dispatch computes
-// them: Q|K|V, and gate with up (paired) when their types match.
-type layerWeights struct {
-	qkv        *Matrix          // nil when Q, K and V differ in type
-	q, k, v    *Matrix          // used when qkv is nil
-	bias       *vulkan.Buffer   // Q|K|V biases (Qwen2), or nil
-	biases     []*vulkan.Buffer // the same split, when q, k and v are separate
-	wo         *Matrix          //
-	bo         *vulkan.Buffer   // attn_output bias (gpt-oss), added before the residual, or nil
-	sinks      *vulkan.Buffer   // attention sink logit per query head (gpt-oss), or nil
-	gate, up   *Matrix          // paired when types match; nil with experts
-	down       *Matrix          //
-	moe        *moeWeights      // the routed experts in place of gate/up/down, or nil
-	dn         *dnWeights       // a Gated DeltaNet layer's mixer in place of attention (deltanet.go), or nil
-	qGate      *Matrix          // gated attention: the gate rows of attn_q (deltanet.go), or nil
-	shared     *sharedWeights   // the shared expert beside the routed ones, or nil
-	conv       *convWeights     // a short-convolution layer's mixer in place of the attention weights, or nil
-	attnNorm   *vulkan.Buffer   // padded with zeros to the x stride; nil without pre-norms
-	ffnNorm    *vulkan.Buffer   //
-	qNorm      *vulkan.Buffer   // Q/K norms ([head_dim] or the full width), or nil
-	kNorm      *vulkan.Buffer   //
-	postAttn   *vulkan.Buffer   // post-attention and post-FFN norms, or nil
-	postFFN    *vulkan.Buffer   //
-	outScale   float32          // layer_output_scale (gemma4), 0 without
-	ple        *pleWeights      // per-layer embedding weights (gemma4), or nil
-	matrices   []*Matrix        // everything above, for accounting
-	vectorSize uint64
+// bound is an op's weights as the kernels use them; which fields an op
+// fills is its kind's.
+type bound struct {
+	// vec: a Norm's weight (padded to the x stride for a branch norm), a
+	// Residual's post-norm, an Attention's sinks; nil without
+	vec *vulkan.Buffer
+	eps float32 // a Norm's
+	// mats: a Products op's matrices, one per product, or Q|K|V stacked
+	// into one where their types match (an Embed's table is mats[0]);
+	// bias the stacked biases, biases one per matrix (nil entries
+	// without); gate a gated Q's gate rows
+	mats   []*Matrix
+	bias   *vulkan.Buffer
+	biases []*vulkan.Buffer
+	gate   *Matrix
+	moe    *moeWeights
+	shared *sharedWeights
+	dn     *dnWeights
+	conv   *convWeights
+	ple    *pleWeights
+	scale  float32 // a ScaleStream's
 }
 
-// upload puts m's weights on device d; norms are padded to the
-// activations' stride xStride, and each layer is checked against its plan.
-func (ws *weights) upload(d *gpu, m *arch.Model, xStride int, plans []layerPlan) error {
-	c := &m.Config
+// at is the op ref's weights.
+func (ws *weights) at(r opRef) *bound {
+	switch r.sec {
+	case secInput:
+		return &ws.input[r.i]
+	case secHead:
+		return &ws.head[r.i]
+	}
+	return &ws.layers[r.sec][r.i]
+}
+
+// forOps calls f with every op of p and its section.
+func forOps(p *plan.Plan, f func(sec int, op plan.Op)) {
+	for _, op := range p.Input {
+		f(secInput, op)
+	}
+	for _, l := range p.Layers {
+		for _, op := range l.Ops {
+			f(l.Index, op)
+		}
+	}
+	for _, op := range p.Head {
+		f(secHead, op)
+	}
+}
+
+// upload puts p's weights on device d, bound to its ops; norms of the
+// stream are padded to the activations' stride xStride.
+func (ws *weights) upload(d *gpu, p *plan.Plan, xStride int) error {
+	ws.mats = map[*byte]*Matrix{}
 	var err error
-	up := func(w arch.Weight) *Matrix {
+	sec := func(ops []plan.Op) []bound {
+		out := make([]bound, len(ops))
+		for i, op := range ops {
+			if err == nil {
+				err = ws.bind(d, p, xStride, op, &out[i])
+			}
+		}
+		return out
+	}
+	ws.input = sec(p.Input)
+	for _, l := range p.Layers {
+		ws.layers = append(ws.layers, sec(l.Ops))
+		if err != nil {
+			return fmt.Errorf("layer %d: %w", l.Index, err)
+		}
+	}
+	ws.head = sec(p.Head)
+	return err
+}
+
+// matrix uploads w once (a weight read by two ops, as a tied head, is
+// uploaded the first time).
+func (ws *weights) matrix(d *gpu, w plan.Weight) (*Matrix, error) {
+	if len(w.Data) > 0 {
+		if m := ws.mats[&w.Data[0]]; m != nil && m.Rows == w.Rows && m.Type == w.Type {
+			return m, nil
+		}
+	}
+	m, err := d.uploadMatrix(w.Name, w.Type, w.Rows, w.Cols, w.Data)
+	if err != nil {
+		return nil, err
+	}
+	ws.bytes += m.Bytes
+	if len(w.Data) > 0 {
+		ws.mats[&w.Data[0]] = m
+	}
+	return m, nil
+}
+
+// bind uploads op's weights into bw.
+func (ws *weights) bind(d *gpu, p *plan.Plan, xStride int, op plan.Op, bw *bound) error {
+	var err error
+	up := func(w plan.Weight) *Matrix {
 		if err != nil {
 			return nil
 		}
-		var mat *Matrix
-		mat, err = d.uploadMatrix(w.Name, w.Type, w.Rows, w.Cols, w.Data)
-		if mat != nil {
-			ws.bytes += mat.Bytes
-		}
-		return mat
+		var m *Matrix
+		m, err = ws.matrix(d, w)
+		return m
 	}
-	ws.tokEmbd = up(m.TokenEmbd)
-	if m.Tied {
-		ws.output = ws.tokEmbd
-	} else {
-		ws.output = up(m.Output)
+	switch o := op.(type) {
+	case plan.Embed:
+		bw.mats = []*Matrix{up(o.Table)}
+	case plan.PerLayerInputs:
+		x := o.PLE
+		ws.ple = &pleModel{width: x.Width, layers: len(p.Layers), proj: up(x.Proj), token: x.Token, eps: p.NormEps}
+		if err == nil {
+			ws.ple.norm, err = ws.vector(d, x.Norm, x.Width)
+		}
+	case plan.Norm:
+		bw.eps = o.Eps
+		if o.Weight != nil {
+			n := o.Weight.Cols
+			if o.In == plan.X {
+				n = xStride
+			}
+			bw.vec, err = ws.vector(d, *o.Weight, n)
+		}
+	case plan.Products:
+		return ws.bindProducts(d, p, o, bw)
+	case plan.Attention:
+		if o.Sinks != nil {
+			bw.vec, err = ws.vector(d, *o.Sinks, o.Sinks.Cols)
+		}
+	case plan.MoE:
+		bw.moe = &moeWeights{router: up(o.Router), gate: up(o.Gate), up: up(o.Up), down: up(o.Down)}
+		if err == nil && o.RouterBias != nil {
+			bw.moe.routerBias, err = ws.vector(d, *o.RouterBias, o.RouterBias.Cols)
+		}
+		if err == nil {
+			err = ws.uploadExpertBiases(d, &o, bw.moe)
+		}
+	case plan.SharedExpert:
+		bw.shared = &sharedWeights{gate: up(o.Gate), up: up(o.Up), down: up(o.Down), scale: up(o.Scale)}
+	case plan.DeltaNet:
+		bw.dn, err = ws.uploadDeltaNet(d, up, o.W)
+	case plan.ShortConv:
+		bw.conv, err = ws.uploadConv(d, o.W, up)
+	case plan.Residual:
+		if o.PostNorm != nil {
+			bw.vec, err = ws.vector(d, *o.PostNorm, o.PostNorm.Cols)
+		}
+	case plan.PerLayerEmbedding:
+		bw.ple = &pleWeights{gate: up(o.W.Gate), proj: up(o.W.Proj)}
+		if err == nil {
+			bw.ple.norm, err = ws.vector(d, o.W.Norm, xStride)
+		}
+	case plan.ScaleStream:
+		v := make([]float32, 1)
+		if err := quant.Dequantize(o.W.Type, o.W.Data, v); err != nil {
+			return fmt.Errorf("tensor %q: %w", o.W.Name, err)
+		}
+		bw.scale = v[0]
 	}
-	if err != nil {
-		return err
+	return err
+}
+
+// bindProducts uploads a Products op's matrices: a Q|K|V product's three
+// stacked into one where their types match (a gated Q split into its Q
+// and gate rows first), and the biases, stacked the same way.
+func (ws *weights) bindProducts(d *gpu, p *plan.Plan, o plan.Products, bw *bound) error {
+	ws2 := make([]plan.Weight, len(o.Outs))
+	for i, pd := range o.Outs {
+		ws2[i] = pd.W
+		if pd.GatedHeads {
+			var gate plan.Weight
+			ws2[i], gate = splitGatedQ(pd.W, p.Heads, pd.HeadDim)
+			m, err := ws.matrix(d, gate)
+			if err != nil {
+				return err
+			}
+			bw.gate = m
+		}
 	}
-	if ws.outNorm, err = ws.vector(d, m.OutputNorm, xStride); err != nil {
-		return err
+	stack := len(o.Outs) == 3 && o.Outs[0].Out == plan.Q
+	for _, w := range ws2[1:] {
+		stack = stack && w.Type == ws2[0].Type
 	}
-	for i := range m.Layers {
-		L := &m.Layers[i]
-		lw := &layerWeights{}
-		wq := L.Wq
-		if c.Block.AttnGate && L.DeltaNet == nil && L.ShortConv == nil {
-			var gate arch.Weight
-			wq, gate = splitGatedQ(L.Wq, c.Heads, c.HeadDim)
-			lw.qGate = up(gate)
-		}
-		switch {
-		case L.ShortConv != nil:
-			if err == nil {
-				lw.conv, err = ws.uploadConv(d, L.ShortConv, up)
-			}
-		case L.DeltaNet != nil:
-			if err == nil {
-				lw.dn, err = ws.uploadDeltaNet(d, up, L.DeltaNet)
-			}
-		case L.Config.SharesKV(i):
-			lw.q = up(wq) // Q only: K and V are another layer's cache
-		case wq.Type == L.Wk.Type && wq.Type == L.Wv.Type:
-			rows := wq.Rows + L.Wk.Rows + L.Wv.Rows
-			lw.qkv, err = d.uploadMatrix(fmt.Sprintf("blk.%d.attn_qkv (stacked)", i), wq.Type, rows, wq.Cols, wq.Data, L.Wk.Data, L.Wv.Data)
-			if lw.qkv != nil {
-				ws.bytes += lw.qkv.Bytes
-			}
-		default:
-			lw.q, lw.k, lw.v = up(wq), up(L.Wk), up(L.Wv)
-		}
-		if L.DeltaNet == nil && L.ShortConv == nil {
-			lw.wo = up(L.Wo)
-		}
-		if x := L.Experts; x != nil {
-			lw.moe = &moeWeights{router: up(x.Router), gate: up(x.Gate), up: up(x.Up), down: up(x.Down)}
-			if err == nil && x.RouterBias != nil {
-				lw.moe.routerBias, err = ws.vector(d, *x.RouterBias, x.RouterBias.Cols)
-			}
-			if err == nil {
-				err = ws.uploadExpertBiases(d, i, x, lw.moe)
-			}
-			if sh := x.Shared; sh != nil {
-				lw.shared = &sharedWeights{gate: up(sh.Gate), up: up(sh.Up), down: up(sh.Down), scale: up(sh.Scale)}
-			}
-		} else {
-			lw.gate, lw.up, lw.down = up(L.Gate), up(L.Up), up(L.Down)
-		}
+	if stack {
+		rows := ws2[0].Rows + ws2[1].Rows + ws2[2].Rows
+		m, err := d.uploadMatrix(strings.Replace(ws2[0].Name, "attn_q", "attn_qkv", 1)+" (stacked)", ws2[0].Type, rows, ws2[0].Cols, ws2[0].Data, ws2[1].Data, ws2[2].Data)
 		if err != nil {
 			return err
 		}
-		if L.AttnNorm.Data != nil {
-			if lw.attnNorm, err = ws.vector(d, L.AttnNorm, xStride); err != nil {
+		ws.bytes += m.Bytes
+		bw.mats = []*Matrix{m}
+	} else {
+		for _, w := range ws2 {
+			m, err := ws.matrix(d, w)
+			if err != nil {
+				return err
+			}
+			bw.mats = append(bw.mats, m)
+		}
+	}
+	has := false
+	for _, pd := range o.Outs {
+		has = has || pd.Bias != nil
+	}
+	if !has {
+		return nil
+	}
+	// per product (zeros where one has none), unless the product is one
+	var all []float32
+	if len(bw.mats) > 1 || o.Outs[0].Out != plan.Q {
+		bw.biases = make([]*vulkan.Buffer, len(o.Outs))
+	}
+	for i, pd := range o.Outs {
+		v := make([]float32, ws2[i].Rows)
+		name := ws2[i].Name + ".bias (zeros)"
+		if pd.Bias != nil {
+			if pd.Bias.Cols != len(v) {
+				return fmt.Errorf("tensor %q: %d biases for %d rows", pd.Bias.Name, pd.Bias.Cols, len(v))
+			}
+			if err := quant.Dequantize(pd.Bias.Type, pd.Bias.Data, v); err != nil {
+				return fmt.Errorf("tensor %q: %w", pd.Bias.Name, err)
+			}
+			name = pd.Bias.Name
+		}
+		if bw.biases != nil {
+			var err error
+			if bw.biases[i], err = ws.floats(d, name, v, len(v)); err != nil {
 				return err
 			}
 		}
-		if L.FFNNorm.Data != nil {
-			if lw.ffnNorm, err = ws.vector(d, L.FFNNorm, xStride); err != nil {
-				return err
-			}
-		}
-		for _, v := range []struct {
-			w   *arch.Weight
-			dst **vulkan.Buffer
-		}{{L.QNorm, &lw.qNorm}, {L.KNorm, &lw.kNorm}, {L.PostAttnNorm, &lw.postAttn}, {L.PostFFNNorm, &lw.postFFN}} {
-			if v.w == nil {
-				continue
-			}
-			if *v.dst, err = ws.vector(d, *v.w, v.w.Cols); err != nil {
-				return err
-			}
-		}
-		if L.Bo != nil {
-			if lw.bo, err = ws.vector(d, *L.Bo, L.Bo.Cols); err != nil {
-				return err
-			}
-		}
-		if L.Sinks != nil {
-			if L.Sinks.Cols != c.Heads {
-				return fmt.Errorf("tensor %q: %d sinks for %d heads", L.Sinks.Name, L.Sinks.Cols, c.Heads)
-			}
-			if lw.sinks, err = ws.vector(d, *L.Sinks, L.Sinks.Cols); err != nil {
-				return err
-			}
-		}
-		if err := ws.checkLayer(m, plans, i, lw); err != nil {
-			return err
-		}
-		if err := ws.uploadLayerExtras(d, m, xStride, i, L, lw, up); err != nil {
-			return err
-		}
-		if L.Bq != nil {
-			var bias []float32
-			for _, w := range []*arch.Weight{L.Bq, L.Bk, L.Bv} {
-				v := make([]float32, w.Cols)
-				if err := quant.Dequantize(w.Type, w.Data, v); err != nil {
-					return fmt.Errorf("tensor %q: %w", w.Name, err)
-				}
-				bias = append(bias, v...)
-			}
-			if lw.bias, err = ws.floats(d, fmt.Sprintf("blk.%d.attn_qkv.bias", i), bias, len(bias)); err != nil {
-				return err
-			}
-			if lw.qkv == nil {
-				off := 0
-				for _, w := range []*arch.Weight{L.Bq, L.Bk, L.Bv} {
-					bb, err := ws.floats(d, w.Name, bias[off:off+w.Cols], w.Cols)
-					if err != nil {
-						return err
-					}
-					lw.biases = append(lw.biases, bb)
-					off += w.Cols
-				}
-			}
-		}
-		ws.layers = append(ws.layers, lw)
+		all = append(all, v...)
+	}
+	if o.Outs[0].Out == plan.Q {
+		// the Q|K|V product's epilogue adds them (epiBias), stacked as its rows
+		var err error
+		bw.bias, err = ws.floats(d, strings.Replace(ws2[0].Name, "attn_q", "attn_qkv", 1)+".bias", all, len(all))
+		return err
 	}
 	return nil
 }
@@ -200,8 +267,8 @@ func (ws *weights) upload(d *gpu, m *arch.Model, xStride int, plans []layerPlan)
 // ([experts][rows] each, F32), which the expert mat-vecs add by the pair's
 // expert id. Gate and up are added by one paired kernel, which reads both
 // or neither: a model with only one of them gets zeros for the other.
-func (ws *weights) uploadExpertBiases(d *gpu, i int, x *arch.Experts, mw *moeWeights) error {
-	whole := func(w *arch.Weight) ([]float32, error) {
+func (ws *weights) uploadExpertBiases(d *gpu, x *plan.MoE, mw *moeWeights) error {
+	whole := func(w *plan.Weight) ([]float32, error) {
 		if w.Type != ggml.F32 {
 			return nil, fmt.Errorf("tensor %q: expert biases must be F32, found %s", w.Name, w.Type)
 		}
@@ -212,7 +279,7 @@ func (ws *weights) uploadExpertBiases(d *gpu, i int, x *arch.Experts, mw *moeWei
 		return v, nil
 	}
 	var err error
-	up := func(w *arch.Weight, rows int, name string) *vulkan.Buffer {
+	up := func(w *plan.Weight, rows int, name string) *vulkan.Buffer {
 		if err != nil {
 			return nil
 		}
@@ -234,8 +301,8 @@ func (ws *weights) uploadExpertBiases(d *gpu, i int, x *arch.Experts, mw *moeWei
 		return buf
 	}
 	if x.GateBias != nil || x.UpBias != nil {
-		mw.gateBias = up(x.GateBias, x.Gate.Rows, fmt.Sprintf("blk.%d.ffn_gate_exps.bias (zeros)", i))
-		mw.upBias = up(x.UpBias, x.Up.Rows, fmt.Sprintf("blk.%d.ffn_up_exps.bias (zeros)", i))
+		mw.gateBias = up(x.GateBias, x.Gate.Rows, x.Gate.Name+".bias (zeros)")
+		mw.upBias = up(x.UpBias, x.Up.Rows, x.Up.Name+".bias (zeros)")
 	}
 	if x.DownBias != nil {
 		mw.downBias = up(x.DownBias, x.Down.Rows, "")
@@ -244,7 +311,7 @@ func (ws *weights) uploadExpertBiases(d *gpu, i int, x *arch.Experts, mw *moeWei
 }
 
 // vector uploads an F32 vector zero-padded to n floats.
-func (ws *weights) vector(d *gpu, w arch.Weight, n int) (*vulkan.Buffer, error) {
+func (ws *weights) vector(d *gpu, w plan.Weight, n int) (*vulkan.Buffer, error) {
 	if w.Type != ggml.F32 {
 		return nil, fmt.Errorf("tensor %q: vectors must be F32, found %s", w.Name, w.Type)
 	}
@@ -269,42 +336,10 @@ func (ws *weights) floats(d *gpu, name string, v []float32, n int) (*vulkan.Buff
 	return buf, nil
 }
 
-// checkLayer makes sure the recipe's optional weights are there, so a
-// model assembled inconsistently fails at load, naming what is missing,
-// rather than reading a dummy binding.
-func (ws *weights) checkLayer(m *arch.Model, plans []layerPlan, i int, lw *layerWeights) error {
-	c := &m.Config
-	missing := func(what string) error {
-		return fmt.Errorf("layer %d: the block recipe needs %s, which the model does not have", i, what)
-	}
-	switch {
-	case c.Block.PreNorm && (lw.attnNorm == nil || lw.ffnNorm == nil):
-		return missing("attn_norm and ffn_norm")
-	case c.Block.PostNorm && (lw.postAttn == nil || lw.postFFN == nil):
-		return missing("post_attention_norm and post_ffw_norm")
-	case c.Block.QKNorm != arch.QKNormNone && lw.dn == nil && lw.conv == nil && (lw.qNorm == nil || (lw.kNorm == nil && !m.Layers[i].Config.SharesKV(i))):
-		return missing("attn_q_norm and attn_k_norm")
-	case i > 0 && (lw.sinks == nil) != (ws.layers[0].sinks == nil):
-		// one attention pipeline serves every layer, with sinks or without
-		return fmt.Errorf("layer %d: attention sinks on some layers only", i)
-	}
-	if c.Block.QKNorm != arch.QKNormNone && lw.dn == nil && lw.conv == nil {
-		pl := plans[i]
-		wq, wk := pl.headDim, pl.headDim
-		if c.Block.QKNorm == arch.QKNormFull {
-			wq, wk = c.Heads*pl.headDim, pl.kvHeads*pl.headDim
-		}
-		L := &m.Layers[i]
-		if pl.shared(i) {
-			wk = 0 // no K of its own
-		}
-		kn := 0
-		if L.KNorm != nil {
-			kn = L.KNorm.Cols
-		}
-		if L.QNorm.Cols != wq || kn != wk {
-			return fmt.Errorf("layer %d: Q/K norms of %d and %d values, the recipe needs %d and %d", i, L.QNorm.Cols, kn, wq, wk)
-		}
+// biasAt is product i's bias, nil without.
+func (bw *bound) biasAt(i int) *vulkan.Buffer {
+	if i < len(bw.biases) {
+		return bw.biases[i]
 	}
 	return nil
 }
