@@ -40,6 +40,7 @@ type Backend struct {
 	cache   cache
 	graph   graph
 	prof    profiler
+	lens    lensRec // the logit lens's taps and command buffers (lens.go), recorded on first use
 
 	// logitsPool holds the logits slice the caller handed back (Recycle)
 	// for the next step to fill
@@ -307,34 +308,10 @@ func (b *Backend) Forward(ctx context.Context, tokens []int32, pos int, all bool
 // forward runs the step; extra command buffers (the head kernel) follow the
 // last chunk's in its submission, and then no logits are copied out.
 func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool, extra *vulkan.Recorder) ([]float32, error) {
-	if b.closed {
-		return nil, fmt.Errorf("vulkan backend: closed")
-	}
-	if len(tokens) == 0 {
-		return nil, fmt.Errorf("vulkan backend: no tokens to process")
-	}
-	if pos < 0 || pos+len(tokens) > b.opts.ContextSize {
-		return nil, fmt.Errorf("vulkan backend: positions %d..%d exceed the context of %d: %w",
-			pos, pos+len(tokens)-1, b.opts.ContextSize, backend.ErrContextFull)
-	}
-	vocab := b.plan.Vocab
-	for _, t := range tokens {
-		if t < 0 || int(t) >= vocab {
-			return nil, fmt.Errorf("vulkan backend: token id %d outside the vocabulary of %d", t, vocab)
-		}
-	}
-	if err := b.cache.stateAt(b.d, pos); err != nil {
+	if err := b.begin(ctx, tokens, pos); err != nil {
 		return nil, err
 	}
-	if !b.cache.ringsKeep(b.plans, b.opts.ContextSize, pos) {
-		// A rewind past what a ring holds: recompute the positions before
-		// pos from the start, as llama.cpp re-processes the prompt when its
-		// SWA cache lacks them (and as the reference backend does).
-		if err := b.replay(ctx, pos); err != nil {
-			return nil, err
-		}
-	}
-	copy(b.cache.history[pos:], tokens)
+	vocab := b.plan.Vocab
 	var out []float32
 	switch {
 	case all:
@@ -385,4 +362,39 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		}
 	}
 	return out, nil
+}
+
+// begin checks a step of tokens at positions pos.. and makes the cache and
+// state ready for it: the recurrent state at pos, a ring rewound past what
+// it holds recomputed from the history, the tokens in the history.
+func (b *Backend) begin(ctx context.Context, tokens []int32, pos int) error {
+	if b.closed {
+		return fmt.Errorf("vulkan backend: closed")
+	}
+	if len(tokens) == 0 {
+		return fmt.Errorf("vulkan backend: no tokens to process")
+	}
+	if pos < 0 || pos+len(tokens) > b.opts.ContextSize {
+		return fmt.Errorf("vulkan backend: positions %d..%d exceed the context of %d: %w",
+			pos, pos+len(tokens)-1, b.opts.ContextSize, backend.ErrContextFull)
+	}
+	vocab := b.plan.Vocab
+	for _, t := range tokens {
+		if t < 0 || int(t) >= vocab {
+			return fmt.Errorf("vulkan backend: token id %d outside the vocabulary of %d", t, vocab)
+		}
+	}
+	if err := b.cache.stateAt(b.d, pos); err != nil {
+		return err
+	}
+	if !b.cache.ringsKeep(b.plans, b.opts.ContextSize, pos) {
+		// A rewind past what a ring holds: recompute the positions before
+		// pos from the start, as llama.cpp re-processes the prompt when its
+		// SWA cache lacks them (and as the reference backend does).
+		if err := b.replay(ctx, pos); err != nil {
+			return err
+		}
+	}
+	copy(b.cache.history[pos:], tokens)
+	return nil
 }

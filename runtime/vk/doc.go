@@ -31,6 +31,7 @@
 //	state.go             the recurrent layers' state: checkpoints and rewind (backend.StateBackend)
 //	backend.go           backend.Backend: New, Forward, Memory, Close
 //	head.go              backend.HeadBackend: the next-token head (topk.comp) read instead of the vocabulary
+//	lens.go              backend.LensBackend: each layer's residual output through the head, on demand
 //	profile.go           per-dispatch timings and the read-bandwidth bound
 //	errors.go            device loss reported as backend.ErrDeviceLost
 //	unsupported.go       New's refusal: ops no kernel computes (exec.go) and weight types no kernel reads

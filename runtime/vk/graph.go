@@ -139,7 +139,7 @@ func (b *Backend) record() error {
 	var err error
 	b.graph.decode, err = b.recordWith(func(r *vulkan.Recorder) error {
 		one := bodyShape{cap: 1}
-		if err := b.recordBody(r, one); err != nil {
+		if err := b.recordBody(r, one, nil); err != nil {
 			return err
 		}
 		return b.recordHead(r, one, true)
@@ -173,7 +173,7 @@ func (b *Backend) recorders(n int, all, last bool) ([]*vulkan.Recorder, error) {
 	var err error
 	many := bodyShape{cap: prefillChunk}
 	if b.graph.prefill == nil {
-		if b.graph.prefill, err = b.recordWith(func(r *vulkan.Recorder) error { return b.recordBody(r, many) }); err != nil {
+		if b.graph.prefill, err = b.recordWith(func(r *vulkan.Recorder) error { return b.recordBody(r, many, nil) }); err != nil {
 			return nil, err
 		}
 	}
@@ -260,8 +260,9 @@ func (b *Backend) recordBranchEnd(r *vulkan.Recorder, label string, norm *vulkan
 		uint32(s.cap), 1, 1)
 }
 
-// recordBody records the input's steps and every layer's.
-func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
+// recordBody records the input's steps and every layer's; with taps (the
+// lens, lens.go) each layer's residual output is copied to its tap.
+func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape, taps []*vulkan.Buffer) error {
 	if b.graph.stepHost != nil {
 		r.Upload(b.graph.stepHost, b.graph.step) // the step's parameters, once, then read on the device
 	}
@@ -269,9 +270,12 @@ func (b *Backend) recordBody(r *vulkan.Recorder, s bodyShape) error {
 	if err := b.run(b.prog.input, w); err != nil {
 		return err
 	}
-	for _, steps := range b.prog.layers {
+	for l, steps := range b.prog.layers {
 		if err := b.run(steps, w); err != nil {
 			return err
+		}
+		if taps != nil {
+			r.Upload(b.act.x, taps[l])
 		}
 	}
 	return nil

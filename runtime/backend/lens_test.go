@@ -1,4 +1,4 @@
-package cpu
+package backend
 
 import (
 	"math/rand/v2"
@@ -32,7 +32,7 @@ func TestLensTopMatchesSort(t *testing.T) {
 				if k < 1 || k > vocab {
 					continue
 				}
-				got := lensTop(logits, k, make([]int32, vocab))
+				got := LensTopOf(logits, k, make([]int32, vocab))
 				if !slices.Equal(got.IDs, want[:k]) {
 					t.Fatalf("vocab %d levels %d k %d: ids %v, the sort's %v", vocab, levels, k, got.IDs, want[:k])
 				}
