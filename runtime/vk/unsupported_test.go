@@ -45,8 +45,11 @@ func TestUnsupportedRecipes(t *testing.T) {
 		{"2026/synth-gpt-oss-F32.gguf/mxfp4", []string{"MXFP4 weights outside expert banks"}},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			file, edit, _ := strings.Cut(c.file, ".gguf/")
-			m := loadModel(t, testenv.Model(t, file+".gguf"))
+			file, edit, edited := strings.Cut(c.file, ".gguf/")
+			if edited {
+				file += ".gguf"
+			}
+			m := loadModel(t, testenv.Model(t, file))
 			switch edit {
 			case "gating":
 				m.MoE.Gating = 99
