@@ -79,6 +79,16 @@ func compile(p *plan.Plan) (*program, error) {
 		return nil, fmt.Errorf("input: %w", err)
 	}
 	for _, l := range p.Layers {
+		// an expert form without kernels is named before the ops around
+		// it that only it brings (gemma4's norm of the dense branch in
+		// place, ahead of the experts beside it)
+		for _, op := range l.Ops {
+			if o, ok := op.(plan.MoE); ok {
+				if err := moeForm(o); err != nil {
+					return nil, fmt.Errorf("layer %d: %w", l.Index, err)
+				}
+			}
+		}
 		st, err := sec(l.Index, l.Ops)
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", l.Index, err)
@@ -567,20 +577,12 @@ func (c *compiler) attention(o plan.Attention) error {
 	return nil
 }
 
-// moe compiles routed experts, with a shared expert after them, and their
-// residual add when it fuses.
-func (c *compiler) moe(o plan.MoE) error {
-	in, err := c.input(o.In)
-	if err != nil {
-		return err
-	}
-	if o.Out != plan.Out {
-		return unsupportedOp("experts writing %v", o.Out)
-	}
+// moeForm refuses the gatings and forms of the op moe.go has no kernels
+// for, naming them.
+func moeForm(o plan.MoE) error {
 	if o.Gating != plan.GatingSoftmaxTopKNorm && o.Gating != plan.GatingTopKSoftmax {
 		return unsupportedOp("mixture-of-experts gating %s", o.Gating)
 	}
-	// the forms of the op moe.go has no kernels for
 	for _, v := range []struct {
 		on   bool
 		what string
@@ -595,6 +597,22 @@ func (c *compiler) moe(o plan.MoE) error {
 		if v.on {
 			return unsupportedOp("experts with %s", v.what)
 		}
+	}
+	return nil
+}
+
+// moe compiles routed experts, with a shared expert after them, and their
+// residual add when it fuses.
+func (c *compiler) moe(o plan.MoE) error {
+	in, err := c.input(o.In)
+	if err != nil {
+		return err
+	}
+	if o.Out != plan.Out {
+		return unsupportedOp("experts writing %v", o.Out)
+	}
+	if err := moeForm(o); err != nil {
+		return err
 	}
 	act, err := activation(o.Act)
 	if err != nil {
