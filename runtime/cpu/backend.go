@@ -296,6 +296,8 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 	if err := b.checkBatch(tokens, pos); err != nil {
 		return nil, err
 	}
+	// the quant pool's team polls between this pass's ops (quant.BeginStep)
+	defer quant.BeginStep()()
 	keep := hidden == nil && b.last.on
 	if keep {
 		hidden = b.last.extend(pos, len(tokens), b.plan.Embd)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"vkchat/runtime/quant"
 )
 
 // DefaultThreads is the worker count when none is asked for: one per
@@ -80,3 +82,13 @@ func parseCPUList(s string) ([]int, error) {
 	}
 	return cpus, nil
 }
+
+// SetTeam chooses how the workers share each op from now on, for every
+// CPU backend of the process: as a team through each forward pass (true,
+// the default) or by handing each op to idle workers (false,
+// VKCHAT_CPU_TEAM=off); results are bit-identical either way
+// (quant.SetTeam). The bench measures both in one run with it.
+func SetTeam(on bool) { quant.SetTeam(on) }
+
+// TeamOn reports which SetTeam is in force.
+func TeamOn() bool { return quant.TeamOn() }

@@ -356,15 +356,19 @@ func (j *job) run(threads int) {
 		}
 		return
 	}
-	ensureWorkers(threads)
 	j.deal(helpers + 1)
 	j.joined.Store(0)
 	j.pending.Store(j.nchunk)
 	j.refs.Store(1)
 	j.state.Store(jobRunning)
-	for i := 0; i < helpers && claimIdle(); i++ {
-		j.refs.Add(1)
-		pool.work <- j // offers never outnumber waiting workers, so this is prompt
+	if team.on.Load() {
+		j.offer(helpers) // team.go
+	} else {
+		ensureWorkers(threads)
+		for i := 0; i < helpers && claimIdle(); i++ {
+			j.refs.Add(1)
+			pool.work <- j // offers never outnumber waiting workers, so this is prompt
+		}
 	}
 	if !j.runChunks(0) {
 		j.wait()
