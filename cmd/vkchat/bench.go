@@ -42,12 +42,17 @@ type benchResult struct {
 	// backend's top-k kernel, as the chat uses it; "logits": the whole
 	// vocabulary) and, on Vulkan, the speed bound of the device it ran on.
 	DecodePath string `json:"decode_path,omitempty"`
+	// Team and Load (bench --team, --load; bench_team.go): how the CPU
+	// backend shared its jobs ("on": the team, "off": the hand-off) and
+	// the busy threads of another process beside it.
+	Team string `json:"team,omitempty"`
+	Load int    `json:"load,omitempty"`
 	bound
 	specFields
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "--model FILE [--backend auto|cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile] [--head auto|on|off] [--depth D] [--spec ngram|draft|mtp [--draft FILE] [--spec-max N]]", stderr)
+	fs := newFlags("bench", "--model FILE [--backend auto|cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile] [--head auto|on|off] [--depth D] [--spec ngram|draft|mtp [--draft FILE] [--spec-max N]] [--team on|off|both] [--load N]", stderr)
 	path := fs.String("model", "", "GGUF model file, or demo for the model built into vkchat")
 	name := fs.String("backend", "auto", "backend: auto (Vulkan on a GPU, else the CPU), cpu or vulkan")
 	pp := fs.Int("p", 128, "prompt tokens for the prefill test (0 skips it)")
@@ -63,6 +68,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	specMode := fs.String("spec", "", "also a greedy reply of -n tokens by the engine without and with speculative decoding: ngram, draft (--draft) or mtp")
 	specMax := fs.Int("spec-max", 0, "the most tokens a speculative round drafts (0: automatic)")
 	draft := fs.String("draft", "", "the draft model for --spec draft")
+	teamMode := fs.String("team", "", "cpu: share each op's work by the thread team (on), by hand-offs to idle workers (off), or measure both")
+	load := fs.Int("load", 0, "also run each test beside another process keeping this many threads busy")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -83,6 +90,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *path == "" {
 		fs.Usage()
 		return fmt.Errorf("--model is required")
+	}
+	configs, err := benchConfigs(*teamMode, *load)
+	if err != nil {
+		return err
+	}
+	if cpu.TeamOn() {
+		defer cpu.SetTeam(true)
+	} else {
+		defer cpu.SetTeam(false)
 	}
 	if *reps < 1 || *pp < 0 || *tg < 0 || *depth < 0 {
 		return fmt.Errorf("-r must be at least 1 and -p, -n, --depth not negative")
@@ -159,49 +175,64 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		at = fmt.Sprintf(" @ d%d", *depth)
 	}
-	if *pp > 0 {
-		prompt := tokens(*pp)
-		r, err := measure(ctx, *reps, *pp, func() error {
-			_, err := b.Forward(ctx, prompt, *depth, false)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("prefill: %w", err)
-		}
-		r.benchResult = base
-		results = append(results, r.result(fmt.Sprintf("pp%d", *pp)+at, *pp))
-	}
 	var decodeTPS float64
-	if *tg > 0 {
-		step, path := decodeStep(b)
-		r, err := measure(ctx, *reps, *tg, func() error {
-			next := int32(1)
-			for i := 0; i < *tg; i++ {
-				var err error
-				if next, err = step(ctx, next, *depth+i); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+	for _, cfg := range configs {
+		stop, err := cfg.apply()
 		if err != nil {
-			return fmt.Errorf("decode: %w", err)
+			return err
 		}
-		r.benchResult = base
-		res := r.result(fmt.Sprintf("tg%d", *tg)+at, *tg)
-		res.DecodePath = path
-		decodeTPS = res.TokensPerSecond
-		if vb, ok := b.(*vk.Backend); ok {
-			if texel, ssbo, err = readBandwidth(vb); err != nil {
+		sfx := cfg.suffix()
+		if *pp > 0 {
+			prompt := tokens(*pp)
+			r, err := measure(ctx, *reps, *pp, func() error {
+				_, err := b.Forward(ctx, prompt, *depth, false)
 				return err
+			})
+			if err != nil {
+				stop()
+				return fmt.Errorf("prefill: %w", err)
 			}
-			// at the mean context position of the test's steps
-			res.bound = decodeBound(vb, *depth+*tg/2, texel, res.TokensPerSecond)
+			r.benchResult = base
+			r.Team, r.Load = cfg.team, cfg.load
+			results = append(results, r.result(fmt.Sprintf("pp%d", *pp)+at+sfx, *pp))
 		}
-		if cb, ok := b.(*cpu.Backend); ok {
-			res.bound = cpuDecodeBound(cb, *depth+*tg/2, *threads, res.TokensPerSecond)
+		if *tg > 0 {
+			step, path := decodeStep(b)
+			r, err := measure(ctx, *reps, *tg, func() error {
+				next := int32(1)
+				for i := 0; i < *tg; i++ {
+					var err error
+					if next, err = step(ctx, next, *depth+i); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				stop()
+				return fmt.Errorf("decode: %w", err)
+			}
+			r.benchResult = base
+			r.Team, r.Load = cfg.team, cfg.load
+			res := r.result(fmt.Sprintf("tg%d", *tg)+at+sfx, *tg)
+			res.DecodePath = path
+			decodeTPS = res.TokensPerSecond
+			if vb, ok := b.(*vk.Backend); ok {
+				if texel == 0 {
+					if texel, ssbo, err = readBandwidth(vb); err != nil {
+						stop()
+						return err
+					}
+				}
+				// at the mean context position of the test's steps
+				res.bound = decodeBound(vb, *depth+*tg/2, texel, res.TokensPerSecond)
+			}
+			if cb, ok := b.(*cpu.Backend); ok {
+				res.bound = cpuDecodeBound(cb, *depth+*tg/2, *threads, res.TokensPerSecond)
+			}
+			results = append(results, res)
 		}
-		results = append(results, res)
+		stop()
 	}
 	if sb != nil {
 		sb.backend, sb.head = choice.Backend, headMode

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"vkchat/internal/testenv"
 	"vkchat/runtime/arch"
@@ -148,5 +150,59 @@ func TestProfileKind(t *testing.T) {
 		if got := profileKind(vulkan.KernelTime{Label: c.label, Kernel: c.kernel}); got != c.want {
 			t.Errorf("profileKind(%q, %q) = %q, want %q", c.label, c.kernel, got, c.want)
 		}
+	}
+}
+
+// TestBenchTeamLoad: --team both --load 1 runs every test four times in
+// one run (hand-off then team, quiet then beside a busy child process),
+// each row saying which; a bad --team or --load is refused by name.
+func TestBenchTeamLoad(t *testing.T) {
+	path := testenv.Model(t, "stories260K.gguf")
+	var out, errb bytes.Buffer
+	args := []string{"--model", path, "--backend", "cpu", "-p", "4", "-n", "3", "-r", "1", "--json", "--team", "both", "--load", "1"}
+	if err := runBench(context.Background(), args, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	var rows []benchResult
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatalf("bench --json printed what is not a list of results: %v\n%s", err, out.String())
+	}
+	want := []struct {
+		test, team string
+		load       int
+	}{
+		{"pp4 handoff", "off", 0}, {"tg3 handoff", "off", 0},
+		{"pp4 team", "on", 0}, {"tg3 team", "on", 0},
+		{"pp4 handoff +load1", "off", 1}, {"tg3 handoff +load1", "off", 1},
+		{"pp4 team +load1", "on", 1}, {"tg3 team +load1", "on", 1},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), len(want), rows)
+	}
+	for i, w := range want {
+		r := rows[i]
+		if r.Test != w.test || r.Team != w.team || r.Load != w.load || !(r.TokensPerSecond > 0) {
+			t.Errorf("row %d: %q team %q load %d at %g tok/s, want %q team %q load %d", i, r.Test, r.Team, r.Load, r.TokensPerSecond, w.test, w.team, w.load)
+		}
+	}
+	for _, bad := range [][]string{{"--team", "maybe"}, {"--load", "-1"}} {
+		err := runBench(context.Background(), append([]string{"--model", path, "--backend", "cpu", "-r", "1"}, bad...), &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("%v: error %v, want one naming %s", bad, err, bad[0])
+		}
+	}
+}
+
+// TestSpinStops: the load's threads stop when its standard input closes.
+func TestSpinStops(t *testing.T) {
+	r, w := io.Pipe()
+	done := make(chan struct{})
+	go func() { spin(1, r); close(done) }()
+	time.Sleep(20 * time.Millisecond)
+	w.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("spin still running 10s after its input closed")
 	}
 }
