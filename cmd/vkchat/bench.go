@@ -250,6 +250,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	} else {
 		printBench(stdout, results)
+		printLoadKept(stdout, results)
 		printSpec(stdout, results)
 	}
 	if prof != nil {

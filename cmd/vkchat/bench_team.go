@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -141,4 +142,25 @@ func startLoad(n int) (stop func(), err error) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}, nil
+}
+
+// printLoadKept says, for each test run quietly and under --load, what
+// share of its quiet speed each way of sharing jobs kept under the load.
+func printLoadKept(w io.Writer, rs []benchResult) {
+	quiet := map[string]float64{}
+	for _, r := range rs {
+		if r.Load == 0 {
+			quiet[r.Test] = r.TokensPerSecond
+		}
+	}
+	for _, r := range rs {
+		if r.Load == 0 {
+			continue
+		}
+		q := benchConfig{team: r.Team}.suffix()
+		base := strings.TrimSuffix(r.Test, benchConfig{team: r.Team, load: r.Load}.suffix()) + q
+		if qt := quiet[base]; qt > 0 {
+			fmt.Fprintf(w, "%s: %.2f tok/s beside %d busy threads, %.0f%% of %.2f quietly (%s)\n", r.Test, r.TokensPerSecond, r.Load, 100*r.TokensPerSecond/qt, qt, base)
+		}
+	}
 }

@@ -206,3 +206,22 @@ func TestSpinStops(t *testing.T) {
 		t.Fatal("spin still running 10s after its input closed")
 	}
 }
+
+// TestPrintLoadKept: each loaded row is set against the same test and
+// way of sharing run quietly.
+func TestPrintLoadKept(t *testing.T) {
+	rows := []benchResult{
+		{Test: "tg32 handoff", Team: "off", TokensPerSecond: 40},
+		{Test: "tg32 team", Team: "on", TokensPerSecond: 50},
+		{Test: "tg32 handoff +load2", Team: "off", Load: 2, TokensPerSecond: 10},
+		{Test: "tg32 team +load2", Team: "on", Load: 2, TokensPerSecond: 30},
+		{Test: "tg32 +load2", Load: 2, TokensPerSecond: 5}, // no quiet row: nothing said
+	}
+	var out bytes.Buffer
+	printLoadKept(&out, rows)
+	want := "tg32 handoff +load2: 10.00 tok/s beside 2 busy threads, 25% of 40.00 quietly (tg32 handoff)\n" +
+		"tg32 team +load2: 30.00 tok/s beside 2 busy threads, 60% of 50.00 quietly (tg32 team)\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
