@@ -62,7 +62,22 @@ struct RopeArgs {
 	uint rope;      // 0: a layer without RoPE
 	float qscale;   // Q × qscale after RoPE (1 unless the model scales Q, not the scores)
 	float eps;      // of the Q/K norm
+	// The attention temperature tuning (mistral3): Q at position p also ×
+	// 1 + tbeta·ln(1 + ⌊(p + toff)/tlen⌋); tbeta 0 = off.
+	float tbeta;
+	uint tlen;
+	float toff;
 };
+
+// qscale_at is Q's multiplier at position at: qscale, times the temperature
+// where the model tunes it (the quotient in float as llama.cpp's is).
+float qscale_at(RopeArgs r, uint at) {
+	if (r.tbeta == 0.0) {
+		return r.qscale;
+	}
+	float f = floor((float(at) + r.toff) / float(r.tlen));
+	return r.qscale * (log(f + 1.0) * r.tbeta + 1.0);
+}
 
 shared float nscale[ROPE_NSCALE];
 
@@ -123,6 +138,7 @@ void rope_token(RopeArgs r, uint t, uint base) {
 	uint slot = at % r.slots;
 	uint qw = r.heads * HD, kvw = r.kvheads * HD;
 	uint pairs = (qw + 2 * kvw) / 2;
+	float qs = qscale_at(r, at);
 	if (QKNORM != 0) {
 		norm_scales(r, base);
 	}
@@ -131,8 +147,8 @@ void rope_token(RopeArgs r, uint t, uint base) {
 		if (d0 < qw) {
 			uint h = d0 / HD, d = d0 % HD;
 			uint g = QKNORM == 1 ? h : 0, wb = QKNORM == 1 ? 0 : h * HD;
-			q[t * r.qstride + d0] = rot(r, base, h * HD, d, t, true, g, wb) * r.qscale;
-			q[t * r.qstride + d0 + 1] = rot(r, base, h * HD, d + 1, t, true, g, wb) * r.qscale;
+			q[t * r.qstride + d0] = rot(r, base, h * HD, d, t, true, g, wb) * qs;
+			q[t * r.qstride + d0 + 1] = rot(r, base, h * HD, d + 1, t, true, g, wb) * qs;
 			continue;
 		}
 		bool isK = d0 < qw + kvw;

@@ -372,6 +372,7 @@ type qkvPrologue struct {
 	vNorm        bool
 	rope         bool
 	qScale, eps  float32
+	temp         plan.Temperature // Q's attention temperature (PositionScale)
 }
 
 // attentionInputs compiles a Q(|K|V) product and the Q/K/V norms, RoPE and
@@ -424,6 +425,11 @@ func (c *compiler) attentionInputs(o plan.Products, in input) error {
 				return unsupportedOp("a scale of %v before the attention", x.Buf)
 			}
 			pro.qScale = x.By
+		case plan.PositionScale:
+			if x.Buf != plan.Q || pro.temp.Beta != 0 || !(x.T.Length > 0) {
+				return unsupportedOp("a position scale of %v (β %g every %d positions) before the attention", x.Buf, x.T.Beta, x.T.Length)
+			}
+			pro.temp = x.T
 		case plan.Attention:
 			att = &x
 		default:
@@ -501,7 +507,7 @@ func (b *Backend) recordQKV(w *walk, l int, ref opRef, in input, pro qkvPrologue
 	ro := &ropeOp{label: name("rope"), spec: [6]uint32{uint32(hd), uint32(pl.dims), flag(pl.neox), kvf32, pro.qkNorm, flag(pro.vNorm)},
 		table: vulkan.Arg{B: b.graph.step, Off: uint64(b.graph.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2},
 		q:     b.act.q, kc: kc, vc: vc, qn: norm(pro.qNorm), kn: norm(pro.kNorm), arrive: b.act.ropeArrive,
-		args: ropeArgs{heads: b.plan.Heads, kvHeads: kvh, qkvStride: b.act.qkvStride, qStride: b.act.qStride, slots: pl.slots, rope: pro.rope, qScale: pro.qScale, eps: pro.eps}}
+		args: ropeArgs{heads: b.plan.Heads, kvHeads: kvh, qkvStride: b.act.qkvStride, qStride: b.act.qStride, slots: pl.slots, rope: pro.rope, qScale: pro.qScale, eps: pro.eps, temp: pro.temp}}
 	if shared {
 		ro.args.kvHeads = 0 // Q only; the caches are not written
 	}

@@ -13,6 +13,7 @@ import (
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
+	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
 
 	"vkchat/runtime/vk/vulkan"
@@ -170,19 +171,21 @@ func TestRopeKV(t *testing.T) {
 		slots  int // 0: the whole context
 		vnorm  bool
 		qOnly  bool
+		temp   float32 // the attention temperature's β, every 4 positions (mistral3)
 	}{
-		{false, 64, backend.KVF16, 0, false, 1, 0, false, false}, {true, 64, backend.KVF32, 0, false, 1, 0, false, false}, {true, 32, backend.KVF16, 0, false, 1, 0, false, false}, {false, 48, backend.KVF32, 0, false, 1, 0, false, false},
-		{true, 64, backend.KVF16, arch.QKNormHead, false, 1, 0, false, false},
-		{true, 64, backend.KVF32, arch.QKNormFull, false, 1, 0, false, false},
-		{true, 32, backend.KVF16, arch.QKNormHead, false, 0.125, 0, false, false},
-		{false, 64, backend.KVF32, 0, true, 1, 0, false, false},
-		{true, 64, backend.KVF16, arch.QKNormHead, true, 0.125, 0, false, false},
-		{true, 64, backend.KVF32, 0, false, 1, 7, false, false}, // positions 17..21 wrap around a ring of 7
-		{true, 64, backend.KVF16, arch.QKNormHead, false, 1, 0, true, false},
-		{true, 64, backend.KVF32, arch.QKNormHead, false, 1, 7, true, false},
-		{true, 64, backend.KVF16, arch.QKNormHead, false, 1, 0, true, true},
+		{false, 64, backend.KVF16, 0, false, 1, 0, false, false, 0}, {true, 64, backend.KVF32, 0, false, 1, 0, false, false, 0}, {true, 32, backend.KVF16, 0, false, 1, 0, false, false, 0}, {false, 48, backend.KVF32, 0, false, 1, 0, false, false, 0},
+		{true, 64, backend.KVF16, arch.QKNormHead, false, 1, 0, false, false, 0},
+		{true, 64, backend.KVF32, arch.QKNormFull, false, 1, 0, false, false, 0},
+		{true, 32, backend.KVF16, arch.QKNormHead, false, 0.125, 0, false, false, 0},
+		{false, 64, backend.KVF32, 0, true, 1, 0, false, false, 0},
+		{true, 64, backend.KVF16, arch.QKNormHead, true, 0.125, 0, false, false, 0},
+		{true, 64, backend.KVF32, 0, false, 1, 7, false, false, 0}, // positions 17..21 wrap around a ring of 7
+		{true, 64, backend.KVF16, arch.QKNormHead, false, 1, 0, true, false, 0},
+		{true, 64, backend.KVF32, arch.QKNormHead, false, 1, 7, true, false, 0},
+		{true, 64, backend.KVF16, arch.QKNormHead, false, 1, 0, true, true, 0},
+		{false, 64, backend.KVF16, 0, false, 1, 0, false, false, 0.1}, // positions 17..21 cross a step at 20
 	} {
-		t.Run(fmt.Sprintf("neox%v/dims%d/%s/qknorm%d/norope%v/qscale%g/slots%d/vnorm%v/qonly%v", c.neox, c.dims, c.kv, c.qkNorm, c.noRope, c.qscale, c.slots, c.vnorm, c.qOnly), func(t *testing.T) {
+		t.Run(fmt.Sprintf("neox%v/dims%d/%s/qknorm%d/norope%v/qscale%g/slots%d/vnorm%v/qonly%v/temp%g", c.neox, c.dims, c.kv, c.qkNorm, c.noRope, c.qscale, c.slots, c.vnorm, c.qOnly, c.temp), func(t *testing.T) {
 			cfg := arch.Config{Embd: 256, Heads: 4, KVHeads: 2, HeadDim: 64, Rope: arch.Rope{Dims: c.dims, Base: 10000, NeoX: c.neox, Scale: 1}}
 			ctx, n, pos := 40, 5, 17
 			if c.slots > 0 {
@@ -243,7 +246,7 @@ func TestRopeKV(t *testing.T) {
 			}
 			ro := &ropeOp{label: "rope", spec: [6]uint32{uint32(hd), uint32(c.dims), flag(c.neox), kvf32, uint32(c.qkNorm), flag(c.vnorm)},
 				table: vulkan.Arg{B: b.graph.step, Off: 256, Size: b.graph.step.Size - 256, Format: fmtU32x2}, q: qb, kc: kc, vc: vc, qn: qnb, kn: knb,
-				args: ropeArgs{heads: cfg.Heads, kvHeads: kvh, qkvStride: qkvStride, qStride: qw, slots: ctx, rope: !c.noRope, qScale: c.qscale, eps: eps}}
+				args: ropeArgs{heads: cfg.Heads, kvHeads: kvh, qkvStride: qkvStride, qStride: qw, slots: ctx, rope: !c.noRope, qScale: c.qscale, eps: eps, temp: plan.Temperature{Beta: c.temp, Length: 4}}}
 			runOnce(t, d, func(r *vulkan.Recorder) error { return d.rope(r, ro, qkvb, b.graph.step, n+2) })
 			// reference
 			cos := make([]float32, c.dims/2)
@@ -274,6 +277,9 @@ func TestRopeKV(t *testing.T) {
 				}
 				for i := 0; i < qw; i++ {
 					row[i] *= c.qscale
+					if c.temp != 0 {
+						row[i] *= plan.Temperature{Beta: c.temp, Length: 4}.At(pos + tk)
+					}
 				}
 				if c.vnorm {
 					ones := make([]float32, hd)

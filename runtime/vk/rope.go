@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"vkchat/runtime/plan"
 	"vkchat/runtime/vk/vulkan"
 )
 
@@ -37,15 +38,19 @@ type ropeArgs struct {
 	slots              int // cache positions (a sliding-window layer's ring)
 	rope               bool
 	qScale, eps        float32
+	// temp is the attention temperature tuning of Q (plan.PositionScale
+	// fused here); Beta 0 = none.
+	temp plan.Temperature
 }
 
 func (a ropeArgs) push() []uint32 {
 	return []uint32{uint32(a.heads), uint32(a.kvHeads), uint32(a.qkvStride), uint32(a.qStride), uint32(a.slots), flag(a.rope),
-		math.Float32bits(a.qScale), math.Float32bits(a.eps)}
+		math.Float32bits(a.qScale), math.Float32bits(a.eps),
+		math.Float32bits(a.temp.Beta), uint32(a.temp.Length), math.Float32bits(a.temp.Offset)}
 }
 
 // ropePushBytes is the size of RopeArgs in push constants.
-const ropePushBytes = 8 * 4
+const ropePushBytes = 11 * 4
 
 // bindings are rope.glsl's six, in order from ROPE_BIND.
 func (o *ropeOp) bindings() []vulkan.Arg {
