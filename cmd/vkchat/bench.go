@@ -70,6 +70,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	draft := fs.String("draft", "", "the draft model for --spec draft")
 	teamMode := fs.String("team", "", "cpu: share each op's work by the thread team (on), by hand-offs to idle workers (off), or measure both")
 	load := fs.Int("load", 0, "also run each test beside another process keeping this many threads busy")
+	specPrompt := fs.String("spec-prompt", "", "--spec: the text the replies continue (completion, no template; default: a counting rhyme repeated)")
+	specLead := fs.Int("spec-lead", 512, "--spec: at most this many tokens of the model's own greedy continuation join the prompt before the timed replies (untimed), up to where it repeats itself, then that loop 32 times more, so they continue a repetitive reply")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -82,10 +84,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if m == engine.SpecOff || *tg < 2 {
 			return fmt.Errorf("--spec %s: want ngram, draft or mtp, and -n of 2 or more", m)
 		}
+		if *specLead < 0 || *specLead > 4096 {
+			return fmt.Errorf("--spec-lead %d: want 0 to 4096", *specLead)
+		}
 		if *specMax < 0 {
 			return fmt.Errorf("--spec-max %d is negative: want 0 (automatic) or more", *specMax)
 		}
-		sb = &specBench{mode: m, max: *specMax, draft: *draft, threads: *threads, kv: backend.KVType(*kvType)}
+		sb = &specBench{mode: m, max: *specMax, draft: *draft, threads: *threads, kv: backend.KVType(*kvType), lead: *specLead, prompt: *specPrompt}
 	}
 	if *path == "" {
 		fs.Usage()

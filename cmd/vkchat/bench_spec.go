@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +26,14 @@ type specBench struct {
 	threads         int
 	head            backend.HeadMode
 	kv              backend.KVType
+	// lead bounds the model's own greedy continuation of specPrompt
+	// that joins the prompt before the timed replies: it stops where the
+	// continuation repeats itself (repeats), so they continue a
+	// repetitive reply (a small or random model falls into a loop within
+	// a few hundred tokens).
+	lead int
+	// prompt is the text the replies continue (specPrompt when empty).
+	prompt string
 }
 
 // specPrompt is text whose greedy continuation repeats, where n-gram
@@ -46,7 +56,7 @@ type specFields struct {
 // run measures n generated tokens reps times without and with
 // speculation; file is the model.
 func (sb specBench) run(ctx context.Context, file string, n, reps int, base benchResult) ([]benchResult, error) {
-	s, err := engine.Load(ctx, file, engine.Options{Backend: sb.backend, ContextSize: 2048, Threads: sb.threads,
+	s, err := engine.Load(ctx, file, engine.Options{Backend: sb.backend, ContextSize: 512 + 2*sb.lead + n, Threads: sb.threads,
 		Device: -1, DeviceHead: sb.head, KVType: sb.kv, Template: "none"})
 	if err != nil {
 		return nil, err
@@ -55,7 +65,38 @@ func (sb specBench) run(ctx context.Context, file string, n, reps int, base benc
 	p := sample.Defaults()
 	p.Temperature = 0
 	s.SetParams(p)
-	req := engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: specPrompt}}, MaxTokens: n}
+	req := engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: cmp.Or(sb.prompt, specPrompt)}}, MaxTokens: n}
+	if sb.lead > 0 {
+		// The timed replies continue the lead-in token for token, as a
+		// fork does (its last token forced), not its text tokenized
+		// again, which would lead elsewhere.
+		var lead []int32
+		lctx, stop := context.WithCancel(ctx)
+		err := s.Generate(lctx, engine.Request{Messages: req.Messages, MaxTokens: sb.lead}, func(e engine.Event) {
+			if e.Kind == engine.EventToken {
+				if lead = append(lead, e.Token.ID); repeats(lead) > 0 {
+					stop()
+				}
+			}
+		})
+		stop()
+		if err != nil || ctx.Err() != nil {
+			return nil, fmt.Errorf("the lead-in: %w", cmp.Or(err, ctx.Err()))
+		}
+		if p := repeats(lead); p > 0 {
+			// The loop the model fell into, 32 times more: a random
+			// model leaves a short loop as suddenly as it entered it,
+			// and the replies are to continue a repetitive one.
+			unit := slices.Clone(lead[len(lead)-p:])
+			for range 32 {
+				lead = append(lead, unit...)
+			}
+		}
+		if len(lead) > 0 {
+			req.Fork = &engine.ForkPoint{Prefix: lead[:len(lead)-1], Token: lead[len(lead)-1]}
+			req.MaxTokens = len(lead) - 1 + n
+		}
+	}
 	var out []benchResult
 	var plainIDs []int32
 	for _, o := range []engine.SpecOptions{{Mode: engine.SpecOff}, {Mode: sb.mode, Max: sb.max, Draft: sb.draft}} {
@@ -106,6 +147,26 @@ func (sb specBench) run(ctx context.Context, file string, n, reps int, base benc
 		out = append(out, res)
 	}
 	return out, nil
+}
+
+// repeats is the period (at most 8 tokens) with which the last 24 tokens
+// repeat, 0 where they do not.
+func repeats(ids []int32) int {
+	const span, maxPeriod = 24, 8
+	if len(ids) < span {
+		return 0
+	}
+	tail := ids[len(ids)-span:]
+	for p := 1; p <= maxPeriod; p++ {
+		ok := true
+		for i := p; i < span && ok; i++ {
+			ok = tail[i] == tail[i-p]
+		}
+		if ok {
+			return p
+		}
+	}
+	return 0
 }
 
 func equalIDs(a, b []int32) bool {

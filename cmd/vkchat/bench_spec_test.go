@@ -17,7 +17,7 @@ import (
 func TestBenchSpec(t *testing.T) {
 	path := testenv.Model(t, "stories260K.gguf")
 	var out, errb bytes.Buffer
-	args := []string{"--model", path, "--backend", "cpu", "-p", "0", "-n", "24", "-r", "1", "--json", "--spec", "draft", "--draft", path}
+	args := []string{"--model", path, "--backend", "cpu", "-p", "0", "-n", "24", "-r", "1", "--json", "--spec", "draft", "--draft", path, "--spec-lead", "16"}
 	if err := runBench(context.Background(), args, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
@@ -35,7 +35,7 @@ func TestBenchSpec(t *testing.T) {
 	if want := on.TokensPerSecond / off.TokensPerSecond; on.Speedup != want || !(on.TokensPerRound > 1) {
 		t.Errorf("speedup %g (want %g), tokens per round %g", on.Speedup, want, on.TokensPerRound)
 	}
-	for _, bad := range [][]string{{"--spec", "bogus"}, {"--spec", "ngram", "--spec-max", "-1"}, {"--spec", "off"}, {"--spec", "draft"}} {
+	for _, bad := range [][]string{{"--spec", "bogus"}, {"--spec", "ngram", "--spec-max", "-1"}, {"--spec", "off"}, {"--spec", "draft"}, {"--spec", "ngram", "--spec-lead", "-1"}} {
 		err := runBench(context.Background(), append([]string{"--model", path, "--backend", "cpu", "-p", "0", "-n", "4", "-r", "1"}, bad...), &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), "spec") && !strings.Contains(err.Error(), "draft") {
 			t.Errorf("bench %v: err %v, want a refusal naming the flag", bad, err)
@@ -45,6 +45,23 @@ func TestBenchSpec(t *testing.T) {
 
 // TestSpecFlags: --spec, --spec-max and --draft are checked before a
 // model loads.
+func TestRepeats(t *testing.T) {
+	loop := []int32{7, 8, 9}
+	for range 10 {
+		loop = append(loop, 4, 5, 6)
+	}
+	if repeats(loop) != 3 || repeats(loop[:20]) != 0 {
+		t.Errorf("a 3-token cycle: repeats %v (want true), its first 20 tokens %v (want false)", repeats(loop), repeats(loop[:20]))
+	}
+	var walk []int32
+	for i := range 40 {
+		walk = append(walk, int32(i))
+	}
+	if repeats(walk) != 0 {
+		t.Error("no repetition seen as one")
+	}
+}
+
 func TestSpecFlags(t *testing.T) {
 	for _, c := range []struct {
 		e    engineFlags
