@@ -30,6 +30,8 @@ type activations struct {
 	// dn is a hybrid model's DeltaNet activations, the gated attention's
 	// gate and the shared expert's (deltanet.go); nil for other models.
 	dn *dnBuffers
+	// mamba is a Mamba2 hybrid's mixer activations (mamba2.go), else nil
+	mamba *mamba2Buffers
 	// ple is Gemma 4's per-layer inputs (ple.go), else nil
 	ple *pleBuffers
 

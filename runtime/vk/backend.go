@@ -169,6 +169,9 @@ func (b *Backend) allocate() error {
 	if err := b.allocateConv(act); err != nil {
 		return err
 	}
+	if err := b.allocateMamba2(act); err != nil {
+		return err
+	}
 	if err := b.allocatePLE(act); err != nil {
 		return err
 	}

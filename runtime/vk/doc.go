@@ -26,6 +26,7 @@
 //	moe.go               a mixture-of-experts FFN: router, route, expert mat-vecs, combine
 //	deltanet.go          Gated DeltaNet layers (qwen35, qwen35moe): conv, delta rule, Q gate
 //	shortconv.go         lfm2's short-convolution layers
+//	mamba2.go            Mamba2 layers (nemotron_h, granitehybrid): conv, scan, grouped norm; ReLU² FFN
 //	ple.go               Gemma 4's layer output scale and per-layer embeddings
 //	cache.go             what a session keeps on the device: KV caches (rings for windows), tokens, recurrent state
 //	state.go             the recurrent layers' state: checkpoints and rewind (backend.StateBackend)

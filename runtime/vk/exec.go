@@ -171,6 +171,8 @@ func (c *compiler) op(op plan.Op) error {
 		return c.deltaNet(o)
 	case plan.ShortConv:
 		return c.shortConv(o)
+	case plan.Mamba2:
+		return c.mamba2(o)
 	case plan.Residual:
 		return c.residual(o)
 	case plan.PerLayerEmbedding:
@@ -299,6 +301,24 @@ func (c *compiler) products(o plan.Products) error {
 				tokens: w.s.cap, step: b.graph.step, act: act, xq: b.act.xq}
 			b.bind(&op, in)
 			return b.recordPair(w.r, op, name("gate"), name("up·act(gate)"))
+		})
+		return nil
+	case len(o.Outs) == 1 && first.Out == plan.Gate && first.Bias == nil && !first.GatedHeads:
+		// an ungated FFN's up product (into Gate, as the plan names it),
+		// then its activation in place
+		glu, ok := c.next().(plan.GLU)
+		if !ok || glu.Act != plan.ActReLU2 {
+			return unsupportedOp("an up product without a gate not followed by a ReLU²")
+		}
+		c.take()
+		name := c.name
+		c.add(func(b *Backend, w *walk) error {
+			op := matvecOp{label: name("up"), m: b.weights.at(ref).mats[0], y: b.act.h, ystride: b.act.ffStride, tokens: w.s.cap, step: b.graph.step, xq: b.act.xq}
+			b.bind(&op, in)
+			if err := b.d.matvec(w.r, op); err != nil {
+				return err
+			}
+			return b.recordReLU2(w.r, name("relu²"), glu.Width, w.s)
 		})
 		return nil
 	case len(o.Outs) == 1 && first.Out == plan.Out && !first.GatedHeads:
@@ -700,6 +720,25 @@ func (c *compiler) shortConv(o plan.ShortConv) error {
 	fused := c.fuseResidual("short conv out")
 	c.add(func(b *Backend, w *walk) error {
 		return b.recordShortConv(w.r, name, l, &o, b.weights.at(ref).conv, in, fused, w.s)
+	})
+	return nil
+}
+
+func (c *compiler) mamba2(o plan.Mamba2) error {
+	in, err := c.input(o.In)
+	if err != nil {
+		return err
+	}
+	if err := mamba2Limits(o.Shape); err != nil {
+		return err
+	}
+	if o.Out != plan.Out {
+		return unsupportedOp("a Mamba2 mixer writing %v", o.Out)
+	}
+	l, ref, name := c.sec, c.ref(c.i), c.name
+	fused := c.fuseResidual("ssm out")
+	c.add(func(b *Backend, w *walk) error {
+		return b.recordMamba2(w.r, name, l, &o, b.weights.at(ref).mamba, in, fused, w.s)
 	})
 	return nil
 }

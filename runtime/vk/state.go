@@ -51,8 +51,11 @@ func (c *cache) allocateState(d *gpu, p *plan.Plan) error {
 	c.convState, c.mat = make([]*vulkan.Buffer, len(p.Layers)), make([]*vulkan.Buffer, len(p.Layers))
 	for _, s := range p.State {
 		what := "short conv"
-		if s.Mixer == plan.MixDeltaNet {
+		switch s.Mixer {
+		case plan.MixDeltaNet:
 			what = "DeltaNet"
+		case plan.MixMamba2:
+			what = "Mamba2"
 		}
 		var err error
 		if c.convState[s.Layer], err = d.NewBuffer(fmt.Sprintf("%s conv state, layer %d", what, s.Layer), uint64(4*s.ConvFloats), vulkan.MemDevice); err != nil {

@@ -42,6 +42,7 @@ type bound struct {
 	shared *sharedWeights
 	dn     *dnWeights
 	conv   *convWeights
+	mamba  *mamba2Weights
 	ple    *pleWeights
 	scale  float32 // a ScaleStream's
 }
@@ -165,6 +166,8 @@ func (ws *weights) bind(d *gpu, p *plan.Plan, xStride int, op plan.Op, bw *bound
 		bw.dn, err = ws.uploadDeltaNet(d, up, o.W)
 	case plan.ShortConv:
 		bw.conv, err = ws.uploadConv(d, o.W, up)
+	case plan.Mamba2:
+		bw.mamba, err = ws.uploadMamba2(d, up, &o.Shape, o.W)
 	case plan.Residual:
 		if o.PostNorm != nil {
 			bw.vec, err = ws.vector(d, *o.PostNorm, o.PostNorm.Cols)
