@@ -223,12 +223,18 @@ func (b *Backend) recordAttnGate(r *vulkan.Recorder, label string, n int, s body
 // recordSharedProducts runs a layer's shared expert on the FFN's normed
 // input (before the routed experts add theirs to x): down(act(gate·f)·up·f)
 // into shY and the gate logit scale·f into shS.
-func (b *Backend) recordSharedProducts(r *vulkan.Recorder, name func(string) string, x *sharedWeights, in input, act uint32, s bodyShape) error {
+//
+// Without a σ gate (gated false) only gate+up run here: recordSharedDown
+// adds the down product to the routed experts' sum after them.
+func (b *Backend) recordSharedProducts(r *vulkan.Recorder, name func(string) string, x *sharedWeights, in input, act uint32, gated bool, s bodyShape) error {
 	dn := b.act.dn
 	ffn := matvecOp{label: name("shared gate+up"), m: x.gate, m2: x.up, y: dn.shH, y2: dn.shH2, ystride: dn.shStride, tokens: s.cap, step: b.graph.step, act: act}
 	b.bind(&ffn, in)
 	if err := b.recordPair(r, ffn, name("shared gate"), name("shared up·act(gate)")); err != nil {
 		return err
+	}
+	if !gated {
+		return nil
 	}
 	down := matvecOp{label: name("shared down"), m: x.down, x: dn.shH, xstride: dn.shStride, y: dn.shY, ystride: b.act.xStride, tokens: s.cap, step: b.graph.step}
 	if err := b.d.matvec(r, down); err != nil {
@@ -237,6 +243,17 @@ func (b *Backend) recordSharedProducts(r *vulkan.Recorder, name func(string) str
 	logit := matvecOp{label: name("shared gate logit"), m: x.scale, y: dn.shS, ystride: 1, tokens: s.cap, step: b.graph.step}
 	b.bind(&logit, in)
 	return b.d.matvec(r, logit)
+}
+
+// recordSharedDown adds an ungated shared expert's down product to the
+// routed experts' sum: x when their residual add fused, else the branch
+// output the Residual op scales and adds.
+func (b *Backend) recordSharedDown(r *vulkan.Recorder, name func(string) string, x *sharedWeights, fused bool, s bodyShape) error {
+	down := matvecOp{label: name("shared down"), m: x.down, x: b.act.dn.shH, xstride: b.act.dn.shStride, y: b.act.x, ystride: b.act.xStride, epi: epiResidual, tokens: s.cap, step: b.graph.step}
+	if !fused {
+		down.y = b.act.o
+	}
+	return b.d.matvec(r, down)
 }
 
 // recordSharedAdd adds the shared expert's output, × σ(its logit), to x.

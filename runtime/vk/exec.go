@@ -648,6 +648,7 @@ func (c *compiler) moe(o plan.MoE) error {
 	var shared *opRef
 	var sharedIn input
 	var sharedAct uint32
+	ungated := false // a shared expert added as it is, without a σ gate (granitehybrid)
 	if sh, ok := c.next().(plan.SharedExpert); ok {
 		c.take()
 		r := c.ref(c.i)
@@ -658,30 +659,32 @@ func (c *compiler) moe(o plan.MoE) error {
 		if sh.Out != plan.Out {
 			return unsupportedOp("a shared expert writing %v", sh.Out)
 		}
-		if len(sh.Scale.Data) == 0 {
-			return unsupportedOp("a shared expert without its σ gate")
-		}
+		ungated = len(sh.Scale.Data) == 0
 		if sharedAct, err = activation(sh.Act); err != nil {
 			return err
 		}
 	}
 	fused := c.fuseResidual("ffn out")
-	if shared != nil && !fused {
-		// the shared expert adds to X after the routed experts' residual
-		return unsupportedOp("a shared expert with a post-norm or residual scale")
+	if shared != nil && !fused && !ungated {
+		// the σ-gated shared expert adds to X after the routed experts'
+		// residual; an ungated one adds to their sum, wherever it is
+		return unsupportedOp("a σ-gated shared expert with a post-norm or residual scale")
 	}
 	l, name := c.sec, c.name
 	c.add(func(b *Backend, w *walk) error {
 		if shared != nil {
 			// on the FFN's input, before the routed experts add to x
-			if err := b.recordSharedProducts(w.r, name, b.weights.at(*shared).shared, sharedIn, sharedAct, w.s); err != nil {
+			if err := b.recordSharedProducts(w.r, name, b.weights.at(*shared).shared, sharedIn, sharedAct, !ungated, w.s); err != nil {
 				return err
 			}
 		}
 		if err := b.recordMoE(w.r, name, l, &o, b.weights.at(ref).moe, in, act, fused, w.s); err != nil {
 			return err
 		}
-		if shared != nil {
+		switch {
+		case shared != nil && ungated:
+			return b.recordSharedDown(w.r, name, b.weights.at(*shared).shared, fused, w.s)
+		case shared != nil:
 			return b.recordSharedAdd(w.r, name, w.s)
 		}
 		return nil

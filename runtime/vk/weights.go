@@ -161,7 +161,10 @@ func (ws *weights) bind(d *gpu, p *plan.Plan, xStride int, op plan.Op, bw *bound
 			err = ws.uploadExpertBiases(d, &o, bw.moe)
 		}
 	case plan.SharedExpert:
-		bw.shared = &sharedWeights{gate: up(o.Gate), up: up(o.Up), down: up(o.Down), scale: up(o.Scale)}
+		bw.shared = &sharedWeights{gate: up(o.Gate), up: up(o.Up), down: up(o.Down)}
+		if len(o.Scale.Data) > 0 { // else no σ gate
+			bw.shared.scale = up(o.Scale)
+		}
 	case plan.DeltaNet:
 		bw.dn, err = ws.uploadDeltaNet(d, up, o.W)
 	case plan.ShortConv:
