@@ -32,7 +32,10 @@ import (
 // rejected positions. A recurrent state (qwen35's DeltaNet, lfm2's short
 // convolutions) cannot be cut back, so before a batch the engine saves a
 // checkpoint at its start and, after a rejection, restores it and reads
-// the accepted tokens again (a small batch).
+// the accepted tokens again (a small batch). A snapshot after every row
+// would make a rejection cheaper still, but the backends' batched
+// recurrent kernels keep no state per row (docs/benchmarks.md,
+// "2026-12-07: speculative rollback of a recurrent state").
 
 // SpecMode names a draft source.
 type SpecMode string
