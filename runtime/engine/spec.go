@@ -35,7 +35,7 @@ import (
 // the accepted tokens again (a small batch). A snapshot after every row
 // would make a rejection cheaper still, but the backends' batched
 // recurrent kernels keep no state per row (docs/benchmarks.md,
-// "2026-12-07: speculative rollback of a recurrent state").
+// "2026-12-07: speculative rollback of a recurrent state (issue 42)").
 
 // SpecMode names a draft source.
 type SpecMode string
