@@ -265,22 +265,25 @@ func productsEach(dsts [][]float32, ms []*Matrix, xs [][]float32, n int, op stri
 			p.chunk = max(1, chunkWork/max(1, m.Cols*j.vtile))
 		}
 	}
+	// The activations go back to actsFree with the job (recycle), once
+	// no goroutine holds it: a team helper may still be computing a
+	// chunk the caller took over (team.go) after run returns.
+	copy(j.owned[:], as[:len(xs)])
+	j.nowned, j.ownedF32 = len(xs), f.vecType == ggml.F32
 	if j.nparts > 0 {
 		j.run(threads)
 	} else {
 		j.recycle()
 	}
-	for _, a := range as[:len(xs)] {
-		if f.vecType == ggml.F32 {
-			a.f = nil // it aliased x
-		}
-		actsFree.put(a)
-	}
 }
 
 // compute does rows [lo, hi) for vectors [v0, v1). Each weight row is read
 // once per call and applied to every vector while it is in L1.
-func (j *job) compute(pt *part, lo, hi, v0, v1 int) {
+func (j *job) compute(pt *part, lo, hi, v0, v1 int) { j.computeInto(pt, pt.dst, lo, hi, v0, v1) }
+
+// computeInto is compute writing to out, laid out as the part's dst (a
+// team helper's shadow of it: team.go).
+func (j *job) computeInto(pt *part, out []float32, lo, hi, v0, v1 int) {
 	if j.fn != nil {
 		j.fn(lo, hi)
 		return
@@ -294,9 +297,9 @@ func (j *job) compute(pt *part, lo, hi, v0, v1 int) {
 		if end := min(hi, p.rows&^7); end > lo {
 			var ok bool
 			if p.il {
-				ok = simd.MatMulInterleaved(pt.typ, p.data, p.groupBytes, lo, end, acts, v0, v1, pt.dst, pt.rows)
+				ok = simd.MatMulInterleaved(pt.typ, p.data, p.groupBytes, lo, end, acts, v0, v1, out, pt.rows)
 			} else {
-				ok = simd.MatMulPacked(pt.typ, p.data, p.groupBytes, lo, end, acts, v0, v1, pt.dst, pt.rows)
+				ok = simd.MatMulPacked(pt.typ, p.data, p.groupBytes, lo, end, acts, v0, v1, out, pt.rows)
 			}
 			if ok {
 				lo = end
@@ -308,14 +311,14 @@ func (j *job) compute(pt *part, lo, hi, v0, v1 int) {
 		// The rows past the groups, from the copy of them: rows are
 		// counted from the first of them there, and so is dst.
 		if base := p.rows &^ 7; p.tail != nil && lo >= base && j.native &&
-			simd.MatMul(pt.typ, p.tail, pt.rowBytes, lo-base, hi-base, acts, v0, v1, pt.dst[base:], pt.rows) {
+			simd.MatMul(pt.typ, p.tail, pt.rowBytes, lo-base, hi-base, acts, v0, v1, out[base:], pt.rows) {
 			return
 		}
 	}
-	if j.native && simd.MatMul(pt.typ, pt.data, pt.rowBytes, lo, hi, acts, v0, v1, pt.dst, pt.rows) {
+	if j.native && simd.MatMul(pt.typ, pt.data, pt.rowBytes, lo, hi, acts, v0, v1, out, pt.rows) {
 		return
 	}
-	dot, rb, rows, data, dstAll := pt.f.dot, pt.rowBytes, pt.rows, pt.data, pt.dst
+	dot, rb, rows, data, dstAll := pt.f.dot, pt.rowBytes, pt.rows, pt.data, out
 	if v1-v0 == 1 {
 		av := &views[v0]
 		dst := dstAll[v0*rows+lo : v0*rows+hi]

@@ -210,6 +210,15 @@ type job struct {
 	// ends, so a helper's fault neither kills the program nor hangs the
 	// caller.
 	fault atomic.Pointer[chunkPanic]
+	// owned are the activations converted for this job, put back when it
+	// is recycled (ownedF32: they alias the caller's x)
+	owned    [maxParts]*acts
+	nowned   int
+	ownedF32 bool
+	// steal: a team job whose chunks the caller may take over from a
+	// helper (team.go), with each chunk's state (chunkFree, ...)
+	steal  bool
+	states []atomic.Int32
 }
 
 type chunkPanic struct{ v any }
@@ -273,15 +282,21 @@ func (f *freeList[T]) put(v *T) {
 var jobs = freeList[job]{make(chan *job, 64), func() *job { return &job{done: make(chan struct{}, 1)} }}
 
 func (j *job) chunkAt(c int) {
-	p := &j.parts[0]
+	p, lo, hi, v0, v1 := j.chunkRange(c)
+	j.compute(p, lo, hi, v0, v1)
+}
+
+// chunkRange is chunk c's part, rows and vectors.
+func (j *job) chunkRange(c int) (p *part, lo, hi, v0, v1 int) {
+	p = &j.parts[0]
 	for i := 1; i < j.nparts && int32(c) >= j.parts[i].first; i++ {
 		p = &j.parts[i]
 	}
 	c -= int(p.first)
 	t, rc := c/p.rchunks, c%p.rchunks
-	lo := rc * p.chunk
-	v0 := t * j.vtile
-	j.compute(p, lo, min(lo+p.chunk, p.rows), v0, min(v0+j.vtile, len(j.views)))
+	lo = rc * p.chunk
+	v0 = t * j.vtile
+	return p, lo, min(lo+p.chunk, p.rows), v0, min(v0+j.vtile, len(j.views))
 }
 
 // runChunks processes chunks until none are left, its own slab (self
@@ -293,6 +308,10 @@ func (j *job) runChunks(self int) bool {
 	for k := 0; k < n; k++ {
 		s := &j.slabs[(self+k)%n]
 		for c := s.next.Add(1) - 1; c < s.end; c = s.next.Add(1) - 1 {
+			if j.steal {
+				// the caller's own: never taken over (team.go)
+				j.states[c].Store(chunkTaken)
+			}
 			j.safeChunk(int(c))
 			ran++
 		}
@@ -327,6 +346,13 @@ func (j *job) release() {
 }
 
 func (j *job) recycle() {
+	for _, a := range j.owned[:j.nowned] {
+		if j.ownedF32 {
+			a.f = nil // it aliased x
+		}
+		actsFree.put(a)
+	}
+	j.owned, j.nowned = [maxParts]*acts{}, 0
 	j.parts = [maxParts]part{}
 	j.views, j.acts, j.fn = nil, nil, nil
 	jobs.put(j)
@@ -335,6 +361,7 @@ func (j *job) recycle() {
 // run computes all chunks of j on up to threads goroutines and returns when
 // they are done.
 func (j *job) run(threads int) {
+	j.steal = false
 	ntiles := (len(j.views) + j.vtile - 1) / j.vtile
 	j.nchunk = 0
 	for i := range j.nparts {
@@ -362,13 +389,19 @@ func (j *job) run(threads int) {
 	j.refs.Store(1)
 	j.state.Store(jobRunning)
 	if team.on.Load() {
+		j.prepareSteal()
 		j.offer(helpers) // team.go
-	} else {
-		ensureWorkers(threads)
-		for i := 0; i < helpers && claimIdle(); i++ {
-			j.refs.Add(1)
-			pool.work <- j // offers never outnumber waiting workers, so this is prompt
+		t0 := time.Now()
+		if !j.runChunks(0) {
+			j.waitSteal(time.Since(t0))
 		}
+		j.rethrow()
+		return
+	}
+	ensureWorkers(threads)
+	for i := 0; i < helpers && claimIdle(); i++ {
+		j.refs.Add(1)
+		pool.work <- j // offers never outnumber waiting workers, so this is prompt
 	}
 	if !j.runChunks(0) {
 		j.wait()

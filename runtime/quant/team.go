@@ -58,7 +58,10 @@ type member struct {
 	slot  atomic.Pointer[job] // the job offered, nil when idle
 	state atomic.Int32        // memberAwake or memberParked
 	wake  chan struct{}       // a parked helper's wake-up (capacity 1)
-	_     [64]byte
+	// shadow is where this helper computes a chunk the caller may take
+	// over (runShadowed), laid out as the part's dst
+	shadow []float32
+	_      [64]byte
 }
 
 var team struct {
@@ -113,7 +116,12 @@ func (m *member) loop() {
 	debug.SetPanicOnFault(true)
 	for {
 		j := m.await()
-		if j.runChunks(int(j.joined.Add(1))) {
+		self := int(j.joined.Add(1))
+		if j.steal {
+			if j.runShadowed(self, m) {
+				j.finish()
+			}
+		} else if j.runChunks(self) {
 			j.finish()
 		}
 		j.release()
@@ -178,3 +186,142 @@ func (j *job) offer(helpers int) {
 		}
 	}
 }
+
+// Taking over a helper's chunk. A helper the OS has descheduled in the
+// middle of a chunk (another process busy on every core) would hold the
+// op back for the rest of its time slice, milliseconds, while the caller
+// waits. So in a product job of the team the helpers compute each chunk
+// into a shadow of the output of their own and copy it out only if they
+// still own the chunk when done; a caller that has waited past
+// stealAfter (at least as long as its own share of the job took) takes
+// the chunks still out and computes them itself, straight into the
+// output. Either way each output element is computed once into the
+// output by the same kernel call on the same activations (the shadow is
+// only a different destination), so results are bit-identical to the
+// hand-off's; a helper that loses its chunk throws its shadow away and
+// never writes the output after the caller moved on. The job keeps its
+// activations until the last helper lets go of it (recycle), since a
+// losing helper may still read them.
+
+// Chunk states of a stealable job.
+const (
+	chunkFree  int32 = iota // claimed from a slab, not started by a helper
+	chunkHeld               // a helper computing it into its shadow
+	chunkTaken              // done or being done for good (the caller's own, a helper's copied out, or taken over)
+)
+
+// stealAfter is the least a caller waits for a helper's chunk before
+// taking it over.
+const stealAfter = 20 * time.Microsecond
+
+// maxShadow bounds a helper's shadow, in floats; a product whose output
+// is larger (the head of a long batch's every row) is not taken over.
+const maxShadow = 1 << 20
+
+// prepareSteal decides whether j's chunks may be taken over: a native
+// product (its kernels read the activations only; the Go path and a
+// ParallelRange's function are left alone) whose output fits a shadow.
+func (j *job) prepareSteal() {
+	if j.fn != nil || !j.native {
+		return
+	}
+	for i := range j.nparts {
+		if len(j.views)*j.parts[i].rows > maxShadow {
+			return
+		}
+	}
+	if cap(j.states) < int(j.nchunk) {
+		j.states = make([]atomic.Int32, j.nchunk)
+	} else {
+		j.states = j.states[:j.nchunk]
+		for i := range j.states {
+			j.states[i].Store(chunkFree)
+		}
+	}
+	j.steal = true
+}
+
+// runShadowed is runChunks for a helper of a stealable job: each chunk
+// it claims is computed into m's shadow and copied out only if the
+// caller has not taken it over meanwhile.
+func (j *job) runShadowed(self int, m *member) bool {
+	n := len(j.slabs)
+	ran := int32(0)
+	for k := 0; k < n; k++ {
+		s := &j.slabs[(self+k)%n]
+		for c := s.next.Add(1) - 1; c < s.end; c = s.next.Add(1) - 1 {
+			if !j.states[c].CompareAndSwap(chunkFree, chunkHeld) {
+				continue // taken over before it started
+			}
+			p, lo, hi, v0, v1 := j.chunkRange(int(c))
+			m.shadow = grow(m.shadow, len(j.views)*p.rows)
+			faulted := j.safeCompute(p, m.shadow, lo, hi, v0, v1)
+			if h := shadowHook.Load(); h != nil {
+				(*h)()
+			}
+			if !j.states[c].CompareAndSwap(chunkHeld, chunkTaken) {
+				continue // the caller took it over and wrote it
+			}
+			if !faulted {
+				for v := v0; v < v1; v++ {
+					copy(p.dst[v*p.rows+lo:v*p.rows+hi], m.shadow[v*p.rows+lo:v*p.rows+hi])
+				}
+			}
+			ran++
+		}
+	}
+	return ran > 0 && j.pending.Add(-ran) == 0
+}
+
+// safeCompute is safeChunk for a shadowed chunk; it reports a fault.
+func (j *job) safeCompute(p *part, out []float32, lo, hi, v0, v1 int) (faulted bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.fault.CompareAndSwap(nil, &chunkPanic{r})
+			faulted = true
+		}
+	}()
+	j.computeInto(p, out, lo, hi, v0, v1)
+	return false
+}
+
+// waitSteal is wait for the caller of a team job whose own share took
+// mine: past max(stealAfter, mine) it takes over every chunk still out.
+func (j *job) waitSteal(mine time.Duration) {
+	if !j.steal {
+		j.wait()
+		return
+	}
+	deadline := time.Now().Add(max(stealAfter, mine))
+	for i := 1; ; i++ {
+		if j.state.Load() == jobFinished {
+			return
+		}
+		if i%spinPoll == 0 && time.Now().After(deadline) {
+			break
+		}
+	}
+	for c := range j.states {
+		st := &j.states[c]
+		for s := st.Load(); s != chunkTaken; s = st.Load() {
+			if st.CompareAndSwap(s, chunkTaken) {
+				steals.Add(1)
+				j.safeChunk(c)
+				if j.pending.Add(-1) == 0 {
+					return
+				}
+				break
+			}
+		}
+	}
+	// what is left are helpers' chunks being copied out
+	j.wait()
+}
+
+// steals counts chunks callers took over, and shadowHook, when set, runs
+// after each shadowed chunk before its helper tries to copy it out: for
+// tests, which stall a helper there as the OS would.
+var (
+	steals     atomic.Int64
+	shadowHook atomic.Pointer[func()]
+)

@@ -1,10 +1,14 @@
 package quant
 
 import (
+	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"vkchat/runtime/ggml"
 )
 
 // TestTeamHandOffs is TestPoolHandOffs's drive through the team: a caller
@@ -132,4 +136,131 @@ func TestTeamLateHelper(t *testing.T) {
 	if !busy {
 		t.Log("the helper never took the first job; the late case was not exercised")
 	}
+}
+
+// TestTeamMatchesHandOff: products shared by the team, the helpers'
+// chunks through their shadows, give the hand-off's bits, for decode and
+// tiled batches, packed, interleaved, K-quant and float weights, one
+// product and several in a job.
+func TestTeamMatchesHandOff(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two Ps for a helper")
+	}
+	defer SetThreads(0)
+	defer SetTeam(TeamOn())
+	SetThreads(2)
+	r := rand.New(rand.NewPCG(40, 3))
+	var ms []Matrix
+	for _, c := range []struct {
+		typ        ggml.Type
+		rows, cols int
+	}{{ggml.Q4_0, 520, 1024}, {ggml.Q4_K, 264, 1024}, {ggml.Q6_K, 264, 1024}, {ggml.F32, 100, 1024}, {ggml.Q8_0, 1000, 1024}} {
+		ms = append(ms, randomMatrix(r, c.typ, c.rows, c.cols))
+	}
+	free, _ := Pack(ms)
+	defer free()
+	for i := range ms {
+		ms[i] = Bind(ms[i])
+	}
+	for _, n := range []int{1, 3, 40} {
+		x := randVec(r, n*1024)
+		run := func(team bool) [][]float32 {
+			SetTeam(team)
+			end := BeginStep()
+			defer end()
+			out := make([][]float32, len(ms)+2)
+			for i, m := range ms {
+				out[i] = make([]float32, n*m.Rows)
+				MatMul(out[i], m, x, n)
+			}
+			// Q4_K and Q6_K share Q8_K activations: one job of two parts
+			out[len(ms)], out[len(ms)+1] = make([]float32, n*ms[1].Rows), make([]float32, n*ms[2].Rows)
+			MatMuls(out[len(ms):], ms[1:3], x, n)
+			return out
+		}
+		want, got := run(false), run(true)
+		for i := range want {
+			for k := range want[i] {
+				if math.Float32bits(want[i][k]) != math.Float32bits(got[i][k]) {
+					t.Fatalf("n=%d product %d element %d: team %v, hand-off %v", n, i, k, got[i][k], want[i][k])
+				}
+			}
+		}
+	}
+}
+
+// TestTeamTakesOverStalledChunk: a helper stalled in the middle of a
+// chunk (as when the OS deschedules it) does not hold the product back:
+// the caller takes the chunk over, the result has the hand-off's bits,
+// and the helper, once it runs again, leaves the output alone.
+func TestTeamTakesOverStalledChunk(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two Ps for a helper")
+	}
+	defer SetThreads(0)
+	defer SetTeam(TeamOn())
+	SetThreads(2)
+	r := rand.New(rand.NewPCG(40, 4))
+	m := randomMatrix(r, ggml.Q8_0, 512, 4096)
+	if !formats[m.Type].native || portableOnly {
+		t.Skip("no native kernel for Q8_0 here: products are not taken over")
+	}
+	x := randVec(r, m.Cols)
+	SetTeam(false)
+	want := make([]float32, m.Rows)
+	MatVec(want, m, x)
+	SetTeam(true)
+	end := BeginStep() // the helper polls between tries
+	defer end()
+	const stall = 2 * time.Second
+	for try := 0; try < 50; try++ {
+		var stalled atomic.Int32
+		resume := make(chan struct{})
+		hook := func() {
+			if stalled.Add(1) == 1 {
+				select { // bounded, so that a caller that waits fails, not hangs
+				case <-resume:
+				case <-time.After(stall):
+				}
+			}
+		}
+		shadowHook.Store(&hook)
+		before := steals.Load()
+		got := make([]float32, m.Rows)
+		t0 := time.Now()
+		MatVec(got, m, x)
+		took := time.Since(t0)
+		shadowHook.Store(nil)
+		if stalled.Load() == 0 {
+			close(resume)
+			continue // the helper took no chunk this time (it was slow to wake)
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("row %d: %v, want %v", i, got[i], want[i])
+			}
+		}
+		if steals.Load() == before {
+			t.Fatalf("the caller took no chunk over from the stalled helper")
+		}
+		for i := range got {
+			got[i] = -7
+		}
+		close(resume)
+		// the helper now finds its chunk taken; give it time to (wrongly)
+		// copy it out
+		for deadline := time.Now().Add(time.Second); team.members[0].slot.Load() != nil && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		for i := range got {
+			if got[i] != -7 {
+				t.Fatalf("row %d written (%v) by the helper after the caller took its chunk over", i, got[i])
+			}
+		}
+		if took >= stall {
+			t.Errorf("the product took %v: the caller waited for the stalled helper", took)
+		}
+		return
+	}
+	t.Skip("the helper never took a chunk in 50 tries (a loaded machine)")
 }
