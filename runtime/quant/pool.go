@@ -218,7 +218,7 @@ type job struct {
 	// steal: a team job whose chunks the caller may take over from a
 	// helper (team.go), with each chunk's state (chunkFree, ...)
 	steal  bool
-	states []atomic.Int32
+	states []chunkState
 }
 
 type chunkPanic struct{ v any }
@@ -310,7 +310,7 @@ func (j *job) runChunks(self int) bool {
 		for c := s.next.Add(1) - 1; c < s.end; c = s.next.Add(1) - 1 {
 			if j.steal {
 				// the caller's own: never taken over (team.go)
-				j.states[c].Store(chunkTaken)
+				j.states[c].v.Store(chunkTaken)
 			}
 			j.safeChunk(int(c))
 			ran++

@@ -210,6 +210,13 @@ const (
 	chunkTaken              // done or being done for good (the caller's own, a helper's copied out, or taken over)
 )
 
+// chunkState is a chunk's state on a cache line of its own: the caller
+// marks its chunks while a helper marks the neighbouring ones.
+type chunkState struct {
+	v atomic.Int32
+	_ [60]byte
+}
+
 // stealAfter is the least a caller waits for a helper's chunk before
 // taking it over.
 const stealAfter = 20 * time.Microsecond
@@ -231,11 +238,11 @@ func (j *job) prepareSteal() {
 		}
 	}
 	if cap(j.states) < int(j.nchunk) {
-		j.states = make([]atomic.Int32, j.nchunk)
+		j.states = make([]chunkState, j.nchunk)
 	} else {
 		j.states = j.states[:j.nchunk]
 		for i := range j.states {
-			j.states[i].Store(chunkFree)
+			j.states[i].v.Store(chunkFree)
 		}
 	}
 	j.steal = true
@@ -250,7 +257,7 @@ func (j *job) runShadowed(self int, m *member) bool {
 	for k := 0; k < n; k++ {
 		s := &j.slabs[(self+k)%n]
 		for c := s.next.Add(1) - 1; c < s.end; c = s.next.Add(1) - 1 {
-			if !j.states[c].CompareAndSwap(chunkFree, chunkHeld) {
+			if !j.states[c].v.CompareAndSwap(chunkFree, chunkHeld) {
 				continue // taken over before it started
 			}
 			p, lo, hi, v0, v1 := j.chunkRange(int(c))
@@ -259,7 +266,7 @@ func (j *job) runShadowed(self int, m *member) bool {
 			if h := shadowHook.Load(); h != nil {
 				(*h)()
 			}
-			if !j.states[c].CompareAndSwap(chunkHeld, chunkTaken) {
+			if !j.states[c].v.CompareAndSwap(chunkHeld, chunkTaken) {
 				continue // the caller took it over and wrote it
 			}
 			if !faulted {
@@ -302,7 +309,7 @@ func (j *job) waitSteal(mine time.Duration) {
 		}
 	}
 	for c := range j.states {
-		st := &j.states[c]
+		st := &j.states[c].v
 		for s := st.Load(); s != chunkTaken; s = st.Load() {
 			if st.CompareAndSwap(s, chunkTaken) {
 				steals.Add(1)
