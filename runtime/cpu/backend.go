@@ -5,7 +5,8 @@
 // and, where the CPU has them, the native kernels of runtime/simd
 // (attention, norms, RoPE, activations, the F16 KV cache), which compute
 // bit for bit what the portable Go code beside them computes. Work is
-// shared over one worker per physical core (quant's pool); Q4_0, Q8_0,
+// shared over one worker per physical core (quant's pool, working as a
+// team through each forward pass: SetTeam); Q4_0, Q8_0,
 // Q4_K and Q5_K weights are repacked at load (pack.go).
 package cpu
 
