@@ -67,6 +67,7 @@ func (b *Backend) headRows(ctx context.Context, tokens []int32, hidden []float32
 	if len(hidden) != n*e {
 		return nil, nil, fmt.Errorf("cpu backend: MTP head: %d hidden values for %d rows of %d", len(hidden), n, e)
 	}
+	defer quant.BeginStep()() // as forward: the team polls between the head's ops
 	logits, y := make([]float32, n*vocab), make([]float32, n*e)
 	for start := 0; start < n; start += maxBatch {
 		if err := ctx.Err(); err != nil {
