@@ -35,7 +35,7 @@
 layout(constant_id = ROPE_CID + 0) const uint HD = 64;     // head size
 layout(constant_id = ROPE_CID + 1) const uint DIMS = 64;   // rotated dimensions per head
 layout(constant_id = ROPE_CID + 2) const uint NEOX = 0;    // rotate (i, i+DIMS/2) instead of (2i, 2i+1)
-layout(constant_id = ROPE_CID + 3) const uint KVF32 = 0;   // cache element is f32 (else f16)
+layout(constant_id = ROPE_CID + 3) const uint KVF32 = 0;   // cache element is f32 (else f16); 2: f32 staging rows of a quantized cache
 layout(constant_id = ROPE_CID + 4) const uint QKNORM = 0;  // 0 none, 1 per head, 2 over the full width
 layout(constant_id = ROPE_CID + 5) const uint VNORM = 0;   // 1: V heads RMS-normalized without a weight (needs QKNORM 1)
 
@@ -170,6 +170,11 @@ void rope_token(RopeArgs r, uint t, uint base) {
 			}
 		}
 		uint cell = (h * r.slots + slot) * HD + d;
+		if (KVF32 == 2) {
+			// a quantized cache: the step's rows [token][kv head][dim] in
+			// f32 for kvquant.comp, which rotates and quantizes them
+			cell = (t * r.kvheads + h) * HD + d;
+		}
 		if (KVF32 != 0) {
 			if (isK) {
 				imageStore(KC, int(cell), uvec4(floatBitsToUint(a)));

@@ -40,7 +40,8 @@ type Backend struct {
 	cache   cache
 	graph   graph
 	prof    profiler
-	lens    lensRec // the logit lens's taps and command buffers (lens.go), recorded on first use
+	lens    lensRec  // the logit lens's taps and command buffers (lens.go), recorded on first use
+	kvq     *kvQuant // a block-quantized KV cache's staging and kernels (kvquant.go), else nil
 
 	// logitsPool holds the logits slice the caller handed back (Recycle)
 	// for the next step to fill
@@ -96,8 +97,8 @@ func check(p *plan.Plan, opts backend.Options) (*program, error) {
 	if opts.KVType == "" {
 		opts.KVType = backend.KVF16
 	}
-	if v := opts.ValueType(); (opts.KVType != backend.KVF16 && opts.KVType != backend.KVF32) || v != opts.KVType {
-		return nil, fmt.Errorf("vulkan backend: a %s KV cache: this backend keeps keys and values in f16 or f32, the same for both (quantized caches run on the cpu backend)", backend.KVName(opts.KVType, v))
+	if err := checkKVTypes(p, opts.KVType, opts.ValueType()); err != nil {
+		return nil, err
 	}
 	if p.HeadDim%8 != 0 {
 		return nil, fmt.Errorf("vulkan backend: head size %d is not a multiple of 8, which the attention kernel needs", p.HeadDim)
@@ -160,6 +161,10 @@ func (b *Backend) allocate() error {
 	if err := b.act.allocate(d, p.Heads, b.maxAttnSplits(), p.Widest.HeadDim, branchOut(p)); err != nil {
 		return err
 	}
+	var err error
+	if b.kvq, err = newKVQuant(d, p, b.opts, &b.act, prefillChunk, p.Widest.KV); err != nil {
+		return err
+	}
 	if err := b.allocateMoE(act); err != nil {
 		return err
 	}
@@ -196,16 +201,16 @@ func (b *Backend) Memory() backend.Memory {
 	mem := backend.Memory{
 		Weights:     int64(b.weights.bytes),
 		KVAllocated: int64(kv),
-		KVPerToken:  b.plan.CacheBytesPerToken(b.opts.KVType, b.opts.KVType),
+		KVPerToken:  b.plan.CacheBytesPerToken(b.opts.KVType, b.opts.ValueType()),
 		Scratch:     int64(b.act.bytes),
 		Device:      fmt.Sprintf("%s (%s)", b.d.Info.Name, b.d.Info.Type),
-		KVFormula:   b.plan.CacheFormula(b.opts.KVType, b.opts.KVType, ringExtra),
+		KVFormula:   b.plan.CacheFormula(b.opts.KVType, b.opts.ValueType(), ringExtra),
 		// the recurrent layers' state on the device and its host checkpoints
 		StateBytes:      b.plan.StateBytes(),
 		StateFormula:    b.plan.StateFormula,
 		CheckpointBytes: b.cache.checkpointBytes(),
 	}
-	mem.SetCacheLayout(b.plan.CacheGroups(ringExtra), b.plan.SharedLayers(), b.opts.KVType, b.opts.KVType)
+	mem.SetCacheLayout(b.plan.CacheGroups(ringExtra), b.plan.SharedLayers(), b.opts.KVType, b.opts.ValueType())
 	return mem
 }
 
@@ -244,7 +249,7 @@ func (b *Backend) Device() vulkan.DeviceInfo { return b.d.Info }
 // of the pos+1 positions attention reads. Divided into the device's read
 // bandwidth it is the step's speed bound.
 func (b *Backend) DecodeBytes(pos int) uint64 {
-	var values uint64 // per K (or V): positions read × their width, over the layers
+	var kv uint64 // keys and values: positions read × their rows' bytes, over the layers
 	for _, pl := range b.plans {
 		if pl.recurrent {
 			continue
@@ -253,9 +258,8 @@ func (b *Backend) DecodeBytes(pos int) uint64 {
 		if pl.window > 0 {
 			n = uint64(min(pos+1, pl.window))
 		}
-		values += n * uint64(pl.kvHeads*pl.headDim)
+		kv += n * uint64(pl.kvHeads) * uint64(b.opts.KVType.RowBytes(pl.headDim)+b.opts.ValueType().RowBytes(pl.headDim))
 	}
-	kv := 2 * values * uint64(b.opts.KVType.Bytes())
 	return b.graph.decode.StreamBytes + kv
 }
 

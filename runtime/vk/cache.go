@@ -45,6 +45,11 @@ func (c *cache) allocate(d *gpu, plans []layerPlan, opts backend.Options) error 
 			continue
 		}
 		kvBytes := uint64(pl.kvHeads) * uint64(pl.slots) * uint64(pl.headDim) * uint64(opts.KVType.Bytes())
+		vBytes := kvBytes
+		if opts.KVType.Quantized() {
+			kvBytes = kvQuantBytes(opts.KVType, pl.kvHeads*pl.slots, pl.headDim)
+			vBytes = kvQuantBytes(opts.ValueType(), pl.kvHeads*pl.slots, pl.headDim)
+		}
 		// The cache is written 4 bytes per texel: that view bounds the size.
 		if lim := d.Info.Limits.MaxTexelElements * 4; kvBytes > lim {
 			return fmt.Errorf("a KV cache of %d positions needs %d bytes per layer for keys, over the %d a texel buffer spans on %s: use a smaller context",
@@ -58,7 +63,7 @@ func (c *cache) allocate(d *gpu, plans []layerPlan, opts backend.Options) error 
 		if err != nil {
 			return err
 		}
-		v, err := d.NewBuffer(fmt.Sprintf("KV cache values, layer %d (%s)", l, what), kvBytes, vulkan.MemDevice)
+		v, err := d.NewBuffer(fmt.Sprintf("KV cache values, layer %d (%s)", l, what), vBytes, vulkan.MemDevice)
 		if err != nil {
 			return err
 		}

@@ -515,6 +515,9 @@ func (b *Backend) recordQKV(w *walk, l int, ref opRef, in input, pro qkvPrologue
 	if b.opts.KVType.Bytes() == 4 {
 		kvf32 = 1
 	}
+	if b.kvq != nil {
+		kvf32 = 2 // f32 staging rows, which kvquant.comp quantizes into the cache
+	}
 	tb := uint64(b.graph.ropeTableBytes(0))
 	shared := pl.shared(l)
 	kc, vc := b.cache.kc[l], b.cache.vc[l] // a KV-shared layer's are its source's
@@ -530,6 +533,9 @@ func (b *Backend) recordQKV(w *walk, l int, ref opRef, in input, pro qkvPrologue
 		args: ropeArgs{heads: b.plan.Heads, kvHeads: kvh, qkvStride: b.act.qkvStride, qStride: b.act.qStride, slots: pl.slots, rope: pro.rope, qScale: pro.qScale, eps: pro.eps, temp: pro.temp}}
 	if shared {
 		ro.args.kvHeads = 0 // Q only; the caches are not written
+	}
+	if b.kvq != nil {
+		ro.kc, ro.vc = b.kvq.ks, b.kvq.vs
 	}
 	mv := matvecOp{y: b.act.qkv, ystride: b.act.qkvStride, tokens: w.s.cap, step: b.graph.step, xq: b.act.xq}
 	b.bind(&mv, in)
@@ -558,6 +564,11 @@ func (b *Backend) recordQKV(w *walk, l int, ref opRef, in input, pro qkvPrologue
 			}
 		}
 		if err := b.d.rope(w.r, ro, b.act.qkv, b.graph.step, w.s.cap); err != nil {
+			return err
+		}
+	}
+	if b.kvq != nil && !shared {
+		if err := b.kvq.write(b.d, w.r, name("kv quantize"), hd, kvh, pl.slots, kc, vc, b.graph.step, w.s.cap); err != nil {
 			return err
 		}
 	}
@@ -597,6 +608,9 @@ func (c *compiler) attention(o plan.Attention) error {
 		ao := attnOp{label: label, q: b.act.q, kc: b.cache.kc[l], vc: b.cache.vc[l], out: b.act.att, step: b.graph.step, sinks: b.weights.at(ref).vec,
 			part: b.act.attPart, arrive: b.act.attArrive, hd: o.HeadDim, heads: o.Heads, kvHeads: o.KVHeads, slots: pl.slots, window: o.Window,
 			qstride: b.act.qStride, kvf32: b.opts.KVType.Bytes() == 4, scale: scale, cap: o.Softcap, tokens: w.s.cap}
+		if b.kvq != nil {
+			return b.kvq.attend(b.d, w.r, ao)
+		}
 		b.d.attnFor(&ao, w.s.cap == 1)
 		return b.d.recordAttention(w.r, ao)
 	})

@@ -1,0 +1,149 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+	"os"
+
+	"vkchat/runtime/backend"
+	"vkchat/runtime/plan"
+	"vkchat/runtime/vk/vulkan"
+)
+
+// kvQuant is a block-quantized KV cache's part of the recording, as the
+// CPU backend and llama.cpp's CPU flash attention do it: the rope kernel
+// leaves a step's keys and values in f32 staging rows (rope.glsl, KVF32 2),
+// kvquant.comp rotates (llama.cpp's Hadamard rotation) and quantizes them
+// once into the cache, and attnq.comp reads the codes: the query converted
+// to Q8_0 for an integer dot with the keys, the values dequantized and
+// summed in f32 (shaders/kvquant.glsl has the cache's layout).
+type kvQuant struct {
+	kt, vt     uint32 // kvquant.glsl's type codes
+	rotK, rotV int    // Hadamard orders (0: none), as the CPU backend's cacheTypes decides them
+	ks, vs     *vulkan.Buffer
+}
+
+// kvTypeCode is kvquant.glsl's code of a cache type, 0 for one it has no
+// kernels for.
+func kvTypeCode(t backend.KVType) uint32 {
+	switch t {
+	case backend.KVQ8_0:
+		return 1
+	case backend.KVQ4_0:
+		return 2
+	}
+	return 0
+}
+
+// checkKVTypes refuses the cache types this backend has no kernels for,
+// naming them, after the plan's own check (a head size not a multiple of
+// 32, MLA), which the CPU backend makes too.
+func checkKVTypes(p *plan.Plan, k, v backend.KVType) error {
+	if err := p.CheckCacheTypes(k, v); err != nil {
+		return fmt.Errorf("vulkan backend: %w", err)
+	}
+	plain := func(t backend.KVType) bool { return t == backend.KVF16 || t == backend.KVF32 }
+	switch {
+	case plain(k) && k == v:
+		return nil
+	case kvTypeCode(k) != 0 && kvTypeCode(v) != 0:
+		return nil
+	}
+	return fmt.Errorf("vulkan backend: a %s KV cache: this backend keeps keys and values in f16 or f32, the same for both, or both in q8_0 or q4_0 (the other pairs run on the cpu backend)", backend.KVName(k, v))
+}
+
+// newKVQuant is the quantized cache's setup for p (nil for an f16 or f32
+// cache): its rotations, decided as the CPU backend's cacheTypes does
+// (every cache slot of one head size, a multiple of 64), and the staging
+// rows for cap tokens of kvw values.
+func newKVQuant(d *gpu, p *plan.Plan, opts backend.Options, act *activations, cap, kvw int) (*kvQuant, error) {
+	k, v := opts.KVType, opts.ValueType()
+	if !k.Quantized() {
+		return nil, nil
+	}
+	q := &kvQuant{kt: kvTypeCode(k), vt: kvTypeCode(v)}
+	hd := -1
+	for _, s := range p.Cache {
+		if hd == -1 || hd == s.HeadDim {
+			hd = s.HeadDim
+		} else {
+			hd = 0
+		}
+	}
+	if hd > 0 && hd%64 == 0 && os.Getenv("VKCHAT_KV_ROTATE") != "off" {
+		q.rotK, q.rotV = 64, 64
+		for hd%(2*q.rotK) == 0 {
+			q.rotK *= 2
+		}
+	}
+	var err error
+	if q.ks, err = act.buffer(d, "quantized KV cache: the step's keys in f32", cap*kvw, vulkan.MemDevice); err != nil {
+		return nil, err
+	}
+	if q.vs, err = act.buffer(d, "quantized KV cache: the step's values in f32", cap*kvw, vulkan.MemDevice); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// kvQuantBytes is a quantized cache's buffer size for rows rows (KV heads ×
+// slots) of hd values of type t: kvquant.glsl's code words and scale words.
+func kvQuantBytes(t backend.KVType, rows, hd int) uint64 {
+	nb := hd / 32
+	cw := hd / 4
+	if kvTypeCode(t) == 2 {
+		cw = hd / 8
+	}
+	return uint64(rows) * uint64(cw+(nb+1)/2) * 4
+}
+
+// hadamardScale is 1/√n in f32, as the CPU backend's hadamard scales.
+func hadamardScale(n int) float32 {
+	if n == 0 {
+		return 1
+	}
+	return float32(1 / math.Sqrt(float64(n)))
+}
+
+// write records kvquant.comp for a layer's step: the staging rows of up to
+// tokens tokens into kc and vc at the step's positions.
+func (q *kvQuant) write(d *gpu, r *vulkan.Recorder, label string, hd, kvHeads, slots int, kc, vc, step *vulkan.Buffer, tokens int) error {
+	k, err := d.kernel("kvquant", 3*4, uint32(hd), q.kt, q.vt, uint32(q.rotK), uint32(q.rotV))
+	if err != nil {
+		return fmt.Errorf("kvquant kernel: %w", err)
+	}
+	push := []uint32{uint32(slots), math.Float32bits(hadamardScale(q.rotK)), math.Float32bits(hadamardScale(q.rotV))}
+	return r.Dispatch(label, k, []vulkan.Arg{vulkan.R(q.ks), vulkan.R(q.vs), {B: kc, Write: true, Format: fmtU32}, {B: vc, Write: true, Format: fmtU32}, vulkan.R(step)},
+		push, uint32(tokens), uint32(kvHeads), 2)
+}
+
+// attnqShared is attnq.comp's shared memory in bytes.
+func attnqShared(hd, g, lanes int) int {
+	return 4 * (2*g*hd + g*hd/32 + g*lanes)
+}
+
+// attend records attnq.comp for op (its cache quantized).
+func (q *kvQuant) attend(d *gpu, r *vulkan.Recorder, op attnOp) error {
+	g := op.heads / op.kvHeads
+	lanes := 32
+	if attnqShared(op.hd, g, lanes) > int(d.Info.Limits.MaxSharedMemory) {
+		return fmt.Errorf("attention %s: %d query heads of %d per KV head over a quantized cache need %d bytes of shared memory, over the device's %d",
+			op.label, g, op.hd, attnqShared(op.hd, g, lanes), d.Info.Limits.MaxSharedMemory)
+	}
+	dum, err := d.dummy()
+	if err != nil {
+		return err
+	}
+	sinks := op.sinks
+	if sinks == nil {
+		sinks = dum
+	}
+	k, err := d.kernel("attnq", 7*4, uint32(lanes), uint32(op.hd), uint32(g), q.kt, q.vt, uint32(q.rotK), uint32(q.rotV), flag(op.cap != 0), flag(op.sinks != nil))
+	if err != nil {
+		return fmt.Errorf("attnq kernel: %w", err)
+	}
+	push := []uint32{uint32(op.qstride), uint32(op.slots), math.Float32bits(op.scale), math.Float32bits(op.cap), uint32(op.window),
+		math.Float32bits(hadamardScale(q.rotK)), math.Float32bits(hadamardScale(q.rotV))}
+	return r.Dispatch(op.label, k, []vulkan.Arg{vulkan.R(op.q), {B: op.kc, Format: fmtU32}, {B: op.vc, Format: fmtU32}, vulkan.W(op.out), vulkan.R(op.step), vulkan.R(sinks)},
+		push, uint32(op.kvHeads), uint32(op.tokens), 1)
+}

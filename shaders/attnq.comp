@@ -1,0 +1,210 @@
+#version 450
+// Causal GQA attention over a block-quantized KV cache (kvquant.glsl's
+// layout), read as llama.cpp's CPU flash attention reads it (and the CPU
+// backend's attendQuantized): the score never dequantizes K. One workgroup
+// per (KV head, token) takes the G query heads sharing the KV head: it
+// rotates them by the keys' Hadamard matrix (ROTK) when the cache rotates,
+// converts each to Q8_0 (quantize_row_q8_0_ref, the scale rounded to f16)
+// and sums per block the integer dot product with the cached codes times
+// the two scales, the blocks in order. A value row is dequantized (code ×
+// scale) and accumulated in f32 with the online softmax, position after
+// position as the CPU backend does; with rotated values (ROTV) the output
+// is multiplied by their Hadamard matrix again (its own inverse).
+//
+// Scores are taken a tile of WG positions at a time, a position a lane,
+// into shared memory; then every lane walks the tile's positions in order
+// for its own dimensions (each lane keeps the same maximum and sum).
+// Windows, rings, soft-cap and sinks as attention.comp.
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint HD = 64;
+layout(constant_id = 2) const uint G = 1;
+layout(constant_id = 3) const uint KT = 1;   // 1 q8_0, 2 q4_0
+layout(constant_id = 4) const uint VT = 1;
+layout(constant_id = 5) const uint ROTK = 0;
+layout(constant_id = 6) const uint ROTV = 0;
+layout(constant_id = 7) const uint CAP = 0;
+layout(constant_id = 8) const uint SINK = 0;
+
+#include "kvquant.glsl"
+
+layout(std430, binding = 0) readonly buffer Q { float q[]; }; // [token][head][dim]
+layout(binding = 1) uniform usamplerBuffer KC;                // R32_UINT view
+layout(binding = 2) uniform usamplerBuffer VC;
+layout(std430, binding = 3) writeonly buffer Out { float o[]; };
+layout(std430, binding = 4) readonly buffer Step { uint ntok; uint pos; };
+layout(std430, binding = 5) readonly buffer Sinks { float sinks[]; };
+
+layout(push_constant) uniform Push {
+	uint qstride;
+	uint slots;
+	float scale; // ÷ cap with CAP
+	float cap;
+	uint window;
+	float rks;   // 1/sqrt(ROTK)
+	float rvs;   // 1/sqrt(ROTV)
+} p;
+
+const uint WG = gl_WorkGroupSize.x;
+const uint DPL = (HD + WG - 1) / WG; // value dimensions per lane
+
+shared float sx[G * HD];    // the query rows, then the outputs to rotate back
+shared int sqc[G * HD];     // the query rows' Q8_0 codes
+shared float sqd[G * NB];   // and scales
+shared float ss[G * WG];    // the tile's scores
+
+// fwht multiplies each n-chunk of sx by the orthonormal Walsh-Hadamard
+// matrix of order n (as kvquant.comp): the whole workgroup calls it.
+void fwht(uint n, float sc) {
+	uint lane = gl_LocalInvocationID.x;
+	for (uint s = 1; s < n; s *= 2) {
+		for (uint pr = lane; pr < G * HD / 2; pr += WG) {
+			uint i = (pr / s) * 2 * s + pr % s;
+			float a = sx[i], b = sx[i + s];
+			sx[i] = a + b;
+			sx[i + s] = a - b;
+		}
+		barrier();
+	}
+	for (uint i = lane; i < G * HD; i += WG) {
+		sx[i] *= sc;
+	}
+	barrier();
+}
+
+// code is element e's integer code of the row starting at code word rb of
+// a cache of type t (q4_0's offset by -8).
+int code(usamplerBuffer c, uint t, uint rb, uint e) {
+	if (t == 1) {
+		uint w = texelFetch(c, int(rb + e / 4)).x;
+		return int(w << (24 - 8 * (e % 4))) >> 24;
+	}
+	uint w = texelFetch(c, int(rb + e / 8)).x;
+	return int((w >> (4 * (e % 8))) & 0xFu) - 8;
+}
+
+// scale_of is block b's scale of row row in a cache of type t.
+float scale_of(usamplerBuffer c, uint t, uint rows, uint row, uint b) {
+	uint w = texelFetch(c, int(rows * cw(t) + row * SW + b / 2)).x;
+	vec2 h = unpackHalf2x16(w);
+	return (b % 2) == 0 ? h.x : h.y;
+}
+
+void main() {
+	uint kvh = gl_WorkGroupID.x, t = gl_WorkGroupID.y;
+	if (t >= ntok) {
+		return;
+	}
+	uint kvheads = gl_NumWorkGroups.x;
+	uint lane = gl_LocalInvocationID.x;
+	uint at = pos + t;
+	uint from = p.window != 0 && at + 1 > p.window ? at + 1 - p.window : 0;
+	uint span = at + 1;
+	uint qb = t * p.qstride + kvh * G * HD;
+	for (uint i = lane; i < G * HD; i += WG) {
+		sx[i] = q[qb + i];
+	}
+	barrier();
+	if (ROTK != 0) {
+		fwht(ROTK, p.rks);
+	}
+	for (uint i = lane; i < G * NB; i += WG) {
+		uint o = i * 32;
+		float amax = 0.0;
+		for (uint j = 0; j < 32; j++) amax = max(amax, abs(sx[o + j]));
+		float d = amax / 127.0;
+		float id = d != 0.0 ? 1.0 / d : 0.0;
+		for (uint j = 0; j < 32; j++) {
+			precise float v = sx[o + j] * id;
+			sqc[o + j] = int(round_half_away(v));
+		}
+		sqd[i] = f16_exact(d);
+	}
+	barrier();
+	uint rows = kvheads * p.slots;
+	uint kw = cw(KT), vw = cw(VT);
+	float acc[G][DPL], m[G], l[G];
+	[[unroll]] for (uint g = 0; g < G; g++) {
+		[[unroll]] for (uint j = 0; j < DPL; j++) acc[g][j] = 0.0;
+		m[g] = -1.0 / 0.0;
+		l[g] = 0.0;
+	}
+	for (uint base = from; base < span; base += WG) {
+		uint a = base + lane;
+		if (a < span) {
+			uint row = kvh * p.slots + a % p.slots;
+			[[unroll]] for (uint g = 0; g < G; g++) {
+				precise float sumf = 0.0;
+				for (uint b = 0; b < NB; b++) {
+					int sumi = 0;
+					for (uint j = 0; j < 32; j++) {
+						sumi += sqc[g * HD + b * 32 + j] * code(KC, KT, row * kw, b * 32 + j);
+					}
+					precise float f = float(sumi) * scale_of(KC, KT, rows, row, b);
+					precise float f2 = f * sqd[g * NB + b];
+					sumf += f2;
+				}
+				ss[g * WG + lane] = sumf;
+			}
+		}
+		barrier();
+		uint n = min(WG, span - base);
+		for (uint j = 0; j < n; j++) {
+			uint row = kvh * p.slots + (base + j) % p.slots;
+			float vd[DPL];
+			[[unroll]] for (uint k = 0; k < DPL; k++) {
+				uint e = lane + k * WG;
+				vd[k] = e < HD ? float(code(VC, VT, row * vw, e)) * scale_of(VC, VT, rows, row, e / 32) : 0.0;
+			}
+			[[unroll]] for (uint g = 0; g < G; g++) {
+				float s = ss[g * WG + j] * p.scale;
+				if (CAP != 0) {
+					s = p.cap * tanh(s);
+				}
+				float ms = 1.0, vs = 1.0;
+				if (s > m[g]) {
+					ms = exp(m[g] - s);
+					m[g] = s;
+					[[unroll]] for (uint k = 0; k < DPL; k++) acc[g][k] *= ms;
+				} else {
+					vs = exp(s - m[g]);
+				}
+				[[unroll]] for (uint k = 0; k < DPL; k++) acc[g][k] = fma(vd[k], vs, acc[g][k]);
+				l[g] = fma(l[g], ms, vs);
+			}
+		}
+		barrier(); // the next tile's scores overwrite ss
+	}
+	[[unroll]] for (uint g = 0; g < G; g++) {
+		if (SINK != 0) {
+			float sk = sinks[kvh * G + g];
+			float ms = 1.0, vs = 1.0;
+			if (sk > m[g]) {
+				ms = exp(m[g] - sk);
+				[[unroll]] for (uint k = 0; k < DPL; k++) acc[g][k] *= ms;
+			} else {
+				vs = exp(sk - m[g]);
+			}
+			l[g] = fma(l[g], ms, vs);
+		}
+		float inv = 1.0 / l[g];
+		[[unroll]] for (uint k = 0; k < DPL; k++) {
+			uint e = lane + k * WG;
+			if (e < HD) {
+				if (ROTV != 0) {
+					sx[g * HD + e] = acc[g][k] * inv;
+				} else {
+					o[qb + g * HD + e] = acc[g][k] * inv;
+				}
+			}
+		}
+	}
+	if (ROTV != 0) {
+		barrier();
+		fwht(ROTV, p.rvs);
+		for (uint i = lane; i < G * HD; i += WG) {
+			o[qb + i] = sx[i];
+		}
+	}
+}

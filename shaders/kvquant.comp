@@ -1,0 +1,123 @@
+#version 450
+// The write of a block-quantized KV cache (kvquant.glsl's layout): the
+// rope kernel (rope.glsl with KVF32 2) leaves the step's rotated keys and
+// the values in f32 staging rows [token][kv head][dim]; one workgroup per
+// (token, kv head, keys or values) takes a row, multiplies each ROT-chunk
+// by the orthonormal Walsh-Hadamard matrix when the cache rotates (the
+// fast transform's butterflies in f32, then the scale, as llama.cpp and
+// the CPU backend's hadamard), and quantizes its blocks once, as ggml's
+// reference quantizers do, into the row's slot pos % slots.
+#include "common.glsl"
+
+layout(local_size_x = 64) in;
+layout(constant_id = 0) const uint HD = 64;
+layout(constant_id = 1) const uint KT = 1;   // key type: 1 q8_0, 2 q4_0
+layout(constant_id = 2) const uint VT = 1;   // value type
+layout(constant_id = 3) const uint ROTK = 0; // Hadamard order of the keys (0: none)
+layout(constant_id = 4) const uint ROTV = 0; // of the values
+
+#include "kvquant.glsl"
+
+layout(std430, binding = 0) readonly buffer KS { float ks[]; }; // [token][kv head][dim]
+layout(std430, binding = 1) readonly buffer VS { float vs[]; };
+layout(binding = 2, r32ui) uniform writeonly uimageBuffer KC;
+layout(binding = 3, r32ui) uniform writeonly uimageBuffer VC;
+layout(std430, binding = 4) readonly buffer Step { uint ntok; uint pos; };
+
+layout(push_constant) uniform Push {
+	uint slots;
+	float rks; // 1/sqrt(ROTK)
+	float rvs; // 1/sqrt(ROTV)
+} p;
+
+shared float x[HD];
+shared float sd[NB];
+
+void main() {
+	uint t = gl_WorkGroupID.x, h = gl_WorkGroupID.y;
+	bool isK = gl_WorkGroupID.z == 0;
+	if (t >= ntok) {
+		return;
+	}
+	uint kvheads = gl_NumWorkGroups.y;
+	uint lane = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
+	uint src = (t * kvheads + h) * HD;
+	for (uint i = lane; i < HD; i += wg) {
+		x[i] = isK ? ks[src + i] : vs[src + i];
+	}
+	barrier();
+	uint n = isK ? ROTK : ROTV;
+	if (n != 0) {
+		for (uint s = 1; s < n; s *= 2) {
+			for (uint pr = lane; pr < HD / 2; pr += wg) {
+				uint i = (pr / s) * 2 * s + pr % s;
+				float a = x[i], b = x[i + s];
+				x[i] = a + b;
+				x[i + s] = a - b;
+			}
+			barrier();
+		}
+		float sc = isK ? p.rks : p.rvs;
+		for (uint i = lane; i < HD; i += wg) {
+			x[i] *= sc;
+		}
+		barrier();
+	}
+	uint typ = isK ? KT : VT;
+	uint rows = kvheads * p.slots;
+	uint row = h * p.slots + (pos + t) % p.slots;
+	uint cwr = cw(typ);
+	for (uint b = lane; b < NB; b += wg) {
+		uint o = b * 32;
+		float d;
+		if (typ == 1) {
+			// quantize_row_q8_0_ref: d = amax/127, codes roundf(x/d)
+			float amax = 0.0;
+			for (uint j = 0; j < 32; j++) amax = max(amax, abs(x[o + j]));
+			d = amax / 127.0;
+			float id = d != 0.0 ? 1.0 / d : 0.0;
+			for (uint w = 0; w < 8; w++) {
+				uint word = 0;
+				for (uint j = 0; j < 4; j++) {
+					precise float v = x[o + 4 * w + j] * id;
+					int c = int(round_half_away(v));
+					word |= (uint(c) & 0xFFu) << (8 * j);
+				}
+				uint at = row * cwr + b * 8 + w;
+				if (isK) imageStore(KC, int(at), uvec4(word)); else imageStore(VC, int(at), uvec4(word));
+			}
+		} else {
+			// quantize_row_q4_0_ref: the signed value of largest magnitude
+			// (the first on ties) / -8, codes min(15, trunc(x/d + 8.5))
+			float amax = 0.0, mx = 0.0;
+			for (uint j = 0; j < 32; j++) {
+				float v = x[o + j];
+				if (amax < abs(v)) {
+					amax = abs(v);
+					mx = v;
+				}
+			}
+			d = mx / -8.0;
+			float id = d != 0.0 ? 1.0 / d : 0.0;
+			for (uint w = 0; w < 4; w++) {
+				uint word = 0;
+				for (uint j = 0; j < 8; j++) {
+					precise float v = x[o + 8 * w + j] * id;
+					precise float v8 = v + 8.5;
+					uint c = min(15u, uint(int(v8)));
+					word |= c << (4 * j);
+				}
+				uint at = row * cwr + b * 4 + w;
+				if (isK) imageStore(KC, int(at), uvec4(word)); else imageStore(VC, int(at), uvec4(word));
+			}
+		}
+		sd[b] = f16_exact(d);
+	}
+	barrier();
+	for (uint w = lane; w < SW; w += wg) {
+		uint hi = 2 * w + 1 < NB ? packHalf2x16(vec2(sd[2 * w + 1], 0.0)) : 0u;
+		uint word = (packHalf2x16(vec2(sd[2 * w], 0.0)) & 0xFFFFu) | (hi << 16);
+		uint at = rows * cwr + row * SW + w;
+		if (isK) imageStore(KC, int(at), uvec4(word)); else imageStore(VC, int(at), uvec4(word));
+	}
+}
