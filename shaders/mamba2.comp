@@ -9,8 +9,8 @@
 //              y_p = S_p·C_g + D·x_p (group g of the head's B and C)
 //   ssm_norm   per token and group: y ⊙ silu(z), RMS-normed over the
 //              group's channels × ssm_norm, in place
-//   relu2      ReLU² of an FFN's up product, in place (the ungated FFN of
-//              the Nemotron-H layers beside the Mamba2 ones)
+//   relu2      ReLU² of an FFN's up product, in place (the ungated FFN,
+//              experts and shared expert of the Nemotron-H layers)
 // The state buffers persist between steps: they are the recurrent state.
 // Storage buffers throughout: these kernels move little data but the
 // state, which stays in registers for the whole step.
@@ -170,16 +170,17 @@ void main() {
 #endif
 
 #if defined(RELU2)
-layout(std430, binding = 1) buffer H { float h[]; }; // [t][stride], in place
+layout(std430, binding = 1) buffer H { float h[]; }; // [row][stride], in place
 layout(push_constant) uniform Push {
 	uint n;
 	uint stride;
+	uint per; // rows per token: 1, or the experts per token
 } p;
 
 void main() {
 	uint i = gl_GlobalInvocationID.x;
 	uint t = gl_WorkGroupID.y;
-	if (i >= p.n || t >= ntok) {
+	if (i >= p.n || t >= ntok * p.per) {
 		return;
 	}
 	float v = max(h[t * p.stride + i], 0.0);

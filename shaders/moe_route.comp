@@ -8,7 +8,11 @@
 //     the lower id), their probabilities divided by their sum clamped to
 //     at least 6.103515625e-5;
 //   GATING 2 (gpt-oss): the k largest logits (ties: the lower id), then a
-//     softmax over those k.
+//     softmax over those k;
+//   GATING 3 (nemotron_h_moe, arch.Rule): σ of each logit, the k best by
+//     σ + the selection bias SB, each weighted by its own σ; then, as the
+//     push constants say, divided by their sum (clamped as GATING 1's)
+//     and × scale.
 // The softmax is ggml's: exp(x - max) rounded to f32, summed, then scaled
 // by the rounded reciprocal of the sum. ggml sums in f64; here a
 // compensated f32 sum (TwoSum, `precise` so no compiler reassociates it)
@@ -27,7 +31,7 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint E = 8;      // experts
 layout(constant_id = 2) const uint K = 2;      // experts per token
-layout(constant_id = 3) const uint GATING = 1; // arch.Gating: 1 softmax → top-k → renormalize, 2 top-k → softmax
+layout(constant_id = 3) const uint GATING = 1; // 1 softmax → top-k → renormalize, 2 top-k → softmax, 3 sigmoid → biased top-k
 
 layout(binding = 0) uniform usamplerBuffer L; // router logits, f32 bits, R32_UINT view
 layout(std430, binding = 1) writeonly buffer Ids { uint ids[]; };
@@ -36,13 +40,17 @@ layout(std430, binding = 3) readonly buffer Step { uint ntok; uint pos; };
 // The step's last token's routing, for the host (backend.RoutingBackend):
 // K ids then K weights' bits at logoff, one slot per layer.
 layout(std430, binding = 4) writeonly buffer Log { uint routelog[]; };
+layout(binding = 5) uniform usamplerBuffer SB; // GATING 3's selection bias [E], f32 bits (unread otherwise)
 
 layout(push_constant) uniform Push {
 	uint lstride; // floats per token in L
 	uint logoff;  // this layer's place in Log
+	uint norm;    // GATING 3: divide the weights by their sum
+	float scale;  // GATING 3: then multiply them (0: not)
 } p;
 
 shared float v[E];
+shared float sc[E]; // what GATING 3's top-k compares: the biased σ
 
 // s + c += x, exactly while c holds the error (Knuth's TwoSum).
 void add2(inout float s, inout float c, float x) {
@@ -63,6 +71,12 @@ void main() {
 	for (uint i = 0; i < E; i++) {
 		v[i] = uintBitsToFloat(texelFetch(L, int(base + i)).x);
 		mx = max(mx, v[i]);
+	}
+	if (GATING == 3) {
+		for (uint i = 0; i < E; i++) {
+			v[i] = 1.0 / (1.0 + exp(-v[i])); // ggml_vec_sigmoid_f32
+			sc[i] = v[i] + uintBitsToFloat(texelFetch(SB, int(i)).x);
+		}
 	}
 	if (GATING == 1) {
 		float s = 0.0, c = 0.0;
@@ -86,7 +100,7 @@ void main() {
 		uint best = E;
 		float bv = 0.0;
 		for (uint i = 0; i < E; i++) {
-			float x = v[i];
+			float x = GATING == 3 ? sc[i] : v[i];
 			bool after = j == 0 || x < pv || (x == pv && i > pid);
 			if (after && (best == E || x > bv)) {
 				best = i;
@@ -96,10 +110,10 @@ void main() {
 		best = min(best, E - 1); // NaN logits: a valid id all the same
 		sel[j] = best;
 		w[j] = v[best];
-		pv = v[best];
+		pv = GATING == 3 ? sc[best] : v[best];
 		pid = best;
 	}
-	if (GATING == 1) {
+	if (GATING == 1 || (GATING == 3 && p.norm != 0)) {
 		float s = 0.0, c = 0.0;
 		for (uint j = 0; j < K; j++) {
 			add2(s, c, w[j]);
@@ -108,7 +122,14 @@ void main() {
 		for (uint j = 0; j < K; j++) {
 			w[j] /= d;
 		}
-	} else {
+	}
+	if (GATING == 3) {
+		if (p.scale != 0.0) {
+			for (uint j = 0; j < K; j++) {
+				w[j] *= p.scale;
+			}
+		}
+	} else if (GATING == 2) {
 		float s = 0.0, c = 0.0, mk = w[0]; // the largest
 		for (uint j = 0; j < K; j++) {
 			w[j] = exp(w[j] - mk);

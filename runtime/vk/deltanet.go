@@ -228,10 +228,22 @@ func (b *Backend) recordAttnGate(r *vulkan.Recorder, label string, n int, s body
 // adds the down product to the routed experts' sum after them.
 func (b *Backend) recordSharedProducts(r *vulkan.Recorder, name func(string) string, x *sharedWeights, in input, act uint32, gated bool, s bodyShape) error {
 	dn := b.act.dn
-	ffn := matvecOp{label: name("shared gate+up"), m: x.gate, m2: x.up, y: dn.shH, y2: dn.shH2, ystride: dn.shStride, tokens: s.cap, step: b.graph.step, act: act}
-	b.bind(&ffn, in)
-	if err := b.recordPair(r, ffn, name("shared gate"), name("shared up·act(gate)")); err != nil {
-		return err
+	if x.gate == nil {
+		// ungated: relu(up·x)²
+		up := matvecOp{label: name("shared up"), m: x.up, y: dn.shH, ystride: dn.shStride, tokens: s.cap, step: b.graph.step}
+		b.bind(&up, in)
+		if err := b.d.matvec(r, up); err != nil {
+			return err
+		}
+		if err := b.recordReLU2(r, name("shared relu²"), dn.shH, x.up.Rows, dn.shStride, 1, s); err != nil {
+			return err
+		}
+	} else {
+		ffn := matvecOp{label: name("shared gate+up"), m: x.gate, m2: x.up, y: dn.shH, y2: dn.shH2, ystride: dn.shStride, tokens: s.cap, step: b.graph.step, act: act}
+		b.bind(&ffn, in)
+		if err := b.recordPair(r, ffn, name("shared gate"), name("shared up·act(gate)")); err != nil {
+			return err
+		}
 	}
 	if !gated {
 		return nil

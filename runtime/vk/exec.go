@@ -318,7 +318,7 @@ func (c *compiler) products(o plan.Products) error {
 			if err := b.d.matvec(w.r, op); err != nil {
 				return err
 			}
-			return b.recordReLU2(w.r, name("relu²"), glu.Width, w.s)
+			return b.recordReLU2(w.r, name("relu²"), b.act.h, glu.Width, b.act.ffStride, 1, w.s)
 		})
 		return nil
 	case len(o.Outs) == 1 && first.Out == plan.Out && !first.GatedHeads:
@@ -620,14 +620,18 @@ func (c *compiler) attention(o plan.Attention) error {
 // moeForm refuses the gatings and forms of the op moe.go has no kernels
 // for, naming them.
 func moeForm(o plan.MoE) error {
-	if o.Gating != plan.GatingSoftmaxTopKNorm && o.Gating != plan.GatingTopKSoftmax {
-		return unsupportedOp("mixture-of-experts gating %s", o.Gating)
+	sigmoid := o.Gating == plan.GatingSigmoid && o.Rule.Groups <= 1
+	if o.Gating != plan.GatingSoftmaxTopKNorm && o.Gating != plan.GatingTopKSoftmax && !sigmoid {
+		return unsupportedOp("mixture-of-experts gating %s", o.Rule)
+	}
+	if len(o.Gate.Data) == 0 && o.Act != plan.ActReLU2 {
+		return unsupportedOp("ungated experts with %v", o.Act)
 	}
 	for _, v := range []struct {
 		on   bool
 		what string
 	}{
-		{o.SelectBias != nil, "a selection bias"},
+		{o.SelectBias != nil && !sigmoid, "a selection bias outside sigmoid gating"},
 		{o.RouterIn != nil, "a router reading its own input"},
 		{o.FusedGateUp, "a fused gate|up bank"},
 		{o.DownScale != nil, "per-expert output scales"},
@@ -639,6 +643,15 @@ func moeForm(o plan.MoE) error {
 		}
 	}
 	return nil
+}
+
+// expertActivation is activation for experts, which may also be ungated
+// (ReLU² of the up product alone: relu2 after it, no gate activation).
+func expertActivation(a plan.Activation) (uint32, error) {
+	if a == plan.ActReLU2 {
+		return 0, nil
+	}
+	return activation(a)
 }
 
 // moe compiles routed experts, with a shared expert after them, and their
@@ -654,7 +667,7 @@ func (c *compiler) moe(o plan.MoE) error {
 	if err := moeForm(o); err != nil {
 		return err
 	}
-	act, err := activation(o.Act)
+	act, err := expertActivation(o.Act)
 	if err != nil {
 		return err
 	}
@@ -674,7 +687,10 @@ func (c *compiler) moe(o plan.MoE) error {
 			return unsupportedOp("a shared expert writing %v", sh.Out)
 		}
 		ungated = len(sh.Scale.Data) == 0
-		if sharedAct, err = activation(sh.Act); err != nil {
+		if len(sh.Gate.Data) == 0 && sh.Act != plan.ActReLU2 {
+			return unsupportedOp("an ungated shared expert with %v", sh.Act)
+		}
+		if sharedAct, err = expertActivation(sh.Act); err != nil {
 			return err
 		}
 	}

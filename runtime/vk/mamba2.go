@@ -183,14 +183,15 @@ func (b *Backend) recordMamba2(r *vulkan.Recorder, name func(string) string, l i
 	return b.d.matvec(r, out)
 }
 
-// recordReLU2 squares the positive part of the FFN's up product in place
-// (the ungated FFN: down·relu(up·x)²).
-func (b *Backend) recordReLU2(r *vulkan.Recorder, label string, n int, s bodyShape) error {
+// recordReLU2 squares the positive part of an up product in place (the
+// ungated FFN: down·relu(up·x)²): n values in rows of stride floats, per
+// rows a token.
+func (b *Backend) recordReLU2(r *vulkan.Recorder, label string, h *vulkan.Buffer, n, stride, per int, s bodyShape) error {
 	const wg = 64
-	k, err := b.d.kernel("relu2", 2*4, wg)
+	k, err := b.d.kernel("relu2", 3*4, wg)
 	if err != nil {
 		return err
 	}
-	return r.Dispatch(label, k, []vulkan.Arg{vulkan.R(b.graph.step), vulkan.W(b.act.h)},
-		[]uint32{uint32(n), uint32(b.act.ffStride)}, uint32((n+wg-1)/wg), uint32(s.cap), 1)
+	return r.Dispatch(label, k, []vulkan.Arg{vulkan.R(b.graph.step), vulkan.W(h)},
+		[]uint32{uint32(n), uint32(stride), uint32(per)}, uint32((n+wg-1)/wg), uint32(s.cap*per), 1)
 }

@@ -54,6 +54,7 @@ import (
 type moeWeights struct {
 	router         *Matrix        // [embd × experts]
 	routerBias     *vulkan.Buffer // [experts], or nil
+	selectBias     *vulkan.Buffer // GatingSigmoid's bias that only chooses [experts], or nil
 	gate, up, down *Matrix        // banks: experts runs of rows each
 	// per-expert biases (gpt-oss), [experts][rows] like the banks, added
 	// to each product before the activation (gate, up) or the combine
@@ -90,7 +91,9 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 	if err := b.d.matvec(r, router); err != nil {
 		return err
 	}
-	if err := b.d.moeRoute(r, name("route"), o.Gating, o.Experts, o.K, mb.logits, o.Experts, mb.ids, mb.wts,
+	rule := o.Rule
+	rule.Gating = o.Gating
+	if err := b.d.moeRouteRule(r, name("route"), rule, x.selectBias, o.Experts, o.K, mb.logits, o.Experts, mb.ids, mb.wts,
 		mb.log, 2*o.K*layer, b.graph.step, s.cap); err != nil {
 		return err
 	}
@@ -99,7 +102,11 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 		rbias: x.gateBias, rbias2: x.upBias, xq: b.act.xq}
 	b.bind(&ffn, in)
 	ffns := []matvecOp{ffn}
-	if x.gate.Type != x.up.Type {
+	if x.gate == nil {
+		// ungated experts: relu(up·x)², the square after the products
+		ffn.label, ffn.m, ffn.m2, ffn.y2, ffn.rbias, ffn.rbias2 = name("experts up"), x.up, nil, nil, x.upBias, nil
+		ffns = []matvecOp{ffn}
+	} else if x.gate.Type != x.up.Type {
 		gate := ffn
 		gate.label, gate.m2, gate.rbias2 = name("experts gate"), nil, nil
 		upOp := ffn
@@ -119,9 +126,14 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 			return err
 		}
 	}
-	for _, op := range ops {
+	for i, op := range ops {
 		if err := b.d.expertProduct(r, op, mb.groups); err != nil {
 			return err
+		}
+		if i == len(ffns)-1 && x.gate == nil {
+			if err := b.recordReLU2(r, name("experts relu²"), mb.h, o.FF, mb.ffStride, o.K, s); err != nil {
+				return err
+			}
 		}
 	}
 	out := b.act.x
@@ -222,27 +234,45 @@ func (d *gpu) moeGroup(r *vulkan.Recorder, label string, experts, k int, ids, gr
 // The step's last token's ids and weights also go to log at logoff
 // (uint32 words: k ids, then k weights' bits), for LastRouting.
 func (d *gpu) moeRoute(r *vulkan.Recorder, label string, g plan.Gating, experts, k int, logits *vulkan.Buffer, lstride int, ids, wts, log *vulkan.Buffer, logoff int, step *vulkan.Buffer, tokens int) error {
+	return d.moeRouteRule(r, label, plan.RouteRule{Gating: g}, nil, experts, k, logits, lstride, ids, wts, log, logoff, step, tokens)
+}
+
+// moeRouteRule is moeRoute under a whole rule: GatingSigmoid's selection
+// bias (nil: none), renormalisation and scale besides the gating.
+func (d *gpu) moeRouteRule(r *vulkan.Recorder, label string, rule plan.RouteRule, bias *vulkan.Buffer, experts, k int, logits *vulkan.Buffer, lstride int, ids, wts, log *vulkan.Buffer, logoff int, step *vulkan.Buffer, tokens int) error {
 	var gating uint32
-	switch g {
-	case plan.GatingSoftmaxTopKNorm:
+	switch g := rule.Gating; {
+	case g == plan.GatingSoftmaxTopKNorm:
 		gating = 1
-	case plan.GatingTopKSoftmax:
+	case g == plan.GatingTopKSoftmax:
 		gating = 2
+	case g == plan.GatingSigmoid && rule.Groups <= 1:
+		gating = 3
 	default:
-		return fmt.Errorf("%s: gating %s has no route kernel", label, g)
+		return fmt.Errorf("%s: gating %s has no route kernel", label, rule)
+	}
+	if bias == nil {
+		var err error
+		if bias, err = d.dummy(); err != nil {
+			return err
+		}
 	}
 	if k < 1 || k > experts {
 		return fmt.Errorf("%s: %d of %d experts per token", label, k, experts)
 	}
-	if lim := d.Info.Limits.MaxSharedMemory; uint64(4*experts) > uint64(lim) {
-		return fmt.Errorf("%s: %d experts' probabilities need %d bytes of shared memory, over the device's %d: %w", label, experts, 4*experts, lim, backend.ErrUnsupported)
+	if lim := d.Info.Limits.MaxSharedMemory; uint64(8*experts) > uint64(lim) {
+		return fmt.Errorf("%s: %d experts' probabilities need %d bytes of shared memory, over the device's %d: %w", label, experts, 8*experts, lim, backend.ErrUnsupported)
 	}
-	kern, err := d.kernel("moe_route", 2*4, 1, uint32(experts), uint32(k), gating)
+	kern, err := d.kernel("moe_route", 4*4, 1, uint32(experts), uint32(k), gating)
 	if err != nil {
 		return err
 	}
-	return r.Dispatch(label, kern, []vulkan.Arg{{B: logits, Format: fmtU32}, vulkan.W(ids), vulkan.W(wts), vulkan.R(step), vulkan.W(log)},
-		[]uint32{uint32(lstride), uint32(logoff)}, uint32(tokens), 1, 1)
+	scale := rule.Scale
+	if scale == 1 {
+		scale = 0
+	}
+	return r.Dispatch(label, kern, []vulkan.Arg{{B: logits, Format: fmtU32}, vulkan.W(ids), vulkan.W(wts), vulkan.R(step), vulkan.W(log), {B: bias, Format: fmtU32}},
+		[]uint32{uint32(lstride), uint32(logoff), flag(rule.Norm), math.Float32bits(scale)}, uint32(tokens), 1, 1)
 }
 
 // moeCombine records the combine kernel: for each of the step's tokens the

@@ -153,15 +153,24 @@ func (ws *weights) bind(d *gpu, p *plan.Plan, xStride int, op plan.Op, bw *bound
 			bw.vec, err = ws.vector(d, *o.Sinks, o.Sinks.Cols)
 		}
 	case plan.MoE:
-		bw.moe = &moeWeights{router: up(o.Router), gate: up(o.Gate), up: up(o.Up), down: up(o.Down)}
+		bw.moe = &moeWeights{router: up(o.Router), up: up(o.Up), down: up(o.Down)}
+		if len(o.Gate.Data) > 0 { // else ungated experts (ReLU² of up)
+			bw.moe.gate = up(o.Gate)
+		}
 		if err == nil && o.RouterBias != nil {
 			bw.moe.routerBias, err = ws.vector(d, *o.RouterBias, o.RouterBias.Cols)
+		}
+		if err == nil && o.SelectBias != nil {
+			bw.moe.selectBias, err = ws.vector(d, *o.SelectBias, o.SelectBias.Cols)
 		}
 		if err == nil {
 			err = ws.uploadExpertBiases(d, &o, bw.moe)
 		}
 	case plan.SharedExpert:
-		bw.shared = &sharedWeights{gate: up(o.Gate), up: up(o.Up), down: up(o.Down)}
+		bw.shared = &sharedWeights{up: up(o.Up), down: up(o.Down)}
+		if len(o.Gate.Data) > 0 { // else ungated (ReLU² of up)
+			bw.shared.gate = up(o.Gate)
+		}
 		if len(o.Scale.Data) > 0 { // else no σ gate
 			bw.shared.scale = up(o.Scale)
 		}
