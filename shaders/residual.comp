@@ -3,12 +3,18 @@
 // before the residual add: x[t] += rs · (NORM ? rms(o[t]) · w : o[t]) for
 // the step's tokens (gemma2/3 and olmo2 post-attention and post-FFN norms,
 // granite's residual scale). Rounded as ggml: (o · scale) · w, then × rs,
-// then added. One workgroup per token; the sum of squares is reduced per
+// then added. With ADD 0 the result is stored, not added: x[t] = rs ·
+// rms(o[t]) · w (an RMS norm of a buffer other than the stream, in place
+// where o is x: gemma4's post_ffw_norm_1 of the dense FFN's output). The
+// bindings may alias: each element is read before its own invocation
+// writes it, and every read of the sum of squares before the barrier.
+// One workgroup per token; the sum of squares is reduced per
 // subgroup, then over the subgroups in shared memory.
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint NORM = 0;
+layout(constant_id = 2) const uint ADD = 1;
 
 layout(binding = 0) uniform usamplerBuffer O;  // branch output, f32 bits, R32_UINT view
 layout(binding = 1) uniform usamplerBuffer NW; // norm weight, R32_UINT view
@@ -55,6 +61,10 @@ void main() {
 		if (NORM != 0) {
 			v = (v * scale) * uintBitsToFloat(texelFetch(NW, int(i)).x);
 		}
-		x[base + i] = uintBitsToFloat(texelFetch(XR, int(base + i)).x) + v * p.rs;
+		if (ADD != 0) {
+			x[base + i] = uintBitsToFloat(texelFetch(XR, int(base + i)).x) + v * p.rs;
+		} else {
+			x[base + i] = v * p.rs;
+		}
 	}
 }

@@ -50,8 +50,8 @@ var arch2026bRefs = []struct {
 	// off vs on moves it by 4.8 and changes the greedy text), so greedy
 	// is compared only up to its first gap under 0.5 and the bound is the
 	// measured 0.39 prompt / 0.28 generated.
-	{"synth-gemma4moe-F32", []string{"cpu"}, archBound{prompt: 0.0125, generated: 0.03, greedyGap: nearTie}},
-	{"synth-gemma4moe-Q4_K_M", []string{"cpu"}, archBound{prompt: 0.43, generated: 0.31, greedyGap: 0.5}},
+	{"synth-gemma4moe-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.0125, generated: 0.03, greedyGap: nearTie}},
+	{"synth-gemma4moe-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.43, generated: 0.31, greedyGap: 0.5}},
 	{"synth-nemotron_h-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	{"synth-nemotron_h-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 	{"synth-granitehybrid-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
@@ -67,6 +67,23 @@ var arch2026bRefs = []struct {
 	{"synth-nemotron_h_moe-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 }
 
+// arch2026bOn holds a row's bounds on one backend ("vulkan/<row>") where
+// that backend's measured figures differ from the row's.
+//
+// gemma4 with experts on Vulkan (lavapipe; the GPU layout is not
+// measured): F32 prompt 1.93e-2, generated 1.28e-2, greedy 24/24; the one
+// prompt position over the CPU row's 0.0125 is 15, where the CPU is worst
+// too. The backends differ from each other there by 1.17e-2 (vkchat eval
+// --json, top-5 of the CPU's), as the dense gemma4 file's do by 2.9e-2:
+// the family's noise floor (the rows' comments above), through a router
+// on near-ties. Q4_K_M 0.348 / 0.342 (CPU 0.394 / 0.282); the backends
+// differ by 0.30 and part at greedy token 9, on the q8_K roundings that
+// move llama.cpp itself by 4.8. Each is held at its measured figure.
+var arch2026bOn = map[string]archBound{
+	"vulkan/synth-gemma4moe-F32":    {prompt: 0.02, generated: 0.03, greedyGap: nearTie},
+	"vulkan/synth-gemma4moe-Q4_K_M": {prompt: 0.36, generated: 0.35, greedyGap: 0.5},
+}
+
 // deepseek2Q4Flip is synth-deepseek2-Q4_K_M's position with an expert flip.
 var deepseek2Q4Flip = 7
 
@@ -77,8 +94,12 @@ func TestArchs2026bMatchLlamaCpp(t *testing.T) {
 				t.Logf("%s: not yet on the %s backend", ref.name, backendName)
 				continue
 			}
+			b := ref.bound
+			if on, ok := arch2026bOn[backendName+"/"+ref.name]; ok {
+				b = on
+			}
 			t.Run(backendName+"/"+ref.name, func(t *testing.T) {
-				checkArchReference(t, backendName, "2026b/"+ref.name, ref.bound)
+				checkArchReference(t, backendName, "2026b/"+ref.name, b)
 			})
 		}
 	}

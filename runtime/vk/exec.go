@@ -202,6 +202,17 @@ func (c *compiler) embed(o plan.Embed) error {
 
 // branchNorm: the RMS norm of X into In is computed by In's readers.
 func (c *compiler) branchNorm(o plan.Norm) error {
+	if o.In == plan.Out && o.Out == plan.Out && o.Weight != nil && o.Width == c.p.Embd && o.Row == o.Width {
+		// a branch's output normed in place before another branch adds
+		// to it (gemma4's post_ffw_norm_1): residual.comp storing, not
+		// adding
+		ref, label := c.ref(c.i), c.name("out norm")
+		c.add(func(b *Backend, w *walk) error {
+			bw := b.weights.at(ref)
+			return b.recordNormInto(w.r, label, b.act.o, bw.vec, b.act.o, bw.eps, 1, false, w.s)
+		})
+		return nil
+	}
 	if o.In != plan.X || o.Out != plan.In || o.Weight == nil || o.Width != c.p.Embd || o.Row != o.Width {
 		return unsupportedOp("a norm of %v into %v (%d values in rows of %d, weight %v) outside a Q/K/V prologue", o.In, o.Out, o.Width, o.Row, o.Weight != nil)
 	}
@@ -632,11 +643,8 @@ func moeForm(o plan.MoE) error {
 		what string
 	}{
 		{o.SelectBias != nil && !sigmoid, "a selection bias outside sigmoid gating"},
-		{o.RouterIn != nil, "a router reading its own input"},
-		{o.FusedGateUp, "a fused gate|up bank"},
-		{o.DownScale != nil, "per-expert output scales"},
-		{o.PostNorm != nil, "a post-norm of the experts' sum"},
-		{o.Add, "experts adding to another branch's output"},
+		{o.RouterIn != nil && o.RouterIn.From != plan.X, "a router reading a norm of another buffer than the stream"},
+		{o.FusedGateUp && !o.Act.Gated(), "a fused gate|up bank of an ungated activation"},
 	} {
 		if v.on {
 			return unsupportedOp("experts with %s", v.what)
@@ -694,7 +702,16 @@ func (c *compiler) moe(o plan.MoE) error {
 			return err
 		}
 	}
-	fused := c.fuseResidual("ffn out")
+	// experts adding to Out leave the Residual after them to add it
+	fused := false
+	if o.Add {
+		c.branch = "ffn out"
+	} else {
+		fused = c.fuseResidual("ffn out")
+	}
+	if shared != nil && o.Add {
+		return unsupportedOp("a shared expert beside experts adding to another branch")
+	}
 	if shared != nil && !fused && !ungated {
 		// the σ-gated shared expert adds to X after the routed experts'
 		// residual; an ungated one adds to their sum, wherever it is

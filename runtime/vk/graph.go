@@ -244,8 +244,15 @@ func flag(b bool) uint32 {
 // recordBranchEnd adds a branch's output o to x through its post-norm (nil:
 // none, else with epsilon eps) and × scale.
 func (b *Backend) recordBranchEnd(r *vulkan.Recorder, label string, norm *vulkan.Buffer, eps, scale float32, s bodyShape) error {
+	return b.recordNormInto(r, label, b.act.o, norm, b.act.x, eps, scale, true, s)
+}
+
+// recordNormInto records residual.comp over src into dst, n = embd values
+// per token: dst += scale · rms(src)·norm (add), or dst = scale ·
+// rms(src)·norm; src and dst may be one buffer (a norm in place).
+func (b *Backend) recordNormInto(r *vulkan.Recorder, label string, src, norm, dst *vulkan.Buffer, eps, scale float32, add bool, s bodyShape) error {
 	const wg = 64
-	k, err := b.d.kernel("residual", 4*4, wg, flag(norm != nil))
+	k, err := b.d.kernel("residual", 4*4, wg, flag(norm != nil), flag(add))
 	if err != nil {
 		return err
 	}
@@ -255,7 +262,7 @@ func (b *Backend) recordBranchEnd(r *vulkan.Recorder, label string, norm *vulkan
 			return err
 		}
 	}
-	return r.Dispatch(label, k, []vulkan.Arg{{B: b.act.o, Format: fmtU32}, {B: nw, Format: fmtU32}, {B: b.act.x, Write: true}, vulkan.R(b.graph.step), {B: b.act.x, Format: fmtU32}},
+	return r.Dispatch(label, k, []vulkan.Arg{{B: src, Format: fmtU32}, {B: nw, Format: fmtU32}, {B: dst, Write: true}, vulkan.R(b.graph.step), {B: dst, Format: fmtU32}},
 		[]uint32{uint32(b.plan.Embd), uint32(b.act.xStride), math.Float32bits(eps), math.Float32bits(scale)},
 		uint32(s.cap), 1, 1)
 }

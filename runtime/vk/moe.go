@@ -19,6 +19,14 @@ import (
 //	matvec   h → y per pair      the down bank, rows of the pair's expert (MOE 2), its bias (BIAS)
 //	combine  x += Σ w·y          moe_combine.comp, slot order (or → o and the branch end)
 //
+// Experts beside a dense FFN (gemma4) read as much from the plan's MoE
+// op: the router's own norm of the stream (its weight × its scale, folded
+// into the router's mat-vec as a branch norm), the fused gate|up bank split
+// into the two banks at upload, each expert's output scale in the combine
+// (SCALE, before the routing weight), and the sum, stored apart, normed
+// and added to o by residual.comp (ADD), where the dense branch's output
+// is already normed in place by the same kernel (ADD 0).
+//
 // The routing never leaves the device: the expert products read the ids
 // the route kernel wrote. The mat-vecs above take one (token, slot) pair
 // per pass, so a dequantized weight serves one pair and an expert chosen
@@ -60,6 +68,10 @@ type moeWeights struct {
 	// to each product before the activation (gate, up) or the combine
 	// (down); gate and up both or neither, nil without
 	gateBias, upBias, downBias *vulkan.Buffer
+	// gemma4's: the router's own norm weight (RouterIn's, × its scale,
+	// padded to the x stride), each expert's output scale ([experts]) and
+	// the post-norm of the experts' sum; nil without
+	routerIn, downScale, postNorm *vulkan.Buffer
 }
 
 // moeBuffers are a mixture-of-experts model's routing and expert
@@ -67,6 +79,9 @@ type moeWeights struct {
 // for a dense model.
 type moeBuffers struct {
 	logits, ids, wts, h, h2, y *vulkan.Buffer
+	// sum holds the experts' weighted sum for a post-norm (nil: no layer
+	// norms it)
+	sum *vulkan.Buffer
 	// the prefill's pairs grouped by expert (moe_group.comp) and the
 	// experts' h rounded per pair for the grouped down product
 	groups, xq *vulkan.Buffer
@@ -85,6 +100,10 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 	mb := b.act.moe
 	router := matvecOp{label: name("router"), m: x.router, y: mb.logits, ystride: o.Experts, tokens: s.cap, step: b.graph.step}
 	b.bind(&router, in)
+	if o.RouterIn != nil {
+		// moeForm took only a router input of the stream
+		router.x, router.xstride, router.norm, router.eps = b.act.x, b.act.xStride, x.routerIn, o.RouterIn.Eps
+	}
 	if x.routerBias != nil {
 		router.bias, router.epi = x.routerBias, epiBias
 	}
@@ -140,7 +159,17 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 	if !fused {
 		out = b.act.o // the Residual op adds it
 	}
-	return b.d.moeCombine(r, name("experts combine"), o.K, b.plan.Embd, mb.y, b.act.xStride, mb.wts, out, b.act.xStride, fused, b.graph.step, s.cap)
+	if o.PostNorm != nil {
+		// the sum is normed before it is stored in o or added to it
+		if mb.sum == nil {
+			return fmt.Errorf("%s: no buffer for the experts' sum", name("experts combine"))
+		}
+		if err := b.d.moeCombine(r, name("experts combine"), o.K, b.plan.Embd, mb.y, b.act.xStride, mb.wts, mb.ids, x.downScale, mb.sum, b.act.xStride, false, b.graph.step, s.cap); err != nil {
+			return err
+		}
+		return b.recordNormInto(r, name("experts post-norm"), mb.sum, x.postNorm, out, o.Eps, 1, o.Add, s)
+	}
+	return b.d.moeCombine(r, name("experts combine"), o.K, b.plan.Embd, mb.y, b.act.xStride, mb.wts, mb.ids, x.downScale, out, b.act.xStride, fused || o.Add, b.graph.step, s.cap)
 }
 
 // allocateMoE creates the routing and expert activation buffers
@@ -169,6 +198,17 @@ func (b *Backend) allocateMoE(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 		{&mb.xq, "activations experts ffn rounded for the grouped product", n * k * xqBound(mb.ffStride)},
 	} {
 		if *a.dst, err = act(a.name, a.floats, vulkan.MemDevice); err != nil {
+			return err
+		}
+	}
+	post := false
+	forOps(b.plan, func(_ int, op plan.Op) {
+		if o, ok := op.(plan.MoE); ok && o.PostNorm != nil {
+			post = true
+		}
+	})
+	if post {
+		if mb.sum, err = act("activations experts sum", n*b.act.xStride, vulkan.MemDevice); err != nil {
 			return err
 		}
 	}
@@ -276,16 +316,24 @@ func (d *gpu) moeRouteRule(r *vulkan.Recorder, label string, rule plan.RouteRule
 }
 
 // moeCombine records the combine kernel: for each of the step's tokens the
-// k experts' outputs (ystride floats per pair) weighted and summed, added
-// to x (residual) or stored there, n values per token.
-func (d *gpu) moeCombine(r *vulkan.Recorder, label string, k, n int, ys *vulkan.Buffer, ystride int, wts, x *vulkan.Buffer, xstride int, residual bool, step *vulkan.Buffer, tokens int) error {
+// k experts' outputs (ystride floats per pair), each × its expert's scale
+// where scales is not nil (ids the pairs' experts), weighted and summed,
+// added to x (residual) or stored there, n values per token.
+func (d *gpu) moeCombine(r *vulkan.Recorder, label string, k, n int, ys *vulkan.Buffer, ystride int, wts, ids, scales, x *vulkan.Buffer, xstride int, residual bool, step *vulkan.Buffer, tokens int) error {
 	const wg = 64
-	kern, err := d.kernel("moe_combine", 3*4, wg, uint32(k), flag(residual))
+	kern, err := d.kernel("moe_combine", 3*4, wg, uint32(k), flag(residual), flag(scales != nil))
 	if err != nil {
 		return err
 	}
+	if scales == nil {
+		if scales, err = d.dummy(); err != nil {
+			return err
+		}
+		ids = scales
+	}
 	out := vulkan.W(x)
-	return r.Dispatch(label, kern, []vulkan.Arg{{B: ys, Format: fmtU32}, {B: wts, Format: fmtU32}, out, vulkan.R(step), {B: x, Format: fmtU32}},
+	return r.Dispatch(label, kern, []vulkan.Arg{{B: ys, Format: fmtU32}, {B: wts, Format: fmtU32}, out, vulkan.R(step), {B: x, Format: fmtU32},
+		{B: ids, Format: fmtU32}, {B: scales, Format: fmtU32}},
 		[]uint32{uint32(n), uint32(xstride), uint32(ystride)}, uint32(tokens), 1, 1)
 }
 

@@ -117,21 +117,35 @@ func TestMoERoute(t *testing.T) {
 
 // TestMoECombine checks moe_combine.comp bit for bit against the CPU's
 // weigh and residual add: each product rounded, added in slot order, then
-// added to x.
+// added to x; with scales (gemma4) each output × its expert's scale first.
 func TestMoECombine(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(5))
-	for _, res := range []bool{true, false} {
-		t.Run(fmt.Sprintf("residual%v", res), func(t *testing.T) {
+	for _, c := range []struct{ res, scaled bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
+		res := c.res
+		t.Run(fmt.Sprintf("residual%v/scaled%v", res, c.scaled), func(t *testing.T) {
 			const ntok, k, n = 5, 3, 300
 			xstride, ystride := 320, 304
 			x0 := randomVec(ntok*xstride, rng)
 			ys := randomVec(ntok*k*ystride, rng)
 			w := randomVec(ntok*k, rng)
 			xb, yb, wb := deviceFloats(t, d, "x", x0), deviceFloats(t, d, "ys", ys), deviceFloats(t, d, "w", w)
+			const experts = 7
+			ids := make([]uint32, ntok*k)
+			scales := make([]float32, experts)
+			for i := range ids {
+				ids[i] = uint32(rng.Intn(experts))
+			}
+			for e := range scales {
+				scales[e] = 0.25 + rng.Float32()*2
+			}
+			var idb, sb *vulkan.Buffer
+			if c.scaled {
+				idb, sb = deviceFloats(t, d, "ids", uint32Floats(ids)), deviceFloats(t, d, "scales", scales)
+			}
 			step := stepBuffer(t, d, ntok-1, 0, nil)
 			runOnce(t, d, func(r *vulkan.Recorder) error {
-				return d.moeCombine(r, "combine", k, n, yb, ystride, wb, xb, xstride, res, step, ntok)
+				return d.moeCombine(r, "combine", k, n, yb, ystride, wb, idb, sb, xb, xstride, res, step, ntok)
 			})
 			got := bytesF32(readBack(t, xb, len(x0)))
 			for tk := 0; tk < ntok; tk++ {
@@ -140,7 +154,11 @@ func TestMoECombine(t *testing.T) {
 					if tk < ntok-1 && i < n {
 						var o float32
 						for j := 0; j < k; j++ {
-							p := float32(ys[(tk*k+j)*ystride+i] * w[tk*k+j])
+							y := ys[(tk*k+j)*ystride+i]
+							if c.scaled {
+								y = float32(y * scales[ids[tk*k+j]])
+							}
+							p := float32(y * w[tk*k+j])
 							if j == 0 {
 								o = p
 							} else {
@@ -519,4 +537,14 @@ func (s pairShape) refs(t *testing.T, ids []uint32, x []float32, xstride int, nw
 		}
 	}
 	return ref, res
+}
+
+// uint32Floats is v's bits as floats, for a buffer of ids uploaded as
+// deviceFloats uploads floats.
+func uint32Floats(v []uint32) []float32 {
+	f := make([]float32, len(v))
+	for i, u := range v {
+		f[i] = math.Float32frombits(u)
+	}
+	return f
 }

@@ -37,11 +37,11 @@ func TestUnsupportedRecipes(t *testing.T) {
 		{"2026b/synth-granitehybrid-Q4_K_M.gguf", nil},
 		{"2026b/synth-nemotron_h_moe-F32.gguf", nil},
 		{"2026b/synth-nemotron_h_moe-Q4_K_M.gguf", nil},
-		// ops no kernel computes: experts beside a dense FFN (named by the
-		// experts' form, not the norm of the dense branch ahead of them),
-		// latent attention
-		{"2026b/synth-gemma4moe-F32.gguf", []string{"layer 0: experts with a router reading its own input", "--backend cpu"}},
-		{"2026b/synth-gemma4moe-Q4_K_M.gguf", []string{"layer 0: experts with a router reading its own input", "--backend cpu"}},
+		// experts beside a dense FFN: the router's own input, the fused
+		// gate|up bank, the per-expert scales, the post-norm and the add
+		{"2026b/synth-gemma4moe-F32.gguf", nil},
+		{"2026b/synth-gemma4moe-Q4_K_M.gguf", nil},
+		// ops no kernel computes: latent attention
 		{"2026b/synth-deepseek2-F32.gguf", []string{"op plan.MLA has no Vulkan kernel", "--backend cpu"}},
 		{"2026b/synth-deepseek2-Q4_K_M.gguf", []string{"op plan.MLA has no Vulkan kernel", "--backend cpu"}},
 		// a gating no route kernel computes; MXFP4 outside the banks

@@ -153,9 +153,17 @@ func (ws *weights) bind(d *gpu, p *plan.Plan, xStride int, op plan.Op, bw *bound
 			bw.vec, err = ws.vector(d, *o.Sinks, o.Sinks.Cols)
 		}
 	case plan.MoE:
-		bw.moe = &moeWeights{router: up(o.Router), up: up(o.Up), down: up(o.Down)}
-		if len(o.Gate.Data) > 0 { // else ungated experts (ReLU² of up)
-			bw.moe.gate = up(o.Gate)
+		bw.moe = &moeWeights{router: up(o.Router), down: up(o.Down)}
+		switch {
+		case o.FusedGateUp:
+			if err == nil {
+				bw.moe.gate, bw.moe.up, err = ws.splitGateUp(d, o)
+			}
+		default:
+			bw.moe.up = up(o.Up)
+			if len(o.Gate.Data) > 0 { // else ungated experts (ReLU² of up)
+				bw.moe.gate = up(o.Gate)
+			}
 		}
 		if err == nil && o.RouterBias != nil {
 			bw.moe.routerBias, err = ws.vector(d, *o.RouterBias, o.RouterBias.Cols)
@@ -165,6 +173,18 @@ func (ws *weights) bind(d *gpu, p *plan.Plan, xStride int, op plan.Op, bw *bound
 		}
 		if err == nil {
 			err = ws.uploadExpertBiases(d, &o, bw.moe)
+		}
+		if err == nil && o.RouterIn != nil {
+			bw.moe.routerIn, err = ws.routerInput(d, o.RouterIn, xStride)
+		}
+		if err == nil && o.DownScale != nil {
+			if o.DownScale.Rows*o.DownScale.Cols != o.Experts {
+				return fmt.Errorf("tensor %q: %d×%d scales for %d experts", o.DownScale.Name, o.DownScale.Rows, o.DownScale.Cols, o.Experts)
+			}
+			bw.moe.downScale, err = ws.vector(d, *o.DownScale, o.Experts)
+		}
+		if err == nil && o.PostNorm != nil {
+			bw.moe.postNorm, err = ws.vector(d, *o.PostNorm, o.PostNorm.Cols)
 		}
 	case plan.SharedExpert:
 		bw.shared = &sharedWeights{up: up(o.Up), down: up(o.Down)}
@@ -276,6 +296,53 @@ func (ws *weights) bindProducts(d *gpu, p *plan.Plan, o plan.Products, bw *bound
 		return err
 	}
 	return nil
+}
+
+// splitGateUp uploads a fused gate|up bank (each expert's FF gate rows,
+// then its FF up rows) as the two banks the paired expert kernel reads:
+// rows are whole blocks in every type, so each expert's runs are slices
+// of the file's data, uploaded without a copy.
+func (ws *weights) splitGateUp(d *gpu, o plan.MoE) (gate, up *Matrix, err error) {
+	var gs, us [][]byte
+	rows := 0
+	for e := 0; e < o.Experts; e++ {
+		g, u, _ := o.Expert(e)
+		if g.Rows != o.FF || u.Rows != o.FF {
+			return nil, nil, fmt.Errorf("tensor %q: expert %d has %d gate and %d up rows, want %d", o.Gate.Name, e, g.Rows, u.Rows, o.FF)
+		}
+		gs, us = append(gs, g.Data), append(us, u.Data)
+		rows += o.FF
+	}
+	if gate, err = d.uploadMatrix(o.Gate.Name+" (gate rows)", o.Gate.Type, rows, o.Gate.Cols, gs...); err != nil {
+		return nil, nil, err
+	}
+	ws.bytes += gate.Bytes
+	if up, err = d.uploadMatrix(o.Gate.Name+" (up rows)", o.Gate.Type, rows, o.Gate.Cols, us...); err != nil {
+		return nil, nil, err
+	}
+	ws.bytes += up.Bytes
+	return gate, up, nil
+}
+
+// routerInput uploads the router's own norm weight with its scale folded
+// in (Scale ⊙ Weight, padded to the x stride), which the router's mat-vec
+// applies after the RMS norm of the stream as any branch norm's. llama.cpp
+// rounds × Scale and ⊙ Weight one after the other; folded, a product
+// differs from theirs by an ulp at most, and not at all where Scale is a
+// power of two (1/√embd for an embd of 4^k).
+func (ws *weights) routerInput(d *gpu, ri *plan.RouterInput, xStride int) (*vulkan.Buffer, error) {
+	w := ri.Weight
+	if w.Type != ggml.F32 {
+		return nil, fmt.Errorf("tensor %q: vectors must be F32, found %s", w.Name, w.Type)
+	}
+	v := make([]float32, w.Cols)
+	if err := quant.Dequantize(w.Type, w.Data, v); err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", w.Name, err)
+	}
+	for i := range v {
+		v[i] *= ri.Scale
+	}
+	return ws.floats(d, w.Name+" × scale", v, xStride)
 }
 
 // uploadExpertBiases uploads layer i's per-expert gate, up and down biases
