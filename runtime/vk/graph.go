@@ -251,20 +251,27 @@ func (b *Backend) recordBranchEnd(r *vulkan.Recorder, label string, norm *vulkan
 // per token: dst += scale · rms(src)·norm (add), or dst = scale ·
 // rms(src)·norm; src and dst may be one buffer (a norm in place).
 func (b *Backend) recordNormInto(r *vulkan.Recorder, label string, src, norm, dst *vulkan.Buffer, eps, scale float32, add bool, s bodyShape) error {
+	return b.d.normInto(r, label, src, norm, dst, b.graph.step, b.plan.Embd, b.act.xStride, eps, scale, add, s.cap)
+}
+
+// normInto is recordNormInto's dispatch: n values per token, stride
+// floats apart in src and dst, for the step's tokens (tokens the batch
+// capacity).
+func (d *gpu) normInto(r *vulkan.Recorder, label string, src, norm, dst, step *vulkan.Buffer, n, stride int, eps, scale float32, add bool, tokens int) error {
 	const wg = 64
-	k, err := b.d.kernel("residual", 4*4, wg, flag(norm != nil), flag(add))
+	k, err := d.kernel("residual", 4*4, wg, flag(norm != nil), flag(add))
 	if err != nil {
 		return err
 	}
 	nw := norm
 	if nw == nil {
-		if nw, err = b.d.dummy(); err != nil {
+		if nw, err = d.dummy(); err != nil {
 			return err
 		}
 	}
-	return r.Dispatch(label, k, []vulkan.Arg{{B: src, Format: fmtU32}, {B: nw, Format: fmtU32}, {B: dst, Write: true}, vulkan.R(b.graph.step), {B: dst, Format: fmtU32}},
-		[]uint32{uint32(b.plan.Embd), uint32(b.act.xStride), math.Float32bits(eps), math.Float32bits(scale)},
-		uint32(s.cap), 1, 1)
+	return r.Dispatch(label, k, []vulkan.Arg{{B: src, Format: fmtU32}, {B: nw, Format: fmtU32}, {B: dst, Write: true}, vulkan.R(step), {B: dst, Format: fmtU32}},
+		[]uint32{uint32(n), uint32(stride), math.Float32bits(eps), math.Float32bits(scale)},
+		uint32(tokens), 1, 1)
 }
 
 // recordBody records the input's steps and every layer's; with taps (the

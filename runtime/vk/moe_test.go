@@ -180,6 +180,57 @@ func TestMoECombine(t *testing.T) {
 	}
 }
 
+// TestNormInto checks residual.comp's two forms that gemma4's experts
+// beside a dense FFN use against a float64 RMS norm: the dense output
+// normed in place (src and dst one buffer, stored) and the experts' sum
+// normed and added to it; the step's last token is left alone.
+func TestNormInto(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewSource(9))
+	const ntok, n, stride, eps = 4, 300, 320, 1e-6
+	for _, inPlace := range []bool{true, false} {
+		t.Run(fmt.Sprintf("inPlace%v", inPlace), func(t *testing.T) {
+			src, dst0, w := randomVec(ntok*stride, rng), randomVec(ntok*stride, rng), randomVec(n, rng)
+			sb, wb := deviceFloats(t, d, "src", src), deviceFloats(t, d, "norm", w)
+			db := sb
+			if !inPlace {
+				db = deviceFloats(t, d, "dst", dst0)
+			}
+			step := stepBuffer(t, d, ntok-1, 0, nil)
+			runOnce(t, d, func(r *vulkan.Recorder) error {
+				return d.normInto(r, "norm", sb, wb, db, step, n, stride, eps, 1, !inPlace, ntok)
+			})
+			got := bytesF32(readBack(t, db, ntok*stride))
+			before := dst0
+			if inPlace {
+				before = src
+			}
+			for tk := 0; tk < ntok; tk++ {
+				ss := 0.0
+				for i := 0; i < n; i++ {
+					v := float64(src[tk*stride+i])
+					ss += v * v
+				}
+				rs := 1 / math.Sqrt(ss/n+eps)
+				for i := 0; i < stride; i++ {
+					want := float64(before[tk*stride+i])
+					if tk < ntok-1 && i < n {
+						v := float64(src[tk*stride+i]) * rs * float64(w[i])
+						if inPlace {
+							want = v
+						} else {
+							want += v
+						}
+					}
+					if g := float64(got[tk*stride+i]); math.Abs(g-want) > 1e-5*math.Max(1, math.Abs(want)) {
+						t.Fatalf("token %d [%d]: %g, want %g", tk, i, g, want)
+					}
+				}
+			}
+		})
+	}
+}
+
 type moeCase struct {
 	typ              ggml.Type
 	experts, k       int
