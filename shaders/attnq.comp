@@ -4,9 +4,11 @@
 // backend's attendQuantized): the score never dequantizes K. One workgroup
 // per (KV head, token) takes the G query heads sharing the KV head: it
 // rotates them by the keys' Hadamard matrix (ROTK) when the cache rotates,
-// converts each to Q8_0 (quantize_row_q8_0_ref, the scale rounded to f16)
-// and sums per block the integer dot product with the cached codes times
-// the two scales, the blocks in order. A value row is dequantized (code ×
+// converts each to Q8_0 (quantize_row_q8_0_ref, the scale rounded to f16;
+// Q8_1 for q4_1/q5_1: also s = d·Σcodes in f16) and sums per block the
+// integer dot product with the cached codes times the two scales (plus
+// the key's minimum times s), the blocks in order, each block's product
+// grouped as the CPU backend's dot of that type groups it. A value row is dequantized (code ×
 // scale) and accumulated in f32 with the online softmax, position after
 // position as the CPU backend does; with rotated values (ROTV) the output
 // is multiplied by their Hadamard matrix again (its own inverse).
@@ -20,7 +22,7 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint HD = 64;
 layout(constant_id = 2) const uint G = 1;
-layout(constant_id = 3) const uint KT = 1;   // 1 q8_0, 2 q4_0
+layout(constant_id = 3) const uint KT = 1;   // kvquant.glsl's type codes
 layout(constant_id = 4) const uint VT = 1;
 layout(constant_id = 5) const uint ROTK = 0;
 layout(constant_id = 6) const uint ROTV = 0;
@@ -52,6 +54,7 @@ const uint DPL = (HD + WG - 1) / WG; // value dimensions per lane
 shared float sx[G * HD];    // the query rows, then the outputs to rotate back
 shared int sqc[G * HD];     // the query rows' Q8_0 codes
 shared float sqd[G * NB];   // and scales
+shared float sqs[G * NB];   // and Q8_1's d·Σcodes
 shared float ss[G * WG];    // the tile's scores
 
 // fwht multiplies each n-chunk of sx by the orthonormal Walsh-Hadamard
@@ -74,21 +77,38 @@ void fwht(uint n, float sc) {
 }
 
 // code is element e's integer code of the row starting at code word rb of
-// a cache of type t (q4_0's offset by -8).
+// a cache of type t (q4_0's offset by -8, q5_0's by -16).
 int code(usamplerBuffer c, uint t, uint rb, uint e) {
 	if (t == 1) {
 		uint w = texelFetch(c, int(rb + e / 4)).x;
 		return int(w << (24 - 8 * (e % 4))) >> 24;
 	}
 	uint w = texelFetch(c, int(rb + e / 8)).x;
-	return int((w >> (4 * (e % 8))) & 0xFu) - 8;
+	int n = int((w >> (4 * (e % 8))) & 0xFu);
+	if (t == 3 || t == 5) {
+		uint h = texelFetch(c, int(rb + HD / 8 + e / 32)).x;
+		n |= int((h >> (e % 32)) & 1u) << 4;
+	}
+	return t == 2 ? n - 8 : t == 3 ? n - 16 : n;
 }
 
-// scale_of is block b's scale of row row in a cache of type t.
-float scale_of(usamplerBuffer c, uint t, uint rows, uint row, uint b) {
+// scale_of is block b's scale and minimum (0 for a type without) of row
+// row in a cache of type t.
+vec2 scale_of(usamplerBuffer c, uint t, uint rows, uint row, uint b) {
+	if (has_min(t)) {
+		return unpackHalf2x16(texelFetch(c, int(rows * cw(t) + row * NB + b)).x);
+	}
 	uint w = texelFetch(c, int(rows * cw(t) + row * SW + b / 2)).x;
 	vec2 h = unpackHalf2x16(w);
-	return (b % 2) == 0 ? h.x : h.y;
+	return vec2((b % 2) == 0 ? h.x : h.y, 0.0);
+}
+
+// value is element e of a cached value row, dequantized as ggml does.
+float value(uint row, uint rows, uint e) {
+	vec2 dm = scale_of(VC, VT, rows, row, e / 32);
+	precise float v = float(code(VC, VT, row * cw(VT), e)) * dm.x;
+	precise float vm = v + dm.y;
+	return has_min(VT) ? vm : v;
 }
 
 void main() {
@@ -115,15 +135,19 @@ void main() {
 		for (uint j = 0; j < 32; j++) amax = max(amax, abs(sx[o + j]));
 		float d = amax / 127.0;
 		float id = d != 0.0 ? 1.0 / d : 0.0;
+		int sum = 0;
 		for (uint j = 0; j < 32; j++) {
 			precise float v = sx[o + j] * id;
 			sqc[o + j] = int(round_half_away(v));
+			sum += sqc[o + j];
 		}
 		sqd[i] = f16_exact(d);
+		precise float s = float(sum) * d;
+		sqs[i] = f16_exact(s);
 	}
 	barrier();
 	uint rows = kvheads * p.slots;
-	uint kw = cw(KT), vw = cw(VT);
+	uint kw = cw(KT);
 	float acc[G][DPL], m[G], l[G];
 	[[unroll]] for (uint g = 0; g < G; g++) {
 		[[unroll]] for (uint j = 0; j < DPL; j++) acc[g][j] = 0.0;
@@ -141,9 +165,21 @@ void main() {
 					for (uint j = 0; j < 32; j++) {
 						sumi += sqc[g * HD + b * 32 + j] * code(KC, KT, row * kw, b * 32 + j);
 					}
-					precise float f = float(sumi) * scale_of(KC, KT, rows, row, b);
-					precise float f2 = f * sqd[g * NB + b];
-					sumf += f2;
+					vec2 dm = scale_of(KC, KT, rows, row, b);
+					float dq = sqd[g * NB + b];
+					precise float f;
+					if (KT == 2) {
+						precise float f1 = float(sumi) * dm.x;
+						f = f1 * dq;
+					} else {
+						precise float dd = dm.x * dq;
+						f = dd * float(sumi);
+						if (has_min(KT)) {
+							precise float ms = dm.y * sqs[g * NB + b];
+							f = f + ms;
+						}
+					}
+					sumf += f;
 				}
 				ss[g * WG + lane] = sumf;
 			}
@@ -155,7 +191,7 @@ void main() {
 			float vd[DPL];
 			[[unroll]] for (uint k = 0; k < DPL; k++) {
 				uint e = lane + k * WG;
-				vd[k] = e < HD ? float(code(VC, VT, row * vw, e)) * scale_of(VC, VT, rows, row, e / 32) : 0.0;
+				vd[k] = e < HD ? value(row, rows, e) : 0.0;
 			}
 			[[unroll]] for (uint g = 0; g < G; g++) {
 				float s = ss[g * WG + j] * p.scale;

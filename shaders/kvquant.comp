@@ -6,12 +6,13 @@
 // by the orthonormal Walsh-Hadamard matrix when the cache rotates (the
 // fast transform's butterflies in f32, then the scale, as llama.cpp and
 // the CPU backend's hadamard), and quantizes its blocks once, as ggml's
-// reference quantizers do, into the row's slot pos % slots.
+// reference quantizers do, into the row's slot pos % slots. A lane takes
+// a block.
 #include "common.glsl"
 
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint HD = 64;
-layout(constant_id = 1) const uint KT = 1;   // key type: 1 q8_0, 2 q4_0
+layout(constant_id = 1) const uint KT = 1;   // key type (kvquant.glsl's codes)
 layout(constant_id = 2) const uint VT = 1;   // value type
 layout(constant_id = 3) const uint ROTK = 0; // Hadamard order of the keys (0: none)
 layout(constant_id = 4) const uint ROTV = 0; // of the values
@@ -87,33 +88,56 @@ void main() {
 				if (isK) imageStore(KC, int(at), uvec4(word)); else imageStore(VC, int(at), uvec4(word));
 			}
 		} else {
-			// quantize_row_q4_0_ref: the signed value of largest magnitude
-			// (the first on ties) / -8, codes min(15, trunc(x/d + 8.5))
-			float amax = 0.0, mx = 0.0;
+			// quantize_row_q4_0_ref/q5_0_ref: the signed value of largest
+			// magnitude (the first on ties) / -8 (-16), codes
+			// min(15 (31), trunc(x/d + 8.5 (16.5))); q4_1_ref/q5_1_ref:
+			// d = (max - min)/15 (31), codes trunc((x - min)/d + 0.5)
+			bool five = typ == 3 || typ == 5;
+			float amax = 0.0, mx = 0.0, lo = 3.402823466e38, hi = -3.402823466e38;
 			for (uint j = 0; j < 32; j++) {
 				float v = x[o + j];
 				if (amax < abs(v)) {
 					amax = abs(v);
 					mx = v;
 				}
+				if (v < lo) lo = v;
+				if (v > hi) hi = v;
 			}
-			d = mx / -8.0;
+			float top = five ? 31.0 : 15.0;
+			precise float dd = has_min(typ) ? (hi - lo) / top : mx / (five ? -16.0 : -8.0);
+			d = dd;
 			float id = d != 0.0 ? 1.0 / d : 0.0;
+			float off = has_min(typ) ? 0.5 : (five ? 16.5 : 8.5);
+			uint hb = 0;
 			for (uint w = 0; w < 4; w++) {
 				uint word = 0;
 				for (uint j = 0; j < 8; j++) {
-					precise float v = x[o + 8 * w + j] * id;
-					precise float v8 = v + 8.5;
-					uint c = min(15u, uint(int(v8)));
-					word |= c << (4 * j);
+					precise float xs = has_min(typ) ? x[o + 8 * w + j] - lo : x[o + 8 * w + j];
+					precise float v = xs * id;
+					precise float vo = v + off;
+					uint c = min(uint(top), uint(int(vo)));
+					word |= (c & 0xFu) << (4 * j);
+					hb |= ((c >> 4) & 1u) << (8 * w + j);
 				}
 				uint at = row * cwr + b * 4 + w;
+				if (isK) imageStore(KC, int(at), uvec4(word)); else imageStore(VC, int(at), uvec4(word));
+			}
+			if (five) {
+				uint at = row * cwr + HD / 8 + b;
+				if (isK) imageStore(KC, int(at), uvec4(hb)); else imageStore(VC, int(at), uvec4(hb));
+			}
+			if (has_min(typ)) {
+				uint at = rows * cwr + row * NB + b;
+				uint word = packHalf2x16(vec2(f16_exact(d), f16_exact(lo)));
 				if (isK) imageStore(KC, int(at), uvec4(word)); else imageStore(VC, int(at), uvec4(word));
 			}
 		}
 		sd[b] = f16_exact(d);
 	}
 	barrier();
+	if (has_min(typ)) {
+		return; // the scales went with the minima
+	}
 	for (uint w = lane; w < SW; w += wg) {
 		uint hi = 2 * w + 1 < NB ? packHalf2x16(vec2(sd[2 * w + 1], 0.0)) : 0u;
 		uint word = (packHalf2x16(vec2(sd[2 * w], 0.0)) & 0xFFFFu) | (hi << 16);

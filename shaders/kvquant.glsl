@@ -1,19 +1,30 @@
-// A block-quantized KV cache (q8_0, q4_0), shared by kvquant.comp (the
-// write) and attnq.comp (the read). A layer's cache buffer holds its rows
-// (kv head × slot) as two regions, so every access is a whole aligned
-// word: first the codes, CW words per row (q8_0: four int8 codes a word,
-// q4_0: eight 4-bit codes a word, element e in nibble e % 8), then the
-// blocks' f16 scales, SW words per row (a row's scales padded to an even
-// count). With a head size a multiple of 64 that is exactly llama.cpp's
-// 34 (18) bytes per 32 values.
+// A block-quantized KV cache (q8_0, q4_0, q5_0, q4_1, q5_1), shared by
+// kvquant.comp (the write) and attnq.comp (the read). A layer's cache
+// buffer holds its rows (kv head × slot) as two regions, so every access
+// is a whole aligned word: first the codes, cw(t) words per row (q8_0:
+// four int8 codes a word; the 4- and 5-bit types: eight low nibbles a
+// word, element e in nibble e % 8, and for q5_x then a word per block of
+// fifth bits, bit j for element j), then the blocks' f16 scales, sw(t)
+// words per row (q8_0, q4_0, q5_0: a scale a half, a row's padded to an
+// even count; q4_1, q5_1: a word per block, the scale and the minimum).
+// With a head size a multiple of 64 that is exactly llama.cpp's 34, 18,
+// 22, 20 and 24 bytes per 32 values.
 //
 // The includer defines HD (head size) before including this file.
 
 const uint NB = HD / 32; // blocks per row
 const uint SW = (NB + 1) / 2;
 
-// cw is the code words per row of a cache of type t (1 q8_0, 2 q4_0).
-uint cw(uint t) { return t == 1 ? HD / 4 : HD / 8; }
+// Type codes: 1 q8_0, 2 q4_0, 3 q5_0, 4 q4_1, 5 q5_1.
+
+// cw is the code words per row of a cache of type t.
+uint cw(uint t) { return t == 1 ? HD / 4 : (t == 3 || t == 5) ? HD / 8 + NB : HD / 8; }
+
+// sw is the scale words per row of a cache of type t.
+uint sw(uint t) { return t >= 4 ? NB : SW; }
+
+// has_min: the type's blocks carry a minimum (q4_1, q5_1).
+bool has_min(uint t) { return t >= 4; }
 
 // round_half_away rounds as C's roundf: half away from zero.
 float round_half_away(float v) {

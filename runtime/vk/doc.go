@@ -29,7 +29,7 @@
 //	mamba2.go            Mamba2 layers (nemotron_h, granitehybrid): conv, scan, grouped norm; ReLU² FFN
 //	ple.go               Gemma 4's layer output scale and per-layer embeddings
 //	cache.go             what a session keeps on the device: KV caches (rings for windows), tokens, recurrent state
-//	kvquant.go           a q8_0/q4_0 KV cache: the write's rotation and quantization (kvquant.comp), attention on it (attnq.comp)
+//	kvquant.go           a block-quantized KV cache: the write's rotation and quantization (kvquant.comp), attention on it (attnq.comp)
 //	state.go             the recurrent layers' state: checkpoints and rewind (backend.StateBackend)
 //	backend.go           backend.Backend: New, Forward, Memory, Close
 //	head.go              backend.HeadBackend: the next-token head (topk.comp) read instead of the vocabulary

@@ -31,6 +31,12 @@ func kvTypeCode(t backend.KVType) uint32 {
 		return 1
 	case backend.KVQ4_0:
 		return 2
+	case backend.KVQ5_0:
+		return 3
+	case backend.KVQ4_1:
+		return 4
+	case backend.KVQ5_1:
+		return 5
 	}
 	return 0
 }
@@ -49,7 +55,7 @@ func checkKVTypes(p *plan.Plan, k, v backend.KVType) error {
 	case kvTypeCode(k) != 0 && kvTypeCode(v) != 0:
 		return nil
 	}
-	return fmt.Errorf("vulkan backend: a %s KV cache: this backend keeps keys and values in f16 or f32, the same for both, or both in q8_0 or q4_0 (the other pairs run on the cpu backend)", backend.KVName(k, v))
+	return fmt.Errorf("vulkan backend: a %s KV cache: this backend keeps keys and values in f16 or f32, the same for both, or both block-quantized (q8_0, q5_1, q5_0, q4_1, q4_0); a quantized half beside an f16 or f32 one runs on the cpu backend", backend.KVName(k, v))
 }
 
 // newKVQuant is the quantized cache's setup for p (nil for an f16 or f32
@@ -90,11 +96,18 @@ func newKVQuant(d *gpu, p *plan.Plan, opts backend.Options, act *activations, ca
 // slots) of hd values of type t: kvquant.glsl's code words and scale words.
 func kvQuantBytes(t backend.KVType, rows, hd int) uint64 {
 	nb := hd / 32
-	cw := hd / 4
-	if kvTypeCode(t) == 2 {
-		cw = hd / 8
+	cw, sw := hd/8, (nb+1)/2
+	switch t {
+	case backend.KVQ8_0:
+		cw = hd / 4
+	case backend.KVQ5_0:
+		cw += nb
+	case backend.KVQ4_1:
+		sw = nb
+	case backend.KVQ5_1:
+		cw, sw = cw+nb, nb
 	}
-	return uint64(rows) * uint64(cw+(nb+1)/2) * 4
+	return uint64(rows) * uint64(cw+sw) * 4
 }
 
 // hadamardScale is 1/√n in f32, as the CPU backend's hadamard scales.
@@ -119,7 +132,7 @@ func (q *kvQuant) write(d *gpu, r *vulkan.Recorder, label string, hd, kvHeads, s
 
 // attnqShared is attnq.comp's shared memory in bytes.
 func attnqShared(hd, g, lanes int) int {
-	return 4 * (2*g*hd + g*hd/32 + g*lanes)
+	return 4 * (2*g*hd + 2*g*hd/32 + g*lanes)
 }
 
 // attend records attnq.comp for op (its cache quantized).
