@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -121,17 +120,19 @@ func compareMTPTop(t *testing.T, where string, logits []float32, top [][3]float6
 // of the reference sequence (teacher-forced, so a quantized trunk's own
 // greedy path does not matter) and at row 0 match llama.cpp's.
 func TestMTPMatchesLlamaCpp(t *testing.T) {
-	for _, f := range mtpFiles {
-		t.Run(f.name, func(t *testing.T) {
-			r := loadMTPReference(t, f.name)
-			s := loadSession(t, "2026b/"+f.name+".gguf", "cpu")
-			rows := teacherForcedMTP(t, s, r)
-			worst := compareMTPTop(t, "row 0", rows[0], r.MTPPos0Top, f.bound)
-			for i, st := range r.Steps {
-				worst = math.Max(worst, compareMTPTop(t, fmt.Sprintf("step %d", i), rows[i+1], st.MTPTop, f.bound))
-			}
-			t.Logf("%s cpu: max |Δlogit| %.3g over %d MTP rows", f.name, worst, len(rows))
-		})
+	for _, be := range testBackends(t) {
+		for _, f := range mtpFiles {
+			t.Run(be+"/"+f.name, func(t *testing.T) {
+				r := loadMTPReference(t, f.name)
+				s := loadSession(t, "2026b/"+f.name+".gguf", be)
+				rows := teacherForcedMTP(t, s, r)
+				worst := compareMTPTop(t, "row 0", rows[0], r.MTPPos0Top, f.bound)
+				for i, st := range r.Steps {
+					worst = math.Max(worst, compareMTPTop(t, fmt.Sprintf("step %d", i), rows[i+1], st.MTPTop, f.bound))
+				}
+				t.Logf("%s %s: max |Δlogit| %.3g over %d MTP rows", f.name, be, worst, len(rows))
+			})
+		}
 	}
 }
 
@@ -146,59 +147,61 @@ func TestMTPMatchesLlamaCpp(t *testing.T) {
 // random weights no draft is accepted: the runs cover drafting, chaining
 // and rollback, not acceptance.
 func TestMTPDraftsMatchLlamaCpp(t *testing.T) {
-	for _, f := range mtpFiles {
-		t.Run(f.name, func(t *testing.T) {
-			r := loadMTPReference(t, f.name)
-			s := loadSession(t, "2026b/"+f.name+".gguf", "cpu")
-			for _, run := range r.Speculative {
-				steps, drafted, accepted, tokens := mtpSpecRun(t, s, r.PromptTokens, len(r.Greedy), run.DraftMax)
-				wantDrafted, wantAccepted := 0, 0
-				for _, st := range run.Steps {
-					wantDrafted += len(st.Draft)
-					wantAccepted += len(st.Accepted)
-				}
-				agree := 0
-				for i := range min(len(steps), len(run.Steps)) {
-					got, want := steps[i], run.Steps[i]
-					same := got.nPast == want.NPast && equalTokens(got.draft, want.Draft) && equalTokens(got.accepted, want.Accepted) && equalTokens(got.target, want.Target)
-					switch {
-					case same:
-						agree++
-					case f.bound <= 0.01:
-						t.Errorf("n_max %d step %d: n_past %d drafts %v accepted %v target %v; llama.cpp n_past %d %v %v %v",
-							run.DraftMax, i, got.nPast, got.draft, got.accepted, got.target, want.NPast, want.Draft, want.Accepted, want.Target)
-					case !equalTokens(got.target, want.Target) && got.nPast == want.NPast:
-						// a quantized target's own greedy path leaves the
-						// reference's at a near tie, as plain eval's does
-						// (TestArchs2026bMatchLlamaCpp's bound); no later
-						// step is comparable
-						t.Logf("n_max %d: the target's tokens leave llama.cpp's at step %d (%v, llama.cpp %v)", run.DraftMax, i, got.target, want.Target)
-					default:
-						// quantized: the first draft is the teacher-forced
-						// MTP argmax at n_past-1 (the reference says so),
-						// held to it unless llama.cpp's top two there are
-						// within the bound; a chained draft has no logits
-						// in the reference to judge a near tie by
-						top := r.Steps[want.NPast-1].MTPTop
-						if len(got.draft) != len(want.Draft) || (got.draft[0] != want.Draft[0] && top[0][1]-top[1][1] > f.bound) {
-							t.Errorf("n_max %d step %d: n_past %d drafts %v; llama.cpp n_past %d %v (its top two %.3g apart)",
-								run.DraftMax, i, got.nPast, got.draft, want.NPast, want.Draft, top[0][1]-top[1][1])
+	for _, be := range testBackends(t) {
+		for _, f := range mtpFiles {
+			t.Run(be+"/"+f.name, func(t *testing.T) {
+				r := loadMTPReference(t, f.name)
+				s := loadSession(t, "2026b/"+f.name+".gguf", be)
+				for _, run := range r.Speculative {
+					steps, drafted, accepted, tokens := mtpSpecRun(t, s, r.PromptTokens, len(r.Greedy), run.DraftMax)
+					wantDrafted, wantAccepted := 0, 0
+					for _, st := range run.Steps {
+						wantDrafted += len(st.Draft)
+						wantAccepted += len(st.Accepted)
+					}
+					agree := 0
+					for i := range min(len(steps), len(run.Steps)) {
+						got, want := steps[i], run.Steps[i]
+						same := got.nPast == want.NPast && equalTokens(got.draft, want.Draft) && equalTokens(got.accepted, want.Accepted) && equalTokens(got.target, want.Target)
+						switch {
+						case same:
+							agree++
+						case f.bound <= 0.01:
+							t.Errorf("n_max %d step %d: n_past %d drafts %v accepted %v target %v; llama.cpp n_past %d %v %v %v",
+								run.DraftMax, i, got.nPast, got.draft, got.accepted, got.target, want.NPast, want.Draft, want.Accepted, want.Target)
+						case !equalTokens(got.target, want.Target) && got.nPast == want.NPast:
+							// a quantized target's own greedy path leaves the
+							// reference's at a near tie, as plain eval's does
+							// (TestArchs2026bMatchLlamaCpp's bound); no later
+							// step is comparable
+							t.Logf("n_max %d: the target's tokens leave llama.cpp's at step %d (%v, llama.cpp %v)", run.DraftMax, i, got.target, want.Target)
+						default:
+							// quantized: the first draft is the teacher-forced
+							// MTP argmax at n_past-1 (the reference says so),
+							// held to it unless llama.cpp's top two there are
+							// within the bound; a chained draft has no logits
+							// in the reference to judge a near tie by
+							top := r.Steps[want.NPast-1].MTPTop
+							if len(got.draft) != len(want.Draft) || (got.draft[0] != want.Draft[0] && top[0][1]-top[1][1] > f.bound) {
+								t.Errorf("n_max %d step %d: n_past %d drafts %v; llama.cpp n_past %d %v (its top two %.3g apart)",
+									run.DraftMax, i, got.nPast, got.draft, want.NPast, want.Draft, top[0][1]-top[1][1])
+							}
+						}
+						if !equalTokens(got.target, want.Target) {
+							break
 						}
 					}
-					if !equalTokens(got.target, want.Target) {
-						break
+					if f.bound <= 0.01 {
+						if drafted != wantDrafted || accepted != wantAccepted || len(steps) != len(run.Steps) || !equalTokens(tokens, r.Greedy) {
+							t.Errorf("n_max %d: %d steps, %d drafted, %d accepted, reply %v; llama.cpp %d, %d, %d, %v",
+								run.DraftMax, len(steps), drafted, accepted, tokens, len(run.Steps), wantDrafted, wantAccepted, r.Greedy)
+						}
 					}
+					t.Logf("%s n_max %d: %d steps as llama.cpp's of %d; drafted %d accepted %d (llama.cpp %d, %d)",
+						f.name, run.DraftMax, agree, len(run.Steps), drafted, accepted, wantDrafted, wantAccepted)
 				}
-				if f.bound <= 0.01 {
-					if drafted != wantDrafted || accepted != wantAccepted || len(steps) != len(run.Steps) || !equalTokens(tokens, r.Greedy) {
-						t.Errorf("n_max %d: %d steps, %d drafted, %d accepted, reply %v; llama.cpp %d, %d, %d, %v",
-							run.DraftMax, len(steps), drafted, accepted, tokens, len(run.Steps), wantDrafted, wantAccepted, r.Greedy)
-					}
-				}
-				t.Logf("%s n_max %d: %d steps as llama.cpp's of %d; drafted %d accepted %d (llama.cpp %d, %d)",
-					f.name, run.DraftMax, agree, len(run.Steps), drafted, accepted, wantDrafted, wantAccepted)
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -290,17 +293,6 @@ func TestSpecMTPGreedyMatchesPlain(t *testing.T) {
 	for _, be := range testBackends(t) {
 		t.Run(be, func(t *testing.T) {
 			plain := loadSpec(t, be, "2026b/synth-qwen35mtp-F32", SpecOptions{})
-			_, err := Load(context.Background(), testenv.Model(t, "2026b/synth-qwen35mtp-F32.gguf"),
-				Options{Backend: be, ContextSize: 256, Template: "none", Spec: SpecOptions{Mode: SpecMTP, Max: 3}})
-			if be != "cpu" {
-				if !errors.Is(err, ErrNoMTP) {
-					t.Fatalf("--spec mtp on %s: %v, want ErrNoMTP", be, err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
 			spec := loadSpec(t, be, "2026b/synth-qwen35mtp-F32", SpecOptions{Mode: SpecMTP, Max: 3})
 			for _, prompt := range []string{"Once upon a time", "the cat sat on the mat"} {
 				want, _, _ := specRun(t, plain, prompt, n)

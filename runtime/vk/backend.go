@@ -3,6 +3,7 @@ package vk
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 
 	"vkchat/runtime/backend"
@@ -42,6 +43,7 @@ type Backend struct {
 	prof    profiler
 	lens    lensRec  // the logit lens's taps and command buffers (lens.go), recorded on first use
 	kvq     *kvQuant // a block-quantized KV cache's staging and kernels (kvquant.go), else nil
+	mtp     mtpState // the MTP head and the hidden rows it reads (mtp.go)
 
 	// logitsPool holds the logits slice the caller handed back (Recycle)
 	// for the next step to fill
@@ -107,8 +109,9 @@ func check(p *plan.Plan, opts backend.Options) (*program, error) {
 }
 
 // newBackendOn builds a backend on an open device; with shared the device
-// is the caller's to close.
-func newBackendOn(dev *gpu, p *plan.Plan, opts backend.Options, profile, shared bool) (b *Backend, err error) {
+// is the caller's to close. A matrix already on the device in share (an MTP
+// head's shared embedding and output, by their data) is read from there.
+func newBackendOn(dev *gpu, p *plan.Plan, opts backend.Options, profile, shared bool, share ...map[*byte]*Matrix) (b *Backend, err error) {
 	prog, err := check(p, opts)
 	if err != nil {
 		return nil, err
@@ -118,6 +121,9 @@ func newBackendOn(dev *gpu, p *plan.Plan, opts backend.Options, profile, shared 
 	}
 	wd := p.Widest
 	b = &Backend{d: dev, plan: p, prog: prog, opts: opts, prof: profiler{on: profile}, sharedDevice: true}
+	if len(share) > 0 {
+		b.weights.mats = maps.Clone(share[0])
+	}
 	dev.track(&b.buffers)
 	defer func() {
 		dev.track(nil)
@@ -180,6 +186,9 @@ func (b *Backend) allocate() error {
 	if err := b.allocatePLE(act); err != nil {
 		return err
 	}
+	if err := b.allocateMTP(act); err != nil {
+		return err
+	}
 	if err := b.cache.allocateState(d, p); err != nil {
 		return err
 	}
@@ -210,6 +219,13 @@ func (b *Backend) Memory() backend.Memory {
 		StateFormula:    b.plan.StateFormula,
 		CheckpointBytes: b.cache.checkpointBytes(),
 	}
+	if h := b.mtp.head; h != nil {
+		// the MTP head's own weights, cache and buffers once made; the KV
+		// figures describe the trunk's cache
+		hm := h.Memory()
+		mem.Weights += hm.Weights
+		mem.Scratch += hm.KVAllocated + hm.Scratch
+	}
 	mem.SetCacheLayout(b.plan.CacheGroups(ringExtra), b.plan.SharedLayers(), b.opts.KVType, b.opts.ValueType())
 	return mem
 }
@@ -229,6 +245,11 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
+	if b.mtp.head != nil {
+		if err := b.mtp.head.Close(); err != nil {
+			return err
+		}
+	}
 	if b.sharedDevice {
 		if err := b.d.Idle(); err != nil {
 			return deviceError(err)
@@ -340,11 +361,20 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		if last && extra != nil {
 			runs = append(runs[:len(runs):len(runs)], extra)
 		}
+		if b.mtp.last.on {
+			if err := b.recordHidden(); err != nil {
+				return nil, err
+			}
+			runs = append(runs[:len(runs):len(runs)], b.mtp.rec)
+		}
 		if err := b.runChunk(tokens[start:end], pos+start, runs); err != nil {
 			return nil, err
 		}
 		if b.cache.recurrent() {
 			b.cache.state.pos = pos + end
+		}
+		if err := b.keepChunk(pos+start, n); err != nil {
+			return nil, err
 		}
 		var lg []byte
 		switch {

@@ -34,6 +34,7 @@
 //	backend.go           backend.Backend: New, Forward, Memory, Close
 //	head.go              backend.HeadBackend: the next-token head (topk.comp) read instead of the vocabulary
 //	lens.go              backend.LensBackend: each layer's residual output through the head, on demand
+//	mtp.go               backend.MTPBackend: the hidden rows after the output norm, the MTP head on its own plan
 //	profile.go           per-dispatch timings and the read-bandwidth bound
 //	errors.go            device loss reported as backend.ErrDeviceLost
 //	unsupported.go       New's refusal: ops no kernel computes (exec.go) and weight types no kernel reads

@@ -177,6 +177,8 @@ func (c *compiler) op(op plan.Op) error {
 		return c.residual(o)
 	case plan.PerLayerEmbedding:
 		return c.perLayerEmbedding(o)
+	case plan.MTPInput:
+		return c.mtpInput(o)
 	case plan.ScaleStream:
 		c.wroteX()
 		ref, label := c.ref(c.i), c.name("output scale")

@@ -45,6 +45,9 @@ type bound struct {
 	mamba  *mamba2Weights
 	ple    *pleWeights
 	scale  float32 // a ScaleStream's
+	// hnorm: an MTPInput's norm of the hidden rows (vec is its norm of
+	// the embedded tokens, mats[0] its eh_proj)
+	hnorm *vulkan.Buffer
 }
 
 // at is the op ref's weights.
@@ -76,7 +79,9 @@ func forOps(p *plan.Plan, f func(sec int, op plan.Op)) {
 // upload puts p's weights on device d, bound to its ops; norms of the
 // stream are padded to the activations' stride xStride.
 func (ws *weights) upload(d *gpu, p *plan.Plan, xStride int) error {
-	ws.mats = map[*byte]*Matrix{}
+	if ws.mats == nil {
+		ws.mats = map[*byte]*Matrix{}
+	}
 	var err error
 	sec := func(ops []plan.Op) []bound {
 		out := make([]bound, len(ops))
@@ -208,6 +213,15 @@ func (ws *weights) bind(d *gpu, p *plan.Plan, xStride int, op plan.Op, bw *bound
 		bw.ple = &pleWeights{gate: up(o.W.Gate), proj: up(o.W.Proj)}
 		if err == nil {
 			bw.ple.norm, err = ws.vector(d, o.W.Norm, xStride)
+		}
+	case plan.MTPInput:
+		bw.eps = o.Eps
+		bw.mats = []*Matrix{up(o.EHProj)}
+		if err == nil {
+			bw.vec, err = ws.vector(d, o.ENorm, xStride)
+		}
+		if err == nil {
+			bw.hnorm, err = ws.vector(d, o.HNorm, xStride)
 		}
 	case plan.ScaleStream:
 		v := make([]float32, 1)

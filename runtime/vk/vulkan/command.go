@@ -424,6 +424,17 @@ func (r *Recorder) Upload(src, dst *Buffer) {
 	r.wrote(w)
 }
 
+// CopyRange records a copy of size bytes of src at srcOff into dst at
+// dstOff; copies into disjoint ranges run without a barrier between them,
+// and a dispatch reading dst waits for them.
+func (r *Recorder) CopyRange(src, dst *Buffer, srcOff, dstOff, size uint64) {
+	w := Arg{B: dst, Off: dstOff, Size: size, Write: true}
+	r.hazard([]Arg{w, {B: src, Off: srcOff, Size: size}})
+	r.d.cmdCopy(r.cb, src.buf, dst.buf, srcOff, dstOff, size)
+	r.pending = append(r.pending, w)
+	r.wrote(w)
+}
+
 // Fill records a vkCmdFillBuffer of the range with the 32-bit pattern v.
 func (r *Recorder) Fill(a Arg, v uint32) {
 	a.Write = true
