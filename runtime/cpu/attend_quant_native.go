@@ -12,7 +12,7 @@ import (
 
 // attendQuantNative is attendQuantized with native kernels reading the
 // cache where it lies: the query converted to K's vec_dot type once, the
-// scores as the weight products' block integer dot (simd.MatMul) over the
+// scores as the weight products' block integer dot (simd.AttnKeyScores: simd.MatMul's kernels, prefetching) over the
 // key rows in the cache, the values decoded in registers as they are
 // summed (simd.AttnValues). Nothing is widened or copied per step, so a
 // step reads the quantized cache's bytes and no more; a widened copy per
@@ -97,7 +97,7 @@ func (b *Backend) attendQuantNative(layer, kvh, n, pos, lo, window int, scale fl
 				ns++
 			}
 			for _, sg := range segs[:ns] {
-				simd.MatMul(int(kt), sg.k, sg.kStride, 0, sg.n, &acts.a, 0, 1, sc[sg.at:sg.at+sg.n], 1)
+				simd.AttnKeyScores(int(kt), sg.k, sg.kStride, hb, &acts.a, sc[sg.at:sg.at+sg.n])
 			}
 			sl := scale
 			if sc0 := a.Softcap; sc0 != 0 {

@@ -3,7 +3,9 @@ package cpu
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"vkchat/internal/testenv"
 	"vkchat/runtime/arch"
@@ -87,4 +89,66 @@ func benchDecode(b *testing.B, path string) {
 		be.Recycle(logits) // as the chat hands each step's back
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+}
+
+// BenchmarkDecodeDepthKV times a decode step at depth 4096 on the 110M
+// shape with an f16 and a q8_0 cache in one process, alternating blocks of
+// 16 steps between the two (each block rewinds to the same positions), so
+// that a shared machine's load falls on both alike (issue 43: q8_0 must
+// not be slower than f16). It reports each cache's median block in ms per
+// step, and their ratio.
+func BenchmarkDecodeDepthKV(b *testing.B) {
+	const depth, block = 4096, 16
+	path := writeSynth(b, synth.Shapes["110m"], synth.Options{Arch: "llama", Type: ggml.Q4_0, Seed: 1})
+	f, err := gguf.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	m, err := arch.Load(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	kinds := []backend.KVType{backend.KVF16, backend.KVQ8_0}
+	bes := make([]*Backend, len(kinds))
+	prompt := make([]int32, depth)
+	for i := range prompt {
+		prompt[i] = int32((i*7919 + 3) % m.Vocab)
+	}
+	for j, kv := range kinds {
+		be, err := newFor(m, backend.Options{ContextSize: depth + block, KVType: kv})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer be.Close()
+		for p := 0; p < depth; p += maxBatch {
+			if _, err := be.Forward(ctx, prompt[p:p+maxBatch], p, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+		bes[j] = be
+	}
+	times := make([][]float64, len(kinds))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, be := range bes {
+			start := time.Now()
+			for s := 0; s < block; s++ {
+				logits, err := be.Forward(ctx, []int32{int32((s*31 + 7) % m.Vocab)}, depth+s, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				be.Recycle(logits)
+			}
+			times[j] = append(times[j], time.Since(start).Seconds()*1000/block)
+		}
+	}
+	med := make([]float64, len(kinds))
+	for j, kv := range kinds {
+		slices.Sort(times[j])
+		med[j] = times[j][len(times[j])/2]
+		b.ReportMetric(med[j], "ms/step-"+string(kv))
+	}
+	b.ReportMetric(med[0]/med[1], "q8_0-speedup")
 }

@@ -85,15 +85,57 @@ static inline __m256 round16v(__m256 x) { return _mm256_cvtph_ps(_mm256_cvtps_ph
 // same reasoning and distance as attn.c's ATT_PF.
 #define AQ_PF 32
 
-// accq is the accumulation of attn.c's acc64 for up to 64 values of out
-// from d0 on (w8 of them, a multiple of 8), kept in registers across the
-// positions, reading the values of type vt.
-static inline __attribute__((always_inline)) void accq(float *out, const uint8_t *vals, int64_t stride, const int vt, int64_t d0, int w8,
+// ld32q decodes the 32 values of the block at b into v[0..3], as ld8q
+// does eight at a time (the same floats), reading its scales once.
+static inline __attribute__((always_inline)) void ld32q(const uint8_t *b, const int vt, __m256 *v) {
+	uint16_t h;
+	memcpy(&h, b, 2);
+	const __m256 dv = _mm256_set1_ps(_cvtsh_ss(h));
+	__m128i q8[4];
+	if (vt == V_Q8_0) {
+		const __m128i lo = _mm_loadu_si128((const __m128i *)(b + 2)), hi = _mm_loadu_si128((const __m128i *)(b + 18));
+		q8[0] = lo, q8[1] = _mm_srli_si128(lo, 8), q8[2] = hi, q8[3] = _mm_srli_si128(hi, 8);
+		for (int k = 0; k < 4; k++) v[k] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8[k])), dv);
+		return;
+	}
+	const int nib = vt == V_Q4_0 ? 2 : vt == V_Q4_1 ? 4 : vt == V_Q5_0 ? 6 : 8;
+	const __m128i raw = _mm_loadu_si128((const __m128i *)(b + nib));
+	const __m128i lo = _mm_and_si128(raw, _mm_set1_epi8(15)), hi = _mm_and_si128(_mm_srli_epi16(raw, 4), _mm_set1_epi8(15));
+	q8[0] = lo, q8[1] = _mm_srli_si128(lo, 8), q8[2] = hi, q8[3] = _mm_srli_si128(hi, 8);
+	uint32_t qh = 0;
+	if (vt == V_Q5_0 || vt == V_Q5_1) memcpy(&qh, b + (vt == V_Q5_0 ? 2 : 4), 4);
+	__m256 m = _mm256_setzero_ps();
+	if (vt == V_Q4_1 || vt == V_Q5_1) {
+		uint16_t mh;
+		memcpy(&mh, b + 2, 2);
+		m = _mm256_set1_ps(_cvtsh_ss(mh));
+	}
+	for (int k = 0; k < 4; k++) {
+		__m256i q = _mm256_cvtepu8_epi32(q8[k]);
+		if (vt == V_Q5_0 || vt == V_Q5_1) {
+			// element e's fifth bit is bit e of qh
+			const __m256i hb = _mm256_srlv_epi32(_mm256_set1_epi32((int)(qh >> (8 * k))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+			q = _mm256_or_si256(q, _mm256_slli_epi32(_mm256_and_si256(hb, _mm256_set1_epi32(1)), 4));
+		}
+		if (vt == V_Q4_0) q = _mm256_sub_epi32(q, _mm256_set1_epi32(8));
+		if (vt == V_Q5_0) q = _mm256_sub_epi32(q, _mm256_set1_epi32(16));
+		v[k] = _mm256_mul_ps(_mm256_cvtepi32_ps(q), dv);
+		if (vt == V_Q4_1 || vt == V_Q5_1) v[k] = _mm256_add_ps(v[k], m);
+	}
+}
+
+
+// accq is the accumulation of attn.c's acc64 for W8*8 values of out from
+// d0 on (W8 8, or 4 for a 32-value tail), kept in registers across the
+// positions, reading the values of type vt (a block type decoded a whole
+// block at a time).
+static inline __attribute__((always_inline)) void accq(float *out, const uint8_t *vals, int64_t stride, const int vt, int64_t d0, const int W8,
 						       int64_t span, const float *ms, const float *vs, const uint8_t *rescale, const int f16) {
 	__m256 o[8];
-	for (int i = 0; i < w8; i++) o[i] = _mm256_loadu_ps(out + d0 + 8 * i);
+	for (int i = 0; i < W8; i++) o[i] = _mm256_loadu_ps(out + d0 + 8 * i);
 	int64_t off;
-	const int64_t pb = span_bytes(vt, d0, 8 * w8, &off);
+	const int64_t pb = span_bytes(vt, d0, 8 * W8, &off);
+	const int bb = block_bytes(vt);
 	for (int64_t t = 0; t < span; t++) {
 		const uint8_t *v = vals + t * stride;
 		if (t + AQ_PF < span) {
@@ -102,29 +144,48 @@ static inline __attribute__((always_inline)) void accq(float *out, const uint8_t
 		}
 		if (rescale[t]) {
 			const __m256 m = _mm256_set1_ps(ms[t]);
-			for (int i = 0; i < w8; i++) {
+			for (int i = 0; i < W8; i++) {
 				o[i] = _mm256_mul_ps(o[i], m);
 				if (f16) o[i] = round16v(o[i]);
 			}
 		}
 		const __m256 w = _mm256_set1_ps(vs[t]);
-		for (int i = 0; i < w8; i++) {
-			o[i] = _mm256_fmadd_ps(ld8q(v, d0 + 8 * i, vt), w, o[i]);
+		__m256 x[8];
+		if (bb)
+			for (int k = 0; k < W8 / 4; k++) ld32q(v + (d0 / 32 + k) * bb, vt, x + 4 * k);
+		else
+			for (int i = 0; i < W8; i++) x[i] = ld8q(v, d0 + 8 * i, vt);
+		for (int i = 0; i < W8; i++) {
+			o[i] = _mm256_fmadd_ps(x[i], w, o[i]);
 			if (f16) o[i] = round16v(o[i]);
 		}
 	}
-	for (int i = 0; i < w8; i++) _mm256_storeu_ps(out + d0 + 8 * i, o[i]);
+	for (int i = 0; i < W8; i++) _mm256_storeu_ps(out + d0 + 8 * i, o[i]);
 }
 
+// accq_VT runs accq over a head: 64 values at a time, then a tail of 32
+// (block types), or of 8 to 56 values eight at a time (F16, F32).
 #define ACCQ(VT)                                                                                                   \
 	static void accq_##VT(float *out, const uint8_t *vals, int64_t stride, int64_t hd, int64_t span, const float *ms, \
 			      const float *vs, const uint8_t *rescale, int f16) {                                       \
-		for (int64_t d0 = 0; d0 < hd; d0 += 64) {                                                            \
-			const int w8 = hd - d0 >= 64 ? 8 : (int)(hd - d0) / 8;                                       \
+		int64_t d0 = 0;                                                                                      \
+		for (; d0 + 64 <= hd; d0 += 64) {                                                                    \
 			if (f16)                                                                                     \
-				accq(out, vals, stride, VT, d0, w8, span, ms, vs, rescale, 1);                       \
+				accq(out, vals, stride, VT, d0, 8, span, ms, vs, rescale, 1);                        \
 			else                                                                                         \
-				accq(out, vals, stride, VT, d0, w8, span, ms, vs, rescale, 0);                       \
+				accq(out, vals, stride, VT, d0, 8, span, ms, vs, rescale, 0);                        \
+		}                                                                                                    \
+		for (; d0 + 32 <= hd; d0 += 32) {                                                                    \
+			if (f16)                                                                                     \
+				accq(out, vals, stride, VT, d0, 4, span, ms, vs, rescale, 1);                        \
+			else                                                                                         \
+				accq(out, vals, stride, VT, d0, 4, span, ms, vs, rescale, 0);                        \
+		}                                                                                                    \
+		for (; d0 < hd; d0 += 8) {                                                                           \
+			if (f16)                                                                                     \
+				accq(out, vals, stride, VT, d0, 1, span, ms, vs, rescale, 1);                        \
+			else                                                                                         \
+				accq(out, vals, stride, VT, d0, 1, span, ms, vs, rescale, 0);                        \
 		}                                                                                                    \
 	}
 ACCQ(V_F32)

@@ -80,6 +80,20 @@ void vk_quant_q8_0(int level, const float *x, int64_t n, int8_t *qs, float *d, i
 		quant_q8_0_avx2(x, n, qs, d, sums, s);
 }
 
+// vk_attn_key_scores is vk_mm for one vector against rows rows rb bytes
+// apart, each read once and far from the last (a KV cache's key rows for
+// one head): the same kernels, the same results, prefetching rowBytes of
+// each row VK_KEY_PF rows ahead, as attn.c's ATT_PF does for an F16 cache.
+#define VK_KEY_PF 32
+int vk_attn_key_scores(int level, int type, const uint8_t *w, int64_t rb, int64_t rows, int64_t rowBytes, const int8_t *qs,
+		       const float *d, const float *s, const int32_t *bs, int64_t n, float *dst) {
+	mmfn fn = pick(level, type);
+	if (!fn || type == 0 || type == 1 || type == 30) return 0;
+	MMArgs a = {w, rb, 0, rows, qs, d, s, bs, NULL, n, 0, 1, dst, 1, 0, VK_KEY_PF, rowBytes};
+	fn(&a);
+	return 1;
+}
+
 int vk_has(int level, int type) { return level > 0 && pick(level, type) != NULL; }
 
 // vk_read_sum streams n bytes (a multiple of 128) with 256-bit loads and

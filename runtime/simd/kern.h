@@ -126,6 +126,17 @@ INL const uint8_t *FN(rowp)(const MMArgs *A, int64_t row, int BB) {
 	return A->il ? A->w + (row >> 3) * A->rb + (row & 7) * BB : A->w + row * A->rb;
 }
 
+// pfrows prefetches the A->pfb bytes of rows [r0, r1) below A->r1 (rows
+// one after another, A->rb bytes apart).
+INL void FN(pfrows)(const MMArgs *A, int64_t r0, int64_t r1) {
+	if (r1 > A->r1) r1 = A->r1;
+	for (int64_t r = r0; r < r1; r++) {
+		const char *p = (const char *)(A->w + r * A->rb);
+		for (int64_t o = 0; o < A->pfb; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
+		_mm_prefetch(p + A->pfb - 1, _MM_HINT_T0);
+	}
+}
+
 #define F8(a) _mm256_loadu_ps(a)
 #define CVT(S) _mm256_cvtepi32_ps(S)
 #define MUL _mm256_mul_ps
@@ -144,7 +155,10 @@ INL const uint8_t *FN(rowp)(const MMArgs *A, int64_t row, int BB) {
 		}                                                                                                   \
 		for (; v < A->v1; v++) {                                                                            \
 			int64_t r = A->r0;                                                                          \
-			for (; r + 8 <= A->r1; r += 8) FN(tile_##NAME)(T, A, r, v, 8, 1);                              \
+			for (; r + 8 <= A->r1; r += 8) {                                                            \
+				if (A->pf) FN(pfrows)(A, r + A->pf, r + A->pf + 8);                                  \
+				FN(tile_##NAME)(T, A, r, v, 8, 1);                                                  \
+			}                                                                                           \
 			switch (A->r1 - r) {                                                                        \
 			case 7: FN(tile_##NAME)(T, A, r, v, 7, 1); break;                                           \
 			case 6: FN(tile_##NAME)(T, A, r, v, 6, 1); break;                                           \

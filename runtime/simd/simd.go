@@ -73,6 +73,24 @@ func QuantizeQ8(x []float32, qs []int8, d []float32, sums []int32, s []float32) 
 	return true
 }
 
+// AttnKeyScores is MatMul of one vector (a's first) against len(dst) rows
+// of a quantized type rowBytes apart in w, the same kernels and results,
+// for a KV cache's key rows of one head (keyBytes each): rows read once
+// and far apart, which it prefetches ahead. It reports false when there
+// is no kernel for typ.
+func AttnKeyScores(typ int, w []byte, rowBytes, keyBytes int, a *Acts, dst []float32) bool {
+	if level == 0 {
+		return false
+	}
+	if len(dst) == 0 {
+		return true
+	}
+	_ = w[(len(dst)-1)*rowBytes+keyBytes-1]
+	ok := C.vk_attn_key_scores(C.int(level), C.int(typ), (*C.uint8_t)(ptr(w)), C.int64_t(rowBytes), C.int64_t(len(dst)), C.int64_t(keyBytes),
+		(*C.int8_t)(ptr(a.Qs)), (*C.float)(ptr(a.D)), (*C.float)(ptr(a.S)), (*C.int32_t)(ptr(a.Sums)), C.int64_t(a.N), (*C.float)(ptr(dst)))
+	return ok != 0
+}
+
 // Has reports whether MatMul has a kernel for typ at this level.
 func Has(typ int) bool { return level > 0 && C.vk_has(C.int(level), C.int(typ)) != 0 }
 

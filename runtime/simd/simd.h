@@ -14,6 +14,10 @@ typedef struct {
 	float *dst;
 	int64_t ds;
 	int64_t il; // rows interleaved block by block in groups of 8; rb is one group's bytes
+	// pf > 0: one vector against rows read once, rows far apart (a KV
+	// cache's key rows): each tile of rows prefetches the pfb bytes of the
+	// rows pf ahead
+	int64_t pf, pfb;
 } MMArgs;
 
 int vk_cpu_level(void);
@@ -43,6 +47,8 @@ void vk_attn_accumulate(float *out, const float *vals, int64_t hd, int64_t span,
 void vk_f16_to_f32(float *dst, const uint16_t *src, int64_t n);
 void vk_f16_rows(float *dst, const uint16_t *src, int64_t cols, int64_t stride, int64_t rows);
 void vk_quant_q8_k(const float *x, int64_t n, int8_t *qs, float *d, int32_t *bsums);
+int vk_attn_key_scores(int level, int type, const uint8_t *w, int64_t rb, int64_t rows, int64_t rowBytes, const int8_t *qs,
+		       const float *d, const float *s, const int32_t *bs, int64_t n, float *dst);
 int vk_attn_values_has(int vt, int64_t hd);
 void vk_attn_values(const float *sc, int64_t span, float scale, const uint8_t *vals, int vt, int64_t stride, float *out, int64_t hd,
 		    int f16, float *state, float *work, uint8_t *rescale);

@@ -12,6 +12,11 @@ func MatMul(typ int, w []byte, rowBytes, r0, r1 int, a *Acts, v0, v1 int, dst []
 // QuantizeQ8 has no native kernel on this platform.
 func QuantizeQ8(x []float32, qs []int8, d []float32, sums []int32, s []float32) bool { return false }
 
+// AttnKeyScores has no native kernels on this platform.
+func AttnKeyScores(typ int, w []byte, rowBytes, keyBytes int, a *Acts, dst []float32) bool {
+	return false
+}
+
 // Has reports false: no native kernels here.
 func Has(typ int) bool { return false }
 
