@@ -414,3 +414,85 @@ func TestMTPOnQwen35MoE(t *testing.T) {
 		}
 	}
 }
+
+// TestMTPBackendsAgreeAcrossChunks: on a sequence longer than a prefill
+// chunk of either backend (the reference's is one batch of 46), the
+// Vulkan backend's hidden rows and MTP logits follow the CPU backend's
+// through every chunk boundary, and a decode step's kept hidden row
+// (KeepHidden, LastHidden) is ForwardHidden's for that position.
+func TestMTPBackendsAgreeAcrossChunks(t *testing.T) {
+	if !slices.Contains(testBackends(t), "vulkan") {
+		t.Skip("no Vulkan device")
+	}
+	const n = 150
+	ctx := context.Background()
+	seq := make([]int32, n)
+	for i := range seq {
+		seq[i] = int32(7 + (i*37)%200)
+	}
+	type out struct{ hidden, logits, y []float32 }
+	run := func(be string) (out, *Session) {
+		s := loadSession(t, "2026b/synth-qwen35mtp-F32.gguf", be)
+		mb, err := s.mtpBackend()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, hidden, err := mb.ForwardHidden(ctx, seq, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", be, err)
+		}
+		e := s.model.Embd
+		h := make([]float32, n*e)
+		copy(h[e:], hidden[:(n-1)*e])
+		logits, y, err := mb.MTP(ctx, seq, h, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", be, err)
+		}
+		return out{hidden, logits, y}, s
+	}
+	cpu, _ := run("cpu")
+	vk, s := run("vulkan")
+	worst := func(a, b []float32) float64 {
+		if len(a) != len(b) {
+			t.Fatalf("%d values, cpu %d", len(b), len(a))
+		}
+		w := 0.0
+		for i := range a {
+			w = math.Max(w, math.Abs(float64(a[i]-b[i])))
+		}
+		return w
+	}
+	dh, dl, dy := worst(cpu.hidden, vk.hidden), worst(cpu.logits, vk.logits), worst(cpu.y, vk.y)
+	// the trunk's own cross-backend agreement at F32 is of this order
+	// (TestArchs2026bMatchLlamaCpp's bound is 0.01)
+	if dh > 0.01 || dl > 0.01 || dy > 0.01 {
+		t.Errorf("vulkan against cpu over %d rows: hidden %.3g, MTP logits %.3g, MTP y %.3g; want ≤ 0.01", n, dh, dl, dy)
+	}
+	t.Logf("vulkan against cpu over %d rows: hidden %.3g, MTP logits %.3g, MTP y %.3g", n, dh, dl, dy)
+
+	// the rows kept while on: a prefill over chunks, then a decode step,
+	// each ForwardHidden's for its positions
+	mb, _ := s.mtpBackend()
+	hb, ok := s.be.(backend.HiddenBackend)
+	if !ok {
+		t.Fatal("vulkan backend hands over no hidden rows")
+	}
+	mb.KeepHidden(true)
+	defer mb.KeepHidden(false)
+	if sb, ok := s.be.(backend.StateBackend); ok {
+		sb.Rewind(0)
+	}
+	e := s.model.Embd
+	for _, step := range []struct{ from, to int }{{0, n - 1}, {n - 1, n}} {
+		if _, err := s.be.Forward(ctx, seq[step.from:step.to], step.from, false); err != nil {
+			t.Fatal(err)
+		}
+		rows, kept := hb.LastHidden()
+		if rows != step.to-step.from {
+			t.Fatalf("LastHidden after rows %d..%d: %d rows", step.from, step.to-1, rows)
+		}
+		if d := worst(vk.hidden[step.from*e:step.to*e], kept); d > 1e-4 {
+			t.Errorf("rows %d..%d kept %.3g from ForwardHidden's", step.from, step.to-1, d)
+		}
+	}
+}
