@@ -4,7 +4,8 @@
 // rounded values as floats (q * d) rather than integers, so every weight
 // type's dot code stays as it is; the products then differ from ggml's
 // integer sums by float rounding only. The formulas are the reference
-// backend's (runtime/quant/act.go), which are ggml's quantize_row_*_ref.
+// backend's (runtime/quant/act.go): ggml's quantize_row_*_ref, but Q8_0 as
+// ggml-cpu's x86 quantize_row_q8_0.
 // Included by matvec.comp after the weight type (which defines ACT_*) and
 // the x registers xs[NT][NU][UNIT / 4]; matvec_sg.comp, which keeps x in
 // shared memory, defines ACTQ_HELPERS_ONLY and uses the rounding functions
@@ -28,6 +29,28 @@ float round_away(float v) {
 
 vec4 round_away4(vec4 v) { return vec4(round_away(v.x), round_away(v.y), round_away(v.z), round_away(v.w)); }
 
+#if defined(ACT_Q8_0) || defined(ACT_Q8_1)
+// q8_id and q8_round are the 8-bit blocks' multiplier and rounding as
+// runtime/quant/act.go has them: Q8_0 as ggml-cpu's x86 quantize_row_q8_0
+// (x·(127/amax) rounded half to even, what llama.cpp's references were made
+// with), Q8_1 as quantize_row_q8_1_ref (x·(1/d) rounded half away from zero).
+float q8_id(float amax, float d) {
+#if defined(ACT_Q8_1)
+	return d != 0.0 ? 1.0 / d : 0.0;
+#else
+	return amax != 0.0 ? 127.0 / amax : 0.0;
+#endif
+}
+
+vec4 q8_round(vec4 v) {
+#if defined(ACT_Q8_1)
+	return round_away4(v);
+#else
+	return roundEven(v);
+#endif
+}
+#endif
+
 #if !defined(ACTQ_HELPERS_ONLY)
 // act_quant rounds unit j of token t in place. For Q8_1 it returns the
 // block's s = f16(d * sum(q)) that ggml pairs with the weights' m; else 0.
@@ -44,16 +67,16 @@ float act_quant(const uint t, const uint j) {
 	}
 #elif defined(ACT_Q8_0) || defined(ACT_Q8_1)
 	// Q8_0/Q8_1, one block of 32 per unit: d = amax/127 stored as f16,
-	// q = roundf(x/d) computed as x * (1/d).
+	// q = x·q8_id rounded by q8_round.
 	vec4 m4 = vec4(0.0);
 	[[unroll]] for (uint i = 0; i < UNIT / 4; i++) m4 = max(m4, abs(xs[t][j][i]));
 	float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
 	float d = amax / 127.0;
-	float id = d != 0.0 ? 1.0 / d : 0.0;
+	float id = q8_id(amax, d);
 	float dh = round_f16(d);
 	vec4 qs = vec4(0.0);
 	[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
-		vec4 q = round_away4(xs[t][j][i] * id);
+		vec4 q = q8_round(xs[t][j][i] * id);
 		qs += q;
 		xs[t][j][i] = q * dh;
 	}

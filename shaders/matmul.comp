@@ -173,11 +173,11 @@ void quant_unit(uint base, uint vw, uint sw, uint xb, uint u, float scale) {
 		[[unroll]] for (uint i = 0; i < UNIT / 4; i++) m4 = max(m4, abs(xin(xb, u, i, scale)));
 		float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
 		float d = amax / 127.0;
-		float id = d != 0.0 ? 1.0 / d : 0.0;
+		float id = q8_id(amax, d);
 		float dh = round_f16(d);
 		vec4 qs = vec4(0.0), a = vec4(0.0);
 		[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
-			vec4 q = round_away4(xin(xb, u, i, scale) * id);
+			vec4 q = q8_round(xin(xb, u, i, scale) * id);
 			qs += q;
 			a += q * dh;
 			xqw[base + u * UW + i] = pack_i8(q);

@@ -30,7 +30,7 @@ var arch2026bRefs = []struct {
 	{"synth-deepseek2-F32", []string{"cpu"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	// deepseek2 Q4_K_M misses the issue's 0.25 at one prompt position:
 	// position 7 is off by 1.49, every other prompt position by at most
-	// 0.21 (generated 0.20). There layer 3 chooses expert 3 over expert 4
+	// 0.23 (generated 0.15). There layer 3 chooses expert 3 over expert 4
 	// by 0.007 of selection score (σ + bias) while the file's rounding
 	// moves logits by ~0.1 from position 2 on: an expert flip, not the
 	// rule (the F32 file, same routing code, is within 3.6e-3 everywhere).
@@ -48,10 +48,15 @@ var arch2026bRefs = []struct {
 	// Q4_K_M is run but not held to 0.25 (the issue's rule for this file):
 	// its routing flips on llama.cpp's own q8_K rounding (flash attention
 	// off vs on moves it by 4.8 and changes the greedy text), so greedy
-	// is compared only up to its first gap under 0.5 and the bound is the
-	// measured 0.39 prompt / 0.28 generated.
+	// is compared only up to its first gap under 0.5 and the bound is just
+	// above the measured figure, the file the issue holds to its F32
+	// sibling instead. Rounding Q8_0 activations as ggml-cpu's x86
+	// quantize_row_q8_0 (what llama.cpp's references were made with; it
+	// closed the gap on every other Q4_0/Q5_0/Q8_0/MXFP4 reference) moved
+	// it from 0.394 / 0.282 to 0.468 prompt / 0.350 generated: its experts
+	// flip on a changed int8 rounding as they do on llama.cpp's own.
 	{"synth-gemma4moe-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.0125, generated: 0.03, greedyGap: nearTie}},
-	{"synth-gemma4moe-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.43, generated: 0.31, greedyGap: 0.5}},
+	{"synth-gemma4moe-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.48, generated: 0.36, greedyGap: 0.5}},
 	{"synth-nemotron_h-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	{"synth-nemotron_h-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 	{"synth-granitehybrid-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
@@ -76,12 +81,15 @@ var arch2026bRefs = []struct {
 // too. The backends differ from each other there by 1.17e-2 (vkchat eval
 // --json, top-5 of the CPU's), as the dense gemma4 file's do by 2.9e-2:
 // the family's noise floor (the rows' comments above), through a router
-// on near-ties. Q4_K_M 0.348 / 0.342 (CPU 0.394 / 0.282); the backends
-// differ by 0.30 and part at greedy token 9, on the q8_K roundings that
-// move llama.cpp itself by 4.8. Each is held at its measured figure.
+// on near-ties. Q4_K_M 0.328 / 0.372 (CPU 0.468 / 0.350; 0.348 / 0.342
+// and 0.394 / 0.282 before Q8_0 activations were rounded as ggml-cpu's
+// x86 quantize_row_q8_0, which moves this file's experts as the row
+// above says); the backends part at greedy token 9, on the q8_K
+// roundings that move llama.cpp itself by 4.8. Each is held just above
+// its measured figure.
 var arch2026bOn = map[string]archBound{
 	"vulkan/synth-gemma4moe-F32":    {prompt: 0.02, generated: 0.03, greedyGap: nearTie},
-	"vulkan/synth-gemma4moe-Q4_K_M": {prompt: 0.36, generated: 0.35, greedyGap: 0.5},
+	"vulkan/synth-gemma4moe-Q4_K_M": {prompt: 0.34, generated: 0.38, greedyGap: 0.5},
 }
 
 // deepseek2Q4Flip is synth-deepseek2-Q4_K_M's position with an expert flip.

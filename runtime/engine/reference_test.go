@@ -151,18 +151,30 @@ func TestStoriesMatchesLlamaCpp(t *testing.T) {
 // results discontinuous: an upstream difference of one ulp (attention
 // rounding, reduction order) can flip an int8 activation and move a logit of
 // these random, unconfident models by ~0.1. Measured worst cases (top-5,
-// teacher-forced): F32 0.0013, F16 0.0077, BF16 0.032, Q8_0 0.142, Q4_0
-// 0.104, Q4_1 0.124, Q5_0 0.116, Q5_1 0.130, Q2_K 0.148, Q3_K_M 0.109,
-// Q4_K_M 0.121 (its prompt positions match exactly), Q5_K_M 0.160, Q6_K
-// 0.134. The issue asked for 0.15; Q5_K_M exceeds it, so the bound is 0.17.
+// teacher-forced): F32 0.0013, F16 0.0077, BF16 0.032, Q8_0 0.093, Q4_0
+// and Q5_0 exact (synthExactCPU), Q4_1 0.124, Q5_1 0.130, Q2_K 0.148,
+// Q3_K_M 0.109, Q4_K_M 0.121 (its prompt positions match exactly), Q5_K_M
+// 0.160, Q6_K 0.134. The issue asked for 0.15; Q5_K_M exceeds it, so the
+// bound is 0.17.
 const synthLogitTol = 0.17
+
+// synthExactCPU are the files the CPU backend matches llama.cpp on to
+// float rounding, held there: Q4_0 and Q5_0 weights meet Q8_0 activations
+// in one layer after another, and since those activations are rounded as
+// ggml-cpu's x86 quantize_row_q8_0 (127/amax, ties to even) every int8
+// code is llama.cpp's (they were 0.104 and 0.116 off with the reference
+// quantizer's rounding, an int8 flip away).
+var synthExactCPU = map[string]float64{"synth-Q4_0.gguf": 1e-3, "synth-Q5_0.gguf": 1e-3}
 
 // The Vulkan backend rounds activations and attention the same way (see
 // runtime/vk), so the same bound holds for it. Measured worst cases on
 // lavapipe (VKCHAT_VULKAN_ALL_SYNTH=1): F32 0.0014, F16 0.0043, BF16 0.032,
-// Q8_0 0.095, Q4_0 0.086, Q4_1 0.109, Q5_0 0.163, Q5_1 0.121, Q2_K 0.151,
+// Q8_0 0.097, Q4_0 0.086, Q4_1 0.109, Q5_0 0.163, Q5_1 0.121, Q2_K 0.151,
 // Q3_K_M 0.148, Q4_K_M 0.156, Q5_K_M 0.148, Q6_K 0.137 (with f32
-// activations and position-parallel attention it was up to 0.277).
+// activations and position-parallel attention it was up to 0.277); F16,
+// Q4_0 and Q8_0 re-measured since Q8_0 activations are rounded as
+// ggml-cpu's x86 code, the others not. Q4_0 is not exact here as it is on
+// the CPU (the same codes, so the gap is elsewhere: open).
 
 // vulkanSynthModels are the synth files the Vulkan backend is checked on
 // against llama.cpp: a float type and two legacy quants. K-quant pipelines
@@ -196,6 +208,10 @@ func TestSynthMatchesLlamaCpp(t *testing.T) {
 				if !slices.Equal(ids, r.PromptTokens) {
 					t.Fatalf("prompt tokens %v, llama.cpp %v", ids, r.PromptTokens)
 				}
+				tol := synthLogitTol
+				if exact, ok := synthExactCPU[model]; ok && backendName == "cpu" {
+					tol = exact
+				}
 				worst, worstPrompt := 0.0, 0.0
 				for p, logits := range teacherForced(t, s, r) {
 					top := r.Steps[p].Top
@@ -210,8 +226,8 @@ func TestSynthMatchesLlamaCpp(t *testing.T) {
 					for _, e := range top[:5] {
 						d := math.Abs(float64(logits[int(e[0])]) - e[1])
 						worst = math.Max(worst, d)
-						if d > synthLogitTol {
-							t.Errorf("pos %d token %d: logit %.4f, llama.cpp %.4f", p, int(e[0]), logits[int(e[0])], e[1])
+						if d > tol {
+							t.Errorf("pos %d token %d: logit %.4f, llama.cpp %.4f (bound %g)", p, int(e[0]), logits[int(e[0])], e[1], tol)
 						}
 					}
 				}

@@ -102,9 +102,13 @@ func (a *acts) prepare(typ ggml.Type, x []float32, n, nvec int, native bool) {
 		if native && simd.QuantizeQ8(x, a.qs, a.d, a.sums, s) {
 			break
 		}
+		quantize := quantQ8ActBlock
+		if typ == ggml.Q8_1 {
+			quantize = quantQ8Block
+		}
 		for i := 0; i < nb; i++ {
 			q := (*[32]int8)(a.qs[i*32:])
-			d, h := quantQ8Block((*[32]float32)(x[i*32:]), q)
+			d, h := quantize((*[32]float32)(x[i*32:]), q)
 			a.d[i] = f16tab[h]
 			var sum int32
 			for _, v := range q {
@@ -152,6 +156,30 @@ func quantQ8Block(x *[32]float32, q *[32]int8) (float32, uint16) {
 	}
 	for j, v := range x {
 		q[j] = int8(math.Round(float64(float32(v * id)))) // roundf: half away from zero
+	}
+	return d, FP32ToFP16(d)
+}
+
+// quantQ8ActBlock is ggml-cpu's x86 quantize_row_q8_0 for one block, the
+// Q8_0 activations llama.cpp's references here were made with: it scales
+// by 127/amax (not 1/(amax/127) as the reference quantizer does) and rounds
+// half to even (not away from zero), either of which moves a quant at a
+// rounding tie. Its Q8_1 counterpart is left as the reference quantizer:
+// switching it moved the Q4_1/Q5_1 references' figures both ways.
+func quantQ8ActBlock(x *[32]float32, q *[32]int8) (float32, uint16) {
+	var amax float32
+	for _, v := range x {
+		if a := abs32(v); a > amax {
+			amax = a
+		}
+	}
+	d := amax / 127
+	var id float32
+	if amax != 0 {
+		id = 127 / amax
+	}
+	for j, v := range x {
+		q[j] = int8(math.RoundToEven(float64(v * id)))
 	}
 	return d, FP32ToFP16(d)
 }

@@ -1,5 +1,7 @@
 // Activation quantization to Q8_0/Q8_1, bit-identical to the portable
-// quantizer (ggml's quantize_row_q8_0_ref: d = amax/127, q = roundf(x/d)).
+// quantizer: Q8_0 as ggml-cpu's x86 quantize_row_q8_0 (q = x·(127/amax)
+// rounded half to even), Q8_1 as quantize_row_q8_1_ref (q = roundf(x/d)),
+// d = amax/127 for both.
 #ifndef VK_QUANT_ONCE
 #define VK_QUANT_ONCE
 #endif
@@ -25,9 +27,15 @@ void FN(quant_q8_0)(const float *x, int64_t n, int8_t *qs, float *dd, int32_t *s
 		m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
 		const float amax = _mm_cvtss_f32(m4);
 		const float d = amax / 127;
-		const float id = d != 0 ? 1 / d : 0;
 		__m256i iv[4];
-		for (int k = 0; k < 4; k++) iv[k] = _mm256_cvttps_epi32(FN(roundaway)(_mm256_mul_ps(v[k], _mm256_set1_ps(id))));
+		if (ss) {
+			const float id = d != 0 ? 1 / d : 0;
+			for (int k = 0; k < 4; k++) iv[k] = _mm256_cvttps_epi32(FN(roundaway)(_mm256_mul_ps(v[k], _mm256_set1_ps(id))));
+		} else {
+			const float id = amax != 0 ? 127 / amax : 0;
+			for (int k = 0; k < 4; k++)
+				iv[k] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[k], _mm256_set1_ps(id)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+		}
 		__m256i s = _mm256_add_epi32(_mm256_add_epi32(iv[0], iv[1]), _mm256_add_epi32(iv[2], iv[3]));
 		__m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
 		s4 = _mm_add_epi32(s4, _mm_unpackhi_epi64(s4, s4));
