@@ -297,8 +297,14 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 	if err := b.checkBatch(tokens, pos); err != nil {
 		return nil, err
 	}
-	// the quant pool's team polls between this pass's ops (quant.BeginStep)
-	defer quant.BeginStep()()
+	// a decode step runs as a team, its helpers polling between the
+	// step's ops (quant.BeginStep); a batch's long products go by the
+	// hand-off (quant.BeginBatch says why)
+	if len(tokens) == 1 {
+		defer quant.BeginStep()()
+	} else {
+		defer quant.BeginBatch()()
+	}
 	keep := hidden == nil && b.last.on
 	if keep {
 		hidden = b.last.extend(pos, len(tokens), b.plan.Embd)

@@ -388,7 +388,7 @@ func (j *job) run(threads int) {
 	j.pending.Store(j.nchunk)
 	j.refs.Store(1)
 	j.state.Store(jobRunning)
-	if team.on.Load() {
+	if teamShares() {
 		j.prepareSteal()
 		j.offer(helpers) // team.go
 		t0 := time.Now()

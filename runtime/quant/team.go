@@ -67,6 +67,7 @@ type member struct {
 var team struct {
 	on      atomic.Bool
 	steps   atomic.Int32 // forward passes running (BeginStep not yet ended)
+	batches atomic.Int32 // batch passes running (BeginBatch not yet ended)
 	started atomic.Int32 // helpers running
 	mu      sync.Mutex
 	members [maxTeam]member
@@ -94,6 +95,23 @@ func BeginStep() (end func()) {
 }
 
 func endStep() { team.steps.Add(-1) }
+
+// BeginBatch marks a pass over a batch of tokens (a prefill, a
+// verification) as running until the returned function is called: while
+// one runs, jobs are shared by the hand-off, not the team. A batch's
+// tiled products are long, so one hand-off per product costs little
+// there, while the team's take-over (each helper's chunk computed into
+// its shadow, then copied) costs on every chunk; a decode step is the
+// opposite (docs/benchmarks.md, "CPU thread team").
+func BeginBatch() (end func()) {
+	team.batches.Add(1)
+	return endBatch
+}
+
+func endBatch() { team.batches.Add(-1) }
+
+// teamShares reports whether a job starting now is shared by the team.
+func teamShares() bool { return team.on.Load() && team.batches.Load() == 0 }
 
 // ensureMembers starts helpers up to n-1.
 func ensureMembers(n int) {

@@ -264,3 +264,31 @@ func TestTeamTakesOverStalledChunk(t *testing.T) {
 	}
 	t.Skip("the helper never took a chunk in 50 tries (a loaded machine)")
 }
+
+// TestTeamSkipsBatches: a job started while a batch pass runs goes by the
+// hand-off even with the team on, and by the team again once the batch
+// ends; a decode step (BeginStep) keeps the team.
+func TestTeamSkipsBatches(t *testing.T) {
+	defer SetTeam(TeamOn())
+	SetTeam(true)
+	if !teamShares() {
+		t.Fatal("team on, no batch running: a job is not shared by the team")
+	}
+	endStep := BeginStep()
+	if !teamShares() {
+		t.Error("inside a decode step: a job is not shared by the team")
+	}
+	endStep()
+	end := BeginBatch()
+	if teamShares() {
+		t.Error("inside a batch pass: a job is shared by the team, want the hand-off")
+	}
+	end()
+	if !teamShares() {
+		t.Error("after the batch pass ended: a job is not shared by the team")
+	}
+	SetTeam(false)
+	if teamShares() {
+		t.Error("team off: a job is shared by the team")
+	}
+}
