@@ -102,7 +102,8 @@ func endStep() { team.steps.Add(-1) }
 // tiled products are long, so one hand-off per product costs little
 // there, while the team's take-over (each helper's chunk computed into
 // its shadow, then copied) costs on every chunk; a decode step is the
-// opposite (docs/benchmarks.md, "CPU thread team").
+// opposite (docs/benchmarks.md, "2026-12-07: CPU thread team against
+// the hand-off (issue 40, item 3)").
 func BeginBatch() (end func()) {
 	team.batches.Add(1)
 	return endBatch
