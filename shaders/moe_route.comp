@@ -12,7 +12,9 @@
 //   GATING 3 (nemotron_h_moe, arch.Rule): σ of each logit, the k best by
 //     σ + the selection bias SB, each weighted by its own σ; then, as the
 //     push constants say, divided by their sum (clamped as GATING 1's)
-//     and × scale.
+//     and × scale. With groups > 1 only the experts of the best used
+//     groups are candidates, a group's score the sum of its two best
+//     biased σ (DeepSeek-V3's rule, arch.Rule's maskGroups).
 // The softmax is ggml's: exp(x - max) rounded to f32, summed, then scaled
 // by the rounded reciprocal of the sum. ggml sums in f64; here a
 // compensated f32 sum (TwoSum, `precise` so no compiler reassociates it)
@@ -47,6 +49,8 @@ layout(push_constant) uniform Push {
 	uint logoff;  // this layer's place in Log
 	uint norm;    // GATING 3: divide the weights by their sum
 	float scale;  // GATING 3: then multiply them (0: not)
+	uint groups;  // GATING 3: expert groups (0 or 1: none)
+	uint used;    // GATING 3: the groups kept
 } p;
 
 shared float v[E];
@@ -59,6 +63,51 @@ void add2(inout float s, inout float c, float x) {
 	precise float err = (s - (t - bp)) + (x - bp);
 	s = t;
 	c += err;
+}
+
+// mask_groups sets the biased σ of all but the used best groups to -inf:
+// the best by the sum of a group's two best (ties: the lower index, as
+// the top-k below).
+void mask_groups() {
+	uint per = E / p.groups;
+	float gs[E];
+	for (uint g = 0; g < p.groups; g++) {
+		uint a = 0, b = 1;
+		float av = sc[g * per], bv = sc[g * per + 1];
+		if (bv > av) {
+			a = 1; b = 0;
+			float x = av; av = bv; bv = x;
+		}
+		for (uint i = 2; i < per; i++) {
+			float x = sc[g * per + i];
+			if (x > av) {
+				bv = av; av = x;
+			} else if (x > bv) {
+				bv = x;
+			}
+		}
+		gs[g] = av + bv;
+	}
+	bool keep[E];
+	for (uint g = 0; g < p.groups; g++) {
+		keep[g] = false;
+	}
+	for (uint j = 0; j < p.used; j++) {
+		uint best = p.groups;
+		for (uint g = 0; g < p.groups; g++) {
+			if (!keep[g] && (best == p.groups || gs[g] > gs[best])) {
+				best = g;
+			}
+		}
+		keep[min(best, p.groups - 1)] = true;
+	}
+	for (uint g = 0; g < p.groups; g++) {
+		if (!keep[g]) {
+			for (uint i = g * per; i < (g + 1) * per; i++) {
+				sc[i] = uintBitsToFloat(0xFF800000u);
+			}
+		}
+	}
 }
 
 void main() {
@@ -76,6 +125,9 @@ void main() {
 		for (uint i = 0; i < E; i++) {
 			v[i] = 1.0 / (1.0 + exp(-v[i])); // ggml_vec_sigmoid_f32
 			sc[i] = v[i] + uintBitsToFloat(texelFetch(SB, int(i)).x);
+		}
+		if (p.groups > 1) {
+			mask_groups();
 		}
 	}
 	if (GATING == 1) {

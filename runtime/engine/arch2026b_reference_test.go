@@ -27,7 +27,7 @@ var arch2026bRefs = []struct {
 }{
 	{"synth-mistral3-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	{"synth-mistral3-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
-	{"synth-deepseek2-F32", []string{"cpu"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
+	{"synth-deepseek2-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	// deepseek2 Q4_K_M misses the 0.25 at one prompt position:
 	// position 7 is off by 1.49, every other prompt position by at most
 	// 0.23 (generated 0.15). There layer 3 chooses expert 3 over expert 4
@@ -36,7 +36,7 @@ var arch2026bRefs = []struct {
 	// rule (the F32 file, same routing code, is within 3.6e-3 everywhere).
 	// That position is held at the measured figure as a regression
 	// guard, every other one at the 0.25.
-	{"synth-deepseek2-Q4_K_M", []string{"cpu"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5, flip: &deepseek2Q4Flip, flipBound: 1.5}},
+	{"synth-deepseek2-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5, flip: &deepseek2Q4Flip, flipBound: 1.5}},
 	// gemma4 with experts (26B-A4B). F32 misses the prompt target by a
 	// hair: measured 1.14e-2 at prompt positions (one position over 0.01;
 	// position 0 is already 1.3e-3 off) and 1.39e-2 generated, greedy
@@ -87,13 +87,24 @@ var arch2026bRefs = []struct {
 // above says); the backends part at greedy token 9, on the q8_K
 // roundings that move llama.cpp itself by 4.8. Each is held just above
 // its measured figure.
+//
+// deepseek2 Q4_K_M on Vulkan (lavapipe): position 7, the CPU's flip, is
+// within 1e-4 here, and the flip is at generated position 30 instead:
+// layer 2 routes that token to experts 2 and 1 on the CPU (whose top
+// logit there is within 4e-3 of llama.cpp's) and to 2 and 4 here, the
+// backends' roundings of the quantized products ordering the second
+// choice differently; the logits move by 0.986. That position is held at
+// the measured figure, every other one at the 0.25 (measured
+// prompt 0.167, generated 0.162).
 var arch2026bOn = map[string]archBound{
 	"vulkan/synth-gemma4moe-F32":    {prompt: 0.02, generated: 0.03, greedyGap: nearTie},
 	"vulkan/synth-gemma4moe-Q4_K_M": {prompt: 0.34, generated: 0.38, greedyGap: 0.5},
+	"vulkan/synth-deepseek2-Q4_K_M": {prompt: 0.25, generated: 0.25, greedyGap: 0.5, flip: &deepseek2Q4FlipVulkan, flipBound: 1.0},
 }
 
-// deepseek2Q4Flip is synth-deepseek2-Q4_K_M's position with an expert flip.
-var deepseek2Q4Flip = 7
+// deepseek2Q4Flip is synth-deepseek2-Q4_K_M's position with an expert flip
+// (on the CPU backend); deepseek2Q4FlipVulkan the Vulkan backend's.
+var deepseek2Q4Flip, deepseek2Q4FlipVulkan = 7, 30
 
 func TestArchs2026bMatchLlamaCpp(t *testing.T) {
 	for _, backendName := range testBackends(t) {

@@ -32,6 +32,7 @@ type activations struct {
 	dn *dnBuffers
 	// mamba is a Mamba2 hybrid's mixer activations (mamba2.go), else nil
 	mamba *mamba2Buffers
+	mla   *mlaBuffers
 	// ple is Gemma 4's per-layer inputs (ple.go), else nil
 	ple *pleBuffers
 

@@ -183,6 +183,9 @@ func (b *Backend) allocate() error {
 	if err := b.allocateMamba2(act); err != nil {
 		return err
 	}
+	if err := b.allocateMLA(act); err != nil {
+		return err
+	}
 	if err := b.allocatePLE(act); err != nil {
 		return err
 	}

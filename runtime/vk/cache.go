@@ -14,6 +14,10 @@ import (
 // layers' state with its host checkpoints (state.go).
 type cache struct {
 	kc, vc []*vulkan.Buffer // per layer, head-major [kv head][slot][dim]
+	// latentV is where rope.comp's value write of the latent-attention
+	// layers goes, one buffer for all of them and read by none: their
+	// values are their keys' rows (mla.go), so they hold no value cache
+	latentV *vulkan.Buffer
 	// ringLow is, per layer, the lowest position its cache still holds
 	// (only a ring's moves): a rewind to pos needs pos's window above it,
 	// or a replay of history, the token at every position written.
@@ -63,6 +67,15 @@ func (c *cache) allocate(d *gpu, plans []layerPlan, opts backend.Options) error 
 		if err != nil {
 			return err
 		}
+		if pl.latent {
+			if c.latentV == nil || c.latentV.Size < kvBytes {
+				if c.latentV, err = d.NewBuffer("latent attention's unread value rows", kvBytes, vulkan.MemDevice); err != nil {
+					return err
+				}
+			}
+			c.kc, c.vc = append(c.kc, k), append(c.vc, nil)
+			continue
+		}
 		v, err := d.NewBuffer(fmt.Sprintf("KV cache values, layer %d (%s)", l, what), vBytes, vulkan.MemDevice)
 		if err != nil {
 			return err
@@ -77,7 +90,10 @@ func (c *cache) kvBytes(plans []layerPlan) uint64 {
 	var kv uint64
 	for l := range c.kc {
 		if c.kc[l] != nil && !plans[l].shared(l) {
-			kv += c.kc[l].Size + c.vc[l].Size
+			kv += c.kc[l].Size
+			if c.vc[l] != nil { // nil: a latent layer's values are its keys
+				kv += c.vc[l].Size
+			}
 		}
 	}
 	return kv

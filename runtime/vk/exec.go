@@ -173,6 +173,8 @@ func (c *compiler) op(op plan.Op) error {
 		return c.shortConv(o)
 	case plan.Mamba2:
 		return c.mamba2(o)
+	case plan.MLA:
+		return c.mla(o)
 	case plan.Residual:
 		return c.residual(o)
 	case plan.PerLayerEmbedding:
@@ -633,7 +635,7 @@ func (c *compiler) attention(o plan.Attention) error {
 // moeForm refuses the gatings and forms of the op moe.go has no kernels
 // for, naming them.
 func moeForm(o plan.MoE) error {
-	sigmoid := o.Gating == plan.GatingSigmoid && o.Rule.Groups <= 1
+	sigmoid := o.Gating == plan.GatingSigmoid
 	if o.Gating != plan.GatingSoftmaxTopKNorm && o.Gating != plan.GatingTopKSoftmax && !sigmoid {
 		return unsupportedOp("mixture-of-experts gating %s", o.Rule)
 	}
@@ -791,6 +793,24 @@ func (c *compiler) mamba2(o plan.Mamba2) error {
 	fused := c.fuseResidual("ssm out")
 	c.add(func(b *Backend, w *walk) error {
 		return b.recordMamba2(w.r, name, l, &o, b.weights.at(ref).mamba, in, fused, w.s)
+	})
+	return nil
+}
+
+func (c *compiler) mla(o plan.MLA) error {
+	in, err := c.input(o.In)
+	if err != nil {
+		return err
+	}
+	if c.sec < 0 {
+		return unsupportedOp("a latent attention outside a layer")
+	}
+	if row := o.Shape.CacheRow(); row%8 != 0 {
+		return unsupportedOp("a latent attention row of %d values, not a multiple of 8 as the attention kernel needs", row)
+	}
+	l, ref, name := c.sec, c.ref(c.i), c.name
+	c.add(func(b *Backend, w *walk) error {
+		return b.recordMLA(w.r, name, l, &o, b.weights.at(ref).mla, in, w.s)
 	})
 	return nil
 }

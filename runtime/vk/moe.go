@@ -286,7 +286,7 @@ func (d *gpu) moeRouteRule(r *vulkan.Recorder, label string, rule plan.RouteRule
 		gating = 1
 	case g == plan.GatingTopKSoftmax:
 		gating = 2
-	case g == plan.GatingSigmoid && rule.Groups <= 1:
+	case g == plan.GatingSigmoid:
 		gating = 3
 	default:
 		return fmt.Errorf("%s: gating %s has no route kernel", label, rule)
@@ -303,7 +303,10 @@ func (d *gpu) moeRouteRule(r *vulkan.Recorder, label string, rule plan.RouteRule
 	if lim := d.Info.Limits.MaxSharedMemory; uint64(8*experts) > uint64(lim) {
 		return fmt.Errorf("%s: %d experts' probabilities need %d bytes of shared memory, over the device's %d: %w", label, experts, 8*experts, lim, backend.ErrUnsupported)
 	}
-	kern, err := d.kernel("moe_route", 4*4, 1, uint32(experts), uint32(k), gating)
+	if rule.Groups > 1 && (experts%rule.Groups != 0 || experts/rule.Groups < 2 || rule.GroupsUsed < 1 || rule.GroupsUsed > rule.Groups) {
+		return fmt.Errorf("%s: %d of %d groups of %d experts", label, rule.GroupsUsed, rule.Groups, experts)
+	}
+	kern, err := d.kernel("moe_route", 6*4, 1, uint32(experts), uint32(k), gating)
 	if err != nil {
 		return err
 	}
@@ -312,7 +315,7 @@ func (d *gpu) moeRouteRule(r *vulkan.Recorder, label string, rule plan.RouteRule
 		scale = 0
 	}
 	return r.Dispatch(label, kern, []vulkan.Arg{{B: logits, Format: fmtU32}, vulkan.W(ids), vulkan.W(wts), vulkan.R(step), vulkan.W(log), {B: bias, Format: fmtU32}},
-		[]uint32{uint32(lstride), uint32(logoff), flag(rule.Norm), math.Float32bits(scale)}, uint32(tokens), 1, 1)
+		[]uint32{uint32(lstride), uint32(logoff), flag(rule.Norm), math.Float32bits(scale), uint32(max(rule.Groups, 0)), uint32(max(rule.GroupsUsed, 0))}, uint32(tokens), 1, 1)
 }
 
 // moeCombine records the combine kernel: for each of the step's tokens the

@@ -38,6 +38,8 @@ type layerPlan struct {
 	slots  int // cache positions held (a ring when < the context)
 	// recurrent: a layer without a KV cache (a recurrent mixer, or none)
 	recurrent bool
+	// latent: a latent-attention layer (mla.go), whose cache is its keys
+	latent bool
 	// the layer's geometry, and the layer whose cache it attends to
 	// (itself unless KV-shared)
 	headDim, kvHeads, dims int
@@ -84,6 +86,13 @@ func (b *Backend) planLayers() error {
 				}
 				pl.window, pl.headDim, pl.kvHeads, pl.kvLayer = o.Window, o.HeadDim, o.KVHeads, slot.Layer
 				pl.slots = slot.Positions(p.Context, ringExtra)
+			case plan.MLA:
+				// one "KV head" of the cached row (mla.go)
+				slot := p.Cache[o.Cache]
+				rot := p.Rotations[o.Table]
+				pl.headDim, pl.kvHeads, pl.kvLayer, pl.latent = o.Shape.CacheRow(), 1, slot.Layer, true
+				pl.slots = slot.Positions(p.Context, ringExtra)
+				pl.rope, pl.table, pl.dims, pl.neox = true, o.Table, rot.Dims, rot.NeoX
 			case plan.Rope:
 				rot := p.Rotations[o.Table]
 				pl.rope, pl.table, pl.dims, pl.neox = true, o.Table, rot.Dims, rot.NeoX

@@ -41,9 +41,9 @@ func TestUnsupportedRecipes(t *testing.T) {
 		// gate|up bank, the per-expert scales, the post-norm and the add
 		{"2026b/synth-gemma4moe-F32.gguf", nil},
 		{"2026b/synth-gemma4moe-Q4_K_M.gguf", nil},
-		// ops no kernel computes: latent attention
-		{"2026b/synth-deepseek2-F32.gguf", []string{"op plan.MLA has no Vulkan kernel", "--backend cpu"}},
-		{"2026b/synth-deepseek2-Q4_K_M.gguf", []string{"op plan.MLA has no Vulkan kernel", "--backend cpu"}},
+		// latent attention (mla.go) and sigmoid routing within groups
+		{"2026b/synth-deepseek2-F32.gguf", nil},
+		{"2026b/synth-deepseek2-Q4_K_M.gguf", nil},
 		// a gating no route kernel computes; MXFP4 outside the banks
 		{"2026/synth-gpt-oss-F32.gguf/gating", []string{"layer 0: mixture-of-experts gating"}},
 		{"2026/synth-gpt-oss-F32.gguf/mxfp4", []string{"MXFP4 weights outside expert banks"}},

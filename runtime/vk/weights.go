@@ -43,6 +43,7 @@ type bound struct {
 	dn     *dnWeights
 	conv   *convWeights
 	mamba  *mamba2Weights
+	mla    *mlaWeights
 	ple    *pleWeights
 	scale  float32 // a ScaleStream's
 	// hnorm: an MTPInput's norm of the hidden rows (vec is its norm of
@@ -205,6 +206,11 @@ func (ws *weights) bind(d *gpu, p *plan.Plan, xStride int, op plan.Op, bw *bound
 		bw.conv, err = ws.uploadConv(d, o.W, up)
 	case plan.Mamba2:
 		bw.mamba, err = ws.uploadMamba2(d, up, &o.Shape, o.W)
+	case plan.MLA:
+		var mw *mlaWeights
+		if mw, err = ws.uploadMLA(d, up, o); err == nil {
+			bw.mla = mw
+		}
 	case plan.Residual:
 		if o.PostNorm != nil {
 			bw.vec, err = ws.vector(d, *o.PostNorm, o.PostNorm.Cols)
