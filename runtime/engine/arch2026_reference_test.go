@@ -20,11 +20,7 @@ import (
 // positions (two llama.cpp builds, AVX2 and AVX-512, differ by up to
 // 7.4e-3 on these random models) and 0.03 at generated ones; quantized
 // files within 0.25, for the reason archBounds gives.
-var arch2026Refs = []struct {
-	name     string
-	backends []string
-	bound    archBound
-}{
+var arch2026Refs = []archRef{
 	{"synth-qwen3moe-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	{"synth-qwen3moe-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 	{"synth-qwen3moe-MXFP4_MOE", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
@@ -86,29 +82,55 @@ var arch2026Refs = []struct {
 }
 
 func TestArchs2026MatchLlamaCpp(t *testing.T) {
-	for _, backendName := range testBackends(t) {
-		for _, ref := range arch2026Refs {
-			if !slices.Contains(ref.backends, backendName) {
-				t.Logf("%s: not yet on the %s backend", ref.name, backendName)
-				continue
-			}
-			t.Run(backendName+"/"+ref.name, func(t *testing.T) {
-				checkArchReference(t, backendName, "2026/"+ref.name, ref.bound)
-			})
-		}
-	}
+	checkArchRefs(t, "2026", arch2026Refs, nil)
 }
 
 // A 2026 model asked for on a backend that does not run it yet is refused
 // with an error that names what is missing and the backend that runs it.
 func TestArchs2026RefusedByName(t *testing.T) {
+	checkArchRefusals(t, "2026", arch2026Refs)
+}
+
+// archRef is a row of a reference table: a shared model file, the
+// backends that run it so far and its bounds.
+type archRef struct {
+	name     string
+	backends []string
+	bound    archBound
+}
+
+// checkArchRefs checks each row of refs (files in folder/ of the shared
+// models and references) on each backend that runs it, with the bounds
+// in on["<backend>/<row>"] where that backend's differ from the row's.
+func checkArchRefs(t *testing.T, folder string, refs []archRef, on map[string]archBound) {
 	for _, backendName := range testBackends(t) {
-		for _, ref := range arch2026Refs {
+		for _, ref := range refs {
+			if !slices.Contains(ref.backends, backendName) {
+				t.Logf("%s: not yet on the %s backend", ref.name, backendName)
+				continue
+			}
+			b := ref.bound
+			if o, ok := on[backendName+"/"+ref.name]; ok {
+				b = o
+			}
+			t.Run(backendName+"/"+ref.name, func(t *testing.T) {
+				checkArchReference(t, backendName, folder+"/"+ref.name, b)
+			})
+		}
+	}
+}
+
+// checkArchRefusals: a row's model asked for on a backend that does not
+// run it yet is refused with an error that names what is missing and the
+// backend that runs it.
+func checkArchRefusals(t *testing.T, folder string, refs []archRef) {
+	for _, backendName := range testBackends(t) {
+		for _, ref := range refs {
 			if slices.Contains(ref.backends, backendName) {
 				continue
 			}
 			t.Run(backendName+"/"+ref.name, func(t *testing.T) {
-				_, err := Load(context.Background(), testenv.Model(t, "2026/"+ref.name+".gguf"), Options{Backend: backendName, ContextSize: 64})
+				_, err := Load(context.Background(), testenv.Model(t, folder+"/"+ref.name+".gguf"), Options{Backend: backendName, ContextSize: 64})
 				if !errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), "--backend cpu") {
 					t.Fatalf("load on %s: %v; want ErrUnsupported pointing at the CPU backend", backendName, err)
 				}

@@ -1,15 +1,6 @@
 package engine
 
-import (
-	"context"
-	"errors"
-	"slices"
-	"strings"
-	"testing"
-
-	"vkchat/internal/testenv"
-	"vkchat/runtime/backend"
-)
+import "testing"
 
 // The 2026b families (issue 41) sit in 2026b/ folders of the shared data
 // (models/2026b/synth-*.gguf, reference/2026b/*.json: random weights,
@@ -20,11 +11,7 @@ import (
 // Bounds (issue 41): F32 top-5 logits within 0.01 of llama.cpp at prompt
 // positions and 0.03 at generated ones, greedy equal up to near-ties;
 // quantized files within 0.25 (each against its own reference).
-var arch2026bRefs = []struct {
-	name     string
-	backends []string
-	bound    archBound
-}{
+var arch2026bRefs = []archRef{
 	{"synth-mistral3-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	{"synth-mistral3-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 	{"synth-deepseek2-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
@@ -107,37 +94,11 @@ var arch2026bOn = map[string]archBound{
 var deepseek2Q4Flip, deepseek2Q4FlipVulkan = 7, 30
 
 func TestArchs2026bMatchLlamaCpp(t *testing.T) {
-	for _, backendName := range testBackends(t) {
-		for _, ref := range arch2026bRefs {
-			if !slices.Contains(ref.backends, backendName) {
-				t.Logf("%s: not yet on the %s backend", ref.name, backendName)
-				continue
-			}
-			b := ref.bound
-			if on, ok := arch2026bOn[backendName+"/"+ref.name]; ok {
-				b = on
-			}
-			t.Run(backendName+"/"+ref.name, func(t *testing.T) {
-				checkArchReference(t, backendName, "2026b/"+ref.name, b)
-			})
-		}
-	}
+	checkArchRefs(t, "2026b", arch2026bRefs, arch2026bOn)
 }
 
 // A 2026b model asked for on a backend that does not run it yet is refused
 // with an error that names what is missing and the backend that runs it.
 func TestArchs2026bRefusedByName(t *testing.T) {
-	for _, backendName := range testBackends(t) {
-		for _, ref := range arch2026bRefs {
-			if slices.Contains(ref.backends, backendName) {
-				continue
-			}
-			t.Run(backendName+"/"+ref.name, func(t *testing.T) {
-				_, err := Load(context.Background(), testenv.Model(t, "2026b/"+ref.name+".gguf"), Options{Backend: backendName, ContextSize: 64})
-				if !errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), "--backend cpu") {
-					t.Fatalf("load on %s: %v; want ErrUnsupported pointing at the CPU backend", backendName, err)
-				}
-			})
-		}
-	}
+	checkArchRefusals(t, "2026b", arch2026bRefs)
 }
