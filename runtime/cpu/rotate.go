@@ -3,22 +3,13 @@ package cpu
 import (
 	"fmt"
 	"math"
-	"os"
 
 	"vkchat/runtime/backend"
 	"vkchat/runtime/plan"
 )
 
-// rotation is llama.cpp's Hadamard rotation of a quantized KV cache
-// (PR #21038): with a quantized K, Q and K are multiplied after RoPE by an
-// orthonormal Walsh-Hadamard matrix of order k (the largest power of two
-// ≥ 64 dividing the head size) on each k-chunk of a head before K is
-// cached; with a quantized V, V is multiplied by one of order 64 before it
-// is cached and the attention output by it again (it is its own inverse).
-// It leaves exact attention unchanged but changes what gets quantized, and
-// an engine that skips it misses llama.cpp by about as much as the
-// quantization itself. It applies only where every attention layer has
-// one head size, a multiple of 64; 0 = none.
+// rotation holds the Hadamard orders of a quantized cache's keys and
+// values (plan.CacheRotation; 0 = none).
 type rotation struct{ k, v int }
 
 // cacheTypes checks the cache types against the plan and says which
@@ -27,32 +18,8 @@ func cacheTypes(p *plan.Plan, typK, typV backend.KVType) (rotation, error) {
 	if err := p.CheckCacheTypes(typK, typV); err != nil {
 		return rotation{}, fmt.Errorf("cpu backend: %w", err)
 	}
-	if !typK.Quantized() && !typV.Quantized() {
-		return rotation{}, nil
-	}
-	hd := -1
-	for _, s := range p.Cache {
-		if hd == -1 || hd == s.HeadDim {
-			hd = s.HeadDim
-		} else {
-			hd = 0 // heads differ: no rotation
-		}
-	}
 	var r rotation
-	if os.Getenv("VKCHAT_KV_ROTATE") == "off" {
-		return r, nil // as llama.cpp's LLAMA_ATTN_ROT_DISABLE, to compare
-	}
-	if hd > 0 && hd%64 == 0 {
-		if typK.Quantized() {
-			r.k = 64
-			for hd%(2*r.k) == 0 {
-				r.k *= 2
-			}
-		}
-		if typV.Quantized() {
-			r.v = 64
-		}
-	}
+	r.k, r.v = p.CacheRotation(typK, typV)
 	return r, nil
 }
 

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"vkchat/runtime/backend"
@@ -240,4 +241,43 @@ func (p *Plan) latentFormula(k backend.KVType) (string, bool) {
 	n := len(p.Cache)
 	return fmt.Sprintf("%d %s × %d ctx × (%d latent + %d rope) × %s (keys only: the values are the latent) = %d B; plain multi-head attention would cache %d values a position, not %d",
 		n, plural(n, "layer"), p.Context, s0.Latent, s0.HeadDim-s0.Latent, k.PerValue(), p.CacheBytes(k, k, p.Context, 0), s0.Decompressed, s0.HeadDim), true
+}
+
+// CacheRotation is llama.cpp's Hadamard rotation of a quantized KV cache
+// (PR #21038) for keys of type k and values of type v, as the orders of
+// the orthonormal Walsh-Hadamard matrices (0: none): with a quantized K,
+// Q and K are multiplied after RoPE by one of order rotK (the largest
+// power of two ≥ 64 dividing the head size) on each rotK-chunk of a head
+// before K is cached; with a quantized V, V is multiplied by one of order
+// 64 before it is cached and the attention output by it again (it is its
+// own inverse). It leaves exact attention unchanged but changes what gets
+// quantized, and an engine that skips it misses llama.cpp by about as
+// much as the quantization itself. It applies only where every cache slot
+// has one head size, a multiple of 64. VKCHAT_KV_ROTATE=off turns it off,
+// as llama.cpp's LLAMA_ATTN_ROT_DISABLE does, to compare.
+func (p *Plan) CacheRotation(k, v backend.KVType) (rotK, rotV int) {
+	if !k.Quantized() && !v.Quantized() || os.Getenv("VKCHAT_KV_ROTATE") == "off" {
+		return 0, 0
+	}
+	hd := -1
+	for _, s := range p.Cache {
+		if hd == -1 || hd == s.HeadDim {
+			hd = s.HeadDim
+		} else {
+			hd = 0 // head sizes differ: no rotation
+		}
+	}
+	if hd <= 0 || hd%64 != 0 {
+		return 0, 0
+	}
+	if k.Quantized() {
+		rotK = 64
+		for hd%(2*rotK) == 0 {
+			rotK *= 2
+		}
+	}
+	if v.Quantized() {
+		rotV = 64
+	}
+	return rotK, rotV
 }

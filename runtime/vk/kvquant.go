@@ -3,7 +3,6 @@ package vk
 import (
 	"fmt"
 	"math"
-	"os"
 
 	"vkchat/runtime/backend"
 	"vkchat/runtime/plan"
@@ -19,7 +18,7 @@ import (
 // summed in f32 (shaders/kvquant.glsl has the cache's layout).
 type kvQuant struct {
 	kt, vt     uint32 // kvquant.glsl's type codes
-	rotK, rotV int    // Hadamard orders (0: none), as the CPU backend's cacheTypes decides them
+	rotK, rotV int    // Hadamard orders (0: none): plan.CacheRotation
 	ks, vs     *vulkan.Buffer
 }
 
@@ -59,29 +58,15 @@ func checkKVTypes(p *plan.Plan, k, v backend.KVType) error {
 }
 
 // newKVQuant is the quantized cache's setup for p (nil for an f16 or f32
-// cache): its rotations, decided as the CPU backend's cacheTypes does
-// (every cache slot of one head size, a multiple of 64), and the staging
-// rows for cap tokens of kvw values.
+// cache): its rotations (plan.CacheRotation, as the CPU backend's) and
+// the staging rows for cap tokens of kvw values.
 func newKVQuant(d *gpu, p *plan.Plan, opts backend.Options, act *activations, cap, kvw int) (*kvQuant, error) {
 	k, v := opts.KVType, opts.ValueType()
 	if !k.Quantized() {
 		return nil, nil
 	}
 	q := &kvQuant{kt: kvTypeCode(k), vt: kvTypeCode(v)}
-	hd := -1
-	for _, s := range p.Cache {
-		if hd == -1 || hd == s.HeadDim {
-			hd = s.HeadDim
-		} else {
-			hd = 0
-		}
-	}
-	if hd > 0 && hd%64 == 0 && os.Getenv("VKCHAT_KV_ROTATE") != "off" {
-		q.rotK, q.rotV = 64, 64
-		for hd%(2*q.rotK) == 0 {
-			q.rotK *= 2
-		}
-	}
+	q.rotK, q.rotV = p.CacheRotation(k, v)
 	var err error
 	if q.ks, err = act.buffer(d, "quantized KV cache: the step's keys in f32", cap*kvw, vulkan.MemDevice); err != nil {
 		return nil, err
