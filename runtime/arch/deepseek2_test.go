@@ -1,9 +1,7 @@
 package arch
 
 import (
-	"errors"
 	"math"
-	"strings"
 	"testing"
 
 	"vkchat/internal/ggufspec"
@@ -83,28 +81,5 @@ func TestDeepseek2Hostile(t *testing.T) {
 			s.Tensors = append(s.Tensors, c)
 		}, field: `tensor "blk.1.attn_kv_b.weight"`, msg: "old conversion"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := base.Clone()
-			c.edit(t, s)
-			m, err, _ := loadMeasured(t, encode(t, s))
-			if c.ok {
-				if err != nil {
-					t.Fatalf("valid model rejected: %v", err)
-				}
-				checkModel(t, m)
-				return
-			}
-			if err == nil {
-				t.Fatalf("loaded; want an error naming %s", c.field)
-			}
-			msg := err.Error()
-			if !strings.Contains(msg, c.field) || !strings.Contains(msg, c.msg) {
-				t.Errorf("error %q\n  want field %q and message %q", msg, c.field, c.msg)
-			}
-			if !errors.Is(err, gguf.ErrFormat) {
-				t.Errorf("error %q does not wrap gguf.ErrFormat", msg)
-			}
-		})
-	}
+	runLoadCases(t, base, cases)
 }

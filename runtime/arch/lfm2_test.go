@@ -1,7 +1,6 @@
 package arch
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -79,28 +78,5 @@ func TestLFM2Hostile(t *testing.T) {
 		{name: "attention layer marked as conv", edit: setKV("lfm2.attention.head_count_kv", []int32{0, 0, 0, 0, 0, 2}),
 			field: `tensor "blk.2.shortconv.in_proj.weight"`, msg: "missing"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := base.Clone()
-			c.edit(t, s)
-			m, err, _ := loadMeasured(t, encode(t, s))
-			if c.ok {
-				if err != nil {
-					t.Fatalf("valid model rejected: %v", err)
-				}
-				checkModel(t, m)
-				return
-			}
-			if err == nil {
-				t.Fatalf("loaded; want an error naming %s", c.field)
-			}
-			msg := err.Error()
-			if !strings.Contains(msg, c.field) || !strings.Contains(msg, c.msg) {
-				t.Errorf("error %q\n  want field %q and message %q", msg, c.field, c.msg)
-			}
-			if !errors.Is(err, gguf.ErrFormat) {
-				t.Errorf("error %q does not wrap gguf.ErrFormat", msg)
-			}
-		})
-	}
+	runLoadCases(t, base, cases)
 }

@@ -355,6 +355,36 @@ func TestLoadHostile(t *testing.T) {
 	}
 }
 
+// runLoadCases loads base edited by each case: a valid one must load
+// within what checkModel checks, any other must fail with a format error
+// naming the case's field and message.
+func runLoadCases(t *testing.T, base *ggufspec.Spec, cases []loadCase) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := base.Clone()
+			c.edit(t, s)
+			m, err, _ := loadMeasured(t, encode(t, s))
+			if c.ok {
+				if err != nil {
+					t.Fatalf("valid model rejected: %v", err)
+				}
+				checkModel(t, m)
+				return
+			}
+			if err == nil {
+				t.Fatalf("loaded; want an error naming %s", c.field)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, c.field) || !strings.Contains(msg, c.msg) {
+				t.Errorf("error %q\n  want field %q and message %q", msg, c.field, c.msg)
+			}
+			if !errors.Is(err, gguf.ErrFormat) {
+				t.Errorf("error %q does not wrap gguf.ErrFormat", msg)
+			}
+		})
+	}
+}
+
 // checkModel: everything a backend will index is inside what Load returned.
 func checkModel(t testing.TB, m *Model) {
 	t.Helper()

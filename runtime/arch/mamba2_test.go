@@ -1,7 +1,6 @@
 package arch
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -107,28 +106,5 @@ func TestMamba2Hostile(t *testing.T) {
 		{name: "FFN layer marked as Mamba2", edit: setKV("nemotron_h.feed_forward_length", []int32{0, 0, 0, 256, 0, 0, 256, 0}),
 			field: `tensor "blk.1.ssm_in.weight"`, msg: "missing"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := base.Clone()
-			c.edit(t, s)
-			m, err, _ := loadMeasured(t, encode(t, s))
-			if c.ok {
-				if err != nil {
-					t.Fatalf("valid model rejected: %v", err)
-				}
-				checkModel(t, m)
-				return
-			}
-			if err == nil {
-				t.Fatalf("loaded; want an error naming %s", c.field)
-			}
-			msg := err.Error()
-			if !strings.Contains(msg, c.field) || !strings.Contains(msg, c.msg) {
-				t.Errorf("error %q\n  want field %q and message %q", msg, c.field, c.msg)
-			}
-			if !errors.Is(err, gguf.ErrFormat) {
-				t.Errorf("error %q does not wrap gguf.ErrFormat", msg)
-			}
-		})
-	}
+	runLoadCases(t, base, cases)
 }
