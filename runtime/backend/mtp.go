@@ -38,3 +38,60 @@ type MTPBackend interface {
 	// it is on while more true calls than false ones were made.
 	KeepHidden(on bool)
 }
+
+// KeptHidden is what a backend keeps for KeepHidden and LastHidden: the
+// hidden states of the rows Forward read since LastHidden was last
+// called, as far as they run on one after another (positions
+// pos..pos+rows-1), while on. The zero value is off.
+type KeptHidden struct {
+	keepers   int // KeepHidden(true) calls not yet paired with a false
+	on        bool
+	pos, rows int
+	data      []float32
+	read      bool // Take handed them over: the next Forward starts afresh
+}
+
+// Keep counts a KeepHidden call; it is on while more true calls than false
+// ones were made and the model has a head to keep them for. Turning it on
+// or off drops what was kept.
+func (k *KeptHidden) Keep(on, head bool) {
+	if on {
+		k.keepers++
+	} else if k.keepers > 0 {
+		k.keepers--
+	}
+	if want := k.keepers > 0 && head; want != k.on {
+		*k = KeptHidden{keepers: k.keepers, on: want}
+	}
+}
+
+// On reports whether Forward keeps its rows' hidden states.
+func (k *KeptHidden) On() bool { return k.on }
+
+// Extend makes room for n more rows of embd values at pos, starting over
+// after a Take or where pos does not follow the rows held (a rewind), and
+// returns it; Done counts them once the Forward has filled them.
+func (k *KeptHidden) Extend(pos, n, embd int) []float32 {
+	if k.read || pos != k.pos+k.rows {
+		k.pos, k.rows, k.read = pos, 0, false
+	}
+	need := (k.rows + n) * embd
+	if cap(k.data) < need {
+		k.data = append(k.data[:k.rows*embd], make([]float32, need-k.rows*embd)...)
+	}
+	k.data = k.data[:need]
+	return k.data[k.rows*embd:]
+}
+
+// Done counts n rows Extend made room for as filled.
+func (k *KeptHidden) Done(n int) { k.rows += n }
+
+// Take is LastHidden: every row kept since the previous Take (0, nil when
+// off or none), each embd values.
+func (k *KeptHidden) Take(embd int) (int, []float32) {
+	if !k.on || k.read || k.rows == 0 {
+		return 0, nil
+	}
+	k.read = true
+	return k.rows, k.data[:k.rows*embd]
+}

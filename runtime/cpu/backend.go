@@ -76,9 +76,8 @@ type Backend struct {
 	// mtp runs the plan's MTP head (mtp.go), made on its first use; nil
 	// until then and for models without one. last is the hidden state of
 	// the rows read since LastHidden was last called (KeepHidden).
-	mtp     *Backend
-	last    lastHidden
-	keepers int // KeepHidden(true) calls not yet undone
+	mtp  *Backend
+	last backend.KeptHidden
 
 	// conv is the short convolutions' batch scratch (shortconv.go); nil
 	// without them. Their state lives with the other recurrent layers'
@@ -305,9 +304,9 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 	} else {
 		defer quant.BeginBatch()()
 	}
-	keep := hidden == nil && b.last.on
+	keep := hidden == nil && b.last.On()
 	if keep {
-		hidden = b.last.extend(pos, len(tokens), b.plan.Embd)
+		hidden = b.last.Extend(pos, len(tokens), b.plan.Embd)
 	}
 	if b.hybrid != nil {
 		if err := b.hybrid.at(pos); err != nil {
@@ -353,7 +352,7 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		}
 	}
 	if keep {
-		b.last.rows += len(tokens)
+		b.last.Done(len(tokens))
 	}
 	return out, nil
 }

@@ -135,55 +135,18 @@ func checkHiddenNorm(p *plan.Plan) error {
 	return fmt.Errorf("cpu backend: an MTP head needs the hidden state after the final norm, and the plan's head does not start with it")
 }
 
-// lastHidden is the hidden state of the rows Forward read since
-// LastHidden was last called, as far as they run on one after another
-// (positions pos..pos+rows-1), while on.
-type lastHidden struct {
-	on        bool
-	pos, rows int
-	data      []float32
-	read      bool // LastHidden handed them over: the next Forward starts afresh
-}
-
-// extend makes room for n more rows of embd values at pos, starting over
-// after a read or where pos does not follow the rows held (a rewind), and
-// returns it. rows counts them once the Forward is done.
-func (l *lastHidden) extend(pos, n, embd int) []float32 {
-	if l.read || pos != l.pos+l.rows {
-		l.pos, l.rows, l.read = pos, 0, false
-	}
-	need := (l.rows + n) * embd
-	if cap(l.data) < need {
-		l.data = append(l.data[:l.rows*embd], make([]float32, need-l.rows*embd)...)
-	}
-	l.data = l.data[:need]
-	return l.data[l.rows*embd:]
-}
-
 var _ backend.HiddenBackend = (*Backend)(nil)
 
 // KeepHidden implements backend.MTPBackend: the hidden states are kept
 // (and cost their copy) only while a drafter reads them; calls pair up,
 // so a drafter that replaces another keeps them on when the old one goes.
 func (b *Backend) KeepHidden(on bool) {
-	if on {
-		b.keepers++
-	} else if b.keepers > 0 {
-		b.keepers--
-	}
-	if want := b.keepers > 0 && b.plan.MTP != nil; want != b.last.on {
-		b.last = lastHidden{on: want}
-	}
+	b.last.Keep(on, b.plan.MTP != nil)
 }
 
 // LastHidden implements backend.HiddenBackend while KeepHidden is on:
 // every row read since the previous call, when they follow one another
 // (a prefill in chunks), else those since the latest rewind.
 func (b *Backend) LastHidden() (int, []float32) {
-	l := &b.last
-	if !l.on || l.read || l.rows == 0 {
-		return 0, nil
-	}
-	l.read = true
-	return l.rows, l.data[:l.rows*b.plan.Embd]
+	return b.last.Take(b.plan.Embd)
 }

@@ -54,7 +54,7 @@ func TestLastHiddenFollowsTheReads(t *testing.T) {
 	}
 	b.KeepHidden(true)
 	b.KeepHidden(false)
-	if !b.last.on {
+	if !b.last.On() {
 		t.Error("one of two keepers gone: off")
 	}
 	b.KeepHidden(false)

@@ -364,7 +364,7 @@ func (b *Backend) forward(ctx context.Context, tokens []int32, pos int, all bool
 		if last && extra != nil {
 			runs = append(runs[:len(runs):len(runs)], extra)
 		}
-		if b.mtp.last.on {
+		if b.mtp.last.On() {
 			if err := b.recordHidden(); err != nil {
 				return nil, err
 			}

@@ -38,8 +38,7 @@ type mtpState struct {
 	normed *vulkan.Buffer
 	rec    *vulkan.Recorder
 
-	keepers int
-	last    lastHidden
+	last backend.KeptHidden
 
 	// the head's input (an MTPInput in the plan's input): the hidden rows
 	// given (in), the two normed halves and their concatenation
@@ -269,41 +268,17 @@ func (b *Backend) forwardRows(ctx context.Context, tokens []int32, pos int, in, 
 	return logits, nil
 }
 
-// lastHidden is the hidden state of the rows Forward read since
-// LastHidden was last called, as far as they run on one after another
-// (positions pos..pos+rows-1), while on (as the cpu backend's).
-type lastHidden struct {
-	on        bool
-	pos, rows int
-	data      []float32
-	read      bool // LastHidden handed them over: the next Forward starts afresh
-}
-
-// extend makes room for n more rows of embd values at pos, starting over
-// after a read or where pos does not follow the rows held (a rewind).
-func (l *lastHidden) extend(pos, n, embd int) []float32 {
-	if l.read || pos != l.pos+l.rows {
-		l.pos, l.rows, l.read = pos, 0, false
-	}
-	need := (l.rows + n) * embd
-	if cap(l.data) < need {
-		l.data = append(l.data[:l.rows*embd], make([]float32, need-l.rows*embd)...)
-	}
-	l.data = l.data[:need]
-	return l.data[l.rows*embd:]
-}
-
 // keepChunk reads the normed rows of a chunk Forward ran (n tokens at pos)
 // into the kept hidden state, while on.
 func (b *Backend) keepChunk(pos, n int) error {
-	if !b.mtp.last.on {
+	if !b.mtp.last.On() {
 		return nil
 	}
-	dst := b.mtp.last.extend(pos, n, b.plan.Embd)
+	dst := b.mtp.last.Extend(pos, n, b.plan.Embd)
 	if err := b.readHidden(dst, n); err != nil {
 		return err
 	}
-	b.mtp.last.rows += n
+	b.mtp.last.Done(n)
 	return nil
 }
 
@@ -313,24 +288,12 @@ func (b *Backend) keepChunk(pos, n int) error {
 func (b *Backend) KeepHidden(on bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if on {
-		b.mtp.keepers++
-	} else if b.mtp.keepers > 0 {
-		b.mtp.keepers--
-	}
-	if want := b.mtp.keepers > 0 && b.plan.MTP != nil; want != b.mtp.last.on {
-		b.mtp.last = lastHidden{on: want}
-	}
+	b.mtp.last.Keep(on, b.plan.MTP != nil)
 }
 
 // LastHidden implements backend.HiddenBackend while KeepHidden is on.
 func (b *Backend) LastHidden() (int, []float32) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	l := &b.mtp.last
-	if !l.on || l.read || l.rows == 0 {
-		return 0, nil
-	}
-	l.read = true
-	return l.rows, l.data[:l.rows*b.plan.Embd]
+	return b.mtp.last.Take(b.plan.Embd)
 }
