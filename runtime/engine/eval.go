@@ -34,6 +34,28 @@ type EvalResult struct {
 	MTPPos0Top [][3]float64 `json:"mtp_pos0_top,omitempty"`
 }
 
+// evalPrompt tokenizes an evaluation's prompt (with BOS, no special
+// parsing), checks that it and n tokens to generate fit the context, and
+// empties the cache and the recurrent state for a run from position 0.
+// The caller holds genMu.
+func (s *Session) evalPrompt(prompt string, n int) ([]int32, error) {
+	ids := s.tok.Encode(prompt, true, false)
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("prompt %q has no tokens", prompt)
+	}
+	if len(ids)+n+1 > s.ctxSize {
+		if n == 0 {
+			return nil, fmt.Errorf("prompt of %d tokens exceeds the context of %d", len(ids), s.ctxSize)
+		}
+		return nil, fmt.Errorf("prompt of %d tokens plus %d to generate exceeds the context of %d", len(ids), n, s.ctxSize)
+	}
+	s.mu.Lock()
+	s.cached = s.cached[:0]
+	s.mu.Unlock()
+	s.rewindState(0)
+	return ids, nil
+}
+
 // Evaluate tokenizes prompt (with BOS, no special parsing), records the
 // top-k distribution after every prompt position (teacher-forced), then
 // decodes n tokens greedily recording each step. It starts from an empty
@@ -41,18 +63,11 @@ type EvalResult struct {
 func (s *Session) Evaluate(ctx context.Context, prompt string, n, topK int) (*EvalResult, error) {
 	s.genMu.Lock()
 	defer s.genMu.Unlock()
-	ids := s.tok.Encode(prompt, true, false)
-	if len(ids) == 0 {
-		return nil, fmt.Errorf("prompt %q has no tokens", prompt)
-	}
-	if len(ids)+n+1 > s.ctxSize {
-		return nil, fmt.Errorf("prompt of %d tokens plus %d to generate exceeds the context of %d", len(ids), n, s.ctxSize)
+	ids, err := s.evalPrompt(prompt, n)
+	if err != nil {
+		return nil, err
 	}
 	res := &EvalResult{Prompt: prompt, PromptTokens: ids, Greedy: []int32{}, PiecesHex: []string{}}
-	s.mu.Lock()
-	s.cached = s.cached[:0]
-	s.mu.Unlock()
-	s.rewindState(0)
 	all, err := s.forward(ctx, ids, 0, true)
 	if err != nil {
 		return nil, fmt.Errorf("prefill: %w", err)

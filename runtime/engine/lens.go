@@ -49,18 +49,11 @@ func (s *Session) EvaluateLens(ctx context.Context, prompt string, k int) (*Lens
 	if !ok {
 		return nil, fmt.Errorf("%w (%s backend; the cpu backend can)", ErrNoLens, s.be.Name())
 	}
-	ids := s.tok.Encode(prompt, true, false)
-	if len(ids) == 0 {
-		return nil, fmt.Errorf("prompt %q has no tokens", prompt)
-	}
-	if len(ids)+1 > s.ctxSize {
-		return nil, fmt.Errorf("prompt of %d tokens exceeds the context of %d", len(ids), s.ctxSize)
+	ids, err := s.evalPrompt(prompt, 0)
+	if err != nil {
+		return nil, err
 	}
 	k = max(1, min(k, s.model.Vocab))
-	s.mu.Lock()
-	s.cached = s.cached[:0]
-	s.mu.Unlock()
-	s.rewindState(0)
 	tops, err := s.lens(ctx, lb, ids, 0, k)
 	if err != nil {
 		return nil, err

@@ -63,18 +63,11 @@ func (s *Session) EvaluateMTP(ctx context.Context, prompt string, n, topK int) (
 	if err != nil {
 		return nil, err
 	}
-	ids := s.tok.Encode(prompt, true, false)
-	if len(ids) == 0 {
-		return nil, fmt.Errorf("prompt %q has no tokens", prompt)
-	}
-	if len(ids)+n+1 > s.ctxSize {
-		return nil, fmt.Errorf("prompt of %d tokens plus %d to generate exceeds the context of %d", len(ids), n, s.ctxSize)
+	ids, err := s.evalPrompt(prompt, n)
+	if err != nil {
+		return nil, err
 	}
 	res := &EvalResult{Prompt: prompt, PromptTokens: ids, Greedy: []int32{}, PiecesHex: []string{}}
-	s.mu.Lock()
-	s.cached = s.cached[:0]
-	s.mu.Unlock()
-	s.rewindState(0)
 	all, hidden, err := s.forwardHidden(ctx, mb, ids, 0)
 	if err != nil {
 		return nil, fmt.Errorf("prefill: %w", err)
