@@ -348,6 +348,10 @@ func loadConfig(f *gguf.File, a Arch) (Config, error) {
 		return c, bad("block_count", "must be positive")
 	case c.Heads == 0 || (!keyLength && c.Embd%c.Heads != 0):
 		return c, bad("attention.head_count", fmt.Sprintf("%d does not divide embedding_length %d", c.Heads, c.Embd))
+	case c.KVHeads == 0 && a.Mamba2:
+		// a Mamba2 hybrid reads 0 as "this layer is Mamba2", so 0
+		// everywhere is a file without attention, not a bad divisor
+		return c, bad("attention.head_count_kv", "0 for every layer: a model without attention layers is not supported")
 	case c.KVHeads == 0 || c.Heads%c.KVHeads != 0:
 		return c, bad("attention.head_count_kv", fmt.Sprintf("%d does not divide head_count %d", c.KVHeads, c.Heads))
 	case c.FF == 0:

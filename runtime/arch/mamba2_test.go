@@ -97,6 +97,8 @@ func TestMamba2Hostile(t *testing.T) {
 			setKV("nemotron_h.ssm.inner_size", uint32(1<<16))(t, s)
 		}, field: key("ssm.state_size"), msg: "implausibly large"},
 		{name: "head_count_kv one entry short", edit: setKV("nemotron_h.attention.head_count_kv", []int32{0, 0, 0, 0, 0, 2, 0}), field: key("attention.head_count_kv"), msg: "has 7 entries for 8 layers"},
+		{name: "no attention layers", edit: setKV("nemotron_h.attention.head_count_kv", []int32{0, 0, 0, 0, 0, 0, 0, 0}), field: key("attention.head_count_kv"), msg: "0 for every layer: a model without attention layers is not supported"},
+		{name: "no attention layers (one number)", edit: setKV("nemotron_h.attention.head_count_kv", uint32(0)), field: key("attention.head_count_kv"), msg: "a model without attention layers is not supported"},
 		{name: "kv not dividing heads", edit: setKV("nemotron_h.attention.head_count_kv", []int32{0, 0, 0, 0, 0, 3, 0, 0}), field: key("attention.head_count_kv"), msg: "3 does not divide head_count 4"},
 		{name: "conv as F16", edit: func(t testing.TB, s *ggufspec.Spec) {
 			retype(t, s, "blk.0.ssm_conv1d.weight", ggml.F16, 4, 384)
