@@ -15,7 +15,17 @@ import (
 // one-branch layers repeat Mamba2, FFN, Mamba2, attention (the real
 // pattern alternates M and "-" with a "*" every 7-10 layers); granite's
 // attend every third layer (the real 4.0-H attends one layer in ten).
-func mamba2Kind(a arch.Arch, l int) arch.LayerKind {
+// A shape's Pattern, when set, says it instead (mamba2Check has checked it).
+func mamba2Kind(a arch.Arch, s Shape, l int) arch.LayerKind {
+	if s.Pattern != "" {
+		switch s.Pattern[l] {
+		case 'M':
+			return arch.KindMamba2
+		case '*':
+			return arch.KindAttention
+		}
+		return arch.KindFFN
+	}
 	if a.SingleBranch {
 		switch l % 4 {
 		case 1:
@@ -54,7 +64,7 @@ func mamba2Keys(name string) func(s Shape, _ int) map[string]any {
 		d := mamba2Dims(s)
 		kv, ff := make([]int32, s.Layers), make([]int32, s.Layers)
 		for l := range kv {
-			switch mamba2Kind(a, l) {
+			switch mamba2Kind(a, s, l) {
 			case arch.KindAttention:
 				kv[l] = int32(s.KVHeads)
 			case arch.KindFFN:
@@ -82,13 +92,31 @@ func mamba2Keys(name string) func(s Shape, _ int) map[string]any {
 }
 
 // mamba2Check refuses shapes whose widths a weight type's blocks do not
-// divide (the synth writes one type).
-func mamba2Check(s Shape, t ggml.Type) error {
-	d := mamba2Dims(s)
-	if b := int(t.BlockElems()); d.Inner%b != 0 {
-		return fmt.Errorf("synth: the Mamba2 inner width %d is not whole %s blocks of %d", d.Inner, t, b)
+// divide (the synth writes one type), and a layer pattern that is not a
+// letter per layer of the kinds the architecture has (granite's layers
+// each carry an FFN, so E is nemotron's alone).
+func mamba2Check(name string) func(s Shape, t ggml.Type) error {
+	a, _ := arch.Lookup(name)
+	return func(s Shape, t ggml.Type) error {
+		d := mamba2Dims(s)
+		if b := int(t.BlockElems()); d.Inner%b != 0 {
+			return fmt.Errorf("synth: the Mamba2 inner width %d is not whole %s blocks of %d", d.Inner, t, b)
+		}
+		if s.Pattern == "" {
+			return nil
+		}
+		letters := "M*"
+		if a.SingleBranch {
+			letters = "M*E"
+		}
+		if len(s.Pattern) != s.Layers {
+			return fmt.Errorf("synth: layer pattern %q has %d letters for %d layers", s.Pattern, len(s.Pattern), s.Layers)
+		}
+		if i := strings.IndexFunc(s.Pattern, func(r rune) bool { return !strings.ContainsRune(letters, r) }); i >= 0 {
+			return fmt.Errorf("synth: layer pattern %q: letter %d (%q) is not one of %s's %q", s.Pattern, i, s.Pattern[i], name, letters)
+		}
+		return nil
 	}
-	return nil
 }
 
 // mamba2LayerSpecs are all of synthetic layer l's tensors: the pre-norm,
@@ -99,7 +127,7 @@ func mamba2LayerSpecs(a arch.Arch, p string, s Shape, l, q, kv int, moe bool) []
 	mat := func(name string, cols, rows int) spec { return spec{p + name, cols, rows, false, 0} }
 	bank := func(name string, cols, rows int) spec { return spec{p + name, cols, rows, false, s.Experts} }
 	specs := []spec{vec("attn_norm.weight", s.Embd)}
-	kind := mamba2Kind(a, l)
+	kind := mamba2Kind(a, s, l)
 	switch kind {
 	case arch.KindMamba2:
 		d := mamba2Dims(s)

@@ -27,8 +27,17 @@ type Shape struct {
 	HeadDim int
 	// Experts, ExpertsUsed and ExpertFF shape the FFN of the
 	// mixture-of-experts architectures (qwen3moe); 0 = 8 experts, 2 used,
-	// FF/4 each. Dense architectures ignore them.
+	// FF/4 each. Dense architectures ignore them. gemma4, whose experts
+	// are optional, writes its 26B-A4B layout when Experts > 0 (gemma4.go)
+	// and its dense E2B/E4B layout otherwise.
 	Experts, ExpertsUsed, ExpertFF int
+	// Pattern lays out a Mamba2 hybrid's layers, a letter each as
+	// llama.cpp's hybrid_override_pattern writes them: M a Mamba2 mixer,
+	// * attention, E an FFN (routed where the architecture routes); "" =
+	// the recipe's own rule (mamba2.go). Other architectures refuse one.
+	Pattern string
+	// Arch is the architecture a preset is laid out for; "" = any.
+	Arch string
 }
 
 // Shapes are named presets: llama2.c's 110M, TinyLlama's 1.1B and
@@ -43,6 +52,26 @@ var Shapes = map[string]Shape{
 	// moe is the MoE bench shape: ~0.9B parameters of which ~0.2B are
 	// read per token (32 experts, 4 used).
 	"moe": {Embd: 1024, FF: 2048, Heads: 16, KVHeads: 4, Layers: 16, Context: 2048, Experts: 32, ExpertsUsed: 4, ExpertFF: 512},
+	// The bench shapes of the 2026b MoE families, each its real model's
+	// layout at the moe shape's width and about its file size (so a
+	// 2-core machine decodes them), with the real expert count and top-k.
+	// gemma4moe is Gemma 4 26B-A4B: five sliding layers then a full one
+	// with a quarter of the KV heads and no V projection, head sizes and
+	// query widths in the real ratios to the width, a dense MLP of 3/4
+	// the width beside 128 experts (top 8) of a quarter of it.
+	"gemma4moe": {Arch: "gemma4", Embd: 1024, FF: 768, Heads: 16, KVHeads: 8, HeadDim: 192, Layers: 6, Context: 4096,
+		Experts: 128, ExpertsUsed: 8, ExpertFF: 256},
+	// nemotron_h_moe is Nemotron 3 Nano 30B-A3B: Mamba2 and MoE layers
+	// alternating with an attention layer every sixth or seventh (its
+	// hybrid_override_pattern's first 13 letters), 128 ungated ReLU²
+	// experts (top 6) and the shared expert, sigmoid routing.
+	"nemotron_h_moe": {Arch: "nemotron_h_moe", Embd: 1024, FF: 384, Heads: 8, KVHeads: 2, Layers: 13, Context: 4096,
+		Experts: 128, ExpertsUsed: 6, ExpertFF: 384, Pattern: "MEMEM*EMEMEM*"},
+	// deepseek2 is GLM-4.7-Flash: latent attention (deepseek2.go), one
+	// dense lead layer, then 64 experts (top 4) and a shared expert,
+	// sigmoid routing with a selection bias and no group limit.
+	"deepseek2": {Arch: "deepseek2", Embd: 1024, FF: 2816, Heads: 16, KVHeads: 1, Layers: 8, Context: 4096,
+		Experts: 64, ExpertsUsed: 4, ExpertFF: 384},
 }
 
 // Options choose the architecture, the weight type, the vocabulary source
@@ -112,9 +141,9 @@ var archExtras = map[string]extras{
 	// shape's, so that both step within a short test.
 	"deepseek2": {keys: deepseek2Keys, check: deepseek2Check},
 	// Mamba2 hybrids (mamba2.go): Nemotron-H, Nemotron 3 Nano, Granite 4.0-H
-	"nemotron_h":     {keys: mamba2Keys("nemotron_h"), check: mamba2Check},
-	"nemotron_h_moe": {keys: mamba2Keys("nemotron_h_moe"), check: mamba2Check},
-	"granitehybrid":  {keys: mamba2Keys("granitehybrid"), check: mamba2Check},
+	"nemotron_h":     {keys: mamba2Keys("nemotron_h"), check: mamba2Check("nemotron_h")},
+	"nemotron_h_moe": {keys: mamba2Keys("nemotron_h_moe"), check: mamba2Check("nemotron_h_moe")},
+	"granitehybrid":  {keys: mamba2Keys("granitehybrid"), check: mamba2Check("granitehybrid")},
 	"mistral3": {keys: func(s Shape, _ int) map[string]any {
 		return map[string]any{"rope.freq_base": float32(1e6), "rope.scaling.type": "yarn", "rope.scaling.factor": float32(16),
 			"rope.scaling.original_context_length": uint32(max(1, s.Context/16)),
@@ -150,6 +179,12 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 	case s.Heads*hd != s.Embd && !a.KeyLength:
 		return nil, fmt.Errorf("synth: %s needs heads × head dim = embd (%d × %d ≠ %d)", o.Arch, s.Heads, hd, s.Embd)
 	}
+	switch {
+	case s.Arch != "" && s.Arch != o.Arch:
+		return nil, fmt.Errorf("synth: the shape is laid out for %s, not %s", s.Arch, o.Arch)
+	case s.Pattern != "" && !a.Mamba2:
+		return nil, fmt.Errorf("synth: a layer pattern (%q) lays out a Mamba2 hybrid's layers; %s has none", s.Pattern, o.Arch)
+	}
 	if ex.check != nil {
 		if err := ex.check(s, o.Type); err != nil {
 			return nil, err
@@ -173,7 +208,9 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 			return nil, fmt.Errorf("synth: embd %d, ff %d and heads × head dim %d must be multiples of the %s block size %d", s.Embd, s.FF, q, o.Type, o.Type.BlockElems())
 		}
 	}
-	moe := a.Gating != arch.GatingNone && !a.ExpertsBesideDense // gemma4 writes its dense form
+	// gemma4's experts are optional: its dense form unless the shape has
+	// experts
+	moe := a.Gating != arch.GatingNone && (!a.ExpertsBesideDense || s.Experts > 0)
 	if moe {
 		if s.Experts == 0 {
 			s.Experts, s.ExpertsUsed = 8, 2
@@ -274,8 +311,8 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 	if a.Output == arch.OutputRequired || (a.Output == arch.OutputOrTied && !ex.tied) {
 		specs = append(specs, spec{"output.weight", s.Embd, vocab, false, 0})
 	}
-	if a.PerLayer != nil {
-		specs = append(specs, gemma4ModelSpecs(s, vocab)...) // gemma4.go
+	if a.PerLayer != nil && !moe {
+		specs = append(specs, gemma4ModelSpecs(s, vocab)...) // gemma4.go; the 26B-A4B has no per-layer embeddings
 	}
 	for l := 0; l < s.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
@@ -333,6 +370,9 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		}
 		bank := func(name string, cols, rows int) spec { return spec{p + name, cols, rows, false, s.Experts} }
 		switch {
+		case moe && a.ExpertsBesideDense:
+			specs = append(specs, mat("ffn_gate.weight", s.Embd, s.FF), mat("ffn_up.weight", s.Embd, s.FF), mat("ffn_down.weight", s.FF, s.Embd))
+			specs = append(specs, gemma4ExpertSpecs(p, s)...) // gemma4.go
 		case moe && !(a.MLA && l < deepseek2Lead):
 			specs = append(specs, mat("ffn_gate_inp.weight", s.Embd, s.Experts),
 				bank("ffn_gate_exps.weight", s.Embd, s.ExpertFF), bank("ffn_up_exps.weight", s.Embd, s.ExpertFF),
@@ -362,7 +402,7 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 			specs = append(specs, vec("post_ffw_norm.weight", s.Embd))
 		}
 		if a.PerLayer != nil {
-			specs = append(specs, gemma4LayerSpecs(p, s)...)
+			specs = append(specs, gemma4LayerSpecs(p, s, moe)...)
 		}
 	}
 	for _, sp := range specs {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"vkchat/internal/testenv"
@@ -160,18 +161,25 @@ func TestBuildRefuses(t *testing.T) {
 	defer vocab.Close()
 	s := Shapes["tiny"]
 	s.HeadDim = 32
+	patterned := func(p string) Shape { s := Shapes["tiny"]; s.Layers, s.Pattern = 4, p; return s }
 	for _, c := range []struct {
 		name string
 		s    Shape
 		o    Options
+		want string // in the error
 	}{
-		{"unknown architecture", Shapes["tiny"], Options{Arch: "gpt2", Type: ggml.F32, Vocab: vocab}},
-		{"llama with head dim apart", s, Options{Arch: "llama", Type: ggml.F32, Vocab: vocab}},
-		{"no vocabulary", Shapes["tiny"], Options{Arch: "qwen3", Type: ggml.F32}},
-		{"embd not a block multiple", Shapes["tiny"], Options{Arch: "gemma3", Type: ggml.Q4_K, Vocab: vocab}},
+		{"unknown architecture", Shapes["tiny"], Options{Arch: "gpt2", Type: ggml.F32, Vocab: vocab}, "gpt2"},
+		{"llama with head dim apart", s, Options{Arch: "llama", Type: ggml.F32, Vocab: vocab}, "heads × head dim"},
+		{"no vocabulary", Shapes["tiny"], Options{Arch: "qwen3", Type: ggml.F32}, "vocabulary"},
+		{"embd not a block multiple", Shapes["tiny"], Options{Arch: "gemma3", Type: ggml.Q4_K, Vocab: vocab}, "block size"},
+		{"another architecture's shape", Shapes["deepseek2"], Options{Arch: "qwen3moe", Type: ggml.F32, Vocab: vocab}, "laid out for deepseek2, not qwen3moe"},
+		{"a pattern on a transformer", patterned("MEM*"), Options{Arch: "qwen3moe", Type: ggml.F32, Vocab: vocab}, "qwen3moe has none"},
+		{"a pattern of too few letters", patterned("ME*"), Options{Arch: "nemotron_h_moe", Type: ggml.F32, Vocab: vocab}, "3 letters for 4 layers"},
+		{"an unknown letter", patterned("MEx*"), Options{Arch: "nemotron_h_moe", Type: ggml.F32, Vocab: vocab}, `letter 2 ('x')`},
+		{"an FFN layer where every layer has one", patterned("MEM*"), Options{Arch: "granitehybrid", Type: ggml.F32, Vocab: vocab}, `letter 1 ('E')`},
 	} {
-		if _, err := Build(c.s, c.o); err == nil {
-			t.Errorf("%s: built", c.name)
+		if _, err := Build(c.s, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error naming %q", c.name, err, c.want)
 		} else {
 			t.Logf("%s: %v", c.name, err)
 		}
