@@ -10,11 +10,16 @@
 //   GATING 2 (gpt-oss): the k largest logits (ties: the lower id), then a
 //     softmax over those k;
 //   GATING 3 (nemotron_h_moe, arch.Rule): σ of each logit, the k best by
-//     σ + the selection bias SB, each weighted by its own σ; then, as the
-//     push constants say, divided by their sum (clamped as GATING 1's)
-//     and × scale. With groups > 1 only the experts of the best used
-//     groups are candidates, a group's score the sum of its two best
-//     biased σ (DeepSeek-V3's rule, arch.Rule's maskGroups).
+//     σ + the selection bias SB (where biased says there is one), each
+//     weighted by its own σ; then, as the push constants say, divided by
+//     their sum (clamped as GATING 1's) and × scale. With groups > 1 only
+//     the experts of the best used groups are candidates, a group's score
+//     the sum of its two best biased σ (DeepSeek-V3's rule, arch.Rule's
+//     maskGroups);
+//   GATING 4 (deepseek2 with expert_gating_func 1, DeepSeek-V2/V2-Lite):
+//     GATING 1's softmax over all E in place of the σ, then GATING 3's
+//     steps (bias, groups, renormalisation, scale as the push constants
+//     say), as arch.Rule does for GatingSoftmax.
 // The softmax is ggml's: exp(x - max) rounded to f32, summed, then scaled
 // by the rounded reciprocal of the sum. ggml sums in f64; here a
 // compensated f32 sum (TwoSum, `precise` so no compiler reassociates it)
@@ -33,7 +38,7 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint E = 8;      // experts
 layout(constant_id = 2) const uint K = 2;      // experts per token
-layout(constant_id = 3) const uint GATING = 1; // 1 softmax → top-k → renormalize, 2 top-k → softmax, 3 sigmoid → biased top-k
+layout(constant_id = 3) const uint GATING = 1; // 1 softmax → top-k → renormalize, 2 top-k → softmax, 3 sigmoid → biased top-k, 4 softmax → biased top-k
 
 layout(binding = 0) uniform usamplerBuffer L; // router logits, f32 bits, R32_UINT view
 layout(std430, binding = 1) writeonly buffer Ids { uint ids[]; };
@@ -42,19 +47,23 @@ layout(std430, binding = 3) readonly buffer Step { uint ntok; uint pos; };
 // The step's last token's routing, for the host (backend.RoutingBackend):
 // K ids then K weights' bits at logoff, one slot per layer.
 layout(std430, binding = 4) writeonly buffer Log { uint routelog[]; };
-layout(binding = 5) uniform usamplerBuffer SB; // GATING 3's selection bias [E], f32 bits (unread otherwise)
+layout(binding = 5) uniform usamplerBuffer SB; // GATING 3's and 4's selection bias [E], f32 bits (read only where biased)
 
 layout(push_constant) uniform Push {
 	uint lstride; // floats per token in L
 	uint logoff;  // this layer's place in Log
-	uint norm;    // GATING 3: divide the weights by their sum
-	float scale;  // GATING 3: then multiply them (0: not)
-	uint groups;  // GATING 3: expert groups (0 or 1: none)
-	uint used;    // GATING 3: the groups kept
+	uint norm;    // GATING 3 and 4: divide the weights by their sum
+	float scale;  // GATING 3 and 4: then multiply them (0: not)
+	uint groups;  // GATING 3 and 4: expert groups (0 or 1: none)
+	uint used;    // GATING 3 and 4: the groups kept
+	uint biased;  // GATING 3 and 4: SB holds a selection bias (else none is added)
 } p;
 
+// GATING 3 and 4 choose by a score apart from the weight
+const bool SCORED = GATING == 3 || GATING == 4;
+
 shared float v[E];
-shared float sc[E]; // what GATING 3's top-k compares: the biased σ
+shared float sc[E]; // what GATING 3's and 4's top-k compares: the biased σ or probability
 
 // s + c += x, exactly while c holds the error (Knuth's TwoSum).
 void add2(inout float s, inout float c, float x) {
@@ -124,13 +133,9 @@ void main() {
 	if (GATING == 3) {
 		for (uint i = 0; i < E; i++) {
 			v[i] = 1.0 / (1.0 + exp(-v[i])); // ggml_vec_sigmoid_f32
-			sc[i] = v[i] + uintBitsToFloat(texelFetch(SB, int(i)).x);
-		}
-		if (p.groups > 1) {
-			mask_groups();
 		}
 	}
-	if (GATING == 1) {
+	if (GATING == 1 || GATING == 4) {
 		float s = 0.0, c = 0.0;
 		for (uint i = 0; i < E; i++) {
 			v[i] = exp(v[i] - mx);
@@ -139,6 +144,14 @@ void main() {
 		float inv = 1.0 / (s + c);
 		for (uint i = 0; i < E; i++) {
 			v[i] *= inv;
+		}
+	}
+	if (SCORED) {
+		for (uint i = 0; i < E; i++) {
+			sc[i] = p.biased != 0 ? v[i] + uintBitsToFloat(texelFetch(SB, int(i)).x) : v[i];
+		}
+		if (p.groups > 1) {
+			mask_groups();
 		}
 	}
 	// Top-k, largest first, ties to the lower id: pick j is the largest
@@ -152,7 +165,7 @@ void main() {
 		uint best = E;
 		float bv = 0.0;
 		for (uint i = 0; i < E; i++) {
-			float x = GATING == 3 ? sc[i] : v[i];
+			float x = SCORED ? sc[i] : v[i];
 			bool after = j == 0 || x < pv || (x == pv && i > pid);
 			if (after && (best == E || x > bv)) {
 				best = i;
@@ -162,10 +175,10 @@ void main() {
 		best = min(best, E - 1); // NaN logits: a valid id all the same
 		sel[j] = best;
 		w[j] = v[best];
-		pv = GATING == 3 ? sc[best] : v[best];
+		pv = SCORED ? sc[best] : v[best];
 		pid = best;
 	}
-	if (GATING == 1 || (GATING == 3 && p.norm != 0)) {
+	if (GATING == 1 || (SCORED && p.norm != 0)) {
 		float s = 0.0, c = 0.0;
 		for (uint j = 0; j < K; j++) {
 			add2(s, c, w[j]);
@@ -175,7 +188,7 @@ void main() {
 			w[j] /= d;
 		}
 	}
-	if (GATING == 3) {
+	if (SCORED) {
 		if (p.scale != 0.0) {
 			for (uint j = 0; j < K; j++) {
 				w[j] *= p.scale;

@@ -635,8 +635,8 @@ func (c *compiler) attention(o plan.Attention) error {
 // moeForm refuses the gatings and forms of the op moe.go has no kernels
 // for, naming them.
 func moeForm(o plan.MoE) error {
-	sigmoid := o.Gating == plan.GatingSigmoid
-	if o.Gating != plan.GatingSoftmaxTopKNorm && o.Gating != plan.GatingTopKSoftmax && !sigmoid {
+	scored := o.Gating == plan.GatingSigmoid || o.Gating == plan.GatingSoftmax
+	if o.Gating != plan.GatingSoftmaxTopKNorm && o.Gating != plan.GatingTopKSoftmax && !scored {
 		return unsupportedOp("mixture-of-experts gating %s", o.Rule)
 	}
 	if len(o.Gate.Data) == 0 && o.Act != plan.ActReLU2 {
@@ -646,7 +646,7 @@ func moeForm(o plan.MoE) error {
 		on   bool
 		what string
 	}{
-		{o.SelectBias != nil && !sigmoid, "a selection bias outside sigmoid gating"},
+		{o.SelectBias != nil && !scored, "a selection bias outside sigmoid or softmax → top-k gating"},
 		{o.RouterIn != nil && o.RouterIn.From != plan.X, "a router reading a norm of another buffer than the stream"},
 		{o.FusedGateUp && !o.Act.Gated(), "a fused gate|up bank of an ungated activation"},
 	} {

@@ -62,7 +62,7 @@ import (
 type moeWeights struct {
 	router         *Matrix        // [embd × experts]
 	routerBias     *vulkan.Buffer // [experts], or nil
-	selectBias     *vulkan.Buffer // GatingSigmoid's bias that only chooses [experts], or nil
+	selectBias     *vulkan.Buffer // GatingSigmoid's or GatingSoftmax's bias that only chooses [experts], or nil
 	gate, up, down *Matrix        // banks: experts runs of rows each
 	// per-expert biases (gpt-oss), [experts][rows] like the banks, added
 	// to each product before the activation (gate, up) or the combine
@@ -217,9 +217,16 @@ func (b *Backend) allocateMoE(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 		return err
 	}
 	mb.routeWords = make([]byte, 4*2*k*len(b.plan.Layers))
+	// a layer without experts (a dense lead, a recurrent layer's)
+	// reports a zero Routing, as the CPU backend's, not expert 0 at
+	// weight 0 from a log slot nothing writes
 	mb.lastRoute = make([]backend.Routing, len(b.plan.Layers))
-	for i := range mb.lastRoute {
-		mb.lastRoute[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
+	for i, l := range b.plan.Layers {
+		for _, op := range l.Ops {
+			if _, ok := op.(plan.MoE); ok {
+				mb.lastRoute[i] = backend.Routing{Experts: make([]int32, k), Weights: make([]float32, k)}
+			}
+		}
 	}
 	return nil
 }
@@ -277,8 +284,9 @@ func (d *gpu) moeRoute(r *vulkan.Recorder, label string, g plan.Gating, experts,
 	return d.moeRouteRule(r, label, plan.RouteRule{Gating: g}, nil, experts, k, logits, lstride, ids, wts, log, logoff, step, tokens)
 }
 
-// moeRouteRule is moeRoute under a whole rule: GatingSigmoid's selection
-// bias (nil: none), renormalisation and scale besides the gating.
+// moeRouteRule is moeRoute under a whole rule: GatingSigmoid's and
+// GatingSoftmax's selection bias (nil: none), groups, renormalisation and
+// scale besides the gating.
 func (d *gpu) moeRouteRule(r *vulkan.Recorder, label string, rule plan.RouteRule, bias *vulkan.Buffer, experts, k int, logits *vulkan.Buffer, lstride int, ids, wts, log *vulkan.Buffer, logoff int, step *vulkan.Buffer, tokens int) error {
 	var gating uint32
 	switch g := rule.Gating; {
@@ -288,10 +296,13 @@ func (d *gpu) moeRouteRule(r *vulkan.Recorder, label string, rule plan.RouteRule
 		gating = 2
 	case g == plan.GatingSigmoid:
 		gating = 3
+	case g == plan.GatingSoftmax:
+		gating = 4
 	default:
 		return fmt.Errorf("%s: gating %s has no route kernel", label, rule)
 	}
-	if bias == nil {
+	biased := bias != nil
+	if !biased {
 		var err error
 		if bias, err = d.dummy(); err != nil {
 			return err
@@ -306,7 +317,7 @@ func (d *gpu) moeRouteRule(r *vulkan.Recorder, label string, rule plan.RouteRule
 	if rule.Groups > 1 && (experts%rule.Groups != 0 || experts/rule.Groups < 2 || rule.GroupsUsed < 1 || rule.GroupsUsed > rule.Groups) {
 		return fmt.Errorf("%s: %d of %d groups of %d experts", label, rule.GroupsUsed, rule.Groups, experts)
 	}
-	kern, err := d.kernel("moe_route", 6*4, 1, uint32(experts), uint32(k), gating)
+	kern, err := d.kernel("moe_route", 7*4, 1, uint32(experts), uint32(k), gating)
 	if err != nil {
 		return err
 	}
@@ -315,7 +326,7 @@ func (d *gpu) moeRouteRule(r *vulkan.Recorder, label string, rule plan.RouteRule
 		scale = 0
 	}
 	return r.Dispatch(label, kern, []vulkan.Arg{{B: logits, Format: fmtU32}, vulkan.W(ids), vulkan.W(wts), vulkan.R(step), vulkan.W(log), {B: bias, Format: fmtU32}},
-		[]uint32{uint32(lstride), uint32(logoff), flag(rule.Norm), math.Float32bits(scale), uint32(max(rule.Groups, 0)), uint32(max(rule.GroupsUsed, 0))}, uint32(tokens), 1, 1)
+		[]uint32{uint32(lstride), uint32(logoff), flag(rule.Norm), math.Float32bits(scale), uint32(max(rule.Groups, 0)), uint32(max(rule.GroupsUsed, 0)), flag(biased)}, uint32(tokens), 1, 1)
 }
 
 // moeCombine records the combine kernel: for each of the step's tokens the
@@ -359,6 +370,9 @@ func (mb *moeBuffers) lastRouting(k int) []backend.Routing {
 		return nil
 	}
 	for l := range mb.lastRoute {
+		if mb.lastRoute[l].Experts == nil {
+			continue
+		}
 		w := words[4*2*k*l:]
 		for j := 0; j < k; j++ {
 			mb.lastRoute[l].Experts[j] = int32(binary.LittleEndian.Uint32(w[4*j:]))

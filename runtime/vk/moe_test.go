@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 
 	"vkchat/internal/testenv"
@@ -421,11 +422,20 @@ func TestGptOssMatchesCPU(t *testing.T) {
 // prefill batch, then a decode step) is the CPU backend's: the same
 // experts in the same order, weights within 1e-3 (the two backends sum in
 // different orders, and these random models amplify it layer by layer).
+// The deepseek2 file runs again under DeepSeek-V2's softmax gating
+// (expert_gating_func 1) with its groups, bias, renormalisation and scale.
 func TestLastRoutingMatchesCPU(t *testing.T) {
 	prompt := []int32{1, 400, 37, 291, 5, 88, 406, 12}
-	for _, file := range []string{"synth-qwen3moe-F32", "synth-gpt-oss-F32"} {
+	for _, file := range []string{"2026/synth-qwen3moe-F32", "2026/synth-gpt-oss-F32", "2026b/synth-deepseek2-F32", "2026b/synth-deepseek2-F32/softmax"} {
 		t.Run(file, func(t *testing.T) {
-			m := loadModel(t, testenv.Model(t, "2026/"+file+".gguf"))
+			file, softmax := strings.CutSuffix(file, "/softmax")
+			m := loadModel(t, testenv.Model(t, file+".gguf"))
+			if softmax {
+				if m.MoE.Gating != arch.GatingSigmoid || m.MoE.Groups < 2 {
+					t.Fatalf("the deepseek2 file's rule is %s: want sigmoid within groups to swap for softmax", m.MoE.Rule())
+				}
+				m.MoE.Gating = arch.GatingSoftmax
+			}
 			opts := backend.Options{ContextSize: 64, KVType: backend.KVF16, Device: -1}
 			vb := newVulkan(t, m, opts)
 			cb, err := cpuFor(t, m, opts)
