@@ -219,6 +219,8 @@ type job struct {
 	// helper (team.go), with each chunk's state (chunkFree, ...)
 	steal  bool
 	states []chunkState
+	// callerRan is how many chunks the caller ran itself
+	callerRan int32
 }
 
 type chunkPanic struct{ v any }
@@ -315,6 +317,9 @@ func (j *job) runChunks(self int) bool {
 			j.safeChunk(int(c))
 			ran++
 		}
+	}
+	if self == 0 {
+		j.callerRan = ran
 	}
 	return ran > 0 && j.pending.Add(-ran) == 0
 }

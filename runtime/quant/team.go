@@ -18,16 +18,18 @@ import (
 // in every graph node.
 //
 // Each helper has a mailbox of its own that it polls between ops: the
-// caller (worker 0) publishes a job into the mailbox of every helper that
-// is idle, with one store and no shared counter or channel lock, and
-// takes part in the job itself, as in the hand-off. The barrier between
-// ops waits only for chunks a helper has claimed, never for a helper to
-// arrive: chunks are claimed one at a time from contiguous slabs and the
-// caller steals the ones nobody claimed (job.runChunks), so a helper the
-// OS has descheduled (another process busy on every core) holds back at
-// most the one chunk it is in, not every op of the step as a barrier that
-// counts its threads in would, and a helper still late from the last op
-// is not offered the next one (its mailbox is not empty).
+// caller (worker 0) publishes a job into the mailbox of every helper whose
+// mailbox is empty, with one store and no shared counter or channel lock,
+// and takes part in the job itself, as in the hand-off. A helper empties
+// its mailbox as it starts a job, so the mailbox holds at most one job
+// waiting behind the one it runs. The barrier between ops waits only for
+// chunks a helper has claimed, never for a helper to arrive: chunks are
+// claimed one at a time from contiguous slabs and the caller steals the
+// ones nobody claimed (job.runChunks), so a helper the OS has descheduled
+// (another process busy on every core) holds back at most the one chunk it
+// is in, not every op of the step as a barrier that counts its threads in
+// would, and a helper still late from the last op is offered the next one
+// but not the one after (its mailbox is full).
 //
 // A helper polls for at most teamSpin between ops, yielding the
 // processor every spinPoll polls, then parks on its wake channel; outside
@@ -55,7 +57,8 @@ const (
 // caller's stores into one mailbox do not disturb another helper's polls.
 type member struct {
 	_     [64]byte
-	slot  atomic.Pointer[job] // the job offered, nil when idle
+	slot  atomic.Pointer[job] // the job offered and not yet taken
+	cur   atomic.Pointer[job] // the job being run, nil between jobs
 	state atomic.Int32        // memberAwake or memberParked
 	wake  chan struct{}       // a parked helper's wake-up (capacity 1)
 	// shadow is where this helper computes a chunk the caller may take
@@ -135,6 +138,12 @@ func (m *member) loop() {
 	debug.SetPanicOnFault(true)
 	for {
 		j := m.await()
+		// the mailbox takes the next job while this one runs, so that a
+		// helper still finishing its last chunk (or its bookkeeping) when
+		// the caller starts the next op joins it right after, instead of
+		// the caller running that op alone
+		m.cur.Store(j)
+		m.slot.Store(nil)
 		self := int(j.joined.Add(1))
 		if j.steal {
 			if j.runShadowed(self, m) {
@@ -144,7 +153,7 @@ func (m *member) loop() {
 			j.finish()
 		}
 		j.release()
-		m.slot.Store(nil)
+		m.cur.Store(nil)
 	}
 }
 
@@ -185,15 +194,15 @@ func (m *member) await() *job {
 	return m.slot.Load()
 }
 
-// offer publishes j to up to helpers idle members; each that takes it
-// holds a reference that it releases when done.
+// offer publishes j to up to helpers members whose mailbox is empty; each
+// that takes it holds a reference that it releases when done.
 func (j *job) offer(helpers int) {
 	ensureMembers(helpers + 1)
 	n := min(helpers, int(team.started.Load()))
 	for i := 0; i < n; i++ {
 		m := &team.members[i]
 		if m.slot.Load() != nil {
-			continue // still in an earlier job (late, or another caller's)
+			continue // an earlier job still waits for it (late, or another caller's)
 		}
 		j.refs.Add(1)
 		if !m.slot.CompareAndSwap(nil, j) {
@@ -207,20 +216,22 @@ func (j *job) offer(helpers int) {
 }
 
 // Taking over a helper's chunk. A helper the OS has descheduled in the
-// middle of a chunk (another process busy on every core) would hold the
-// op back for the rest of its time slice, milliseconds, while the caller
+// middle of a chunk (another process busy on every core) would hold the op
+// back for the rest of its time slice, milliseconds, while the caller
 // waits. So in a product job of the team the helpers compute each chunk
 // into a shadow of the output of their own and copy it out only if they
-// still own the chunk when done; a caller that has waited past
-// stealAfter (at least as long as its own share of the job took) takes
-// the chunks still out and computes them itself, straight into the
-// output. Either way each output element is computed once into the
-// output by the same kernel call on the same activations (the shadow is
-// only a different destination), so results are bit-identical to the
-// hand-off's; a helper that loses its chunk throws its shadow away and
-// never writes the output after the caller moved on. The job keeps its
-// activations until the last helper lets go of it (recycle), since a
-// losing helper may still read them.
+// still own the chunk when done; a caller that has waited past stealAfter,
+// and twice as long as one of its own chunks took, takes the chunks still
+// out and computes them itself, straight into the output: a helper that
+// runs finishes the chunk it holds within about one chunk's time of the
+// caller's last, while a descheduled one would keep the caller waiting for
+// the rest of its time slice. Either way each output element is computed
+// once into the output by the same kernel call on the same activations
+// (the shadow is only a different destination), so results are
+// bit-identical to the hand-off's; a helper that loses its chunk throws
+// its shadow away and never writes the output after the caller moved on.
+// The job keeps its activations until the last helper lets go of it
+// (recycle), since a losing helper may still read them.
 
 // Chunk states of a stealable job.
 const (
@@ -244,11 +255,13 @@ const stealAfter = 20 * time.Microsecond
 // is larger (the head of a long batch's every row) is not taken over.
 const maxShadow = 1 << 20
 
-// prepareSteal decides whether j's chunks may be taken over: a native
-// product (its kernels read the activations only; the Go path and a
-// ParallelRange's function are left alone) whose output fits a shadow.
+// prepareSteal decides whether j's chunks may be taken over: a product,
+// native or on the portable Go path (both read the weights and the
+// activations only and write nothing but the chunk's output; a
+// ParallelRange's function may write anything, so it is left alone), whose
+// output fits a shadow.
 func (j *job) prepareSteal() {
-	if j.fn != nil || !j.native {
+	if j.fn != nil {
 		return
 	}
 	for i := range j.nparts {
@@ -311,14 +324,15 @@ func (j *job) safeCompute(p *part, out []float32, lo, hi, v0, v1 int) (faulted b
 	return false
 }
 
-// waitSteal is wait for the caller of a team job whose own share took
-// mine: past max(stealAfter, mine) it takes over every chunk still out.
+// waitSteal is wait for the caller of a team job whose own chunks took
+// mine: past max(stealAfter, twice its time per chunk) it takes over
+// every chunk still out.
 func (j *job) waitSteal(mine time.Duration) {
 	if !j.steal {
 		j.wait()
 		return
 	}
-	deadline := time.Now().Add(max(stealAfter, mine))
+	deadline := time.Now().Add(max(stealAfter, 2*mine/time.Duration(max(j.callerRan, 1))))
 	for i := 1; ; i++ {
 		if j.state.Load() == jobFinished {
 			return

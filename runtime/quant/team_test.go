@@ -72,9 +72,9 @@ func TestTeamParksInStep(t *testing.T) {
 }
 
 // TestTeamLateHelper: a job offered while the only helper is still in an
-// earlier one (its mailbox full) runs whole on the caller, each index
-// once, and the late helper then leaves its job without running anything
-// twice.
+// earlier one waits in its mailbox but runs whole on the caller, each
+// index once, and the late helper then leaves its job and takes the
+// waiting one without running anything twice.
 func TestTeamLateHelper(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("needs two Ps for a helper")
@@ -110,7 +110,7 @@ func TestTeamLateHelper(t *testing.T) {
 	// (a loaded machine may leave the helper out of it altogether)
 	busy := false
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if team.members[0].slot.Load() != nil {
+		if team.members[0].cur.Load() != nil {
 			busy = true
 			break
 		}
@@ -135,13 +135,22 @@ func TestTeamLateHelper(t *testing.T) {
 	}
 	if !busy {
 		t.Log("the helper never took the first job; the late case was not exercised")
+		return
+	}
+	m := &team.members[0]
+	for deadline := time.Now().Add(2 * time.Second); (m.slot.Load() != nil || m.cur.Load() != nil) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if m.slot.Load() != nil || m.cur.Load() != nil {
+		t.Error("the late helper never took the job waiting in its mailbox, or never left it")
 	}
 }
 
 // TestTeamMatchesHandOff: products shared by the team, the helpers'
 // chunks through their shadows, give the hand-off's bits, for decode and
 // tiled batches, packed, interleaved, K-quant and float weights, one
-// product and several in a job.
+// product and several in a job, on the native kernels and on the portable
+// Go path.
 func TestTeamMatchesHandOff(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("needs two Ps for a helper")
@@ -162,6 +171,14 @@ func TestTeamMatchesHandOff(t *testing.T) {
 	for i := range ms {
 		ms[i] = Bind(ms[i])
 	}
+	defer func(was bool) { portableOnly = was }(portableOnly)
+	for _, portable := range []bool{false, true} {
+		portableOnly = portable
+		matchHandOff(t, r, ms, portable)
+	}
+}
+
+func matchHandOff(t *testing.T, r *rand.Rand, ms []Matrix, portable bool) {
 	for _, n := range []int{1, 3, 40} {
 		x := randVec(r, n*1024)
 		run := func(team bool) [][]float32 {
@@ -182,7 +199,7 @@ func TestTeamMatchesHandOff(t *testing.T) {
 		for i := range want {
 			for k := range want[i] {
 				if math.Float32bits(want[i][k]) != math.Float32bits(got[i][k]) {
-					t.Fatalf("n=%d product %d element %d: team %v, hand-off %v", n, i, k, got[i][k], want[i][k])
+					t.Fatalf("portable %v, n=%d product %d element %d: team %v, hand-off %v", portable, n, i, k, got[i][k], want[i][k])
 				}
 			}
 		}
@@ -192,7 +209,8 @@ func TestTeamMatchesHandOff(t *testing.T) {
 // TestTeamTakesOverStalledChunk: a helper stalled in the middle of a
 // chunk (as when the OS deschedules it) does not hold the product back:
 // the caller takes the chunk over, the result has the hand-off's bits,
-// and the helper, once it runs again, leaves the output alone.
+// and the helper, once it runs again, leaves the output alone; on the
+// native kernels and on the portable Go path.
 func TestTeamTakesOverStalledChunk(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("needs two Ps for a helper")
@@ -200,11 +218,21 @@ func TestTeamTakesOverStalledChunk(t *testing.T) {
 	defer SetThreads(0)
 	defer SetTeam(TeamOn())
 	SetThreads(2)
+	defer func(was bool) { portableOnly = was }(portableOnly)
+	for _, portable := range []bool{false, true} {
+		t.Run(map[bool]string{false: "native", true: "portable"}[portable], func(t *testing.T) {
+			if !portable && (!formats[ggml.Q8_0].native || portableOnly) {
+				t.Skip("no native kernel for Q8_0 here")
+			}
+			portableOnly = portable
+			takeOverStalled(t)
+		})
+	}
+}
+
+func takeOverStalled(t *testing.T) {
 	r := rand.New(rand.NewPCG(40, 4))
 	m := randomMatrix(r, ggml.Q8_0, 512, 4096)
-	if !formats[m.Type].native || portableOnly {
-		t.Skip("no native kernel for Q8_0 here: products are not taken over")
-	}
 	x := randVec(r, m.Cols)
 	SetTeam(false)
 	want := make([]float32, m.Rows)
@@ -249,7 +277,7 @@ func TestTeamTakesOverStalledChunk(t *testing.T) {
 		close(resume)
 		// the helper now finds its chunk taken; give it time to (wrongly)
 		// copy it out
-		for deadline := time.Now().Add(time.Second); team.members[0].slot.Load() != nil && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(time.Second); team.members[0].cur.Load() != nil && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
 		for i := range got {
