@@ -4,14 +4,23 @@
 // backend's attendQuantized): the score never dequantizes K. One workgroup
 // per (KV head, token) takes the G query heads sharing the KV head: it
 // rotates them by the keys' Hadamard matrix (ROTK) when the cache rotates,
-// converts each to Q8_0 (quantize_row_q8_0_ref, the scale rounded to f16;
-// Q8_1 for q4_1/q5_1: also s = d·Σcodes in f16) and sums per block the
+// converts each to Q8_0 (as ggml-cpu's x86 quantize_row_q8_0 and the CPU
+// backend, the scale rounded to f16; Q8_1 for q4_1/q5_1, as
+// quantize_row_q8_1_ref: also s = d·Σcodes in f16) and sums per block the
 // integer dot product with the cached codes times the two scales (plus
 // the key's minimum times s), the blocks in order, each block's product
 // grouped as the CPU backend's dot of that type groups it. A value row is dequantized (code ×
 // scale) and accumulated in f32 with the online softmax, position after
 // position as the CPU backend does; with rotated values (ROTV) the output
 // is multiplied by their Hadamard matrix again (its own inverse).
+//
+// The plain half of a mixed pair is read as the CPU backend reads it: an
+// f16 K scores against the query rounded to f16 (llama.cpp's vec_dot_type
+// for F16), an f32 K against the query as it is, both in f32 fused
+// multiply-adds summed in the CPU backend's vecDot order (four by eight
+// accumulators over each 32 dimensions, then its fixed reduction); an f16
+// V is accumulated in f16, rounded after every rescale and every added
+// value, as llama.cpp's f16 value buffer, an f32 V in f32.
 //
 // Scores are taken a tile of WG positions at a time, a position a lane,
 // into shared memory; then every lane walks the tile's positions in order
@@ -92,6 +101,41 @@ int code(usamplerBuffer c, uint t, uint rb, uint e) {
 	return t == 2 ? n - 8 : t == 3 ? n - 16 : n;
 }
 
+// plain_dot is query row g's dot product with the plain (f16 or f32) key
+// row at code word rb, in the CPU backend's vecDot order: accumulator
+// [j][l] takes dimensions c + 8j + l of every 32 dimensions c by fused
+// multiply-adds, then v[l] = (a0 + a2) + (a1 + a3) and
+// ((v0 + v4) + (v1 + v5)) + ((v2 + v6) + (v3 + v7)). Lanes l and l + 1
+// share an f16 word.
+float plain_dot(uint g, uint rb) {
+	precise float v[8];
+	[[unroll]] for (uint l = 0; l < 8; l += 2) {
+		precise float a[4], b[4];
+		[[unroll]] for (uint j = 0; j < 4; j++) {
+			a[j] = 0.0;
+			b[j] = 0.0;
+		}
+		for (uint c = 0; c < HD; c += 32) {
+			[[unroll]] for (uint j = 0; j < 4; j++) {
+				uint e = c + 8 * j + l;
+				vec2 k;
+				if (KT == 7) {
+					k = vec2(uintBitsToFloat(texelFetch(KC, int(rb + e)).x), uintBitsToFloat(texelFetch(KC, int(rb + e + 1)).x));
+				} else {
+					k = unpackHalf2x16(texelFetch(KC, int(rb + e / 2)).x);
+				}
+				a[j] = fma(sx[g * HD + e], k.x, a[j]);
+				b[j] = fma(sx[g * HD + e + 1], k.y, b[j]);
+			}
+		}
+		v[l] = (a[0] + a[2]) + (a[1] + a[3]);
+		v[l + 1] = (b[0] + b[2]) + (b[1] + b[3]);
+	}
+	precise float t0 = v[0] + v[4], t1 = v[1] + v[5], t2 = v[2] + v[6], t3 = v[3] + v[7];
+	precise float r = (t0 + t1) + (t2 + t3);
+	return r;
+}
+
 // scale_of is block b's scale and minimum (0 for a type without) of row
 // row in a cache of type t.
 vec2 scale_of(usamplerBuffer c, uint t, uint rows, uint row, uint b) {
@@ -105,6 +149,13 @@ vec2 scale_of(usamplerBuffer c, uint t, uint rows, uint row, uint b) {
 
 // value is element e of a cached value row, dequantized as ggml does.
 float value(uint row, uint rows, uint e) {
+	if (VT == 7) {
+		return uintBitsToFloat(texelFetch(VC, int(row * HD + e)).x);
+	}
+	if (VT == 6) {
+		vec2 h = unpackHalf2x16(texelFetch(VC, int(row * (HD / 2) + e / 2)).x);
+		return (e % 2) == 0 ? h.x : h.y;
+	}
 	vec2 dm = scale_of(VC, VT, rows, row, e / 32);
 	precise float v = float(code(VC, VT, row * cw(VT), e)) * dm.x;
 	precise float vm = v + dm.y;
@@ -126,19 +177,29 @@ void main() {
 		sx[i] = q[qb + i];
 	}
 	barrier();
+	if (KT == 6) {
+		for (uint i = lane; i < G * HD; i += WG) {
+			sx[i] = round_f16(sx[i]);
+		}
+		barrier();
+	}
 	if (ROTK != 0) {
 		fwht(ROTK, p.rks);
 	}
-	for (uint i = lane; i < G * NB; i += WG) {
+	for (uint i = lane; i < G * NB && !plain(KT); i += WG) {
 		uint o = i * 32;
 		float amax = 0.0;
 		for (uint j = 0; j < 32; j++) amax = max(amax, abs(sx[o + j]));
 		float d = amax / 127.0;
-		float id = d != 0.0 ? 1.0 / d : 0.0;
+		// Q8_1 as quantize_row_q8_1_ref (x/d, halves away from zero); Q8_0
+		// as ggml-cpu's x86 quantize_row_q8_0 (x·(127/amax), halves to
+		// even), as the CPU backend converts the query
+		bool q81 = has_min(KT);
+		float id = q81 ? (d != 0.0 ? 1.0 / d : 0.0) : (amax != 0.0 ? 127.0 / amax : 0.0);
 		int sum = 0;
 		for (uint j = 0; j < 32; j++) {
 			precise float v = sx[o + j] * id;
-			sqc[o + j] = int(round_half_away(v));
+			sqc[o + j] = int(q81 ? round_half_away(v) : roundEven(v));
 			sum += sqc[o + j];
 		}
 		sqd[i] = f16_exact(d);
@@ -159,6 +220,10 @@ void main() {
 		if (a < span) {
 			uint row = kvh * p.slots + a % p.slots;
 			[[unroll]] for (uint g = 0; g < G; g++) {
+				if (plain(KT)) {
+					ss[g * WG + lane] = plain_dot(g, row * kw);
+					continue;
+				}
 				precise float sumf = 0.0;
 				for (uint b = 0; b < NB; b++) {
 					int sumi = 0;
@@ -202,11 +267,16 @@ void main() {
 				if (s > m[g]) {
 					ms = exp(m[g] - s);
 					m[g] = s;
-					[[unroll]] for (uint k = 0; k < DPL; k++) acc[g][k] *= ms;
+					[[unroll]] for (uint k = 0; k < DPL; k++) acc[g][k] = VT == 6 ? round_f16(acc[g][k] * ms) : acc[g][k] * ms;
 				} else {
 					vs = exp(s - m[g]);
 				}
-				[[unroll]] for (uint k = 0; k < DPL; k++) acc[g][k] = fma(vd[k], vs, acc[g][k]);
+				[[unroll]] for (uint k = 0; k < DPL; k++) {
+					acc[g][k] = fma(vd[k], vs, acc[g][k]);
+					if (VT == 6) {
+						acc[g][k] = round_f16(acc[g][k]);
+					}
+				}
 				l[g] = fma(l[g], ms, vs);
 			}
 		}

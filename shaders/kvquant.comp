@@ -7,7 +7,8 @@
 // fast transform's butterflies in f32, then the scale, as llama.cpp and
 // the CPU backend's hadamard), and quantizes its blocks once, as ggml's
 // reference quantizers do, into the row's slot pos % slots. A lane takes
-// a block.
+// a block. The plain half of a mixed pair (f16, f32) is stored as it is,
+// f16 rounded to nearest even.
 #include "common.glsl"
 
 layout(local_size_x = 64) in;
@@ -68,6 +69,16 @@ void main() {
 	uint rows = kvheads * p.slots;
 	uint row = h * p.slots + (pos + t) % p.slots;
 	uint cwr = cw(typ);
+	if (plain(typ)) {
+		// the plain half of a mixed pair: f16 rounded to nearest even as
+		// the CPU backend's store, or the f32 row as it is
+		for (uint w = lane; w < cwr; w += wg) {
+			uint word = typ == 7 ? floatBitsToUint(x[w]) : packHalf2x16(vec2(f16_exact(x[2 * w]), f16_exact(x[2 * w + 1])));
+			uint at = row * cwr + w;
+			if (isK) imageStore(KC, int(at), uvec4(word)); else imageStore(VC, int(at), uvec4(word));
+		}
+		return; // uniform: typ is the workgroup's
+	}
 	for (uint b = lane; b < NB; b += wg) {
 		uint o = b * 32;
 		float d;

@@ -8,23 +8,31 @@
 // words per row (q8_0, q4_0, q5_0: a scale a half, a row's padded to an
 // even count; q4_1, q5_1: a word per block, the scale and the minimum).
 // With a head size a multiple of 64 that is exactly llama.cpp's 34, 18,
-// 22, 20 and 24 bytes per 32 values.
+// 22, 20 and 24 bytes per 32 values. The plain half of a mixed pair (an
+// f16 or f32 K beside a quantized V, or the reverse) is rows of codes
+// alone, f16 two a word (element e in the low half when e is even) or f32
+// a word, and no scales.
 //
 // The includer defines HD (head size) before including this file.
 
 const uint NB = HD / 32; // blocks per row
 const uint SW = (NB + 1) / 2;
 
-// Type codes: 1 q8_0, 2 q4_0, 3 q5_0, 4 q4_1, 5 q5_1.
+// Type codes: 1 q8_0, 2 q4_0, 3 q5_0, 4 q4_1, 5 q5_1, 6 f16, 7 f32.
+
+// plain: a half kept in f16 or f32, not in blocks.
+bool plain(uint t) { return t >= 6; }
 
 // cw is the code words per row of a cache of type t.
-uint cw(uint t) { return t == 1 ? HD / 4 : (t == 3 || t == 5) ? HD / 8 + NB : HD / 8; }
+uint cw(uint t) {
+	return t == 7 ? HD : t == 6 ? HD / 2 : t == 1 ? HD / 4 : (t == 3 || t == 5) ? HD / 8 + NB : HD / 8;
+}
 
 // sw is the scale words per row of a cache of type t.
-uint sw(uint t) { return t >= 4 ? NB : SW; }
+uint sw(uint t) { return plain(t) ? 0 : t >= 4 ? NB : SW; }
 
 // has_min: the type's blocks carry a minimum (q4_1, q5_1).
-bool has_min(uint t) { return t >= 4; }
+bool has_min(uint t) { return t == 4 || t == 5; }
 
 // round_half_away rounds as C's roundf: half away from zero.
 float round_half_away(float v) {

@@ -50,7 +50,7 @@ func (c *cache) allocate(d *gpu, plans []layerPlan, opts backend.Options) error 
 		}
 		kvBytes := uint64(pl.kvHeads) * uint64(pl.slots) * uint64(pl.headDim) * uint64(opts.KVType.Bytes())
 		vBytes := kvBytes
-		if opts.KVType.Quantized() {
+		if kvSplit(opts.KVType, opts.ValueType()) {
 			kvBytes = kvQuantBytes(opts.KVType, pl.kvHeads*pl.slots, pl.headDim)
 			vBytes = kvQuantBytes(opts.ValueType(), pl.kvHeads*pl.slots, pl.headDim)
 		}

@@ -15,7 +15,11 @@ import (
 // kvquant.comp rotates (llama.cpp's Hadamard rotation) and quantizes them
 // once into the cache, and attnq.comp reads the codes: the query converted
 // to Q8_0 for an integer dot with the keys, the values dequantized and
-// summed in f32 (shaders/kvquant.glsl has the cache's layout).
+// summed in f32 (shaders/kvquant.glsl has the cache's layout). A pair of
+// two types (one half quantized and the other f16 or f32, or f16 beside
+// f32) takes the same path, the plain half stored and read as the CPU
+// backend keeps it, as llama.cpp's flash attention runs every such pair;
+// attention.comp reads one element type for both halves.
 type kvQuant struct {
 	kt, vt     uint32 // kvquant.glsl's type codes
 	rotK, rotV int    // Hadamard orders (0: none): plan.CacheRotation
@@ -36,33 +40,48 @@ func kvTypeCode(t backend.KVType) uint32 {
 		return 4
 	case backend.KVQ5_1:
 		return 5
+	case backend.KVF16:
+		return 6
+	case backend.KVF32:
+		return 7
 	}
 	return 0
 }
 
+// kvSplit reports whether a cache of keys k and values v takes the
+// quantized cache's path (kvQuant): a quantized half, or two types.
+func kvSplit(k, v backend.KVType) bool { return k.Quantized() || v.Quantized() || k != v }
+
 // checkKVTypes refuses the cache types this backend has no kernels for,
 // naming them, after the plan's own check (a head size not a multiple of
-// 32, MLA), which the CPU backend makes too.
+// 32, MLA), which the CPU backend makes too. An f16 key beside an f32
+// value (or the reverse) needs it too here: kvquant.comp and attnq.comp
+// work in blocks of 32 values.
 func checkKVTypes(p *plan.Plan, k, v backend.KVType) error {
 	if err := p.CheckCacheTypes(k, v); err != nil {
 		return fmt.Errorf("vulkan backend: %w", err)
 	}
-	plain := func(t backend.KVType) bool { return t == backend.KVF16 || t == backend.KVF32 }
-	switch {
-	case plain(k) && k == v:
-		return nil
-	case kvTypeCode(k) != 0 && kvTypeCode(v) != 0:
-		return nil
+	if kvSplit(k, v) {
+		for _, s := range p.Cache {
+			if s.HeadDim%32 != 0 {
+				return fmt.Errorf("vulkan backend: a %s KV cache is kept in blocks of 32 values inside a head, and layer %d's head size is %d: use one type, f16 or f32, for both", backend.KVName(k, v), s.Layer, s.HeadDim)
+			}
+		}
 	}
-	return fmt.Errorf("vulkan backend: a %s KV cache: this backend keeps keys and values in f16 or f32, the same for both, or both block-quantized (q8_0, q5_1, q5_0, q4_1, q4_0); a quantized half beside an f16 or f32 one runs on the cpu backend", backend.KVName(k, v))
+	for _, t := range []backend.KVType{k, v} {
+		if kvTypeCode(t) == 0 {
+			return fmt.Errorf("vulkan backend: a %s KV cache: this backend has no kernels for %s (it keeps f32, f16, q8_0, q5_1, q5_0, q4_1 and q4_0); use the cpu backend", backend.KVName(k, v), t)
+		}
+	}
+	return nil
 }
 
-// newKVQuant is the quantized cache's setup for p (nil for an f16 or f32
-// cache): its rotations (plan.CacheRotation, as the CPU backend's) and
+// newKVQuant is the quantized cache's setup for p (nil for keys and values
+// in one f16 or f32 type): its rotations (plan.CacheRotation, as the CPU backend's) and
 // the staging rows for cap tokens of kvw values.
 func newKVQuant(d *gpu, p *plan.Plan, opts backend.Options, act *activations, cap, kvw int) (*kvQuant, error) {
 	k, v := opts.KVType, opts.ValueType()
-	if !k.Quantized() {
+	if !kvSplit(k, v) {
 		return nil, nil
 	}
 	q := &kvQuant{kt: kvTypeCode(k), vt: kvTypeCode(v)}
@@ -78,8 +97,12 @@ func newKVQuant(d *gpu, p *plan.Plan, opts backend.Options, act *activations, ca
 }
 
 // kvQuantBytes is a quantized cache's buffer size for rows rows (KV heads ×
-// slots) of hd values of type t: kvquant.glsl's code words and scale words.
+// slots) of hd values of type t: kvquant.glsl's code words and scale words
+// (a plain half of a mixed pair: its values).
 func kvQuantBytes(t backend.KVType, rows, hd int) uint64 {
+	if !t.Quantized() {
+		return uint64(rows) * uint64(t.RowBytes(hd))
+	}
 	nb := hd / 32
 	cw, sw := hd/8, (nb+1)/2
 	switch t {
