@@ -59,7 +59,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tg := fs.Int("n", 64, "generated tokens for the decode test (0 skips it)")
 	reps := fs.Int("r", 3, "repetitions of each test")
 	asJSON := fs.Bool("json", false, "print a JSON list instead of the table")
-	profile := fs.Bool("profile", false, "vulkan: per-kernel device time and the measured read bandwidth")
+	profile := fs.Bool("profile", false, "vulkan: per-kernel device time and the measured read bandwidth; cpu: wall time per plan op of a prefill of -p tokens and -n decode steps")
 	device := fs.Int("device", -1, "vulkan device index (see 'vkchat devices'); -1 picks the best")
 	threads := fs.Int("threads", 0, "cpu worker threads (0: one per physical core)")
 	kvType := fs.String("kv", "f16", "KV cache type: f16, f32, q8_0, q5_1, q5_0, q4_1 or q4_0 (quantized: the cpu backend)")
@@ -117,8 +117,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if *profile && choice.Backend != "vulkan" {
-		return fmt.Errorf("--profile needs --backend vulkan")
+	if *profile && choice.Backend != "vulkan" && choice.Backend != "cpu" {
+		return fmt.Errorf("--profile needs --backend vulkan or cpu")
 	}
 	var headMode backend.HeadMode
 	switch *head {
@@ -265,6 +265,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 		return printProfile(ctx, stdout, prof, *depth, *pp, texel, ssbo, decodeTPS)
+	}
+	if cb, ok := b.(*cpu.Backend); ok && *profile {
+		return printCPUProfile(ctx, stdout, cb, tokens, *depth, *pp, *tg)
 	}
 	return nil
 }

@@ -225,3 +225,23 @@ func TestPrintLoadKept(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+// TestBenchCPUProfile: bench --profile on the CPU backend prints the
+// prefill's and the decode steps' op tables, the output product among
+// their rows, with each op's share of the wall time.
+func TestBenchCPUProfile(t *testing.T) {
+	var out, errb bytes.Buffer
+	err := runBench(context.Background(), []string{"--model", testenv.Model(t, "stories260K.gguf"), "--backend", "cpu", "-p", "8", "-n", "4", "-r", "1", "--profile"}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	text := out.String()
+	for _, want := range []string{"prefill of 8 tokens at position 0: ", "decode, 4 steps from position 0: ", "  head: products → logits  ", "  attention  "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in\n%s", want, text)
+		}
+	}
+	if strings.Count(text, "share of wall") != 2 {
+		t.Errorf("want two op tables in\n%s", text)
+	}
+}

@@ -67,6 +67,8 @@ type Backend struct {
 
 	// tap, when set (Lens), sees the stream after each layer of a batch
 	tap func(layer, n int)
+	// timer, when set (TimeOps), sums each op's time (optime.go)
+	timer *opTimer
 
 	// history holds the token at every position up to filled, so that a
 	// rewind past what a sliding-window ring still holds can recompute it.

@@ -47,19 +47,24 @@ func (b *Backend) compile(p *plan.Plan) (program, error) {
 	if prog.input, err = b.steps(-1, p.Input, p); err != nil {
 		return prog, err
 	}
+	b.timed("input: ", p.Input, prog.input)
 	for _, l := range p.Layers {
 		st, err := b.steps(l.Index, l.Ops, p)
 		if err != nil {
 			return prog, fmt.Errorf("cpu backend: layer %d: %w", l.Index, err)
 		}
+		b.timed("", l.Ops, st)
 		prog.layers = append(prog.layers, st)
 	}
 	if err := checkHiddenNorm(p); err != nil {
 		return prog, err
 	}
-	prog.head, err = b.steps(-1, p.Head, p)
+	if prog.head, err = b.steps(-1, p.Head, p); err != nil {
+		return prog, err
+	}
+	b.timed("head: ", p.Head, prog.head)
 	b.embedding = untiedEmbedding(p)
-	return prog, err
+	return prog, nil
 }
 
 func (b *Backend) steps(layer int, ops []plan.Op, p *plan.Plan) ([]step, error) {
