@@ -158,8 +158,20 @@ func (m *member) loop() {
 }
 
 // await polls the mailbox for up to teamSpin while a step runs, then
-// parks until a job is published.
+// parks until a job is published. A wake-up may find the mailbox empty:
+// the offer that sent it published a job this helper has already taken
+// (and finished) from its polls, and then found it parked again; it polls
+// and parks anew.
 func (m *member) await() *job {
+	for {
+		if j := m.awaitOnce(); j != nil {
+			return j
+		}
+	}
+}
+
+// awaitOnce is one poll and park of await; nil after a stale wake-up.
+func (m *member) awaitOnce() *job {
 	var deadline time.Time
 	for i := 1; ; i++ {
 		if j := m.slot.Load(); j != nil {

@@ -320,3 +320,47 @@ func TestTeamSkipsBatches(t *testing.T) {
 		t.Error("team off: a job is shared by the team")
 	}
 }
+
+// TestTeamStaleWake: a helper woken with an empty mailbox (the offer that
+// woke it published a job the helper had already taken from its polls)
+// parks again rather than running a job that is not there, and still
+// takes the next job published.
+func TestTeamStaleWake(t *testing.T) {
+	m := &member{wake: make(chan struct{}, 1)}
+	got := make(chan *job, 1)
+	go func() { got <- m.await() }()
+	for deadline := time.Now().Add(5 * time.Second); m.state.Load() != memberParked && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if m.state.Load() != memberParked {
+		t.Fatal("the helper never parked with its mailbox empty and no step running")
+	}
+	// the late half of an offer whose job is gone: the helper is parked,
+	// so it is woken
+	if !m.state.CompareAndSwap(memberParked, memberAwake) {
+		t.Fatal("the helper left its park on its own")
+	}
+	m.wake <- struct{}{}
+	select {
+	case j := <-got:
+		t.Fatalf("a wake-up with an empty mailbox returned %p, want the helper to park again", j)
+	case <-time.After(20 * time.Millisecond):
+	}
+	for deadline := time.Now().Add(5 * time.Second); m.state.Load() != memberParked && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	// a real offer, as job.offer makes it
+	j := &job{}
+	m.slot.Store(j)
+	if m.state.CompareAndSwap(memberParked, memberAwake) {
+		m.wake <- struct{}{}
+	}
+	select {
+	case g := <-got:
+		if g != j {
+			t.Fatalf("await returned %p, want the published job %p", g, j)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the helper never took the job published after a stale wake-up")
+	}
+}
