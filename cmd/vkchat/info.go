@@ -26,7 +26,7 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	modelFlag := fs.String("model", "", "GGUF model file, or demo for the model built into vkchat (the file may also be given alone, before or after the flags)")
 	ctxSize := new(int)
 	contextFlag(fs, ctxSize, "context size in `N` tokens for the memory estimate (0: what the chat would use, the model's trained context up to 4096)")
-	kvType := fs.String("kv-type", "f16", "the KV cache's type for the estimate: f16, f32, q8_0, q5_1, q5_0, q4_1 or q4_0 (as chat's --kv-type)")
+	kvType := fs.String("kv-type", "f16", "the KV cache's type for the estimate: f16, f32, q8_0, q5_1, q5_0, q4_1, q4_0 or iq4_nl (as chat's --kv-type)")
 	kvTypeK := fs.String("kv-type-k", "", "the keys' type, in place of --kv-type's")
 	kvTypeV := fs.String("kv-type-v", "", "the values' type, in place of --kv-type's")
 	showPlan := fs.Bool("plan", false, "also print the op plan both backends execute: the input, a group of ops per layer, the head, the cache and state slots")

@@ -47,10 +47,13 @@ const (
 	KVQ4_1 KVType = "q4_1"
 	KVQ5_0 KVType = "q5_0"
 	KVQ5_1 KVType = "q5_1"
+	// IQ4_NL: 4-bit indices into a fixed non-linear table, an F16 scale a
+	// block (18 B); the CPU backend only.
+	KVIQ4_NL KVType = "iq4_nl"
 )
 
 // KVTypes are the cache types a backend may be asked for.
-var KVTypes = []KVType{KVF16, KVF32, KVQ8_0, KVQ4_0, KVQ4_1, KVQ5_0, KVQ5_1}
+var KVTypes = []KVType{KVF16, KVF32, KVQ8_0, KVQ4_0, KVQ4_1, KVQ5_0, KVQ5_1, KVIQ4_NL}
 
 // Bytes is the size of one KV element of F16 or F32 (2 for the others,
 // whose size is per block: RowBytes).
@@ -78,6 +81,8 @@ func (k KVType) BlockBytes() int {
 		return 22
 	case KVQ5_1:
 		return 24
+	case KVIQ4_NL:
+		return 18
 	}
 	return 0
 }

@@ -200,7 +200,12 @@ func TestKVCacheQuantRoundTrip(t *testing.T) {
 					for _, v := range x[blk*32 : (blk+1)*32] {
 						lo, hi = min(lo, v), max(hi, v)
 					}
-					levels := map[backend.KVType]float64{backend.KVQ8_0: 254, backend.KVQ5_0: 31, backend.KVQ5_1: 31, backend.KVQ4_0: 15, backend.KVQ4_1: 15}[kt]
+					// iq4_nl: 16 steps of max/127 (half its table's widest
+					// gap is 12, past its top 14, and the scale is refitted)
+					levels := map[backend.KVType]float64{backend.KVQ8_0: 254, backend.KVQ5_0: 31, backend.KVQ5_1: 31, backend.KVQ4_0: 15, backend.KVQ4_1: 15, backend.KVIQ4_NL: 254.0 / 16}[kt]
+					if levels == 0 {
+						t.Fatalf("%s: no step bound for this type", kt)
+					}
 					step := 2 * math.Max(math.Abs(float64(lo)), math.Abs(float64(hi))) / levels
 					if kt == backend.KVQ4_1 || kt == backend.KVQ5_1 {
 						step = float64(hi-lo) / levels

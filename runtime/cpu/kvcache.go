@@ -95,6 +95,8 @@ func ggmlType(t backend.KVType) ggml.Type {
 		return ggml.Q4_1
 	case backend.KVQ5_1:
 		return ggml.Q5_1
+	case backend.KVIQ4_NL:
+		return ggml.IQ4_NL
 	}
 	panic("cpu backend: no block format for KV type " + string(t))
 }

@@ -163,7 +163,7 @@ func TestKVQuantRefusals(t *testing.T) {
 	runs := testenv.Model(t, "synth-qwen3-F32.gguf")
 	q8, q4, f16, f32 := backend.KVQ8_0, backend.KVQ4_0, backend.KVF16, backend.KVF32
 	for _, be := range testBackends(t) {
-		for _, kv := range [][2]backend.KVType{{q8, q8}, {q8, f16}, {f16, q4}, {f32, q8}} {
+		for _, kv := range [][2]backend.KVType{{q8, q8}, {q8, f16}, {f16, q4}, {f32, q8}, {backend.KVIQ4_NL, backend.KVIQ4_NL}} {
 			_, err := Load(context.Background(), path, Options{Backend: be, ContextSize: 64, Template: "none", KVType: kv[0], KVTypeV: kv[1]})
 			if err == nil || !strings.Contains(err.Error(), "head size is 8") {
 				t.Errorf("%s: %s/%s on head size 8: %v, want a refusal naming the head size", be, kv[0], kv[1], err)
@@ -279,6 +279,62 @@ func TestKVQuantQ4_1Q5_1(t *testing.T) {
 		})
 	}
 }
+
+// TestKVQuantIQ4NL: no llama.cpp reference covers an iq4_nl cache (4-bit
+// indices into a fixed non-linear table, the scale a least-squares fit,
+// the query converted to Q8_0 for the score), so it is held as q4_1 and
+// q5_1 are (TestKVQuantQ4_1Q5_1): against the engine's own f32 cache on
+// the f16 reference's prompt, teacher-forced, on the CPU backend, its
+// distance must be above q8_0's and within kvQuantIQ4NLFactor of q4_0's
+// (the same bits a value; llama.cpp's doc measures iq4_nl's smallest
+// effect against f16 beside q4_1's, both near q4_0's); keys alone and
+// values alone each move the logits (neither half is left unquantized).
+// A table misread or a nibble order swapped decodes every block wrong
+// and lands far outside. The Vulkan backend refuses it by name.
+func TestKVQuantIQ4NL(t *testing.T) {
+	iq, q4, q8, f32 := backend.KVIQ4_NL, backend.KVQ4_0, backend.KVQ8_0, backend.KVF32
+	for _, model := range []string{"synth-F32", "synth-qwen3-F32"} {
+		t.Run(model, func(t *testing.T) {
+			r := loadReference(t, filepath.Join("kvquant", model+"-kvf16-f16.json"))
+			dist := map[string]float64{}
+			var exact [][]float32
+			for _, kv := range [][2]backend.KVType{{f32, f32}, {q8, q8}, {q4, q4}, {iq, iq}, {iq, f32}, {f32, iq}} {
+				s, err := Load(context.Background(), testenv.Model(t, model+".gguf"), Options{Backend: "cpu", ContextSize: 512, Template: "none", KVType: kv[0], KVTypeV: kv[1]})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := teacherForced(t, s, r)
+				if exact == nil {
+					exact = make([][]float32, len(got))
+					for p := range got {
+						exact[p] = slices.Clone(got[p])
+					}
+				}
+				dist[backend.KVName(kv[0], kv[1])] = logitsDelta(got, exact)
+				s.Close()
+			}
+			t.Logf("%s: max |Δlogit| from the f32 cache: %v", model, dist)
+			if !(dist["iq4_nl"] > dist["q8_0"]) || dist["iq4_nl"] > kvQuantIQ4NLFactor*dist["q4_0"] {
+				t.Errorf("%s: an iq4_nl cache is %.3f from the f32 cache, want above q8_0's %.3f and within %g × q4_0's %.3f", model, dist["iq4_nl"], dist["q8_0"], kvQuantIQ4NLFactor, dist["q4_0"])
+			}
+			for _, half := range []string{"iq4_nl/f32", "f32/iq4_nl"} {
+				if dist[half] < 0.1*dist["iq4_nl"] || dist[half] > 1.5*dist["iq4_nl"] {
+					t.Errorf("%s: an %s cache is %.3f from the f32 cache, want between 0.1 and 1.5 × the iq4_nl cache's %.3f", model, half, dist[half], dist["iq4_nl"])
+				}
+			}
+		})
+	}
+	if slices.Contains(testBackends(t), "vulkan") {
+		_, err := Load(context.Background(), testenv.Model(t, "synth-qwen3-F32.gguf"), Options{Backend: "vulkan", ContextSize: 64, Template: "none", KVType: iq})
+		if err == nil || !strings.Contains(err.Error(), "no kernels for iq4_nl") {
+			t.Errorf("vulkan: an iq4_nl cache: %v, want a refusal naming iq4_nl", err)
+		}
+	}
+}
+
+// kvQuantIQ4NLFactor bounds an iq4_nl cache's distance from the f32 cache
+// by q4_0's (TestKVQuantIQ4NL).
+var kvQuantIQ4NLFactor = 1.5
 
 // TestMLAKVTypes: multi-head latent attention's cache (one row of latent
 // and RoPE key, read as the values too) takes f16 or f32; a quantized

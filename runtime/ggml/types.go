@@ -33,6 +33,10 @@ const (
 	I64  Type = 27
 	F64  Type = 28
 	BF16 Type = 30
+	// IQ4_NL is 4-bit indices into a fixed non-linear table with an F16
+	// scale per 32: here a KV cache type only, no backend computes with
+	// weights of it.
+	IQ4_NL Type = 20
 	// MXFP4 is OCP microscaling FP4: E2M1 values with an E8M0 scale per
 	// 32 (gpt-oss's experts).
 	MXFP4 Type = 39
@@ -70,6 +74,8 @@ var table = map[Type]traits{
 	I64:   {"I64", 1, 8, false},
 	F64:   {"F64", 1, 8, false},
 	MXFP4: {"MXFP4", 32, 17, true},
+
+	IQ4_NL: {"IQ4_NL", 32, 18, false}, // a KV cache type (runtime/quant/iq4nl.go)
 }
 
 // Known reports whether t is a type whose block layout we know, so that a file

@@ -622,7 +622,7 @@ var knownIDs = map[uint32]struct {
 }{
 	4: {"Q4_2", true}, 5: {"Q4_3", true},
 	16: {"IQ2_XXS", false}, 17: {"IQ2_XS", false}, 18: {"IQ3_XXS", false}, 19: {"IQ1_S", false},
-	20: {"IQ4_NL", false}, 21: {"IQ3_S", false}, 22: {"IQ2_S", false}, 23: {"IQ4_XS", false},
+	21: {"IQ3_S", false}, 22: {"IQ2_S", false}, 23: {"IQ4_XS", false},
 	29: {"IQ1_M", false},
 	31: {"Q4_0_4_4", true}, 32: {"Q4_0_4_8", true}, 33: {"Q4_0_8_8", true},
 	34: {"TQ1_0", false}, 35: {"TQ2_0", false},

@@ -30,6 +30,8 @@ var formats = map[ggml.Type]*format{
 	ggml.Q5_K:  {256, 176, dequantQ5K, ggml.Q8_K, dotQ5K, false},
 	ggml.Q6_K:  {256, 210, dequantQ6K, ggml.Q8_K, dotQ6K, false},
 	ggml.MXFP4: {32, 17, dequantMXFP4, ggml.Q8_0, dotMXFP4, false},
+	// a KV cache type here, not a weight type (iq4nl.go)
+	ggml.IQ4_NL: {32, 18, dequantIQ4NL, ggml.Q8_0, dotIQ4NL, false},
 }
 
 func formatOf(t ggml.Type) (*format, error) {

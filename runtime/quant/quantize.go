@@ -26,11 +26,15 @@ var quantizers = map[ggml.Type]func(src []float32, dst []byte){
 	ggml.Q4_K:  quantizeQ4K,
 	ggml.Q5_K:  quantizeQ5K,
 	ggml.Q6_K:  quantizeQ6K,
+	// llama.cpp's reference for a KV cache row (iq4nl.go); llama-quantize
+	// searches scales for weights
+	ggml.IQ4_NL: quantizeIQ4NL,
 }
 
 // Quantize encodes src, a whole number of blocks, as t with ggml's reference
 // quantizer for t. Supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-// Q2_K, Q3_K, Q4_K, Q5_K and Q6_K.
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_NL (quantize_row_iq4_nl_ref, without
+// llama-quantize's scale search).
 func Quantize(t ggml.Type, src []float32) ([]byte, error) {
 	q, ok := quantizers[t]
 	if !ok {

@@ -29,6 +29,8 @@ var kvElementBytes = map[string]float64{
 	"q4_1": 20.0 / 32,
 	"q5_0": 22.0 / 32,
 	"q5_1": 24.0 / 32,
+
+	"iq4_nl": 18.0 / 32,
 }
 
 // KVFormula is the KV cache size the model's shape implies: layers (a

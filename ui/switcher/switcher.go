@@ -76,7 +76,7 @@ func (s *Switcher) Commands() (model, backend []command.Command) {
 		[]command.Command{{Name: "backend", ArgHelp: "NAME", Arg: command.TextRequired,
 			Help: "continue on another compute backend (cpu or vulkan), e.g. after a GPU fault",
 			Run:  func(a command.Args) tea.Cmd { s.backend(a.Text); return nil }},
-			{Name: "kv", Help: "the KV cache's type (f16, f32, q8_0, q5_1, q5_0, q4_1, q4_0); set when the model loads (--kv-type)",
+			{Name: "kv", Help: "the KV cache's type (f16, f32, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl); set when the model loads (--kv-type)",
 				Run: func(command.Args) tea.Cmd { s.kv(); return nil }}}
 }
 
