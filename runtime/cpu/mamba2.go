@@ -23,8 +23,10 @@ type mamba2Scratch struct {
 	proj  []float32 // ssm_in's output [n x InProj]: z | xBC | dt
 	xbc   []float32 // the conv's output after bias and SiLU [n x channels]
 	y     []float32 // the scan's output, then gated and normed [n x inner]
-	// per layer (nil for the others)
-	taps, bias, dtBias, a, d, norm [][]float32
+	ones  []float32 // [channels] of 1: siluAll's other operand
+	// per layer (nil for the others); tapsT is taps tap-major ([K][C], the
+	// native conv's layout)
+	taps, tapsT, bias, dtBias, a, d, norm [][]float32
 
 	// the heads' scan as the pool's range function, made once, and the
 	// arguments of the call in progress
@@ -44,15 +46,57 @@ func newMamba2Scratch(p *plan.Plan, n int) *mamba2Scratch {
 	l := len(p.Layers)
 	s := &mamba2Scratch{shape: sh,
 		proj: make([]float32, n*sh.InProj()), xbc: make([]float32, n*sh.ConvChannels()), y: make([]float32, n*sh.Inner),
-		taps: make([][]float32, l), bias: make([][]float32, l), dtBias: make([][]float32, l),
+		taps: make([][]float32, l), tapsT: make([][]float32, l), bias: make([][]float32, l), dtBias: make([][]float32, l),
 		a: make([][]float32, l), d: make([][]float32, l), norm: make([][]float32, l)}
 	s.headsFn = s.heads
+	s.ones = make([]float32, sh.ConvChannels())
+	for i := range s.ones {
+		s.ones[i] = 1
+	}
 	return s
+}
+
+// tapMajor is a conv's taps ([C][K], channel by channel) stored tap by
+// tap ([K][C]), so that the native conv reads each tap's channels in a row.
+func tapMajor(taps []float32, K int) []float32 {
+	C := len(taps) / K
+	out := make([]float32, len(taps))
+	for c := 0; c < C; c++ {
+		for i := 0; i < K; i++ {
+			out[i*C+c] = taps[c*K+i]
+		}
+	}
+	return out
+}
+
+// nativeConv lets tests run causalConv's portable loop on a machine with
+// native kernels.
+var nativeConv = true
+
+// convStep is causalConv, on the native kernel where there is one (the
+// same bits, TestConvStepMatchesPortable): out from in and the state,
+// then in joins the state.
+func convStep(out, state, in, taps, tapsT []float32, K int) {
+	if !nativeConv || !simd.CausalConv(out, state, in, tapsT, K) {
+		causalConv(out, state, in, taps, K)
+		return
+	}
+	C := len(in)
+	copy(state, state[C:])
+	copy(state[(K-2)*C:], in)
+}
+
+// siluAll sets x[i] = silu(x[i]) through swiglu against ones (len(x) of
+// 1): silu(v)·1 is silu(v) exactly, so the native kernel's vectors give
+// the scalar silu's bits (TestSiLUAllMatchesSiLU).
+func siluAll(x, ones []float32) {
+	swiglu(x, ones[:len(x)])
 }
 
 // bind decodes layer l's vectors once.
 func (s *mamba2Scratch) bind(l int, w *plan.Mamba2Weights) {
 	s.taps[l], s.bias[l] = optRows(&w.Conv), optVector(w.ConvBias)
+	s.tapsT[l] = tapMajor(s.taps[l], s.shape.ConvKernel)
 	s.dtBias[l], s.a[l], s.d[l], s.norm[l] = vectorF32(w.DtBias), optRows(&w.A), optRows(&w.D), optRows(&w.Norm)
 }
 
@@ -60,7 +104,7 @@ func (s *mamba2Scratch) bytes() int64 {
 	if s == nil {
 		return 0
 	}
-	return 4 * int64(len(s.proj)+len(s.xbc)+len(s.y))
+	return 4 * int64(len(s.proj)+len(s.xbc)+len(s.y)+len(s.ones))
 }
 
 // mamba2 runs Mamba2 layer l over the n normed inputs in, leaving
@@ -78,13 +122,11 @@ func (b *Backend) mamba2(l int, o *plan.Mamba2, in []float32, n int) {
 	for t := 0; t < n; t++ {
 		row := s.proj[t*P : (t+1)*P]
 		x := s.xbc[t*C : (t+1)*C]
-		causalConv(x, conv, row[inner:inner+C], s.taps[l], sh.ConvKernel)
+		convStep(x, conv, row[inner:inner+C], s.taps[l], s.tapsT[l], sh.ConvKernel)
 		if bias := s.bias[l]; bias != nil {
 			addTo(x, bias)
 		}
-		for i, v := range x {
-			x[i] = silu(v)
-		}
+		siluAll(x, s.ones)
 	}
 	// each head's state sees only its own sequence: the heads run in
 	// parallel, each over the batch's tokens in order
@@ -95,12 +137,12 @@ func (b *Backend) mamba2(l int, o *plan.Mamba2, in []float32, n int) {
 	G := sh.Groups
 	gw := inner / G
 	for t := 0; t < n; t++ {
+		// silu(z)·y into z (z is read nowhere else; the product's
+		// operands commute, so these are y·silu(z)'s bits), normed into y
 		y, z := s.y[t*inner:(t+1)*inner], s.proj[t*P:t*P+inner]
-		for i := range y {
-			y[i] *= silu(z[i])
-		}
+		swiglu(z, y)
 		for g := 0; g < G; g++ {
-			rmsNorm(y[g*gw:(g+1)*gw], y[g*gw:(g+1)*gw], s.norm[l][g*gw:(g+1)*gw], o.Eps)
+			rmsNorm(y[g*gw:(g+1)*gw], z[g*gw:(g+1)*gw], s.norm[l][g*gw:(g+1)*gw], o.Eps)
 		}
 	}
 	quant.MatMul(b.s.proj[:n*b.plan.Embd], matrix(o.W.Out), s.y[:n*inner], n)

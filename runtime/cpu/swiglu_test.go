@@ -89,3 +89,36 @@ func TestExp64(t *testing.T) {
 		}
 	}
 }
+
+// TestSiLUAllMatchesSiLU: siluAll (the Mamba2 conv's activation, swiglu
+// against ones) gives silu's bits for every value, on the native kernel
+// and the portable loop, tails past the vectors included.
+func TestSiLUAllMatchesSiLU(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	special := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 88.7, -88.7, 89, -89, 100, -100, 104, 140, -140, 1e30, -1e30}
+	ones := make([]float32, 4099)
+	for i := range ones {
+		ones[i] = 1
+	}
+	for _, native := range []bool{true, false} {
+		nativeSwiGLU = native
+		for _, n := range []int{1, 7, 9, 4096, 4099} {
+			x := make([]float32, n)
+			for i := range x {
+				if i%4 == 3 {
+					x[i] = special[r.IntN(len(special))]
+				} else {
+					x[i] = float32(r.NormFloat64() * 6)
+				}
+			}
+			got := slices.Clone(x)
+			siluAll(got, ones)
+			for i, v := range x {
+				if want := silu(v); math.Float32bits(got[i]) != math.Float32bits(want) {
+					t.Fatalf("native %v, n=%d: siluAll(%g) = %g (%#x), silu %g (%#x)", native, n, v, got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
+				}
+			}
+		}
+	}
+	nativeSwiGLU = true
+}

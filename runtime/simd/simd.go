@@ -212,6 +212,24 @@ func SSMScanHead(state, x, B, Cv, y []float32, dA, dt float32) bool {
 	return true
 }
 
+// CausalConv is one token of a depthwise causal conv over the len(in)
+// channels: out[c] from in[c] and the K-1 older inputs in state
+// ([K-1][C], oldest first) with the taps wt stored tap-major ([K][C]), as
+// runtime/cpu's portable causalConv computes it, bit for bit (the state
+// is left as it is). It reports false when the level is 0.
+func CausalConv(out, state, in, wt []float32, K int) bool {
+	n := len(in)
+	if level == 0 || n == 0 || K < 1 {
+		return level != 0
+	}
+	_, _, _ = out[n-1], wt[K*n-1], in[n-1]
+	if K > 1 {
+		_ = state[(K-1)*n-1]
+	}
+	C.vk_causal_conv((*C.float)(ptr(out)), (*C.float)(ptr(state)), (*C.float)(ptr(in)), (*C.float)(ptr(wt)), C.int64_t(n), C.int64_t(K))
+	return true
+}
+
 // SwiGLU sets gate[i] = silu(gate[i]) * up[i] for every i, as
 // runtime/cpu's portable swiglu computes it, bit for bit. It reports false when the level is 0.
 func SwiGLU(gate, up []float32) bool {

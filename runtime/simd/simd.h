@@ -35,6 +35,7 @@ void vk_rope(float *x, const float *c, const float *s, int64_t pairs, int neox);
 void vk_rms_norm_rows(float *x, const float *w, int64_t width, int64_t rows, float eps);
 void vk_rope_rows(float *x, int64_t width, int64_t rows, const float *c, const float *s, int64_t pairs, int neox);
 void vk_swiglu(float *gate, const float *up, int64_t n);
+void vk_causal_conv(float *out, const float *state, const float *in, const float *wt, int64_t C, int64_t K);
 void vk_delta_step(float *m, const float *q, const float *k, const float *v, float *o, int64_t S, float decay,
 		   float beta, float scale);
 void vk_ssm_scan_head(float *state, const float *x, const float *B, const float *C, float *y, int64_t P, int64_t N,

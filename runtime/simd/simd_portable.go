@@ -46,6 +46,9 @@ func SSMScanHead(state, x, B, Cv, y []float32, dA, dt float32) bool { return fal
 // DeltaStep has no native kernel on this platform.
 func DeltaStep(m, q, k, v, o []float32, decay, beta, scale float32) bool { return false }
 
+// CausalConv has no native kernel on this platform.
+func CausalConv(out, state, in, wt []float32, K int) bool { return false }
+
 // SwiGLU has no native kernel on this platform.
 func SwiGLU(gate, up []float32) bool { return false }
 

@@ -50,3 +50,23 @@ void vk_ssm_scan_head(float *state, const float *x, const float *B, const float 
 		y[p] = sum;
 	}
 }
+
+// vk_causal_conv is one token of a depthwise causal conv over C channels
+// with K taps stored tap-major (wt[i*C + c]): out[c] = fma(in[c],
+// wt[K-1][c], sum), sum folding fma(state[i][c], wt[i][c], sum) from 0
+// over the K-1 older inputs (state[i*C + c], oldest first) — runtime/cpu's
+// causalConv, whose fma32 rounds once as these FMA instructions do.
+void vk_causal_conv(float *out, const float *state, const float *in, const float *wt, int64_t C, int64_t K) {
+	int64_t c = 0;
+	for (; c + 8 <= C; c += 8) {
+		__m256 sum = _mm256_setzero_ps();
+		for (int64_t i = 0; i < K - 1; i++)
+			sum = _mm256_fmadd_ps(_mm256_loadu_ps(state + i * C + c), _mm256_loadu_ps(wt + i * C + c), sum);
+		_mm256_storeu_ps(out + c, _mm256_fmadd_ps(_mm256_loadu_ps(in + c), _mm256_loadu_ps(wt + (K - 1) * C + c), sum));
+	}
+	for (; c < C; c++) {
+		float sum = 0;
+		for (int64_t i = 0; i < K - 1; i++) sum = fmaf(state[i * C + c], wt[i * C + c], sum);
+		out[c] = fmaf(in[c], wt[(K - 1) * C + c], sum);
+	}
+}
