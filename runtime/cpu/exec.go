@@ -94,7 +94,7 @@ func (b *Backend) steps(layer int, ops []plan.Op, p *plan.Plan) ([]step, error) 
 				}
 			}
 		case plan.Softcap:
-			s = func(r *pass) { softcap(b.buf(o.Buf, r)[:r.n*o.Width], o.Cap) }
+			s = func(r *pass) { softcapShared(b.buf(o.Buf, r)[:r.n*o.Width], o.Cap) }
 		case plan.Attention:
 			l := &b.layers[layer]
 			l.att, l.kvLayer, l.sinks = o, p.Cache[o.Cache].Layer, optVector(o.Sinks)

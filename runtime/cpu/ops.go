@@ -61,6 +61,15 @@ func scaleAll(x []float32, s float32) {
 // tanhf is C's tanhf to within an ulp: float64 tanh rounded once.
 func tanhf(x float32) float32 { return float32(math.Tanh(float64(x))) }
 
+// softcapShared is softcap with both cores sharing it: the final
+// soft-cap runs over a vocabulary of logits per token (Gemma's 262,144),
+// where one core's scalar tanh was a serial stretch of every decode step
+// (docs/benchmarks.md, "2026-12-07: bench shapes of the new MoE families
+// (issue 41, item 7)").
+func softcapShared(x []float32, c float32) {
+	quant.ParallelRange(len(x), 8192, func(lo, hi int) { softcap(x[lo:hi], c) })
+}
+
 // softcap is c·tanh(x/c) as ggml's graph computes it for the final logits:
 // x·(1/c), tanh, ·c, each rounded to float32.
 func softcap(x []float32, c float32) {

@@ -122,3 +122,24 @@ func TestSiLUAllMatchesSiLU(t *testing.T) {
 	}
 	nativeSwiGLU = true
 }
+
+// TestSoftcapSharedMatchesSoftcap: the soft-cap shared across the cores
+// caps every value once, with softcap's bits, at sizes under, at and well
+// past the size at which it splits.
+func TestSoftcapSharedMatchesSoftcap(t *testing.T) {
+	r := rand.New(rand.NewPCG(53, 54))
+	for _, n := range []int{1, 16383, 16384, 262144, 262147} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 40)
+		}
+		got, want := slices.Clone(x), slices.Clone(x)
+		softcapShared(got, 30)
+		softcap(want, 30)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: value %d (%g) capped to %g, softcap %g", n, i, x[i], got[i], want[i])
+			}
+		}
+	}
+}
