@@ -2,6 +2,7 @@ package vk
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -133,5 +134,48 @@ func TestAttentionWorkTouchesOnlyAttention(t *testing.T) {
 	}
 	if got < want*9/10 || got > want*11/10 {
 		t.Errorf("decode mat-vecs declare %d bytes; the matrices are %d", got, want)
+	}
+}
+
+// TestAttentionWorkCountsCacheRows: the bytes a profile gives an attention
+// pass are the cache rows' bytes in their own types, so a quantized or
+// mixed cache counts its blocks (34 bytes per 32 values for q8_0) and the
+// quantized-cache kernel (attnq) is counted as the f16 one is.
+func TestAttentionWorkCountsCacheRows(t *testing.T) {
+	m := loadModel(t, testenv.Shared(t, filepath.Join("models", "synth-F32.gguf")))
+	for _, c := range []struct {
+		k, v   backend.KVType
+		kernel string
+	}{
+		{backend.KVF16, "", "attention"},
+		{backend.KVF32, backend.KVF16, "attention"},
+		{backend.KVQ8_0, "", "attnq"},
+		{backend.KVQ4_0, backend.KVF16, "attnq"},
+	} {
+		t.Run(string(c.k)+"/"+string(c.v), func(t *testing.T) {
+			b, err := newTestBackend(testDevice(t), m, backend.Options{ContextSize: 64, KVType: c.k, KVTypeV: c.v, Device: -1}, true, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if err := b.Close(); err != nil {
+					t.Error(err)
+				}
+			})
+			ts := []vulkan.KernelTime{{Label: "L0 attention", Kernel: c.kernel}}
+			const pos = 9
+			b.attentionWork(ts, pos, 1)
+			pl := b.plans[0]
+			v := c.v
+			if v == "" {
+				v = c.k
+			}
+			// per value: f32 4, f16 2, q8_0 34/32, q4_0 18/32 bytes
+			perValue := map[backend.KVType]float64{backend.KVF32: 4, backend.KVF16: 2, backend.KVQ8_0: 34.0 / 32, backend.KVQ4_0: 18.0 / 32}
+			want := uint64(float64(pl.kvHeads*pl.headDim*(pos+1)) * (perValue[c.k] + perValue[v]))
+			if ts[0].Bytes != want {
+				t.Errorf("%s over a %s/%s cache: %d bytes, want %d", c.kernel, c.k, v, ts[0].Bytes, want)
+			}
+		})
 	}
 }
