@@ -88,15 +88,16 @@ func (b *Backend) Profile(ctx context.Context, pos, n int) (_ *Profile, err erro
 // prefill's tokens share most of them through the caches; counted once per
 // token, as the kernel issues them), MACs per token the scores' and the
 // values' (2 × heads × live × head size), as the profile's mat-vecs count
-// them.
+// them. A key or value row costs its type's row bytes, so a quantized or
+// mixed cache counts its blocks, not two bytes a value.
 func (b *Backend) attentionWork(ts []vulkan.KernelTime, pos, n int) {
-	es := uint64(b.opts.KVType.Bytes())
 	for i := range ts {
-		// The attention kernel's dispatches only (not a gate after it,
-		// nor the mat-vecs, whose work the recording declared), by the
-		// shader's name; the layer from the label's "L<n> " prefix.
+		// The attention kernels' dispatches only (the f16/f32 one and the
+		// quantized-cache one; not a gate after them, nor the mat-vecs,
+		// whose work the recording declared), by the shader's name; the
+		// layer from the label's "L<n> " prefix.
 		var l int
-		if ts[i].Kernel != "attention" {
+		if !isAttentionKernel(ts[i].Kernel) {
 			continue
 		}
 		if k, _ := fmt.Sscanf(ts[i].Label, "L%d ", &l); k != 1 || l < 0 || l >= len(b.plans) {
@@ -112,10 +113,15 @@ func (b *Backend) attentionWork(ts []vulkan.KernelTime, pos, n int) {
 			live += uint64(span)
 		}
 		hd := uint64(pl.headDim)
-		ts[i].Bytes = 2 * uint64(pl.kvHeads) * hd * es * live
+		row := uint64(b.opts.KVType.RowBytes(pl.headDim) + b.opts.ValueType().RowBytes(pl.headDim))
+		ts[i].Bytes = uint64(pl.kvHeads) * row * live
 		ts[i].MACs = 2 * uint64(b.plan.Heads) * hd * live / uint64(n)
 	}
 }
+
+// isAttentionKernel reports whether a dispatch of the named shader is an
+// attention pass whose work attentionWork fills in.
+func isAttentionKernel(name string) bool { return name == "attention" || name == "attnq" }
 
 // ReadBandwidth measures how fast a minimal kernel streams size bytes on
 // the backend's device through storage-buffer loads and through texel
