@@ -20,9 +20,23 @@ var arch2026bRefs = []archRef{
 	// 0.23 (generated 0.15). There layer 3 chooses expert 3 over expert 4
 	// by 0.007 of selection score (σ + bias) while the file's rounding
 	// moves logits by ~0.1 from position 2 on: an expert flip, not the
-	// rule (the F32 file, same routing code, is within 3.6e-3 everywhere).
-	// That position is held at the measured figure as a regression
-	// guard, every other one at the 0.25.
+	// rule (the F32 file, same routing code, is within 3.6e-3 everywhere;
+	// the router's F32 logits are within 2.7e-7 of a float64
+	// recomputation on every token). The drift from position 2 is not
+	// the file's alone: the Vulkan prefill is within 1e-6 of llama.cpp
+	// through position 12, and the CPU parts from it in layer 0, where
+	// the latent row cached for position 1 differs in one element by one
+	// F16 ulp — an F16 rounding flipped by an ulp of an RMS norm's scale
+	// upstream. rmsNorm takes the scale in float64 and narrows it once;
+	// ggml's rms_norm narrows the mean to float32 and takes eps, the
+	// square root and the reciprocal in float32. With ggml's steps the
+	// CPU is within 1e-6 through position 12 and position 7 is exact,
+	// the one flip left at generated position 30 as on Vulkan (0.968),
+	// but that change is not in: it flips stories260K.p3's greedy token
+	// 111 (llama.cpp's own top two are 3e-4 apart there) and moves
+	// synth-gemma3-Q4_K_M (prompt 0.252) and synth-gemma4moe-F32 (prompt
+	// 0.0130) past their bounds. Position 7 is held at the measured
+	// figure as a regression guard, every other one at the 0.25.
 	{"synth-deepseek2-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5, flip: &deepseek2Q4Flip, flipBound: 1.5}},
 	// gemma4 with experts (26B-A4B). F32 misses the prompt target by a
 	// hair: measured 1.14e-2 at prompt positions (one position over 0.01;
@@ -50,10 +64,14 @@ var arch2026bRefs = []archRef{
 	// Granite 4.0-H Q4_K_M misses the 0.25 at one generated
 	// position (29: 0.294; every other position ≤ 0.17), so the row holds
 	// the measured figure: positions 0-3 match llama.cpp to 2e-6, then
-	// single logits jump by ~0.1 at once (position 4: token 100 by 0.100,
-	// the others by < 0.01) — an int8 activation on a rounding tie, flipped
-	// by an ulp upstream, as the synth Q4_K_M files show elsewhere
-	// (arch_reference_test.go); the F32 file is within 2.6e-4.
+	// logits jump at once (position 4: token 100 by 0.100, others by up
+	// to 0.07); the F32 file is within 2.6e-4. The CPU and Vulkan
+	// backends agree to 1e-6 through prompt position 10, position 4's
+	// departure included, and part at position 11 in layer 2 (the first
+	// attention layer), which is why Vulkan's position 29 is 0.097.
+	// Position 4 is the RMS norm's scale (deepseek2's row above): with
+	// ggml's float32 steps the CPU matches llama.cpp to 1e-6 through
+	// position 8 and position 29 drops to 0.258, still over 0.25.
 	{"synth-granitehybrid-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.3, greedyGap: 0.5}},
 	{"synth-nemotron_h_moe-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	{"synth-nemotron_h_moe-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
@@ -80,7 +98,10 @@ var arch2026bRefs = []archRef{
 // layer 2 routes that token to experts 2 and 1 on the CPU (whose top
 // logit there is within 4e-3 of llama.cpp's) and to 2 and 4 here, the
 // backends' roundings of the quantized products ordering the second
-// choice differently; the logits move by 0.986. That position is held at
+// choice differently; the logits move by 0.986. The choice there is a
+// group limit's: on the CPU the second-best group leads the third by
+// 0.0026 of summed selection score, after Vulkan has drifted ~0.1 from
+// llama.cpp since position 13 (the CPU since position 2). That position is held at
 // the measured figure, every other one at the 0.25 (measured
 // prompt 0.167, generated 0.162).
 var arch2026bOn = map[string]archBound{
