@@ -156,7 +156,9 @@ func (j *job) wait() {
 	}
 	if j.state.CompareAndSwap(jobRunning, jobWaiting) {
 		parks.callers.Add(1)
+		t0 := time.Now()
 		<-j.done
+		contention.parked.Add(int64(time.Since(t0)))
 	}
 }
 
@@ -434,12 +436,16 @@ var oneTile = []actView{{}}
 // ParallelRange runs fn over [0, n) in chunks of about grain on the shared
 // pool, the calling goroutine included, and returns when all are done: for
 // the element-wise work between products (activations), so the second core
-// does not idle through it. fn must be safe to run concurrently on
-// disjoint ranges.
+// does not idle through it; in a step of a contended team, on the caller
+// alone (contend.go). fn must be safe to run concurrently on disjoint
+// ranges.
 func ParallelRange(n, grain int, fn func(lo, hi int)) {
 	threads := min(int(pool.threads.Load()), runtime.GOMAXPROCS(0))
 	if n <= 0 {
 		return
+	}
+	if threads > 1 && contended() && teamShares() {
+		threads = 1 // contend.go
 	}
 	if threads <= 1 || n < 2*grain {
 		fn(0, n)

@@ -31,12 +31,13 @@ import (
 // would, and a helper still late from the last op is offered the next one
 // but not the one after (its mailbox is full).
 //
-// A helper polls for at most teamSpin between ops, yielding the
-// processor every spinPoll polls, then parks on its wake channel; outside
-// a step it parks as soon as its job is done. Spinning no longer than the
-// gaps of a step keeps a helper that the OS shares with another busy
-// process from using its slice up waiting, so that it runs when work
-// comes instead of being the thread the scheduler takes the core from.
+// A helper polls for at most teamSpin between ops, yielding the processor
+// every spinPoll polls, then parks on its wake channel; outside a step, or
+// in one of a contended team (contend.go), it parks as soon as its job is
+// done. Spinning no longer than the gaps of a step keeps a helper that the
+// OS shares with another busy process from using its slice up waiting, so
+// that it runs when work comes instead of being the thread the scheduler
+// takes the core from.
 
 // maxTeam bounds the helpers (SetThreads beyond it runs maxTeam+1).
 const maxTeam = 255
@@ -91,13 +92,22 @@ func TeamOn() bool { return team.on.Load() }
 
 // BeginStep marks a forward pass as running until the returned function
 // is called: the team's helpers poll between its ops (teamSpin) instead
-// of parking after each.
+// of parking after each. The calling goroutine runs the step, and the
+// returned function is called on it: the step's time off its core tells
+// whether the team is contended (contend.go).
 func BeginStep() (end func()) {
-	team.steps.Add(1)
+	if team.steps.Add(1) == 1 {
+		stepBegan()
+	}
 	return endStep
 }
 
-func endStep() { team.steps.Add(-1) }
+func endStep() {
+	if team.steps.Load() == 1 {
+		stepEnded()
+	}
+	team.steps.Add(-1)
+}
 
 // BeginBatch marks a pass over a batch of tokens (a prefill, a
 // verification) as running until the returned function is called: while
@@ -178,7 +188,7 @@ func (m *member) awaitOnce() *job {
 			return j
 		}
 		if i%spinPoll == 0 {
-			if team.steps.Load() == 0 {
+			if team.steps.Load() == 0 || contended() {
 				break
 			}
 			now := time.Now()

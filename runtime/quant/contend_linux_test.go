@@ -1,0 +1,87 @@
+package quant
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestContentionFollowsOffCoreTime: steps whose thread sleeps through most
+// of their wall time (as one the kernel has descheduled) make the team
+// contended within a window, steps that park as long waiting for a helper
+// do not; windows mostly on the core, and those at the threshold, make it
+// quiet again; a window shorter than contendWindow judges nothing;
+// outside a step nothing counts as contended.
+func TestContentionFollowsOffCoreTime(t *testing.T) {
+	if _, _, ok := threadCPU(); !ok {
+		t.Skip("no per-thread CPU time on this system")
+	}
+	c := &contention
+	defer c.on.Store(false)
+	c.mu.Lock()
+	c.wall, c.off = 0, 0
+	c.on.Store(false)
+	c.mu.Unlock()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const nap = 5 * time.Millisecond
+	for deadline := time.Now().Add(10 * contendWindow); !c.on.Load() && time.Now().Before(deadline); {
+		end := BeginStep()
+		// the thread itself blocks (not the goroutine): off its core, as
+		// under another busy process
+		ts := syscall.NsecToTimespec(int64(nap))
+		_ = syscall.Nanosleep(&ts, nil)
+		end()
+	}
+	if !c.on.Load() {
+		t.Fatalf("steps asleep for %v each, for %v: not contended", nap, 10*contendWindow)
+	}
+	end := BeginStep()
+	if !contended() {
+		t.Error("contended, but not inside a step")
+	}
+	end()
+	if contended() {
+		t.Error("contended outside a step")
+	}
+	// the same naps as a caller's parks waiting for a helper (job.wait)
+	// are the step's own doing, not the kernel's
+	for deadline := time.Now().Add(10 * contendWindow); c.on.Load() && time.Now().Before(deadline); {
+		end := BeginStep()
+		t0 := time.Now()
+		ts := syscall.NsecToTimespec(int64(nap))
+		_ = syscall.Nanosleep(&ts, nil)
+		c.parked.Add(int64(time.Since(t0)))
+		end()
+	}
+	if c.on.Load() {
+		t.Fatalf("steps parked waiting for helpers for %v: still contended", 10*contendWindow)
+	}
+
+	// the judgment itself, on steps of given wall and off-core time
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wall, c.off = 0, 0
+	c.on.Store(true)
+	c.record(contendWindow/2, 0)
+	if !c.on.Load() {
+		t.Error("half a window on the core changed the judgment before the window ended")
+	}
+	c.record(contendWindow/2, 0)
+	if c.on.Load() {
+		t.Error("a window all on the core: still contended")
+	}
+	c.record(contendWindow, time.Duration(contendOff*float64(contendWindow)))
+	if c.on.Load() {
+		t.Errorf("a window %.0f%% off the core (the threshold): contended", 100*contendOff)
+	}
+	c.record(contendWindow, contendWindow/2)
+	if !c.on.Load() {
+		t.Error("a window half off the core: not contended")
+	}
+	c.record(contendWindow, -contendWindow) // a clock step: counts as on the core
+	if c.on.Load() {
+		t.Error("a step with more CPU time than wall time counted as off the core")
+	}
+}
