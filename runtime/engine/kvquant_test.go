@@ -19,14 +19,15 @@ import (
 // cache", recommended bounds): q8_0 0.03 (qwen35 0.006), q4_0 0.1 (qwen35
 // 0.05) — above llama.cpp's own noise, below what a cache left in f16 or
 // quantized without the rotation misses by. gemma3's q8_0 takes the doc's
-// exception (0.1: its own noise with a q8_0 K reaches 0.05, its effects
-// are ≥ 0.19).
+// exception (0.05-0.1: its own noise with a q8_0 K reaches 0.05, its
+// effects are ≥ 0.19), held at 0.06 over the measured 0.053 (cpu) and
+// 0.048 (vulkan); kvQuantOpen says why gemma3 does not reach 0.03.
 func kvQuantBound(model string, k backend.KVType) float64 {
 	switch {
 	case strings.Contains(model, "qwen35"):
 		return map[backend.KVType]float64{backend.KVQ8_0: 0.006, backend.KVQ4_0: 0.05}[k]
 	case strings.Contains(model, "gemma3") && k == backend.KVQ8_0:
-		return 0.1
+		return 0.06
 	}
 	return map[backend.KVType]float64{backend.KVQ8_0: 0.03, backend.KVQ4_0: 0.1}[k]
 }
@@ -34,11 +35,24 @@ func kvQuantBound(model string, k backend.KVType) float64 {
 // kvQuantOpen are the files where the issue's bound is not reached yet:
 // the measured worst, held as a guard, and why it is open. They are
 // reported on the issue, not counted as met.
+//
+// Why gemma3 (measured, not guessed): its prompt positions 0-3 match
+// llama.cpp within 7e-4 with either cache, and the first miss is a step,
+// not a drift: at position 4 (q4_0) the F16 rounding of a query block's
+// Q8_0 scale sits one ulp from its tie, at position 5 (q8_0) a layer-0
+// GELU input sits seven ulps from its F16 table boundary; flipping just
+// that one rounding brings the position back (q4_0: 0.034 to 0.0025,
+// q8_0: 0.007 to 0.0002). gemma3's
+// F16-table GELU and the F16 block scales turn any one-ulp difference in
+// the f32 arithmetic before them into such steps, which the 4-bit codes
+// then carry (with the exact GELU in place of the table, a one-ulp change
+// to every RMSNorm moves an f32-cache run by 0, with the table by 0.0012).
+// The models without a GELU table (synth, qwen3, qwen35) match to 1e-4.
 var kvQuantOpen = map[string]struct {
 	guard float64
 	why   string
 }{
-	"synth-gemma3-F32-kvq4_0-q4_0": {0.2, "measured 0.162 (positions 19-20) against the bound 0.1; gemma3 leaves llama.cpp's logits by ~0.01 with no cache quantization at all, which 4-bit codes turn into flips; open"},
+	"synth-gemma3-F32-kvq4_0-q4_0": {0.17, "measured 0.162 (cpu) and 0.160 (vulkan), from position 4 on, against the bound 0.1: one-ulp differences upstream of gemma3's F16 roundings (GELU table, block scales) become steps that 4-bit codes carry; open"},
 }
 
 // TestKVQuantMatchesLlamaCpp: with the KV cache in q8_0 or q4_0 (keys and
@@ -553,8 +567,9 @@ var kvQuantAgreePlain = 0.03
 var kvQuantAgree = map[backend.KVType]float64{backend.KVQ8_0: 0.03, backend.KVQ4_0: 0.1, backend.KVQ5_0: 0.1, backend.KVQ4_1: 0.1, backend.KVQ5_1: 0.1}
 
 // kvQuantAgreeOpen are kvQuantAgree's open cases and their guards.
-// gemma3's q5_0 and q4_1 measured 0.145 and 0.177: gemma3 is the model
-// whose logits leave llama.cpp's by ~0.01 with no quantization at all,
-// which 4- and 5-bit codes turn into flips (its q4_0 reference is open on
-// the CPU backend at 0.162 too); qwen3's q5_0/q4_1/q5_1 agree within 0.002.
-var kvQuantAgreeOpen = map[string]float64{"2026/synth-gpt-oss-F32/q8_0": 0.7, "synth-gemma3-F32/q5_0": 0.2, "synth-gemma3-F32/q4_1": 0.2}
+// gemma3's q5_0 and q4_1 measured 0.145 and 0.177 (lavapipe): gemma3 turns
+// one-ulp differences into steps (kvQuantOpen), and the Vulkan backend's
+// GELU evaluates tanh on the device where the CPU backend reads ggml's F16
+// table, so the two differ by such steps; qwen3's q5_0/q4_1/q5_1 agree
+// within 0.002.
+var kvQuantAgreeOpen = map[string]float64{"2026/synth-gpt-oss-F32/q8_0": 0.7, "synth-gemma3-F32/q5_0": 0.16, "synth-gemma3-F32/q4_1": 0.19}
