@@ -315,25 +315,5 @@ func reduce8x4(acc *[4][8]float32) float32 {
 
 // fma32 is a*b+c rounded once to float32, as the FMA instructions the C
 // compilers emit for llama.cpp's `y + x*v` and `S*ms + vs` compute it (and
-// as the native kernels do, with the same instructions). The product of
-// two float32s is exact in float64, so only the sum rounds, but rounding it
-// to float64 and then to float32 can land on a float32 midpoint and break
-// the tie the wrong way: the float64 sum is rounded to odd instead (the
-// neighbour with an odd last bit when it is inexact), which makes the
-// second rounding exact, float64 having more than 24+2 bits.
-func fma32(a, b, c float32) float32 {
-	p, cd := float64(a)*float64(b), float64(c)
-	s := p + cd
-	// TwoSum: the addition's rounding error, exactly
-	bb := s - p
-	e := (p - (s - bb)) + (cd - bb)
-	if bits := math.Float64bits(s); e != 0 && bits&1 == 0 && !math.IsInf(s, 0) {
-		if (e > 0) == (s > 0) {
-			bits++ // the exact sum is further from zero
-		} else {
-			bits--
-		}
-		s = math.Float64frombits(bits)
-	}
-	return float32(s)
-}
+// as the native kernels do, with the same instructions): quant.FMA32.
+func fma32(a, b, c float32) float32 { return quant.FMA32(a, b, c) }

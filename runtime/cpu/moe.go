@@ -151,7 +151,7 @@ func (b *Backend) moe(layer int, x *plan.MoE, w *layerState, in, from, out []flo
 		if !x.Act.Gated() {
 			// ungated (ReLU²): up's product is activated alone, where
 			// the gate's would be
-			em := []quant.Matrix{matrix(up), matrix(down)}
+			em := []quant.Matrix{expertMatrix(up), expertMatrix(down)}
 			b.expertPacks.Use(em...)
 			quant.MatMul(s.g[:m*ff], em[0], s.xs[:m*e], m)
 			addExpertBias(s.g[:m*ff], w.upBias, ex, ff)
@@ -166,7 +166,7 @@ func (b *Backend) moe(layer int, x *plan.MoE, w *layerState, in, from, out []flo
 			}
 			continue
 		}
-		em := []quant.Matrix{matrix(gate), matrix(up), matrix(down)}
+		em := []quant.Matrix{expertMatrix(gate), expertMatrix(up), expertMatrix(down)}
 		b.expertPacks.Use(em...) // binds them, for the products below
 		quant.MatMuls([][]float32{s.g[:m*ff], s.u[:m*ff]}, em[:2], s.xs[:m*e], m)
 		addExpertBias(s.g[:m*ff], w.gateBias, ex, ff)
@@ -231,7 +231,7 @@ func (b *Backend) moeToken(layer int, x *plan.MoE, w *layerState, in []float32) 
 			g, u, d = r[0], r[1], r[2]
 		} else {
 			gate, up, down := x.Expert(int(ex))
-			g, u, d = matrix(gate), matrix(up), matrix(down)
+			g, u, d = expertMatrix(gate), expertMatrix(up), expertMatrix(down)
 		}
 		if gated {
 			s.mats[2*j], s.mats[2*j+1] = g, u
@@ -273,7 +273,7 @@ func (b *Backend) residentExpert(layer int, x *plan.MoE, ex int) *[3]quant.Matri
 	r := &s.resident[layer*x.Experts+ex]
 	if !r.ok {
 		gate, up, down := x.Expert(ex)
-		r.m = [3]quant.Matrix{matrix(gate), matrix(up), matrix(down)}
+		r.m = [3]quant.Matrix{expertMatrix(gate), expertMatrix(up), expertMatrix(down)}
 		ms := r.m[:]
 		if gate.Data == nil {
 			ms = ms[1:] // ungated: no gate bank
@@ -303,6 +303,15 @@ func (s *moeScratch) weigh(out []float32, n, k, e int) {
 			}
 		}
 	}
+}
+
+// expertMatrix is an expert's bank as a product reads it: row by row
+// whatever the number of tokens routed to it, as llama.cpp's MUL_MAT_ID
+// does (it matters to F32 banks' summation order).
+func expertMatrix(w plan.Weight) quant.Matrix {
+	m := matrix(w)
+	m.RowByRow = true
+	return m
 }
 
 // addExpertBias adds expert ex's row of a per-expert bias (width values

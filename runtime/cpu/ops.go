@@ -10,23 +10,27 @@ import (
 )
 
 // rmsNorm writes x / rms(x) * w into out (out may be x); w nil skips the
-// weight. The mean is accumulated in float64 as ggml does, which matters for
-// agreement at 1e-3 on logits. (Rounding the squares, the mean and 1/sqrt to
-// float32 as ggml's C reads was tried: stories260K.p3's greedy text then
-// left llama.cpp's at token 111, so the float64 form stays.) The squares
-// (exact in float64) go to four running sums by index mod 4, added as
+// weight. It rounds as ggml_rms_norm_f32 does: each square in float32,
+// their sum in float64, the mean rounded to float32, then 1.0f/sqrtf(mean
+// + eps) in float32, x*scale, then *w. (The mean and scale kept in float64
+// moved one rounding of the scale by an ulp often enough to put Gemma 4's
+// F16 roundings of K, V and the GELU table index elsewhere: 1e-2 off
+// llama.cpp's logits where this form matches them to the dump's digits.)
+// The squares go to four running sums by index mod 4, added as
 // (s0+s1)+(s2+s3), so that the native kernel (simd.RMSNorm, four float64
-// lanes) adds in the same order: bit-identical.
+// lanes) adds in the same order: bit-identical; ggml's one running sum
+// differs from it only in float64 rounding.
 func rmsNorm(out, x, w []float32, eps float32) {
 	if nativeNorm && simd.RMSNorm(out, x, w, eps) {
 		return
 	}
 	var ss [4]float64
 	for i, v := range x {
-		ss[i%4] += float64(v) * float64(v)
+		ss[i%4] += float64(v * v)
 	}
 	sum := (ss[0] + ss[1]) + (ss[2] + ss[3])
-	scale := float32(1 / math.Sqrt(sum/float64(len(x))+float64(eps)))
+	mean := float32(sum / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
 	if w == nil {
 		for i := range x {
 			out[i] = x[i] * scale
@@ -154,7 +158,11 @@ var geluTable = sync.OnceValue(func() []float32 {
 	t := make([]float32, 1<<16)
 	for i := range t {
 		x := quant.FP16ToFP32(uint16(i))
-		g := 0.5 * x * (1 + tanhf(sqrt2OverPi*x*(1+coefA*x*x)))
+		// 1 + A·x·x with the second product fused, as GCC contracts
+		// ggml_gelu_f32's expression: it moves a few entries by an F16
+		// ulp, which Gemma 4's logits show
+		in := quant.FMA32(coefA*x, x, 1)
+		g := 0.5 * x * (1 + tanhf(sqrt2OverPi*x*in))
 		t[i] = quant.FP16ToFP32(quant.FP32ToFP16(g))
 	}
 	return t

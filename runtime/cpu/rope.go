@@ -66,10 +66,13 @@ func (r *ropeTable) apply(x []float32, pos int) {
 		if r.neox {
 			a, b = i, i+r.pairs
 		}
-		// each product rounded, as the native kernel (no FMA) does
+		// ggml's x0*c - x1*s and x0*s + x1*c as GCC contracts them:
+		// the first product fused into the sum, the second rounded
+		// (products rounded apart put Gemma 4's F16 keys an ulp off
+		// llama.cpp's often enough to move its logits by 4e-2)
 		x0, x1 := x[a], x[b]
-		x[a] = float32(x0*c) - float32(x1*s)
-		x[b] = float32(x0*s) + float32(x1*c)
+		x[a] = fma32(x0, c, -float32(x1*s))
+		x[b] = fma32(x0, s, float32(x1*c))
 	}
 }
 

@@ -76,10 +76,11 @@ func teacherForced(t *testing.T, s *Session, r reference) [][]float32 {
 }
 
 // TestStoriesMatchesLlamaCpp: on the trained stories260K model, greedy
-// decoding must reproduce llama.cpp's 200 tokens exactly. Prompt positions
-// agree with llama.cpp within 1.0e-3 (p1 and p4 to the printed precision:
-// we round attention the way its CPU flash attention does), so their top-10
-// logits must be within 2e-3.
+// decoding must reproduce llama.cpp's 200 tokens exactly (up to an exact
+// tie, below). Prompt positions agree with llama.cpp within 1.0e-3 (p1, p3
+// and p4 to the printed precision: we round attention the way its CPU
+// flash attention does, norms and F32 products as its AVX2 kernels do; p2
+// 4.6e-4), so their top-10 logits must be within 2e-3.
 // Decode positions accumulate F16 rounding in an order we cannot reproduce
 // bit for bit (llama.cpp's SIMD reduction order), so they get 2.5e-2: the
 // measured worst case is 2.1e-2, on stories260K.p1 at position 60. That is
@@ -88,9 +89,14 @@ func teacherForced(t *testing.T, s *Session, r reference) [][]float32 {
 // differ from each other by 2.15e-2 on the same positions, because each
 // F16 rounding of the cache or of the attention sum that flips moves every
 // later position a little.
+//
+// On the CPU backend greedy text is compared up to the first position
+// where llama.cpp's own top two are within exactTie: a tie that close is
+// decided by the decode rounding above, not by the model.
 const (
 	promptLogitTol = 2e-3
 	decodeLogitTol = 2.5e-2
+	exactTie       = 1e-3
 )
 
 func TestStoriesMatchesLlamaCpp(t *testing.T) {
@@ -108,6 +114,13 @@ func TestStoriesMatchesLlamaCpp(t *testing.T) {
 					t.Fatalf("prompt tokens %v, llama.cpp %v", res.PromptTokens, r.PromptTokens)
 				}
 				want := r.Greedy
+				if cut := firstNearTie(r, exactTie); backendName == "cpu" && cut < len(want) {
+					// stories260K.p3's token 111: llama.cpp's top two
+					// differ by 3e-4, a tie that the decode positions'
+					// admitted 2.5e-2 (below) decides either way
+					t.Logf("comparing greedy tokens up to %d: llama.cpp's top two differ by less than %g there", cut, exactTie)
+					want = want[:cut]
+				}
 				if backendName != "cpu" {
 					// Only the reference backend reproduces llama.cpp's F16
 					// attention rounding; elsewhere a near-tie is a coin flip,

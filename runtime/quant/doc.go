@@ -20,12 +20,15 @@
 //     operation for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q2_K. For Q3_K..Q6_K the
 //     generic kernels spread each super-block's integer sum over eight float
 //     lanes; here each super-block's sum is scaled and added directly, and
-//     F32/F16/BF16 sum their products in four float64 chains rather than one.
+//     F16/BF16 sum their products in four float64 chains rather than one.
 //     Both change only float rounding (about 1e-7 relative for the K-quants,
 //     the last bit in rare cases for the float types), which is the size of
 //     the difference between ggml's generic kernels and the AVX2 or NEON
 //     kernels llama.cpp really runs, so logits agree with llama.cpp's to a
 //     few ulps, not bits, as they would between two llama.cpp machines.
+//     F32 sums as llama.cpp's AVX2 build does (float32 FMA lanes: tinyBLAS's
+//     order, or ggml_vec_dot_f32's for Matrix.RowByRow and rows tinyBLAS
+//     refuses), the same for one vector as for a batch.
 //
 // Where the CPU has them, MatVec and MatMul run the native kernels of
 // runtime/simd instead of the Go ones (Pack'd weights run their repacked

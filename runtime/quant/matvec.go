@@ -14,6 +14,18 @@ type Matrix struct {
 	Type       ggml.Type
 	Cols, Rows int
 	Data       []byte
+	// RowByRow marks a product llama.cpp computes one row·vector dot at
+	// a time whatever the number of vectors (MUL_MAT_ID: a MoE's
+	// experts). It matters to F32 weights: those sum in
+	// ggml_vec_dot_f32's order (dotF32), the others in the order
+	// llama.cpp's MUL_MAT gives a batch, tinyBLAS's (dotF32GEMM; rows of
+	// a whole number of 8-lane steps, else it refuses them too). llama.cpp
+	// takes vec_dot's order for a single vector too, but a product here
+	// gives the same bits whatever the batch, so that a prompt read in
+	// chunks, a speculative verification and a rewind match one pass:
+	// prompt positions follow llama.cpp's bits, a decode step its order
+	// to within rounding.
+	RowByRow bool
 	// bound marks a Matrix made by Bind, which carries its packed copy
 	// (packed, nil if it has none) so that products skip the registry:
 	// a decode step makes a few hundred products, and each lookup there
@@ -237,6 +249,10 @@ func productsEach(dsts [][]float32, ms []*Matrix, xs [][]float32, n int, op stri
 		p := &j.parts[j.nparts]
 		j.nparts++
 		p.f, p.data, p.rowBytes, p.rows, p.dst, p.typ = mf, m.Data, rb, m.Rows, dsts[i], int(m.Type)
+		p.dot = mf.dot
+		if m.Type == ggml.F32 && m.Cols%8 == 0 && !m.RowByRow {
+			p.dot, p.typ = dotF32GEMM, simd.F32GEMM
+		}
 		p.packed = nil
 		p.views, p.acts = nil, nil
 		if len(xs) > 1 {
@@ -318,7 +334,7 @@ func (j *job) computeInto(pt *part, out []float32, lo, hi, v0, v1 int) {
 	if j.native && simd.MatMul(pt.typ, pt.data, pt.rowBytes, lo, hi, acts, v0, v1, out, pt.rows) {
 		return
 	}
-	dot, rb, rows, data, dstAll := pt.f.dot, pt.rowBytes, pt.rows, pt.data, out
+	dot, rb, rows, data, dstAll := pt.dot, pt.rowBytes, pt.rows, pt.data, out
 	if v1-v0 == 1 {
 		av := &views[v0]
 		dst := dstAll[v0*rows+lo : v0*rows+hi]

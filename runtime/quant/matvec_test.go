@@ -539,3 +539,79 @@ func TestMatVecAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestF32ProductOrders: F32 products sum as llama.cpp's x86 kernels do —
+// tinyBLAS's single 8-lane FMA accumulator per output (MUL_MAT, rows of
+// whole 8-lane steps), ggml_vec_dot_f32's four 8-lane FMA accumulators
+// for a RowByRow product (MUL_MAT_ID) and rows tinyBLAS refuses — the same
+// bits for one vector as for a batch, on the native and the portable path.
+func TestF32ProductOrders(t *testing.T) {
+	// Known answers, worked by hand: row [2^24, 1 × 31] against ones. The
+	// exact sum is 2^24+31; tinyBLAS gets 2^24+28 (lane 0 drops each of
+	// its three 1s to round-to-even), ggml_vec_dot_f32 2^24+30 (lane 0 of
+	// accumulators 0+2 rounds 2^24+1 to even).
+	w := make([]float32, 32)
+	w[0] = 1 << 24
+	for i := 1; i < 32; i++ {
+		w[i] = 1
+	}
+	data := make([]byte, 2*4*32)
+	for i, v := range append(append([]float32{}, w...), w...) {
+		putF32(data[4*i:], v)
+	}
+	ones := make([]float32, 2*32)
+	for i := range ones {
+		ones[i] = 1
+	}
+	for _, path := range []struct {
+		name string
+		run  func(func())
+	}{{"native", func(f func()) { f() }}, {"portable", withPortable}} {
+		path.run(func() {
+			for _, byRow := range []bool{false, true} {
+				m := Matrix{Type: ggml.F32, Rows: 2, Cols: 32, Data: data, RowByRow: byRow}
+				want := float32(1<<24 + 28)
+				if byRow {
+					want = 1<<24 + 30
+				}
+				one := make([]float32, 2)
+				MatVec(one, m, ones[:32])
+				batch := make([]float32, 4)
+				MatMul(batch, m, ones, 2)
+				for i, g := range append(one, batch...) {
+					if g != want {
+						t.Errorf("%s, row by row %v: output %d = %.0f, want %.0f", path.name, byRow, i, g, want)
+					}
+				}
+			}
+		})
+	}
+	// random shapes: rows not a multiple of 8 (ggml_vec_dot_f32 with its
+	// tail), ragged row and vector tiles
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, cols := range []int{8, 12, 40, 96, 172, 256} {
+		for _, n := range []int{1, 2, 5, 9} {
+			for _, byRow := range []bool{false, true} {
+				m := randomMatrix(r, ggml.F32, 13, cols)
+				m.RowByRow = byRow
+				x := randVec(r, n*cols)
+				native := make([]float32, n*m.Rows)
+				portable := make([]float32, n*m.Rows)
+				MatMul(native, m, x, n)
+				withPortable(func() { MatMul(portable, m, x, n) })
+				for k := range native {
+					v, row := k/m.Rows, k%m.Rows
+					wrow := f32Row(m.Data[row*4*cols:], cols)
+					want := vecDotF32(wrow, x[v*cols:(v+1)*cols])
+					if cols%8 == 0 && !byRow {
+						want = gemmDotF32(wrow, x[v*cols:(v+1)*cols])
+					}
+					if math.Float32bits(native[k]) != math.Float32bits(want) || math.Float32bits(portable[k]) != math.Float32bits(want) {
+						t.Fatalf("%d cols n=%d row by row %v: vector %d row %d: native %g, portable %g, want %g",
+							cols, n, byRow, v, row, native[k], portable[k], want)
+					}
+				}
+			}
+		}
+	}
+}

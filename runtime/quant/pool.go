@@ -246,8 +246,10 @@ type part struct {
 	rowBytes int
 	rows     int
 	dst      []float32
-	typ      int // ggml type id, for the native kernels
-	packed   *packedMatrix
+	typ      int // ggml type id, for the native kernels (simd.F32GEMM: F32 in tinyBLAS's order)
+	// dot is the portable kernel: the format's, or dotF32GEMM
+	dot    func(row []byte, a *actView) float32
+	packed *packedMatrix
 	// views and acts, when set, are this part's own activations
 	// (MatMulsEach); otherwise the job's
 	views   []actView

@@ -27,23 +27,24 @@ void vk_swiglu(float *gate, const float *up, int64_t n) {
 	}
 }
 
-// vk_rms_norm is runtime/cpu's rmsNorm: squares summed in float64 in four
-// lanes by index mod 4, (s0+s1)+(s2+s3), scale = 1/sqrt(mean + eps)
-// rounded to float, out = (x*scale)*w (w NULL: x*scale).
+// vk_rms_norm is runtime/cpu's rmsNorm: squares rounded to float, summed in
+// float64 in four lanes by index mod 4, (s0+s1)+(s2+s3), the mean rounded
+// to float, scale = 1.0f/sqrtf(mean + eps) in float, out = (x*scale)*w (w
+// NULL: x*scale).
 void vk_rms_norm(float *out, const float *x, const float *w, int64_t n, float eps) {
 	__m256d acc = _mm256_setzero_pd();
 	int64_t i = 0;
 	for (; i + 4 <= n; i += 4) {
-		const __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(x + i));
-		acc = _mm256_add_pd(acc, _mm256_mul_pd(v, v));
+		const __m128 v = _mm_loadu_ps(x + i);
+		acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm_mul_ps(v, v)));
 	}
 	double s[4];
 	_mm256_storeu_pd(s, acc);
-	for (; i < n; i++) s[i % 4] += (double)x[i] * (double)x[i];
+	for (; i < n; i++) s[i % 4] += (double)(x[i] * x[i]);
 	const double sum = (s[0] + s[1]) + (s[2] + s[3]);
-	// the instruction: IEEE sqrt, as Go's math.Sqrt, without libm
-	const double root = _mm_cvtsd_f64(_mm_sqrt_sd(_mm_setzero_pd(), _mm_set_sd(sum / (double)n + (double)eps)));
-	const float scale = (float)(1.0 / root);
+	const float mean = (float)(sum / (double)n);
+	// the instruction: IEEE sqrt, as Go's math.Sqrt rounded to float, without libm
+	const float scale = 1.0f / _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(mean + eps)));
 	const __m256 sc = _mm256_set1_ps(scale);
 	for (i = 0; i + 8 <= n; i += 8) {
 		__m256 o = _mm256_mul_ps(_mm256_loadu_ps(x + i), sc);
@@ -54,21 +55,29 @@ void vk_rms_norm(float *out, const float *x, const float *w, int64_t n, float ep
 }
 
 // vk_rope rotates n/2 pairs of x: out_a = x_a*c - x_b*s and out_b =
-// x_a*s + x_b*c (each product rounded, then the sum: no FMA), pair i at
-// (2i, 2i+1), or (i, i+n/2) when neox; c and s are per pair.
+// x_a*s + x_b*c with the first product fused into the sum (one FMA) and the
+// second rounded, as GCC contracts ggml's rope; pair i at (2i, 2i+1), or
+// (i, i+n/2) when neox; c and s are per pair.
+static inline float rope_a(float a, float b, float c, float s) {
+	return _mm_cvtss_f32(_mm_fmsub_ss(_mm_set_ss(a), _mm_set_ss(c), _mm_set_ss(b * s)));
+}
+static inline float rope_b(float a, float b, float c, float s) {
+	return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(s), _mm_set_ss(b * c)));
+}
+
 void vk_rope(float *x, const float *c, const float *s, int64_t pairs, int neox) {
 	int64_t i = 0;
 	if (neox) {
 		for (; i + 8 <= pairs; i += 8) {
 			const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + pairs + i);
 			const __m256 cv = _mm256_loadu_ps(c + i), sv = _mm256_loadu_ps(s + i);
-			_mm256_storeu_ps(x + i, _mm256_sub_ps(_mm256_mul_ps(a, cv), _mm256_mul_ps(b, sv)));
-			_mm256_storeu_ps(x + pairs + i, _mm256_add_ps(_mm256_mul_ps(a, sv), _mm256_mul_ps(b, cv)));
+			_mm256_storeu_ps(x + i, _mm256_fmsub_ps(a, cv, _mm256_mul_ps(b, sv)));
+			_mm256_storeu_ps(x + pairs + i, _mm256_fmadd_ps(a, sv, _mm256_mul_ps(b, cv)));
 		}
 		for (; i < pairs; i++) {
 			const float a = x[i], b = x[pairs + i];
-			x[i] = a * c[i] - b * s[i];
-			x[pairs + i] = a * s[i] + b * c[i];
+			x[i] = rope_a(a, b, c[i], s[i]);
+			x[pairs + i] = rope_b(a, b, c[i], s[i]);
 		}
 		return;
 	}
@@ -79,15 +88,17 @@ void vk_rope(float *x, const float *c, const float *s, int64_t pairs, int neox) 
 		const __m256 cd = _mm256_set_m128(_mm_unpackhi_ps(c4, c4), _mm_unpacklo_ps(c4, c4));
 		const __m256 sd = _mm256_set_m128(_mm_unpackhi_ps(s4, s4), _mm_unpacklo_ps(s4, s4));
 		const __m256 sw = _mm256_permute_ps(v, 0xB1); // (b, a) per pair
-		const __m256 p = _mm256_mul_ps(v, cd);        // (a*c, b*c)
-		const __m256 q = _mm256_mul_ps(sw, sd);       // (b*s, a*s)
-		// even lanes a*c - b*s, odd lanes b*c + a*s (= a*s + b*c)
-		_mm256_storeu_ps(x + 2 * i, _mm256_addsub_ps(p, q));
+		// fused factors (a, a) and (c, s), rounded terms (b*s, b*c):
+		// even lanes a*c - b*s, odd lanes a*s + b*c
+		const __m256 aa = _mm256_blend_ps(v, sw, 0xAA);
+		const __m256 cs = _mm256_blend_ps(cd, sd, 0xAA);
+		const __m256 bt = _mm256_mul_ps(_mm256_permute_ps(v, 0xF5), _mm256_blend_ps(sd, cd, 0xAA));
+		_mm256_storeu_ps(x + 2 * i, _mm256_fmaddsub_ps(aa, cs, bt));
 	}
 	for (; i < pairs; i++) {
 		const float a = x[2 * i], b = x[2 * i + 1];
-		x[2 * i] = a * c[i] - b * s[i];
-		x[2 * i + 1] = a * s[i] + b * c[i];
+		x[2 * i] = rope_a(a, b, c[i], s[i]);
+		x[2 * i + 1] = rope_b(a, b, c[i], s[i]);
 	}
 }
 

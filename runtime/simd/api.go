@@ -15,6 +15,11 @@ type Acts struct {
 	N    int
 }
 
+// F32GEMM is MatMul's type id for F32 weights in tinyBLAS's summation
+// order (llama.cpp's F32 products of a batch); type 0 (F32) sums as
+// ggml_vec_dot_f32 does.
+const F32GEMM = 1024
+
 // Level is the kernel level in use: 0 portable (no native kernels, or
 // VKCHAT_CPU_KERNELS=portable), 1 AVX2+FMA+F16C, 2 with AVX-512 VNNI.
 func Level() int { return level }

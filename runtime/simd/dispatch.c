@@ -25,6 +25,7 @@
 DECL(_avx2)
 DECL(_vnni)
 void mm_f32(const MMArgs *);
+void mm_f32_gemm(const MMArgs *);
 void mm_f16(const MMArgs *);
 void mm_bf16(const MMArgs *);
 
@@ -57,6 +58,7 @@ static mmfn pick(int level, int type) {
 		T(14, q6_k)
 		T(39, mxfp4)
 	case 0: return mm_f32;
+	case 1024: return mm_f32_gemm; // simd.F32GEMM
 	case 1: return mm_f16;
 	case 30: return mm_bf16;
 	}
@@ -67,7 +69,7 @@ static mmfn pick(int level, int type) {
 int vk_mm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t r1, const int8_t *qs, const float *d,
 	  const float *s, const int32_t *bs, const float *f, int64_t n, int64_t v0, int64_t v1, float *dst, int64_t ds, int64_t il) {
 	mmfn fn = pick(level, type);
-	if (!fn || (il && (type == 0 || type == 1 || type == 30))) return 0;
+	if (!fn || (il && (type == 0 || type == 1 || type == 30 || type == 1024))) return 0;
 	MMArgs a = {w, rb, r0, r1, qs, d, s, bs, f, n, v0, v1, dst, ds, il};
 	fn(&a);
 	return 1;
