@@ -47,6 +47,10 @@ type benchResult struct {
 	// the busy threads of another process beside it.
 	Team string `json:"team,omitempty"`
 	Load int    `json:"load,omitempty"`
+	// CPU decode rows with the team on: of the windows of decode steps
+	// the team judged, how many it ran as contended (cpu.TeamContention)
+	Windows   int64 `json:"team_windows,omitempty"`
+	Contended int64 `json:"team_contended_windows,omitempty"`
 	bound
 	specFields
 }
@@ -203,6 +207,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if *tg > 0 {
 			step, path := decodeStep(b)
+			judged0, contended0 := cpu.TeamContention()
 			r, err := measure(ctx, *reps, *tg, func() error {
 				next := int32(1)
 				for i := 0; i < *tg; i++ {
@@ -234,6 +239,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			if cb, ok := b.(*cpu.Backend); ok {
 				res.bound = cpuDecodeBound(cb, *depth+*tg/2, *threads, res.TokensPerSecond)
+				if cpu.TeamOn() {
+					judged, contended := cpu.TeamContention()
+					res.Windows, res.Contended = judged-judged0, contended-contended0
+				}
 			}
 			results = append(results, res)
 		}
@@ -256,6 +265,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		printBench(stdout, results)
 		printLoadKept(stdout, results)
+		printContention(stdout, results)
 		printSpec(stdout, results)
 	}
 	if prof != nil {

@@ -164,3 +164,16 @@ func printLoadKept(w io.Writer, rs []benchResult) {
 		}
 	}
 }
+
+// printContention says, for each CPU decode row run by the team, how
+// often the team judged its steps contended (runtime/quant's contend.go:
+// it then runs its element-wise ops on the caller alone and parks its
+// helpers between ops), so that a quiet row run as contended, or a loaded
+// one run as quiet, shows.
+func printContention(w io.Writer, rs []benchResult) {
+	for _, r := range rs {
+		if r.Windows > 0 {
+			fmt.Fprintf(w, "%s: the team ran as contended in %d of %d windows of decode steps\n", r.Test, r.Contended, r.Windows)
+		}
+	}
+}

@@ -226,6 +226,23 @@ func TestPrintLoadKept(t *testing.T) {
 	}
 }
 
+// TestPrintContention: each row the team judged says how many of its
+// windows ran as contended; rows it did not judge say nothing.
+func TestPrintContention(t *testing.T) {
+	rows := []benchResult{
+		{Test: "tg32 handoff", Team: "off"},
+		{Test: "tg32 team", Team: "on", Windows: 20},
+		{Test: "tg32 team +load2", Team: "on", Load: 2, Windows: 41, Contended: 39},
+	}
+	var out bytes.Buffer
+	printContention(&out, rows)
+	want := "tg32 team: the team ran as contended in 0 of 20 windows of decode steps\n" +
+		"tg32 team +load2: the team ran as contended in 39 of 41 windows of decode steps\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
 // TestBenchCPUProfile: bench --profile on the CPU backend prints the
 // prefill's and the decode steps' op tables, the output product among
 // their rows, with each op's share of the wall time.

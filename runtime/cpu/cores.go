@@ -92,3 +92,9 @@ func SetTeam(on bool) { quant.SetTeam(on) }
 
 // TeamOn reports which SetTeam is in force.
 func TeamOn() bool { return quant.TeamOn() }
+
+// TeamContention reports how many windows of decode steps the team has
+// judged so far, and how many of them contended (another process busy on
+// the cores: the team then runs its element-wise ops on the caller alone
+// and parks its helpers between ops; quant.ContentionWindows).
+func TeamContention() (judged, contended int64) { return quant.ContentionWindows() }

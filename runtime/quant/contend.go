@@ -60,6 +60,15 @@ type contendState struct {
 	measuring bool
 	// the window so far
 	wall, off time.Duration
+	// windows judged, and of them contended, so far
+	judged, contendedWindows atomic.Int64
+}
+
+// ContentionWindows reports how many windows of decode steps the team
+// has judged so far, and how many of them contended: the bench says how
+// often the team ran as contended beside its figures.
+func ContentionWindows() (judged, contended int64) {
+	return contention.judged.Load(), contention.contendedWindows.Load()
 }
 
 // contended reports whether a step runs and the team is contended.
@@ -104,7 +113,12 @@ func (c *contendState) record(wall, off time.Duration) {
 	c.wall += wall
 	c.off += max(0, off)
 	if c.wall >= contendWindow {
-		c.on.Store(float64(c.off) > contendOff*float64(c.wall))
+		on := float64(c.off) > contendOff*float64(c.wall)
+		c.on.Store(on)
+		c.judged.Add(1)
+		if on {
+			c.contendedWindows.Add(1)
+		}
 		c.wall, c.off = 0, 0
 	}
 }

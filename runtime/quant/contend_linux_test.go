@@ -12,7 +12,8 @@ import (
 // contended within a window, steps that park as long waiting for a helper
 // do not; windows mostly on the core, and those at the threshold, make it
 // quiet again; a window shorter than contendWindow judges nothing;
-// outside a step nothing counts as contended.
+// outside a step nothing counts as contended; ContentionWindows counts
+// the windows judged and those judged contended.
 func TestContentionFollowsOffCoreTime(t *testing.T) {
 	if _, _, ok := threadCPU(); !ok {
 		t.Skip("no per-thread CPU time on this system")
@@ -64,6 +65,7 @@ func TestContentionFollowsOffCoreTime(t *testing.T) {
 	defer c.mu.Unlock()
 	c.wall, c.off = 0, 0
 	c.on.Store(true)
+	judged0, contended0 := ContentionWindows()
 	c.record(contendWindow/2, 0)
 	if !c.on.Load() {
 		t.Error("half a window on the core changed the judgment before the window ended")
@@ -83,5 +85,8 @@ func TestContentionFollowsOffCoreTime(t *testing.T) {
 	c.record(contendWindow, -contendWindow) // a clock step: counts as on the core
 	if c.on.Load() {
 		t.Error("a step with more CPU time than wall time counted as off the core")
+	}
+	if judged, contended := ContentionWindows(); judged-judged0 != 4 || contended-contended0 != 1 {
+		t.Errorf("ContentionWindows counted %d judged, %d contended; want 4, 1", judged-judged0, contended-contended0)
 	}
 }
