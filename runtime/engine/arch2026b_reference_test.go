@@ -85,9 +85,11 @@ var arch2026bRefs = []archRef{
 // of those becomes a step. Measured for the next step: position 0, where
 // attention returns V, is already 1.7e-3 off here while the dense gemma4
 // file's position 0 is exact on Vulkan (2.4e-6), so the experts' part
-// departs first (its router input is rms(x) times one weight, the scale
-// and 1/√E folded at upload, where llama.cpp rounds rms(x)·(1/√E) and
-// then ·scale; the expert products' order is the shaders' own). Routing
+// departs first. Not its router input (rms(x) times one weight, the scale
+// and 1/√E folded at upload, where llama.cpp rounds rms(x)·(1/√E), then
+// ·scale): folded so on the CPU, prompt positions stay within 1.4e-6. The
+// expert products and their combine, summed in the shaders' orders, are
+// what is left. Routing
 // plain f16 caches through attnq.comp's f16 path (query rounded to f16,
 // f16 value sum, the CPU backend's score order) gives 1.04e-2 prompt /
 // 1.50e-2 generated, but moves dense gemma4's generated positions to
