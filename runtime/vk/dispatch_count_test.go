@@ -1,6 +1,7 @@
 package vk
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -78,5 +79,49 @@ func TestGPULayoutDecodeDispatches(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMLADispatches: a latent-attention layer's dispatches do not grow
+// with its heads — the heads' KB and VB products are one expert mat-vec
+// each over the (token, head) pairs, with one copy before and after
+// each — in the decode step and the prefill chunk (whose quantized banks
+// take the grouped product after one grouping dispatch), for synthetic
+// deepseek2 files of 2 and 8 heads in Q8_0.
+func TestMLADispatches(t *testing.T) {
+	d := testDevice(t)
+	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-llama-spm.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vocab.Close()
+	for _, typ := range []ggml.Type{ggml.Q8_0} {
+		var counts [][2]int // per head count: layer 0's decode and prefill dispatches
+		for _, heads := range []int{2, 8} {
+			shape := synth.Shape{Arch: "deepseek2", Embd: 256, FF: 256, Heads: heads, KVHeads: 1, Layers: 2, Context: 128, Experts: 4, ExpertsUsed: 2, ExpertFF: 64}
+			path := filepath.Join(t.TempDir(), "mla.gguf")
+			if err := synth.Write(path, shape, synth.Options{Arch: "deepseek2", Type: typ, Vocab: vocab, Seed: 1}); err != nil {
+				t.Fatal(err)
+			}
+			vb, err := newTestBackend(d, loadModel(t, path), backend.Options{ContextSize: 64, Device: -1}, true, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// the prefill body is recorded on its first use
+			if _, err := vb.Forward(context.Background(), []int32{1, 2, 3, 4}, 0, false); err != nil {
+				t.Fatal(err)
+			}
+			if vb.graph.decode == nil || vb.graph.prefill == nil {
+				t.Fatal("no decode or prefill recording")
+			}
+			_, dec := layerDispatches(vb.graph.decode, shape.Layers)
+			_, pre := layerDispatches(vb.graph.prefill, shape.Layers)
+			vb.Close()
+			t.Logf("%s, %d heads: layer 0 decode %d dispatches, prefill %d", typ, heads, dec[0], pre[0])
+			counts = append(counts, [2]int{dec[0], pre[0]})
+		}
+		if counts[0] != counts[1] {
+			t.Errorf("%s: layer 0's dispatches (decode, prefill) %v with 2 heads, %v with 8: they grow with the heads", typ, counts[0], counts[1])
+		}
 	}
 }

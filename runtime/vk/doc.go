@@ -27,7 +27,7 @@
 //	deltanet.go          Gated DeltaNet layers (qwen35, qwen35moe): conv, delta rule, Q gate
 //	shortconv.go         lfm2's short-convolution layers
 //	mamba2.go            Mamba2 layers (nemotron_h, granitehybrid): conv, scan, grouped norm; ReLU² FFN
-//	mla.go               multi-head latent attention (deepseek2) in the absorbed form: per-head products around attention.comp
+//	mla.go               multi-head latent attention (deepseek2) in the absorbed form: the heads' products as expert mat-vecs over (token, head) pairs around attention.comp
 //	ple.go               Gemma 4's layer output scale and per-layer embeddings
 //	cache.go             what a session keeps on the device: KV caches (rings for windows), tokens, recurrent state
 //	kvquant.go           a block-quantized KV cache: the write's rotation and quantization (kvquant.comp), attention on it (attnq.comp)

@@ -1,6 +1,7 @@
 package vk
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -16,12 +17,18 @@ import (
 //	          (or x → q directly)
 //	matvec    x → kva             [latent c | k_rope]
 //	mla_copy  kva → qkv's K       c normed by kv_a_norm, after k_rope
-//	mla_copy  q → qkv's Q         each head's q_rope, then q_nope → its own buffer
-//	matvec    per head KB_h       q̃_h into qkv's Q beside the head's q_rope
+//	mla_copy  q → qkv's Q         each head's q_rope, then every head's q_nope → a row per (token, head)
+//	matvec    KB bank             q̃_h of every (token, head) pair: the expert mat-vec (MOE) with
+//	                              the heads as experts, pair (t, h) choosing head h's rows
+//	mla_copy  → qkv's Q           each q̃_h beside its head's q_rope
 //	rope      qkv → q, cache      the rotation of the first Rope dims, the key cache write
 //	attention                     one KV head of the whole row; the values the same cache
-//	mla_copy  att → per head      the latent part of each head's output
-//	matvec    per head VB_h       the head's values into Attn
+//	mla_copy  att → pairs         the latent part of each head's output, a row per (token, head)
+//	matvec    VB bank             each pair's values, as KB's
+//	mla_copy  → Attn              the heads' values side by side
+//
+// A prefill with quantized banks takes the grouped tiled product over the
+// pairs (moe_group.comp once per layer), as a MoE layer's experts do.
 //
 // The rows on this backend are laid out [rope | latent] rather than the
 // CPU's [latent | rope]: a score is a sum over the row's dimensions, so
@@ -36,26 +43,27 @@ import (
 type mlaWeights struct {
 	qa, q, kva     *Matrix
 	qaNorm, kvNorm *vulkan.Buffer
-	kb, vb         []*Matrix // per head
+	kb, vb         *Matrix // banks of a run of rows per head
 }
 
-// mlaBuffers are the MLA activations; nil without MLA layers.
+// mlaBuffers are the MLA activations; nil without MLA layers. The heads'
+// products read and write a row per (token, head) pair, pair t·heads+h.
 type mlaBuffers struct {
-	qa, q, kva                            *vulkan.Buffer
-	heads                                 []*vulkan.Buffer // each head's mat-vec input
-	qaStride, qStride, kvaStride, hStride int
+	qa, q, kva *vulkan.Buffer
+	hin, hout  *vulkan.Buffer // the pairs' inputs (hStride apart) and outputs (oStride apart)
+	// ids holds h for pair t·heads+h (constant); groups and xq are the
+	// grouped product's pair list and rounded inputs
+	ids, groups, xq                                *vulkan.Buffer
+	heads                                          int
+	qaStride, qStride, kvaStride, hStride, oStride int
 }
 
-// headWeight is head h's run of rows of a per-head bank.
-func headWeight(w plan.Weight, h, rows int) (plan.Weight, error) {
-	if w.Rows%rows != 0 || len(w.Data)%w.Rows != 0 {
-		return plan.Weight{}, fmt.Errorf("tensor %q: %d rows are not whole heads of %d", w.Name, w.Rows, rows)
+// headBank checks that a per-head bank is whole heads of rows each.
+func headBank(w plan.Weight, heads, rows int) error {
+	if w.Rows != heads*rows || len(w.Data)%w.Rows != 0 {
+		return fmt.Errorf("tensor %q: %d rows are not %d heads of %d", w.Name, w.Rows, heads, rows)
 	}
-	rb := len(w.Data) / w.Rows
-	if (h+1)*rows > w.Rows {
-		return plan.Weight{}, fmt.Errorf("tensor %q: %d rows, no head %d of %d", w.Name, w.Rows, h, rows)
-	}
-	return plan.Weight{Name: fmt.Sprintf("%s (head %d)", w.Name, h), Type: w.Type, Cols: w.Cols, Rows: rows, Data: w.Data[h*rows*rb : (h+1)*rows*rb]}, nil
+	return nil
 }
 
 // uploadMLA puts an MLA layer's weights on the device.
@@ -72,17 +80,13 @@ func (ws *weights) uploadMLA(d *gpu, up func(plan.Weight) *Matrix, o plan.MLA) (
 	if w.kvNorm, err = ws.vector(d, x.KVANorm, m.KVLora); err != nil {
 		return nil, err
 	}
-	for h := 0; h < o.Heads; h++ {
-		kb, err := headWeight(x.KB, h, m.KVLora)
-		if err != nil {
-			return nil, err
-		}
-		vb, err := headWeight(x.VB, h, m.V)
-		if err != nil {
-			return nil, err
-		}
-		w.kb, w.vb = append(w.kb, up(kb)), append(w.vb, up(vb))
+	if err := headBank(x.KB, o.Heads, m.KVLora); err != nil {
+		return nil, err
 	}
+	if err := headBank(x.VB, o.Heads, m.V); err != nil {
+		return nil, err
+	}
+	w.kb, w.vb = up(x.KB), up(x.VB)
 	return w, nil
 }
 
@@ -104,6 +108,7 @@ func (b *Backend) allocateMLA(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 			m.qStride = max(m.qStride, int(alignUp(uint64(o.Heads*(s.Nope+s.Rope)), 4)))
 			m.kvaStride = max(m.kvaStride, int(alignUp(uint64(s.CacheRow()), 4)))
 			m.hStride = max(m.hStride, int(alignUp(uint64(max(s.Nope, s.KVLora)), 256)))
+			m.oStride = max(m.oStride, int(alignUp(uint64(max(s.KVLora, s.V)), 4)))
 			heads = max(heads, o.Heads)
 		}
 	}
@@ -124,18 +129,35 @@ func (b *Backend) allocateMLA(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 	if m.kva, err = act("activations MLA kv_a", n*m.kvaStride, vulkan.MemDevice); err != nil {
 		return err
 	}
-	for h := 0; h < heads; h++ {
-		buf, err := act(fmt.Sprintf("activations MLA head %d", h), n*m.hStride, vulkan.MemDevice)
-		if err != nil {
+	m.heads = heads
+	pairs := n * heads
+	for _, a := range []struct {
+		dst    **vulkan.Buffer
+		name   string
+		floats int
+	}{
+		{&m.hin, "activations MLA heads' inputs", pairs * m.hStride},
+		{&m.hout, "activations MLA heads' outputs", pairs * m.oStride},
+		{&m.ids, "MLA head of each (token, head) pair", pairs},
+		{&m.groups, "MLA pairs grouped by head", 2*heads + pairs},
+		{&m.xq, "activations MLA heads' inputs rounded for the grouped product", pairs * xqBound(m.hStride)},
+	} {
+		if *a.dst, err = act(a.name, a.floats, vulkan.MemDevice); err != nil {
 			return err
 		}
-		m.heads = append(m.heads, buf)
 	}
-	bufs := []*vulkan.Buffer{m.q, m.kva}
+	ids := make([]byte, 4*pairs)
+	for p := range pairs {
+		binary.LittleEndian.PutUint32(ids[4*p:], uint32(p%heads))
+	}
+	if err := m.ids.Write(0, ids); err != nil {
+		return err
+	}
+	bufs := []*vulkan.Buffer{m.q, m.kva, m.hin, m.hout}
 	if m.qa != nil {
 		bufs = append(bufs, m.qa)
 	}
-	return b.d.Zero(append(bufs, m.heads...)...)
+	return b.d.Zero(bufs...)
 }
 
 // mlaCopy is one mla_copy dispatch: blocks blocks of n values per token.
@@ -218,16 +240,36 @@ func (b *Backend) recordMLA(r *vulkan.Recorder, name func(string) string, l int,
 			return err
 		}
 	}
-	// the absorbed query per head: KB_h·q_nope_h beside its q_rope
-	for h := 0; h < H; h++ {
-		c := mlaCopy{src: m.q, dst: m.heads[h], n: dn, blocks: 1, sstride: m.qStride, soff: h * qh, dstride: m.hStride}
-		if err := b.recordMLACopy(r, name(fmt.Sprintf("q nope %d", h)), c, s); err != nil {
+	// the heads' products: an expert product over the (token, head)
+	// pairs, pair t·H+h reading head h's rows of the bank
+	rows := moeRows{ids: m.ids, k: H, experts: H, perPair: true}
+	heads := func(label string, bank *Matrix) matvecOp {
+		return matvecOp{label: name(label), m: bank, x: m.hin, xstride: m.hStride, y: m.hout, ystride: m.oStride, tokens: s.cap, step: b.graph.step, moe: rows, xq: m.xq}
+	}
+	kbOp, vbOp := heads("k_b", w.kb), heads("v_b", w.vb)
+	var groups *vulkan.Buffer
+	if b.d.useGrouped(&kbOp) || b.d.useGrouped(&vbOp) {
+		if err := b.d.moeGroup(r, name("heads group"), H, H, m.ids, m.groups, b.graph.step, s.cap); err != nil {
 			return err
 		}
+		groups = m.groups
 	}
-	for h := 0; h < H; h++ {
-		if err := b.d.matvec(r, mv(fmt.Sprintf("k_b %d", h), w.kb[h], m.heads[h], m.hStride, qkv, qs, h*row+dr)); err != nil {
+	// the absorbed query per head: KB_h·q_nope_h beside its q_rope
+	for _, c := range []struct {
+		label string
+		c     mlaCopy
+		op    *matvecOp
+	}{
+		{"q nope", mlaCopy{src: m.q, dst: m.hin, n: dn, blocks: H, sstride: m.qStride, sblock: qh, dstride: H * m.hStride, dblock: m.hStride}, &kbOp},
+		{"q absorbed", mlaCopy{src: m.hout, dst: qkv, n: rl, blocks: H, sstride: H * m.oStride, sblock: m.oStride, dstride: qs, doff: dr, dblock: row}, nil},
+	} {
+		if err := b.recordMLACopy(r, name(c.label), c.c, s); err != nil {
 			return err
+		}
+		if c.op != nil {
+			if err := b.d.expertProduct(r, *c.op, groups); err != nil {
+				return err
+			}
 		}
 	}
 	kvf32 := uint32(0)
@@ -254,16 +296,13 @@ func (b *Backend) recordMLA(r *vulkan.Recorder, name func(string) string, l int,
 		return err
 	}
 	// each head's latent output, decompressed by VB_h into Attn
-	for h := 0; h < H; h++ {
-		c := mlaCopy{src: b.act.att, dst: m.heads[h], n: rl, blocks: 1, sstride: b.act.qStride, soff: h*row + dr, dstride: m.hStride}
-		if err := b.recordMLACopy(r, name(fmt.Sprintf("latent %d", h)), c, s); err != nil {
-			return err
-		}
+	c := mlaCopy{src: b.act.att, dst: m.hin, n: rl, blocks: H, sstride: b.act.qStride, soff: dr, sblock: row, dstride: H * m.hStride, dblock: m.hStride}
+	if err := b.recordMLACopy(r, name("latent"), c, s); err != nil {
+		return err
 	}
-	for h := 0; h < H; h++ {
-		if err := b.d.matvec(r, mv(fmt.Sprintf("v_b %d", h), w.vb[h], m.heads[h], m.hStride, b.act.att, b.act.qStride, h*dv)); err != nil {
-			return err
-		}
+	if err := b.d.expertProduct(r, vbOp, groups); err != nil {
+		return err
 	}
-	return nil
+	c = mlaCopy{src: m.hout, dst: b.act.att, n: dv, blocks: H, sstride: H * m.oStride, sblock: m.oStride, dstride: b.act.qStride, dblock: dv}
+	return b.recordMLACopy(r, name("values"), c, s)
 }
