@@ -70,6 +70,10 @@ shared float ss[G * WG];    // the tile's scores
 // matrix of order n (as kvquant.comp): the whole workgroup calls it.
 void fwht(uint n, float sc) {
 	uint lane = gl_LocalInvocationID.x;
+	for (uint i = lane; i < G * HD; i += WG) {
+		sx[i] *= sc;
+	}
+	barrier();
 	for (uint s = 1; s < n; s *= 2) {
 		for (uint pr = lane; pr < G * HD / 2; pr += WG) {
 			uint i = (pr / s) * 2 * s + pr % s;
@@ -79,10 +83,6 @@ void fwht(uint n, float sc) {
 		}
 		barrier();
 	}
-	for (uint i = lane; i < G * HD; i += WG) {
-		sx[i] *= sc;
-	}
-	barrier();
 }
 
 // code is element e's integer code of the row starting at code word rb of

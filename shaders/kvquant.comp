@@ -4,8 +4,8 @@
 // the values in f32 staging rows [token][kv head][dim]; one workgroup per
 // (token, kv head, keys or values) takes a row, multiplies each ROT-chunk
 // by the orthonormal Walsh-Hadamard matrix when the cache rotates (the
-// fast transform's butterflies in f32, then the scale, as llama.cpp and
-// the CPU backend's hadamard), and quantizes its blocks once, as ggml's
+// scale first, then the fast transform's butterflies in f32, as ggml's
+// CPU fwht and the CPU backend's hadamard), and quantizes its blocks once, as ggml's
 // reference quantizers do, into the row's slot pos % slots. A lane takes
 // a block. The plain half of a mixed pair (f16, f32) is stored as it is,
 // f16 rounded to nearest even.
@@ -50,6 +50,11 @@ void main() {
 	barrier();
 	uint n = isK ? ROTK : ROTV;
 	if (n != 0) {
+		float sc = isK ? p.rks : p.rvs;
+		for (uint i = lane; i < HD; i += wg) {
+			x[i] *= sc;
+		}
+		barrier();
 		for (uint s = 1; s < n; s *= 2) {
 			for (uint pr = lane; pr < HD / 2; pr += wg) {
 				uint i = (pr / s) * 2 * s + pr % s;
@@ -59,11 +64,6 @@ void main() {
 			}
 			barrier();
 		}
-		float sc = isK ? p.rks : p.rvs;
-		for (uint i = lane; i < HD; i += wg) {
-			x[i] *= sc;
-		}
-		barrier();
 	}
 	uint typ = isK ? KT : VT;
 	uint rows = kvheads * p.slots;

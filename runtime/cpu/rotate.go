@@ -24,12 +24,18 @@ func cacheTypes(p *plan.Plan, typK, typV backend.KVType) (rotation, error) {
 }
 
 // hadamard multiplies each n-chunk of x by the orthonormal Walsh-Hadamard
-// matrix of order n (Sylvester order, entries ±1/√n): the fast transform's
-// butterflies in f32, then the scale.
+// matrix of order n (Sylvester order, entries ±1/√n) as ggml's CPU fast
+// transform does: each value times 1/√n first (f32 1/sqrtf(n)), then the
+// butterflies in f32, half-lengths 1, 2, 4, ... For n = 128 the scale is
+// not a power of two, so scaling last would round differently and move
+// what the cache quantizes.
 func hadamard(x []float32, n int) {
-	scale := float32(1 / math.Sqrt(float64(n)))
+	scale := hadamardScale(n)
 	for c := 0; c+n <= len(x); c += n {
 		y := x[c : c+n]
+		for i := range y {
+			y[i] *= scale
+		}
 		for h := 1; h < n; h *= 2 {
 			for i := 0; i < n; i += 2 * h {
 				for j := i; j < i+h; j++ {
@@ -38,8 +44,11 @@ func hadamard(x []float32, n int) {
 				}
 			}
 		}
-		for i := range y {
-			y[i] *= scale
-		}
 	}
+}
+
+// hadamardScale is 1/√n rounded as ggml's 1.0f/sqrtf((float)n): the f32
+// square root (correctly rounded from the f64 one), then an f32 division.
+func hadamardScale(n int) float32 {
+	return 1 / float32(math.Sqrt(float64(n)))
 }

@@ -118,12 +118,14 @@ func kvQuantBytes(t backend.KVType, rows, hd int) uint64 {
 	return uint64(rows) * uint64(cw+sw) * 4
 }
 
-// hadamardScale is 1/√n in f32, as the CPU backend's hadamard scales.
+// hadamardScale is 1/√n rounded as ggml's 1.0f/sqrtf((float)n) and the
+// CPU backend's hadamardScale; the shaders multiply by it before the
+// butterflies, as ggml's CPU fwht does.
 func hadamardScale(n int) float32 {
 	if n == 0 {
 		return 1
 	}
-	return float32(1 / math.Sqrt(float64(n)))
+	return 1 / float32(math.Sqrt(float64(n)))
 }
 
 // write records kvquant.comp for a layer's step: the staging rows of up to
