@@ -55,16 +55,30 @@ func writeSynth(tb testing.TB, s synth.Shape, o synth.Options) string {
 	return path
 }
 
-func benchDecode(b *testing.B, path string) {
+// loadSynth writes the synthetic model of shape s and loads it; the file
+// stays open (the model reads its weights from it) until the test ends.
+func loadSynth(tb testing.TB, s synth.Shape, o synth.Options) *arch.Model {
+	tb.Helper()
+	return loadFile(tb, writeSynth(tb, s, o))
+}
+
+// loadFile opens and loads a GGUF model, closing the file when the test ends.
+func loadFile(tb testing.TB, path string) *arch.Model {
+	tb.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer f.Close()
+	tb.Cleanup(func() { f.Close() })
 	m, err := arch.Load(f)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
+	return m
+}
+
+func benchDecode(b *testing.B, path string) {
+	m := loadFile(b, path)
 	const window = 128
 	be, err := newFor(m, backend.Options{ContextSize: window})
 	if err != nil {
@@ -99,16 +113,7 @@ func benchDecode(b *testing.B, path string) {
 // step, and their ratio.
 func BenchmarkDecodeDepthKV(b *testing.B) {
 	const depth, block = 4096, 16
-	path := writeSynth(b, synth.Shapes["110m"], synth.Options{Arch: "llama", Type: ggml.Q4_0, Seed: 1})
-	f, err := gguf.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	m, err := arch.Load(f)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := loadSynth(b, synth.Shapes["110m"], synth.Options{Arch: "llama", Type: ggml.Q4_0, Seed: 1})
 	ctx := context.Background()
 	kinds := []backend.KVType{backend.KVF16, backend.KVQ8_0}
 	bes := make([]*Backend, len(kinds))

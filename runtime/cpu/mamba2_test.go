@@ -11,7 +11,6 @@ import (
 	"vkchat/runtime/arch/synth"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
-	"vkchat/runtime/gguf"
 	"vkchat/runtime/simd"
 )
 
@@ -127,16 +126,7 @@ func TestConvStepMatchesPortable(t *testing.T) {
 // round, 16 decode steps and a prefill chunk of 64 tokens in each mode.
 // It reports the op's time per layer and token of each.
 func BenchmarkMamba2ConvSiLU(b *testing.B) {
-	path := writeSynth(b, synth.Shapes["nemotron_h_moe"], synth.Options{Arch: "nemotron_h_moe", Type: ggml.Q4_0, Seed: 1})
-	f, err := gguf.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	m, err := arch.Load(f)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := loadSynth(b, synth.Shapes["nemotron_h_moe"], synth.Options{Arch: "nemotron_h_moe", Type: ggml.Q4_0, Seed: 1})
 	be, err := newFor(m, backend.Options{ContextSize: 128})
 	if err != nil {
 		b.Fatal(err)

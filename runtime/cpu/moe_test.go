@@ -5,12 +5,9 @@ import (
 	"math"
 	"testing"
 
-	"vkchat/internal/testenv"
-	"vkchat/runtime/arch"
 	"vkchat/runtime/arch/synth"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
-	"vkchat/runtime/gguf"
 	"vkchat/runtime/quant"
 )
 
@@ -29,15 +26,7 @@ func TestMoEBatchMatchesSteps(t *testing.T) {
 			if typ == ggml.Q4_K {
 				s.Embd, s.HeadDim = 256, 64
 			}
-			f, err := gguf.Open(writeSynth(t, s, synth.Options{Arch: "qwen3moe", Type: typ, Seed: 3}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			m, err := arch.Load(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := loadSynth(t, s, synth.Options{Arch: "qwen3moe", Type: typ, Seed: 3})
 			tokens := []int32{1, 450, 4996, 17354, 1701, 29916, 432, 1274, 975, 278, 17366, 11203}
 			run := func(batch int, cache string) []float32 {
 				b, err := newFor(m, backend.Options{ContextSize: 64, Threads: 2})
@@ -141,15 +130,7 @@ func TestAttendSink(t *testing.T) {
 func TestMoEBesideDenseBatchMatchesSteps(t *testing.T) {
 	for _, file := range []string{"2026b/synth-gemma4moe-F32.gguf", "2026b/synth-gemma4moe-Q4_K_M.gguf"} {
 		t.Run(file, func(t *testing.T) {
-			f, err := gguf.Open(testenv.Model(t, file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			m, err := arch.Load(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := loadShared(t, file)
 			tokens := []int32{1, 45, 496, 173, 170, 299, 43, 127, 97, 278, 173, 112}
 			run := func(batch int) []float32 {
 				b, err := newFor(m, backend.Options{ContextSize: 64, Threads: 2})

@@ -4,25 +4,15 @@ import (
 	"context"
 	"testing"
 
-	"vkchat/runtime/arch"
 	"vkchat/runtime/arch/synth"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/ggml"
-	"vkchat/runtime/gguf"
 )
 
 // BenchmarkPrefill measures a 64-token prompt pass (one batch) on the
 // synthetic 110M model in Q4_0, in tokens per second.
 func BenchmarkPrefill(b *testing.B) {
-	f, err := gguf.Open(writeSynth(b, synth.Shapes["110m"], synth.Options{Type: ggml.Q4_0, Seed: 1}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	m, err := arch.Load(f)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := loadSynth(b, synth.Shapes["110m"], synth.Options{Type: ggml.Q4_0, Seed: 1})
 	be, err := newFor(m, backend.Options{ContextSize: 128})
 	if err != nil {
 		b.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"vkchat/internal/testenv"
 	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
-	"vkchat/runtime/gguf"
 	"vkchat/runtime/plan"
 )
 
@@ -24,16 +23,7 @@ func newFor(m *arch.Model, opts backend.Options) (*Backend, error) {
 
 func loadShared(t *testing.T, name string) *arch.Model {
 	t.Helper()
-	f, err := gguf.Open(testenv.Model(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := arch.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return loadFile(t, testenv.Model(t, name))
 }
 
 func maxDiff(a, b []float32) float64 {
