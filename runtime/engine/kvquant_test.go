@@ -15,27 +15,29 @@ import (
 )
 
 // kvQuantBound is the largest |Δlogit| against llama.cpp's run with the same
-// cache types, from ../shared/docs/architectures-2026b.md ("Quantized KV
-// cache", recommended bounds): q8_0 0.03 (qwen35 0.006), q4_0 0.1 (qwen35
-// 0.05) — above llama.cpp's own noise, below what a cache left in f16 or
-// quantized without the rotation misses by. gemma3's q8_0 takes the doc's
-// exception (0.05-0.1: its own noise with a q8_0 K reaches 0.05, its
-// effects are ≥ 0.19), held at 0.06 over the measured 0.048 (vulkan; the
-// CPU backend measures 0.023 since it rounds norms, F32 products, RoPE and
-// the GELU table as llama.cpp's AVX2 build, 0.053 before); kvQuantOpen
-// says why gemma3 does not reach 0.03.
-func kvQuantBound(model string, k backend.KVType) float64 {
+// cache types on backend be, from ../shared/docs/architectures-2026b.md
+// ("Quantized KV cache", recommended bounds): q8_0 0.03 (qwen35 0.006),
+// q4_0 0.1 (qwen35 0.05) — above llama.cpp's own noise, below what a cache
+// left in f16 or quantized without the rotation misses by. On Vulkan,
+// gemma3's q8_0 takes the doc's exception (0.05-0.1: its own noise with a
+// q8_0 K reaches 0.05, its effects are ≥ 0.19), held at 0.06 over the
+// measured 0.048; kvQuantOpen says why gemma3 does not reach 0.03 there.
+// The CPU backend meets the plain bounds on gemma3 (q8_0 0.016, q4_0
+// 0.078) since it rounds norms, F32 products, RoPE, the GELU table and the
+// Hadamard rotation as llama.cpp's AVX2 build does (0.053 and 0.162 before).
+func kvQuantBound(model, be string, k backend.KVType) float64 {
 	switch {
 	case strings.Contains(model, "qwen35"):
 		return map[backend.KVType]float64{backend.KVQ8_0: 0.006, backend.KVQ4_0: 0.05}[k]
-	case strings.Contains(model, "gemma3") && k == backend.KVQ8_0:
+	case strings.Contains(model, "gemma3") && k == backend.KVQ8_0 && be == "vulkan":
 		return 0.06
 	}
 	return map[backend.KVType]float64{backend.KVQ8_0: 0.03, backend.KVQ4_0: 0.1}[k]
 }
 
-// kvQuantOpen are the files where the issue's bound is not reached yet:
-// the measured worst, held as a guard, and why it is open. They are
+// kvQuantOpen are the files where the issue's bound is not reached yet on
+// Vulkan (lavapipe; the CPU backend meets them): the measured worst, held
+// as a guard, and why it is open. They are
 // reported on the issue, not counted as met.
 //
 // Why gemma3 (measured, not guessed): its prompt positions 0-3 match
@@ -54,7 +56,7 @@ var kvQuantOpen = map[string]struct {
 	guard float64
 	why   string
 }{
-	"synth-gemma3-F32-kvq4_0-q4_0": {0.17, "measured 0.160 (vulkan; the CPU backend 0.069 since it rounds norms, F32 products, RoPE and the GELU table as llama.cpp's AVX2 build, 0.162 before), from position 4 on, against the bound 0.1: one-ulp differences upstream of gemma3's F16 roundings (GELU table, block scales) become steps that 4-bit codes carry; open"},
+	"synth-gemma3-F32-kvq4_0-q4_0": {0.17, "measured 0.160 on vulkan (the CPU backend meets 0.1 with 0.078 since it rounds as llama.cpp's AVX2 build, 0.162 before), from position 4 on, against the bound 0.1: one-ulp differences upstream of gemma3's F16 roundings (GELU table, block scales) become steps that 4-bit codes carry; open"},
 }
 
 // TestKVQuantMatchesLlamaCpp: with the KV cache in q8_0 or q4_0 (keys and
@@ -78,13 +80,13 @@ func TestKVQuantMatchesLlamaCpp(t *testing.T) {
 		if !k.Quantized() {
 			continue // the f16 runs are the other reference tests' business
 		}
-		bound := kvQuantBound(model, k)
-		if open, ok := kvQuantOpen[name]; ok {
-			t.Logf("%s: %s", name, open.why)
-			bound = open.guard
-		}
 		ran++
 		for _, be := range testBackends(t) {
+			bound := kvQuantBound(model, be, k)
+			if open, ok := kvQuantOpen[name]; ok && be == "vulkan" {
+				t.Logf("%s on vulkan: %s", name, open.why)
+				bound = open.guard
+			}
 			t.Run(be+"/"+name, func(t *testing.T) { kvQuantMatch(t, f, model, be, k, v, bound) })
 		}
 	}
@@ -578,6 +580,12 @@ var kvQuantAgree = map[backend.KVType]float64{backend.KVQ8_0: 0.03, backend.KVQ4
 // (q8_0 0.053 -> 0.023, q4_0 0.162 -> 0.069) while Vulkan's stayed (0.048,
 // 0.160), so the backends part further (lavapipe): q8_0 0.043, q4_0 0.239,
 // q5_0 0.261, q4_1 0.298, q5_1 0.142, q8_0/f16 0.041 (q5_0 and q4_1 0.145
-// and 0.177 before). Held as guards just above those.
-var kvQuantAgreeOpen = map[string]float64{"2026/synth-gpt-oss-F32/q8_0": 0.7, "synth-gemma3-F32/q8_0": 0.05, "synth-gemma3-F32/q8_0/f16": 0.045,
-	"synth-gemma3-F32/q4_0": 0.25, "synth-gemma3-F32/q5_0": 0.27, "synth-gemma3-F32/q4_1": 0.31, "synth-gemma3-F32/q5_1": 0.15}
+// and 0.177 before). The Hadamard rotation scaling first, as ggml's fwht
+// (c0b7f99), moved the CPU's gemma3 again (q8_0 0.023 -> 0.016, q4_0
+// 0.069 -> 0.078 against llama.cpp) and not Vulkan's, though both
+// backends changed their order and kvquant.comp's is bit-exact with it at
+// order 128 (TestKVQuantRotationOrder); why Vulkan's gemma3 did not move
+// is not found. Measured after it: q8_0 0.0514, q4_1 0.3725, q5_1 0.2045,
+// q8_0/f16 0.0361 (the others as above). Held as guards just above those.
+var kvQuantAgreeOpen = map[string]float64{"2026/synth-gpt-oss-F32/q8_0": 0.7, "synth-gemma3-F32/q8_0": 0.055, "synth-gemma3-F32/q8_0/f16": 0.045,
+	"synth-gemma3-F32/q4_0": 0.25, "synth-gemma3-F32/q5_0": 0.27, "synth-gemma3-F32/q4_1": 0.39, "synth-gemma3-F32/q5_1": 0.215}
