@@ -90,3 +90,49 @@ func TestContentionFollowsOffCoreTime(t *testing.T) {
 		t.Errorf("ContentionWindows counted %d judged, %d contended; want 4, 1", judged-judged0, contended-contended0)
 	}
 }
+
+// TestQuietStepsStayOnCore: steps that compute on their thread all along,
+// a few milliseconds each as a small model's decode steps, are not judged
+// contended. The thread's CPU time must be current when a step ends: read
+// as of the scheduler's last update (getrusage), such steps came out a
+// fifth or more off their core on a quiet machine. On a machine busy with
+// other work a window may be contended for real, so the test asks for
+// most windows quiet, not all, and says nothing when its thread had less
+// than nine tenths of its wall time on the core over the whole run (a
+// span long enough for any clock's lag not to matter).
+func TestQuietStepsStayOnCore(t *testing.T) {
+	if _, _, ok := threadCPU(); !ok {
+		t.Skip("no per-thread CPU time on this system")
+	}
+	c := &contention
+	defer c.on.Store(false)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	j0, c0 := ContentionWindows()
+	_, cpu0, _ := threadCPU()
+	wall0 := time.Now()
+	x := 1.0
+	for deadline := time.Now().Add(20 * contendWindow); time.Now().Before(deadline); {
+		end := BeginStep()
+		for spin := time.Now().Add(3 * time.Millisecond); time.Now().Before(spin); {
+			x = x*1.0000001 + 1e-9
+		}
+		end()
+		// a gap between steps, as sampling and the next token's set-up
+		for spin := time.Now().Add(300 * time.Microsecond); time.Now().Before(spin); {
+			x = x*1.0000001 + 1e-9
+		}
+	}
+	j1, c1 := ContentionWindows()
+	_, cpu1, _ := threadCPU()
+	if on, wall := cpu1-cpu0, time.Since(wall0); float64(on) < 0.9*float64(wall) {
+		t.Skipf("the machine is busy: the test's thread ran %v of %v", on, wall)
+	}
+	judged, contended := j1-j0, c1-c0
+	if judged < 10 {
+		t.Fatalf("%d windows judged over %v of steps", judged, 20*contendWindow)
+	}
+	if contended*4 > judged {
+		t.Errorf("steps computing on their core: %d of %d windows judged contended (x %g)", contended, judged, x)
+	}
+}
