@@ -517,8 +517,17 @@ func TestMatVecAllocs(t *testing.T) {
 			MatMul(dst, m, x, 3)
 		}
 		run()
-		if n := testing.AllocsPerRun(20, run); n != 0 {
-			t.Errorf("%v %dx%d: %v allocations per MatVec+MatMul on one P", typ, m.Rows, m.Cols, n)
+		// AllocsPerRun counts every goroutine's allocations: a pool or team
+		// helper of an earlier call that runs late (on a machine busy with
+		// other tests) can allocate during one measurement. An allocation
+		// of the call itself shows in every measurement, so the least of
+		// three is what is asserted.
+		n := testing.AllocsPerRun(20, run)
+		for try := 1; try < 3 && n != 0; try++ {
+			n = min(n, testing.AllocsPerRun(20, run))
+		}
+		if n != 0 {
+			t.Errorf("%v %dx%d: %v allocations per MatVec+MatMul on one P (the least of three measurements)", typ, m.Rows, m.Cols, n)
 		}
 		if runtime.GOMAXPROCS(0) < 2 {
 			continue
