@@ -15,6 +15,18 @@ import (
 // lensShown reports whether the lens view shows a computed lens.
 func lensShown(m *Model) bool { return strings.Contains(m.View(), "settles at layer") }
 
+// lensSettled: no token's lens is still being computed — the settle strip
+// (its line starts "settle ") shows no "~" cell. The engine having been
+// asked is not enough: its answer reaches the model as a message later.
+func lensSettled(m *Model) bool {
+	for _, line := range strings.Split(m.View(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "settle ") && strings.Contains(line, "~") {
+			return false
+		}
+	}
+	return true
+}
+
 // The lens view's screens, regenerated with
 //
 //	go test ./ui -run TestGoldenLens -update
@@ -32,7 +44,7 @@ func TestGoldenLens(t *testing.T) {
 		h.key("left")
 		h.waitFor("the lens one token back", func() bool { return lensShown(m) && eng.lensCallCount() == 2 })
 		h.key("left", "left")
-		h.waitFor("the lens three tokens back", func() bool { return lensShown(m) && eng.lensCallCount() == 4 })
+		h.waitFor("the lens three tokens back", func() bool { return lensShown(m) && eng.lensCallCount() == 4 && lensSettled(m) })
 		h.key("right", "right")
 		if !lensShown(m) || eng.lensCallCount() != 4 {
 			t.Fatalf("%s: moving back to a computed token asked again (%d calls) or did not show it", name, eng.lensCallCount())
