@@ -143,12 +143,7 @@ func (a *acts) prepare(typ ggml.Type, x []float32, n, nvec int, native bool) {
 // quantQ8Block is quantize_row_q8_0_ref (and the quants of q8_1_ref) for one
 // block. It returns the unrounded scale and its fp16 encoding.
 func quantQ8Block(x *[32]float32, q *[32]int8) (float32, uint16) {
-	var amax float32
-	for _, v := range x {
-		if a := abs32(v); a > amax {
-			amax = a
-		}
-	}
+	amax := blockAmax(x)
 	d := amax / 127
 	var id float32
 	if d != 0 {
@@ -160,6 +155,18 @@ func quantQ8Block(x *[32]float32, q *[32]int8) (float32, uint16) {
 	return d, FP32ToFP16(d)
 }
 
+// blockAmax is the largest magnitude in a block of 32, the Q8 quantizers'
+// scale before its division by 127.
+func blockAmax(x *[32]float32) float32 {
+	var amax float32
+	for _, v := range x {
+		if a := abs32(v); a > amax {
+			amax = a
+		}
+	}
+	return amax
+}
+
 // quantQ8ActBlock is ggml-cpu's x86 quantize_row_q8_0 for one block, the
 // Q8_0 activations llama.cpp's references here were made with: it scales
 // by 127/amax (not 1/(amax/127) as the reference quantizer does) and rounds
@@ -167,12 +174,7 @@ func quantQ8Block(x *[32]float32, q *[32]int8) (float32, uint16) {
 // rounding tie. Its Q8_1 counterpart is left as the reference quantizer:
 // switching it moved the Q4_1/Q5_1 references' figures both ways.
 func quantQ8ActBlock(x *[32]float32, q *[32]int8) (float32, uint16) {
-	var amax float32
-	for _, v := range x {
-		if a := abs32(v); a > amax {
-			amax = a
-		}
-	}
+	amax := blockAmax(x)
 	d := amax / 127
 	var id float32
 	if amax != 0 {
