@@ -47,6 +47,8 @@ type benchResult struct {
 	// the busy threads of another process beside it.
 	Team string `json:"team,omitempty"`
 	Load int    `json:"load,omitempty"`
+	// LoadApart: the load ran in a session of its own (--load-session own)
+	LoadApart bool `json:"load_apart,omitempty"`
 	// CPU decode rows with the team on: of the windows of decode steps
 	// the team judged, how many it ran as contended (cpu.TeamContention)
 	Windows   int64 `json:"team_windows,omitempty"`
@@ -56,7 +58,7 @@ type benchResult struct {
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "--model FILE [--backend auto|cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile] [--head auto|on|off] [--depth D] [--spec ngram|draft|mtp [--draft FILE] [--spec-max N]] [--team on|off|both] [--load N]", stderr)
+	fs := newFlags("bench", "--model FILE [--backend auto|cpu|vulkan] [-p 128] [-n 64] [-r 3] [--json] [--profile] [--head auto|on|off] [--depth D] [--spec ngram|draft|mtp [--draft FILE] [--spec-max N]] [--team on|off|both] [--load N [--load-session same|own]]", stderr)
 	path := fs.String("model", "", "GGUF model file, or demo for the model built into vkchat")
 	name := fs.String("backend", "auto", "backend: auto (Vulkan on a GPU, else the CPU), cpu or vulkan")
 	pp := fs.Int("p", 128, "prompt tokens for the prefill test (0 skips it)")
@@ -74,6 +76,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	draft := fs.String("draft", "", "the draft model for --spec draft")
 	teamMode := fs.String("team", "", "cpu: share each op's work by the thread team (on), by hand-offs to idle workers (off), or measure both")
 	load := fs.Int("load", 0, "also run each test beside another process keeping this many threads busy")
+	loadSession := fs.String("load-session", "same", "--load: the busy process runs in the bench's session (same) or a session of its own (own), as one started from another terminal")
 	specPrompt := fs.String("spec-prompt", "", "--spec: the text the replies continue (completion, no template; default: a counting rhyme repeated)")
 	specLead := fs.Int("spec-lead", 512, "--spec: at most this many tokens of the model's own greedy continuation join the prompt before the timed replies (untimed), up to where it repeats itself, then that loop 32 times more, so they continue a repetitive reply")
 	if err := fs.Parse(args); err != nil {
@@ -100,7 +103,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return fmt.Errorf("--model is required")
 	}
-	configs, err := benchConfigs(*teamMode, *load)
+	configs, err := benchConfigs(*teamMode, *load, *loadSession)
 	if err != nil {
 		return err
 	}
@@ -202,7 +205,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return fmt.Errorf("prefill: %w", err)
 			}
 			r.benchResult = base
-			r.Team, r.Load = cfg.team, cfg.load
+			r.Team, r.Load, r.LoadApart = cfg.team, cfg.load, cfg.apart
 			results = append(results, r.result(fmt.Sprintf("pp%d", *pp)+at+sfx, *pp))
 		}
 		if *tg > 0 {
@@ -223,7 +226,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return fmt.Errorf("decode: %w", err)
 			}
 			r.benchResult = base
-			r.Team, r.Load = cfg.team, cfg.load
+			r.Team, r.Load, r.LoadApart = cfg.team, cfg.load, cfg.apart
 			res := r.result(fmt.Sprintf("tg%d", *tg)+at+sfx, *tg)
 			res.DecodePath = path
 			decodeTPS = res.TokensPerSecond

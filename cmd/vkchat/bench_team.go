@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"vkchat/runtime/cpu"
 )
@@ -18,13 +19,19 @@ import (
 // (runtime/quant's team, or the hand-off to idle pool workers), and must
 // keep its speed beside another busy process. bench --team both measures
 // the two in one run, and --load N measures each quietly and again beside
-// a child process spinning N busy threads.
+// a child process spinning N busy threads. The child runs in the bench's
+// session unless --load-session own puts it in a session of its own, as a
+// build started from another terminal is: with the kernel's autogroup
+// scheduling each session is a group that shares the cores with the other
+// groups, so the two say different things about the same load.
 
 // benchConfig is one pass of a bench's tests: how jobs are shared ("" as
 // the process started) and the busy threads beside it.
 type benchConfig struct {
 	team string
 	load int
+	// apart: the load runs in a session of its own (--load-session own)
+	apart bool
 }
 
 // suffix tells a config's rows apart in the table.
@@ -35,13 +42,16 @@ func (c benchConfig) suffix() string {
 	}
 	if c.load > 0 {
 		s += fmt.Sprintf(" +load%d", c.load)
+		if c.apart {
+			s += " apart"
+		}
 	}
 	return s
 }
 
 // benchConfigs is every config of --team and --load, the quiet ones first,
 // the hand-off before the team at each load.
-func benchConfigs(team string, load int) ([]benchConfig, error) {
+func benchConfigs(team string, load int, session string) ([]benchConfig, error) {
 	var teams []string
 	switch team {
 	case "":
@@ -56,6 +66,14 @@ func benchConfigs(team string, load int) ([]benchConfig, error) {
 	if load < 0 {
 		return nil, fmt.Errorf("--load %d is negative: want the number of busy threads beside the bench", load)
 	}
+	var apart bool
+	switch session {
+	case "same":
+	case "own":
+		apart = true
+	default:
+		return nil, fmt.Errorf("--load-session %q: want same (the bench's session) or own", session)
+	}
 	loads := []int{0}
 	if load > 0 {
 		loads = append(loads, load)
@@ -63,7 +81,7 @@ func benchConfigs(team string, load int) ([]benchConfig, error) {
 	var out []benchConfig
 	for _, l := range loads {
 		for _, t := range teams {
-			out = append(out, benchConfig{team: t, load: l})
+			out = append(out, benchConfig{team: t, load: l, apart: apart && l > 0})
 		}
 	}
 	return out, nil
@@ -78,7 +96,7 @@ func (c benchConfig) apply() (stop func(), err error) {
 	if c.load == 0 {
 		return func() {}, nil
 	}
-	return startLoad(c.load)
+	return startLoad(c.load, c.apart)
 }
 
 // spinEnv makes a vkchat process a load: that many threads busy until its
@@ -122,17 +140,12 @@ func spin(n int, stdin io.Reader) {
 	wg.Wait()
 }
 
-// startLoad starts a child vkchat spinning n threads; stop ends it.
-func startLoad(n int) (stop func(), err error) {
-	self, err := os.Executable()
+// startLoad starts a child vkchat spinning n threads, in a session of its
+// own when apart; stop ends it.
+func startLoad(n int, apart bool) (stop func(), err error) {
+	cmd, in, err := loadCmd(n, apart)
 	if err != nil {
-		return nil, fmt.Errorf("--load: finding this program to run the load: %w", err)
-	}
-	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", spinEnv, n))
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("--load: %w", err)
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("--load: starting %d busy threads: %w", n, err)
@@ -142,6 +155,27 @@ func startLoad(n int) (stop func(), err error) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}, nil
+}
+
+// loadCmd is the child of startLoad, not started, and the pipe whose
+// closing ends it.
+func loadCmd(n int, apart bool) (*exec.Cmd, io.WriteCloser, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("--load: finding this program to run the load: %w", err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", spinEnv, n))
+	if apart {
+		// a session of its own, and so, with autogroup scheduling, a
+		// scheduling group of its own
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("--load: %w", err)
+	}
+	return cmd, in, nil
 }
 
 // printLoadKept says, for each test run quietly and under --load, what
@@ -158,7 +192,7 @@ func printLoadKept(w io.Writer, rs []benchResult) {
 			continue
 		}
 		q := benchConfig{team: r.Team}.suffix()
-		base := strings.TrimSuffix(r.Test, benchConfig{team: r.Team, load: r.Load}.suffix()) + q
+		base := strings.TrimSuffix(r.Test, benchConfig{team: r.Team, load: r.Load, apart: r.LoadApart}.suffix()) + q
 		if qt := quiet[base]; qt > 0 {
 			fmt.Fprintf(w, "%s: %.2f tok/s beside %d busy threads, %.0f%% of %.2f quietly (%s)\n", r.Test, r.TokensPerSecond, r.Load, 100*r.TokensPerSecond/qt, qt, base)
 		}

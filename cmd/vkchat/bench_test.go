@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -185,7 +188,7 @@ func TestBenchTeamLoad(t *testing.T) {
 			t.Errorf("row %d: %q team %q load %d at %g tok/s, want %q team %q load %d", i, r.Test, r.Team, r.Load, r.TokensPerSecond, w.test, w.team, w.load)
 		}
 	}
-	for _, bad := range [][]string{{"--team", "maybe"}, {"--load", "-1"}} {
+	for _, bad := range [][]string{{"--team", "maybe"}, {"--load", "-1"}, {"--load-session", "other"}} {
 		err := runBench(context.Background(), append([]string{"--model", path, "--backend", "cpu", "-r", "1"}, bad...), &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%v: error %v, want one naming %s", bad, err, bad[0])
@@ -204,6 +207,40 @@ func TestSpinStops(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("spin still running 10s after its input closed")
+	}
+}
+
+// TestLoadSession: --load-session own starts the busy child in a session
+// of its own (so that autogroup scheduling puts it in a group of its
+// own, as a process from another terminal), same in the bench's.
+func TestLoadSession(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the session from /proc")
+	}
+	for _, apart := range []bool{false, true} {
+		cmd, in, err := loadCmd(1, apart)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		in.Close()
+		_ = cmd.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the fields after the command's closing parenthesis: state, ppid, pgrp, session
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		mine, err := os.ReadFile("/proc/self/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := strings.Fields(string(mine[bytes.LastIndexByte(mine, ')')+1:]))
+		if same := f[3] == g[3]; same == apart {
+			t.Errorf("apart %v: the load's session %s, the bench's %s", apart, f[3], g[3])
+		}
 	}
 }
 
