@@ -362,6 +362,9 @@ func (j *job) recycle() {
 		actsFree.put(a)
 	}
 	j.owned, j.nowned = [maxParts]*acts{}, 0
+	// a fault belongs to the run that raised it (rethrow takes it): one
+	// left here would be raised by the job's next, unrelated run
+	j.fault.Store(nil)
 	j.parts = [maxParts]part{}
 	j.views, j.acts, j.fn = nil, nil, nil
 	jobs.put(j)

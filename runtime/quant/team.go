@@ -316,14 +316,16 @@ func (j *job) runShadowed(self int, m *member) bool {
 			}
 			p, lo, hi, v0, v1 := j.chunkRange(int(c))
 			m.shadow = grow(m.shadow, len(j.views)*p.rows)
-			faulted := j.safeCompute(p, m.shadow, lo, hi, v0, v1)
-			if h := shadowHook.Load(); h != nil {
-				(*h)()
-			}
+			fault := j.safeCompute(p, m.shadow, lo, hi, v0, v1)
 			if !j.states[c].v.CompareAndSwap(chunkHeld, chunkTaken) {
-				continue // the caller took it over and wrote it
+				// the caller took it over and wrote it: what this
+				// computation raised is thrown away with its result, as
+				// the caller may have returned (and rethrown) already
+				continue
 			}
-			if !faulted {
+			if fault != nil {
+				j.fault.CompareAndSwap(nil, fault)
+			} else {
 				for v := v0; v < v1; v++ {
 					copy(p.dst[v*p.rows+lo:v*p.rows+hi], m.shadow[v*p.rows+lo:v*p.rows+hi])
 				}
@@ -334,16 +336,21 @@ func (j *job) runShadowed(self int, m *member) bool {
 	return ran > 0 && j.pending.Add(-ran) == 0
 }
 
-// safeCompute is safeChunk for a shadowed chunk; it reports a fault.
-func (j *job) safeCompute(p *part, out []float32, lo, hi, v0, v1 int) (faulted bool) {
+// safeCompute is safeChunk for a shadowed chunk: it returns what the
+// chunk raised rather than keeping it in the job, since the chunk may
+// have been taken over meanwhile. shadowHook runs inside it, after the
+// chunk.
+func (j *job) safeCompute(p *part, out []float32, lo, hi, v0, v1 int) (fault *chunkPanic) {
 	defer func() {
 		if r := recover(); r != nil {
-			j.fault.CompareAndSwap(nil, &chunkPanic{r})
-			faulted = true
+			fault = &chunkPanic{r}
 		}
 	}()
 	j.computeInto(p, out, lo, hi, v0, v1)
-	return false
+	if h := shadowHook.Load(); h != nil {
+		(*h)()
+	}
+	return nil
 }
 
 // waitSteal is wait for the caller of a team job whose own chunks took
@@ -381,8 +388,9 @@ func (j *job) waitSteal(mine time.Duration) {
 }
 
 // steals counts chunks callers took over, and shadowHook, when set, runs
-// after each shadowed chunk before its helper tries to copy it out: for
-// tests, which stall a helper there as the OS would.
+// after each shadowed chunk before its helper tries to copy it out (inside
+// safeCompute, so that what it raises counts as the chunk's): for tests,
+// which stall a helper there as the OS would, or fault.
 var (
 	steals     atomic.Int64
 	shadowHook atomic.Pointer[func()]

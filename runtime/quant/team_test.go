@@ -364,3 +364,72 @@ func TestTeamStaleWake(t *testing.T) {
 		t.Fatal("the helper never took the job published after a stale wake-up")
 	}
 }
+
+// TestTeamTakenOverFaultStaysThere: a helper whose chunk the caller took
+// over and which then faults on it (a late computation, thrown away)
+// leaves nothing behind: the product returns the hand-off's bits, and no
+// later product or range, which may run on the same recycled job, raises
+// that fault. (Before, the fault stayed in the job after the caller had
+// rethrown and returned, and a later, unrelated ParallelRange panicked
+// with it.)
+func TestTeamTakenOverFaultStaysThere(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two Ps for a helper")
+	}
+	defer SetThreads(0)
+	defer SetTeam(TeamOn())
+	SetThreads(2)
+	r := rand.New(rand.NewPCG(41, 4))
+	m := randomMatrix(r, ggml.Q8_0, 512, 4096)
+	x := randVec(r, m.Cols)
+	SetTeam(false)
+	want := make([]float32, m.Rows)
+	MatVec(want, m, x)
+	SetTeam(true)
+	end := BeginStep()
+	defer end()
+	for try := 0; try < 50; try++ {
+		var stalled atomic.Int32
+		resume := make(chan struct{})
+		hook := func() {
+			if stalled.Add(1) == 1 {
+				select {
+				case <-resume:
+				case <-time.After(2 * time.Second):
+				}
+				panic("a late chunk's fault")
+			}
+		}
+		shadowHook.Store(&hook)
+		got := make([]float32, m.Rows)
+		MatVec(got, m, x)
+		shadowHook.Store(nil)
+		close(resume)
+		if stalled.Load() == 0 {
+			continue // the helper took no chunk this time
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("row %d: %v, want %v", i, got[i], want[i])
+			}
+		}
+		// let the helper fault on its taken-over chunk and let go of the job
+		for deadline := time.Now().Add(5 * time.Second); team.members[0].cur.Load() != nil && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		// every job of the free list is used again, as products and ranges
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("a later job raised %v", p)
+				}
+			}()
+			for i := 0; i < 2*cap(jobs.c); i++ {
+				MatVec(got, m, x)
+				ParallelRange(64, 8, func(lo, hi int) {})
+			}
+		}()
+		return
+	}
+	t.Skip("the helper never took a chunk in 50 tries (a loaded machine)")
+}
