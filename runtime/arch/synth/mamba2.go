@@ -150,10 +150,10 @@ func mamba2LayerSpecs(a arch.Arch, p string, s Shape, l, q, kv int, moe bool) []
 	case moe:
 		specs = append(specs, mat("ffn_gate_inp.weight", s.Embd, s.Experts))
 		if gated {
-			specs = append(specs, bank("ffn_gate_exps.weight", s.Embd, s.ExpertFF), mat("ffn_gate_shexp.weight", s.Embd, s.ExpertFF))
+			specs = append(specs, bank("ffn_gate_exps.weight", s.Embd, s.ExpertFF), mat("ffn_gate_shexp.weight", s.Embd, s.SharedFF))
 		}
 		specs = append(specs, bank("ffn_up_exps.weight", s.Embd, s.ExpertFF), bank("ffn_down_exps.weight", s.ExpertFF, s.Embd),
-			mat("ffn_up_shexp.weight", s.Embd, s.ExpertFF), mat("ffn_down_shexp.weight", s.ExpertFF, s.Embd))
+			mat("ffn_up_shexp.weight", s.Embd, s.SharedFF), mat("ffn_down_shexp.weight", s.SharedFF, s.Embd))
 		if a.Gating == arch.GatingSigmoid {
 			specs = append(specs, spec{p + "exp_probs_b.bias", s.Experts, 1, false, 0})
 		}

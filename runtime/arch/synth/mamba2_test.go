@@ -13,7 +13,8 @@ import (
 
 // TestMamba2Synth: the synthetic Mamba2 hybrids have the declared layer
 // patterns, Mamba2 shapes and routing (nemotron_h_moe's sigmoid rule,
-// granite's experts as wide as feed_forward_length).
+// granite's experts as wide as feed_forward_length), and a shared expert
+// of a width of its own (Shape.SharedFF) that the loader reads back.
 func TestMamba2Synth(t *testing.T) {
 	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-llama-spm.gguf"))
 	if err != nil {
@@ -22,6 +23,7 @@ func TestMamba2Synth(t *testing.T) {
 	defer vocab.Close()
 	s := Shapes["tiny"]
 	s.Layers = 8
+	s.SharedFF = 64 // twice the experts' FF/4, as nemotron_h_moe's
 	for _, c := range []struct{ arch, kinds string }{
 		{"nemotron_h", "mamba2 ffn mamba2 attention mamba2 ffn mamba2 attention"},
 		{"nemotron_h_moe", "mamba2 ffn mamba2 attention mamba2 ffn mamba2 attention"},
@@ -53,7 +55,7 @@ func TestMamba2Synth(t *testing.T) {
 			}
 			switch e := m.MoE; c.arch {
 			case "nemotron_h_moe":
-				if e.Gating != arch.GatingSigmoid || !e.Norm || e.Scale != 2.5 || m.Layers[1].Experts.SelectBias == nil {
+				if e.Gating != arch.GatingSigmoid || !e.Norm || e.Scale != 2.5 || m.Layers[1].Experts.SelectBias == nil || e.SharedFF != s.SharedFF {
 					t.Errorf("routing %+v", e)
 				}
 			case "granitehybrid":

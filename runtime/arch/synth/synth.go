@@ -31,6 +31,9 @@ type Shape struct {
 	// are optional, writes its 26B-A4B layout when Experts > 0 (gemma4.go)
 	// and its dense E2B/E4B layout otherwise.
 	Experts, ExpertsUsed, ExpertFF int
+	// SharedFF is a shared expert's width, for the architectures with one;
+	// 0 = ExpertFF.
+	SharedFF int
 	// Pattern lays out a Mamba2 hybrid's layers, a letter each as
 	// llama.cpp's hybrid_override_pattern writes them: M a Mamba2 mixer,
 	// * attention, E an FFN (routed where the architecture routes); "" =
@@ -64,9 +67,10 @@ var Shapes = map[string]Shape{
 	// nemotron_h_moe is Nemotron 3 Nano 30B-A3B: Mamba2 and MoE layers
 	// alternating with an attention layer every sixth or seventh (its
 	// hybrid_override_pattern's first 13 letters), 128 ungated ReLU²
-	// experts (top 6) and the shared expert, sigmoid routing.
+	// experts (top 6) and the shared expert twice as wide (the real
+	// model's 3712 beside 1856), sigmoid routing.
 	"nemotron_h_moe": {Arch: "nemotron_h_moe", Embd: 1024, FF: 384, Heads: 8, KVHeads: 2, Layers: 13, Context: 4096,
-		Experts: 128, ExpertsUsed: 6, ExpertFF: 384, Pattern: "MEMEM*EMEMEM*"},
+		Experts: 128, ExpertsUsed: 6, ExpertFF: 384, SharedFF: 768, Pattern: "MEMEM*EMEMEM*"},
 	// deepseek2 is GLM-4.7-Flash: latent attention (deepseek2.go), one
 	// dense lead layer, then 64 experts (top 4) and a shared expert,
 	// sigmoid routing with a selection bias and no group limit.
@@ -221,11 +225,16 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 		if a.ExpertFFIsFF {
 			s.ExpertFF = s.FF // granitehybrid's experts are feed_forward_length wide
 		}
+		if s.SharedFF == 0 {
+			s.SharedFF = s.ExpertFF
+		}
 		switch {
 		case s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts:
 			return nil, fmt.Errorf("synth: %d experts used of %d", s.ExpertsUsed, s.Experts)
 		case s.ExpertFF%int(o.Type.BlockElems()) != 0:
 			return nil, fmt.Errorf("synth: expert ff %d must be a multiple of the %s block size %d", s.ExpertFF, o.Type, o.Type.BlockElems())
+		case s.SharedFF%int(o.Type.BlockElems()) != 0:
+			return nil, fmt.Errorf("synth: shared expert ff %d must be a multiple of the %s block size %d", s.SharedFF, o.Type, o.Type.BlockElems())
 		}
 	}
 	window := o.Window
@@ -257,7 +266,7 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 			set("expert_feed_forward_length", uint32(s.ExpertFF))
 		}
 		if a.SharedExpert {
-			set("expert_shared_feed_forward_length", uint32(s.ExpertFF))
+			set("expert_shared_feed_forward_length", uint32(s.SharedFF))
 		}
 	}
 	if ex.keys != nil {
@@ -381,8 +390,8 @@ func Build(s Shape, o Options) (*gguf.Writer, error) {
 				specs = append(specs, spec{p + "ffn_gate_inp_shexp.weight", s.Embd, 1, false, 0})
 			}
 			if a.SharedExpert {
-				specs = append(specs, mat("ffn_gate_shexp.weight", s.Embd, s.ExpertFF), mat("ffn_up_shexp.weight", s.Embd, s.ExpertFF),
-					mat("ffn_down_shexp.weight", s.ExpertFF, s.Embd))
+				specs = append(specs, mat("ffn_gate_shexp.weight", s.Embd, s.SharedFF), mat("ffn_up_shexp.weight", s.Embd, s.SharedFF),
+					mat("ffn_down_shexp.weight", s.SharedFF, s.Embd))
 			}
 			if a.RoutingKeys {
 				specs = append(specs, spec{p + "exp_probs_b.bias", s.Experts, 1, false, 0})
