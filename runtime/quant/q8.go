@@ -13,13 +13,19 @@ func dequantQ8_0(src []byte, dst []float32) {
 	}
 }
 
-// dotQ8_0 is ggml_vec_dot_q8_0_q8_0_generic. The sum is unrolled into four
-// chains so the multiplies overlap; integer addition order is immaterial.
+// dotQ8_0 is ggml_vec_dot_q8_0_q8_0 as ggml-cpu's x86 AVX2 build computes
+// it, the order llama.cpp's references were made in (its generic kernel
+// rounds differently): per block, the products summed in eight lanes of
+// four consecutive elements, each lane's integer times dx·dy added to its
+// own float32 lane with one FMA, and the lanes reduced at the end as
+// hsum_float_8 does. Summed block by block instead, the results differ
+// by an ulp now and then, enough to move an F16 rounding of a later query
+// or cache value (synth-granitehybrid-Q4_K_M's attention K/V products).
 func dotQ8_0(row []byte, a *actView) float32 {
 	nb := len(a.d)
 	d, qs := a.d[:nb], a.qs[:nb*32]
 	row = row[:nb*34]
-	var sumf float32
+	var acc [8]float32
 	for i := range d {
 		// Advancing the slices, rather than indexing from their start,
 		// keeps each block's base in one register so the byte loads fold
@@ -27,39 +33,19 @@ func dotQ8_0(row []byte, a *actView) float32 {
 		b := (*[34]byte)(row)
 		y := (*[32]int8)(qs)
 		row, qs = row[34:], qs[32:]
-		s0 := int32(int8(b[2]))*int32(y[0]) +
-			int32(int8(b[6]))*int32(y[4]) +
-			int32(int8(b[10]))*int32(y[8]) +
-			int32(int8(b[14]))*int32(y[12]) +
-			int32(int8(b[18]))*int32(y[16]) +
-			int32(int8(b[22]))*int32(y[20]) +
-			int32(int8(b[26]))*int32(y[24]) +
-			int32(int8(b[30]))*int32(y[28])
-		s1 := int32(int8(b[3]))*int32(y[1]) +
-			int32(int8(b[7]))*int32(y[5]) +
-			int32(int8(b[11]))*int32(y[9]) +
-			int32(int8(b[15]))*int32(y[13]) +
-			int32(int8(b[19]))*int32(y[17]) +
-			int32(int8(b[23]))*int32(y[21]) +
-			int32(int8(b[27]))*int32(y[25]) +
-			int32(int8(b[31]))*int32(y[29])
-		s2 := int32(int8(b[4]))*int32(y[2]) +
-			int32(int8(b[8]))*int32(y[6]) +
-			int32(int8(b[12]))*int32(y[10]) +
-			int32(int8(b[16]))*int32(y[14]) +
-			int32(int8(b[20]))*int32(y[18]) +
-			int32(int8(b[24]))*int32(y[22]) +
-			int32(int8(b[28]))*int32(y[26]) +
-			int32(int8(b[32]))*int32(y[30])
-		s3 := int32(int8(b[5]))*int32(y[3]) +
-			int32(int8(b[9]))*int32(y[7]) +
-			int32(int8(b[13]))*int32(y[11]) +
-			int32(int8(b[17]))*int32(y[15]) +
-			int32(int8(b[21]))*int32(y[19]) +
-			int32(int8(b[25]))*int32(y[23]) +
-			int32(int8(b[29]))*int32(y[27]) +
-			int32(int8(b[33]))*int32(y[31])
-		sumf += float32(float32(s0+s1+s2+s3) * float32(f16le(b[0:])*d[i]))
+		dd := f16le(b[0:]) * d[i]
+		for t := range acc {
+			o := 4 * t
+			s := int32(int8(b[2+o]))*int32(y[o]) + int32(int8(b[3+o]))*int32(y[o+1]) +
+				int32(int8(b[4+o]))*int32(y[o+2]) + int32(int8(b[5+o]))*int32(y[o+3])
+			acc[t] = FMA32(dd, float32(s), acc[t])
+		}
 	}
-	return sumf
+	return hsum8(&acc)
+}
+
+// hsum8 is ggml's hsum_float_8: the upper four lanes added to the lower,
+// then lanes 0+2 and 1+3, then those two.
+func hsum8(a *[8]float32) float32 {
+	return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
 }

@@ -11,6 +11,8 @@
 // path. The parallelism that makes that cheap: a tile holds eight
 // (row, vector) pairs, one per float lane, so the per-block float work and
 // the in-order accumulation run for eight pairs in one vector instruction.
+// Q8_0 instead keeps ggml's eight AVX2 float lanes per pair, as its
+// portable kernel does (tile_b32).
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -98,6 +100,14 @@ INL __m256i FN(reduce8)(const __m256i *L) {
 	__m256i h2 = _mm256_hadd_epi32(L[4], L[5]), h3 = _mm256_hadd_epi32(L[6], L[7]);
 	__m256i g0 = _mm256_hadd_epi32(h0, h1), g1 = _mm256_hadd_epi32(h2, h3);
 	return _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x20), _mm256_permute2x128_si256(g0, g1, 0x31));
+}
+
+// ggml's hsum_float_8: the upper four lanes added to the lower, then
+// lanes 0+2 and 1+3, then those two (runtime/quant's hsum8).
+INL float FN(hsum8)(__m256 v) {
+	float a[8];
+	_mm256_storeu_ps(a, v);
+	return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 }
 
 // PF_AHEAD is how far ahead of the block in hand the packed kernels
@@ -189,12 +199,18 @@ enum { T_Q4_0 = 2, T_Q4_1 = 3, T_Q5_0 = 6, T_Q5_1 = 7, T_Q8_0 = 8, T_Q2_K = 10, 
 //   Q5_1 (24 B: d, m, qh, 16 nibble bytes)   t = (dx*dy)*S + mx*sy
 //   Q8_0 (34 B: d, 32 int8)                  t = S*(dx*dy)
 //   MXFP4 (17 B: e8m0 e, 16 nibble bytes)    t = (dy*dx)*S,           S = sum kv[q]*y, dx = 2^(e-128)
-// and sum += t block by block, as the portable kernels do.
+// and sum += t block by block, as the portable kernels do. Q8_0 keeps
+// ggml's AVX2 lanes instead (runtime/quant's dotQ8_0): L's eight lanes
+// (four consecutive elements each) go to eight float lanes per pair,
+// acc = fma(dx*dy, L, acc), reduced by hsum8 at the end.
 INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const int RT, const int VT) {
 	const int64_t nb = A->n / 32;
 	const int BB = T == T_Q4_0 ? 18 : T == T_Q4_1 ? 20 : T == T_Q5_0 ? 22 : T == T_Q5_1 ? 24 : T == T_MXFP4 ? 17 : 34;
 	const int Q1 = T == T_Q4_1 || T == T_Q5_1;
 	__m256 sum = _mm256_setzero_ps();
+	__m256 lanes[8];
+	if (T == T_Q8_0)
+		for (int p = 0; p < 8; p++) lanes[p] = _mm256_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
 		__m256i y[8], c[8], L[8];
 		float dx[8], dy[8], mx[8], sy[8];
@@ -237,6 +253,10 @@ INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const 
 				}
 			}
 		}
+		if (T == T_Q8_0) {
+			for (int p = 0; p < RT * VT; p++) lanes[p] = _mm256_fmadd_ps(_mm256_set1_ps(dx[p] * dy[p]), CVT(L[p]), lanes[p]);
+			continue;
+		}
 		const __m256 S = CVT(FN(reduce8)(L));
 		__m256 t;
 		if (T == T_Q4_0) t = MUL(MUL(S, F8(dx)), F8(dy));
@@ -245,6 +265,11 @@ INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const 
 		if (T == T_MXFP4) t = MUL(MUL(F8(dy), F8(dx)), S);
 		if (Q1) t = ADD(MUL(MUL(F8(dx), F8(dy)), S), MUL(F8(mx), F8(sy)));
 		sum = ADD(sum, t);
+	}
+	if (T == T_Q8_0) {
+		float h[8] = {0};
+		for (int p = 0; p < RT * VT; p++) h[p] = FN(hsum8)(lanes[p]);
+		sum = _mm256_loadu_ps(h);
 	}
 	STORE_PAIRS(sum)
 }

@@ -38,11 +38,11 @@ INL __m256i FN(bcast4)(const int8_t *p) {
 	return _mm256_set1_epi32(v);
 }
 
-// rows [r0, r1) (multiples of 8) x vectors [v0, v1); A->rb is the bytes of
-// one group of 8 rows.
+// Q4_0 and MXFP4 groups: rows [r0, r1) (multiples of 8) x vectors [v0,
+// v1); A->rb is the bytes of one group of 8 rows.
 INL void FN(ptile)(const int T, const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	const int64_t nb = A->n / 32;
-	const int GB = T == T_Q4_0 ? PQ4 : T == T_MXFP4 ? PMX : PQ8, QO = T == T_MXFP4 ? 8 : 16;
+	const int GB = T == T_Q4_0 ? PQ4 : PMX, QO = T == T_MXFP4 ? 8 : 16;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
 	// this call's rows end at r1: what lies past them is another
 	// goroutine's chunk or no weight at all
@@ -54,53 +54,23 @@ INL void FN(ptile)(const int T, const MMArgs *A, int64_t r, int64_t v, const int
 		FN(pfetch)(&pf, g + PF_AHEAD + GB, end);
 		const __m256 dx = T == T_MXFP4 ? FN(e8m0h8)(g) : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
 		__m256i q[8];
-		if (T == T_Q4_0 || T == T_MXFP4) {
-			for (int k = 0; k < 4; k++) {
-				__m256i bits = _mm256_loadu_si256((const __m256i *)(g + QO + 32 * k));
-				q[k] = _mm256_and_si256(bits, m4);
-				q[k + 4] = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
-				if (T == T_MXFP4) q[k] = FN(mxfp4u)(q[k]), q[k + 4] = FN(mxfp4u)(q[k + 4]);
-			}
-		} else {
-			for (int k = 0; k < 8; k++) {
-				q[k] = _mm256_loadu_si256((const __m256i *)(g + 16 + 32 * k));
-#if VNNI
-				q[k] = _mm256_xor_si256(q[k], _mm256_set1_epi8((char)0x80)); // x+128, unsigned
-#endif
-			}
+		for (int k = 0; k < 4; k++) {
+			__m256i bits = _mm256_loadu_si256((const __m256i *)(g + QO + 32 * k));
+			q[k] = _mm256_and_si256(bits, m4);
+			q[k + 4] = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
+			if (T == T_MXFP4) q[k] = FN(mxfp4u)(q[k]), q[k + 4] = FN(mxfp4u)(q[k + 4]);
 		}
 		for (int j = 0; j < VT; j++) {
 			const int8_t *y = A->qs + (v + j) * A->n + b * 32;
 			const int32_t ys = A->bs[(v + j) * nb + b];
-			__m256i s0, s1;
-			if (T == T_Q4_0 || T == T_MXFP4) {
-				s0 = _mm256_set1_epi32((T == T_Q4_0 ? -8 : -12) * ys), s1 = _mm256_setzero_si256();
-			} else {
-#if VNNI
-				s0 = _mm256_set1_epi32(-128 * ys), s1 = _mm256_setzero_si256();
-#else
-				s0 = s1 = _mm256_setzero_si256();
-#endif
-			}
+			__m256i s0 = _mm256_set1_epi32((T == T_Q4_0 ? -8 : -12) * ys), s1 = _mm256_setzero_si256();
 			for (int k = 0; k < 8; k += 2) {
-				__m256i y0 = FN(bcast4)(y + 4 * k), y1 = FN(bcast4)(y + 4 * k + 4);
-				if (T == T_Q4_0 || T == T_MXFP4 || VNNI) {
-					s0 = FN(dpus)(s0, q[k], y0);
-					s1 = FN(dpus)(s1, q[k + 1], y1);
-				} else {
-					s0 = FN(dpus)(s0, _mm256_sign_epi8(q[k], q[k]), _mm256_sign_epi8(y0, q[k]));
-					s1 = FN(dpus)(s1, _mm256_sign_epi8(q[k + 1], q[k + 1]), _mm256_sign_epi8(y1, q[k + 1]));
-				}
+				s0 = FN(dpus)(s0, q[k], FN(bcast4)(y + 4 * k));
+				s1 = FN(dpus)(s1, q[k + 1], FN(bcast4)(y + 4 * k + 4));
 			}
 			const __m256 S = CVT(_mm256_add_epi32(s0, s1));
 			const __m256 dy = _mm256_set1_ps(A->d[(v + j) * nb + b]);
-			__m256 t;
-			if (T == T_Q4_0)
-				t = MUL(MUL(S, dx), dy);
-			else if (T == T_MXFP4)
-				t = MUL(MUL(dy, dx), S);
-			else
-				t = MUL(S, MUL(dx, dy));
+			const __m256 t = T == T_Q4_0 ? MUL(MUL(S, dx), dy) : MUL(MUL(dy, dx), S);
 			sum[j] = ADD(sum[j], t);
 		}
 	}
@@ -109,6 +79,34 @@ INL void FN(ptile)(const int T, const MMArgs *A, int64_t r, int64_t v, const int
 		_mm256_storeu_ps(out, sum[j]);
 		for (int i = 0; i < 8; i++) A->dst[(v + j) * A->ds + r + i] = out[i];
 	}
+}
+
+// Q8_0 groups in ggml's AVX2 lanes (runtime/quant's dotQ8_0), not in the
+// portable kernels' per-block order the others follow: load k of
+// a block holds elements 4k..4k+3 of each row, so its dot in lane r is
+// row r's ggml lane k; each k keeps its own float accumulator,
+// fma(dx*dy, P_k, acc_k), and the eight are reduced per row as hsum8 at
+// the end.
+INL void FN(ptile_q8)(const MMArgs *A, int64_t r, int64_t v) {
+	const int64_t nb = A->n / 32;
+	const uint8_t *g = A->w + (r / 8) * A->rb;
+	const uint8_t *end = A->w + (A->r1 / 8) * A->rb, *pf = g + PF_AHEAD;
+	__m256 acc[8];
+	for (int k = 0; k < 8; k++) acc[k] = _mm256_setzero_ps();
+	const int8_t *y = A->qs + v * A->n;
+	for (int64_t b = 0; b < nb; b++, g += PQ8, y += 32) {
+		FN(pfetch)(&pf, g + PF_AHEAD + PQ8, end);
+		const __m256 dd = MUL(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g)), _mm256_set1_ps(A->d[v * nb + b]));
+		for (int k = 0; k < 8; k++) {
+			const __m256i q = _mm256_loadu_si256((const __m256i *)(g + 16 + 32 * k));
+			const __m256i P = FN(dpus)(_mm256_setzero_si256(), _mm256_sign_epi8(q, q), _mm256_sign_epi8(FN(bcast4)(y + 4 * k), q));
+			acc[k] = _mm256_fmadd_ps(dd, CVT(P), acc[k]);
+		}
+	}
+	const __m256 h = ADD(ADD(ADD(acc[0], acc[4]), ADD(acc[2], acc[6])), ADD(ADD(acc[1], acc[5]), ADD(acc[3], acc[7])));
+	float out[8];
+	_mm256_storeu_ps(out, h);
+	for (int i = 0; i < 8; i++) A->dst[v * A->ds + r + i] = out[i];
 }
 
 // Q4_K and Q5_K groups: t = (dx*dy)*S - (mx*dy)*M per super-block, as
@@ -182,6 +180,13 @@ INL void FN(ptile_q45k)(const int T, const MMArgs *A, int64_t r, int64_t v, cons
 PDRIVER_K(q4_k, T_Q4_K)
 PDRIVER_K(q5_k, T_Q5_K)
 
+#define PDRIVER1(NAME, TILE)                                                                                 \
+	void FN(pm_##NAME)(const MMArgs *A) {                                                                   \
+		for (int64_t r = A->r0; r + 8 <= A->r1; r += 8)                                                     \
+			for (int64_t v = A->v0; v < A->v1; v++) FN(TILE)(A, r, v);                                   \
+	}
+PDRIVER1(q8_0, ptile_q8)
+
 #define PDRIVER(NAME, T, VT)                                                                                 \
 	void FN(pm_##NAME)(const MMArgs *A) {                                                                   \
 		for (int64_t r = A->r0; r + 8 <= A->r1; r += 8) {                                                   \
@@ -191,5 +196,4 @@ PDRIVER_K(q5_k, T_Q5_K)
 		}                                                                                                   \
 	}
 PDRIVER(q4_0, T_Q4_0, TVP)
-PDRIVER(q8_0, T_Q8_0, TVP)
 PDRIVER(mxfp4, T_MXFP4, TVP)
