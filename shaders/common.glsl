@@ -26,6 +26,46 @@ float half_hi(uint v) { return unpackHalf2x16(v).y; }
 
 float silu(float x) { return x / (1.0 + exp(-x)); }
 
+// Error-free transformations in f32: two_sum and two_prod leave a sum or
+// a product as a pair (hi, lo) with hi + lo exact, for the kernels that
+// must round as the reference's double sums and fused multiply-adds do.
+// Every operation is precise, and each result a later step subtracts from
+// passes through opaque, an integer operation on a value the compiler
+// cannot know: Mesa simplifies (a + b) - a to b and the like (measured on
+// lavapipe) even in precise expressions, which cancels the error terms.
+float opaque(float x) { return uintBitsToFloat(floatBitsToUint(x) | (gl_WorkGroupID.z >> 31)); }
+
+vec2 two_sum(float a, float b) {
+	precise float s = opaque(a + b);
+	precise float bb = opaque(s - a);
+	precise float e = (a - (s - bb)) + (b - bb);
+	return vec2(s, e);
+}
+
+// two_prod is Dekker's product: fma is no way to it, as a device may
+// round it twice (llvmpipe computes it as a product and a sum).
+vec2 two_prod(float a, float b) {
+	precise float ca = opaque(4097.0 * a);
+	precise float ah = opaque(ca - (ca - a));
+	precise float al = a - ah;
+	precise float cb = opaque(4097.0 * b);
+	precise float bh = opaque(cb - (cb - b));
+	precise float bl = b - bh;
+	precise float p = opaque(a * b);
+	precise float e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+	return vec2(p, e);
+}
+
+// fma_exact is a·b + c rounded once, as x86's FMA the reference runs
+// (but for a double rounding once in a great while).
+float fma_exact(float a, float b, float c) {
+	vec2 p = two_prod(a, b);
+	vec2 s = two_sum(p.x, c);
+	precise float lo = s.y + p.y;
+	precise float r = s.x + lo;
+	return r;
+}
+
 // round_f16 rounds to the nearest f16 (ties to even) exactly: in integer
 // arithmetic in the normal range, as a multiple of 2^-24 below it, to
 // infinity above. packHalf2x16's rounding is left to the implementation,

@@ -107,7 +107,13 @@ float rot(RopeArgs r, uint base, uint h0, uint d, uint t, bool isq, uint g, uint
 	float xp = qk(r, base, h0, partner, isq, g, wb);
 	uvec2 cs = texelFetch(COSSIN, int(t * half_ + i)).xy;
 	float c = uintBitsToFloat(cs.x), s = uintBitsToFloat(cs.y);
-	return first ? xd * c - xp * s : xp * s + xd * c;
+	// a·c - b·s and a·s + b·c with the first product fused (one FMA) and
+	// the second rounded, as GCC contracts ggml's CPU rope (and as the CPU
+	// backend computes it): rounded as two products and a sum, a third of
+	// a rotated head's values moved by an ulp, which a quantized cache's
+	// codes turn into steps
+	precise float second = first ? xp * s : xd * c;
+	return first ? fma_exact(xd, c, -second) : fma_exact(xp, s, second);
 }
 
 // norm_scales fills nscale: 1/rms of each normalized group (a head, or
