@@ -225,6 +225,29 @@ void main() {
 					continue;
 				}
 				precise float sumf = 0.0;
+				if (KT == 1) {
+					// q8_0 as ggml-cpu's x86 AVX2 ggml_vec_dot_q8_0_q8_0 (and
+					// the CPU backend's dotQ8_0): eight float lanes, each
+					// adding its four elements' integer sum times dk·dq with
+					// one FMA per block, reduced at the end as hsum_float_8
+					float lanes[8];
+					[[unroll]] for (uint t = 0; t < 8; t++) lanes[t] = 0.0;
+					for (uint b = 0; b < NB; b++) {
+						vec2 dm = scale_of(KC, KT, rows, row, b);
+						precise float dd = dm.x * sqd[g * NB + b];
+						[[unroll]] for (uint t = 0; t < 8; t++) {
+							int si = 0;
+							[[unroll]] for (uint j = 4 * t; j < 4 * t + 4; j++) {
+								si += sqc[g * HD + b * 32 + j] * code(KC, KT, row * kw, b * 32 + j);
+							}
+							lanes[t] = fma_exact(dd, float(si), lanes[t]);
+						}
+					}
+					precise float lo = (lanes[0] + lanes[4]) + (lanes[2] + lanes[6]);
+					precise float hi = (lanes[1] + lanes[5]) + (lanes[3] + lanes[7]);
+					ss[g * WG + lane] = lo + hi;
+					continue;
+				}
 				for (uint b = 0; b < NB; b++) {
 					int sumi = 0;
 					for (uint j = 0; j < 32; j++) {
