@@ -625,55 +625,68 @@ func TestF32ProductOrders(t *testing.T) {
 	}
 }
 
-// TestQ8_0FollowsAVX2Lanes: a Q8_0 product rounds as ggml-cpu's x86 AVX2
-// ggml_vec_dot_q8_0_q8_0, the kernel llama.cpp's references ran: eight
-// float lanes of four consecutive elements' integer sums, each lane
-// fma(dx·dy, sum, lane) block after block, then hsum_float_8, written out
-// here from ggml's description rather than from dotQ8_0. The generic
-// per-block order (sumf += sumi·(dx·dy)) must give other bits on some rows,
-// or the test could not tell the two apart.
-func TestQ8_0FollowsAVX2Lanes(t *testing.T) {
-	r := rand.New(rand.NewPCG(41, 42))
-	const rows, cols = 64, 32 * 24
-	m := randomMatrix(r, ggml.Q8_0, rows, cols)
-	x := randVec(r, cols)
-	got := make([]float32, rows)
-	withPortable(func() { MatVec(got, m, x) })
-	native := make([]float32, rows)
-	MatVec(native, m, x)
-	a := actsFree.get()
-	a.prepare(ggml.Q8_0, x, cols, 1, false)
-	av := a.view(0)
-	generic := 0
-	for i := 0; i < rows; i++ {
-		row := m.Data[i*34*(cols/32) : (i+1)*34*(cols/32)]
-		var lanes [8]float32
-		var sumf float32
-		for b := 0; b < cols/32; b++ {
-			blk := row[b*34 : (b+1)*34]
-			d := FP16ToFP32(uint16(blk[0])|uint16(blk[1])<<8) * av.d[b]
-			var total int32
-			for l := 0; l < 8; l++ {
-				var s int32
-				for e := 4 * l; e < 4*l+4; e++ {
-					s += int32(int8(blk[2+e])) * int32(av.qs[b*32+e])
+// TestAVX2LaneTypes: Q8_0 and Q5_0 products round as ggml-cpu's x86 AVX2
+// ggml_vec_dot_q8_0_q8_0 and ggml_vec_dot_q5_0_q8_0, the kernels
+// llama.cpp's references ran: eight float lanes of four consecutive
+// elements' integer sums, each lane fma(dx·dy, sum, lane) block after
+// block, then hsum_float_8, written out here from ggml's description
+// rather than from the kernels under test. The generic per-block order
+// (sumf += sumi·(dx·dy)) must give other bits on some rows, or the test
+// could not tell the two apart.
+func TestAVX2LaneTypes(t *testing.T) {
+	// the weight of element e of a block, as an integer (Q5_0: q-16)
+	weight := map[ggml.Type]func(blk []byte, e int) int32{
+		ggml.Q8_0: func(blk []byte, e int) int32 { return int32(int8(blk[2+e])) },
+		ggml.Q5_0: func(blk []byte, e int) int32 {
+			q := int32(blk[6+e%16]) >> (4 * (e / 16)) & 15
+			qh := uint32(blk[2]) | uint32(blk[3])<<8 | uint32(blk[4])<<16 | uint32(blk[5])<<24
+			return q | int32(qh>>e&1)<<4 - 16
+		},
+	}
+	for _, typ := range []ggml.Type{ggml.Q8_0, ggml.Q5_0} {
+		r := rand.New(rand.NewPCG(41, 42))
+		const rows, cols = 64, 32 * 24
+		bb := formats[typ].bytes
+		m := randomMatrix(r, typ, rows, cols)
+		x := randVec(r, cols)
+		got := make([]float32, rows)
+		withPortable(func() { MatVec(got, m, x) })
+		native := make([]float32, rows)
+		MatVec(native, m, x)
+		a := actsFree.get()
+		a.prepare(ggml.Q8_0, x, cols, 1, false)
+		av := a.view(0)
+		generic := 0
+		for i := 0; i < rows; i++ {
+			row := m.Data[i*bb*(cols/32) : (i+1)*bb*(cols/32)]
+			var lanes [8]float32
+			var sumf float32
+			for b := 0; b < cols/32; b++ {
+				blk := row[b*bb : (b+1)*bb]
+				d := FP16ToFP32(uint16(blk[0])|uint16(blk[1])<<8) * av.d[b]
+				var total int32
+				for l := 0; l < 8; l++ {
+					var s int32
+					for e := 4 * l; e < 4*l+4; e++ {
+						s += weight[typ](blk, e) * int32(av.qs[b*32+e])
+					}
+					total += s
+					lanes[l] = float32(math.FMA(float64(d), float64(s), float64(lanes[l])))
 				}
-				total += s
-				lanes[l] = float32(math.FMA(float64(d), float64(s), float64(lanes[l])))
+				sumf += float32(total) * d
 			}
-			sumf += float32(total) * d
+			want := ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]))
+			if math.Float32bits(got[i]) != math.Float32bits(want) || math.Float32bits(native[i]) != math.Float32bits(want) {
+				t.Fatalf("%v row %d: portable %g, native %g, ggml's AVX2 order %g", typ, i, got[i], native[i], want)
+			}
+			if sumf != want {
+				generic++
+			}
 		}
-		want := ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]))
-		if math.Float32bits(got[i]) != math.Float32bits(want) || math.Float32bits(native[i]) != math.Float32bits(want) {
-			t.Fatalf("row %d: portable %g, native %g, ggml's AVX2 order %g", i, got[i], native[i], want)
+		actsFree.put(a)
+		if generic == 0 {
+			t.Fatalf("%v: the generic order gave the AVX2 order's bits on all %d rows: the test cannot tell them apart", typ, rows)
 		}
-		if sumf != want {
-			generic++
-		}
+		t.Logf("%v: %d of %d rows differ between the generic and the AVX2 order", typ, generic, rows)
 	}
-	actsFree.put(a)
-	if generic == 0 {
-		t.Fatalf("the generic order gave the AVX2 order's bits on all %d rows: the test cannot tell them apart", rows)
-	}
-	t.Logf("%d of %d rows differ between the generic and the AVX2 order", generic, rows)
 }

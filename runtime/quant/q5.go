@@ -47,20 +47,34 @@ func q5sum(w0, w1 uint64, qh uint32, y *[8]uint64) int32 {
 		lane3((w1>>4&lane4|hbEven[h3])*y[6]+(w1>>12&lane4|hbOdd[h3])*y[7])
 }
 
-// dotQ5_0 is ggml_vec_dot_q5_0_q8_0_generic: sum (q-16)*y = sum q*y - 16*sum y.
+// dotQ5_0 is ggml_vec_dot_q5_0_q8_0 as ggml-cpu's x86 AVX2 build computes
+// it (see dotQ8_0): per block, (q-16)*y summed in eight lanes of four
+// consecutive elements, each lane's integer times dx·dy added to its own
+// float32 lane with one FMA, hsum_float_8 at the end. Summed block by
+// block instead, synth-deepseek2-Q4_K_M (whose narrow rows fall back to
+// Q5_0) parted from llama.cpp at position 13 and flipped an expert at 30.
 func dotQ5_0(row []byte, a *actView) float32 {
 	nb := len(a.d)
-	d, sums, py := a.d[:nb], a.sums[:nb], a.py[:nb*8]
+	d, qs := a.d[:nb], a.qs[:nb*32]
 	row = row[:nb*22]
-	var sumf float32
+	var acc [8]float32
 	for i := range d {
 		b := (*[22]byte)(row)
-		y := (*[8]uint64)(py)
-		row, py = row[22:], py[8:]
-		sumi := q5sum(le64(b[6:14]), le64(b[14:22]), binary.LittleEndian.Uint32(b[2:6]), y) - 16*sums[i]
-		sumf += float32(float32(f16le(b[0:2])*d[i]) * float32(sumi))
+		y := (*[32]int8)(qs)
+		row, qs = row[22:], qs[32:]
+		qh := binary.LittleEndian.Uint32(b[2:6])
+		dd := f16le(b[0:2]) * d[i]
+		for t := range acc {
+			var s int32
+			for e := 4 * t; e < 4*t+4; e++ {
+				q := int32(b[6+e&15]) >> (4 * (e >> 4)) & 15
+				q |= int32(qh>>uint(e)&1) << 4
+				s += (q - 16) * int32(y[e])
+			}
+			acc[t] = FMA32(dd, float32(s), acc[t])
+		}
 	}
-	return sumf
+	return hsum8(&acc)
 }
 
 // dotQ5_1 is ggml_vec_dot_q5_1_q8_1_generic.
