@@ -15,23 +15,16 @@ var arch2026bRefs = []archRef{
 	{"synth-mistral3-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	{"synth-mistral3-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 	{"synth-deepseek2-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
-	// deepseek2 Q4_K_M misses the 0.25 at one generated position,
-	// on both backends: 30, off by 0.968 (CPU) and 0.986 (Vulkan), every
-	// other position by at most 0.17 (CPU prompt 0.137). There layer 2
-	// routes the token to experts 2 and 1 in llama.cpp and to 2 and 4
-	// here: an expert flip on a near-tie of the routing, which the file's
-	// rounding moves, not the rule (the F32 file, same routing code, is
-	// within 3.4e-3 everywhere; the router's F32 logits are within 2.7e-7
-	// of a float64 recomputation on every token). The choice there is a
-	// group limit's: the second-best group leads the third by 0.0026 of
-	// summed selection score. On the CPU the flip was at position 7 (a
-	// 0.007 selection margin in layer 3) until the RMS norm took ggml's
-	// float32 rounding of the mean and scale: the CPU prefill then parted
-	// from llama.cpp in layer 0 at position 2 (one F16 ulp of a cached
-	// latent, flipped by an ulp of a norm's scale); now position 7 is
-	// exact. That position is held at the measured figure as a regression
-	// guard, every other one at the 0.25.
-	{"synth-deepseek2-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5, flip: &deepseek2Q4Flip, flipBound: 1.0}},
+	// deepseek2 Q4_K_M on the CPU is within the 0.25 everywhere
+	// (0.042 prompt, 0.066 generated; within 4e-6 of the dump at 37 of
+	// its 45 positions) since its Q5_0 rows (narrow rows fall back to
+	// Q5_0) are summed in ggml's AVX2 lanes as llama.cpp's CPU build sums
+	// them. Summed block by block (an arithmetic difference llama.cpp
+	// does not have), the CPU parted from llama.cpp at position 13 and the
+	// group-limited routing of layer 2 flipped an expert at position 30
+	// (0.968; a group-limit choice 0.0026 apart). Vulkan keeps that flip
+	// (arch2026bOn).
+	{"synth-deepseek2-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
 	// gemma4 with experts (26B-A4B). F32 on the CPU matches llama.cpp to
 	// the dump's printed digits at every prompt position (1.4e-6) and
 	// within 1.1e-2 at generated ones, greedy 24/24, with its arithmetic:
@@ -109,12 +102,26 @@ var arch2026bRefs = []archRef{
 // experts as the row above says); the backends part at greedy token 9,
 // on the q8_K roundings that move llama.cpp itself by 4.8. Each is held
 // just above its measured figure.
+//
+// deepseek2 Q4_K_M on Vulkan misses the 0.25 at one generated
+// position, 30, off by 0.986, every other position by at most 0.17. There
+// layer 2 routes the token to experts 2 and 1 in llama.cpp and to 2 and 4
+// here: an expert flip on a near-tie of the routing (the second-best
+// group leads the third by 0.0026 of summed selection score), which the
+// file's rounding moves, not the rule (the F32 file, same routing code,
+// is within 3.4e-3 everywhere; the router's F32 logits are within 2.7e-7
+// of a float64 recomputation on every token). The CPU backend, which
+// sums the Q5_0 rows in ggml's AVX2 lanes, does not flip there (the row
+// above). That position is held at the measured figure as a regression
+// guard, every other one at the 0.25.
 var arch2026bOn = map[string]archBound{
+	"vulkan/synth-deepseek2-Q4_K_M": {prompt: 0.25, generated: 0.25, greedyGap: 0.5, flip: &deepseek2Q4Flip, flipBound: 1.0},
 	"vulkan/synth-gemma4moe-F32":    {prompt: 0.02, generated: 0.03, greedyGap: nearTie},
 	"vulkan/synth-gemma4moe-Q4_K_M": {prompt: 0.34, generated: 0.38, greedyGap: 0.5},
 }
 
-// deepseek2Q4Flip is synth-deepseek2-Q4_K_M's position with an expert flip.
+// deepseek2Q4Flip is synth-deepseek2-Q4_K_M's position with an expert flip
+// on Vulkan.
 var deepseek2Q4Flip = 30
 
 func TestArchs2026bMatchLlamaCpp(t *testing.T) {
