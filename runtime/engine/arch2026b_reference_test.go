@@ -70,7 +70,8 @@ var arch2026bRefs = []archRef{
 	// lfm2 and phi3 at all but one; summed in lanes nemotron_h_moe parts at
 	// position 27 and nemotron_h at 3. The Mamba2 arithmetic (conv, scan,
 	// D skip, softplus, gate, grouped norm, checked against ggml-cpu's
-	// ops.cpp) is not where it parts. Vulkan's position 29 is 0.097.
+	// ops.cpp) is not where it parts. Vulkan, summing in its shaders'
+	// orders, is within 0.25 everywhere (0.166 prompt, 0.125 generated).
 	{"synth-granitehybrid-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.3, greedyGap: 0.5}},
 	{"synth-nemotron_h_moe-F32", []string{"cpu", "vulkan"}, archBound{prompt: 0.01, generated: 0.03, greedyGap: nearTie}},
 	{"synth-nemotron_h_moe-Q4_K_M", []string{"cpu", "vulkan"}, archBound{prompt: 0.25, generated: 0.25, greedyGap: 0.5}},
