@@ -102,13 +102,9 @@ func (a *acts) prepare(typ ggml.Type, x []float32, n, nvec int, native bool) {
 		if native && simd.QuantizeQ8(x, a.qs, a.d, a.sums, s) {
 			break
 		}
-		quantize := quantQ8ActBlock
-		if typ == ggml.Q8_1 {
-			quantize = quantQ8Block
-		}
 		for i := 0; i < nb; i++ {
 			q := (*[32]int8)(a.qs[i*32:])
-			d, h := quantize((*[32]float32)(x[i*32:]), q)
+			d, h := quantQ8ActBlock((*[32]float32)(x[i*32:]), q)
 			a.d[i] = f16tab[h]
 			var sum int32
 			for _, v := range q {
@@ -171,8 +167,9 @@ func blockAmax(x *[32]float32) float32 {
 // Q8_0 activations llama.cpp's references here were made with: it scales
 // by 127/amax (not 1/(amax/127) as the reference quantizer does) and rounds
 // half to even (not away from zero), either of which moves a quant at a
-// rounding tie. Its Q8_1 counterpart is left as the reference quantizer:
-// switching it moved the Q4_1/Q5_1 references' figures both ways.
+// rounding tie. Its x86 quantize_row_q8_1 rounds the quants alike, so Q8_1
+// activations take it too (with dotQ4_1's AVX2 lanes synth-Q4_1 matches
+// llama.cpp at every position; either alone did not).
 func quantQ8ActBlock(x *[32]float32, q *[32]int8) (float32, uint16) {
 	amax := blockAmax(x)
 	d := amax / 127

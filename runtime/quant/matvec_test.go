@@ -625,12 +625,13 @@ func TestF32ProductOrders(t *testing.T) {
 	}
 }
 
-// TestAVX2LaneTypes: Q8_0 and Q5_0 products round as ggml-cpu's x86 AVX2
-// ggml_vec_dot_q8_0_q8_0 and ggml_vec_dot_q5_0_q8_0, the kernels
+// TestAVX2LaneTypes: Q8_0, Q5_0 and Q4_1 products round as ggml-cpu's
+// x86 AVX2 ggml_vec_dot_q8_0_q8_0, _q5_0_q8_0 and _q4_1_q8_1, the kernels
 // llama.cpp's references ran: eight float lanes of four consecutive
 // elements' integer sums, each lane fma(dx·dy, sum, lane) block after
-// block, then hsum_float_8, written out here from ggml's description
-// rather than from the kernels under test. The generic per-block order
+// block, then hsum_float_8 (Q4_1: plus summs, fma(m, s, summs) per block),
+// written out here from ggml's description rather than from the kernels
+// under test. The generic per-block order
 // (sumf += sumi·(dx·dy)) must give other bits on some rows, or the test
 // could not tell the two apart.
 func TestAVX2LaneTypes(t *testing.T) {
@@ -642,8 +643,9 @@ func TestAVX2LaneTypes(t *testing.T) {
 			qh := uint32(blk[2]) | uint32(blk[3])<<8 | uint32(blk[4])<<16 | uint32(blk[5])<<24
 			return q | int32(qh>>e&1)<<4 - 16
 		},
+		ggml.Q4_1: func(blk []byte, e int) int32 { return int32(blk[4+e%16]) >> (4 * (e / 16)) & 15 },
 	}
-	for _, typ := range []ggml.Type{ggml.Q8_0, ggml.Q5_0} {
+	for _, typ := range []ggml.Type{ggml.Q8_0, ggml.Q5_0, ggml.Q4_1} {
 		r := rand.New(rand.NewPCG(41, 42))
 		const rows, cols = 64, 32 * 24
 		bb := formats[typ].bytes
@@ -654,16 +656,21 @@ func TestAVX2LaneTypes(t *testing.T) {
 		native := make([]float32, rows)
 		MatVec(native, m, x)
 		a := actsFree.get()
-		a.prepare(ggml.Q8_0, x, cols, 1, false)
+		a.prepare(formats[typ].vecType, x, cols, 1, false)
 		av := a.view(0)
 		generic := 0
 		for i := 0; i < rows; i++ {
 			row := m.Data[i*bb*(cols/32) : (i+1)*bb*(cols/32)]
 			var lanes [8]float32
-			var sumf float32
+			var sumf, summs float32
 			for b := 0; b < cols/32; b++ {
 				blk := row[b*bb : (b+1)*bb]
 				d := FP16ToFP32(uint16(blk[0])|uint16(blk[1])<<8) * av.d[b]
+				if typ == ggml.Q4_1 {
+					ms := FP16ToFP32(uint16(blk[2])|uint16(blk[3])<<8) * av.s[b]
+					summs = float32(math.FMA(float64(FP16ToFP32(uint16(blk[2])|uint16(blk[3])<<8)), float64(av.s[b]), float64(summs)))
+					sumf += ms
+				}
 				var total int32
 				for l := 0; l < 8; l++ {
 					var s int32
@@ -675,7 +682,7 @@ func TestAVX2LaneTypes(t *testing.T) {
 				}
 				sumf += float32(total) * d
 			}
-			want := ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]))
+			want := ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7])) + summs
 			if math.Float32bits(got[i]) != math.Float32bits(want) || math.Float32bits(native[i]) != math.Float32bits(want) {
 				t.Fatalf("%v row %d: portable %g, native %g, ggml's AVX2 order %g", typ, i, got[i], native[i], want)
 			}

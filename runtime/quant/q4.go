@@ -53,20 +53,31 @@ func dotQ4_0(row []byte, a *actView) float32 {
 	return sumf
 }
 
-// dotQ4_1 is ggml_vec_dot_q4_1_q8_1_generic.
+// dotQ4_1 is ggml_vec_dot_q4_1_q8_1 as ggml-cpu's x86 AVX2 build computes
+// it (see dotQ8_0): per block, q*y summed in eight lanes of four
+// consecutive elements, each lane's integer times dx·dy added to its own
+// float32 lane with one FMA, beside summs += m·s (one FMA, as GCC
+// contracts it); at the end hsum_float_8 plus summs.
 func dotQ4_1(row []byte, a *actView) float32 {
 	nb := len(a.d)
-	d, s, py := a.d[:nb], a.s[:nb], a.py[:nb*8]
+	d, s, qs := a.d[:nb], a.s[:nb], a.qs[:nb*32]
 	row = row[:nb*20]
-	var sumf float32
+	var acc [8]float32
+	var summs float32
 	for i := range d {
 		b := (*[20]byte)(row)
-		y := (*[8]uint64)(py)
-		row, py = row[20:], py[8:]
-		w0, w1 := le64(b[4:12]), le64(b[12:20])
-		sumi := lane3((w0&lane4)*y[0]+(w0>>8&lane4)*y[1]+(w0>>4&lane4)*y[4]+(w0>>12&lane4)*y[5]) +
-			lane3((w1&lane4)*y[2]+(w1>>8&lane4)*y[3]+(w1>>4&lane4)*y[6]+(w1>>12&lane4)*y[7])
-		sumf += float32(float32(f16le(b[0:2])*d[i])*float32(sumi)) + float32(f16le(b[2:4])*s[i])
+		y := (*[32]int8)(qs)
+		row, qs = row[20:], qs[32:]
+		summs = FMA32(f16le(b[2:4]), s[i], summs)
+		dd := f16le(b[0:2]) * d[i]
+		for t := range acc {
+			var sum int32
+			for e := 4 * t; e < 4*t+4; e++ {
+				q := int32(b[4+e%16]) >> (4 * (e / 16)) & 15
+				sum += q * int32(y[e])
+			}
+			acc[t] = FMA32(dd, float32(sum), acc[t])
+		}
 	}
-	return sumf
+	return hsum8(&acc) + summs
 }

@@ -67,7 +67,7 @@ func dotQ5_0(row []byte, a *actView) float32 {
 		for t := range acc {
 			var s int32
 			for e := 4 * t; e < 4*t+4; e++ {
-				q := int32(b[6+e&15]) >> (4 * (e >> 4)) & 15
+				q := int32(b[6+e%16]) >> (4 * (e / 16)) & 15
 				q |= int32(qh>>uint(e)&1) << 4
 				s += (q - 16) * int32(y[e])
 			}

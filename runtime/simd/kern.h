@@ -11,9 +11,10 @@
 // path. The parallelism that makes that cheap: a tile holds eight
 // (row, vector) pairs, one per float lane, so the per-block float work and
 // the in-order accumulation run for eight pairs in one vector instruction.
-// Q8_0 and Q5_0 instead keep ggml's eight AVX2 float lanes per pair, as
-// their portable kernels do (tile_b32).
+// Q8_0, Q5_0 and Q4_1 instead keep ggml's eight AVX2 float lanes per
+// pair, as their portable kernels do (tile_b32).
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -199,8 +200,9 @@ enum { T_Q4_0 = 2, T_Q4_1 = 3, T_Q5_0 = 6, T_Q5_1 = 7, T_Q8_0 = 8, T_Q2_K = 10, 
 //   Q5_1 (24 B: d, m, qh, 16 nibble bytes)   t = (dx*dy)*S + mx*sy
 //   Q8_0 (34 B: d, 32 int8)                  t = S*(dx*dy)
 //   MXFP4 (17 B: e8m0 e, 16 nibble bytes)    t = (dy*dx)*S,           S = sum kv[q]*y, dx = 2^(e-128)
-// and sum += t block by block, as the portable kernels do. Q8_0 and Q5_0
-// keep ggml's AVX2 lanes instead (runtime/quant's dotQ8_0, dotQ5_0): L's eight lanes
+// and sum += t block by block, as the portable kernels do. Q8_0, Q5_0 and
+// Q4_1 keep ggml's AVX2 lanes instead (runtime/quant's dotQ8_0, dotQ5_0,
+// dotQ4_1; Q4_1's mx*sy summed apart with fmaf): L's eight lanes
 // (four consecutive elements each) go to eight float lanes per pair,
 // acc = fma(dx*dy, L, acc), reduced by hsum8 at the end.
 INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const int RT, const int VT) {
@@ -209,7 +211,8 @@ INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const 
 	const int Q1 = T == T_Q4_1 || T == T_Q5_1;
 	__m256 sum = _mm256_setzero_ps();
 	__m256 lanes[8];
-	if (T == T_Q8_0 || T == T_Q5_0)
+	float summs[8] = {0};
+	if (T == T_Q8_0 || T == T_Q5_0 || T == T_Q4_1)
 		for (int p = 0; p < 8; p++) lanes[p] = _mm256_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
 		__m256i y[8], c[8], L[8];
@@ -253,8 +256,11 @@ INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const 
 				}
 			}
 		}
-		if (T == T_Q8_0 || T == T_Q5_0) {
-			for (int p = 0; p < RT * VT; p++) lanes[p] = _mm256_fmadd_ps(_mm256_set1_ps(dx[p] * dy[p]), CVT(L[p]), lanes[p]);
+		if (T == T_Q8_0 || T == T_Q5_0 || T == T_Q4_1) {
+			for (int p = 0; p < RT * VT; p++) {
+				lanes[p] = _mm256_fmadd_ps(_mm256_set1_ps(dx[p] * dy[p]), CVT(L[p]), lanes[p]);
+				if (T == T_Q4_1) summs[p] = fmaf(mx[p], sy[p], summs[p]);
+			}
 			continue;
 		}
 		const __m256 S = CVT(FN(reduce8)(L));
@@ -265,9 +271,9 @@ INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const 
 		if (Q1) t = ADD(MUL(MUL(F8(dx), F8(dy)), S), MUL(F8(mx), F8(sy)));
 		sum = ADD(sum, t);
 	}
-	if (T == T_Q8_0 || T == T_Q5_0) {
+	if (T == T_Q8_0 || T == T_Q5_0 || T == T_Q4_1) {
 		float h[8] = {0};
-		for (int p = 0; p < RT * VT; p++) h[p] = FN(hsum8)(lanes[p]);
+		for (int p = 0; p < RT * VT; p++) h[p] = FN(hsum8)(lanes[p]) + summs[p];
 		sum = _mm256_loadu_ps(h);
 	}
 	STORE_PAIRS(sum)

@@ -1,19 +1,10 @@
 // Activation quantization to Q8_0/Q8_1, bit-identical to the portable
-// quantizer: Q8_0 as ggml-cpu's x86 quantize_row_q8_0 (q = x·(127/amax)
-// rounded half to even), Q8_1 as quantize_row_q8_1_ref (q = roundf(x/d)),
-// d = amax/127 for both.
+// quantizer: as ggml-cpu's x86 quantize_row_q8_0 and quantize_row_q8_1
+// (q = x·(127/amax) rounded half to even, d = amax/127; Q8_1 adds the
+// fp16 of d·sum(q)).
 #ifndef VK_QUANT_ONCE
 #define VK_QUANT_ONCE
 #endif
-
-INL __m256 FN(roundaway)(__m256 v) {
-	const __m256 sign = _mm256_set1_ps(-0.0f);
-	__m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-	__m256 frac = _mm256_andnot_ps(sign, _mm256_sub_ps(v, t));
-	__m256 up = _mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
-	__m256 one = _mm256_or_ps(_mm256_and_ps(v, sign), _mm256_set1_ps(1.0f));
-	return _mm256_add_ps(t, _mm256_and_ps(up, one));
-}
 
 void FN(quant_q8_0)(const float *x, int64_t n, int8_t *qs, float *dd, int32_t *sums, float *ss) {
 	const __m256 sign = _mm256_set1_ps(-0.0f);
@@ -28,14 +19,9 @@ void FN(quant_q8_0)(const float *x, int64_t n, int8_t *qs, float *dd, int32_t *s
 		const float amax = _mm_cvtss_f32(m4);
 		const float d = amax / 127;
 		__m256i iv[4];
-		if (ss) {
-			const float id = d != 0 ? 1 / d : 0;
-			for (int k = 0; k < 4; k++) iv[k] = _mm256_cvttps_epi32(FN(roundaway)(_mm256_mul_ps(v[k], _mm256_set1_ps(id))));
-		} else {
-			const float id = amax != 0 ? 127 / amax : 0;
-			for (int k = 0; k < 4; k++)
-				iv[k] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[k], _mm256_set1_ps(id)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-		}
+		const float id = amax != 0 ? 127 / amax : 0;
+		for (int k = 0; k < 4; k++)
+			iv[k] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[k], _mm256_set1_ps(id)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 		__m256i s = _mm256_add_epi32(_mm256_add_epi32(iv[0], iv[1]), _mm256_add_epi32(iv[2], iv[3]));
 		__m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
 		s4 = _mm_add_epi32(s4, _mm_unpackhi_epi64(s4, s4));
