@@ -47,6 +47,16 @@ layout(constant_id = 11) const uint MOEK = 1; // MOE: experts per token
 // 1: v += bias[row] (and, with PAIR, v2 += bias2[row]) before act and EPI;
 // row is within the bank with MOE (expert e's biases are row e of a [experts][rows] matrix)
 layout(constant_id = 12) const uint BIAS = 0;
+// 1: F32 weights (WTYPE_F32) summed as ggml_vec_dot_f32 on x86 with AVX2
+// and FMA (what llama.cpp's CPU backend runs for a MoE's experts,
+// MUL_MAT_ID, whatever the batch, and for rows not a multiple of 8 long),
+// as runtime/cpu sums them: four 8-lane FMA accumulators over blocks of
+// 32, reduced as GGML_F32x8_REDUCE, then the row's last k%32 products
+// fused into that sum one at a time; where an ulp decides an F16 rounding
+// downstream (a GELU table's input), the reference's order matters. Each
+// row is one lane's, one token a pass (LPR, RB and NT 1, one chunk of K:
+// matvec.go's orderedPlan). 0 sums as the other types do.
+layout(constant_id = 13) const uint ORDER = 0;
 
 layout(binding = 0) uniform usamplerBuffer A0;
 layout(binding = 1) uniform usamplerBuffer A1;
@@ -93,6 +103,40 @@ float act(float x) {
 
 #include "glu.glsl"
 
+// fma_exact is a·b + c rounded once, as an FMA instruction computes it
+// (ORDER's sums). GLSL's fma may round twice: llvmpipe computes it as a
+// product and a sum. The product's error comes from Dekker's split, the
+// sum's from TwoSum (s + t = a·b's rounding + c); then t plus the product's
+// error, rounded to odd (their sum's rounding moved off an even last bit
+// toward their exact sum), added to s rounds as the exact sum does (Boldo
+// and Melquiond's rounding to odd: t is at most half an ulp of s, so the
+// odd rounding keeps the bits the last rounding reads). Every step is
+// precise: contracted or reassociated, the error terms vanish.
+vec4 fma_exact(vec4 a, vec4 b, vec4 c) {
+	precise vec4 p = a * b;
+	precise vec4 ca = 4097.0 * a;
+	precise vec4 ah = ca - (ca - a);
+	precise vec4 al = a - ah;
+	precise vec4 cb = 4097.0 * b;
+	precise vec4 bh = cb - (cb - b);
+	precise vec4 bl = b - bh;
+	precise vec4 e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+	precise vec4 s = p + c;
+	precise vec4 sb = s - p;
+	precise vec4 t = (p - (s - sb)) + (c - sb);
+	precise vec4 u = t + e;
+	precise vec4 ub = u - t;
+	precise vec4 ue = (t - (u - ub)) + (e - ub);
+	uvec4 bits = floatBitsToUint(u);
+	[[unroll]] for (uint i = 0; i < 4; i++) {
+		if (ue[i] != 0.0 && (bits[i] & 1u) == 0u) {
+			bits[i] += (ue[i] > 0.0) == (u[i] > 0.0) ? 1u : 0xFFFFFFFFu;
+		}
+	}
+	precise vec4 r = s + uintBitsToFloat(bits);
+	return r;
+}
+
 // Butterfly sum over the team. The levels are written out (LPR <= 8):
 // loops stepping by shifts are not unrolled by the compilers, and a loop
 // left in here would turn the register arrays around it into memory.
@@ -136,6 +180,59 @@ float team_rows(float v[8]) {
 	}
 	return v[0];
 }
+
+#if defined(WTYPE_F32)
+// ordered_dot is row wrow of the pass's matrix (A, or B for PAIR's second)
+// times the pass's x (NT is 1), summed as ggml_vec_dot_f32 (ORDER 1).
+float ordered_dot(uint pass, uint wrow) {
+	vec4 acc[8]; // accumulator i's 8 lanes: acc[2i], acc[2i+1]
+	[[unroll]] for (uint a = 0; a < 8; a++) acc[a] = vec4(0.0);
+	float q[SUBN];
+	float sc, bi;
+	uint whole = p.k / UNIT; // the row's blocks of 32
+	// unrolled, as the rest of this kernel: written as a loop over the
+	// units, llvmpipe rounded the exact FMAs in it as a product and a sum
+	// (TestF32MatvecOrders), and so it did with the loads under a branch
+	[[unroll]] for (uint j = 0; j < NU; j++) {
+		if (pass == 0) {
+			load_unit(A0, A1, A2, A3, wrow * p.units + j);
+		} else {
+			load_unit(B0, B1, B2, B3, wrow * p.units + j);
+		}
+		dequant_sub(0, q, sc, bi);
+		[[unroll]] for (uint g = 0; g < 4; g++) {
+			vec4 w0 = vec4(q[8 * g], q[8 * g + 1], q[8 * g + 2], q[8 * g + 3]);
+			vec4 w1 = vec4(q[8 * g + 4], q[8 * g + 5], q[8 * g + 6], q[8 * g + 7]);
+			if (j < whole) {
+				acc[2 * g] = fma_exact(w0, xs[0][j][2 * g], acc[2 * g]);
+				acc[2 * g + 1] = fma_exact(w1, xs[0][j][2 * g + 1], acc[2 * g + 1]);
+			}
+		}
+	}
+	// accumulators 0+2 and 1+3, their sum, then the lanes as
+	// (l0+l4 + l1+l5) + (l2+l6 + l3+l7)
+	precise vec4 lo = (acc[0] + acc[4]) + (acc[2] + acc[6]);
+	precise vec4 hi = (acc[1] + acc[5]) + (acc[3] + acc[7]);
+	precise vec4 l4 = lo + hi;
+	precise float v = (l4.x + l4.y) + (l4.z + l4.w);
+	uint tail = p.k % UNIT;
+	if (tail != 0) {
+		// the row's last unit (one chunk of K: the lane's last)
+		if (pass == 0) {
+			load_unit(A0, A1, A2, A3, wrow * p.units + whole);
+		} else {
+			load_unit(B0, B1, B2, B3, wrow * p.units + whole);
+		}
+		dequant_sub(0, q, sc, bi);
+		float xl[UNIT];
+		[[unroll]] for (uint i = 0; i < UNIT; i++) xl[i] = xs[0][NU - 1][i / 4][i % 4];
+		[[dont_unroll]] for (uint i = 0; i < tail; i++) {
+			v = fma_exact(vec4(q[i]), vec4(xl[i]), vec4(v)).x;
+		}
+	}
+	return v;
+}
+#endif
 
 // The row of X a token (or, with MOE, a pair) reads.
 uint xtok(uint tok) { return MOE == 1 ? tok / MOEK : tok; }
@@ -238,6 +335,17 @@ void main() {
 		[[unroll]] for (uint r = 0; r < RB; r++) {
 			uint row = min(row0 + r, p.rows - 1);
 			[[unroll]] for (uint pass = 0; pass < 1 + PAIR; pass++) {
+#if defined(WTYPE_F32)
+				if (ORDER != 0) {
+					// NT is 1 (matvec.go)
+					if (pass == 0) {
+						acc[0][r] = ordered_dot(pass, wrow0 + row);
+					} else {
+						acc2[0][r] = ordered_dot(pass, wrow0 + row);
+					}
+					continue;
+				}
+#endif
 				[[unroll]] for (uint j = 0; j < NU; j++) {
 					uint u = min(p.u0 + lane + LPR * j, p.u0 + p.cu - 1);
 					if (pass == 0) {

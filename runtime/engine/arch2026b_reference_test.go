@@ -81,28 +81,35 @@ var arch2026bRefs = []archRef{
 // that backend's measured figures differ from the row's.
 //
 // gemma4 with experts on Vulkan (lavapipe; the GPU layout is not
-// measured): F32 prompt 1.93e-2 (position 15; every other prompt position
-// ≤ 7.8e-3), generated 1.28e-2, greedy 24/24. The CPU backend's match
-// (the rows above) does not carry over: the shaders sum products, norms
-// and scores in their own orders and accumulate f16 attention in f32,
-// and with this model's F16 GELU table and attention at scale 1 any ulp
-// of those becomes a step. Measured for the next step: position 0, where
-// attention returns V, is already 1.7e-3 off here while the dense gemma4
-// file's position 0 is exact on Vulkan (2.4e-6), so the experts' part
-// departs first. Not its router input (rms(x) times one weight, the scale
-// and 1/√E folded at upload, where llama.cpp rounds rms(x)·(1/√E), then
-// ·scale): folded so on the CPU, prompt positions stay within 1.4e-6. The
-// expert products and their combine, summed in the shaders' orders, are
-// what is left. Routing
+// measured): F32 prompt 1.33e-2, generated 1.49e-2, greedy 24/24 (1.93e-2
+// / 1.28e-2 before the experts' F32 rows were summed in
+// ggml_vec_dot_f32's order with exact FMAs, matvec.comp's ORDER, giving
+// the CPU backend's bits for them). The CPU backend's match (the rows
+// above) does not carry over: the shaders sum the dense products, norms
+// and scores in their own orders and accumulate f16 attention in f32, and
+// with this model's F16 GELU table and attention at scale 1 any ulp of
+// those becomes a step. Op by op (runtime/vk TestF32PrefixMatchesCPU -v),
+// layer 0 first parts from the CPU at its Wo product and post-norm, then
+// at the dense FFN's fused norm, products and GELU. The dense products in
+// tinyBLAS's order too (as the CPU sums them) were measured: prompt
+// 8.42e-3, with layer 0's attention block then the CPU's to the bit at
+// position 0 and the dense FFN's norm and GELU next; not in, because
+// llama.cpp sums a single token's dense products in ggml_vec_dot_f32's
+// order and dense gemma4-F32's generated positions went to 7.37e-2 (bound
+// 0.065), synth-gemma4moe-Q4_K_M's prompt to 0.342 (bound 0.34). Not the
+// router input either (rms(x) times one weight, the scale and 1/√E
+// folded at upload, where llama.cpp rounds rms(x)·(1/√E), then ·scale):
+// folded so on the CPU, prompt positions stay within 1.4e-6. Routing
 // plain f16 caches through attnq.comp's f16 path (query rounded to f16,
-// f16 value sum, the CPU backend's score order) gives 1.04e-2 prompt /
-// 1.50e-2 generated, but moves dense gemma4's generated positions to
-// 6.5e-2 and refuses head sizes below 32, so it is not in. Q4_K_M 0.328 /
-// 0.372 (0.348 / 0.342 and 0.394 / 0.282 before Q8_0 activations were
-// rounded as ggml-cpu's x86 quantize_row_q8_0, which moves this file's
-// experts as the row above says); the backends part at greedy token 9,
-// on the q8_K roundings that move llama.cpp itself by 4.8. Each is held
-// just above its measured figure.
+// f16 value sum, the CPU backend's score order) gave 1.04e-2 prompt /
+// 1.50e-2 generated before the experts' order, but moved dense gemma4's
+// generated positions to 6.5e-2 and refuses head sizes below 32, so it is
+// not in. Q4_K_M 0.328 / 0.372 (0.348 / 0.342 and 0.394 / 0.282 before
+// Q8_0 activations were rounded as ggml-cpu's x86 quantize_row_q8_0, which
+// moves this file's experts as the row above says); the backends part at
+// greedy token 9, on the q8_K roundings that move llama.cpp itself by 4.8.
+// Each is held just above its measured figure, F32's generated positions
+// at the 0.03.
 //
 // deepseek2 Q4_K_M on Vulkan misses the 0.25 at one generated
 // position, 30, off by 0.986, every other position by at most 0.17. There
@@ -117,7 +124,7 @@ var arch2026bRefs = []archRef{
 // guard, every other one at the 0.25.
 var arch2026bOn = map[string]archBound{
 	"vulkan/synth-deepseek2-Q4_K_M": {prompt: 0.25, generated: 0.25, greedyGap: 0.5, flip: &deepseek2Q4Flip, flipBound: 1.0},
-	"vulkan/synth-gemma4moe-F32":    {prompt: 0.02, generated: 0.03, greedyGap: nearTie},
+	"vulkan/synth-gemma4moe-F32":    {prompt: 0.014, generated: 0.03, greedyGap: nearTie},
 	"vulkan/synth-gemma4moe-Q4_K_M": {prompt: 0.34, generated: 0.38, greedyGap: 0.5},
 }
 

@@ -59,7 +59,11 @@
 // our reference backend do, so the two backends differ by float summation
 // order only. On CPU devices the attention kernel walks positions in order
 // with llama.cpp's F16 rounding of the value sum (attention.comp, ORDERED)
-// for the same reason; GPUs keep positions spread over the lanes. GPUs also
+// for the same reason; GPUs keep positions spread over the lanes. F32 rows
+// that llama.cpp sums in ggml_vec_dot_f32's order whatever the batch (a
+// MoE's experts, rows not a multiple of 8 long) are one lane's each there,
+// in that order with exact FMAs (matvec.comp's ORDER), as the CPU backend
+// sums them. GPUs also
 // take another mat-vec (matvec_sg.comp): a workgroup stages x, rounded the
 // same way, once in shared memory and whole subgroups reduce rows, so x is
 // not copied into every lane's registers and K is never split into

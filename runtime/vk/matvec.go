@@ -50,6 +50,10 @@ type matvecOp struct {
 	// xq: scratch for x rounded once per product (matmul.go); with it a
 	// multi-token dense product takes the tiled kernel
 	xq *vulkan.Buffer
+	// rowByRow: F32 rows summed in ggml_vec_dot_f32's order whatever
+	// their length, as the CPU backend sums a routed expert's
+	// (quant.Matrix.RowByRow: llama.cpp's MUL_MAT_ID); see f32Order
+	rowByRow bool
 	// rope: the rotation and cache write of the Q|K|V rows op makes, as
 	// its epilogue where fusesRope allows, else a rope.comp dispatch after
 	// it (rope.go)
@@ -140,6 +144,40 @@ func (m moeRows) check(label string, mats ...*Matrix) error {
 		}
 	}
 	return nil
+}
+
+// f32Order is matvec.comp's ORDER for op: 1 where the CPU backend sums
+// F32 rows in ggml_vec_dot_f32's order, as llama.cpp's CPU backend does
+// whatever the batch (a routed expert's rows, MUL_MAT_ID, and rows not a
+// multiple of 8 long), so the kernel gives the CPU's bits for them, decode
+// and prefill alike; else 0. The CPU's other F32 products take
+// tinyBLAS's order, which llama.cpp uses for batches only (its single
+// tokens take ggml_vec_dot_f32's), and are left in the kernel's own.
+func (op *matvecOp) f32Order() uint32 {
+	if op.m.Type == ggml.F32 && (op.rowByRow || op.m.Cols%8 != 0) {
+		return 1
+	}
+	return 0
+}
+
+// orderedPlan is the register kernel's layout of op in its F32 order
+// (f32Order): a lane per row, which sees the row in order, one token a
+// pass (the exact FMAs of eight take llvmpipe minutes to compile), in one
+// chunk of K. False for other types, and where the row's x does not fit
+// the kernel's register budget in one chunk: the mat-vec then sums in its
+// own order (a chunk's partial sums would be added in another order
+// anyway). The GPU layout's shared-x kernel (matvec_shared.go) sums F32
+// rows in its own order too: it runs ahead of this where it takes op.
+func (d *gpu) orderedPlan(op *matvecOp) (mvPlan, bool) {
+	if op.f32Order() == 0 {
+		return mvPlan{}, false
+	}
+	mats := 1
+	if op.m2 != nil {
+		mats = 2
+	}
+	units := op.m.Units
+	return mvPlan{lpr: 1, nu: units, chunks: 1, rb: 1, nt: 1}, units*32*mats <= d.tune.mvBudget
 }
 
 // mvPlan is how one mat-vec is laid out: lanes per row, units per lane per
@@ -271,6 +309,10 @@ func (d *gpu) matvec(r *vulkan.Recorder, op matvecOp) error {
 		// x does not fit in shared memory even one token at a time:
 		// the register kernel, splitting K as its budget demands
 	}
+	if pl, ok := d.orderedPlan(&op); ok {
+		op.nt = pl.nt // whatever a test chose: the kernel's ORDER takes one token a pass
+		return d.matvecChunk(r, op, pl, 0)
+	}
 	pl := d.plan(m.Type, m.Units, tokens, op.m2 != nil)
 	if op.nt != 0 {
 		pl.nt = op.nt // a test's choice
@@ -337,7 +379,11 @@ func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) err
 			norm = 2 // the RMS needs the whole row, not this chunk of it
 		}
 	}
-	k, err := d.kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), norm, flag(op.m2 != nil), uint32(rb), flag(!op.f32x), op.act, op.moe.mode(), uint32(op.moe.k1()), op.biasRows())
+	order := uint32(0)
+	if lpr == 1 && rb == 1 && chunks == 1 && nu == m.Units && op.nt == 1 {
+		order = op.f32Order() // orderedPlan's layout
+	}
+	k, err := d.kernel("matvec_"+wtypeName(m), 11*4, mvWorkgroup, uint32(lpr), uint32(nu), uint32(op.nt), uint32(op.epi), norm, flag(op.m2 != nil), uint32(rb), flag(!op.f32x), op.act, op.moe.mode(), uint32(op.moe.k1()), op.biasRows(), order)
 	if err != nil {
 		return err
 	}

@@ -522,3 +522,99 @@ func TestMatvecBiasRows(t *testing.T) {
 		}
 	}
 }
+
+// TestF32MatvecOrders: an F32 mat-vec of a routed expert's rows, or of
+// rows not a multiple of 8 long, gives the CPU backend's bits (quant.MatMul
+// with RowByRow, or of such rows: ggml_vec_dot_f32's four 8-lane FMA
+// accumulators, reduced, then the last k%32 products fused into the sum
+// one at a time), for one token and batches, on the register kernel (the
+// CPU device layout's; the GPU layout's shared-x kernel sums in its own
+// order). Row [2^24, 1 × 31] against ones sums to 2^24+30 in that order
+// (2^24+28 in tinyBLAS's, TestF32ProductOrders), and an FMA rounded as a
+// product and a sum breaks the random rows' bits (llvmpipe's fma does).
+func TestF32MatvecOrders(t *testing.T) {
+	d := testDevice(t)
+	withTuning(t, d, cpuTuning)
+	rng := rand.New(rand.NewSource(41))
+	known := make([]float32, 2*32)
+	known[0], known[32] = 1<<24, 1<<24
+	for i := range known {
+		if i%32 != 0 {
+			known[i] = 1
+		}
+	}
+	for _, c := range []struct {
+		rows, cols, ntok int
+		byRow            bool
+		w                []float32
+	}{
+		{2, 32, 1, true, known}, {2, 32, 3, true, known},
+		{13, 8, 1, true, nil}, {13, 12, 2, false, nil}, {13, 40, 5, true, nil}, {13, 44, 3, false, nil},
+		{13, 96, 9, true, nil}, {13, 172, 1, true, nil}, {70, 256, 9, true, nil}, {70, 256, 1, true, nil},
+	} {
+		name := fmt.Sprintf("%dx%d/tokens%d/rowbyrow%v", c.rows, c.cols, c.ntok, c.byRow)
+		w := c.w
+		if w == nil {
+			w = make([]float32, c.rows*c.cols)
+			for i := range w {
+				w[i] = float32(rng.NormFloat64())
+			}
+		}
+		m, err := d.uploadMatrix("w", ggml.F32, c.rows, c.cols, f32bytes(w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		xstride := m.Units * 32
+		x := make([]float32, c.ntok*xstride)
+		packed := make([]float32, c.ntok*c.cols)
+		for tk := 0; tk < c.ntok; tk++ {
+			for i := 0; i < c.cols; i++ {
+				v := float32(rng.NormFloat64())
+				if c.w != nil {
+					v = 1
+				}
+				x[tk*xstride+i], packed[tk*c.cols+i] = v, v
+			}
+		}
+		want := make([]float32, c.ntok*c.rows)
+		quant.MatMul(want, quant.Matrix{Type: ggml.F32, Rows: c.rows, Cols: c.cols, Data: f32bytes(w), RowByRow: c.byRow}, packed, c.ntok)
+		if c.w != nil {
+			if known := float32(1<<24 + 30); want[0] != known {
+				t.Fatalf("%s: the CPU reference sums to %.0f, want %.0f", name, want[0], known)
+			}
+		}
+		xb, _ := d.NewBuffer("x", uint64(4*len(x)), vulkan.MemDevice)
+		xb.Write(0, f32bytes(x))
+		yb, _ := d.NewBuffer("y", uint64(4*c.ntok*c.rows), vulkan.MemDevice)
+		step, _ := d.NewBuffer("step", 64, vulkan.MemHost)
+		binary.LittleEndian.PutUint32(step.Mapped(), uint32(c.ntok))
+		rec, err := d.NewRecorder(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Begin()
+		op := matvecOp{label: "test", m: m, x: xb, xstride: xstride, y: yb, ystride: c.rows, tokens: c.ntok, step: step, rowByRow: c.byRow}
+		if err := d.matvec(rec, op); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.End(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Run(); err != nil {
+			t.Fatal(err)
+		}
+		got := bytesF32(readBack(t, yb, c.ntok*c.rows))
+		bad := 0
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				if bad < 3 {
+					t.Errorf("%s: token %d row %d = %v, CPU %v", name, i/c.rows, i%c.rows, got[i], want[i])
+				}
+				bad++
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d of %d outputs differ from the CPU's bits", name, bad, len(want))
+		}
+	}
+}

@@ -117,8 +117,9 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 		return err
 	}
 	rows := moeRows{ids: mb.ids, k: o.K, experts: o.Experts}
+	// an expert's rows sum as the CPU backend's (llama.cpp's MUL_MAT_ID)
 	ffn := matvecOp{label: name("experts gate+up"), m: x.gate, m2: x.up, y: mb.h, y2: mb.h2, ystride: mb.ffStride, tokens: s.cap, step: b.graph.step, act: act, moe: rows,
-		rbias: x.gateBias, rbias2: x.upBias, xq: b.act.xq}
+		rbias: x.gateBias, rbias2: x.upBias, xq: b.act.xq, rowByRow: true}
 	b.bind(&ffn, in)
 	ffns := []matvecOp{ffn}
 	if x.gate == nil {
@@ -134,7 +135,7 @@ func (b *Backend) recordMoE(r *vulkan.Recorder, name func(string) string, layer 
 	}
 	rows.perPair = true
 	down := matvecOp{label: name("experts down"), m: x.down, x: mb.h, xstride: mb.ffStride, y: mb.y, ystride: b.act.xStride, tokens: s.cap, step: b.graph.step, moe: rows, rbias: x.downBias,
-		xq: mb.xq}
+		xq: mb.xq, rowByRow: true}
 	ops := append(ffns, down)
 	grouped := false
 	for i := range ops {

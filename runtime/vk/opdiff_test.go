@@ -1,0 +1,135 @@
+package vk
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"vkchat/internal/testenv"
+	"vkchat/runtime/backend"
+	"vkchat/runtime/cpu"
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/plan"
+)
+
+// TestF32PrefixMatchesCPU runs synth-gemma4moe-F32's plan cut after each
+// op of its first two layers on both backends, over the reference prompt
+// as one batch, with an identity head in place of the model's: the logits
+// are the op's output to the bit (an identity product adds exact zeros,
+// in any order). With -v it logs, per op and position, how many values
+// differ from the CPU backend's and the largest relative difference: where
+// the two backends part, op by op. It holds layer 0's attention output at
+// position 0 (V through the f16 cache, where one position's softmax is 1)
+// to the CPU's bits.
+func TestF32PrefixMatchesCPU(t *testing.T) {
+	d := testDevice(t)
+	m := loadModel(t, testenv.Model(t, "2026b/synth-gemma4moe-F32.gguf"))
+	opts := backend.Options{ContextSize: 64, KVType: backend.KVF16, Device: -1}
+	prompt := []int32{1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337}
+	full := mustPlan(t, m, opts.ContextSize)
+	// cut is full's plan with its first layers layers, the last one's ops
+	// up to op j, and a head that copies buffer buf (width values a
+	// token) into the logits
+	cut := func(layers, j int, buf plan.Buf, width int) *plan.Plan {
+		p := *full
+		p.Layers = append([]plan.Layer(nil), full.Layers[:layers]...)
+		p.Layers[layers-1].Ops = p.Layers[layers-1].Ops[:j+1]
+		p.Cache = nil
+		for _, c := range full.Cache {
+			if c.Layer < layers {
+				p.Cache = append(p.Cache, c)
+			}
+		}
+		id := make([]byte, 4*width*p.Vocab)
+		for i := 0; i < width; i++ {
+			putF32(id, 4*(i*width+i), 1)
+		}
+		w := plan.Weight{Name: "identity", Type: ggml.F32, Cols: width, Rows: p.Vocab, Data: id}
+		p.Head = []plan.Op{plan.Products{In: buf, Outs: []plan.Product{{Out: plan.Logits, W: w}}}}
+		p.Matrices = append(append([]plan.Weight(nil), p.Matrices...), w)
+		return &p
+	}
+	// diffs runs p on both backends: per position, the values that
+	// differ and the largest difference relative to the CPU's value (or
+	// to 1e-3, nearer zero); ok false where Vulkan refuses the cut (a
+	// buffer a fused kernel never writes, products with no reader)
+	diffs := func(p *plan.Plan, width int) (n []int, rel []float64, ok bool) {
+		cb, err := cpu.New(p, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cb.Close()
+		vb, err := newBackendOn(d, p, opts, false, true)
+		if err != nil {
+			return nil, nil, false
+		}
+		defer vb.Close()
+		ctx := context.Background()
+		want, err := cb.Forward(ctx, prompt, 0, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := vb.Forward(ctx, prompt, 0, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range prompt {
+			nd, worst := 0, 0.0
+			for j := 0; j < width; j++ {
+				w, g := want[i*p.Vocab+j], got[i*p.Vocab+j]
+				if math.Float32bits(w) != math.Float32bits(g) {
+					nd++
+					worst = math.Max(worst, math.Abs(float64(w-g))/math.Max(math.Abs(float64(w)), 1e-3))
+				}
+			}
+			n, rel = append(n, nd), append(rel, worst)
+		}
+		return n, rel, true
+	}
+	attn := false
+	for L := 1; L <= 2; L++ {
+		for j, op := range full.Layers[L-1].Ops {
+			var outs []plan.Buf
+			var ws []int
+			switch o := op.(type) {
+			case plan.Norm:
+				outs, ws = []plan.Buf{o.Out}, []int{o.Width}
+			case plan.Products:
+				for _, pd := range o.Outs {
+					outs, ws = append(outs, pd.Out), append(ws, pd.W.Rows)
+				}
+			case plan.Rope:
+				outs, ws = o.Bufs, o.Widths
+			case plan.Attention:
+				outs, ws = []plan.Buf{plan.Attn}, []int{o.Heads * o.HeadDim}
+				attn = attn || L == 1
+			case plan.GLU:
+				outs, ws = []plan.Buf{plan.Gate}, []int{o.Width}
+			case plan.MoE:
+				outs, ws = []plan.Buf{o.Out}, []int{full.Embd}
+			case plan.Residual:
+				outs, ws = []plan.Buf{plan.X}, []int{full.Embd}
+			default:
+				outs, ws = []plan.Buf{plan.X}, []int{full.Embd}
+			}
+			for i, b := range outs {
+				n, rel, ok := diffs(cut(L, j, b, ws[i]), ws[i])
+				if !ok {
+					continue
+				}
+				s := ""
+				for p := range n {
+					s += fmt.Sprintf(" %3d/%.0e", n[p], rel[p])
+				}
+				t.Logf("layer %d op %2d %-16T %-5v%s", L-1, j, op, b, s)
+				if _, ok := op.(plan.Attention); ok && L == 1 && n[0] != 0 {
+					t.Errorf("layer 0's attention: %d of %d values at position 0 differ from the CPU's (largest by %.1e of the value)", n[0], ws[i], rel[0])
+				}
+			}
+		}
+	}
+	if !attn {
+		t.Fatal("layer 0 has no attention op")
+	}
+}
