@@ -61,7 +61,11 @@ func minSum(bs *[16]int32, mn *[8]uint8) int32 {
 // positions, so here each super-block's integer sum is scaled and added
 // directly, as ggml's generic Q2_K kernel does. The float results differ
 // from the generic kernel's only in rounding (about 1e-7 relative), the same
-// order by which ggml's own SIMD kernels differ from it.
+// order by which ggml's own SIMD kernels differ from it. Where llama.cpp's
+// references were measured to follow its AVX2 vec_dot kernel's lanes, the
+// kernel does too (dotQ5K); Q4_K and Q6_K stay per super-block, the order
+// its repacked gemv gives a row of one super-block, which those references
+// match.
 
 // dotQ4K is ggml_vec_dot_q4_K_q8_K_generic (but see above).
 func dotQ4K(row []byte, a *actView) float32 {
@@ -98,38 +102,42 @@ func q5k(w, hw uint64, s uint) (ev, od uint64) {
 	return w&lane4 | (hw>>(s&63)&ones16)<<4, w>>8&lane4 | (hw>>((s+8)&63)&ones16)<<4
 }
 
-// dotQ5K is ggml_vec_dot_q5_K_q8_K_generic (see dotQ4K).
+// dotQ5K is ggml_vec_dot_q5_K_q8_K as ggml-cpu's x86 AVX2 build computes
+// it (see dotQ8_0), unlike dotQ4K: per super-block, the scaled integer
+// products summed in eight lanes (lane t: the elements whose position
+// within their 32 is 4t..4t+3), each lane times dy·dx added to its own
+// float32 lane with one FMA; the mins' integer whole, summs = fma(−dy·dmin,
+// it, summs); at the end hsum_float_8 plus summs. Summed per super-block,
+// synth-Q5_K_M parted from llama.cpp at position 5 and synth-Q3_K_M (its
+// Q5_K rows) at 19; this way both match at every position.
 func dotQ5K(row []byte, a *actView) float32 {
 	nb := len(a.d)
-	row, py, bsums := row[:nb*176], a.py[:nb*64], a.sums[:nb*16]
-	var sumf float32
+	row, qs, bsums := row[:nb*176], a.qs[:nb*256], a.sums[:nb*16]
+	var acc [8]float32
+	var summs float32
 	for _, yd := range a.d {
 		b := (*[176]byte)(row)
-		y := (*[64]uint64)(py)
+		y := (*[256]int8)(qs)
 		bs := (*[16]int32)(bsums)
-		row, py, bsums = row[176:], py[64:], bsums[16:]
+		row, qs, bsums = row[176:], qs[256:], bsums[16:]
 		sc, mn := k4Scales((*[12]byte)(b[4:16]))
-		h0, h1, h2, h3 := le64(b[16:24]), le64(b[24:32]), le64(b[32:40]), le64(b[40:48])
-		var isum int32
+		qh := (*[32]byte)(b[16:48])
+		var lanes [8]int32
 		for c := 0; c < 4; c++ {
 			q := (*[32]byte)(b[48+32*c:])
-			yc := (*[16]uint64)(y[16*c:])
-			w0, w1, w2, w3 := le64(q[0:8]), le64(q[8:16]), le64(q[16:24]), le64(q[24:32])
-			s := uint(2 * c)
-			e0, o0 := q5k(w0, h0, s)
-			e1, o1 := q5k(w1, h1, s)
-			e2, o2 := q5k(w2, h2, s)
-			e3, o3 := q5k(w3, h3, s)
-			lo := lane3(e0*yc[0]+o0*yc[1]) + lane3(e1*yc[2]+o1*yc[3]) + lane3(e2*yc[4]+o2*yc[5]) + lane3(e3*yc[6]+o3*yc[7])
-			e0, o0 = q5k(w0>>4, h0, s+1)
-			e1, o1 = q5k(w1>>4, h1, s+1)
-			e2, o2 = q5k(w2>>4, h2, s+1)
-			e3, o3 = q5k(w3>>4, h3, s+1)
-			hi := lane3(e0*yc[8]+o0*yc[9]) + lane3(e1*yc[10]+o1*yc[11]) + lane3(e2*yc[12]+o2*yc[13]) + lane3(e3*yc[14]+o3*yc[15])
-			isum += int32(sc[2*c])*lo + int32(sc[2*c+1])*hi
+			lo, hi := (*[32]int8)(y[64*c:]), (*[32]int8)(y[64*c+32:])
+			sl, sh := int32(sc[2*c]), int32(sc[2*c+1])
+			for l := range q {
+				v1 := int32(q[l]&15 | qh[l]>>(2*c)&1<<4)
+				v2 := int32(q[l]>>4 | qh[l]>>(2*c+1)&1<<4)
+				lanes[l/4] += sl*v1*int32(lo[l]) + sh*v2*int32(hi[l])
+			}
 		}
-		d, dmin := f16le(b[0:2])*yd, f16le(b[2:4])*yd
-		sumf += float32(d*float32(isum)) - float32(dmin*float32(minSum(bs, &mn)))
+		d, dmin := yd*f16le(b[0:2]), -yd*f16le(b[2:4])
+		for t, s := range lanes {
+			acc[t] = FMA32(d, float32(s), acc[t])
+		}
+		summs = FMA32(dmin, float32(minSum(bs, &mn)), summs)
 	}
-	return sumf
+	return hsum8(&acc) + summs
 }

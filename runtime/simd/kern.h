@@ -11,8 +11,8 @@
 // path. The parallelism that makes that cheap: a tile holds eight
 // (row, vector) pairs, one per float lane, so the per-block float work and
 // the in-order accumulation run for eight pairs in one vector instruction.
-// Q8_0, Q5_0 and Q4_1 instead keep ggml's eight AVX2 float lanes per
-// pair, as their portable kernels do (tile_b32).
+// Q8_0, Q5_0, Q4_1 and Q5_K instead keep ggml's eight AVX2 float lanes
+// per pair, as their portable kernels do (tile_b32, tile_kq).
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
@@ -297,7 +297,10 @@ DRIVER(mxfp4, T_MXFP4, TRQ, TVQ)
 //   Q2_K (84 B)   t = (dy*dx)*S - (dy*mx)*M
 //   Q3_K (110 B)  t = (dx*dy)*S            (the -4 offset folded into S)
 //   Q4_K (144 B)  t = (dx*dy)*S - (mx*dy)*M
-//   Q5_K (176 B)  t = (dx*dy)*S - (mx*dy)*M
+//   Q5_K (176 B)  ggml's AVX2 lanes (runtime/quant's dotQ5K): S's eight
+//                 lanes to eight float lanes per pair, fma(dy*dx, S, acc),
+//                 summs = fmaf(-dy*mx, M, summs); at the end hsum8(acc) +
+//                 summs
 //   Q6_K (210 B)  t = (dx*dy)*S            (the -32 offset folded into S)
 #define YQK(j) (A->qs + (v + (j)) * A->n + b * 256)
 #define YBS(j) (A->bs + ((v + (j)) * nb + b) * 16)
@@ -337,6 +340,10 @@ INL void FN(tile_kq)(const int T, const MMArgs *A, int64_t r, int64_t v, const i
 	const int BB = T == T_Q2_K ? 84 : T == T_Q3_K ? 110 : T == T_Q4_K ? 144 : T == T_Q5_K ? 176 : 210;
 	const __m256i m4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
 	__m256 sum = _mm256_setzero_ps();
+	__m256 lanes[8];
+	float summs[8] = {0};
+	if (T == T_Q5_K)
+		for (int p = 0; p < 8; p++) lanes[p] = _mm256_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
 		__m256i L[8];
 		int32_t M[8];
@@ -456,12 +463,24 @@ INL void FN(tile_kq)(const int T, const MMArgs *A, int64_t r, int64_t v, const i
 				dy[k] = yd;
 			}
 		}
+		if (T == T_Q5_K) {
+			for (int p = 0; p < RT * VT; p++) {
+				lanes[p] = _mm256_fmadd_ps(_mm256_set1_ps(dy[p] * dx[p]), CVT(L[p]), lanes[p]);
+				summs[p] = fmaf(-dy[p] * mx[p], (float)M[p], summs[p]);
+			}
+			continue;
+		}
 		const __m256 S = CVT(FN(reduce8)(L));
 		__m256 t;
 		if (T == T_Q2_K) t = SUB(MUL(MUL(F8(dy), F8(dx)), S), MUL(MUL(F8(dy), F8(mx)), CVT(_mm256_loadu_si256((const __m256i *)M))));
-		if (T == T_Q4_K || T == T_Q5_K) t = SUB(MUL(MUL(F8(dx), F8(dy)), S), MUL(MUL(F8(mx), F8(dy)), CVT(_mm256_loadu_si256((const __m256i *)M))));
+		if (T == T_Q4_K) t = SUB(MUL(MUL(F8(dx), F8(dy)), S), MUL(MUL(F8(mx), F8(dy)), CVT(_mm256_loadu_si256((const __m256i *)M))));
 		if (T == T_Q3_K || T == T_Q6_K) t = MUL(MUL(F8(dx), F8(dy)), S);
 		sum = ADD(sum, t);
+	}
+	if (T == T_Q5_K) {
+		float h[8] = {0};
+		for (int p = 0; p < RT * VT; p++) h[p] = FN(hsum8)(lanes[p]) + summs[p];
+		sum = _mm256_loadu_ps(h);
 	}
 	STORE_PAIRS(sum)
 }
