@@ -164,10 +164,11 @@ func TestStoriesMatchesLlamaCpp(t *testing.T) {
 // results discontinuous: an upstream difference of one ulp (attention
 // rounding, reduction order) can flip an int8 activation and move a logit of
 // these random, unconfident models by ~0.1. Measured worst cases (top-5,
-// teacher-forced): F32 0.0013, F16 0.0077, BF16 0.032, Q8_0, Q4_0, Q4_1
-// and Q5_0 exact (synthExactCPU), Q5_1 0.111, Q2_K 0.148,
-// Q3_K_M 0.109, Q4_K_M 0.121 (its prompt positions match exactly), Q5_K_M
-// 0.160, Q6_K 0.134. The issue asked for 0.15; Q5_K_M exceeds it, so the
+// teacher-forced): F32 0.0013, F16 0.0077, BF16 0.032, Q8_0, Q4_0, Q4_1,
+// Q5_0, Q3_K_M and Q5_K_M exact (synthExactCPU), Q5_1 0.111, Q2_K 0.133,
+// Q4_K_M 0.121 (its prompt positions match exactly), Q6_K 0.134. The
+// issue asked for 0.15; Q5_K_M exceeded it (0.160) before its Q5_K rows
+// summed in ggml's AVX2 lanes, and Vulkan's Q5_0 does (below), so the
 // bound is 0.17.
 const synthLogitTol = 0.17
 
@@ -179,8 +180,10 @@ const synthLogitTol = 0.17
 // quantizer's rounding, an int8 flip away). Q8_0 joined them when its
 // products summed in ggml's AVX2 lanes as llama.cpp's x86 build does
 // (0.093 before, summed block by block), Q4_1 when its products did too
-// and its Q8_1 activations took the x86 rounding (0.124 before).
-var synthExactCPU = map[string]float64{"synth-Q4_0.gguf": 1e-3, "synth-Q4_1.gguf": 1e-3, "synth-Q5_0.gguf": 1e-3, "synth-Q8_0.gguf": 1e-3}
+// and its Q8_1 activations took the x86 rounding (0.124 before), Q3_K_M
+// and Q5_K_M when Q5_K products did (0.109 and 0.160 before).
+var synthExactCPU = map[string]float64{"synth-Q4_0.gguf": 1e-3, "synth-Q4_1.gguf": 1e-3, "synth-Q5_0.gguf": 1e-3, "synth-Q8_0.gguf": 1e-3,
+	"synth-Q3_K_M.gguf": 1e-3, "synth-Q5_K_M.gguf": 1e-3}
 
 // The Vulkan backend rounds activations and attention the same way (see
 // runtime/vk), so the same bound holds for it. Measured worst cases on
