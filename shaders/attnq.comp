@@ -191,15 +191,14 @@ void main() {
 		float amax = 0.0;
 		for (uint j = 0; j < 32; j++) amax = max(amax, abs(sx[o + j]));
 		float d = amax / 127.0;
-		// Q8_1 as quantize_row_q8_1_ref (x/d, halves away from zero); Q8_0
-		// as ggml-cpu's x86 quantize_row_q8_0 (x·(127/amax), halves to
-		// even), as the CPU backend converts the query
-		bool q81 = has_min(KT);
-		float id = q81 ? (d != 0.0 ? 1.0 / d : 0.0) : (amax != 0.0 ? 127.0 / amax : 0.0);
+		// Q8_0 and Q8_1 as ggml-cpu's x86 quantize_row_q8_0/_q8_1
+		// (x·(127/amax), halves to even), as the CPU backend converts the
+		// query; Q8_1's s = d·Σcodes in f16
+		float id = amax != 0.0 ? 127.0 / amax : 0.0;
 		int sum = 0;
 		for (uint j = 0; j < 32; j++) {
 			precise float v = sx[o + j] * id;
-			sqc[o + j] = int(q81 ? round_half_away(v) : roundEven(v));
+			sqc[o + j] = int(roundEven(v));
 			sum += sqc[o + j];
 		}
 		sqd[i] = f16_exact(d);
@@ -225,15 +224,21 @@ void main() {
 					continue;
 				}
 				precise float sumf = 0.0;
-				if (KT == 1) {
-					// q8_0 as ggml-cpu's x86 AVX2 ggml_vec_dot_q8_0_q8_0 (and
-					// the CPU backend's dotQ8_0): eight float lanes, each
-					// adding its four elements' integer sum times dk·dq with
-					// one FMA per block, reduced at the end as hsum_float_8
+				if (KT == 1 || KT == 4) {
+					// q8_0 and q4_1 as ggml-cpu's x86 AVX2
+					// ggml_vec_dot_q8_0_q8_0/_q4_1_q8_1 (and the CPU
+					// backend's dots): eight float lanes, each adding its
+					// four elements' integer sum times dk·dq with one FMA per
+					// block, reduced at the end as hsum_float_8; q4_1 adds
+					// its minimum times the query's s into summs by FMA
 					float lanes[8];
 					[[unroll]] for (uint t = 0; t < 8; t++) lanes[t] = 0.0;
+					float summs = 0.0;
 					for (uint b = 0; b < NB; b++) {
 						vec2 dm = scale_of(KC, KT, rows, row, b);
+						if (KT == 4) {
+							summs = fma_exact(dm.y, sqs[g * NB + b], summs);
+						}
 						precise float dd = dm.x * sqd[g * NB + b];
 						[[unroll]] for (uint t = 0; t < 8; t++) {
 							int si = 0;
@@ -245,7 +250,8 @@ void main() {
 					}
 					precise float lo = (lanes[0] + lanes[4]) + (lanes[2] + lanes[6]);
 					precise float hi = (lanes[1] + lanes[5]) + (lanes[3] + lanes[7]);
-					ss[g * WG + lane] = lo + hi;
+					precise float sum8 = lo + hi;
+					ss[g * WG + lane] = KT == 4 ? sum8 + summs : sum8;
 					continue;
 				}
 				for (uint b = 0; b < NB; b++) {
