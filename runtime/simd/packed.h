@@ -163,7 +163,7 @@ INL void FN(ptile_q5k)(const MMArgs *A, int64_t r, int64_t v) {
 // portable kernel (and tile_kq) computes it.
 INL void FN(ptile_q45k)(const int T, const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	const int64_t nb = A->n / 256;
-	const int GB = T == T_Q5_K ? PQ5K : PQ4K, QO = T == T_Q5_K ? 224 + 256 : 224;
+	const int GB = PQ4K, QO = 224;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
 	const uint8_t *end = A->w + (A->r1 / 8) * A->rb, *pf = g + PF_AHEAD;
 	const __m256i m4 = _mm256_set1_epi8(0x0F);
@@ -179,12 +179,6 @@ INL void FN(ptile_q45k)(const int T, const MMArgs *A, int64_t r, int64_t v, cons
 			for (int k = 0; k < 8; k++) {
 				const __m256i bits = _mm256_loadu_si256((const __m256i *)(qp + 32 * k));
 				q[k] = _mm256_and_si256(s & 1 ? _mm256_srli_epi16(bits, 4) : bits, m4);
-				if (T == T_Q5_K) {
-					// bit s of each high-bit byte, moved to bit 4
-					const __m256i hb = _mm256_loadu_si256((const __m256i *)(g + 224 + 32 * k));
-					const __m256i h = s < 4 ? _mm256_slli_epi16(hb, 4 - s) : _mm256_srli_epi16(hb, s - 4);
-					q[k] = _mm256_or_si256(q[k], _mm256_and_si256(h, _mm256_set1_epi8(0x10)));
-				}
 			}
 			const __m256i sc = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 32 + 8 * s)));
 			for (int j = 0; j < VT; j++) {
