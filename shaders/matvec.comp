@@ -110,22 +110,26 @@ float act(float x) {
 // error, rounded to odd (their sum's rounding moved off an even last bit
 // toward their exact sum), added to s rounds as the exact sum does (Boldo
 // and Melquiond's rounding to odd: t is at most half an ulp of s, so the
-// odd rounding keeps the bits the last rounding reads). Every step is
-// precise: contracted or reassociated, the error terms vanish.
+// odd rounding keeps the bits the last rounding reads), where common.glsl's
+// scalar fma_exact may round twice. Every step is precise, and what a later
+// step subtracts passes through opaque4 (as common.glsl's opaque: Mesa
+// cancels the error terms otherwise, precise or not).
+vec4 opaque4(vec4 x) { return uintBitsToFloat(floatBitsToUint(x) | uvec4(gl_WorkGroupID.z >> 31)); }
+
 vec4 fma_exact(vec4 a, vec4 b, vec4 c) {
-	precise vec4 p = a * b;
-	precise vec4 ca = 4097.0 * a;
-	precise vec4 ah = ca - (ca - a);
+	precise vec4 p = opaque4(a * b);
+	precise vec4 ca = opaque4(4097.0 * a);
+	precise vec4 ah = opaque4(ca - (ca - a));
 	precise vec4 al = a - ah;
-	precise vec4 cb = 4097.0 * b;
-	precise vec4 bh = cb - (cb - b);
+	precise vec4 cb = opaque4(4097.0 * b);
+	precise vec4 bh = opaque4(cb - (cb - b));
 	precise vec4 bl = b - bh;
 	precise vec4 e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
-	precise vec4 s = p + c;
-	precise vec4 sb = s - p;
+	precise vec4 s = opaque4(p + c);
+	precise vec4 sb = opaque4(s - p);
 	precise vec4 t = (p - (s - sb)) + (c - sb);
-	precise vec4 u = t + e;
-	precise vec4 ub = u - t;
+	precise vec4 u = opaque4(t + e);
+	precise vec4 ub = opaque4(u - t);
 	precise vec4 ue = (t - (u - ub)) + (e - ub);
 	uvec4 bits = floatBitsToUint(u);
 	[[unroll]] for (uint i = 0; i < 4; i++) {
@@ -190,10 +194,9 @@ float ordered_dot(uint pass, uint wrow) {
 	float q[SUBN];
 	float sc, bi;
 	uint whole = p.k / UNIT; // the row's blocks of 32
-	// unrolled, as the rest of this kernel: written as a loop over the
-	// units, llvmpipe rounded the exact FMAs in it as a product and a sum
-	// (TestF32MatvecOrders), and so it did with the loads under a branch
-	[[unroll]] for (uint j = 0; j < NU; j++) {
+	// a loop, not unrolled as the rest of this kernel: a row of exact FMAs
+	// unrolled compiles slower and runs no faster on llvmpipe
+	[[dont_unroll]] for (uint j = 0; j < NU; j++) {
 		if (pass == 0) {
 			load_unit(A0, A1, A2, A3, wrow * p.units + j);
 		} else {

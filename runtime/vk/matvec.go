@@ -162,8 +162,8 @@ func (op *matvecOp) f32Order() uint32 {
 
 // orderedPlan is the register kernel's layout of op in its F32 order
 // (f32Order): a lane per row, which sees the row in order, one token a
-// pass (the exact FMAs of eight take llvmpipe minutes to compile), in one
-// chunk of K. False for other types, and where the row's x does not fit
+// pass (matvec.comp's ordered_dot loops over one token's x), in one chunk
+// of K. False for other types, and where the row's x does not fit
 // the kernel's register budget in one chunk: the mat-vec then sums in its
 // own order (a chunk's partial sums would be added in another order
 // anyway). The GPU layout's shared-x kernel (matvec_shared.go) sums F32
