@@ -16,12 +16,7 @@ import (
 // a helper parked outside a step still takes the next job, in both ways
 // of sharing a job.
 func TestTeamHandOffs(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("needs two Ps for a helper")
-	}
-	defer SetThreads(0)
-	defer SetTeam(TeamOn())
-	SetThreads(2)
+	twoThreads(t)
 	for _, on := range []bool{true, false} {
 		SetTeam(on)
 		const hold = 250 * spinFor
@@ -48,12 +43,7 @@ func TestTeamHandOffs(t *testing.T) {
 // longer than teamSpin; a step that stalls (the caller off on serial work)
 // finds its helpers parked, and they still take the next job.
 func TestTeamParksInStep(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("needs two Ps for a helper")
-	}
-	defer SetThreads(0)
-	defer SetTeam(TeamOn())
-	SetThreads(2)
+	twoThreads(t)
 	SetTeam(true)
 	end := BeginStep()
 	defer end()
@@ -76,12 +66,7 @@ func TestTeamParksInStep(t *testing.T) {
 // index once, and the late helper then leaves its job and takes the
 // waiting one without running anything twice.
 func TestTeamLateHelper(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("needs two Ps for a helper")
-	}
-	defer SetThreads(0)
-	defer SetTeam(TeamOn())
-	SetThreads(2)
+	twoThreads(t)
 	SetTeam(true)
 	release := make(chan struct{})
 	var first [2]atomic.Int32
@@ -152,12 +137,7 @@ func TestTeamLateHelper(t *testing.T) {
 // product and several in a job, on the native kernels and on the portable
 // Go path.
 func TestTeamMatchesHandOff(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("needs two Ps for a helper")
-	}
-	defer SetThreads(0)
-	defer SetTeam(TeamOn())
-	SetThreads(2)
+	twoThreads(t)
 	r := rand.New(rand.NewPCG(40, 3))
 	var ms []Matrix
 	for _, c := range []struct {
@@ -212,12 +192,7 @@ func matchHandOff(t *testing.T, r *rand.Rand, ms []Matrix, portable bool) {
 // and the helper, once it runs again, leaves the output alone; on the
 // native kernels and on the portable Go path.
 func TestTeamTakesOverStalledChunk(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("needs two Ps for a helper")
-	}
-	defer SetThreads(0)
-	defer SetTeam(TeamOn())
-	SetThreads(2)
+	twoThreads(t)
 	defer func(was bool) { portableOnly = was }(portableOnly)
 	for _, portable := range []bool{false, true} {
 		t.Run(map[bool]string{false: "native", true: "portable"}[portable], func(t *testing.T) {
@@ -231,13 +206,7 @@ func TestTeamTakesOverStalledChunk(t *testing.T) {
 }
 
 func takeOverStalled(t *testing.T) {
-	r := rand.New(rand.NewPCG(40, 4))
-	m := randomMatrix(r, ggml.Q8_0, 512, 4096)
-	x := randVec(r, m.Cols)
-	SetTeam(false)
-	want := make([]float32, m.Rows)
-	MatVec(want, m, x)
-	SetTeam(true)
+	m, x, want := teamProduct(40, 4)
 	end := BeginStep() // the helper polls between tries
 	defer end()
 	const stall = 2 * time.Second
@@ -373,19 +342,8 @@ func TestTeamStaleWake(t *testing.T) {
 // rethrown and returned, and a later, unrelated ParallelRange panicked
 // with it.)
 func TestTeamTakenOverFaultStaysThere(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("needs two Ps for a helper")
-	}
-	defer SetThreads(0)
-	defer SetTeam(TeamOn())
-	SetThreads(2)
-	r := rand.New(rand.NewPCG(41, 4))
-	m := randomMatrix(r, ggml.Q8_0, 512, 4096)
-	x := randVec(r, m.Cols)
-	SetTeam(false)
-	want := make([]float32, m.Rows)
-	MatVec(want, m, x)
-	SetTeam(true)
+	twoThreads(t)
+	m, x, want := teamProduct(41, 4)
 	end := BeginStep()
 	defer end()
 	for try := 0; try < 50; try++ {
@@ -432,4 +390,33 @@ func TestTeamTakenOverFaultStaysThere(t *testing.T) {
 		return
 	}
 	t.Skip("the helper never took a chunk in 50 tries (a loaded machine)")
+}
+
+// twoThreads runs the test's jobs on two goroutines, a caller and one
+// helper, and puts the thread count and the way of sharing back after it;
+// it skips the test where there are not two Ps.
+func twoThreads(t *testing.T) {
+	t.Helper()
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two Ps for a helper")
+	}
+	on := TeamOn()
+	t.Cleanup(func() {
+		SetThreads(0)
+		SetTeam(on)
+	})
+	SetThreads(2)
+}
+
+// teamProduct is a product for the take-over tests with its hand-off
+// result; it leaves the team on.
+func teamProduct(seed1, seed2 uint64) (m Matrix, x, want []float32) {
+	r := rand.New(rand.NewPCG(seed1, seed2))
+	m = randomMatrix(r, ggml.Q8_0, 512, 4096)
+	x = randVec(r, m.Cols)
+	SetTeam(false)
+	want = make([]float32, m.Rows)
+	MatVec(want, m, x)
+	SetTeam(true)
+	return m, x, want
 }
