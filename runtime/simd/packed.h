@@ -115,48 +115,75 @@ INL void FN(ptile_q8)(const MMArgs *A, int64_t r, int64_t v) {
 // k, so P_k sums scale*dot over the sub-blocks; per super-block acc_k =
 // fma(dx*dy, P_k, acc_k) and summs = fma(-dy*mx, M, summs) with M the
 // mins' whole integer; at the end hsum8 of the acc plus summs, per row.
-INL void FN(ptile_q5k)(const MMArgs *A, int64_t r, int64_t v) {
+// P_k is an exact integer, so how it is summed is free: a sub-block
+// pair's two dots (each within ±4*31*128, an int16) go into the halves of
+// one lane and one madd against the pair's scales adds both scaled,
+// where a mullo_epi32 per dot cost two slow uops. A super-block's quants
+// are decoded once for VT vectors.
+INL __m256i FN(q5hbit)(__m256i hb, int s) {
+	// bit s of each high-bit byte, moved to bit 4
+	const __m256i h = s < 4 ? _mm256_slli_epi16(hb, 4 - s) : _mm256_srli_epi16(hb, s - 4);
+	return _mm256_and_si256(h, _mm256_set1_epi8(0x10));
+}
+
+INL void FN(ptile_q5k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	const int64_t nb = A->n / 256;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
 	const uint8_t *end = A->w + (A->r1 / 8) * A->rb, *pf = g + PF_AHEAD;
-	const __m256i m4 = _mm256_set1_epi8(0x0F);
-	__m256 acc[8], summs = _mm256_setzero_ps();
-	for (int k = 0; k < 8; k++) acc[k] = _mm256_setzero_ps();
+	const __m256i m4 = _mm256_set1_epi8(0x0F), lo16 = _mm256_set1_epi32(0xFFFF);
+	__m256 acc[TVPK][8], summs[TVPK];
+	for (int j = 0; j < VT; j++) {
+		summs[j] = _mm256_setzero_ps();
+		for (int k = 0; k < 8; k++) acc[j][k] = _mm256_setzero_ps();
+	}
 	for (int64_t b = 0; b < nb; b++, g += PQ5K) {
 		FN(pfetch)(&pf, g + PF_AHEAD + PQ5K, end);
-		__m256i P[8];
-		for (int k = 0; k < 8; k++) P[k] = _mm256_setzero_si256();
-		for (int s = 0; s < 8; s++) {
-			const uint8_t *qp = g + 224 + 256 + 256 * (s / 2);
-			const __m256i sc = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 32 + 8 * s)));
-			const int8_t *y = A->qs + v * A->n + b * 256 + 32 * s;
+		__m256i P[TVPK][8];
+		for (int j = 0; j < VT; j++)
+			for (int k = 0; k < 8; k++) P[j][k] = _mm256_setzero_si256();
+		for (int p = 0; p < 4; p++) {
+			const uint8_t *qp = g + 224 + 256 + 256 * p;
+			// the scales of sub-blocks 2p and 2p+1, the halves of each row's lane
+			const __m256i sc = _mm256_or_si256(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 32 + 16 * p))),
+			                                   _mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 40 + 16 * p))), 16));
 			for (int k = 0; k < 8; k++) {
 				const __m256i bits = _mm256_loadu_si256((const __m256i *)(qp + 32 * k));
-				__m256i q = _mm256_and_si256(s & 1 ? _mm256_srli_epi16(bits, 4) : bits, m4);
-				// bit s of each high-bit byte, moved to bit 4
 				const __m256i hb = _mm256_loadu_si256((const __m256i *)(g + 224 + 32 * k));
-				const __m256i h = s < 4 ? _mm256_slli_epi16(hb, 4 - s) : _mm256_srli_epi16(hb, s - 4);
-				q = _mm256_or_si256(q, _mm256_and_si256(h, _mm256_set1_epi8(0x10)));
-				P[k] = _mm256_add_epi32(P[k], _mm256_mullo_epi32(FN(dpus)(_mm256_setzero_si256(), q, FN(bcast4)(y + 4 * k)), sc));
+				const __m256i q0 = _mm256_or_si256(_mm256_and_si256(bits, m4), FN(q5hbit)(hb, 2 * p));
+				const __m256i q1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 4), m4), FN(q5hbit)(hb, 2 * p + 1));
+				for (int j = 0; j < VT; j++) {
+					const int8_t *y = A->qs + (v + j) * A->n + b * 256 + 64 * p + 4 * k;
+					const __m256i d0 = FN(dpus)(_mm256_setzero_si256(), q0, FN(bcast4)(y));
+					const __m256i d1 = FN(dpus)(_mm256_setzero_si256(), q1, FN(bcast4)(y + 32));
+					const __m256i d = _mm256_or_si256(_mm256_and_si256(d0, lo16), _mm256_slli_epi32(d1, 16));
+					P[j][k] = _mm256_add_epi32(P[j][k], _mm256_madd_epi16(d, sc));
+				}
 			}
 		}
-		const float yd = A->d[v * nb + b];
-		const __m256 dd = MUL(_mm256_set1_ps(yd), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g)));
-		const __m256 dm = MUL(_mm256_set1_ps(-yd), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16))));
-		for (int k = 0; k < 8; k++) acc[k] = _mm256_fmadd_ps(dd, CVT(P[k]), acc[k]);
-		const int32_t *bs = A->bs + (v * nb + b) * 16;
-		__m256i M = _mm256_setzero_si256();
-		for (int p = 0; p < 4; p++) {
-			const int32_t lo = bs[4 * p] + bs[4 * p + 1], hi = bs[4 * p + 2] + bs[4 * p + 3];
-			const __m256i pair = _mm256_set1_epi32((int32_t)(((uint32_t)hi << 16) | ((uint32_t)lo & 0xffff)));
-			M = _mm256_add_epi32(M, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(g + 96 + 32 * p)), pair));
+		const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
+		const __m256 mx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
+		for (int j = 0; j < VT; j++) {
+			const float yd = A->d[(v + j) * nb + b];
+			const __m256 dd = MUL(_mm256_set1_ps(yd), dx);
+			const __m256 dm = MUL(_mm256_set1_ps(-yd), mx);
+			for (int k = 0; k < 8; k++) acc[j][k] = _mm256_fmadd_ps(dd, CVT(P[j][k]), acc[j][k]);
+			const int32_t *bs = A->bs + ((v + j) * nb + b) * 16;
+			__m256i M = _mm256_setzero_si256();
+			for (int p = 0; p < 4; p++) {
+				const int32_t lo = bs[4 * p] + bs[4 * p + 1], hi = bs[4 * p + 2] + bs[4 * p + 3];
+				const __m256i pair = _mm256_set1_epi32((int32_t)(((uint32_t)hi << 16) | ((uint32_t)lo & 0xffff)));
+				M = _mm256_add_epi32(M, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(g + 96 + 32 * p)), pair));
+			}
+			summs[j] = _mm256_fmadd_ps(dm, CVT(M), summs[j]);
 		}
-		summs = _mm256_fmadd_ps(dm, CVT(M), summs);
 	}
-	const __m256 h = ADD(ADD(ADD(acc[0], acc[4]), ADD(acc[2], acc[6])), ADD(ADD(acc[1], acc[5]), ADD(acc[3], acc[7])));
-	float out[8];
-	_mm256_storeu_ps(out, ADD(h, summs));
-	for (int i = 0; i < 8; i++) A->dst[v * A->ds + r + i] = out[i];
+	for (int j = 0; j < VT; j++) {
+		const __m256 *a = acc[j];
+		const __m256 h = ADD(ADD(ADD(a[0], a[4]), ADD(a[2], a[6])), ADD(ADD(a[1], a[5]), ADD(a[3], a[7])));
+		float out[8];
+		_mm256_storeu_ps(out, ADD(h, summs[j]));
+		for (int i = 0; i < 8; i++) A->dst[(v + j) * A->ds + r + i] = out[i];
+	}
 }
 
 // Q4_K groups: t = (dx*dy)*S - (mx*dy)*M per super-block, as the
@@ -229,7 +256,16 @@ PDRIVER_K(q4_k, T_Q4_K)
 			for (int64_t v = A->v0; v < A->v1; v++) FN(TILE)(A, r, v);                                   \
 	}
 PDRIVER1(q8_0, ptile_q8)
-PDRIVER1(q5_k, ptile_q5k)
+
+#define PDRIVERV(NAME, TILE, VT)                                                                              \
+	void FN(pm_##NAME)(const MMArgs *A) {                                                                   \
+		for (int64_t r = A->r0; r + 8 <= A->r1; r += 8) {                                                   \
+			int64_t v = A->v0;                                                                          \
+			for (; v + VT <= A->v1; v += VT) FN(TILE)(A, r, v, VT);                                        \
+			for (; v < A->v1; v++) FN(TILE)(A, r, v, 1);                                                  \
+		}                                                                                                   \
+	}
+PDRIVERV(q5_k, ptile_q5k, TVPK)
 
 #define PDRIVER(NAME, T, VT)                                                                                 \
 	void FN(pm_##NAME)(const MMArgs *A) {                                                                   \
