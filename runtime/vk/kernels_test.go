@@ -125,20 +125,6 @@ func TestEmbed(t *testing.T) {
 	}
 }
 
-// refRope rotates one head as runtime/cpu does, with the same angles the
-// backend writes to the step buffer.
-func refRope(x []float32, cos, sin []float32, dims int, neox bool) {
-	for i := 0; i < dims/2; i++ {
-		a, b := 2*i, 2*i+1
-		if neox {
-			a, b = i, i+dims/2
-		}
-		x0, x1 := x[a], x[b]
-		x[a] = x0*cos[i] - x1*sin[i]
-		x[b] = x0*sin[i] + x1*cos[i]
-	}
-}
-
 // refNorm RMS-normalizes x in place with weight w as runtime/cpu does
 // ((x·scale)·w, the mean in float64).
 func refNorm(x, w []float32, eps float32) {
@@ -273,7 +259,7 @@ func TestRopeKV(t *testing.T) {
 					refNorm(row[qw:qw+kvw], kn, eps)
 				}
 				for h := 0; h < cfg.Heads+cfg.KVHeads && !c.noRope; h++ {
-					refRope(row[h*hd:(h+1)*hd], cos, sin, c.dims, c.neox)
+					ggmlRope(row[h*hd:(h+1)*hd], cos, sin, c.dims, c.neox)
 				}
 				for i := 0; i < qw; i++ {
 					row[i] *= c.qscale
