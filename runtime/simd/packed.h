@@ -109,6 +109,20 @@ INL void FN(ptile_q8)(const MMArgs *A, int64_t r, int64_t v) {
 	for (int i = 0; i < 8; i++) A->dst[v * A->ds + r + i] = out[i];
 }
 
+// kmins is a Q4_K/Q5_K super-block's mins against the activations, the
+// 8 rows' exact integers: one madd per sub-block pair of the mins' int16
+// pairs against the pair's two 32-element sums (bs: the activations'
+// sums per 16).
+INL __m256i FN(kmins)(const uint8_t *g, const int32_t *bs) {
+	__m256i M = _mm256_setzero_si256();
+	for (int p = 0; p < 4; p++) {
+		const int32_t lo = bs[4 * p] + bs[4 * p + 1], hi = bs[4 * p + 2] + bs[4 * p + 3];
+		const __m256i pair = _mm256_set1_epi32((int32_t)(((uint32_t)hi << 16) | ((uint32_t)lo & 0xffff)));
+		M = _mm256_add_epi32(M, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(g + 96 + 32 * p)), pair));
+	}
+	return M;
+}
+
 // Q5_K groups in ggml's AVX2 lanes (runtime/quant's dotQ5K): load k of a
 // sub-block pair holds the quants of elements 4k..4k+3 of each row's two
 // sub-blocks (the high bits from the 256 bytes before them), ggml's lane
@@ -167,13 +181,7 @@ INL void FN(ptile_q5k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 			const __m256 dd = MUL(_mm256_set1_ps(yd), dx);
 			const __m256 dm = MUL(_mm256_set1_ps(-yd), mx);
 			for (int k = 0; k < 8; k++) acc[j][k] = _mm256_fmadd_ps(dd, CVT(P[j][k]), acc[j][k]);
-			const int32_t *bs = A->bs + ((v + j) * nb + b) * 16;
-			__m256i M = _mm256_setzero_si256();
-			for (int p = 0; p < 4; p++) {
-				const int32_t lo = bs[4 * p] + bs[4 * p + 1], hi = bs[4 * p + 2] + bs[4 * p + 3];
-				const __m256i pair = _mm256_set1_epi32((int32_t)(((uint32_t)hi << 16) | ((uint32_t)lo & 0xffff)));
-				M = _mm256_add_epi32(M, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(g + 96 + 32 * p)), pair));
-			}
+			const __m256i M = FN(kmins)(g, A->bs + ((v + j) * nb + b) * 16);
 			summs[j] = _mm256_fmadd_ps(dm, CVT(M), summs[j]);
 		}
 	}
@@ -221,13 +229,7 @@ INL void FN(ptile_q45k)(const int T, const MMArgs *A, int64_t r, int64_t v, cons
 		const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
 		const __m256 mx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
 		for (int j = 0; j < VT; j++) {
-			const int32_t *bs = A->bs + ((v + j) * nb + b) * 16;
-			__m256i M = _mm256_setzero_si256();
-			for (int p = 0; p < 4; p++) {
-				const int32_t lo = bs[4 * p] + bs[4 * p + 1], hi = bs[4 * p + 2] + bs[4 * p + 3];
-				const __m256i pair = _mm256_set1_epi32((int32_t)(((uint32_t)hi << 16) | ((uint32_t)lo & 0xffff)));
-				M = _mm256_add_epi32(M, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(g + 96 + 32 * p)), pair));
-			}
+			const __m256i M = FN(kmins)(g, A->bs + ((v + j) * nb + b) * 16);
 			const __m256 dy = _mm256_set1_ps(A->d[(v + j) * nb + b]);
 			const __m256 t = SUB(MUL(MUL(dx, dy), CVT(S[j])), MUL(MUL(mx, dy), CVT(M)));
 			sum[j] = ADD(sum[j], t);
