@@ -9,7 +9,9 @@
 // quantize_row_q8_1_ref: also s = d·Σcodes in f16) and sums per block the
 // integer dot product with the cached codes times the two scales (plus
 // the key's minimum times s), the blocks in order, each block's product
-// grouped as the CPU backend's dot of that type groups it. A value row is dequantized (code ×
+// grouped as the CPU backend's dot of that type groups it (iq4_nl: the
+// table's entries times the query's codes, per block as the CPU's
+// dotIQ4NL). A value row is dequantized (code ×
 // scale) and accumulated in f32 with the online softmax, position after
 // position as the CPU backend does; with rotated values (ROTV) the output
 // is multiplied by their Hadamard matrix again (its own inverse).
@@ -125,7 +127,8 @@ float exp_exact(float x) {
 }
 
 // code is element e's integer code of the row starting at code word rb of
-// a cache of type t (q4_0's offset by -8, q5_0's by -16).
+// a cache of type t (q4_0's offset by -8, q5_0's by -16, iq4_nl's its
+// table's entry).
 int code(usamplerBuffer c, uint t, uint rb, uint e) {
 	if (t == 1) {
 		uint w = texelFetch(c, int(rb + e / 4)).x;
@@ -137,7 +140,7 @@ int code(usamplerBuffer c, uint t, uint rb, uint e) {
 		uint h = texelFetch(c, int(rb + HD / 8 + e / 32)).x;
 		n |= int((h >> (e % 32)) & 1u) << 4;
 	}
-	return t == 2 ? n - 8 : t == 3 ? n - 16 : n;
+	return t == 2 ? n - 8 : t == 3 ? n - 16 : t == 8 ? iq4nl_value(uint(n)) : n;
 }
 
 // plain_dot is query row g's dot product with the plain (f16 or f32) key

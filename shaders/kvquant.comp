@@ -6,7 +6,8 @@
 // by the orthonormal Walsh-Hadamard matrix when the cache rotates (the
 // scale first, then the fast transform's butterflies in f32, as ggml's
 // CPU fwht and the CPU backend's hadamard), and quantizes its blocks once, as ggml's
-// reference quantizers do, into the row's slot pos % slots. A lane takes
+// reference quantizers do (iq4_nl: quantize_row_iq4_nl_ref), into the
+// row's slot pos % slots. A lane takes
 // a block. The plain half of a mixed pair (f16, f32) is stored as it is,
 // f16 rounded to nearest even.
 #include "common.glsl"
@@ -33,6 +34,29 @@ layout(push_constant) uniform Push {
 } p;
 
 shared float x[HD];
+
+// iq4nl_index is ggml's best_index_int8 over iq4_nl's table: the nearest
+// entry to v, the upper of two equally near.
+uint iq4nl_index(float v) {
+	if (v <= float(iq4nl_value(0u))) {
+		return 0u;
+	}
+	if (v >= float(iq4nl_value(15u))) {
+		return 15u;
+	}
+	uint ml = 0u, mu = 15u;
+	while (mu - ml > 1u) {
+		uint mav = (ml + mu) / 2u;
+		if (v < float(iq4nl_value(mav))) {
+			mu = mav;
+		} else {
+			ml = mav;
+		}
+	}
+	precise float below = v - float(iq4nl_value(mu - 1u));
+	precise float above = float(iq4nl_value(mu)) - v;
+	return below < above ? mu - 1u : mu;
+}
 shared float sd[NB];
 
 void main() {
@@ -98,6 +122,46 @@ void main() {
 				uint at = row * cwr + b * 8 + w;
 				if (isK) imageStore(KC, int(at), uvec4(word)); else imageStore(VC, int(at), uvec4(word));
 			}
+		} else if (typ == 8) {
+			// quantize_row_iq4_nl_ref (the CPU backend's quantizeIQ4NL):
+			// no importance weights, no scale search — each value's
+			// nearest table entry at d = max/-127 (max the signed value of
+			// largest magnitude, the first on ties), then the scale the
+			// least-squares fit Σw·q·x / Σw·q² over those entries with
+			// weights x², every product and sum rounded in f32 in element
+			// order; a block below 1e-15 gets scale 0 and zero codes
+			float amax = 0.0, mx = 0.0;
+			for (uint j = 0; j < 32; j++) {
+				float v = x[o + j];
+				if (abs(v) > amax) {
+					amax = abs(v);
+					mx = v;
+				}
+			}
+			bool zero = amax < 1e-15;
+			precise float d0 = mx / -127.0;
+			precise float id = 1.0 / d0;
+			precise float sumqx = 0.0, sumq2 = 0.0;
+			for (uint w = 0; w < 4; w++) {
+				uint word = 0;
+				for (uint j = 0; j < 8 && !zero; j++) {
+					float v = x[o + 8 * w + j];
+					precise float al = id * v;
+					uint l = iq4nl_index(al);
+					float qv = float(iq4nl_value(l));
+					precise float ww = v * v;
+					precise float wq = ww * qv;
+					precise float tx = wq * v;
+					precise float tq = wq * qv;
+					sumqx = sumqx + tx;
+					sumq2 = sumq2 + tq;
+					word |= l << (4 * j);
+				}
+				uint at = row * cwr + b * 4 + w;
+				if (isK) imageStore(KC, int(at), uvec4(word)); else imageStore(VC, int(at), uvec4(word));
+			}
+			precise float fit = sumqx / sumq2;
+			d = zero ? 0.0 : fit;
 		} else {
 			// quantize_row_q4_0_ref/q5_0_ref: the signed value of largest
 			// magnitude (the first on ties) / -8 (-16), codes

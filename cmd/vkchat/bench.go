@@ -68,7 +68,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	profile := fs.Bool("profile", false, "vulkan: per-kernel device time and the measured read bandwidth; cpu: wall time per plan op of a prefill of -p tokens and -n decode steps")
 	device := fs.Int("device", -1, "vulkan device index (see 'vkchat devices'); -1 picks the best")
 	threads := fs.Int("threads", 0, "cpu worker threads (0: one per physical core)")
-	kvType := fs.String("kv", "f16", "KV cache type: f16, f32, q8_0, q5_1, q5_0, q4_1, q4_0 or iq4_nl (iq4_nl: the cpu backend only)")
+	kvType := fs.String("kv", "f16", "KV cache type: f16, f32, q8_0, q5_1, q5_0, q4_1, q4_0 or iq4_nl")
 	head := fs.String("head", "auto", "vulkan: next-token top-k on the device: auto (on GPUs), on or off")
 	depth := fs.Int("depth", 0, "context position the prefill and decode tests start at (the cache is filled by an untimed prefill first)")
 	specMode := fs.String("spec", "", "also a greedy reply of -n tokens by the engine without and with speculative decoding: ngram, draft (--draft) or mtp")

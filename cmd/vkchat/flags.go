@@ -37,7 +37,7 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	contextFlag(fs, &e.ctx, "context size in `N` tokens (0: the model's, at most 4096)")
 	fs.IntVar(&e.threads, "threads", 0, "CPU threads (0: one per physical core)")
 	fs.IntVar(&e.device, "device", -1, "Vulkan device index (see 'vkchat devices'; -1: best)")
-	fs.StringVar(&e.kvType, "kv-type", "f16", "KV cache type of keys and values: f16, f32, or block-quantized q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl (head sizes a multiple of 32; iq4_nl on the cpu backend only)")
+	fs.StringVar(&e.kvType, "kv-type", "f16", "KV cache type of keys and values: f16, f32, or block-quantized q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl (head sizes a multiple of 32)")
 	fs.StringVar(&e.kvTypeK, "kv-type-k", "", "the keys' KV cache type, in place of --kv-type's")
 	fs.StringVar(&e.kvTypeV, "kv-type-v", "", "the values' KV cache type, in place of --kv-type's")
 	fs.StringVar(&e.template, "template", "", "chat template: '' for the model's own, chatml, llama2, llama3, zephyr, phi3, or none")

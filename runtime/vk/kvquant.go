@@ -14,8 +14,9 @@ import (
 // leaves a step's keys and values in f32 staging rows (rope.glsl, KVF32 2),
 // kvquant.comp rotates (llama.cpp's Hadamard rotation) and quantizes them
 // once into the cache, and attnq.comp reads the codes: the query converted
-// to Q8_0 for an integer dot with the keys, the values dequantized and
-// summed in f32 (shaders/kvquant.glsl has the cache's layout). A pair of
+// to Q8_0 (Q8_1 for q4_1, q5_1) for an integer dot with the keys, the
+// values dequantized and summed in f32 (shaders/kvquant.glsl has the
+// cache's layout; iq4_nl's codes index its table). A pair of
 // two types (one half quantized and the other f16 or f32, or f16 beside
 // f32) takes the same path, the plain half stored and read as the CPU
 // backend keeps it, as llama.cpp's flash attention runs every such pair;
@@ -44,6 +45,8 @@ func kvTypeCode(t backend.KVType) uint32 {
 		return 6
 	case backend.KVF32:
 		return 7
+	case backend.KVIQ4_NL:
+		return 8
 	}
 	return 0
 }
@@ -70,7 +73,7 @@ func checkKVTypes(p *plan.Plan, k, v backend.KVType) error {
 	}
 	for _, t := range []backend.KVType{k, v} {
 		if kvTypeCode(t) == 0 {
-			return fmt.Errorf("vulkan backend: a %s KV cache: this backend has no kernels for %s (it keeps f32, f16, q8_0, q5_1, q5_0, q4_1 and q4_0); use the cpu backend", backend.KVName(k, v), t)
+			return fmt.Errorf("vulkan backend: a %s KV cache: this backend has no kernels for %s (it keeps f32, f16, q8_0, q5_1, q5_0, q4_1, q4_0 and iq4_nl); use the cpu backend", backend.KVName(k, v), t)
 		}
 	}
 	return nil
