@@ -19,7 +19,9 @@
 //     The float work around them follows the generic kernels operation by
 //     operation for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q2_K. For Q3_K..Q6_K the
 //     generic kernels spread each super-block's integer sum over eight float
-//     lanes; here each super-block's sum is scaled and added directly, and
+//     lanes; here each super-block's sum is scaled and added directly
+//     (Q4_K as x86 llama.cpp's repacked gemv adds them, Q5_K in its AVX2
+//     vec_dot's lanes: q45k.go), and
 //     F16/BF16 sum their products in four float64 chains rather than one.
 //     Both change only float rounding (about 1e-7 relative for the K-quants,
 //     the last bit in rare cases for the float types), which is the size of

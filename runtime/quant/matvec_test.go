@@ -697,3 +697,73 @@ func TestAVX2LaneTypes(t *testing.T) {
 		t.Logf("%v: %d of %d rows differ between the generic and the AVX2 order", typ, generic, rows)
 	}
 }
+
+// TestQ4KFollowsRepackedGemv: Q4_K products round as ggml-cpu's x86
+// ggml_gemv_q4_K_8x8_q8_K, the kernel llama.cpp's references ran for Q4_K
+// weights repacked in groups of 8 rows: per super-block the exact integer
+// of the scaled quants against the activations and the exact integer of
+// the mins against the activations' 32-element sums, each added to its
+// own float accumulator with one FMA (times dy·dx and dy·dmin), the row
+// the first minus the second; written out here from that description,
+// for the portable kernel, the row tiles and the packed groups. Rows of
+// several super-blocks must give other bits than adding each super-block's
+// (dy·dx)·S − (dy·dmin)·M on some rows, or the test could not tell the two
+// apart.
+func TestQ4KFollowsRepackedGemv(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	const rows, cols = 64, 256 * 3
+	m := randomMatrix(r, ggml.Q4_K, rows, cols)
+	x := randVec(r, cols)
+	portable := make([]float32, rows)
+	withPortable(func() { MatVec(portable, m, x) })
+	native := make([]float32, rows)
+	MatVec(native, m, x)
+	free, _ := Pack([]Matrix{m})
+	packed := make([]float32, rows)
+	MatVec(packed, m, x)
+	free()
+	a := actsFree.get()
+	defer actsFree.put(a)
+	a.prepare(ggml.Q8_K, x, cols, 1, false)
+	av := a.view(0)
+	fma := func(p, q, acc float32) float32 { return float32(math.FMA(float64(p), float64(q), float64(acc))) }
+	perBlock := 0
+	for i := 0; i < rows; i++ {
+		row := m.Data[i*144*(cols/256) : (i+1)*144*(cols/256)]
+		var accS, accM, sumf float32
+		for b := 0; b < cols/256; b++ {
+			blk := row[b*144 : (b+1)*144]
+			sc, mn := k4Scales((*[12]byte)(blk[4:16]))
+			var s, mins int32
+			for e := 0; e < 256; e++ {
+				c, hi := e/64, e%64 >= 32
+				q := int32(blk[16+32*c+e%32] & 15)
+				if hi {
+					q = int32(blk[16+32*c+e%32] >> 4)
+				}
+				s += int32(sc[e/32]) * q * int32(av.qs[b*256+e])
+				mins += int32(mn[e/32]) * int32(av.qs[b*256+e])
+			}
+			dd := FP16ToFP32(uint16(blk[0])|uint16(blk[1])<<8) * av.d[b]
+			dm := FP16ToFP32(uint16(blk[2])|uint16(blk[3])<<8) * av.d[b]
+			accS, accM = fma(dd, float32(s), accS), fma(dm, float32(mins), accM)
+			sumf += float32(dd*float32(s)) - float32(dm*float32(mins))
+		}
+		want := accS - accM
+		for _, got := range []struct {
+			name string
+			v    float32
+		}{{"portable", portable[i]}, {"row tiles", native[i]}, {"packed", packed[i]}} {
+			if math.Float32bits(got.v) != math.Float32bits(want) {
+				t.Fatalf("row %d: %s %g, ggml's repacked gemv order %g", i, got.name, got.v, want)
+			}
+		}
+		if sumf != want {
+			perBlock++
+		}
+	}
+	if perBlock == 0 {
+		t.Fatalf("per-super-block sums gave the gemv order's bits on all %d rows: the test cannot tell them apart", rows)
+	}
+	t.Logf("%d of %d rows differ between per-super-block sums and the repacked gemv order", perBlock, rows)
+}

@@ -63,15 +63,21 @@ func minSum(bs *[16]int32, mn *[8]uint8) int32 {
 // from the generic kernel's only in rounding (about 1e-7 relative), the same
 // order by which ggml's own SIMD kernels differ from it. Where llama.cpp's
 // references were measured to follow its AVX2 vec_dot kernel's lanes, the
-// kernel does too (dotQ5K); Q4_K and Q6_K stay per super-block, the order
-// its repacked gemv gives a row of one super-block, which those references
-// match.
+// kernel does too (dotQ5K); Q6_K stays per super-block and Q4_K follows
+// the repacked gemv (dotQ4K), which those references match.
 
-// dotQ4K is ggml_vec_dot_q4_K_q8_K_generic (but see above).
+// dotQ4K is ggml_gemv_q4_K_8x8_q8_K's order, the kernel llama.cpp's x86
+// CPU backend runs for Q4_K weights repacked in groups of 8 rows: per
+// super-block the exact integers S (the scaled quants' dot) and M (the
+// mins' against the sub-block sums) each go to their own float32
+// accumulator with one FMA, times dy·dx and dy·dmin, and the row is the
+// first accumulator minus the second. A row of one super-block rounds as
+// (dy·dx)·S − (dy·dmin)·M; summing wider rows' super-blocks that way
+// instead parts from it in the last bits.
 func dotQ4K(row []byte, a *actView) float32 {
 	nb := len(a.d)
 	row, py, bsums := row[:nb*144], a.py[:nb*64], a.sums[:nb*16]
-	var sumf float32
+	var accS, accM float32
 	for _, yd := range a.d {
 		b := (*[144]byte)(row)
 		y := (*[64]uint64)(py)
@@ -90,9 +96,10 @@ func dotQ4K(row []byte, a *actView) float32 {
 			isum += int32(sc[2*c])*lo + int32(sc[2*c+1])*hi
 		}
 		d, dmin := f16le(b[0:2])*yd, f16le(b[2:4])*yd
-		sumf += float32(d*float32(isum)) - float32(dmin*float32(minSum(bs, &mn)))
+		accS = FMA32(d, float32(isum), accS)
+		accM = FMA32(dmin, float32(minSum(bs, &mn)), accM)
 	}
-	return sumf
+	return accS - accM
 }
 
 // q5k returns the 5-bit weights of one nibble word: the low (lo) or high

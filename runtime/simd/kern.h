@@ -209,7 +209,7 @@ INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const 
 	const int64_t nb = A->n / 32;
 	const int BB = T == T_Q4_0 ? 18 : T == T_Q4_1 ? 20 : T == T_Q5_0 ? 22 : T == T_Q5_1 ? 24 : T == T_MXFP4 ? 17 : 34;
 	const int Q1 = T == T_Q4_1 || T == T_Q5_1;
-	__m256 sum = _mm256_setzero_ps();
+	__m256 sum = _mm256_setzero_ps(), accM = _mm256_setzero_ps();
 	__m256 lanes[8];
 	float summs[8] = {0};
 	if (T == T_Q8_0 || T == T_Q5_0 || T == T_Q4_1)
@@ -296,7 +296,9 @@ DRIVER(mxfp4, T_MXFP4, TRQ, TVQ)
 // mins; per super-block:
 //   Q2_K (84 B)   t = (dy*dx)*S - (dy*mx)*M
 //   Q3_K (110 B)  t = (dx*dy)*S            (the -4 offset folded into S)
-//   Q4_K (144 B)  t = (dx*dy)*S - (mx*dy)*M
+//   Q4_K (144 B)  ggml's repacked gemv (runtime/quant's dotQ4K): accS =
+//                 fma(dx*dy, S, accS), accM = fma(mx*dy, M, accM); at the
+//                 end accS - accM
 //   Q5_K (176 B)  ggml's AVX2 lanes (runtime/quant's dotQ5K): S's eight
 //                 lanes to eight float lanes per pair, fma(dy*dx, S, acc),
 //                 summs = fmaf(-dy*mx, M, summs); at the end hsum8(acc) +
@@ -339,7 +341,7 @@ INL void FN(tile_kq)(const int T, const MMArgs *A, int64_t r, int64_t v, const i
 	const int64_t nb = A->n / 256;
 	const int BB = T == T_Q2_K ? 84 : T == T_Q3_K ? 110 : T == T_Q4_K ? 144 : T == T_Q5_K ? 176 : 210;
 	const __m256i m4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
-	__m256 sum = _mm256_setzero_ps();
+	__m256 sum = _mm256_setzero_ps(), accM = _mm256_setzero_ps();
 	__m256 lanes[8];
 	float summs[8] = {0};
 	if (T == T_Q5_K)
@@ -473,10 +475,16 @@ INL void FN(tile_kq)(const int T, const MMArgs *A, int64_t r, int64_t v, const i
 		const __m256 S = CVT(FN(reduce8)(L));
 		__m256 t;
 		if (T == T_Q2_K) t = SUB(MUL(MUL(F8(dy), F8(dx)), S), MUL(MUL(F8(dy), F8(mx)), CVT(_mm256_loadu_si256((const __m256i *)M))));
-		if (T == T_Q4_K) t = SUB(MUL(MUL(F8(dx), F8(dy)), S), MUL(MUL(F8(mx), F8(dy)), CVT(_mm256_loadu_si256((const __m256i *)M))));
+		if (T == T_Q4_K) {
+			// sum is the S accumulator here
+			sum = _mm256_fmadd_ps(MUL(F8(dx), F8(dy)), S, sum);
+			accM = _mm256_fmadd_ps(MUL(F8(mx), F8(dy)), CVT(_mm256_loadu_si256((const __m256i *)M)), accM);
+			continue;
+		}
 		if (T == T_Q3_K || T == T_Q6_K) t = MUL(MUL(F8(dx), F8(dy)), S);
 		sum = ADD(sum, t);
 	}
+	if (T == T_Q4_K) sum = SUB(sum, accM);
 	if (T == T_Q5_K) {
 		float h[8] = {0};
 		for (int p = 0; p < RT * VT; p++) h[p] = FN(hsum8)(lanes[p]) + summs[p];

@@ -194,16 +194,17 @@ INL void FN(ptile_q5k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	}
 }
 
-// Q4_K groups: t = (dx*dy)*S - (mx*dy)*M per super-block, as the
-// portable kernel (and tile_kq) computes it.
+// Q4_K groups in ggml's repacked gemv order, as the portable kernel (and
+// tile_kq) computes it: per super-block accS = fma(dx*dy, S, accS) and
+// accM = fma(mx*dy, M, accM); at the end accS - accM.
 INL void FN(ptile_q45k)(const int T, const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	const int64_t nb = A->n / 256;
 	const int GB = PQ4K, QO = 224;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
 	const uint8_t *end = A->w + (A->r1 / 8) * A->rb, *pf = g + PF_AHEAD;
 	const __m256i m4 = _mm256_set1_epi8(0x0F);
-	__m256 sum[8];
-	for (int j = 0; j < VT; j++) sum[j] = _mm256_setzero_ps();
+	__m256 accS[8], accM[8];
+	for (int j = 0; j < VT; j++) accS[j] = accM[j] = _mm256_setzero_ps();
 	for (int64_t b = 0; b < nb; b++, g += GB) {
 		FN(pfetch)(&pf, g + PF_AHEAD + GB, end);
 		__m256i S[8];
@@ -231,13 +232,13 @@ INL void FN(ptile_q45k)(const int T, const MMArgs *A, int64_t r, int64_t v, cons
 		for (int j = 0; j < VT; j++) {
 			const __m256i M = FN(kmins)(g, A->bs + ((v + j) * nb + b) * 16);
 			const __m256 dy = _mm256_set1_ps(A->d[(v + j) * nb + b]);
-			const __m256 t = SUB(MUL(MUL(dx, dy), CVT(S[j])), MUL(MUL(mx, dy), CVT(M)));
-			sum[j] = ADD(sum[j], t);
+			accS[j] = _mm256_fmadd_ps(MUL(dx, dy), CVT(S[j]), accS[j]);
+			accM[j] = _mm256_fmadd_ps(MUL(mx, dy), CVT(M), accM[j]);
 		}
 	}
 	for (int j = 0; j < VT; j++) {
 		float out[8];
-		_mm256_storeu_ps(out, sum[j]);
+		_mm256_storeu_ps(out, SUB(accS[j], accM[j]));
 		for (int i = 0; i < 8; i++) A->dst[(v + j) * A->ds + r + i] = out[i];
 	}
 }
