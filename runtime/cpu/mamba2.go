@@ -117,7 +117,7 @@ func (b *Backend) mamba2(l int, o *plan.Mamba2, in []float32, n int) {
 	s := b.mamba
 	sh := &s.shape
 	P, C, inner := sh.InProj(), sh.ConvChannels(), sh.Inner
-	quant.MatMul(s.proj[:n*P], matrix(o.W.In), in, n)
+	quant.MatMul(s.proj[:n*P], mamba2Matrix(o.W.In), in, n)
 	conv := b.hybrid.conv[l]
 	for t := 0; t < n; t++ {
 		row := s.proj[t*P : (t+1)*P]
@@ -145,7 +145,17 @@ func (b *Backend) mamba2(l int, o *plan.Mamba2, in []float32, n int) {
 			rmsNorm(y[g*gw:(g+1)*gw], z[g*gw:(g+1)*gw], s.norm[l][g*gw:(g+1)*gw], o.Eps)
 		}
 	}
-	quant.MatMul(b.s.proj[:n*b.plan.Embd], matrix(o.W.Out), s.y[:n*inner], n)
+	quant.MatMul(b.s.proj[:n*b.plan.Embd], mamba2Matrix(o.W.Out), s.y[:n*inner], n)
+}
+
+// mamba2Matrix is a Mamba2 projection as its products read it: Q4_K rows
+// summed in ggml's AVX2 vec_dot lanes, as llama.cpp's CPU backend sums
+// these where it sums other Q4_K weights in its repacked gemv's order
+// (quant.Matrix.VecDot says what was measured).
+func mamba2Matrix(w plan.Weight) quant.Matrix {
+	m := matrix(w)
+	m.VecDot = true
+	return m
 }
 
 // heads scans heads [lo, hi) of the call's layer over its tokens.

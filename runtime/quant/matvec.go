@@ -26,6 +26,16 @@ type Matrix struct {
 	// prompt positions follow llama.cpp's bits, a decode step its order
 	// to within rounding.
 	RowByRow bool
+	// VecDot marks a product whose Q4_K rows llama.cpp's x86 CPU backend
+	// sums in its vec_dot kernel's eight AVX2 lanes (dotQ4KLanes), not in
+	// the order of the repacked gemv (dotQ4K) it runs for other Q4_K
+	// weights. Measured, not read from ggml: Mamba2's in and out
+	// projections (which ggml's graph multiplies with 3-D activations)
+	// match llama.cpp's synth-granitehybrid-Q4_K_M dump to 1e-6 at 32 of
+	// its first 33 positions this way and part from it at position 1 with
+	// either one alone in lanes; nemotron_h_moe matches at every position
+	// either way. Other types are unaffected.
+	VecDot bool
 	// bound marks a Matrix made by Bind, which carries its packed copy
 	// (packed, nil if it has none) so that products skip the registry:
 	// a decode step makes a few hundred products, and each lookup there
@@ -252,6 +262,9 @@ func productsEach(dsts [][]float32, ms []*Matrix, xs [][]float32, n int, op stri
 		p.dot = mf.dot
 		if m.Type == ggml.F32 && m.Cols%8 == 0 && !m.RowByRow {
 			p.dot, p.typ = dotF32GEMM, simd.F32GEMM
+		}
+		if m.Type == ggml.Q4_K && m.VecDot {
+			p.dot, p.typ = dotQ4KLanes, simd.Q4KLanes
 		}
 		p.packed = nil
 		p.views, p.acts = nil, nil

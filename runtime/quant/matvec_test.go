@@ -767,3 +767,87 @@ func TestQ4KFollowsRepackedGemv(t *testing.T) {
 	}
 	t.Logf("%d of %d rows differ between per-super-block sums and the repacked gemv order", perBlock, rows)
 }
+
+// TestQ4KLanesFollowsVecDot: a Matrix.VecDot Q4_K product rounds as
+// ggml-cpu's x86 AVX2 ggml_vec_dot_q4_K_q8_K: per super-block, each of
+// eight lanes (the elements whose position within their 32 is
+// 4t..4t+3, summed scaled over the eight sub-blocks) FMA'd into its own
+// float lane times dy·dx, the mins' integers per sub-block pair into four
+// lanes times −dy·dmin; at the end hsum_float_8 of the first plus
+// (m0+m2)+(m1+m3); written out here from that description, for the
+// portable kernel, the row tiles and the packed groups, several vectors
+// at once. It must part from the repacked gemv order (dotQ4K) on some
+// rows.
+func TestQ4KLanesFollowsVecDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	const rows, cols, n = 24, 256 * 2, 3
+	m := randomMatrix(r, ggml.Q4_K, rows, cols)
+	m.VecDot = true
+	x := randVec(r, n*cols)
+	portable := make([]float32, n*rows)
+	withPortable(func() { MatMul(portable, m, x, n) })
+	native := make([]float32, n*rows)
+	MatMul(native, m, x, n)
+	free, _ := Pack([]Matrix{m})
+	packed := make([]float32, n*rows)
+	MatMul(packed, m, x, n)
+	free()
+	gemv := make([]float32, n*rows)
+	plain := m
+	plain.VecDot = false
+	MatMul(gemv, plain, x, n)
+	a := actsFree.get()
+	defer actsFree.put(a)
+	a.prepare(ggml.Q8_K, x, cols, n, false)
+	fma := func(p, q, acc float32) float32 { return float32(math.FMA(float64(p), float64(q), float64(acc))) }
+	differ := 0
+	for v := 0; v < n; v++ {
+		av := a.view(v)
+		for i := 0; i < rows; i++ {
+			row := m.Data[i*144*(cols/256) : (i+1)*144*(cols/256)]
+			var acc [8]float32
+			var accm [4]float32
+			for b := 0; b < cols/256; b++ {
+				blk := row[b*144 : (b+1)*144]
+				sc, mn := k4Scales((*[12]byte)(blk[4:16]))
+				var lanes [8]int32
+				var mins [4]int32
+				for e := 0; e < 256; e++ {
+					c := e / 64
+					q := int32(blk[16+32*c+e%32] & 15)
+					if e%64 >= 32 {
+						q = int32(blk[16+32*c+e%32] >> 4)
+					}
+					y := int32(av.qs[b*256+e])
+					lanes[e%32/4] += int32(sc[e/32]) * q * y
+					mins[e/64] += int32(mn[e/32]) * y
+				}
+				dd := av.d[b] * FP16ToFP32(uint16(blk[0])|uint16(blk[1])<<8)
+				dm := -av.d[b] * FP16ToFP32(uint16(blk[2])|uint16(blk[3])<<8)
+				for l := range acc {
+					acc[l] = fma(dd, float32(lanes[l]), acc[l])
+				}
+				for p := range accm {
+					accm[p] = fma(dm, float32(mins[p]), accm[p])
+				}
+			}
+			want := ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7])) + ((accm[0] + accm[2]) + (accm[1] + accm[3]))
+			k := v*rows + i
+			for _, got := range []struct {
+				name string
+				v    float32
+			}{{"portable", portable[k]}, {"row tiles", native[k]}, {"packed", packed[k]}} {
+				if math.Float32bits(got.v) != math.Float32bits(want) {
+					t.Fatalf("vector %d row %d: %s %g, ggml's AVX2 vec_dot order %g", v, i, got.name, got.v, want)
+				}
+			}
+			if gemv[k] != want {
+				differ++
+			}
+		}
+	}
+	if differ == 0 {
+		t.Fatalf("the repacked gemv order gave the vec_dot order's bits on all %d products: the test cannot tell them apart", n*rows)
+	}
+	t.Logf("%d of %d products differ between the repacked gemv and the AVX2 vec_dot order", differ, n*rows)
+}

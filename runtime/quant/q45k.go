@@ -74,6 +74,17 @@ func minSum(bs *[16]int32, mn *[8]uint8) int32 {
 // first accumulator minus the second. A row of one super-block rounds as
 // (dy·dx)·S − (dy·dmin)·M; summing wider rows' super-blocks that way
 // instead parts from it in the last bits.
+//
+// llama.cpp multiplies a batch's activations in groups of four with
+// ggml_gemm_q4_K_8x8_q8_K instead (the rest, and MUL_MAT_ID's expert
+// rows, with the gemv), which FMAs each sub-block pair's (64 elements')
+// integers in turn. Measured with that split followed row by row, the
+// 2026 and 2026b Q4_K_M dumps match far closer (gemma4 and qwen3moe to
+// 5e-6 at every position, mistral3 everywhere but the prompt's last row,
+// gemma4moe through its first 31 positions), and with the pair order for
+// every row instead, decode steps part from them by up to 3.4 (gemma4).
+// A product here gives the same bits in a batch and alone (see
+// Matrix.RowByRow), so it keeps the gemv's order throughout.
 func dotQ4K(row []byte, a *actView) float32 {
 	nb := len(a.d)
 	row, py, bsums := row[:nb*144], a.py[:nb*64], a.sums[:nb*16]
@@ -100,6 +111,50 @@ func dotQ4K(row []byte, a *actView) float32 {
 		accM = FMA32(dmin, float32(minSum(bs, &mn)), accM)
 	}
 	return accS - accM
+}
+
+// dotQ4KLanes is ggml_vec_dot_q4_K_q8_K as ggml-cpu's x86 AVX2 build
+// computes it, for a Matrix.VecDot product (dotQ4K, the repacked gemv's
+// order, is the one the others follow): per super-block, the scaled integer products summed in
+// eight lanes (lane t: the elements whose position within their 32 is
+// 4t..4t+3), each lane times dy·dx added to its own float32 lane with one
+// FMA; the mins' integers in four lanes (sub-block pairs) likewise times
+// −dy·dmin; at the end hsum_float_8 of the first plus (m0+m2)+(m1+m3).
+func dotQ4KLanes(row []byte, a *actView) float32 {
+	nb := len(a.d)
+	row, qs, bsums := row[:nb*144], a.qs[:nb*256], a.sums[:nb*16]
+	var acc [8]float32
+	var accm [4]float32
+	for _, yd := range a.d {
+		b := (*[144]byte)(row)
+		y := (*[256]int8)(qs)
+		bs := (*[16]int32)(bsums)
+		row, qs, bsums = row[144:], qs[256:], bsums[16:]
+		sc, mn := k4Scales((*[12]byte)(b[4:16]))
+		var lanes [8]int32
+		for c := 0; c < 4; c++ {
+			q := (*[32]byte)(b[16+32*c:])
+			lo, hi := (*[32]int8)(y[64*c:]), (*[32]int8)(y[64*c+32:])
+			sl, sh := int32(sc[2*c]), int32(sc[2*c+1])
+			for t := range lanes {
+				o := 4 * t
+				l := int32(q[o]&15)*int32(lo[o]) + int32(q[o+1]&15)*int32(lo[o+1]) +
+					int32(q[o+2]&15)*int32(lo[o+2]) + int32(q[o+3]&15)*int32(lo[o+3])
+				h := int32(q[o]>>4)*int32(hi[o]) + int32(q[o+1]>>4)*int32(hi[o+1]) +
+					int32(q[o+2]>>4)*int32(hi[o+2]) + int32(q[o+3]>>4)*int32(hi[o+3])
+				lanes[t] += sl*l + sh*h
+			}
+		}
+		d, dmin := yd*f16le(b[0:2]), -yd*f16le(b[2:4])
+		for t, s := range lanes {
+			acc[t] = FMA32(d, float32(s), acc[t])
+		}
+		for p := range accm {
+			m := int32(mn[2*p])*(bs[4*p]+bs[4*p+1]) + int32(mn[2*p+1])*(bs[4*p+2]+bs[4*p+3])
+			accm[p] = FMA32(dmin, float32(m), accm[p])
+		}
+	}
+	return hsum8(&acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]))
 }
 
 // q5k returns the 5-bit weights of one nibble word: the low (lo) or high

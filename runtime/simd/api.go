@@ -20,6 +20,11 @@ type Acts struct {
 // ggml_vec_dot_f32 does.
 const F32GEMM = 1024
 
+// Q4KLanes is MatMul's and MatMulPacked's type id for Q4_K weights summed
+// in ggml's AVX2 vec_dot lanes (runtime/quant's Matrix.VecDot); type 12
+// (Q4_K) sums in ggml's repacked gemv's order.
+const Q4KLanes = 1012
+
 // Level is the kernel level in use: 0 portable (no native kernels, or
 // VKCHAT_CPU_KERNELS=portable), 1 AVX2+FMA+F16C, 2 with AVX-512 VNNI.
 func Level() int { return level }

@@ -14,12 +14,14 @@
 	void mm_q2_k##sfx(const MMArgs *);                                                                  \
 	void mm_q3_k##sfx(const MMArgs *);                                                                  \
 	void mm_q4_k##sfx(const MMArgs *);                                                                  \
+	void mm_q4_k_lanes##sfx(const MMArgs *);                                                            \
 	void mm_q5_k##sfx(const MMArgs *);                                                                  \
 	void mm_q6_k##sfx(const MMArgs *);                                                                  \
 	void pm_q4_0##sfx(const MMArgs *);                                                                  \
 	void pm_q8_0##sfx(const MMArgs *);                                                                  \
 	void pm_mxfp4##sfx(const MMArgs *);                                                                 \
 	void pm_q4_k##sfx(const MMArgs *);                                                                  \
+	void pm_q4_k_lanes##sfx(const MMArgs *);                                                            \
 	void pm_q5_k##sfx(const MMArgs *);                                                                  \
 	void quant_q8_0##sfx(const float *, int64_t, int8_t *, float *, int32_t *, float *);
 DECL(_avx2)
@@ -54,6 +56,7 @@ static mmfn pick(int level, int type) {
 		T(10, q2_k)
 		T(11, q3_k)
 		T(12, q4_k)
+		T(1012, q4_k_lanes)
 		T(13, q5_k)
 		T(14, q6_k)
 		T(39, mxfp4)
@@ -118,8 +121,12 @@ __attribute__((target("avx2"))) uint64_t vk_read_sum(const uint8_t *p, int64_t n
 int vk_pm(int level, int type, const uint8_t *w, int64_t rb, int64_t r0, int64_t r1, const int8_t *qs, const float *d,
 	  const int32_t *sums, int64_t n, int64_t v0, int64_t v1, float *dst, int64_t ds) {
 	mmfn fn = NULL;
-	if (level >= 2) fn = type == 2 ? pm_q4_0_vnni : type == 8 ? pm_q8_0_vnni : type == 12 ? pm_q4_k_vnni : type == 13 ? pm_q5_k_vnni : type == 39 ? pm_mxfp4_vnni : NULL;
-	else if (level == 1) fn = type == 2 ? pm_q4_0_avx2 : type == 8 ? pm_q8_0_avx2 : type == 12 ? pm_q4_k_avx2 : type == 13 ? pm_q5_k_avx2 : type == 39 ? pm_mxfp4_avx2 : NULL;
+	if (level >= 2)
+		fn = type == 2 ? pm_q4_0_vnni : type == 8 ? pm_q8_0_vnni : type == 12 ? pm_q4_k_vnni : type == 1012 ? pm_q4_k_lanes_vnni
+		   : type == 13 ? pm_q5_k_vnni : type == 39 ? pm_mxfp4_vnni : NULL;
+	else if (level == 1)
+		fn = type == 2 ? pm_q4_0_avx2 : type == 8 ? pm_q8_0_avx2 : type == 12 ? pm_q4_k_avx2 : type == 1012 ? pm_q4_k_lanes_avx2
+		   : type == 13 ? pm_q5_k_avx2 : type == 39 ? pm_mxfp4_avx2 : NULL;
 	if (!fn) return 0;
 	MMArgs a = {w, rb, r0, r1, qs, d, NULL, sums, NULL, n, v0, v1, dst, ds, 0};
 	fn(&a);

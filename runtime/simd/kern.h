@@ -192,6 +192,8 @@ INL void FN(pfrows)(const MMArgs *A, int64_t r0, int64_t r1) {
 
 // ggml type ids
 enum { T_Q4_0 = 2, T_Q4_1 = 3, T_Q5_0 = 6, T_Q5_1 = 7, T_Q8_0 = 8, T_Q2_K = 10, T_Q3_K = 11, T_Q4_K = 12, T_Q5_K = 13, T_Q6_K = 14, T_MXFP4 = 39 };
+// Q4_K in ggml's AVX2 vec_dot lanes (simd.Q4KLanes)
+enum { T_Q4_KL = 1012 };
 
 // ---- 32-element blocks against Q8_0/Q8_1.
 //   Q4_0 (18 B: d, 16 nibble bytes)          t = (S*dx)*dy,           S = sum (q-8)*y
@@ -298,7 +300,11 @@ DRIVER(mxfp4, T_MXFP4, TRQ, TVQ)
 //   Q3_K (110 B)  t = (dx*dy)*S            (the -4 offset folded into S)
 //   Q4_K (144 B)  ggml's repacked gemv (runtime/quant's dotQ4K): accS =
 //                 fma(dx*dy, S, accS), accM = fma(mx*dy, M, accM); at the
-//                 end accS - accM
+//                 end accS - accM. T_Q4_KL keeps ggml's AVX2 vec_dot lanes
+//                 instead (runtime/quant's dotQ4KLanes): S's eight lanes to
+//                 eight float lanes per pair, fma(dy*dx, S, acc), M's four
+//                 (sub-block pairs) likewise with -dy*mx; at the end
+//                 hsum8(acc) + (m0+m2)+(m1+m3)
 //   Q5_K (176 B)  ggml's AVX2 lanes (runtime/quant's dotQ5K): S's eight
 //                 lanes to eight float lanes per pair, fma(dy*dx, S, acc),
 //                 summs = fmaf(-dy*mx, M, summs); at the end hsum8(acc) +
@@ -339,15 +345,17 @@ INL __m256i FN(sc16x2)(int lo, int hi) { return _mm256_set_m128i(_mm_set1_epi16(
 
 INL void FN(tile_kq)(const int T, const MMArgs *A, int64_t r, int64_t v, const int RT, const int VT) {
 	const int64_t nb = A->n / 256;
-	const int BB = T == T_Q2_K ? 84 : T == T_Q3_K ? 110 : T == T_Q4_K ? 144 : T == T_Q5_K ? 176 : 210;
+	const int BB = T == T_Q2_K ? 84 : T == T_Q3_K ? 110 : T == T_Q4_K || T == T_Q4_KL ? 144 : T == T_Q5_K ? 176 : 210;
 	const __m256i m4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
 	__m256 sum = _mm256_setzero_ps(), accM = _mm256_setzero_ps();
 	__m256 lanes[8];
 	float summs[8] = {0};
-	if (T == T_Q5_K)
-		for (int p = 0; p < 8; p++) lanes[p] = _mm256_setzero_ps();
+	__m128 mlanes[8];
+	if (T == T_Q5_K || T == T_Q4_KL)
+		for (int p = 0; p < 8; p++) lanes[p] = _mm256_setzero_ps(), mlanes[p] = _mm_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
 		__m256i L[8];
+		__m128i ML[8];
 		int32_t M[8];
 		float dx[8], dy[8], mx[8];
 		for (int p = RT * VT; p < 8; p++) {
@@ -360,7 +368,7 @@ INL void FN(tile_kq)(const int T, const MMArgs *A, int64_t r, int64_t v, const i
 			__m256i q[8], s[8];
 			__m128i mins = _mm_setzero_si128();
 			float d = 0, m = 0;
-			if (T == T_Q4_K || T == T_Q5_K) {
+			if (T == T_Q4_K || T == T_Q4_KL || T == T_Q5_K) {
 				d = FN(h2f)(p), m = FN(h2f)(p + 2);
 				const __m256i ms = FN(k4scales)(p + 4);
 				mins = _mm256_extracti128_si256(ms, 1);
@@ -460,15 +468,17 @@ INL void FN(tile_kq)(const int T, const MMArgs *A, int64_t r, int64_t v, const i
 					M[k] = FN(hsum4i)(_mm_add_epi32(_mm_madd_epi16(mins, b0), _mm_madd_epi16(mn1, b1)));
 				}
 				if (T == T_Q4_K || T == T_Q5_K) M[k] = FN(hsum4i)(_mm_madd_epi16(mins, FN(bsums32)(YBS(j))));
+				if (T == T_Q4_KL) ML[k] = _mm_madd_epi16(mins, FN(bsums32)(YBS(j)));
 				dx[k] = d;
 				mx[k] = m;
 				dy[k] = yd;
 			}
 		}
-		if (T == T_Q5_K) {
+		if (T == T_Q5_K || T == T_Q4_KL) {
 			for (int p = 0; p < RT * VT; p++) {
 				lanes[p] = _mm256_fmadd_ps(_mm256_set1_ps(dy[p] * dx[p]), CVT(L[p]), lanes[p]);
-				summs[p] = fmaf(-dy[p] * mx[p], (float)M[p], summs[p]);
+				if (T == T_Q5_K) summs[p] = fmaf(-dy[p] * mx[p], (float)M[p], summs[p]);
+				if (T == T_Q4_KL) mlanes[p] = _mm_fmadd_ps(_mm_set1_ps(-dy[p] * mx[p]), _mm_cvtepi32_ps(ML[p]), mlanes[p]);
 			}
 			continue;
 		}
@@ -485,9 +495,13 @@ INL void FN(tile_kq)(const int T, const MMArgs *A, int64_t r, int64_t v, const i
 		sum = ADD(sum, t);
 	}
 	if (T == T_Q4_K) sum = SUB(sum, accM);
-	if (T == T_Q5_K) {
+	if (T == T_Q5_K || T == T_Q4_KL) {
 		float h[8] = {0};
-		for (int p = 0; p < RT * VT; p++) h[p] = FN(hsum8)(lanes[p]) + summs[p];
+		for (int p = 0; p < RT * VT; p++) {
+			float m[4];
+			_mm_storeu_ps(m, mlanes[p]);
+			h[p] = FN(hsum8)(lanes[p]) + (T == T_Q5_K ? summs[p] : ((m[0] + m[2]) + (m[1] + m[3])));
+		}
 		sum = _mm256_loadu_ps(h);
 	}
 	STORE_PAIRS(sum)
@@ -495,10 +509,12 @@ INL void FN(tile_kq)(const int T, const MMArgs *A, int64_t r, int64_t v, const i
 #define tile_q2_k tile_kq
 #define tile_q3_k tile_kq
 #define tile_q4_k tile_kq
+#define tile_q4_k_lanes tile_kq
 #define tile_q5_k tile_kq
 #define tile_q6_k tile_kq
 DRIVER(q2_k, T_Q2_K, TRK, TVK)
 DRIVER(q3_k, T_Q3_K, TRK, TVK)
 DRIVER(q4_k, T_Q4_K, TRK, TVK)
+DRIVER(q4_k_lanes, T_Q4_KL, TRK, TVK)
 DRIVER(q5_k, T_Q5_K, TRK, TVK)
 DRIVER(q6_k, T_Q6_K, TRK, TVK)
