@@ -103,44 +103,6 @@ float act(float x) {
 
 #include "glu.glsl"
 
-// fma_exact is a·b + c rounded once, as an FMA instruction computes it
-// (ORDER's sums). GLSL's fma may round twice: llvmpipe computes it as a
-// product and a sum. The product's error comes from Dekker's split, the
-// sum's from TwoSum (s + t = a·b's rounding + c); then t plus the product's
-// error, rounded to odd (their sum's rounding moved off an even last bit
-// toward their exact sum), added to s rounds as the exact sum does (Boldo
-// and Melquiond's rounding to odd: t is at most half an ulp of s, so the
-// odd rounding keeps the bits the last rounding reads), where common.glsl's
-// scalar fma_exact may round twice. Every step is precise, and what a later
-// step subtracts passes through opaque4 (as common.glsl's opaque: Mesa
-// cancels the error terms otherwise, precise or not).
-vec4 opaque4(vec4 x) { return uintBitsToFloat(floatBitsToUint(x) | uvec4(gl_WorkGroupID.z >> 31)); }
-
-vec4 fma_exact(vec4 a, vec4 b, vec4 c) {
-	precise vec4 p = opaque4(a * b);
-	precise vec4 ca = opaque4(4097.0 * a);
-	precise vec4 ah = opaque4(ca - (ca - a));
-	precise vec4 al = a - ah;
-	precise vec4 cb = opaque4(4097.0 * b);
-	precise vec4 bh = opaque4(cb - (cb - b));
-	precise vec4 bl = b - bh;
-	precise vec4 e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
-	precise vec4 s = opaque4(p + c);
-	precise vec4 sb = opaque4(s - p);
-	precise vec4 t = (p - (s - sb)) + (c - sb);
-	precise vec4 u = opaque4(t + e);
-	precise vec4 ub = opaque4(u - t);
-	precise vec4 ue = (t - (u - ub)) + (e - ub);
-	uvec4 bits = floatBitsToUint(u);
-	[[unroll]] for (uint i = 0; i < 4; i++) {
-		if (ue[i] != 0.0 && (bits[i] & 1u) == 0u) {
-			bits[i] += (ue[i] > 0.0) == (u[i] > 0.0) ? 1u : 0xFFFFFFFFu;
-		}
-	}
-	precise vec4 r = s + uintBitsToFloat(bits);
-	return r;
-}
-
 // Butterfly sum over the team. The levels are written out (LPR <= 8):
 // loops stepping by shifts are not unrolled by the compilers, and a loop
 // left in here would turn the register arrays around it into memory.
