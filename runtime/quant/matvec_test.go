@@ -780,7 +780,7 @@ func TestQ4KFollowsRepackedGemv(t *testing.T) {
 // rows.
 func TestQ4KLanesFollowsVecDot(t *testing.T) {
 	r := rand.New(rand.NewPCG(45, 46))
-	const rows, cols, n = 24, 256 * 2, 3
+	const rows, cols, n = 24, 256 * 2, 5
 	m := randomMatrix(r, ggml.Q4_K, rows, cols)
 	m.VecDot = true
 	x := randVec(r, n*cols)

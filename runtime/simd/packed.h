@@ -198,48 +198,68 @@ INL void FN(ptile_q5k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 // dotQ4KLanes): load k of a sub-block pair holds the quants of elements
 // 4k..4k+3 of each row's two sub-blocks, ggml's lane k, so P_k sums
 // scale*dot over the sub-blocks and the mins' four lanes are the
-// sub-block pairs; per super-block
-// acc_k = fma(dx*dy, P_k, acc_k) and m_p = fma(-dy*mx, M_p, m_p), at the
-// end hsum8 of the acc plus (m0+m2)+(m1+m3), per row.
-INL void FN(ptile_q4k)(const MMArgs *A, int64_t r, int64_t v) {
+// sub-block pairs; per super-block acc_k = fma(dx*dy, P_k, acc_k) and
+// m_p = fma(-dy*mx, M_p, m_p), at the end hsum8 of the acc plus
+// (m0+m2)+(m1+m3), per row. As in ptile_q5k, a pair's two dots (each
+// within ±4*15*128, an int16) share a lane and one madd against the
+// pair's scales adds both scaled, and a super-block's quants are decoded
+// once for VT vectors.
+INL void FN(ptile_q4k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	const int64_t nb = A->n / 256;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
 	const uint8_t *end = A->w + (A->r1 / 8) * A->rb, *pf = g + PF_AHEAD;
-	const __m256i m4 = _mm256_set1_epi8(0x0F);
-	__m256 acc[8], macc[4];
-	for (int k = 0; k < 8; k++) acc[k] = _mm256_setzero_ps();
-	for (int p = 0; p < 4; p++) macc[p] = _mm256_setzero_ps();
+	const __m256i m4 = _mm256_set1_epi8(0x0F), lo16 = _mm256_set1_epi32(0xFFFF);
+	__m256 acc[TVPK][8], macc[TVPK][4];
+	for (int j = 0; j < VT; j++) {
+		for (int k = 0; k < 8; k++) acc[j][k] = _mm256_setzero_ps();
+		for (int p = 0; p < 4; p++) macc[j][p] = _mm256_setzero_ps();
+	}
 	for (int64_t b = 0; b < nb; b++, g += PQ4K) {
 		FN(pfetch)(&pf, g + PF_AHEAD + PQ4K, end);
-		__m256i P[8];
-		for (int k = 0; k < 8; k++) P[k] = _mm256_setzero_si256();
-		for (int s = 0; s < 8; s++) {
-			const uint8_t *qp = g + 224 + 256 * (s / 2);
-			const __m256i sc = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 32 + 8 * s)));
-			const int8_t *y = A->qs + v * A->n + b * 256 + 32 * s;
+		__m256i P[TVPK][8];
+		for (int j = 0; j < VT; j++)
+			for (int k = 0; k < 8; k++) P[j][k] = _mm256_setzero_si256();
+		for (int p = 0; p < 4; p++) {
+			const uint8_t *qp = g + 224 + 256 * p;
+			// the scales of sub-blocks 2p and 2p+1, the halves of each row's lane
+			const __m256i sc = _mm256_or_si256(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 32 + 16 * p))),
+			                                   _mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 40 + 16 * p))), 16));
 			for (int k = 0; k < 8; k++) {
 				const __m256i bits = _mm256_loadu_si256((const __m256i *)(qp + 32 * k));
-				const __m256i q = _mm256_and_si256(s & 1 ? _mm256_srli_epi16(bits, 4) : bits, m4);
-				P[k] = _mm256_add_epi32(P[k], _mm256_mullo_epi32(FN(dpus)(_mm256_setzero_si256(), q, FN(bcast4)(y + 4 * k)), sc));
+				const __m256i q0 = _mm256_and_si256(bits, m4);
+				const __m256i q1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
+				for (int j = 0; j < VT; j++) {
+					const int8_t *y = A->qs + (v + j) * A->n + b * 256 + 64 * p + 4 * k;
+					const __m256i d0 = FN(dpus)(_mm256_setzero_si256(), q0, FN(bcast4)(y));
+					const __m256i d1 = FN(dpus)(_mm256_setzero_si256(), q1, FN(bcast4)(y + 32));
+					const __m256i d = _mm256_or_si256(_mm256_and_si256(d0, lo16), _mm256_slli_epi32(d1, 16));
+					P[j][k] = _mm256_add_epi32(P[j][k], _mm256_madd_epi16(d, sc));
+				}
 			}
 		}
-		const __m256 dy = _mm256_set1_ps(A->d[v * nb + b]);
-		const __m256 dd = MUL(dy, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g)));
-		const __m256 dm = MUL(_mm256_set1_ps(-A->d[v * nb + b]), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16))));
-		for (int k = 0; k < 8; k++) acc[k] = _mm256_fmadd_ps(dd, CVT(P[k]), acc[k]);
-		const int32_t *bs = A->bs + (v * nb + b) * 16;
-		for (int p = 0; p < 4; p++) {
-			const int32_t lo = bs[4 * p] + bs[4 * p + 1], hi = bs[4 * p + 2] + bs[4 * p + 3];
-			const __m256i pair = _mm256_set1_epi32((int32_t)(((uint32_t)hi << 16) | ((uint32_t)lo & 0xffff)));
-			const __m256i M = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(g + 96 + 32 * p)), pair);
-			macc[p] = _mm256_fmadd_ps(dm, CVT(M), macc[p]);
+		const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
+		const __m256 mx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
+		for (int j = 0; j < VT; j++) {
+			const float yd = A->d[(v + j) * nb + b];
+			const __m256 dd = MUL(_mm256_set1_ps(yd), dx);
+			const __m256 dm = MUL(_mm256_set1_ps(-yd), mx);
+			for (int k = 0; k < 8; k++) acc[j][k] = _mm256_fmadd_ps(dd, CVT(P[j][k]), acc[j][k]);
+			const int32_t *bs = A->bs + ((v + j) * nb + b) * 16;
+			for (int p = 0; p < 4; p++) {
+				const int32_t lo = bs[4 * p] + bs[4 * p + 1], hi = bs[4 * p + 2] + bs[4 * p + 3];
+				const __m256i pair = _mm256_set1_epi32((int32_t)(((uint32_t)hi << 16) | ((uint32_t)lo & 0xffff)));
+				const __m256i M = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(g + 96 + 32 * p)), pair);
+				macc[j][p] = _mm256_fmadd_ps(dm, CVT(M), macc[j][p]);
+			}
 		}
 	}
-	const __m256 h = ADD(ADD(ADD(acc[0], acc[4]), ADD(acc[2], acc[6])), ADD(ADD(acc[1], acc[5]), ADD(acc[3], acc[7])));
-	const __m256 m = ADD(ADD(macc[0], macc[2]), ADD(macc[1], macc[3]));
-	float out[8];
-	_mm256_storeu_ps(out, ADD(h, m));
-	for (int i = 0; i < 8; i++) A->dst[v * A->ds + r + i] = out[i];
+	for (int j = 0; j < VT; j++) {
+		const __m256 *a = acc[j], *m = macc[j];
+		const __m256 h = ADD(ADD(ADD(a[0], a[4]), ADD(a[2], a[6])), ADD(ADD(a[1], a[5]), ADD(a[3], a[7])));
+		float out[8];
+		_mm256_storeu_ps(out, ADD(h, ADD(ADD(m[0], m[2]), ADD(m[1], m[3]))));
+		for (int i = 0; i < 8; i++) A->dst[(v + j) * A->ds + r + i] = out[i];
+	}
 }
 
 // Q4_K groups in ggml's repacked gemv order, as the portable kernel (and
@@ -307,7 +327,6 @@ PDRIVER_K(q4_k, T_Q4_K)
 			for (int64_t v = A->v0; v < A->v1; v++) FN(TILE)(A, r, v);                                   \
 	}
 PDRIVER1(q8_0, ptile_q8)
-PDRIVER1(q4_k_lanes, ptile_q4k)
 
 #define PDRIVERV(NAME, TILE, VT)                                                                              \
 	void FN(pm_##NAME)(const MMArgs *A) {                                                                   \
@@ -318,6 +337,7 @@ PDRIVER1(q4_k_lanes, ptile_q4k)
 		}                                                                                                   \
 	}
 PDRIVERV(q5_k, ptile_q5k, TVPK)
+PDRIVERV(q4_k_lanes, ptile_q4k, TVPK)
 
 #define PDRIVER(NAME, T, VT)                                                                                 \
 	void FN(pm_##NAME)(const MMArgs *A) {                                                                   \
