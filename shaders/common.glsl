@@ -111,12 +111,27 @@ float round_f16(float x) {
 	return e < 113u ? sub : (((r >> 23) & 0xFFu) <= 142u ? uintBitsToFloat(r) : inf);
 }
 
+// f16_bits is the IEEE binary16 bit pattern of x rounded to nearest even,
+// as quant.FP32ToFP16: integer rounding in the normal range, a multiple of
+// 2^-24 below it, infinity above, NaN as a quiet NaN. Selects, not branches (see round_f16).
+uint f16_bits(float x) {
+	uint b = floatBitsToUint(x);
+	uint s = (b >> 16) & 0x8000u;
+	uint a = b & 0x7FFFFFFFu;
+	uint e = a >> 23;
+	uint r = (a + 0xFFFu + ((a >> 13) & 1u)) & ~0x1FFFu;
+	uint nrm = min((r >> 13) - (112u << 10), 0x7C00u);
+	uint sub = uint(roundEven(abs(x) * 16777216.0));
+	return s | (a > 0x7F800000u ? 0x7E00u : (e < 113u ? sub : nrm));
+}
+
 // gelu_f16 is GELU in its tanh form as llama.cpp's CPU backend computes it
-// (GGML_GELU_FP16): x rounded to F16 and looked up in an F16 table of
-// 0.5x(1+tanh(√(2/π)·x·(1+0.044715x²))), so the result has F16 precision;
-// zero for x <= -10 and x itself for x >= 10.
-float gelu_f16(float x) {
-	float h = round_f16(x);
-	float g = round_f16(0.5 * h * (1.0 + tanh(0.79788456080286535587989211986876 * h * (1.0 + 0.044715 * h * h))));
+// (GGML_GELU_FP16): x rounded to F16 and looked up in the F16 table T
+// (quant.GELUTable as f32 bits, one entry per F16 bit pattern, R32_UINT),
+// the CPU backend's own table, so both agree bit for bit; zero for
+// x <= -10 and x itself for x >= 10. The device's tanh is not glibc's:
+// computed here it moved entries by an F16 ulp.
+float gelu_f16(usamplerBuffer T, float x) {
+	float g = uintBitsToFloat(texelFetch(T, int(f16_bits(x) & 0xFFFFu)).x);
 	return x <= -10.0 ? 0.0 : (x >= 10.0 ? x : g);
 }

@@ -103,6 +103,7 @@ layout(std430, binding = 11) readonly buffer Step { uint ntok; uint pos; };
 // MOE: moe_group.comp's output, R32_UINT view: [e] pairs of expert e,
 // [MOEE + e] its first place in the list, [2·MOEE + i] the sorted pairs
 layout(binding = 12) uniform usamplerBuffer G;
+layout(binding = 13) uniform usamplerBuffer GELU; // ACT 1: quant.GELUTable, f32 bits, R32_UINT view
 
 layout(push_constant) uniform Push {
 	uint rows;    // rows in this dispatch (one part of a split matrix; MOE: of one expert)
@@ -136,7 +137,7 @@ const bool ID = false;
 
 float act(float x) {
 	if (ACT == 1) {
-		return gelu_f16(x);
+		return gelu_f16(GELU, x);
 	}
 	return silu(x);
 }

@@ -74,6 +74,7 @@ layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
 layout(std430, binding = 13) readonly buffer Y2 { float y2[]; };
 layout(binding = 14) uniform usamplerBuffer IDS; // MOE: expert id per (token, slot) pair, R32_UINT view
 layout(std430, binding = 15) readonly buffer Bias2 { float bias2[]; }; // BIAS with PAIR: the second matrix's
+layout(binding = 16) uniform usamplerBuffer GELU; // ACT 1: quant.GELUTable, f32 bits, R32_UINT view
 
 layout(push_constant) uniform Push {
 	uint rows;    // rows in this dispatch (one part of a split matrix)
@@ -96,7 +97,7 @@ float xsum[NT][NU][SUBS];
 
 float act(float x) {
 	if (ACT == 1) {
-		return gelu_f16(x);
+		return gelu_f16(GELU, x);
 	}
 	return silu(x);
 }

@@ -67,12 +67,13 @@ layout(std430, binding = 11) buffer Y { float y[]; };
 #endif
 layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
 layout(std430, binding = 13) readonly buffer Bias2 { float bias2[]; }; // BIAS with PAIR: the second matrix's
+layout(binding = 14) uniform usamplerBuffer GELU; // ACT 1: quant.GELUTable, f32 bits, R32_UINT view
 
 #ifdef ROPE_EPI
-#define ROPE_ARRIVE_BIND 14
+#define ROPE_ARRIVE_BIND 15
 #define ROPE_IN(i) y[i]
 #define ROPE_CID 8
-#define ROPE_BIND 15
+#define ROPE_BIND 16
 #define ROPE_NSCALE (QKNORM == 1 ? MAXG : 2)
 #include "rope.glsl"
 #endif
@@ -95,7 +96,7 @@ layout(push_constant) uniform Push {
 
 float act(float x) {
 	if (ACT == 1) {
-		return gelu_f16(x);
+		return gelu_f16(GELU, x);
 	}
 	return silu(x);
 }

@@ -85,11 +85,12 @@ layout(std430, binding = 11) buffer Y { float y[]; };
 layout(std430, binding = 12) readonly buffer Step { uint ntok; uint pos; };
 layout(binding = 13) uniform usamplerBuffer IDS; // MOE: expert id per (token, slot) pair, R32_UINT view
 layout(std430, binding = 14) readonly buffer Bias2 { float bias2[]; }; // BIAS with PAIR: the second matrix's
+layout(binding = 15) uniform usamplerBuffer GELU; // ACT 1: quant.GELUTable, f32 bits, R32_UINT view
 #ifdef ROPE_EPI
-#define ROPE_ARRIVE_BIND 15
+#define ROPE_ARRIVE_BIND 16
 #define ROPE_IN(i) y[i]
 #define ROPE_CID 13
-#define ROPE_BIND 16
+#define ROPE_BIND 17
 #define ROPE_NSCALE (QKNORM == 1 ? MAXG : 2)
 #include "rope.glsl"
 #endif
@@ -122,7 +123,7 @@ const bool I8 = false;
 
 float act(float x) {
 	if (ACT == 1) {
-		return gelu_f16(x);
+		return gelu_f16(GELU, x);
 	}
 	return silu(x);
 }

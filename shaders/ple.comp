@@ -21,6 +21,7 @@ layout(binding = 1) uniform usamplerBuffer NW;   // MODE 0: per_layer_proj_norm 
 layout(std430, binding = 2) buffer PIN { float pin[]; };  // [token][pstride]
 layout(std430, binding = 3) buffer G { float g[]; };      // MODE 1: [token][gstride]
 layout(std430, binding = 4) readonly buffer Step { uint ntok; uint pos; };
+layout(binding = 5) uniform usamplerBuffer GELU; // MODE 1: quant.GELUTable, f32 bits, R32_UINT view
 
 layout(push_constant) uniform Push {
 	uint P;
@@ -43,7 +44,7 @@ void main() {
 		uint in0 = t * p.pstride + p.layer * p.P;
 		for (uint j = gl_LocalInvocationID.x; j < p.P; j += gl_WorkGroupSize.x) {
 			uint gi = t * p.gstride + j;
-			g[gi] = gelu_f16(g[gi]) * pin[in0 + j];
+			g[gi] = gelu_f16(GELU, g[gi]) * pin[in0 + j];
 		}
 		return;
 	}

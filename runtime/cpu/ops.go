@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"math"
-	"sync"
 
 	"vkchat/runtime/plan"
 	"vkchat/runtime/quant"
@@ -150,23 +149,9 @@ func exp64(x float32) float64 {
 	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)
 }
 
-// geluTable is llama.cpp's CPU GELU: a table over every F16 value of
-// 0.5x(1+tanh(√(2/π)·x·(1+0.044715x²))) computed in float32 and stored as
-// F16, indexed by x rounded to F16.
-var geluTable = sync.OnceValue(func() []float32 {
-	const sqrt2OverPi, coefA = float32(0.79788456080286535587989211986876), float32(0.044715)
-	t := make([]float32, 1<<16)
-	for i := range t {
-		x := quant.FP16ToFP32(uint16(i))
-		// 1 + A·x·x with the second product fused, as GCC contracts
-		// ggml_gelu_f32's expression: it moves a few entries by an F16
-		// ulp, which Gemma 4's logits show
-		in := quant.FMA32(coefA*x, x, 1)
-		g := 0.5 * x * (1 + tanhf(sqrt2OverPi*x*in))
-		t[i] = quant.FP16ToFP32(quant.FP32ToFP16(g))
-	}
-	return t
-})
+// geluTable is llama.cpp's CPU GELU table (quant.GELUTable), shared with
+// the Vulkan backend, which uploads the same entries.
+var geluTable = quant.GELUTable
 
 // gelu is ggml_vec_gelu_f32 with GGML_GELU_FP16: zero below -10, the
 // identity above 10, the F16 table between.

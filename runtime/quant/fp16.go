@@ -1,6 +1,9 @@
 package quant
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // FP16ToFP32 widens an IEEE binary16 value. The conversion is exact.
 func FP16ToFP32(h uint16) float32 {
@@ -88,3 +91,23 @@ func f16le(b []byte) float32 {
 	_ = b[1]
 	return f16tab[uint16(b[0])|uint16(b[1])<<8]
 }
+
+// GELUTable is llama.cpp's CPU GELU (GGML_GELU_FP16): for every F16 value x
+// (indexed by its bits), 0.5x(1+tanh(√(2/π)·x·(1+0.044715x²))) computed in
+// float32 and stored as F16. Both backends read this one table (the Vulkan
+// one uploads it), so their GELUs agree bit for bit.
+var GELUTable = sync.OnceValue(func() []float32 {
+	const sqrt2OverPi, coefA = float32(0.79788456080286535587989211986876), float32(0.044715)
+	t := make([]float32, 1<<16)
+	for i := range t {
+		x := FP16ToFP32(uint16(i))
+		// 1 + A·x·x with the second product fused, as GCC contracts
+		// ggml_gelu_f32's expression: it moves a few entries by an F16
+		// ulp, which Gemma 4's logits show
+		in := FMA32(coefA*x, x, 1)
+		// tanhf as float64's tanh rounded to float32, as runtime/cpu's
+		g := 0.5 * x * (1 + float32(math.Tanh(float64(sqrt2OverPi*x*in))))
+		t[i] = FP16ToFP32(FP32ToFP16(g))
+	}
+	return t
+})

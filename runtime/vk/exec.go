@@ -374,7 +374,7 @@ func activation(a plan.Activation) (uint32, error) {
 	case plan.ActSiLU:
 		return 0, nil
 	case plan.ActGELUTanh:
-		return 1, nil
+		return actGELU, nil
 	case plan.ActSwiGLUOAI:
 		return 2, nil // glu.glsl's swiglu_oai
 	}

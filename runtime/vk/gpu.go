@@ -1,8 +1,12 @@
 package vk
 
 import (
+	"encoding/binary"
+	"fmt"
+	"math"
 	"os"
 
+	"vkchat/runtime/quant"
 	"vkchat/runtime/vk/vulkan"
 	"vkchat/shaders"
 )
@@ -21,6 +25,7 @@ type gpu struct {
 	partBytes uint64
 
 	scratch0 *vulkan.Buffer // bound to bindings a kernel variant does not use
+	gelu     *vulkan.Buffer // quant.GELUTable as f32 bits (geluArg)
 	trace    *[]*vulkan.Buffer
 	code     map[string][]uint32
 
@@ -89,6 +94,36 @@ func (g *gpu) dummy() (*vulkan.Buffer, error) {
 		g.scratch0 = b
 	}
 	return g.scratch0, nil
+}
+
+// geluArg is the binding of a kernel's GELU table (common.glsl's
+// gelu_f16): quant.GELUTable, the CPU backend's own entries, uploaded once
+// per device, where use says the variant applies GELU (ACT 1); the unused
+// binding's buffer otherwise, so a model without GELU never uploads it.
+func (g *gpu) geluArg(use bool) (vulkan.Arg, error) {
+	if !use {
+		dum, err := g.dummy()
+		return vulkan.Arg{B: dum, Format: fmtU32}, err
+	}
+	if g.gelu == nil {
+		tab := quant.GELUTable()
+		raw := make([]byte, 4*len(tab))
+		for i, v := range tab {
+			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+		}
+		g.TrackBuffers(nil)
+		b, err := g.NewBuffer("GELU table", uint64(len(raw)), vulkan.MemDevice)
+		g.TrackBuffers(g.trace)
+		if err != nil {
+			return vulkan.Arg{}, fmt.Errorf("GELU table: %w", err)
+		}
+		if err := b.Write(0, raw); err != nil {
+			b.Release()
+			return vulkan.Arg{}, fmt.Errorf("GELU table: %w", err)
+		}
+		g.gelu = b
+	}
+	return vulkan.Arg{B: g.gelu, Format: fmtU32}, nil
 }
 
 func alignUp(n, a uint64) uint64 {

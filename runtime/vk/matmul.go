@@ -230,7 +230,11 @@ func (d *gpu) matmulArgs(op matvecOp, pi int, phase int, groups *vulkan.Buffer) 
 	if groups != nil && phase == 1 {
 		g.B = groups
 	}
-	args := make([]vulkan.Arg, 0, 13)
+	gelu, err := d.geluArg(phase == 1 && op.act == actGELU)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]vulkan.Arg, 0, 14)
 	for i := 0; i < 4; i++ {
 		if phase == 1 && i < len(op.m.parts[pi].views) {
 			args = append(args, op.m.parts[pi].views[i])
@@ -250,14 +254,14 @@ func (d *gpu) matmulArgs(op matvecOp, pi int, phase int, groups *vulkan.Buffer) 
 	}
 	if phase == 0 {
 		return append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.Arg{B: dum}, vulkan.Arg{B: dum, Format: fmtU32}, vulkan.W(op.xq),
-			vulkan.R(bias), vulkan.R(dum), vulkan.R(op.step), g), nil
+			vulkan.R(bias), vulkan.R(dum), vulkan.R(op.step), g, gelu), nil
 	}
 	yArg := vulkan.W(op.y)
 	if op.epi == epiResidual || op.epi == epiSwiGLU {
 		yArg.Write = true // read-modify-write of y
 	}
 	return append(args, vulkan.Arg{B: dum}, vulkan.Arg{B: dum, Format: fmtU32}, vulkan.R(op.xq), vulkan.Arg{B: op.xq, Format: fmtU32}, vulkan.R(dum),
-		vulkan.R(bias), yArg, vulkan.R(op.step), g), nil
+		vulkan.R(bias), yArg, vulkan.R(op.step), g, gelu), nil
 }
 
 // matmulQuant records phase 0: x of every token (or, for an expert

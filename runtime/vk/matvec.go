@@ -20,6 +20,10 @@ const (
 	epiSwiGLU2  = 4 // y = silu(y)·(W·x + y2): the last chunk of a split up
 )
 
+// actGELU is the kernels' ACT for GELU-tanh: the gate reads the GELU table
+// (gpu.geluArg).
+const actGELU = 1
+
 // matvecOp is one use of the mat-vec kernel: y[tok][yoff+row] (epilogue)
 // W·norm(x[tok]) for the tokens of the step, nt at a time.
 type matvecOp struct {
@@ -45,7 +49,7 @@ type matvecOp struct {
 	last          bool
 	step          *vulkan.Buffer
 	f32x          bool   // keep x in f32 instead of rounding it to the weight type's vec_dot_type (tests)
-	act           uint32 // the gate's activation (matvec.comp's ACT): 0 SiLU, 1 GELU-tanh, 2 swiglu_oai
+	act           uint32 // the gate's activation (matvec.comp's ACT): 0 SiLU, actGELU (GELU-tanh), 2 swiglu_oai
 	moe           moeRows
 	// xq: scratch for x rounded once per product (matmul.go); with it a
 	// multi-token dense product takes the tiled kernel
@@ -396,6 +400,10 @@ func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) err
 	if err != nil {
 		return err
 	}
+	gelu, err := d.geluArg(op.act == actGELU)
+	if err != nil {
+		return err
+	}
 	if nw == nil {
 		nw = dum
 	}
@@ -408,7 +416,7 @@ func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) err
 	teams := mvWorkgroup / lpr
 	for pi, part := range m.parts {
 		args := weightArgs(make([]vulkan.Arg, 0, 16), op, pi, dum)
-		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.R(y2), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2))
+		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.R(y2), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2), gelu)
 		if op.epi == epiResidual || op.epi == epiSwiGLU || op.epi == epiSwiGLU2 {
 			// read-modify-write of y
 			args[11].Write = true

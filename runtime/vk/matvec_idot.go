@@ -156,9 +156,13 @@ func (d *gpu) matvecIntDot(r *vulkan.Recorder, op matvecOp) error {
 	if err != nil {
 		return err
 	}
+	gelu, err := d.geluArg(op.act == actGELU)
+	if err != nil {
+		return err
+	}
 	for pi, part := range m.parts {
 		args := weightArgs(make([]vulkan.Arg, 0, 21), op, pi, dum)
-		args = append(args, vulkan.R(op.xq), vulkan.Arg{B: op.xq, Format: fmtU32}, vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.R(bias2))
+		args = append(args, vulkan.R(op.xq), vulkan.Arg{B: op.xq, Format: fmtU32}, vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.R(bias2), gelu)
 		args = append(args, ropeArgs...)
 		if op.epi == epiResidual || op.epi == epiSwiGLU {
 			args[11].Write = true // read-modify-write of y

@@ -138,6 +138,10 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 	if err != nil {
 		return err
 	}
+	gelu, err := d.geluArg(op.act == actGELU)
+	if err != nil {
+		return err
+	}
 	if nw == nil {
 		nw = dum
 	}
@@ -146,7 +150,7 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 	}
 	for pi, part := range m.parts {
 		args := weightArgs(make([]vulkan.Arg, 0, 22), op, pi, dum)
-		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2))
+		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2), gelu)
 		args = append(args, ropeArgs...)
 		if op.epi == epiResidual || op.epi == epiSwiGLU {
 			args[11].Write = true // read-modify-write of y

@@ -102,7 +102,11 @@ func (b *Backend) recordPLEInputs(r *vulkan.Recorder, s bodyShape) error {
 		return err
 	}
 	raw := vulkan.Arg{B: b.graph.step, Off: uint64(b.graph.pleOff), Size: uint64(p.rawBytes()), Format: fmtU32}
-	return r.Dispatch("PLE inputs", k, []vulkan.Arg{raw, {B: p.norm, Format: fmtU32}, {B: a.in, Write: true}, {B: a.gate, Write: true}, vulkan.R(b.graph.step)},
+	unused, err := b.d.geluArg(false)
+	if err != nil {
+		return err
+	}
+	return r.Dispatch("PLE inputs", k, []vulkan.Arg{raw, {B: p.norm, Format: fmtU32}, {B: a.in, Write: true}, {B: a.gate, Write: true}, vulkan.R(b.graph.step), unused},
 		b.plePush(0), uint32(s.cap), 1, 1)
 }
 
@@ -130,7 +134,11 @@ func (b *Backend) recordPLELayer(r *vulkan.Recorder, name func(string) string, l
 	if err != nil {
 		return err
 	}
-	if err := r.Dispatch(name("PLE gelu·input"), k, []vulkan.Arg{{B: dum, Format: fmtU32}, {B: dum, Format: fmtU32}, {B: a.in, Write: true}, {B: a.gate, Write: true}, vulkan.R(b.graph.step)},
+	gelu, err := b.d.geluArg(true)
+	if err != nil {
+		return err
+	}
+	if err := r.Dispatch(name("PLE gelu·input"), k, []vulkan.Arg{{B: dum, Format: fmtU32}, {B: dum, Format: fmtU32}, {B: a.in, Write: true}, {B: a.gate, Write: true}, vulkan.R(b.graph.step), gelu},
 		b.plePush(layer), uint32(s.cap), 1, 1); err != nil {
 		return err
 	}

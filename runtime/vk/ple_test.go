@@ -52,11 +52,19 @@ func TestPLEKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	const layer = 4
+	unused, err := d.geluArg(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gelu, err := d.geluArg(true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	runOnce(t, d, func(r *vulkan.Recorder) error {
-		if err := r.Dispatch("ple inputs", k0, []vulkan.Arg{{B: rawB, Format: fmtU32}, {B: normB, Format: fmtU32}, {B: inB, Write: true}, {B: gateB, Write: true}, vulkan.R(step)}, push(0), cap, 1, 1); err != nil {
+		if err := r.Dispatch("ple inputs", k0, []vulkan.Arg{{B: rawB, Format: fmtU32}, {B: normB, Format: fmtU32}, {B: inB, Write: true}, {B: gateB, Write: true}, vulkan.R(step), unused}, push(0), cap, 1, 1); err != nil {
 			return err
 		}
-		return r.Dispatch("ple gate", k1, []vulkan.Arg{{B: rawB, Format: fmtU32}, {B: normB, Format: fmtU32}, {B: inB, Write: true}, {B: gateB, Write: true}, vulkan.R(step)}, push(layer), cap, 1, 1)
+		return r.Dispatch("ple gate", k1, []vulkan.Arg{{B: rawB, Format: fmtU32}, {B: normB, Format: fmtU32}, {B: inB, Write: true}, {B: gateB, Write: true}, vulkan.R(step), gelu}, push(layer), cap, 1, 1)
 	})
 	wantIn := append([]float32(nil), proj...)
 	wantGate := append([]float32(nil), gate...)

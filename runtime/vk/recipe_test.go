@@ -14,9 +14,9 @@ import (
 	"vkchat/runtime/vk/vulkan"
 )
 
-// refGELU is GELU-tanh as llama.cpp's CPU backend computes it: x rounded to
-// F16, looked up in a table of F16 results; 0 at or below -10, x at or
-// above 10.
+// refGELU is GELU-tanh as llama.cpp's CPU backend computes it and
+// runtime/cpu does: x rounded to F16, looked up in the table of F16
+// results (quant.GELUTable); 0 at or below -10, x at or above 10.
 func refGELU(x float32) float32 {
 	switch {
 	case x <= -10:
@@ -24,9 +24,74 @@ func refGELU(x float32) float32 {
 	case x >= 10:
 		return x
 	}
-	h := float64(quant.FP16ToFP32(quant.FP32ToFP16(x)))
-	g := 0.5 * h * (1 + math.Tanh(0.7978845608028654*h*(1+0.044715*h*h)))
-	return quant.FP16ToFP32(quant.FP32ToFP16(float32(g)))
+	return quant.GELUTable()[quant.FP32ToFP16(x)]
+}
+
+// TestGELUMatchesCPUTable runs the kernels' GELU (common.glsl's gelu_f16,
+// through ple.comp's MODE 1 with an input of ones) over every F16 value,
+// over the midpoints between neighbouring F16 values (x's rounding to F16,
+// ties included) and over random f32 values, and wants the CPU backend's
+// results bit for bit: the GELU table lookup, not a device tanh.
+func TestGELUMatchesCPUTable(t *testing.T) {
+	d := testDevice(t)
+	const n = 1 << 16
+	const P = 256 // per token; n/P tokens, one workgroup each
+	every := make([]float32, n)
+	mid := make([]float32, n)
+	for i := range every {
+		every[i] = quant.FP16ToFP32(uint16(i))
+		// the midpoint is exact in f32: an F16 has 11 significant bits
+		a, b := float64(quant.FP16ToFP32(uint16(i))), float64(quant.FP16ToFP32(uint16(i+1)))
+		mid[i] = float32((a + b) / 2)
+	}
+	rng := rand.New(rand.NewSource(43))
+	random := make([]float32, n)
+	for i := range random {
+		switch i % 3 {
+		case 0:
+			random[i] = float32(rng.NormFloat64() * 4)
+		case 1:
+			random[i] = float32((rng.Float64()*2 - 1) * 12)
+		default: // around F16's subnormal range
+			random[i] = float32(rng.NormFloat64() * 1e-4)
+		}
+	}
+	k, err := d.kernel("ple", 9*4, d.Info.SureSubgroup()*4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gelu, err := d.geluArg(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ones := make([]float32, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	step := stepBuffer(t, d, n/P, 0, nil)
+	for _, c := range []struct {
+		name string
+		x    []float32
+	}{{"every F16", every}, {"midpoints", mid}, {"random", random}} {
+		in, g := hostFloats(t, d, "in", ones), hostFloats(t, d, "gate", c.x)
+		runOnce(t, d, func(r *vulkan.Recorder) error {
+			return r.Dispatch("gelu", k, []vulkan.Arg{{B: in, Format: fmtU32}, {B: in, Format: fmtU32}, {B: in, Write: true}, {B: g, Write: true}, vulkan.R(step), gelu},
+				[]uint32{P, 1, P, P, 0, 0, 0, 0, 0}, n/P, 1, 1)
+		})
+		got := readFloats(g, n)
+		bad := 0
+		for i, x := range c.x {
+			want := refGELU(x)
+			if math.Float32bits(got[i]) != math.Float32bits(want) && !(math.IsNaN(float64(want)) && math.IsNaN(float64(got[i]))) {
+				if bad++; bad <= 5 {
+					t.Errorf("%s: gelu(%g) (F16 %#04x) = %g, CPU table %g", c.name, x, quant.FP32ToFP16(x), got[i], want)
+				}
+			}
+		}
+		if bad > 5 {
+			t.Errorf("%s: %d of %d differ", c.name, bad, n)
+		}
+	}
 }
 
 // TestMatvecGELU checks the GELU-gated FFN epilogue (matvec.comp's ACT):
