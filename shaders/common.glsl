@@ -96,6 +96,51 @@ vec4 fma_exact(vec4 a, vec4 b, vec4 c) {
 
 float fma_exact(float a, float b, float c) { return fma_exact(vec4(a), vec4(b), vec4(c)).x; }
 
+// An RMS norm's sum of squares as ggml's CPU rms_norm takes it: each
+// square rounded to f32, the sum in double (ggml_float), the mean rounded
+// once to f32, then 1.0f/sqrtf(mean + eps). A sum in f32 rounds at every
+// add and lands an ulp or more away from that mean, which the F16 and
+// block roundings downstream (the GELU table, a quantized cache's codes)
+// turn into whole steps. Here the sum is a pair whose hi + lo carries it
+// to about 48 bits, so that it rounds to the f32 the double sum does in
+// whatever order the lanes add it.
+vec2 sq_add(vec2 s, float x) {
+	precise float p = x * x;
+	vec2 t = two_sum(s.x, p);
+	precise float lo = s.y + t.y;
+	return vec2(t.x, lo);
+}
+
+vec2 sq_add4(vec2 s, vec4 v) { return sq_add(sq_add(sq_add(sq_add(s, v.x), v.y), v.z), v.w); }
+
+// pair_add adds two pairs (two lanes' partial sums).
+vec2 pair_add(vec2 a, vec2 b) {
+	vec2 t = two_sum(a.x, b.x);
+	precise float lo = (a.y + b.y) + t.y;
+	return vec2(t.x, lo);
+}
+
+// subgroup_pair_sum is pair_add over the subgroup (every lane active).
+vec2 subgroup_pair_sum(vec2 s) {
+	for (uint m = 1; m < gl_SubgroupSize; m *= 2) {
+		s = pair_add(s, subgroupShuffleXor(s, m));
+	}
+	return s;
+}
+
+// rms_scale is 1/sqrt(mean + eps) of the pair s over n values, the mean
+// (s.x + s.y)/n rounded once to f32: the quotient of the rounded sum, then
+// its exact remainder and the low part divided in as a correction.
+float rms_scale(vec2 s, float n, float eps) {
+	vec2 h = two_sum(s.x, s.y);
+	precise float q = h.x / n;
+	vec2 pr = two_prod(q, n);
+	precise float r = (h.x - pr.x) - pr.y;
+	precise float mean = q + (r + h.y) / n;
+	precise float scale = 1.0 / sqrt(mean + eps);
+	return scale;
+}
+
 // round_f16 rounds to the nearest f16 (ties to even) exactly: in integer
 // arithmetic in the normal range, as a multiple of 2^-24 below it, to
 // infinity above. packHalf2x16's rounding is left to the implementation,

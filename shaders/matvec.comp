@@ -55,7 +55,11 @@ layout(constant_id = 12) const uint BIAS = 0;
 // fused into that sum one at a time; where an ulp decides an F16 rounding
 // downstream (a GELU table's input), the reference's order matters. Each
 // row is one lane's, one token a pass (LPR, RB and NT 1, one chunk of K:
-// matvec.go's orderedPlan). 0 sums as the other types do.
+// matvec.go's orderedPlan). 2: the same layout, summed as tinyBLAS's F32
+// kernel on AVX2 (what llama.cpp's CPU backend runs for a batch's dense
+// F32 MUL_MAT with rows a multiple of 8 long, and the CPU backend for
+// every such product, quant's gemmDotF32): one 8-lane FMA accumulator over
+// the whole row, then hsum. 0 sums as the other types do.
 layout(constant_id = 13) const uint ORDER = 0;
 
 layout(binding = 0) uniform usamplerBuffer A0;
@@ -91,6 +95,7 @@ layout(push_constant) uniform Push {
 } p;
 
 vec4 xs[NT][NU][UNIT / 4];
+shared vec2 ored[ORDER != 0 && NORM != 0 ? gl_WorkGroupSize.x : 1]; // ORDER's norm pairs
 float xsum[NT][NU][SUBS];
 
 #include "actquant.glsl"
@@ -149,13 +154,52 @@ float team_rows(float v[8]) {
 }
 
 #if defined(WTYPE_F32)
+// ordered_x is texel i of the pass's x row (at texel xb), normalised as
+// main's xs ((x * scale) * w). The ordered sums read x from the texel
+// buffer, not from main's register slice: a row of the slice unrolled (NU
+// units, up to 256 here) with the norm's sums made llvmpipe take minutes
+// to build the kernel.
+vec4 ordered_x(uint xb, uint i, float scale) {
+	vec4 v = uintBitsToFloat(texelFetch(X, int(xb + i)));
+	if (NORM != 0) {
+		v = (v * scale) * uintBitsToFloat(texelFetch(NW, int(i)));
+	}
+	return v;
+}
+
 // ordered_dot is row wrow of the pass's matrix (A, or B for PAIR's second)
-// times the pass's x (NT is 1), summed as ggml_vec_dot_f32 (ORDER 1).
-float ordered_dot(uint pass, uint wrow) {
+// times the pass's x (NT is 1; its row at texel xb, scale its norm's),
+// summed as ggml_vec_dot_f32 (ORDER 1) or as tinyBLAS (ORDER 2).
+float ordered_dot(uint pass, uint wrow, uint xb, float scale) {
 	vec4 acc[8]; // accumulator i's 8 lanes: acc[2i], acc[2i+1]
 	[[unroll]] for (uint a = 0; a < 8; a++) acc[a] = vec4(0.0);
 	float q[SUBN];
 	float sc, bi;
+	if (ORDER == 2) {
+		// one accumulator, the row's 8-value steps in order (its length
+		// is a multiple of 8, matvec.go's f32Order)
+		[[dont_unroll]] for (uint j = 0; j < NU; j++) {
+			if (pass == 0) {
+				load_unit(A0, A1, A2, A3, wrow * p.units + j);
+			} else {
+				load_unit(B0, B1, B2, B3, wrow * p.units + j);
+			}
+			dequant_sub(0, q, sc, bi);
+			[[unroll]] for (uint g = 0; g < 4; g++) {
+				vec4 w0 = vec4(q[8 * g], q[8 * g + 1], q[8 * g + 2], q[8 * g + 3]);
+				vec4 w1 = vec4(q[8 * g + 4], q[8 * g + 5], q[8 * g + 6], q[8 * g + 7]);
+				if (j * UNIT + 8 * g < p.k) {
+					acc[0] = fma_exact(w0, ordered_x(xb, j * (UNIT / 4) + 2 * g, scale), acc[0]);
+					acc[1] = fma_exact(w1, ordered_x(xb, j * (UNIT / 4) + 2 * g + 1, scale), acc[1]);
+				}
+			}
+		}
+		// hsum: the halves' lanes added (l0+l4, l1+l5, l2+l6, l3+l7),
+		// then (l0+l4 + l2+l6) + (l1+l5 + l3+l7)
+		precise vec4 h = acc[0] + acc[1];
+		precise float v2 = (h.x + h.z) + (h.y + h.w);
+		return v2;
+	}
 	uint whole = p.k / UNIT; // the row's blocks of 32
 	// a loop, not unrolled as the rest of this kernel: a row of exact FMAs
 	// unrolled compiles slower and runs no faster on llvmpipe
@@ -170,8 +214,8 @@ float ordered_dot(uint pass, uint wrow) {
 			vec4 w0 = vec4(q[8 * g], q[8 * g + 1], q[8 * g + 2], q[8 * g + 3]);
 			vec4 w1 = vec4(q[8 * g + 4], q[8 * g + 5], q[8 * g + 6], q[8 * g + 7]);
 			if (j < whole) {
-				acc[2 * g] = fma_exact(w0, xs[0][j][2 * g], acc[2 * g]);
-				acc[2 * g + 1] = fma_exact(w1, xs[0][j][2 * g + 1], acc[2 * g + 1]);
+				acc[2 * g] = fma_exact(w0, ordered_x(xb, j * (UNIT / 4) + 2 * g, scale), acc[2 * g]);
+				acc[2 * g + 1] = fma_exact(w1, ordered_x(xb, j * (UNIT / 4) + 2 * g + 1, scale), acc[2 * g + 1]);
 			}
 		}
 	}
@@ -191,7 +235,10 @@ float ordered_dot(uint pass, uint wrow) {
 		}
 		dequant_sub(0, q, sc, bi);
 		float xl[UNIT];
-		[[unroll]] for (uint i = 0; i < UNIT; i++) xl[i] = xs[0][NU - 1][i / 4][i % 4];
+		[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
+			vec4 v = ordered_x(xb, whole * (UNIT / 4) + i, scale);
+			[[unroll]] for (uint c = 0; c < 4; c++) xl[4 * i + c] = v[c];
+		}
 		[[dont_unroll]] for (uint i = 0; i < tail; i++) {
 			v = fma_exact(vec4(q[i]), vec4(xl[i]), vec4(v)).x;
 		}
@@ -215,69 +262,88 @@ void main() {
 	// MOE: the row of the bank where this pair's expert starts (NT is 1)
 	uint wrow0 = MOE != 0 ? texelFetch(IDS, int(tok0)).x * p.rows : 0u;
 
-	// The norm weight for this lane's slice, once for all tokens.
-	vec4 nw[NU][UNIT / 4];
-	if (NORM != 0) {
-		[[unroll]] for (uint j = 0; j < NU; j++) {
-			uint u = min(p.u0 + lane + LPR * j, p.units - 1);
-			[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
-				nw[j][i] = uintBitsToFloat(texelFetch(NW, int(u * (UNIT / 4) + i)));
-			}
-		}
-	}
-
-	// This lane's slice of x for every token; zero past the row or the batch.
-	[[unroll]] for (uint t = 0; t < NT; t++) {
-		bool tv = tok0 + t < n;
-		float ss = 0.0;
-		[[unroll]] for (uint j = 0; j < NU; j++) {
-			uint u = p.u0 + lane + LPR * j;
-			bool ok = tv && u < p.u0 + p.cu;
-			uint base = ok ? (xtok(tok0 + t) * p.xstride + u * UNIT) / 4 : 0;
-			[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
-				vec4 v = uintBitsToFloat(texelFetch(X, int(base + i)));
-				xs[t][j][i] = ok ? v : vec4(0.0);
-				ss += dot(xs[t][j][i], xs[t][j][i]);
-			}
-		}
+	// ORDER: every lane's row reads the token's whole row of x from X
+	// (ordered_x), normalised by the workgroup's sum of its squares.
+	uint oxb = 0u;
+	float oscale = 1.0;
+	if (ORDER != 0) {
+		oxb = xtok(tok0) * p.xstride / 4;
 		if (NORM != 0) {
-			if (NORM == 2) {
-				// K is split over dispatches: the RMS needs the whole row.
-				// A variant of its own, because this loop's trip count is
-				// known only at run time: compiled into every norm kernel
-				// (behind a run-time test), it made llvmpipe take many
-				// times as long to build a K-quant prefill kernel, and the
-				// result ran slower (docs/benchmarks.md, "vk: the split-K
-				// norm as a variant of its own (matvec.comp, NORM 2)").
-				ss = 0.0;
-				for (uint u = lane; tv && u < p.units; u += LPR) {
-					uint base = (xtok(tok0 + t) * p.xstride + u * UNIT) / 4;
-					for (uint i = 0; i < UNIT / 4; i++) {
-						vec4 v = uintBitsToFloat(texelFetch(X, int(base + i)));
-						ss += dot(v, v);
-					}
+			vec2 ss = vec2(0.0);
+			for (uint i = gl_LocalInvocationID.x; i < p.units * (UNIT / 4); i += gl_WorkGroupSize.x) {
+				ss = sq_add4(ss, uintBitsToFloat(texelFetch(X, int(oxb + i))));
+			}
+			ored[gl_LocalInvocationID.x] = ss;
+			barrier();
+			ss = vec2(0.0);
+			for (uint i = 0; i < gl_WorkGroupSize.x; i++) ss = pair_add(ss, ored[i]);
+			oscale = rms_scale(ss, float(p.k), p.eps);
+		}
+	} else {
+		// The norm weight for this lane's slice, once for all tokens.
+		vec4 nw[NU][UNIT / 4];
+		if (NORM != 0) {
+			[[unroll]] for (uint j = 0; j < NU; j++) {
+				uint u = min(p.u0 + lane + LPR * j, p.units - 1);
+				[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
+					nw[j][i] = uintBitsToFloat(texelFetch(NW, int(u * (UNIT / 4) + i)));
 				}
 			}
-			// (x * scale) * w in that order, as the reference (ggml's
-			// rms_norm then mul) rounds it: the activation rounding below
-			// turns one-ulp differences into whole quantization steps.
-			float scale = 1.0 / sqrt(team_sum(ss) / float(p.k) + p.eps);
-			[[unroll]] for (uint j = 0; j < NU; j++) {
-				[[unroll]] for (uint i = 0; i < UNIT / 4; i++) xs[t][j][i] = (xs[t][j][i] * scale) * nw[j][i];
-			}
 		}
-		[[unroll]] for (uint j = 0; j < NU; j++) {
-			float s1 = ACTQ != 0 ? act_quant(t, j) : 0.0;
-			[[unroll]] for (uint s = 0; s < SUBS; s++) {
-				vec4 a = vec4(0.0);
-				[[unroll]] for (uint i = 0; i < SUBN / 4; i++) a += xs[t][j][s * (SUBN / 4) + i];
-				xsum[t][j][s] = a.x + a.y + a.z + a.w;
+
+		// This lane's slice of x for every token; zero past the row or the batch.
+		[[unroll]] for (uint t = 0; t < NT; t++) {
+			bool tv = tok0 + t < n;
+			float ss = 0.0;
+			[[unroll]] for (uint j = 0; j < NU; j++) {
+				uint u = p.u0 + lane + LPR * j;
+				bool ok = tv && u < p.u0 + p.cu;
+				uint base = ok ? (xtok(tok0 + t) * p.xstride + u * UNIT) / 4 : 0;
+				[[unroll]] for (uint i = 0; i < UNIT / 4; i++) {
+					vec4 v = uintBitsToFloat(texelFetch(X, int(base + i)));
+					xs[t][j][i] = ok ? v : vec4(0.0);
+					ss += dot(xs[t][j][i], xs[t][j][i]);
+				}
 			}
-#if defined(ACT_Q8_1)
-			if (ACTQ != 0) {
-				xsum[t][j][0] = s1; // ggml's s: f16(d * sum(q))
+			if (NORM != 0) {
+				if (NORM == 2) {
+					// K is split over dispatches: the RMS needs the whole row.
+					// A variant of its own, because this loop's trip count is
+					// known only at run time: compiled into every norm kernel
+					// (behind a run-time test), it made llvmpipe take many
+					// times as long to build a K-quant prefill kernel, and the
+					// result ran slower (docs/benchmarks.md, "vk: the split-K
+					// norm as a variant of its own (matvec.comp, NORM 2)").
+					ss = 0.0;
+					for (uint u = lane; tv && u < p.units; u += LPR) {
+						uint base = (xtok(tok0 + t) * p.xstride + u * UNIT) / 4;
+						for (uint i = 0; i < UNIT / 4; i++) {
+							vec4 v = uintBitsToFloat(texelFetch(X, int(base + i)));
+							ss += dot(v, v);
+						}
+					}
+				}
+				// (x * scale) * w in that order, as the reference (ggml's
+				// rms_norm then mul) rounds it: the activation rounding below
+				// turns one-ulp differences into whole quantization steps.
+				float scale = 1.0 / sqrt(team_sum(ss) / float(p.k) + p.eps);
+				[[unroll]] for (uint j = 0; j < NU; j++) {
+					[[unroll]] for (uint i = 0; i < UNIT / 4; i++) xs[t][j][i] = (xs[t][j][i] * scale) * nw[j][i];
+				}
 			}
-#endif
+			[[unroll]] for (uint j = 0; j < NU; j++) {
+				float s1 = ACTQ != 0 ? act_quant(t, j) : 0.0;
+				[[unroll]] for (uint s = 0; s < SUBS; s++) {
+					vec4 a = vec4(0.0);
+					[[unroll]] for (uint i = 0; i < SUBN / 4; i++) a += xs[t][j][s * (SUBN / 4) + i];
+					xsum[t][j][s] = a.x + a.y + a.z + a.w;
+				}
+	#if defined(ACT_Q8_1)
+				if (ACTQ != 0) {
+					xsum[t][j][0] = s1; // ggml's s: f16(d * sum(q))
+				}
+	#endif
+			}
 		}
 	}
 
@@ -305,9 +371,9 @@ void main() {
 				if (ORDER != 0) {
 					// NT is 1 (matvec.go)
 					if (pass == 0) {
-						acc[0][r] = ordered_dot(pass, wrow0 + row);
+						acc[0][r] = ordered_dot(pass, wrow0 + row, oxb, oscale);
 					} else {
-						acc2[0][r] = ordered_dot(pass, wrow0 + row);
+						acc2[0][r] = ordered_dot(pass, wrow0 + row, oxb, oscale);
 					}
 					continue;
 				}

@@ -30,7 +30,7 @@ layout(push_constant) uniform Push {
 	float rs;    // residual scale (1: none)
 } p;
 
-shared float part[gl_WorkGroupSize.x];
+shared vec2 part[gl_WorkGroupSize.x]; // the subgroups' norm pairs (common.glsl's rms_scale)
 
 void main() {
 	uint t = gl_WorkGroupID.x;
@@ -40,21 +40,20 @@ void main() {
 	uint base = t * p.stride;
 	float scale = 1.0;
 	if (NORM != 0) {
-		float ss = 0.0;
+		vec2 ss = vec2(0.0);
 		for (uint i = gl_LocalInvocationID.x; i < p.n; i += gl_WorkGroupSize.x) {
-			float v = uintBitsToFloat(texelFetch(O, int(base + i)).x);
-			ss += v * v;
+			ss = sq_add(ss, uintBitsToFloat(texelFetch(O, int(base + i)).x));
 		}
-		ss = subgroupAdd(ss);
+		ss = subgroup_pair_sum(ss);
 		if (subgroupElect()) {
 			part[gl_SubgroupID] = ss;
 		}
 		barrier();
-		float total = 0.0;
+		vec2 total = vec2(0.0);
 		for (uint s = 0; s < gl_NumSubgroups; s++) {
-			total += part[s];
+			total = pair_add(total, part[s]);
 		}
-		scale = 1.0 / sqrt(total / float(p.n) + p.eps);
+		scale = rms_scale(total, float(p.n), p.eps);
 	}
 	for (uint i = gl_LocalInvocationID.x; i < p.n; i += gl_WorkGroupSize.x) {
 		float v = uintBitsToFloat(texelFetch(O, int(base + i)).x);

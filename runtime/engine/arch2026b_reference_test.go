@@ -73,33 +73,34 @@ var arch2026bRefs = []archRef{
 // that backend's measured figures differ from the row's.
 //
 // gemma4 with experts on Vulkan (lavapipe; the GPU layout is not
-// measured): F32 prompt 1.33e-2, generated 1.49e-2, greedy 24/24 (1.93e-2
-// / 1.28e-2 before the experts' F32 rows were summed in
-// ggml_vec_dot_f32's order with exact FMAs, matvec.comp's ORDER, giving
-// the CPU backend's bits for them). The CPU backend's match (the rows
-// above) does not carry over: the shaders sum the dense products, norms
-// and scores in their own orders and accumulate f16 attention in f32, and
-// with this model's F16 GELU table and attention at scale 1 any ulp of
-// those becomes a step. Op by op (runtime/vk TestF32PrefixMatchesCPU -v),
-// layer 0 first parts from the CPU at its Wo product and post-norm, then
-// at the dense FFN's fused norm, products and GELU. The dense products in
-// tinyBLAS's order too (as the CPU sums them) were measured: prompt
-// 8.42e-3, with layer 0's attention block then the CPU's to the bit at
-// position 0 and the dense FFN's norm and GELU next; not in, because
-// llama.cpp sums a single token's dense products in ggml_vec_dot_f32's
-// order and dense gemma4-F32's generated positions went to 7.37e-2 (bound
-// 0.065), synth-gemma4moe-Q4_K_M's prompt to 0.342 (bound 0.34). Not the
-// router input either (rms(x) times one weight, the scale and 1/√E
-// folded at upload, where llama.cpp rounds rms(x)·(1/√E), then ·scale):
-// folded so on the CPU, prompt positions stay within 1.4e-6. Routing
-// plain f16 caches through attnq.comp's f16 path (query rounded to f16,
-// f16 value sum, the CPU backend's score order) gave 1.04e-2 prompt /
-// 1.50e-2 generated before the experts' order, but moved dense gemma4's
-// generated positions to 6.5e-2 and refuses head sizes below 32, so it is
-// not in. Q4_K_M 0.328 / 0.372 (0.348 / 0.342 and 0.394 / 0.282 before
-// Q8_0 activations were rounded as ggml-cpu's x86 quantize_row_q8_0, which
-// moves this file's experts as the row above says); the backends part at
-// greedy token 9, on the q8_K roundings that move llama.cpp itself by 4.8.
+// measured): F32 prompt 1.18e-2, generated 1.66e-2, greedy 24/24 (1.33e-2
+// / 1.49e-2 before its dense F32 products summed in tinyBLAS's order, its
+// RMS norms as ggml's and its GELU read the CPU backend's F16 table, as
+// the CPU backend does; 1.93e-2 / 1.28e-2 before the experts' F32 rows
+// were summed in ggml_vec_dot_f32's order with exact FMAs, matvec.comp's
+// ORDER). The CPU backend's match (the rows above) does not carry over
+// whole: op by op (runtime/vk TestF32PrefixMatchesCPU -v), layer 0 now
+// gives the CPU's bits at position 0 through the dense FFN's GELU and
+// parts at the end of the experts' branch (21 of 256 values of the
+// residual, by ulps; where inside the fused MoE kernels is not found),
+// and its attention parts from the CPU's at later positions by an ulp:
+// the f16 cache's attention (attention.comp) accumulates in f32 where the
+// CPU backend follows llama.cpp's F16 flash attention, and with this
+// model's F16 GELU table and attention at scale 1 any ulp of those
+// becomes a step. Not the router input either (rms(x) times one weight, the scale
+// and 1/√E folded at upload, where llama.cpp rounds rms(x)·(1/√E), then
+// ·scale): folded so on the CPU, prompt positions stay within 1.4e-6.
+// Routing plain f16 caches through attnq.comp's f16 path (query rounded
+// to f16, f16 value sum, the CPU backend's score order) gave 1.04e-2
+// prompt / 1.50e-2 generated before the experts' order, but moved dense
+// gemma4's generated positions to 6.5e-2 and refuses head sizes below
+// 32, so it is not in. Q4_K_M 0.342 / 0.316 (0.328 / 0.372 before the F32
+// path's change, 0.348 / 0.342 and 0.394 / 0.282 before Q8_0 activations
+// were rounded as ggml-cpu's x86 quantize_row_q8_0, which moves this
+// file's experts as the row above says); the backends part at greedy
+// token 9, on the q8_K roundings that move llama.cpp itself by 4.8: its
+// prompt is re-held at the measured 0.342 (held 0.34 before) because
+// the F32 file, which the issue holds it to, came closer.
 // Each is held just above its measured figure, F32's generated positions
 // at the issue's 0.03.
 //
@@ -116,8 +117,8 @@ var arch2026bRefs = []archRef{
 // guard, every other one at the issue's 0.25.
 var arch2026bOn = map[string]archBound{
 	"vulkan/synth-deepseek2-Q4_K_M": {prompt: 0.25, generated: 0.25, greedyGap: 0.5, flip: &deepseek2Q4Flip, flipBound: 1.0},
-	"vulkan/synth-gemma4moe-F32":    {prompt: 0.014, generated: 0.03, greedyGap: nearTie},
-	"vulkan/synth-gemma4moe-Q4_K_M": {prompt: 0.34, generated: 0.38, greedyGap: 0.5},
+	"vulkan/synth-gemma4moe-F32":    {prompt: 0.012, generated: 0.03, greedyGap: nearTie},
+	"vulkan/synth-gemma4moe-Q4_K_M": {prompt: 0.345, generated: 0.32, greedyGap: 0.5},
 }
 
 // deepseek2Q4Flip is synth-deepseek2-Q4_K_M's position with an expert flip

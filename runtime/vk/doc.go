@@ -60,10 +60,14 @@
 // order only. On CPU devices the attention kernel walks positions in order
 // with llama.cpp's F16 rounding of the value sum (attention.comp, ORDERED)
 // for the same reason; GPUs keep positions spread over the lanes. F32 rows
-// that llama.cpp sums in ggml_vec_dot_f32's order whatever the batch (a
-// MoE's experts, rows not a multiple of 8 long) are one lane's each there,
-// in that order with exact FMAs (matvec.comp's ORDER), as the CPU backend
-// sums them. GPUs also
+// are one lane's each there, summed with exact FMAs in the CPU backend's
+// order (matvec.comp's ORDER): ggml_vec_dot_f32's where llama.cpp takes it
+// whatever the batch (a MoE's experts, rows not a multiple of 8 long),
+// tinyBLAS's for the other dense rows of an all-F32 model
+// (Matrix.cpuOrder), with the RMS norm folded into them and
+// residual.comp's summing squares as ggml's (a double sum), so that an
+// F32 model gives the CPU backend's bits where attention does too.
+// GPUs also
 // take another mat-vec (matvec_sg.comp): a workgroup stages x, rounded the
 // same way, once in shared memory and whole subgroups reduce rows, so x is
 // not copied into every lane's registers and K is never split into

@@ -19,6 +19,13 @@ type Matrix struct {
 	Units int // units per row
 	Bytes uint64
 	parts []matPart
+	// cpuOrder: F32 rows a multiple of 8 long sum in the CPU backend's
+	// order (f32Order 2), set where every matrix of the model is F32.
+	// Elsewhere the products around it round in the shaders' orders, so
+	// that order would not give the CPU's bits and would only cost the
+	// ordered kernel's speed (a quantized model's F32 router: measured, it
+	// moved synth-granitehybrid-Q4_K_M past the 0.25).
+	cpuOrder bool
 }
 
 type matPart struct {

@@ -150,16 +150,23 @@ func (m moeRows) check(label string, mats ...*Matrix) error {
 	return nil
 }
 
-// f32Order is matvec.comp's ORDER for op: 1 where the CPU backend sums
-// F32 rows in ggml_vec_dot_f32's order, as llama.cpp's CPU backend does
-// whatever the batch (a routed expert's rows, MUL_MAT_ID, and rows not a
-// multiple of 8 long), so the kernel gives the CPU's bits for them, decode
-// and prefill alike; else 0. The CPU's other F32 products take
-// tinyBLAS's order, which llama.cpp uses for batches only (its single
-// tokens take ggml_vec_dot_f32's), and are left in the kernel's own.
+// f32Order is matvec.comp's ORDER for op, the order the CPU backend sums
+// F32 rows in, so that the kernel gives the CPU's bits, decode and prefill
+// alike: 1, ggml_vec_dot_f32's, as llama.cpp's CPU backend does whatever
+// the batch (a routed expert's rows, MUL_MAT_ID, and rows not a multiple
+// of 8 long); 2, tinyBLAS's, for the other F32 products of a model whose
+// matrices are all F32 (Matrix.cpuOrder; llama.cpp's order for a batch,
+// which the CPU backend keeps for a single token too, so that a batch and
+// its steps give the same bits); 0 for the rest, summed in the kernel's
+// own order.
 func (op *matvecOp) f32Order() uint32 {
-	if op.m.Type == ggml.F32 && (op.rowByRow || op.m.Cols%8 != 0) {
+	switch {
+	case op.m.Type != ggml.F32:
+		return 0
+	case op.rowByRow || op.m.Cols%8 != 0:
 		return 1
+	case op.m.cpuOrder:
+		return 2
 	}
 	return 0
 }

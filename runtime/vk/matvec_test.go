@@ -527,11 +527,14 @@ func TestMatvecBiasRows(t *testing.T) {
 // rows not a multiple of 8 long, gives the CPU backend's bits (quant.MatMul
 // with RowByRow, or of such rows: ggml_vec_dot_f32's four 8-lane FMA
 // accumulators, reduced, then the last k%32 products fused into the sum
-// one at a time), for one token and batches, on the register kernel (the
-// CPU device layout's; the GPU layout's shared-x kernel sums in its own
-// order). Row [2^24, 1 × 31] against ones sums to 2^24+30 in that order
-// (2^24+28 in tinyBLAS's, TestF32ProductOrders), and an FMA rounded as a
-// product and a sum breaks the random rows' bits (llvmpipe's fma does).
+// one at a time), and so does a dense one of rows a multiple of 8 long
+// in an all-F32 model (tinyBLAS's one 8-lane accumulator, then hsum;
+// Matrix.cpuOrder), for one token and
+// batches, on the register kernel (the CPU device layout's; the GPU
+// layout's shared-x kernel sums in its own order). Row [2^24, 1 × 31]
+// against ones sums to 2^24+30 in the first order and 2^24+28 in
+// tinyBLAS's (TestF32ProductOrders), and an FMA rounded as a product and a
+// sum breaks the random rows' bits (llvmpipe's fma does).
 func TestF32MatvecOrders(t *testing.T) {
 	d := testDevice(t)
 	withTuning(t, d, cpuTuning)
@@ -551,6 +554,9 @@ func TestF32MatvecOrders(t *testing.T) {
 		{2, 32, 1, true, known}, {2, 32, 3, true, known},
 		{13, 8, 1, true, nil}, {13, 12, 2, false, nil}, {13, 40, 5, true, nil}, {13, 44, 3, false, nil},
 		{13, 96, 9, true, nil}, {13, 172, 1, true, nil}, {70, 256, 9, true, nil}, {70, 256, 1, true, nil},
+		// dense rows a multiple of 8 long: tinyBLAS's order (ORDER 2)
+		{2, 32, 1, false, known}, {2, 32, 4, false, known},
+		{13, 8, 1, false, nil}, {13, 40, 3, false, nil}, {13, 96, 9, false, nil}, {70, 256, 1, false, nil}, {70, 256, 9, false, nil},
 	} {
 		name := fmt.Sprintf("%dx%d/tokens%d/rowbyrow%v", c.rows, c.cols, c.ntok, c.byRow)
 		w := c.w
@@ -564,6 +570,7 @@ func TestF32MatvecOrders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		m.cpuOrder = true // an all-F32 model's (weights.upload)
 		xstride := m.Units * 32
 		x := make([]float32, c.ntok*xstride)
 		packed := make([]float32, c.ntok*c.cols)
@@ -579,7 +586,11 @@ func TestF32MatvecOrders(t *testing.T) {
 		want := make([]float32, c.ntok*c.rows)
 		quant.MatMul(want, quant.Matrix{Type: ggml.F32, Rows: c.rows, Cols: c.cols, Data: f32bytes(w), RowByRow: c.byRow}, packed, c.ntok)
 		if c.w != nil {
-			if known := float32(1<<24 + 30); want[0] != known {
+			known := float32(1<<24 + 30) // ggml_vec_dot_f32's four accumulators
+			if !c.byRow {
+				known = 1<<24 + 28 // tinyBLAS's one: lane 0 drops each of its three ones
+			}
+			if want[0] != known {
 				t.Fatalf("%s: the CPU reference sums to %.0f, want %.0f", name, want[0], known)
 			}
 		}

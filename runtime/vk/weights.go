@@ -21,6 +21,8 @@ type weights struct {
 	// mats are the matrices uploaded, by their data, so that a tied head
 	// reads the embedding's
 	mats map[*byte]*Matrix
+	// all are the matrices uploaded, for Matrix.cpuOrder
+	all []*Matrix
 }
 
 // bound is an op's weights as the kernels use them; which fields an op
@@ -101,7 +103,26 @@ func (ws *weights) upload(d *gpu, p *plan.Plan, xStride int) error {
 		}
 	}
 	ws.head = sec(p.Head)
-	return err
+	if err != nil {
+		return err
+	}
+	f32 := true
+	for _, m := range ws.all {
+		f32 = f32 && m.Type == ggml.F32
+	}
+	for _, m := range ws.all {
+		m.cpuOrder = f32
+	}
+	return nil
+}
+
+// uploadMatrix is d.uploadMatrix, keeping the matrix in ws.all.
+func (ws *weights) uploadMatrix(d *gpu, name string, t ggml.Type, rows, cols int, data ...[]byte) (*Matrix, error) {
+	m, err := d.uploadMatrix(name, t, rows, cols, data...)
+	if err == nil {
+		ws.all = append(ws.all, m)
+	}
+	return m, err
 }
 
 // matrix uploads w once (a weight read by two ops, as a tied head, is
@@ -112,7 +133,7 @@ func (ws *weights) matrix(d *gpu, w plan.Weight) (*Matrix, error) {
 			return m, nil
 		}
 	}
-	m, err := d.uploadMatrix(w.Name, w.Type, w.Rows, w.Cols, w.Data)
+	m, err := ws.uploadMatrix(d, w.Name, w.Type, w.Rows, w.Cols, w.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +283,7 @@ func (ws *weights) bindProducts(d *gpu, p *plan.Plan, o plan.Products, bw *bound
 	}
 	if stack {
 		rows := ws2[0].Rows + ws2[1].Rows + ws2[2].Rows
-		m, err := d.uploadMatrix(strings.Replace(ws2[0].Name, "attn_q", "attn_qkv", 1)+" (stacked)", ws2[0].Type, rows, ws2[0].Cols, ws2[0].Data, ws2[1].Data, ws2[2].Data)
+		m, err := ws.uploadMatrix(d, strings.Replace(ws2[0].Name, "attn_q", "attn_qkv", 1)+" (stacked)", ws2[0].Type, rows, ws2[0].Cols, ws2[0].Data, ws2[1].Data, ws2[2].Data)
 		if err != nil {
 			return err
 		}
@@ -333,11 +354,11 @@ func (ws *weights) splitGateUp(d *gpu, o plan.MoE) (gate, up *Matrix, err error)
 		gs, us = append(gs, g.Data), append(us, u.Data)
 		rows += o.FF
 	}
-	if gate, err = d.uploadMatrix(o.Gate.Name+" (gate rows)", o.Gate.Type, rows, o.Gate.Cols, gs...); err != nil {
+	if gate, err = ws.uploadMatrix(d, o.Gate.Name+" (gate rows)", o.Gate.Type, rows, o.Gate.Cols, gs...); err != nil {
 		return nil, nil, err
 	}
 	ws.bytes += gate.Bytes
-	if up, err = d.uploadMatrix(o.Gate.Name+" (up rows)", o.Gate.Type, rows, o.Gate.Cols, us...); err != nil {
+	if up, err = ws.uploadMatrix(d, o.Gate.Name+" (up rows)", o.Gate.Type, rows, o.Gate.Cols, us...); err != nil {
 		return nil, nil, err
 	}
 	ws.bytes += up.Bytes
