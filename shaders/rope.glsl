@@ -22,7 +22,7 @@
 //
 // The includer defines, before including this file:
 //   ROPE_IN(i)      the f32 value of element i of the Q|K|V rows
-//   ROPE_CID        the first of six consecutive constant_ids (HD .. VNORM)
+//   ROPE_CID        the first of seven consecutive constant_ids (HD .. QKEXACT)
 //   ROPE_BIND       the first of six consecutive bindings (table .. KN)
 //   ROPE_NSCALE     the length of the norms' shared array: MAXG with
 //                   QKNORM 1, else 2 (1 where the kernel never rotates)
@@ -38,6 +38,11 @@ layout(constant_id = ROPE_CID + 2) const uint NEOX = 0;    // rotate (i, i+DIMS/
 layout(constant_id = ROPE_CID + 3) const uint KVF32 = 0;   // cache element is f32 (else f16); 2: f32 staging rows of a quantized cache
 layout(constant_id = ROPE_CID + 4) const uint QKNORM = 0;  // 0 none, 1 per head, 2 over the full width
 layout(constant_id = ROPE_CID + 5) const uint VNORM = 0;   // 1: V heads RMS-normalized without a weight (needs QKNORM 1)
+// 1: the norms sum their squares as ggml's CPU rms_norm (common.glsl's
+// rms_scale), as an all-F32 model's other norms do (runtime/vk
+// Matrix.cpuOrder); 0: in f32, as the quantized models' norms, where the
+// exact sum gave no CPU bits and moved synth-gemma3-Q4_K_M past 0.25
+layout(constant_id = ROPE_CID + 6) const uint QKEXACT = 0;
 
 // Heads (Q, K and, with VNORM, V together) a per-head norm can hold; the
 // host checks it.
@@ -124,6 +129,17 @@ void norm_scales(RopeArgs r, uint base) {
 	for (uint g = gl_SubgroupID; g < groups; g += gl_NumSubgroups) {
 		uint start = QKNORM == 1 ? g * HD : (g == 0 ? 0 : qw);
 		uint len = QKNORM == 1 ? HD : (g == 0 ? qw : kvw);
+		if (QKEXACT != 0) {
+			vec2 ss = vec2(0.0);
+			for (uint i = gl_SubgroupInvocationID; i < len; i += gl_SubgroupSize) {
+				ss = sq_add(ss, ROPE_IN(base + start + i));
+			}
+			ss = subgroup_pair_sum(ss);
+			if (subgroupElect()) {
+				nscale[g] = rms_scale(ss, float(len), r.eps);
+			}
+			continue;
+		}
 		float ss = 0.0;
 		for (uint i = gl_SubgroupInvocationID; i < len; i += gl_SubgroupSize) {
 			float x = ROPE_IN(base + start + i);

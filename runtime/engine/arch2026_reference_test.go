@@ -62,7 +62,7 @@ var arch2026Refs = []archRef{
 // arch2026On holds a row's bounds on one backend where that backend's
 // measured figures differ from the row's.
 //
-// Gemma 4 F32 on Vulkan (lavapipe): 1.4e-2 prompt / 3.7e-2 generated,
+// Gemma 4 F32 on Vulkan (lavapipe): 1.4e-2 prompt / 3.6e-2 generated,
 // greedy 24/24 (3.5e-2 / 5.9e-2 and 11/24 before its dense F32 products
 // summed in tinyBLAS's order, its RMS norms as ggml's and its GELU read
 // the CPU backend's F16 table, as the CPU backend does; held at 0.06 /

@@ -542,7 +542,7 @@ func (b *Backend) recordQKV(w *walk, l int, ref opRef, in input, pro qkvPrologue
 		}
 		return b.weights.at(*r).vec
 	}
-	ro := &ropeOp{label: name("rope"), spec: [6]uint32{uint32(hd), uint32(pl.dims), flag(pl.neox), kvf32, pro.qkNorm, flag(pro.vNorm)},
+	ro := &ropeOp{label: name("rope"), spec: [7]uint32{uint32(hd), uint32(pl.dims), flag(pl.neox), kvf32, pro.qkNorm, flag(pro.vNorm)},
 		table: vulkan.Arg{B: b.graph.step, Off: uint64(b.graph.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2},
 		q:     b.act.q, kc: kc, vc: vc, qn: norm(pro.qNorm), kn: norm(pro.kNorm), arrive: b.act.ropeArrive,
 		args: ropeArgs{heads: b.plan.Heads, kvHeads: kvh, qkvStride: b.act.qkvStride, qStride: b.act.qStride, slots: pl.slots, rope: pro.rope, qScale: pro.qScale, eps: pro.eps, temp: pro.temp}}
@@ -551,6 +551,10 @@ func (b *Backend) recordQKV(w *walk, l int, ref opRef, in input, pro qkvPrologue
 	}
 	if b.kvq != nil {
 		ro.kc, ro.vc = b.kvq.ks, b.kvq.vs
+	}
+	if len(bw.mats) > 0 {
+		// the Q/K norms sum as the model's other norms (rope.glsl QKEXACT)
+		ro.spec[6] = flag(bw.mats[0].cpuOrder)
 	}
 	mv := matvecOp{y: b.act.qkv, ystride: b.act.qkvStride, tokens: w.s.cap, step: b.graph.step, xq: b.act.xq}
 	b.bind(&mv, in)

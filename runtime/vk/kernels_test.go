@@ -230,7 +230,7 @@ func TestRopeKV(t *testing.T) {
 			if c.qOnly {
 				kvh = 0
 			}
-			ro := &ropeOp{label: "rope", spec: [6]uint32{uint32(hd), uint32(c.dims), flag(c.neox), kvf32, uint32(c.qkNorm), flag(c.vnorm)},
+			ro := &ropeOp{label: "rope", spec: [7]uint32{uint32(hd), uint32(c.dims), flag(c.neox), kvf32, uint32(c.qkNorm), flag(c.vnorm)},
 				table: vulkan.Arg{B: b.graph.step, Off: 256, Size: b.graph.step.Size - 256, Format: fmtU32x2}, q: qb, kc: kc, vc: vc, qn: qnb, kn: knb,
 				args: ropeArgs{heads: cfg.Heads, kvHeads: kvh, qkvStride: qkvStride, qStride: qw, slots: ctx, rope: !c.noRope, qScale: c.qscale, eps: eps, temp: plan.Temperature{Beta: c.temp, Length: 4}}}
 			runOnce(t, d, func(r *vulkan.Recorder) error { return d.rope(r, ro, qkvb, b.graph.step, n+2) })

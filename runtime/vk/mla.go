@@ -281,7 +281,7 @@ func (b *Backend) recordMLA(r *vulkan.Recorder, name func(string) string, l int,
 		return err
 	}
 	tb := uint64(b.graph.ropeTableBytes(0))
-	ro := &ropeOp{label: name("rope"), spec: [6]uint32{uint32(row), uint32(dr), flag(pl.neox), kvf32, 0, 0},
+	ro := &ropeOp{label: name("rope"), spec: [7]uint32{uint32(row), uint32(dr), flag(pl.neox), kvf32, 0, 0},
 		table: vulkan.Arg{B: b.graph.step, Off: uint64(b.graph.ropeOff) + uint64(pl.table)*tb, Size: tb, Format: fmtU32x2},
 		q:     b.act.q, kc: b.cache.kc[l], vc: b.cache.latentV, qn: dum, kn: dum,
 		args: ropeArgs{heads: H, kvHeads: 1, qkvStride: qs, qStride: b.act.qStride, slots: pl.slots, rope: true, qScale: 1, eps: o.Eps}}

@@ -17,8 +17,8 @@ import (
 type ropeOp struct {
 	label string
 	// spec is rope.glsl's constants: head size, rotated dimensions, NeoX
-	// pairs, f32 cache, Q/K norm form, V norm.
-	spec [6]uint32
+	// pairs, f32 cache, Q/K norm form, V norm, the norms' exact sums.
+	spec [7]uint32
 	// table is the step buffer's cos/sin table for the layer's rotation;
 	// qn and kn the Q/K norm weights (the dummy where the model has none).
 	table     vulkan.Arg

@@ -29,20 +29,49 @@ func ggmlRope(x []float32, cos, sin []float32, dims int, neox bool) {
 
 // TestRopeRoundsAsGGML: rope.comp rotates queries and keys bit for bit as
 // ggml's CPU rope (one FMA and one rounded product per value), Q scaled
-// after, both pairings, into an f32 cache. Rounded as two products and a
-// sum (the kernel's before; llvmpipe computes GLSL's fma() so too), 355
-// and 408 of these 1920 values were an ulp off, which a quantized cache's
+// after, both pairings, into an f32 cache; with Q/K norms (per head, and
+// over the whole width), normed first as ggml's rms_norm with QKEXACT, an
+// all-F32 model's (squares summed as in double; summed in f32, as a
+// quantized model's, 383 and 244 of 1920 values were off on these rows of
+// many binades). Rotated as two products
+// and a sum (the kernel's before; llvmpipe computes GLSL's fma() so too),
+// 355 and 408 of 1920 values were an ulp off, which a quantized cache's
 // codes turn into steps.
 func TestRopeRoundsAsGGML(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(43))
-	for _, neox := range []bool{false, true} {
-		t.Run(fmt.Sprintf("neox%v", neox), func(t *testing.T) {
+	for _, c := range []struct {
+		neox   bool
+		qkNorm uint32 // rope.glsl's QKNORM
+	}{{false, 0}, {true, 0}, {true, 1}, {false, 2}} {
+		neox := c.neox
+		t.Run(fmt.Sprintf("neox%v/qknorm%d", neox, c.qkNorm), func(t *testing.T) {
 			cfg := arch.Config{Heads: 4, KVHeads: 2, HeadDim: 64, Rope: arch.Rope{Dims: 64, Base: 10000, NeoX: neox, Scale: 1}}
 			ctx, n, pos := 64, 5, 17
 			hd, qw, kvw := cfg.HeadDim, cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
 			qkvStride := qw + 2*kvw
-			qkv := randomVec(n*qkvStride, rng)
+			qkv := make([]float32, 0, n*qkvStride)
+			for tk := 0; tk < n; tk++ {
+				qkv = append(qkv, wideRow(qkvStride, rng)...)
+			}
+			nq, nk := 1, 1
+			switch c.qkNorm {
+			case 1:
+				nq, nk = hd, hd
+			case 2:
+				nq, nk = qw, kvw
+			}
+			qn, kn := make([]float32, nq), make([]float32, nk)
+			for i := range qn {
+				qn[i] = float32(0.5 + rng.Float64())
+			}
+			for i := range kn {
+				kn[i] = float32(0.5 + rng.Float64())
+			}
+			qnb, _ := d.NewBuffer("qn", uint64(4*nq), vulkan.MemDevice)
+			qnb.Write(0, f32bytes(qn))
+			knb, _ := d.NewBuffer("kn", uint64(4*nk), vulkan.MemDevice)
+			knb.Write(0, f32bytes(kn))
 			const qscale = 0.125 + 1.0/1024
 			b := &Backend{d: d, opts: backend.Options{ContextSize: ctx, KVType: backend.KVF32}, graph: graph{ropeTables: []ropeTable{tableFor(cfg.Rope, ctx)}}}
 			b.graph.ropeOff = 256
@@ -60,9 +89,8 @@ func TestRopeRoundsAsGGML(t *testing.T) {
 			cacheBytes := uint64(4 * kvw * ctx)
 			kc, _ := d.NewBuffer("kc", cacheBytes, vulkan.MemDevice)
 			vc, _ := d.NewBuffer("vc", cacheBytes, vulkan.MemDevice)
-			dum, _ := d.dummy()
-			ro := &ropeOp{label: "rope", spec: [6]uint32{uint32(hd), uint32(hd), flag(neox), 1, 0, 0},
-				table: vulkan.Arg{B: step, Off: 256, Size: step.Size - 256, Format: fmtU32x2}, q: qb, kc: kc, vc: vc, qn: dum, kn: dum,
+			ro := &ropeOp{label: "rope", spec: [7]uint32{uint32(hd), uint32(hd), flag(neox), 1, c.qkNorm, 0, 1},
+				table: vulkan.Arg{B: step, Off: 256, Size: step.Size - 256, Format: fmtU32x2}, q: qb, kc: kc, vc: vc, qn: qnb, kn: knb,
 				args: ropeArgs{heads: cfg.Heads, kvHeads: cfg.KVHeads, qkvStride: qkvStride, qStride: qw, slots: ctx, rope: true, qScale: qscale, eps: 1e-6}}
 			runOnce(t, d, func(r *vulkan.Recorder) error { return d.rope(r, ro, qkvb, step, n) })
 			qout, kout := make([]byte, 4*n*qw), make([]byte, cacheBytes)
@@ -78,6 +106,18 @@ func TestRopeRoundsAsGGML(t *testing.T) {
 					cos[i], sin[i] = getF32(m, o), getF32(m, o+4)
 				}
 				row := append([]float32(nil), qkv[tk*qkvStride:(tk+1)*qkvStride]...)
+				switch c.qkNorm {
+				case 1:
+					for h := 0; h < cfg.Heads; h++ {
+						copy(row[h*hd:], ggmlRMSNorm(row[h*hd:(h+1)*hd], qn, 1e-6))
+					}
+					for h := 0; h < cfg.KVHeads; h++ {
+						copy(row[qw+h*hd:], ggmlRMSNorm(row[qw+h*hd:qw+(h+1)*hd], kn, 1e-6))
+					}
+				case 2:
+					copy(row, ggmlRMSNorm(row[:qw], qn, 1e-6))
+					copy(row[qw:], ggmlRMSNorm(row[qw:qw+kvw], kn, 1e-6))
+				}
 				for h := 0; h < cfg.Heads+cfg.KVHeads; h++ {
 					ggmlRope(row[h*hd:(h+1)*hd], cos, sin, hd, neox)
 				}

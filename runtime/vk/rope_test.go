@@ -172,7 +172,7 @@ func TestRopeEpilogueTypes(t *testing.T) {
 					vc, _ := d.NewBuffer("vc", uint64(cacheBytes), vulkan.MemDevice)
 					arrive, _ := d.NewBuffer("arrive", 4, vulkan.MemDevice)
 					arrive.Write(0, make([]byte, 4))
-					ro := &ropeOp{label: "rope", spec: [6]uint32{uint32(hd), uint32(hd), 1, 0, uint32(arch.QKNormHead), 0},
+					ro := &ropeOp{label: "rope", spec: [7]uint32{uint32(hd), uint32(hd), 1, 0, uint32(arch.QKNormHead), 0},
 						table: vulkan.Arg{B: b.graph.step, Off: 256, Size: b.graph.step.Size - 256, Format: fmtU32x2}, q: q, kc: kc, vc: vc, qn: qn, kn: kn,
 						args: ropeArgs{heads: cfg.Heads, kvHeads: cfg.KVHeads, qkvStride: rows, qStride: qw, slots: ctx, rope: true, qScale: 1, eps: 1e-6}, arrive: arrive}
 					op := matvecOp{label: "qkv", m: m, x: x, xstride: cols, norm: nw, eps: 1e-5, y: y, ystride: rows, tokens: 1, step: b.graph.step, xq: xq, rope: ro}
