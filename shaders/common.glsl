@@ -96,6 +96,44 @@ vec4 fma_exact(vec4 a, vec4 b, vec4 c) {
 
 float fma_exact(float a, float b, float c) { return fma_exact(vec4(a), vec4(b), vec4(c)).x; }
 
+// exp_exact is e^x rounded to f32 as the CPU backend's (a float64 exp
+// rounded once, as C's expf is within rounding of): x = (32k + j)·ln2/32
+// + r with ln2/32 in three parts (n·L1 exact), |r| <= ln2/64 as a pair,
+// e^r = 1 + r + a short tail, times 2^(j/32) from a table of pairs, all
+// kept to about 2^-36 before the one rounding, then ·2^k. The device's
+// exp is within a few ulps only, and an ulp of an attention weight moves
+// the values it sums. Below about e^-87 the result is flushed to 0 where
+// the device flushes denormals (their weight adds nothing to a sum of 1).
+const uint EXP_HI[32] = uint[32](0x3F800000u, 0x3F82CD87u, 0x3F85AAC3u, 0x3F88980Fu, 0x3F8B95C2u, 0x3F8EA43Au, 0x3F91C3D3u, 0x3F94F4F0u,
+	0x3F9837F0u, 0x3F9B8D3Au, 0x3F9EF532u, 0x3FA27043u, 0x3FA5FED7u, 0x3FA9A15Bu, 0x3FAD583Fu, 0x3FB123F6u,
+	0x3FB504F3u, 0x3FB8FBAFu, 0x3FBD08A4u, 0x3FC12C4Du, 0x3FC5672Au, 0x3FC9B9BEu, 0x3FCE248Cu, 0x3FD2A81Eu,
+	0x3FD744FDu, 0x3FDBFBB8u, 0x3FE0CCDFu, 0x3FE5B907u, 0x3FEAC0C7u, 0x3FEFE4BAu, 0x3FF5257Du, 0x3FFA83B3u);
+const uint EXP_LO[32] = uint[32](0x00000000u, 0xB34EA7A9u, 0x334F9891u, 0xB37EDA4Bu, 0xB260ABA1u, 0xB3697465u, 0x33675624u, 0xB32E0212u,
+	0x33231B71u, 0xB30C5563u, 0x33412342u, 0x30C3125Au, 0xB32C9D5Eu, 0xB3162B08u, 0xB22DEAF6u, 0xB37C5AA8u,
+	0x32CFE77Au, 0x330EC5F7u, 0xB3414FE8u, 0xB2D6663Eu, 0x320AA837u, 0xB37323A2u, 0x3228FC24u, 0xB35C1DAAu,
+	0xB2D4A58Au, 0xB3504A1Cu, 0xB21EAB59u, 0xB2441BE6u, 0xB24116DEu, 0xB348464Au, 0x32292436u, 0xB2923758u);
+
+float exp_exact(float x) {
+	x = clamp(x, -110.0, 88.0);
+	const float L1 = uintBitsToFloat(0x3CB16000u), L2 = uintBitsToFloat(0x3710BFBFu), L3 = uintBitsToFloat(0xAAE30880u);
+	precise float xs = x * uintBitsToFloat(0x4238AA3Bu); // 32/ln2
+	float n = roundEven(xs);
+	int ni = int(n);
+	precise float r1 = x - n * L1;
+	vec2 p = two_prod(n, L2);
+	vec2 rr = two_sum(r1, -p.x);
+	precise float rl = (rr.y - p.y) - n * L3;
+	float r = rr.x;
+	precise float tail = r * r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0))));
+	vec2 e = two_sum(1.0, rr.x);
+	precise float el = e.y + (rl + tail);
+	float th = uintBitsToFloat(EXP_HI[ni & 31]), tl = uintBitsToFloat(EXP_LO[ni & 31]);
+	vec2 m = two_prod(th, e.x);
+	precise float lo = m.y + (th * el + tl * e.x);
+	precise float res = m.x + lo;
+	return ldexp(res, ni >> 5);
+}
+
 // An RMS norm's sum of squares as ggml's CPU rms_norm takes it: each
 // square rounded to f32, the sum in double (ggml_float), the mean rounded
 // once to f32, then 1.0f/sqrtf(mean + eps). A sum in f32 rounds at every

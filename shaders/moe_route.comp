@@ -65,10 +65,23 @@ const bool SCORED = GATING == 3 || GATING == 4;
 shared float v[E];
 shared float sc[E]; // what GATING 3's and 4's top-k compares: the biased σ or probability
 
-// s + c += x, exactly while c holds the error (Knuth's TwoSum).
+// rcp_pair is 1/(s + c) rounded once, as ggml's float32 of a double
+// reciprocal: the f32 reciprocal of the rounded sum, then Newton's step
+// on the pair's remainder.
+float rcp_pair(float s, float c) {
+	vec2 h = two_sum(s, c);
+	precise float q = 1.0 / h.x;
+	vec2 pr = two_prod(q, h.x);
+	precise float r = ((1.0 - pr.x) - pr.y) - q * h.y;
+	precise float res = q + q * r;
+	return res;
+}
+
+// s + c += x, exactly while c holds the error (Knuth's TwoSum; opaque:
+// Mesa cancels (s + x) - s even in precise code, common.glsl).
 void add2(inout float s, inout float c, float x) {
-	precise float t = s + x;
-	precise float bp = t - s;
+	precise float t = opaque(s + x);
+	precise float bp = opaque(t - s);
 	precise float err = (s - (t - bp)) + (x - bp);
 	s = t;
 	c += err;
@@ -138,10 +151,10 @@ void main() {
 	if (GATING == 1 || GATING == 4) {
 		float s = 0.0, c = 0.0;
 		for (uint i = 0; i < E; i++) {
-			v[i] = exp(v[i] - mx);
+			v[i] = exp_exact(v[i] - mx);
 			add2(s, c, v[i]);
 		}
-		float inv = 1.0 / (s + c);
+		float inv = rcp_pair(s, c);
 		for (uint i = 0; i < E; i++) {
 			v[i] *= inv;
 		}
@@ -197,10 +210,10 @@ void main() {
 	} else if (GATING == 2) {
 		float s = 0.0, c = 0.0, mk = w[0]; // the largest
 		for (uint j = 0; j < K; j++) {
-			w[j] = exp(w[j] - mk);
+			w[j] = exp_exact(w[j] - mk);
 			add2(s, c, w[j]);
 		}
-		float inv = 1.0 / (s + c);
+		float inv = rcp_pair(s, c);
 		for (uint j = 0; j < K; j++) {
 			w[j] *= inv;
 		}

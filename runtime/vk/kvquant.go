@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"vkchat/runtime/backend"
+	"vkchat/runtime/ggml"
 	"vkchat/runtime/plan"
 	"vkchat/runtime/vk/vulkan"
 )
@@ -55,6 +56,28 @@ func kvTypeCode(t backend.KVType) uint32 {
 // quantized cache's path (kvQuant): a quantized half, or two types.
 func kvSplit(k, v backend.KVType) bool { return k.Quantized() || v.Quantized() || k != v }
 
+// cpuAttention reports whether an f16 cache takes attnq.comp's f16 path
+// (the CPU backend's F16 flash attention: the query rounded to f16, its
+// score order, an f16 value sum) instead of attention.comp: where every
+// matrix of p is F32 (the rest of the model then gives the CPU's bits
+// too, Matrix.cpuOrder) and every head size is a multiple of 32.
+func cpuAttention(p *plan.Plan, k, v backend.KVType) bool {
+	if k != backend.KVF16 || v != backend.KVF16 || len(p.Matrices) == 0 {
+		return false
+	}
+	for _, w := range p.Matrices {
+		if w.Type != ggml.F32 {
+			return false
+		}
+	}
+	for _, s := range p.Cache {
+		if s.HeadDim%32 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // checkKVTypes refuses the cache types this backend has no kernels for,
 // naming them, after the plan's own check (a head size not a multiple of
 // 32, MLA), which the CPU backend makes too. An f16 key beside an f32
@@ -84,7 +107,7 @@ func checkKVTypes(p *plan.Plan, k, v backend.KVType) error {
 // the staging rows for cap tokens of kvw values.
 func newKVQuant(d *gpu, p *plan.Plan, opts backend.Options, act *activations, cap, kvw int) (*kvQuant, error) {
 	k, v := opts.KVType, opts.ValueType()
-	if !kvSplit(k, v) {
+	if !kvSplit(k, v) && !cpuAttention(p, k, v) {
 		return nil, nil
 	}
 	q := &kvQuant{kt: kvTypeCode(k), vt: kvTypeCode(v)}
