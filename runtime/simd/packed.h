@@ -123,28 +123,58 @@ INL __m256i FN(kmins)(const uint8_t *g, const int32_t *bs) {
 	return M;
 }
 
-// Q5_K groups in ggml's AVX2 lanes (runtime/quant's dotQ5K): load k of a
-// sub-block pair holds the quants of elements 4k..4k+3 of each row's two
-// sub-blocks (the high bits from the 256 bytes before them), ggml's lane
-// k, so P_k sums scale*dot over the sub-blocks; per super-block acc_k =
-// fma(dx*dy, P_k, acc_k) and summs = fma(-dy*mx, M, summs) with M the
-// mins' whole integer; at the end hsum8 of the acc plus summs, per row.
-// P_k is an exact integer, so how it is summed is free: a sub-block
-// pair's two dots (each within ±4*31*128, an int16) go into the halves of
-// one lane and one madd against the pair's scales adds both scaled,
-// where a mullo_epi32 per dot cost two slow uops. A super-block's quants
-// are decoded once for VT vectors.
 INL __m256i FN(q5hbit)(__m256i hb, int s) {
 	// bit s of each high-bit byte, moved to bit 4
 	const __m256i h = s < 4 ? _mm256_slli_epi16(hb, 4 - s) : _mm256_srli_epi16(hb, s - 4);
 	return _mm256_and_si256(h, _mm256_set1_epi8(0x10));
 }
 
+// pk_pairdots sets P[j][k] to a Q4_K or Q5_K group's super-block dots
+// for vector v+j in ggml's AVX2 lanes (lane k: elements 4k..4k+3 of each
+// row's sub-blocks, scale*dot summed over them). P is an exact integer,
+// so how it is summed is free: a sub-block pair's two dots (each within
+// ±4*31*128, an int16) go into the halves of one lane and one madd
+// against the pair's scales adds both scaled, where a mullo_epi32 per dot
+// cost two slow uops. q5 takes each quant's fifth bit from the 256
+// high-bit bytes before the quants. The quants are decoded once for VT
+// vectors.
+INL void FN(pk_pairdots)(const MMArgs *A, const uint8_t *g, const int q5, int64_t v, int64_t b, const int VT, __m256i P[TVPK][8]) {
+	const __m256i m4 = _mm256_set1_epi8(0x0F), lo16 = _mm256_set1_epi32(0xFFFF);
+	for (int j = 0; j < VT; j++)
+		for (int k = 0; k < 8; k++) P[j][k] = _mm256_setzero_si256();
+	for (int p = 0; p < 4; p++) {
+		const uint8_t *qp = g + 224 + (q5 ? 256 : 0) + 256 * p;
+		// the scales of sub-blocks 2p and 2p+1, the halves of each row's lane
+		const __m256i sc = _mm256_or_si256(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 32 + 16 * p))),
+		                                   _mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 40 + 16 * p))), 16));
+		for (int k = 0; k < 8; k++) {
+			const __m256i bits = _mm256_loadu_si256((const __m256i *)(qp + 32 * k));
+			__m256i q0 = _mm256_and_si256(bits, m4);
+			__m256i q1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
+			if (q5) {
+				const __m256i hb = _mm256_loadu_si256((const __m256i *)(g + 224 + 32 * k));
+				q0 = _mm256_or_si256(q0, FN(q5hbit)(hb, 2 * p));
+				q1 = _mm256_or_si256(q1, FN(q5hbit)(hb, 2 * p + 1));
+			}
+			for (int j = 0; j < VT; j++) {
+				const int8_t *y = A->qs + (v + j) * A->n + b * 256 + 64 * p + 4 * k;
+				const __m256i d0 = FN(dpus)(_mm256_setzero_si256(), q0, FN(bcast4)(y));
+				const __m256i d1 = FN(dpus)(_mm256_setzero_si256(), q1, FN(bcast4)(y + 32));
+				const __m256i d = _mm256_or_si256(_mm256_and_si256(d0, lo16), _mm256_slli_epi32(d1, 16));
+				P[j][k] = _mm256_add_epi32(P[j][k], _mm256_madd_epi16(d, sc));
+			}
+		}
+	}
+}
+
+// Q5_K groups in ggml's AVX2 lanes (runtime/quant's dotQ5K): with P_k
+// from pk_pairdots, per super-block acc_k = fma(dx*dy, P_k, acc_k) and
+// summs = fma(-dy*mx, M, summs) with M the mins' whole integer; at the
+// end hsum8 of the acc plus summs, per row.
 INL void FN(ptile_q5k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	const int64_t nb = A->n / 256;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
 	const uint8_t *end = A->w + (A->r1 / 8) * A->rb, *pf = g + PF_AHEAD;
-	const __m256i m4 = _mm256_set1_epi8(0x0F), lo16 = _mm256_set1_epi32(0xFFFF);
 	__m256 acc[TVPK][8], summs[TVPK];
 	for (int j = 0; j < VT; j++) {
 		summs[j] = _mm256_setzero_ps();
@@ -153,27 +183,7 @@ INL void FN(ptile_q5k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	for (int64_t b = 0; b < nb; b++, g += PQ5K) {
 		FN(pfetch)(&pf, g + PF_AHEAD + PQ5K, end);
 		__m256i P[TVPK][8];
-		for (int j = 0; j < VT; j++)
-			for (int k = 0; k < 8; k++) P[j][k] = _mm256_setzero_si256();
-		for (int p = 0; p < 4; p++) {
-			const uint8_t *qp = g + 224 + 256 + 256 * p;
-			// the scales of sub-blocks 2p and 2p+1, the halves of each row's lane
-			const __m256i sc = _mm256_or_si256(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 32 + 16 * p))),
-			                                   _mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 40 + 16 * p))), 16));
-			for (int k = 0; k < 8; k++) {
-				const __m256i bits = _mm256_loadu_si256((const __m256i *)(qp + 32 * k));
-				const __m256i hb = _mm256_loadu_si256((const __m256i *)(g + 224 + 32 * k));
-				const __m256i q0 = _mm256_or_si256(_mm256_and_si256(bits, m4), FN(q5hbit)(hb, 2 * p));
-				const __m256i q1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 4), m4), FN(q5hbit)(hb, 2 * p + 1));
-				for (int j = 0; j < VT; j++) {
-					const int8_t *y = A->qs + (v + j) * A->n + b * 256 + 64 * p + 4 * k;
-					const __m256i d0 = FN(dpus)(_mm256_setzero_si256(), q0, FN(bcast4)(y));
-					const __m256i d1 = FN(dpus)(_mm256_setzero_si256(), q1, FN(bcast4)(y + 32));
-					const __m256i d = _mm256_or_si256(_mm256_and_si256(d0, lo16), _mm256_slli_epi32(d1, 16));
-					P[j][k] = _mm256_add_epi32(P[j][k], _mm256_madd_epi16(d, sc));
-				}
-			}
-		}
+		FN(pk_pairdots)(A, g, 1, v, b, VT, P);
 		const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
 		const __m256 mx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
 		for (int j = 0; j < VT; j++) {
@@ -200,15 +210,11 @@ INL void FN(ptile_q5k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 // scale*dot over the sub-blocks and the mins' four lanes are the
 // sub-block pairs; per super-block acc_k = fma(dx*dy, P_k, acc_k) and
 // m_p = fma(-dy*mx, M_p, m_p), at the end hsum8 of the acc plus
-// (m0+m2)+(m1+m3), per row. As in ptile_q5k, a pair's two dots (each
-// within ±4*15*128, an int16) share a lane and one madd against the
-// pair's scales adds both scaled, and a super-block's quants are decoded
-// once for VT vectors.
+// (m0+m2)+(m1+m3), per row; P_k from pk_pairdots, as in ptile_q5k.
 INL void FN(ptile_q4k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	const int64_t nb = A->n / 256;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
 	const uint8_t *end = A->w + (A->r1 / 8) * A->rb, *pf = g + PF_AHEAD;
-	const __m256i m4 = _mm256_set1_epi8(0x0F), lo16 = _mm256_set1_epi32(0xFFFF);
 	__m256 acc[TVPK][8], macc[TVPK][4];
 	for (int j = 0; j < VT; j++) {
 		for (int k = 0; k < 8; k++) acc[j][k] = _mm256_setzero_ps();
@@ -217,26 +223,7 @@ INL void FN(ptile_q4k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 	for (int64_t b = 0; b < nb; b++, g += PQ4K) {
 		FN(pfetch)(&pf, g + PF_AHEAD + PQ4K, end);
 		__m256i P[TVPK][8];
-		for (int j = 0; j < VT; j++)
-			for (int k = 0; k < 8; k++) P[j][k] = _mm256_setzero_si256();
-		for (int p = 0; p < 4; p++) {
-			const uint8_t *qp = g + 224 + 256 * p;
-			// the scales of sub-blocks 2p and 2p+1, the halves of each row's lane
-			const __m256i sc = _mm256_or_si256(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 32 + 16 * p))),
-			                                   _mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + 40 + 16 * p))), 16));
-			for (int k = 0; k < 8; k++) {
-				const __m256i bits = _mm256_loadu_si256((const __m256i *)(qp + 32 * k));
-				const __m256i q0 = _mm256_and_si256(bits, m4);
-				const __m256i q1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
-				for (int j = 0; j < VT; j++) {
-					const int8_t *y = A->qs + (v + j) * A->n + b * 256 + 64 * p + 4 * k;
-					const __m256i d0 = FN(dpus)(_mm256_setzero_si256(), q0, FN(bcast4)(y));
-					const __m256i d1 = FN(dpus)(_mm256_setzero_si256(), q1, FN(bcast4)(y + 32));
-					const __m256i d = _mm256_or_si256(_mm256_and_si256(d0, lo16), _mm256_slli_epi32(d1, 16));
-					P[j][k] = _mm256_add_epi32(P[j][k], _mm256_madd_epi16(d, sc));
-				}
-			}
-		}
+		FN(pk_pairdots)(A, g, 0, v, b, VT, P);
 		const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
 		const __m256 mx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
 		for (int j = 0; j < VT; j++) {
