@@ -131,20 +131,7 @@ func dotQ4KLanes(row []byte, a *actView) float32 {
 		bs := (*[16]int32)(bsums)
 		row, qs, bsums = row[144:], qs[256:], bsums[16:]
 		sc, mn := k4Scales((*[12]byte)(b[4:16]))
-		var lanes [8]int32
-		for c := 0; c < 4; c++ {
-			q := (*[32]byte)(b[16+32*c:])
-			lo, hi := (*[32]int8)(y[64*c:]), (*[32]int8)(y[64*c+32:])
-			sl, sh := int32(sc[2*c]), int32(sc[2*c+1])
-			for t := range lanes {
-				o := 4 * t
-				l := int32(q[o]&15)*int32(lo[o]) + int32(q[o+1]&15)*int32(lo[o+1]) +
-					int32(q[o+2]&15)*int32(lo[o+2]) + int32(q[o+3]&15)*int32(lo[o+3])
-				h := int32(q[o]>>4)*int32(hi[o]) + int32(q[o+1]>>4)*int32(hi[o+1]) +
-					int32(q[o+2]>>4)*int32(hi[o+2]) + int32(q[o+3]>>4)*int32(hi[o+3])
-				lanes[t] += sl*l + sh*h
-			}
-		}
+		lanes := kLanes((*[128]byte)(b[16:144]), nil, y, &sc)
 		d, dmin := yd*f16le(b[0:2]), -yd*f16le(b[2:4])
 		for t, s := range lanes {
 			acc[t] = FMA32(d, float32(s), acc[t])
@@ -155,6 +142,28 @@ func dotQ4KLanes(row []byte, a *actView) float32 {
 		}
 	}
 	return hsum8(&acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]))
+}
+
+// kLanes is a Q4_K or Q5_K super-block's scaled integer products against
+// y summed in ggml's eight AVX2 lanes (lane t: the elements whose position
+// within their 32 is 4t..4t+3): q holds the low nibbles, qh, for Q5_K,
+// the fifth bits (nil for Q4_K), sc the sub-blocks' scales. The sums are
+// exact integers, so the order within a lane is free.
+func kLanes(q *[128]byte, qh *[32]byte, y *[256]int8, sc *[8]uint8) (lanes [8]int32) {
+	for c := 0; c < 4; c++ {
+		qc := (*[32]byte)(q[32*c:])
+		lo, hi := (*[32]int8)(y[64*c:]), (*[32]int8)(y[64*c+32:])
+		sl, sh := int32(sc[2*c]), int32(sc[2*c+1])
+		for l := range qc {
+			v1, v2 := int32(qc[l]&15), int32(qc[l]>>4)
+			if qh != nil {
+				v1 |= int32(qh[l]>>(2*c)&1) << 4
+				v2 |= int32(qh[l]>>(2*c+1)&1) << 4
+			}
+			lanes[l/4] += sl*v1*int32(lo[l]) + sh*v2*int32(hi[l])
+		}
+	}
+	return lanes
 }
 
 // q5k returns the 5-bit weights of one nibble word: the low (lo) or high
@@ -183,18 +192,7 @@ func dotQ5K(row []byte, a *actView) float32 {
 		bs := (*[16]int32)(bsums)
 		row, qs, bsums = row[176:], qs[256:], bsums[16:]
 		sc, mn := k4Scales((*[12]byte)(b[4:16]))
-		qh := (*[32]byte)(b[16:48])
-		var lanes [8]int32
-		for c := 0; c < 4; c++ {
-			q := (*[32]byte)(b[48+32*c:])
-			lo, hi := (*[32]int8)(y[64*c:]), (*[32]int8)(y[64*c+32:])
-			sl, sh := int32(sc[2*c]), int32(sc[2*c+1])
-			for l := range q {
-				v1 := int32(q[l]&15 | qh[l]>>(2*c)&1<<4)
-				v2 := int32(q[l]>>4 | qh[l]>>(2*c+1)&1<<4)
-				lanes[l/4] += sl*v1*int32(lo[l]) + sh*v2*int32(hi[l])
-			}
-		}
+		lanes := kLanes((*[128]byte)(b[48:176]), (*[32]byte)(b[16:48]), y, &sc)
 		d, dmin := yd*f16le(b[0:2]), -yd*f16le(b[2:4])
 		for t, s := range lanes {
 			acc[t] = FMA32(d, float32(s), acc[t])

@@ -109,17 +109,20 @@ INL void FN(ptile_q8)(const MMArgs *A, int64_t r, int64_t v) {
 	for (int i = 0; i < 8; i++) A->dst[v * A->ds + r + i] = out[i];
 }
 
-// kmins is a Q4_K/Q5_K super-block's mins against the activations, the
-// 8 rows' exact integers: one madd per sub-block pair of the mins' int16
-// pairs against the pair's two 32-element sums (bs: the activations'
-// sums per 16).
+// kminpair is sub-block pair p's mins of a Q4_K/Q5_K super-block against
+// the activations, the 8 rows' exact integers: one madd of the mins'
+// int16 pairs against the pair's two 32-element sums (bs: the
+// activations' sums per 16).
+INL __m256i FN(kminpair)(const uint8_t *g, const int32_t *bs, int p) {
+	const int32_t lo = bs[4 * p] + bs[4 * p + 1], hi = bs[4 * p + 2] + bs[4 * p + 3];
+	const __m256i pair = _mm256_set1_epi32((int32_t)(((uint32_t)hi << 16) | ((uint32_t)lo & 0xffff)));
+	return _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(g + 96 + 32 * p)), pair);
+}
+
+// kmins is a super-block's mins, all four pairs' integers summed.
 INL __m256i FN(kmins)(const uint8_t *g, const int32_t *bs) {
 	__m256i M = _mm256_setzero_si256();
-	for (int p = 0; p < 4; p++) {
-		const int32_t lo = bs[4 * p] + bs[4 * p + 1], hi = bs[4 * p + 2] + bs[4 * p + 3];
-		const __m256i pair = _mm256_set1_epi32((int32_t)(((uint32_t)hi << 16) | ((uint32_t)lo & 0xffff)));
-		M = _mm256_add_epi32(M, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(g + 96 + 32 * p)), pair));
-	}
+	for (int p = 0; p < 4; p++) M = _mm256_add_epi32(M, FN(kminpair)(g, bs, p));
 	return M;
 }
 
@@ -167,52 +170,15 @@ INL void FN(pk_pairdots)(const MMArgs *A, const uint8_t *g, const int q5, int64_
 	}
 }
 
-// Q5_K groups in ggml's AVX2 lanes (runtime/quant's dotQ5K): with P_k
-// from pk_pairdots, per super-block acc_k = fma(dx*dy, P_k, acc_k) and
-// summs = fma(-dy*mx, M, summs) with M the mins' whole integer; at the
-// end hsum8 of the acc plus summs, per row.
-INL void FN(ptile_q5k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
-	const int64_t nb = A->n / 256;
-	const uint8_t *g = A->w + (r / 8) * A->rb;
-	const uint8_t *end = A->w + (A->r1 / 8) * A->rb, *pf = g + PF_AHEAD;
-	__m256 acc[TVPK][8], summs[TVPK];
-	for (int j = 0; j < VT; j++) {
-		summs[j] = _mm256_setzero_ps();
-		for (int k = 0; k < 8; k++) acc[j][k] = _mm256_setzero_ps();
-	}
-	for (int64_t b = 0; b < nb; b++, g += PQ5K) {
-		FN(pfetch)(&pf, g + PF_AHEAD + PQ5K, end);
-		__m256i P[TVPK][8];
-		FN(pk_pairdots)(A, g, 1, v, b, VT, P);
-		const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
-		const __m256 mx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
-		for (int j = 0; j < VT; j++) {
-			const float yd = A->d[(v + j) * nb + b];
-			const __m256 dd = MUL(_mm256_set1_ps(yd), dx);
-			const __m256 dm = MUL(_mm256_set1_ps(-yd), mx);
-			for (int k = 0; k < 8; k++) acc[j][k] = _mm256_fmadd_ps(dd, CVT(P[j][k]), acc[j][k]);
-			const __m256i M = FN(kmins)(g, A->bs + ((v + j) * nb + b) * 16);
-			summs[j] = _mm256_fmadd_ps(dm, CVT(M), summs[j]);
-		}
-	}
-	for (int j = 0; j < VT; j++) {
-		const __m256 *a = acc[j];
-		const __m256 h = ADD(ADD(ADD(a[0], a[4]), ADD(a[2], a[6])), ADD(ADD(a[1], a[5]), ADD(a[3], a[7])));
-		float out[8];
-		_mm256_storeu_ps(out, ADD(h, summs[j]));
-		for (int i = 0; i < 8; i++) A->dst[(v + j) * A->ds + r + i] = out[i];
-	}
-}
-
-// Q4_K groups in ggml's AVX2 vec_dot lanes (simd.Q4KLanes; runtime/quant's
-// dotQ4KLanes): load k of a sub-block pair holds the quants of elements
-// 4k..4k+3 of each row's two sub-blocks, ggml's lane k, so P_k sums
-// scale*dot over the sub-blocks and the mins' four lanes are the
-// sub-block pairs; per super-block acc_k = fma(dx*dy, P_k, acc_k) and
-// m_p = fma(-dy*mx, M_p, m_p), at the end hsum8 of the acc plus
-// (m0+m2)+(m1+m3), per row; P_k from pk_pairdots, as in ptile_q5k.
-INL void FN(ptile_q4k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
-	const int64_t nb = A->n / 256;
+// Q5_K groups in ggml's AVX2 lanes (runtime/quant's dotQ5K) and Q4_K
+// groups in its AVX2 vec_dot lanes (simd.Q4KLanes; runtime/quant's
+// dotQ4KLanes), with P_k from pk_pairdots: per super-block acc_k =
+// fma(dx*dy, P_k, acc_k), at the end hsum8 of the acc plus the mins, per
+// row. The mins differ: Q5_K's M is the mins' whole integer, one
+// m = fma(-dy*mx, M, m); Q4_K's four lanes are the sub-block pairs, m_p =
+// fma(-dy*mx, M_p, m_p), added as (m0+m2)+(m1+m3).
+INL void FN(ptile_k45)(const MMArgs *A, int64_t r, int64_t v, const int VT, const int q5) {
+	const int64_t nb = A->n / 256, GB = q5 ? PQ5K : PQ4K;
 	const uint8_t *g = A->w + (r / 8) * A->rb;
 	const uint8_t *end = A->w + (A->r1 / 8) * A->rb, *pf = g + PF_AHEAD;
 	__m256 acc[TVPK][8], macc[TVPK][4];
@@ -220,10 +186,10 @@ INL void FN(ptile_q4k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 		for (int k = 0; k < 8; k++) acc[j][k] = _mm256_setzero_ps();
 		for (int p = 0; p < 4; p++) macc[j][p] = _mm256_setzero_ps();
 	}
-	for (int64_t b = 0; b < nb; b++, g += PQ4K) {
-		FN(pfetch)(&pf, g + PF_AHEAD + PQ4K, end);
+	for (int64_t b = 0; b < nb; b++, g += GB) {
+		FN(pfetch)(&pf, g + PF_AHEAD + GB, end);
 		__m256i P[TVPK][8];
-		FN(pk_pairdots)(A, g, 0, v, b, VT, P);
+		FN(pk_pairdots)(A, g, q5, v, b, VT, P);
 		const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
 		const __m256 mx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
 		for (int j = 0; j < VT; j++) {
@@ -232,22 +198,24 @@ INL void FN(ptile_q4k)(const MMArgs *A, int64_t r, int64_t v, const int VT) {
 			const __m256 dm = MUL(_mm256_set1_ps(-yd), mx);
 			for (int k = 0; k < 8; k++) acc[j][k] = _mm256_fmadd_ps(dd, CVT(P[j][k]), acc[j][k]);
 			const int32_t *bs = A->bs + ((v + j) * nb + b) * 16;
-			for (int p = 0; p < 4; p++) {
-				const int32_t lo = bs[4 * p] + bs[4 * p + 1], hi = bs[4 * p + 2] + bs[4 * p + 3];
-				const __m256i pair = _mm256_set1_epi32((int32_t)(((uint32_t)hi << 16) | ((uint32_t)lo & 0xffff)));
-				const __m256i M = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(g + 96 + 32 * p)), pair);
-				macc[j][p] = _mm256_fmadd_ps(dm, CVT(M), macc[j][p]);
+			if (q5) {
+				macc[j][0] = _mm256_fmadd_ps(dm, CVT(FN(kmins)(g, bs)), macc[j][0]);
+				continue;
 			}
+			for (int p = 0; p < 4; p++) macc[j][p] = _mm256_fmadd_ps(dm, CVT(FN(kminpair)(g, bs, p)), macc[j][p]);
 		}
 	}
 	for (int j = 0; j < VT; j++) {
 		const __m256 *a = acc[j], *m = macc[j];
 		const __m256 h = ADD(ADD(ADD(a[0], a[4]), ADD(a[2], a[6])), ADD(ADD(a[1], a[5]), ADD(a[3], a[7])));
 		float out[8];
-		_mm256_storeu_ps(out, ADD(h, ADD(ADD(m[0], m[2]), ADD(m[1], m[3]))));
+		_mm256_storeu_ps(out, ADD(h, q5 ? m[0] : ADD(ADD(m[0], m[2]), ADD(m[1], m[3]))));
 		for (int i = 0; i < 8; i++) A->dst[(v + j) * A->ds + r + i] = out[i];
 	}
 }
+
+INL void FN(ptile_q5k)(const MMArgs *A, int64_t r, int64_t v, const int VT) { FN(ptile_k45)(A, r, v, VT, 1); }
+INL void FN(ptile_q4k)(const MMArgs *A, int64_t r, int64_t v, const int VT) { FN(ptile_k45)(A, r, v, VT, 0); }
 
 // Q4_K groups in ggml's repacked gemv order, as the portable kernel (and
 // tile_kq) computes it: per super-block accS = fma(dx*dy, S, accS) and
