@@ -8,7 +8,6 @@ import (
 	"vkchat/internal/testenv"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
-	"vkchat/runtime/ggml"
 	"vkchat/runtime/plan"
 )
 
@@ -32,27 +31,6 @@ func TestKVQuantAttentionMatchesCPU(t *testing.T) {
 	full := mustPlan(t, m, 64)
 	prompt := []int32{1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338}
 	steps := []int32{401, 396, 267, 337, 290}
-	// cut is full's layer 0 up to op j with a head copying buf (width
-	// values a token) into the logits
-	cut := func(j int, buf plan.Buf, width int) *plan.Plan {
-		p := *full
-		p.Layers = append([]plan.Layer(nil), full.Layers[:1]...)
-		p.Layers[0].Ops = p.Layers[0].Ops[:j+1]
-		p.Cache = nil
-		for _, c := range full.Cache {
-			if c.Layer < 1 {
-				p.Cache = append(p.Cache, c)
-			}
-		}
-		id := make([]byte, 4*width*p.Vocab)
-		for i := 0; i < width; i++ {
-			putF32(id, 4*(i*width+i), 1)
-		}
-		w := plan.Weight{Name: "identity", Type: ggml.F32, Cols: width, Rows: p.Vocab, Data: id}
-		p.Head = []plan.Op{plan.Products{In: buf, Outs: []plan.Product{{Out: plan.Logits, W: w}}}}
-		p.Matrices = append(append([]plan.Weight(nil), p.Matrices...), w)
-		return &p
-	}
 	// differ runs p on both backends with a kv cache, the prompt then the
 	// steps, and counts the values of the first width that differ
 	differ := func(p *plan.Plan, kv backend.KVType, width int) (n, total int, worst float64) {
@@ -106,7 +84,7 @@ func TestKVQuantAttentionMatchesCPU(t *testing.T) {
 	att := full.Layers[0].Ops[at].(plan.Attention)
 	for _, c := range kvBlockTypes {
 		t.Run(string(c.kv), func(t *testing.T) {
-			n, total, worst := differ(cut(at, plan.Attn, att.Heads*att.HeadDim), c.kv, att.Heads*att.HeadDim)
+			n, total, worst := differ(cutPlan(full, 1, at, plan.Attn, att.Heads*att.HeadDim), c.kv, att.Heads*att.HeadDim)
 			t.Logf("%s cache: layer 0's attention output, %d of %d values differ from the CPU's (largest by %.1e of the value)", c.kv, n, total, worst)
 			if n != 0 {
 				t.Errorf("%s cache: %d of %d attention output values differ from the CPU's, want none", c.kv, n, total)

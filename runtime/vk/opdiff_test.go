@@ -28,28 +28,6 @@ func TestF32PrefixMatchesCPU(t *testing.T) {
 	opts := backend.Options{ContextSize: 64, KVType: backend.KVF16, Device: -1}
 	prompt := []int32{1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337}
 	full := mustPlan(t, m, opts.ContextSize)
-	// cut is full's plan with its first layers layers, the last one's ops
-	// up to op j, and a head that copies buffer buf (width values a
-	// token) into the logits
-	cut := func(layers, j int, buf plan.Buf, width int) *plan.Plan {
-		p := *full
-		p.Layers = append([]plan.Layer(nil), full.Layers[:layers]...)
-		p.Layers[layers-1].Ops = p.Layers[layers-1].Ops[:j+1]
-		p.Cache = nil
-		for _, c := range full.Cache {
-			if c.Layer < layers {
-				p.Cache = append(p.Cache, c)
-			}
-		}
-		id := make([]byte, 4*width*p.Vocab)
-		for i := 0; i < width; i++ {
-			putF32(id, 4*(i*width+i), 1)
-		}
-		w := plan.Weight{Name: "identity", Type: ggml.F32, Cols: width, Rows: p.Vocab, Data: id}
-		p.Head = []plan.Op{plan.Products{In: buf, Outs: []plan.Product{{Out: plan.Logits, W: w}}}}
-		p.Matrices = append(append([]plan.Weight(nil), p.Matrices...), w)
-		return &p
-	}
 	// diffs runs p on both backends: per position, the values that
 	// differ and the largest difference relative to the CPU's value (or
 	// to 1e-3, nearer zero); ok false where Vulkan refuses the cut (a
@@ -114,7 +92,7 @@ func TestF32PrefixMatchesCPU(t *testing.T) {
 				outs, ws = []plan.Buf{plan.X}, []int{full.Embd}
 			}
 			for i, b := range outs {
-				n, rel, ok := diffs(cut(L, j, b, ws[i]), ws[i])
+				n, rel, ok := diffs(cutPlan(full, L, j, b, ws[i]), ws[i])
 				if !ok {
 					continue
 				}
@@ -132,4 +110,28 @@ func TestF32PrefixMatchesCPU(t *testing.T) {
 	if !attn {
 		t.Fatal("layer 0 has no attention op")
 	}
+}
+
+// cutPlan is full's plan with its first layers layers, the last one's ops
+// up to op j, and a head that copies buffer buf (width values a token)
+// into the logits: an identity product adds exact zeros, in any order, so
+// the logits are that op's output to the bit on either backend.
+func cutPlan(full *plan.Plan, layers, j int, buf plan.Buf, width int) *plan.Plan {
+	p := *full
+	p.Layers = append([]plan.Layer(nil), full.Layers[:layers]...)
+	p.Layers[layers-1].Ops = p.Layers[layers-1].Ops[:j+1]
+	p.Cache = nil
+	for _, c := range full.Cache {
+		if c.Layer < layers {
+			p.Cache = append(p.Cache, c)
+		}
+	}
+	id := make([]byte, 4*width*p.Vocab)
+	for i := 0; i < width; i++ {
+		putF32(id, 4*(i*width+i), 1)
+	}
+	w := plan.Weight{Name: "identity", Type: ggml.F32, Cols: width, Rows: p.Vocab, Data: id}
+	p.Head = []plan.Op{plan.Products{In: buf, Outs: []plan.Product{{Out: plan.Logits, W: w}}}}
+	p.Matrices = append(append([]plan.Weight(nil), p.Matrices...), w)
+	return &p
 }
