@@ -168,7 +168,7 @@ func (b *Backend) allocate() error {
 		return err
 	}
 	var err error
-	if b.kvq, err = newKVQuant(d, p, b.opts, &b.act, prefillChunk, p.Widest.KV); err != nil {
+	if b.kvq, err = newKVQuant(d, p, b.weights.cpuOrder, b.opts, &b.act, prefillChunk, p.Widest.KV); err != nil {
 		return err
 	}
 	if err := b.allocateMoE(act); err != nil {

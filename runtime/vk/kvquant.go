@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"vkchat/runtime/backend"
-	"vkchat/runtime/ggml"
 	"vkchat/runtime/plan"
 	"vkchat/runtime/vk/vulkan"
 )
@@ -58,17 +57,12 @@ func kvSplit(k, v backend.KVType) bool { return k.Quantized() || v.Quantized() |
 
 // cpuAttention reports whether an f16 cache takes attnq.comp's f16 path
 // (the CPU backend's F16 flash attention: the query rounded to f16, its
-// score order, an f16 value sum) instead of attention.comp: where every
-// matrix of p is F32 (the rest of the model then gives the CPU's bits
-// too, Matrix.cpuOrder) and every head size is a multiple of 32.
-func cpuAttention(p *plan.Plan, k, v backend.KVType) bool {
-	if k != backend.KVF16 || v != backend.KVF16 || len(p.Matrices) == 0 {
+// score order, an f16 value sum) instead of attention.comp: where the
+// rest of the model gives the CPU's bits too (cpuOrder: every matrix is
+// F32, weights.cpuOrder) and every head size is a multiple of 32.
+func cpuAttention(p *plan.Plan, cpuOrder bool, k, v backend.KVType) bool {
+	if !cpuOrder || k != backend.KVF16 || v != backend.KVF16 {
 		return false
-	}
-	for _, w := range p.Matrices {
-		if w.Type != ggml.F32 {
-			return false
-		}
 	}
 	for _, s := range p.Cache {
 		if s.HeadDim%32 != 0 {
@@ -103,11 +97,12 @@ func checkKVTypes(p *plan.Plan, k, v backend.KVType) error {
 }
 
 // newKVQuant is the quantized cache's setup for p (nil for keys and values
-// in one f16 or f32 type): its rotations (plan.CacheRotation, as the CPU backend's) and
+// in one f16 or f32 type, but for the f16 cache of a model whose path
+// rounds as the CPU's, cpuAttention): its rotations (plan.CacheRotation, as the CPU backend's) and
 // the staging rows for cap tokens of kvw values.
-func newKVQuant(d *gpu, p *plan.Plan, opts backend.Options, act *activations, cap, kvw int) (*kvQuant, error) {
+func newKVQuant(d *gpu, p *plan.Plan, cpuOrder bool, opts backend.Options, act *activations, cap, kvw int) (*kvQuant, error) {
 	k, v := opts.KVType, opts.ValueType()
-	if !kvSplit(k, v) && !cpuAttention(p, k, v) {
+	if !kvSplit(k, v) && !cpuAttention(p, cpuOrder, k, v) {
 		return nil, nil
 	}
 	q := &kvQuant{kt: kvTypeCode(k), vt: kvTypeCode(v)}

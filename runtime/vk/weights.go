@@ -23,6 +23,9 @@ type weights struct {
 	mats map[*byte]*Matrix
 	// all are the matrices uploaded, for Matrix.cpuOrder
 	all []*Matrix
+	// cpuOrder: every matrix uploaded is F32, so the model's path rounds
+	// as the CPU backend's (each Matrix.cpuOrder, and cpuAttention)
+	cpuOrder bool
 }
 
 // bound is an op's weights as the kernels use them; which fields an op
@@ -106,12 +109,12 @@ func (ws *weights) upload(d *gpu, p *plan.Plan, xStride int) error {
 	if err != nil {
 		return err
 	}
-	f32 := true
+	ws.cpuOrder = len(ws.all) > 0
 	for _, m := range ws.all {
-		f32 = f32 && m.Type == ggml.F32
+		ws.cpuOrder = ws.cpuOrder && m.Type == ggml.F32
 	}
 	for _, m := range ws.all {
-		m.cpuOrder = f32
+		m.cpuOrder = ws.cpuOrder
 	}
 	return nil
 }
