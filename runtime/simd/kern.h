@@ -211,7 +211,7 @@ INL void FN(tile_b32)(const int T, const MMArgs *A, int64_t r, int64_t v, const 
 	const int64_t nb = A->n / 32;
 	const int BB = T == T_Q4_0 ? 18 : T == T_Q4_1 ? 20 : T == T_Q5_0 ? 22 : T == T_Q5_1 ? 24 : T == T_MXFP4 ? 17 : 34;
 	const int Q1 = T == T_Q4_1 || T == T_Q5_1;
-	__m256 sum = _mm256_setzero_ps(), accM = _mm256_setzero_ps();
+	__m256 sum = _mm256_setzero_ps();
 	__m256 lanes[8];
 	float summs[8] = {0};
 	if (T == T_Q8_0 || T == T_Q5_0 || T == T_Q4_1)
