@@ -15,6 +15,7 @@
 //	matvec_shared.go     the GPU layout's mat-vec with x staged in shared memory (matvec_sg.comp)
 //	matvec_idot.go       the integer-dot mat-vec (matvec_id.comp): x rounded to int8 once per input
 //	matmul.go            the prefill product (matmul.comp): x rounded once, tiles of rows × tokens
+//	matvec_exact.go      quantized products rounded as the CPU backend's (matvec_exact.comp), for Matrix.cpuOrder
 //	attention.go         attention over a layer's KV cache (attention.comp): ordered or split-K, its lanes and splits
 //	rope.go              a layer's Q/K norm, rotation and cache write (rope.comp, or the Q|K|V product's epilogue)
 //	weights.go           a model's weights on the device
@@ -67,6 +68,10 @@
 // (Matrix.cpuOrder), with the RMS norm folded into them and
 // residual.comp's summing squares as ggml's (a double sum), so that an
 // F32 model gives the CPU backend's bits where attention does too.
+// Quantized matrices can round so too (weights.exactQuant, off by
+// default): matvec_exact.comp rounds x as runtime/quant does and gives
+// each (row, token) to one lane that sums the row's blocks in the type's
+// Go kernel's order.
 // GPUs also
 // take another mat-vec (matvec_sg.comp): a workgroup stages x, rounded the
 // same way, once in shared memory and whole subgroups reduce rows, so x is

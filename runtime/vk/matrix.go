@@ -25,6 +25,8 @@ type Matrix struct {
 	// that order would not give the CPU's bits and would only cost the
 	// ordered kernel's speed (a quantized model's F32 router: measured, it
 	// moved synth-granitehybrid-Q4_K_M past the 0.25).
+	// Quantized rows with it take the exact kernel (matvec_exact.go),
+	// set where weights.exactQuant asks.
 	cpuOrder bool
 }
 

@@ -291,6 +291,15 @@ func (d *gpu) matvec(r *vulkan.Recorder, op matvecOp) error {
 	if err := op.moe.check(op.label, op.m, op.m2); err != nil {
 		return err
 	}
+	if d.useExact(&op) {
+		// the CPU backend's bits (matvec_exact.go); the rotation after
+		ro := op.rope
+		op.rope = nil
+		if err := d.matvecExact(r, op); err != nil || ro == nil {
+			return err
+		}
+		return d.rope(r, ro, op.y, op.step, op.tokens)
+	}
 	if op.rope != nil && !d.fusesRope(&op) {
 		ro := op.rope
 		op.rope = nil

@@ -237,15 +237,17 @@ func (b *Backend) allocateMoE(act func(string, int, vulkan.MemKind) (*vulkan.Buf
 // the per-pair mat-vec: a batch, banks of quantized types (as the dense
 // prefill takes the tiled product only for them: float weights keep the
 // mat-vec's summation order, which the references' bounds were measured
-// with), a scratch buffer for the rounded x, on a layout that takes it.
+// with), a scratch buffer for the rounded x, on a layout that takes it,
+// and not for banks that round as the CPU backend's (useExact).
 func (d *gpu) useGrouped(op *matvecOp) bool {
 	return d.tune.moeGrouped && op.moe.ids != nil && op.tokens > 1 && !op.last && op.xq != nil &&
-		op.m.Type.Quantized() && (op.m2 == nil || op.m2.Type.Quantized())
+		op.m.Type.Quantized() && (op.m2 == nil || op.m2.Type.Quantized()) && !d.useExact(op)
 }
 
 // expertProduct records the expert product op: grouped over the pair list
 // groups (moeGroup's output) where useGrouped takes it, else the per-pair
-// mat-vec.
+// mat-vec (the exact kernel's where the bank rounds as the CPU backend's:
+// d.matvec takes it).
 func (d *gpu) expertProduct(r *vulkan.Recorder, op matvecOp, groups *vulkan.Buffer) error {
 	if d.useGrouped(&op) {
 		return d.matmulOn(r, op, groups)

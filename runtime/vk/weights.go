@@ -26,6 +26,12 @@ type weights struct {
 	// cpuOrder: every matrix uploaded is F32, so the model's path rounds
 	// as the CPU backend's (each Matrix.cpuOrder, and cpuAttention)
 	cpuOrder bool
+	// exactQuant, set before upload, makes every quantized matrix of a
+	// type the exact kernel has (matvec_exact.go's exactTypes) sum as the
+	// CPU backend's (its Matrix.cpuOrder). Off unless a backend asks: the
+	// exact kernel is slower, and it gives the CPU's bits only where the
+	// ops around the products do too.
+	exactQuant bool
 }
 
 // bound is an op's weights as the kernels use them; which fields an op
@@ -114,7 +120,7 @@ func (ws *weights) upload(d *gpu, p *plan.Plan, xStride int) error {
 		ws.cpuOrder = ws.cpuOrder && m.Type == ggml.F32
 	}
 	for _, m := range ws.all {
-		m.cpuOrder = ws.cpuOrder
+		m.cpuOrder = ws.cpuOrder || (ws.exactQuant && exactTypes[m.Type])
 	}
 	return nil
 }

@@ -1,0 +1,259 @@
+package vk
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"vkchat/runtime/ggml"
+	"vkchat/runtime/quant"
+
+	"vkchat/runtime/vk/vulkan"
+)
+
+// exactCase is one product for TestExactMatvecMatchesCPU: rows × blocks
+// units of typ for ntok tokens, with a fused norm, an epilogue, a
+// GELU-gated pair or expert rows (experts > 0: a bank of experts runs of
+// rows, k per token, x per pair with perPair).
+type exactCase struct {
+	typ           ggml.Type
+	rows, blocks  int
+	ntok          int
+	norm, pair    bool
+	epi           int
+	bias          bool // bias rows (BIAS)
+	experts, k    int
+	perPair, last bool
+}
+
+func (c exactCase) String() string {
+	s := fmt.Sprintf("%v/%dx%d/tok%d", c.typ, c.rows, c.blocks, c.ntok)
+	if c.norm {
+		s += "/norm"
+	}
+	if c.pair {
+		s += "/pair"
+	}
+	if c.epi != epiStore {
+		s += fmt.Sprintf("/epi%d", c.epi)
+	}
+	if c.bias {
+		s += "/bias"
+	}
+	if c.experts > 0 {
+		s += fmt.Sprintf("/experts%d-k%d-perpair%v", c.experts, c.k, c.perPair)
+	}
+	if c.last {
+		s += "/last"
+	}
+	return s
+}
+
+// TestExactMatvecMatchesCPU: the exact kernel (matvec_exact.comp) gives
+// runtime/quant's bits (quant.MatMul, the CPU backend's products) for
+// every type it has, rows of 1, 3 and 9 blocks, 1, 5 and 37 tokens, with
+// a fused RMS norm (the reference normalises as ggml: ggmlRMSNorm), the
+// residual and bias epilogues, bias rows, a GELU-gated pair (its gate
+// looked up in the CPU's table), expert banks read per token and per
+// pair, and the last token alone. Every output is compared bit for bit.
+func TestExactMatvecMatchesCPU(t *testing.T) {
+	d := testDevice(t)
+	withTuning(t, d, cpuTuning)
+	rng := rand.New(rand.NewSource(4141))
+	types := []ggml.Type{ggml.Q5_0, ggml.Q4_K, ggml.Q8_0, ggml.Q5_1, ggml.Q6_K, ggml.Q4_0, ggml.Q4_1, ggml.Q5_K}
+	var cases []exactCase
+	for _, typ := range types {
+		for _, blocks := range []int{1, 3, 9} {
+			cases = append(cases, exactCase{typ: typ, rows: 70, blocks: blocks, ntok: 1})
+		}
+		cases = append(cases,
+			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5},
+			exactCase{typ: typ, rows: 9, blocks: 3, ntok: 37},
+			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, norm: true},
+			exactCase{typ: typ, rows: 6, blocks: 3, ntok: 5, experts: 4, k: 2},
+			exactCase{typ: typ, rows: 6, blocks: 1, ntok: 5, experts: 4, k: 2, perPair: true},
+		)
+	}
+	// the epilogues and fusions, on the two types deepseek2-Q4_K_M uses most
+	for _, typ := range []ggml.Type{ggml.Q5_0, ggml.Q4_K} {
+		cases = append(cases,
+			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, epi: epiResidual},
+			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, epi: epiBias},
+			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, bias: true, epi: epiResidual},
+			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, pair: true, norm: true},
+			exactCase{typ: typ, rows: 6, blocks: 3, ntok: 5, experts: 4, k: 2, pair: true, bias: true},
+			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, last: true},
+		)
+	}
+	for _, c := range cases {
+		t.Run(c.String(), func(t *testing.T) { exactProduct(t, d, c, rng) })
+	}
+}
+
+func exactProduct(t *testing.T, d *gpu, c exactCase, rng *rand.Rand) {
+	unit := layouts[c.typ].unit
+	cols := c.blocks * unit
+	bankRows := c.rows * max(c.experts, 1)
+	w := randomWeights(t, c.typ, bankRows, cols, rng)
+	m, err := d.uploadMatrix("w", c.typ, bankRows, cols, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.cpuOrder = true // weights.exactQuant's
+	var m2 *Matrix
+	var w2 []byte
+	if c.pair {
+		w2 = randomWeights(t, c.typ, bankRows, cols, rng)
+		if m2, err = d.uploadMatrix("w2", c.typ, bankRows, cols, w2); err != nil {
+			t.Fatal(err)
+		}
+		m2.cpuOrder = true
+	}
+	pairs := c.ntok * max(c.k, 1) // outputs' rows of y
+	xrows := c.ntok
+	if c.perPair {
+		xrows = pairs
+	}
+	x := make([]float32, xrows*cols)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	nw := make([]float32, cols)
+	for i := range nw {
+		nw[i] = float32(0.5 + rng.Float64())
+	}
+	const eps = 1e-6
+	ids := make([]uint32, pairs)
+	for i := range ids {
+		ids[i] = uint32(rng.Intn(max(c.experts, 1)))
+	}
+	y0 := make([]float32, pairs*c.rows) // y before the product (the residual's)
+	for i := range y0 {
+		y0[i] = float32(rng.NormFloat64())
+	}
+	bias := make([]float32, bankRows)
+	bias2 := make([]float32, bankRows)
+	for i := range bias {
+		bias[i], bias2[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+
+	// the CPU backend's results
+	want := make([]float32, pairs*c.rows)
+	rb, _ := c.typ.RowBytes(uint64(cols))
+	for pr := 0; pr < pairs; pr++ {
+		xr := pr
+		if c.experts > 0 && !c.perPair {
+			xr = pr / c.k
+		}
+		xv := x[xr*cols : (xr+1)*cols]
+		if c.norm {
+			xv = ggmlRMSNorm(xv, nw, eps)
+		}
+		e := int(ids[pr])
+		if c.experts == 0 {
+			e = 0
+		}
+		lo, hi := uint64(e*c.rows)*rb, uint64((e+1)*c.rows)*rb
+		out := want[pr*c.rows : (pr+1)*c.rows]
+		quant.MatMul(out, quant.Matrix{Type: c.typ, Rows: c.rows, Cols: cols, Data: w[lo:hi]}, xv, 1)
+		var up []float32
+		if c.pair {
+			up = make([]float32, c.rows)
+			quant.MatMul(up, quant.Matrix{Type: c.typ, Rows: c.rows, Cols: cols, Data: w2[lo:hi]}, xv, 1)
+		}
+		for r := range out {
+			v := out[r]
+			if c.bias {
+				v += bias[e*c.rows+r]
+			}
+			if c.pair {
+				u := up[r]
+				if c.bias {
+					u += bias2[e*c.rows+r]
+				}
+				v = refGELU(v) * u
+			}
+			switch c.epi {
+			case epiResidual:
+				v += y0[pr*c.rows+r]
+			case epiBias:
+				v += bias[r]
+			}
+			out[r] = v
+		}
+	}
+
+	xb := deviceFloats(t, d, "x", x)
+	nwb := deviceFloats(t, d, "nw", nw)
+	yb := deviceFloats(t, d, "y", y0)
+	bb := deviceFloats(t, d, "bias", bias)
+	bb2 := deviceFloats(t, d, "bias2", bias2)
+	xq, err := d.NewBuffer("xq", uint64(4*xrows*xqBound(cols)), vulkan.MemDevice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, _ := d.NewBuffer("step", 64, vulkan.MemHost)
+	binary.LittleEndian.PutUint32(step.Mapped(), uint32(c.ntok))
+	idb, _ := d.NewBuffer("ids", uint64(4*len(ids)+64), vulkan.MemDevice)
+	raw := make([]byte, 4*len(ids))
+	for i, v := range ids {
+		binary.LittleEndian.PutUint32(raw[4*i:], v)
+	}
+	idb.Write(0, raw)
+
+	op := matvecOp{label: "exact", m: m, m2: m2, x: xb, xstride: cols, y: yb, ystride: c.rows, epi: c.epi, tokens: c.ntok, step: step, xq: xq, last: c.last}
+	if c.norm {
+		op.norm, op.eps = nwb, eps
+	}
+	if c.epi == epiBias {
+		op.bias = bb
+	}
+	if c.bias {
+		op.rbias = bb
+		if c.pair {
+			op.rbias2 = bb2
+		}
+	}
+	if c.pair {
+		op.act = actGELU
+	}
+	if c.experts > 0 {
+		op.moe = moeRows{ids: idb, k: c.k, experts: c.experts, perPair: c.perPair}
+	}
+	if !d.useExact(&op) {
+		t.Fatalf("%v: the exact kernel does not take the product", c)
+	}
+	if c.experts > 0 && c.ntok > 1 {
+		if d.useGrouped(&op) {
+			t.Fatalf("%v: the grouped product takes an exact bank", c)
+		}
+	}
+	record := func(r *vulkan.Recorder) error { return d.matvec(r, op) }
+	if c.experts > 0 {
+		record = func(r *vulkan.Recorder) error { return d.expertProduct(r, op, nil) }
+	}
+	runOnce(t, d, record)
+	got := bytesF32(readBack(t, yb, len(want)))
+	bad := 0
+	for i := range want {
+		if c.last && i/c.rows != 0 {
+			// only the last token's rows, at row 0 of y
+			continue
+		}
+		wi := want[i]
+		if c.last {
+			wi = want[(pairs-1)*c.rows+i]
+		}
+		if math.Float32bits(got[i]) != math.Float32bits(wi) {
+			if bad < 3 {
+				t.Errorf("pair %d row %d = %v (%08x), CPU %v (%08x)", i/c.rows, i%c.rows, got[i], math.Float32bits(got[i]), wi, math.Float32bits(wi))
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d outputs differ from the CPU's bits", bad, len(want))
+	}
+}

@@ -1,0 +1,395 @@
+#version 450
+// y = W·x for quantized weights, rounded as the CPU backend rounds them
+// (runtime/quant's portable kernels, which its native kernels match bit for
+// bit, and which follow ggml-cpu's x86 AVX2 build): the mat-vec of a matrix
+// with Matrix.cpuOrder (matvec_exact.go). Two phases of one kernel, as
+// matmul.comp's:
+//
+// PHASE 0 rounds x as runtime/quant/act.go does, one workgroup per token
+// (with MOE 2 per pair): the RMS norm where the op fuses it summed as
+// ggml's rms_norm (common.glsl's sq_add/pair_add/rms_scale, as matvec.comp's
+// ORDER), then each block quantized by one lane: Q8_0 and Q8_1 as ggml-cpu's
+// x86 quantize_row_q8_0 (127/amax, halves to even; d stored as f16, and for
+// Q8_1 s = f16(d·Σq) of the unrounded d), Q8_K as quantize_row_q8_K_ref
+// (-127/max of the first element of largest magnitude, nearest_int, at most
+// 127, d = 1/iscale). Every division is rounded once (div_exact): a device's
+// division need not be. XQ's words per token (matvec_exact.go's exactWords,
+// within xqWords): the int8 codes four to a word, unit u's at u·UNIT/4; then
+// one word per unit, d's f32 bits; then, for Q8_1, one per unit, s's bits.
+//
+// PHASE 1: one lane per (row, token): the lane walks its row's blocks in
+// order, and sums each block's integer products exactly (int32, any order)
+// and the block's float terms in the order the type's Go kernel does:
+//   Q8_0, Q5_0: eight float lanes (elements 4t..4t+3 of each 32), each
+//     lane += dx·dy · its integer by one exact FMA, then hsum_float_8;
+//   Q4_1: the same plus summs = fma(m, s, summs), hsum + summs;
+//   Q4_0: sumf += (float(Σq·y − 8Σy)·dx)·dy;
+//   Q5_1: sumf += (dx·dy)·float(Σq·y) + m·s;
+//   Q4_K: per super-block the scaled quants' integer and the mins' integer
+//     each FMA'd into its own accumulator (dx·dy, dmin·dy), their
+//     difference at the end (the repacked gemv's order);
+//   Q5_K: eight lanes as Q8_0's of the scaled quants' integers, the mins'
+//     by fma(−dy·dmin) into summs, hsum + summs;
+//   Q6_K: sumf += (dx·dy)·float(Σ scale·Σ(q−32)·y).
+// Every float step is precise and the FMAs are common.glsl's fma_exact
+// (llvmpipe's fma() rounds twice): a plain GLSL expression could be fused
+// where Go rounds each operation.
+//
+// Fusions: RMSNorm (phase 0), a second matrix with act(W·x)·(W2·x) (PAIR),
+// bias rows (BIAS), the epilogues EPI 0-3 and expert rows (MOE, as
+// matvec.comp's: per (token, slot) pair the expert IDS names, x per token
+// with MOE 1, per pair with MOE 2), all as matvec.comp applies them.
+//
+// variants: matvec_exact_q4_0:WTYPE_Q4_0 matvec_exact_q4_1:WTYPE_Q4_1 matvec_exact_q5_0:WTYPE_Q5_0 matvec_exact_q5_1:WTYPE_Q5_1 matvec_exact_q8_0:WTYPE_Q8_0 matvec_exact_q4_k:WTYPE_Q4_K matvec_exact_q5_k:WTYPE_Q5_K matvec_exact_q6_k:WTYPE_Q6_K
+#include "common.glsl"
+#include "wtype.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint PHASE = 1; // 0: round X into XQ; 1: the product
+// EPI 0: y = v; 1: y += v (residual); 2: y = v + bias[row]; 3: y = act(y) * v (up after gate)
+layout(constant_id = 2) const uint EPI = 0;
+layout(constant_id = 3) const uint NORM = 0;  // phase 0: x := rmsnorm(x) * nw first
+layout(constant_id = 4) const uint PAIR = 0;  // 1: y = act(W·x) * (W2·x)
+layout(constant_id = 5) const uint ACT = 0;   // the gate's activation: 0 SiLU, 1 GELU-tanh (F16 table), 2 swiglu_oai (glu)
+layout(constant_id = 6) const uint MOE = 0;   // 0: dense; 1: expert rows, x per token; 2: expert rows, x per pair
+layout(constant_id = 7) const uint MOEK = 1;  // MOE: experts per token
+layout(constant_id = 8) const uint BIAS = 0;  // 1: bias rows added before act and EPI
+
+layout(binding = 0) uniform usamplerBuffer A0;
+layout(binding = 1) uniform usamplerBuffer A1;
+layout(binding = 2) uniform usamplerBuffer A2;
+layout(binding = 3) uniform usamplerBuffer A3;
+layout(binding = 4) uniform usamplerBuffer B0;
+layout(binding = 5) uniform usamplerBuffer B1;
+layout(binding = 6) uniform usamplerBuffer B2;
+layout(binding = 7) uniform usamplerBuffer B3;
+layout(binding = 8) uniform usamplerBuffer X;    // phase 0: activations, f32 bits, 4 per texel
+layout(binding = 9) uniform usamplerBuffer NW;   // phase 0: norm weight, f32 bits
+layout(binding = 10) uniform usamplerBuffer XQ4; // phase 1: XQ, 4 words per texel
+layout(binding = 11) uniform usamplerBuffer XQ1; // phase 1: XQ, 1 word per texel
+layout(std430, binding = 12) writeonly buffer XQW { uint xqw[]; }; // phase 0's output
+layout(std430, binding = 13) readonly buffer Bias { float bias[]; };
+layout(std430, binding = 14) buffer Y { float y[]; };
+layout(std430, binding = 15) readonly buffer Step { uint ntok; uint pos; };
+layout(binding = 16) uniform usamplerBuffer IDS; // MOE: expert id per (token, slot) pair, R32_UINT view
+layout(std430, binding = 17) readonly buffer Bias2 { float bias2[]; }; // BIAS with PAIR: the second matrix's
+layout(binding = 18) uniform usamplerBuffer GELU; // ACT 1: quant.GELUTable, f32 bits, R32_UINT view
+
+layout(push_constant) uniform Push {
+	uint rows;    // rows in this dispatch (one part of a split matrix, or an expert's run)
+	uint units;   // units per row
+	uint xstride; // phase 0: floats per token in X (a multiple of 4)
+	uint ystride; // floats per token (pair) in Y
+	uint yoff;    // Y index of this dispatch's first row
+	uint last;    // 1: the one token is the batch's last (logits of the last token only)
+	uint k;       // phase 0: real row length, for the RMS mean
+	float eps;    // phase 0
+	uint row0;    // matrix row of this dispatch's first row (bias index)
+	uint tw;      // words per token in XQ
+} p;
+
+float act(float x) {
+	if (ACT == 1) {
+		return gelu_f16(GELU, x);
+	}
+	return silu(x);
+}
+
+#include "glu.glsl"
+
+// div_exact is a / b rounded once to nearest even, as Go's float32
+// division: the device's quotient, then its neighbour toward the exact
+// remainder where that one is nearer (the remainder a − q·b of a quotient
+// within an ulp is exact in f32, and fma_exact gives it exactly).
+float div_exact(float a, float b) {
+	precise float q = a / b;
+	float r = fma_exact(-q, b, a);
+	if (r != 0.0 && q != 0.0) {
+		uint qb = floatBitsToUint(q);
+		float q2 = uintBitsToFloat((r > 0.0) == (q > 0.0) ? qb + 1u : qb - 1u);
+		float r2 = fma_exact(-q2, b, a);
+		if (abs(r2) < abs(r) || (abs(r2) == abs(r) && (floatBitsToUint(q2) & 1u) == 0u)) {
+			q = q2;
+		}
+	}
+	return q;
+}
+
+// ---- phase 0 ----
+
+shared vec2 red[gl_WorkGroupSize.x];
+
+// Value i of the token's row (at texel xb), normalised as the CPU backend
+// stores the norm's output: (x·scale)·w, each product rounded.
+float xval(uint xb, uint i, float scale) {
+	float v = uintBitsToFloat(texelFetch(X, int(xb + i / 4u))[i % 4u]);
+	if (NORM != 0) {
+		precise float s = v * scale;
+		precise float w = s * uintBitsToFloat(texelFetch(NW, int(i / 4u))[i % 4u]);
+		v = w;
+	}
+	return v;
+}
+
+void quantize() {
+	const uint lid = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
+	const uint tok = gl_WorkGroupID.y;
+	if (tok >= (MOE == 2 ? ntok * MOEK : ntok)) {
+		return; // the whole workgroup: no barrier is left waiting
+	}
+	const uint units = p.units;
+	const uint xb = tok * p.xstride / 4u;
+	float scale = 1.0;
+	if (NORM != 0) {
+		vec2 ss = vec2(0.0);
+		for (uint i = lid; i < units * (UNIT / 4u); i += wg) {
+			ss = sq_add4(ss, uintBitsToFloat(texelFetch(X, int(xb + i))));
+		}
+		red[lid] = ss;
+		barrier();
+		ss = vec2(0.0);
+		for (uint i = 0; i < wg; i++) ss = pair_add(ss, red[i]);
+		scale = rms_scale(ss, float(p.k), p.eps);
+	}
+	const uint base = tok * p.tw;
+	const uint vw = units * (UNIT / 4u);
+	for (uint u = lid; u < units; u += wg) {
+		const uint e0 = u * UNIT;
+#if defined(ACT_Q8_0) || defined(ACT_Q8_1)
+		float amax = 0.0;
+		for (uint i = 0; i < UNIT; i++) amax = max(amax, abs(xval(xb, e0 + i, scale)));
+		float d = div_exact(amax, 127.0);
+		float id = amax != 0.0 ? div_exact(127.0, amax) : 0.0;
+		int sum = 0;
+		for (uint w = 0; w < UNIT / 4u; w++) {
+			uint word = 0u;
+			for (uint c = 0; c < 4u; c++) {
+				precise float t = xval(xb, e0 + 4u * w + c, scale) * id;
+				int q = int(roundEven(t));
+				sum += q;
+				word |= uint(q & 0xFF) << (8u * c);
+			}
+			xqw[base + u * (UNIT / 4u) + w] = word;
+		}
+		xqw[base + vw + u] = floatBitsToUint(round_f16(d));
+#if defined(ACT_Q8_1)
+		precise float sd = float(sum) * d;
+		xqw[base + vw + units + u] = floatBitsToUint(round_f16(sd));
+#endif
+#else // ACT_Q8_K
+		// the first element of largest magnitude gives the scale's sign
+		float amax = 0.0, mx = 0.0;
+		for (uint i = 0; i < UNIT; i++) {
+			float v = xval(xb, e0 + i, scale);
+			if (abs(v) > amax) {
+				amax = abs(v);
+				mx = v;
+			}
+		}
+		float iscale = amax != 0.0 ? div_exact(-127.0, mx) : 0.0;
+		float d = amax != 0.0 ? div_exact(1.0, iscale) : 0.0;
+		for (uint w = 0; w < UNIT / 4u; w++) {
+			uint word = 0u;
+			for (uint c = 0; c < 4u; c++) {
+				precise float t = iscale * xval(xb, e0 + 4u * w + c, scale);
+				int q = min(int(roundEven(t)), 127);
+				word |= uint(q & 0xFF) << (8u * c);
+			}
+			xqw[base + u * (UNIT / 4u) + w] = word;
+		}
+		xqw[base + vw + u] = floatBitsToUint(d);
+#endif
+	}
+}
+
+// ---- phase 1 ----
+
+// y8 is code c (0..3) of word w of a unit's x.
+int y8(uvec4 t[UNIT / 16], uint e) { return bitfieldExtract(int(t[e >> 4][(e >> 2) & 3u]), int(8u * (e & 3u)), 8); }
+
+// hsum8 is ggml's hsum_float_8 of lanes lo (0..3) and hi (4..7).
+float hsum8(vec4 lo, vec4 hi) {
+	precise vec4 h = lo + hi;
+	precise float v = (h.x + h.z) + (h.y + h.w);
+	return v;
+}
+
+// load is unit j of row wrow of the pass's matrix (A, or B for PAIR's second).
+void load(uint pass, uint idx) {
+	if (pass == 0) {
+		load_unit(A0, A1, A2, A3, idx);
+	} else {
+		load_unit(B0, B1, B2, B3, idx);
+	}
+}
+
+// exact_dot is row wrow of the pass's matrix times the token's rounded x
+// (its words from xbase), rounded as the type's Go kernel.
+float exact_dot(uint pass, uint wrow, uint xbase) {
+	const uint units = p.units;
+	const uint vw = units * (UNIT / 4u);
+	vec4 lo = vec4(0.0), hi = vec4(0.0); // the eight float lanes
+	float sumf = 0.0, summs = 0.0;        // a running sum; the mins' (or m·s) accumulator
+	float accS = 0.0, accM = 0.0;         // Q4_K's two
+	[[dont_unroll]] for (uint j = 0; j < units; j++) {
+		load(pass, wrow * units + j);
+		uvec4 xt[UNIT / 16];
+		[[unroll]] for (uint i = 0; i < UNIT / 16u; i++) xt[i] = texelFetch(XQ4, int((xbase + j * (UNIT / 4u)) / 4u + i));
+		float yd = uintBitsToFloat(texelFetch(XQ1, int(xbase + vw + j)).x);
+#if UNIT == 32
+		float q[SUBN];
+		float sc, bi;
+		dequant_sub(0, q, sc, bi);
+		ivec4 sl = ivec4(0), sh = ivec4(0); // lane integers
+		int ysum = 0;
+		[[unroll]] for (uint e = 0; e < 32u; e++) {
+			int w = int(q[e]);
+#if defined(WTYPE_Q5_0)
+			w -= 16;
+#endif
+			int yv = y8(xt, e);
+			ysum += yv;
+			uint t = e / 4u;
+			if (t < 4u) {
+				sl[t] += w * yv;
+			} else {
+				sh[t - 4u] += w * yv;
+			}
+		}
+#if defined(WTYPE_Q8_0) || defined(WTYPE_Q5_0) || defined(WTYPE_Q4_1)
+#if defined(WTYPE_Q4_1)
+		float dx = half_lo(u_dm), mx = half_hi(u_dm);
+		float ys = uintBitsToFloat(texelFetch(XQ1, int(xbase + vw + units + j)).x);
+		summs = fma_exact(mx, ys, summs);
+#else
+		float dx = u_d;
+#endif
+		precise float dd = dx * yd;
+		lo = fma_exact(vec4(dd), vec4(sl), lo);
+		hi = fma_exact(vec4(dd), vec4(sh), hi);
+#elif defined(WTYPE_Q4_0)
+		ivec4 s4 = sl + sh;
+		int sumi = ((s4.x + s4.y) + (s4.z + s4.w)) - 8 * ysum;
+		precise float t = (float(sumi) * u_d) * yd;
+		precise float nf = sumf + t;
+		sumf = nf;
+#elif defined(WTYPE_Q5_1)
+		ivec4 s4 = sl + sh;
+		int sumi = (s4.x + s4.y) + (s4.z + s4.w);
+		float ys = uintBitsToFloat(texelFetch(XQ1, int(xbase + vw + units + j)).x);
+		precise float t1 = (half_lo(u_dm) * yd) * float(sumi);
+		precise float t2 = half_hi(u_dm) * ys;
+		precise float nf = sumf + (t1 + t2);
+		sumf = nf;
+#endif
+#elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
+		ivec4 sl = ivec4(0), sh = ivec4(0); // Q5_K's lane integers
+		int isum = 0, msum = 0;
+		[[unroll]] for (uint s = 0; s < 8u; s++) {
+			float q[SUBN];
+			float sc, bi, scv, mnv;
+			dequant_sub(s, q, sc, bi);
+			scale_min_k4(u_meta, s, scv, mnv);
+			int isc = int(scv);
+			int dot = 0, ysum = 0;
+			[[unroll]] for (uint l = 0; l < 32u; l++) {
+				int yv = y8(xt, 32u * s + l);
+				int pr = int(q[l]) * yv;
+				ysum += yv;
+				dot += pr;
+#if defined(WTYPE_Q5_K)
+				uint t = l / 4u;
+				if (t < 4u) {
+					sl[t] += isc * pr;
+				} else {
+					sh[t - 4u] += isc * pr;
+				}
+#endif
+			}
+			isum += isc * dot;
+			msum += int(mnv) * ysum;
+		}
+		float dx = half_lo(u_meta.x), dmin = half_hi(u_meta.x);
+#if defined(WTYPE_Q4_K)
+		precise float d1 = dx * yd;
+		precise float d2 = dmin * yd;
+		accS = fma_exact(d1, float(isum), accS);
+		accM = fma_exact(d2, float(msum), accM);
+#else
+		precise float d1 = yd * dx;
+		precise float d2 = -(yd * dmin);
+		lo = fma_exact(vec4(d1), vec4(sl), lo);
+		hi = fma_exact(vec4(d1), vec4(sh), hi);
+		summs = fma_exact(d2, float(msum), summs);
+#endif
+#elif defined(WTYPE_Q6_K)
+		int isum = 0;
+		[[unroll]] for (uint s = 0; s < 16u; s++) {
+			float q[SUBN];
+			float sc, bi;
+			dequant_sub(s, q, sc, bi);
+			int dot = 0;
+			[[unroll]] for (uint l = 0; l < 16u; l++) dot += (int(q[l]) - 32) * y8(xt, 16u * s + l);
+			isum += texel_sbyte(u_sc, s) * dot;
+		}
+		precise float t = (u_d * yd) * float(isum);
+		precise float nf = sumf + t;
+		sumf = nf;
+#endif
+	}
+#if defined(WTYPE_Q8_0) || defined(WTYPE_Q5_0)
+	return hsum8(lo, hi);
+#elif defined(WTYPE_Q4_1) || defined(WTYPE_Q5_K)
+	precise float r = hsum8(lo, hi) + summs;
+	return r;
+#elif defined(WTYPE_Q4_K)
+	precise float r = accS - accM;
+	return r;
+#else
+	return sumf;
+#endif
+}
+
+// The row of XQ a token (or, with MOE, a pair) reads.
+uint xtok(uint tok) { return MOE == 1 ? tok / MOEK : tok; }
+
+void product() {
+	uint n = MOE != 0 ? ntok * MOEK : ntok;
+	uint tok = p.last != 0 ? n - 1u : gl_WorkGroupID.y;
+	uint row = gl_GlobalInvocationID.x;
+	if (tok >= n || row >= p.rows) {
+		return;
+	}
+	// MOE: the row of the bank where this pair's expert starts
+	uint wrow0 = MOE != 0 ? texelFetch(IDS, int(tok)).x * p.rows : 0u;
+	uint xbase = xtok(tok) * p.tw;
+	float v = exact_dot(0, wrow0 + row, xbase);
+	uint brow = p.row0 + wrow0 + row;
+	if (BIAS != 0) {
+		v += bias[brow];
+	}
+	if (PAIR != 0) {
+		float u = exact_dot(1, wrow0 + row, xbase);
+		if (BIAS != 0) {
+			u += bias2[brow];
+		}
+		v = glu(v, u);
+	}
+	uint o = (p.last != 0 ? 0u : tok * p.ystride) + p.yoff + row;
+	if (EPI == 1) {
+		v += y[o];
+	} else if (EPI == 2) {
+		v += bias[p.row0 + row];
+	} else if (EPI == 3) {
+		v = glu(y[o], v);
+	}
+	y[o] = v;
+}
+
+void main() {
+	if (PHASE == 0) {
+		quantize();
+	} else {
+		product();
+	}
+}
