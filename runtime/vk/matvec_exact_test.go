@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"vkchat/internal/testenv"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/quant"
 
@@ -89,6 +90,42 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.String(), func(t *testing.T) { exactProduct(t, d, c, rng) })
+	}
+}
+
+// TestExactQuantUpload: weights.exactQuant marks every quantized matrix
+// of a type the exact kernel has (Matrix.cpuOrder) and no other, and
+// without it a quantized model's matrices keep the kernels' own orders.
+func TestExactQuantUpload(t *testing.T) {
+	d := testDevice(t)
+	p := mustPlan(t, loadModel(t, testenv.Model(t, "2026b/synth-deepseek2-Q4_K_M.gguf")), 64)
+	for _, on := range []bool{false, true} {
+		var bufs []*vulkan.Buffer
+		d.track(&bufs)
+		ws := weights{exactQuant: on}
+		err := ws.upload(d, p, int(alignUp(uint64(p.Embd), 256)))
+		d.track(nil)
+		for _, b := range bufs {
+			b.Release()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		marked, other := 0, 0
+		for _, m := range ws.all {
+			want := on && exactTypes[m.Type]
+			if m.cpuOrder != want {
+				t.Errorf("exactQuant %v: %s (%v) has cpuOrder %v", on, m.Name, m.Type, m.cpuOrder)
+			}
+			if exactTypes[m.Type] {
+				marked++
+			} else {
+				other++
+			}
+		}
+		if marked == 0 || other == 0 {
+			t.Fatalf("the model's %d matrices: %d of exact types, %d others; the test wants both", len(ws.all), marked, other)
+		}
 	}
 }
 
@@ -255,5 +292,43 @@ func exactProduct(t *testing.T, d *gpu, c exactCase, rng *rand.Rand) {
 	}
 	if bad > 0 {
 		t.Errorf("%d of %d outputs differ from the CPU's bits", bad, len(want))
+	}
+}
+
+// BenchmarkExactProduct times the exact kernel against the kernels the
+// same product takes otherwise (the mat-vec for one token, the tiled
+// product for a prefill chunk), on a 2048x2048 matrix of the two types
+// deepseek2-Q4_K_M uses most, reporting GFLOP/s of CPU time as well as of
+// wall time (go test -bench ExactProduct -benchtime 5x ./runtime/vk).
+func BenchmarkExactProduct(b *testing.B) {
+	d := testDevice(b)
+	rng := rand.New(rand.NewSource(1))
+	const rows, cols = 2048, 2048
+	for _, typ := range []ggml.Type{ggml.Q4_K, ggml.Q5_0} {
+		w := randomWeights(b, typ, rows, cols, rng)
+		m, err := d.uploadMatrix("w", typ, rows, cols, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, tokens := range []int{1, prefillChunk} {
+			x, _ := d.NewBuffer("x", uint64(4*cols*tokens), vulkan.MemDevice)
+			x.Write(0, f32bytes(randomVec(cols*tokens, rng)))
+			y, _ := d.NewBuffer("y", uint64(4*rows*tokens), vulkan.MemDevice)
+			xq, _ := d.NewBuffer("xq", uint64(4*tokens*xqBound(cols)), vulkan.MemDevice)
+			step, _ := d.NewBuffer("step", 64, vulkan.MemHost)
+			binary.LittleEndian.PutUint32(step.Mapped(), uint32(tokens))
+			for _, exact := range []bool{false, true} {
+				kind := "normal"
+				if exact {
+					kind = "exact"
+				}
+				b.Run(fmt.Sprintf("%s/%dx%d/tok%d/%s", typ, rows, cols, tokens, kind), func(b *testing.B) {
+					m.cpuOrder = exact
+					defer func() { m.cpuOrder = false }()
+					op := matvecOp{label: kind, m: m, x: x, xstride: cols, y: y, ystride: rows, tokens: tokens, step: step, xq: xq}
+					benchRecorded(b, d, 2*float64(rows)*float64(cols)*float64(tokens), func(r *vulkan.Recorder) error { return d.matvec(r, op) })
+				})
+			}
+		}
 	}
 }
