@@ -29,7 +29,8 @@
 //     each FMA'd into its own accumulator (dx·dy, dmin·dy), their
 //     difference at the end (the repacked gemv's order);
 //   Q5_K: eight lanes as Q8_0's of the scaled quants' integers, the mins'
-//     by fma(−dy·dmin) into summs, hsum + summs;
+//     by fma(−dy·dmin) into summs, hsum + summs (Q4_K with LANES likewise,
+//     the mins in four lanes);
 //   Q6_K: sumf += (dx·dy)·float(Σ scale·Σ(q−32)·y).
 // Every float step is precise and the FMAs are common.glsl's fma_exact
 // (llvmpipe's fma() rounds twice): a plain GLSL expression could be fused
@@ -54,6 +55,11 @@ layout(constant_id = 5) const uint ACT = 0;   // the gate's activation: 0 SiLU, 
 layout(constant_id = 6) const uint MOE = 0;   // 0: dense; 1: expert rows, x per token; 2: expert rows, x per pair
 layout(constant_id = 7) const uint MOEK = 1;  // MOE: experts per token
 layout(constant_id = 8) const uint BIAS = 0;  // 1: bias rows added before act and EPI
+// 1: Q4_K rows summed in ggml's AVX2 vec_dot lanes (quant.Matrix.VecDot,
+// dotQ4KLanes: Mamba2's projections): the scaled quants' integers in eight
+// float lanes as Q5_K's, the mins' in four (sub-block pairs) by
+// fma(−dy·dmin), hsum_float_8 + ((m0 + m2) + (m1 + m3)). Other types: 0.
+layout(constant_id = 9) const uint LANES = 0;
 
 layout(binding = 0) uniform usamplerBuffer A0;
 layout(binding = 1) uniform usamplerBuffer A1;
@@ -223,6 +229,16 @@ void load(uint pass, uint idx) {
 	}
 }
 
+// KLANES: the K-quant's scaled integers go to eight lanes (Q5_K, and
+// Q4_K with LANES).
+#if defined(WTYPE_Q5_K)
+const bool KLANES = true;
+#elif defined(WTYPE_Q4_K)
+const bool KLANES = LANES != 0;
+#else
+const bool KLANES = false;
+#endif
+
 // exact_dot is row wrow of the pass's matrix times the token's rounded x
 // (its words from xbase), rounded as the type's Go kernel.
 float exact_dot(uint pass, uint wrow, uint xbase) {
@@ -231,6 +247,7 @@ float exact_dot(uint pass, uint wrow, uint xbase) {
 	vec4 lo = vec4(0.0), hi = vec4(0.0); // the eight float lanes
 	float sumf = 0.0, summs = 0.0;        // a running sum; the mins' (or m·s) accumulator
 	float accS = 0.0, accM = 0.0;         // Q4_K's two
+	vec4 accm = vec4(0.0);                // Q4_K with LANES: the mins' four lanes
 	[[dont_unroll]] for (uint j = 0; j < units; j++) {
 		load(pass, wrow * units + j);
 		uvec4 xt[UNIT / 16];
@@ -283,7 +300,8 @@ float exact_dot(uint pass, uint wrow, uint xbase) {
 		sumf = nf;
 #endif
 #elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
-		ivec4 sl = ivec4(0), sh = ivec4(0); // Q5_K's lane integers
+		ivec4 sl = ivec4(0), sh = ivec4(0); // KLANES' lane integers
+		ivec4 mp = ivec4(0);                // the mins' integers per sub-block pair
 		int isum = 0, msum = 0;
 		[[unroll]] for (uint s = 0; s < 8u; s++) {
 			float q[SUBN];
@@ -297,24 +315,33 @@ float exact_dot(uint pass, uint wrow, uint xbase) {
 				int pr = int(q[l]) * yv;
 				ysum += yv;
 				dot += pr;
-#if defined(WTYPE_Q5_K)
-				uint t = l / 4u;
-				if (t < 4u) {
-					sl[t] += isc * pr;
-				} else {
-					sh[t - 4u] += isc * pr;
+				if (KLANES) {
+					uint t = l / 4u;
+					if (t < 4u) {
+						sl[t] += isc * pr;
+					} else {
+						sh[t - 4u] += isc * pr;
+					}
 				}
-#endif
 			}
 			isum += isc * dot;
 			msum += int(mnv) * ysum;
+			mp[s / 2u] += int(mnv) * ysum;
 		}
 		float dx = half_lo(u_meta.x), dmin = half_hi(u_meta.x);
 #if defined(WTYPE_Q4_K)
-		precise float d1 = dx * yd;
-		precise float d2 = dmin * yd;
-		accS = fma_exact(d1, float(isum), accS);
-		accM = fma_exact(d2, float(msum), accM);
+		if (LANES != 0) {
+			precise float d1 = yd * dx;
+			precise float d2 = -(yd * dmin);
+			lo = fma_exact(vec4(d1), vec4(sl), lo);
+			hi = fma_exact(vec4(d1), vec4(sh), hi);
+			accm = fma_exact(vec4(d2), vec4(mp), accm);
+		} else {
+			precise float d1 = dx * yd;
+			precise float d2 = dmin * yd;
+			accS = fma_exact(d1, float(isum), accS);
+			accM = fma_exact(d2, float(msum), accM);
+		}
 #else
 		precise float d1 = yd * dx;
 		precise float d2 = -(yd * dmin);
@@ -343,6 +370,11 @@ float exact_dot(uint pass, uint wrow, uint xbase) {
 	precise float r = hsum8(lo, hi) + summs;
 	return r;
 #elif defined(WTYPE_Q4_K)
+	if (LANES != 0) {
+		precise float m = (accm.x + accm.z) + (accm.y + accm.w);
+		precise float r = hsum8(lo, hi) + m;
+		return r;
+	}
 	precise float r = accS - accM;
 	return r;
 #else

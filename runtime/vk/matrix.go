@@ -28,6 +28,10 @@ type Matrix struct {
 	// Quantized rows with it take the exact kernel (matvec_exact.go),
 	// set where weights.exactQuant asks.
 	cpuOrder bool
+	// vecDot: with cpuOrder, Q4_K rows sum in ggml's AVX2 vec_dot lanes,
+	// as the CPU backend sums Mamba2's projections (quant.Matrix.VecDot),
+	// not in the repacked gemv's order of its other Q4_K products.
+	vecDot bool
 }
 
 type matPart struct {

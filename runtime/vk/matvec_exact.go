@@ -94,7 +94,7 @@ func (d *gpu) quantizeExact(r *vulkan.Recorder, op matvecOp, tw, rows int) error
 	if op.moe.ids != nil && op.moe.perPair {
 		moe, moek = 2, uint32(op.moe.k1())
 	}
-	k, err := d.kernel("matvec_exact_"+wtypeName(m), 10*4, exactWorkgroup, 0, 0, flag(op.norm != nil), 0, 0, moe, moek, 0)
+	k, err := d.kernel("matvec_exact_"+wtypeName(m), 10*4, exactWorkgroup, 0, 0, flag(op.norm != nil), 0, 0, moe, moek, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (d *gpu) matvecExact(r *vulkan.Recorder, op matvecOp) error {
 	if err := d.quantizeExact(r, op, tw, rows); err != nil {
 		return fmt.Errorf("%s: rounding x: %w", op.label, err)
 	}
-	k, err := d.kernel("matvec_exact_"+wtypeName(m), 10*4, exactWorkgroup, 1, uint32(op.epi), 0, flag(op.m2 != nil), op.act, op.moe.mode(), uint32(op.moe.k1()), op.biasRows())
+	k, err := d.kernel("matvec_exact_"+wtypeName(m), 10*4, exactWorkgroup, 1, uint32(op.epi), 0, flag(op.m2 != nil), op.act, op.moe.mode(), uint32(op.moe.k1()), op.biasRows(), flag(m.vecDot && m.Type == ggml.Q4_K))
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ type exactCase struct {
 	bias          bool // bias rows (BIAS)
 	experts, k    int
 	perPair, last bool
+	vecDot        bool // Q4_K in vec_dot's lanes (Matrix.vecDot)
 }
 
 func (c exactCase) String() string {
@@ -48,6 +49,9 @@ func (c exactCase) String() string {
 	}
 	if c.last {
 		s += "/last"
+	}
+	if c.vecDot {
+		s += "/vecdot"
 	}
 	return s
 }
@@ -88,6 +92,11 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, last: true},
 		)
 	}
+	// Mamba2's projections: Q4_K in vec_dot's lanes
+	for _, blocks := range []int{1, 3, 9} {
+		cases = append(cases, exactCase{typ: ggml.Q4_K, rows: 70, blocks: blocks, ntok: 5, vecDot: true})
+	}
+	cases = append(cases, exactCase{typ: ggml.Q4_K, rows: 70, blocks: 3, ntok: 1, norm: true, epi: epiResidual, vecDot: true})
 	for _, c := range cases {
 		t.Run(c.String(), func(t *testing.T) { exactProduct(t, d, c, rng) })
 	}
@@ -95,10 +104,22 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 
 // TestExactQuantUpload: weights.exactQuant marks every quantized matrix
 // of a type the exact kernel has (Matrix.cpuOrder) and no other, and
-// without it a quantized model's matrices keep the kernels' own orders.
+// without it a quantized model's matrices keep the kernels' own orders;
+// Mamba2's in and out projections, and only they, sum in vec_dot's lanes
+// (Matrix.vecDot), as the CPU backend's.
 func TestExactQuantUpload(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		mamba bool
+	}{{"2026b/synth-deepseek2-Q4_K_M.gguf", false}, {"2026b/synth-granitehybrid-Q4_K_M.gguf", true}} {
+		t.Run(c.name, func(t *testing.T) { exactUpload(t, c.name, c.mamba) })
+	}
+}
+
+func exactUpload(t *testing.T, name string, hasMamba bool) {
 	d := testDevice(t)
-	p := mustPlan(t, loadModel(t, testenv.Model(t, "2026b/synth-deepseek2-Q4_K_M.gguf")), 64)
+	p := mustPlan(t, loadModel(t, testenv.Model(t, name)), 64)
+	mamba := map[*Matrix]bool{}
 	for _, on := range []bool{false, true} {
 		var bufs []*vulkan.Buffer
 		d.track(&bufs)
@@ -111,8 +132,21 @@ func TestExactQuantUpload(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		for _, l := range ws.layers {
+			for _, bw := range l {
+				if bw.mamba != nil {
+					mamba[bw.mamba.in], mamba[bw.mamba.out] = true, true
+				}
+			}
+		}
+		if (len(mamba) > 0) != hasMamba {
+			t.Fatalf("%d Mamba2 projections, want some: %v", len(mamba), hasMamba)
+		}
 		marked, other := 0, 0
 		for _, m := range ws.all {
+			if m.vecDot != mamba[m] {
+				t.Errorf("%s: vecDot %v", m.Name, m.vecDot)
+			}
 			want := on && exactTypes[m.Type]
 			if m.cpuOrder != want {
 				t.Errorf("exactQuant %v: %s (%v) has cpuOrder %v", on, m.Name, m.Type, m.cpuOrder)
@@ -139,6 +173,7 @@ func exactProduct(t *testing.T, d *gpu, c exactCase, rng *rand.Rand) {
 		t.Fatal(err)
 	}
 	m.cpuOrder = true // weights.exactQuant's
+	m.vecDot = c.vecDot
 	var m2 *Matrix
 	var w2 []byte
 	if c.pair {
@@ -194,7 +229,7 @@ func exactProduct(t *testing.T, d *gpu, c exactCase, rng *rand.Rand) {
 		}
 		lo, hi := uint64(e*c.rows)*rb, uint64((e+1)*c.rows)*rb
 		out := want[pr*c.rows : (pr+1)*c.rows]
-		quant.MatMul(out, quant.Matrix{Type: c.typ, Rows: c.rows, Cols: cols, Data: w[lo:hi]}, xv, 1)
+		quant.MatMul(out, quant.Matrix{Type: c.typ, Rows: c.rows, Cols: cols, Data: w[lo:hi], VecDot: c.vecDot}, xv, 1)
 		var up []float32
 		if c.pair {
 			up = make([]float32, c.rows)

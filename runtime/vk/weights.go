@@ -236,6 +236,14 @@ func (ws *weights) bind(d *gpu, p *plan.Plan, xStride int, op plan.Op, bw *bound
 		bw.conv, err = ws.uploadConv(d, o.W, up)
 	case plan.Mamba2:
 		bw.mamba, err = ws.uploadMamba2(d, up, &o.Shape, o.W)
+		if err == nil {
+			// summed as the CPU backend's in vec_dot's lanes (Matrix.vecDot)
+			for _, m := range []*Matrix{bw.mamba.in, bw.mamba.out} {
+				if m != nil {
+					m.vecDot = true
+				}
+			}
+		}
 	case plan.MLA:
 		var mw *mlaWeights
 		if mw, err = ws.uploadMLA(d, up, o); err == nil {
