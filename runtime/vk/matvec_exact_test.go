@@ -28,6 +28,10 @@ type exactCase struct {
 	experts, k    int
 	perPair, last bool
 	vecDot        bool // Q4_K in vec_dot's lanes (Matrix.vecDot)
+	// ties: x in halves up to ±127, each block of 32 holding ±127, so that
+	// x's rounding (scaled by ±1) meets halves with even and odd integer
+	// parts; some blocks hold both +127 and -127; and a block of zeros
+	ties bool
 }
 
 func (c exactCase) String() string {
@@ -53,6 +57,9 @@ func (c exactCase) String() string {
 	if c.vecDot {
 		s += "/vecdot"
 	}
+	if c.ties {
+		s += "/ties"
+	}
 	return s
 }
 
@@ -77,6 +84,7 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5},
 			exactCase{typ: typ, rows: 9, blocks: 3, ntok: 37},
 			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, norm: true},
+			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, ties: true},
 			exactCase{typ: typ, rows: 6, blocks: 3, ntok: 5, experts: 4, k: 2},
 			exactCase{typ: typ, rows: 6, blocks: 1, ntok: 5, experts: 4, k: 2, perPair: true},
 		)
@@ -191,6 +199,15 @@ func exactProduct(t *testing.T, d *gpu, c exactCase, rng *rand.Rand) {
 	x := make([]float32, xrows*cols)
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
+		if c.ties {
+			x[i] = float32(rng.Intn(509)-254) / 2
+		}
+	}
+	if c.ties {
+		for b := 0; b < len(x); b += 32 {
+			x[b+rng.Intn(32)] = float32(127 * (1 - 2*rng.Intn(2)))
+		}
+		clear(x[:unit])
 	}
 	nw := make([]float32, cols)
 	for i := range nw {
