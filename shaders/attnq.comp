@@ -39,6 +39,10 @@ layout(constant_id = 5) const uint ROTK = 0;
 layout(constant_id = 6) const uint ROTV = 0;
 layout(constant_id = 7) const uint CAP = 0;
 layout(constant_id = 8) const uint SINK = 0;
+// ROFF: a plain key row's dimension d of the CPU backend's order is
+// stored at (d + ROFF) % HD (MLA's rows, [rope | latent] here, [latent |
+// rope] on the CPU; even, so an f16 word's pair stays a pair)
+layout(constant_id = 9) const uint ROFF = 0;
 
 #include "kvquant.glsl"
 
@@ -106,37 +110,67 @@ int code(usamplerBuffer c, uint t, uint rb, uint e) {
 }
 
 // plain_dot is query row g's dot product with the plain (f16 or f32) key
-// row at code word rb, in the CPU backend's vecDot order: accumulator
-// [j][l] takes dimensions c + 8j + l of every 32 dimensions c by fused
-// multiply-adds, then v[l] = (a0 + a2) + (a1 + a3) and
-// ((v0 + v4) + (v1 + v5)) + ((v2 + v6) + (v3 + v7)). Lanes l and l + 1
-// share an f16 word.
-float plain_dot(uint g, uint rb) {
-	precise float v[8];
-	[[unroll]] for (uint l = 0; l < 8; l += 2) {
-		precise float a[4], b[4];
-		[[unroll]] for (uint j = 0; j < 4; j++) {
-			a[j] = 0.0;
-			b[j] = 0.0;
-		}
-		for (uint c = 0; c < HD; c += 32) {
-			[[unroll]] for (uint j = 0; j < 4; j++) {
-				uint e = c + 8 * j + l;
-				vec2 k;
-				if (KT == 7) {
-					k = vec2(uintBitsToFloat(texelFetch(KC, int(rb + e)).x), uintBitsToFloat(texelFetch(KC, int(rb + e + 1)).x));
-				} else {
-					k = unpackHalf2x16(texelFetch(KC, int(rb + e / 2)).x);
-				}
-				a[j] = fma(sx[g * HD + e], k.x, a[j]);
-				b[j] = fma(sx[g * HD + e + 1], k.y, b[j]);
-			}
-		}
-		v[l] = (a[0] + a[2]) + (a[1] + a[3]);
-		v[l + 1] = (b[0] + b[2]) + (b[1] + b[3]);
+// row at code word rb, in the CPU backend's vecDot order (ggml_vec_dot_f16
+// and _f32 on AVX2): accumulator [j][l] takes dimensions c + 8j + l of
+// every whole 32 dimensions c by fused multiply-adds, then v[l] = (a0 +
+// a2) + (a1 + a3) and ((v0 + v4) + (v1 + v5)) + ((v2 + v6) + (v3 + v7));
+// the dimensions past the last whole 32 (a tail) each add their product,
+// rounded to f32, to that in double, rounded to f32 at the end: here a
+// pair (sq_add's), whose hi + lo carries the sum to about 48 bits, so it
+// rounds as the double sum does. Lanes l and l + 1 share an f16 word.
+// Dimension d is read at (d + ROFF) % HD.
+const uint NP = HD & ~31u; // the dimensions the accumulators take
+
+uint pdim(uint d) { return ROFF == 0 ? d : (d + ROFF) % HD; }
+
+vec2 plain_key(uint rb, uint e) {
+	if (KT == 7) {
+		return vec2(uintBitsToFloat(texelFetch(KC, int(rb + e)).x), uintBitsToFloat(texelFetch(KC, int(rb + e + 1)).x));
 	}
-	precise float t0 = v[0] + v[4], t1 = v[1] + v[5], t2 = v[2] + v[6], t3 = v[3] + v[7];
-	precise float r = (t0 + t1) + (t2 + t3);
+	return unpackHalf2x16(texelFetch(KC, int(rb + e / 2)).x);
+}
+
+float plain_dot(uint g, uint rb) {
+	precise float r = 0.0;
+	if (NP > 0) {
+		precise float v[8];
+		[[unroll]] for (uint l = 0; l < 8; l += 2) {
+			precise float a[4], b[4];
+			[[unroll]] for (uint j = 0; j < 4; j++) {
+				a[j] = 0.0;
+				b[j] = 0.0;
+			}
+			for (uint c = 0; c < NP; c += 32) {
+				[[unroll]] for (uint j = 0; j < 4; j++) {
+					uint e = pdim(c + 8 * j + l);
+					vec2 k = plain_key(rb, e);
+					a[j] = fma(sx[g * HD + e], k.x, a[j]);
+					b[j] = fma(sx[g * HD + e + 1], k.y, b[j]);
+				}
+			}
+			v[l] = (a[0] + a[2]) + (a[1] + a[3]);
+			v[l + 1] = (b[0] + b[2]) + (b[1] + b[3]);
+		}
+		precise float t0 = v[0] + v[4], t1 = v[1] + v[5], t2 = v[2] + v[6], t3 = v[3] + v[7];
+		r = (t0 + t1) + (t2 + t3);
+	}
+	if (NP < HD) {
+		vec2 s = vec2(r, 0.0);
+		for (uint d = NP; d < HD; d += 2) {
+			uint e = pdim(d);
+			vec2 k = plain_key(rb, e);
+			precise float p0 = sx[g * HD + e] * k.x;
+			precise float p1 = sx[g * HD + e + 1] * k.y;
+			vec2 t = two_sum(s.x, p0);
+			precise float lo = s.y + t.y;
+			s = vec2(t.x, lo);
+			t = two_sum(s.x, p1);
+			lo = s.y + t.y;
+			s = vec2(t.x, lo);
+		}
+		precise float rs = s.x + s.y;
+		r = rs;
+	}
 	return r;
 }
 

@@ -3,7 +3,8 @@
 // products, the rotation and the attention (runtime/vk/mla.go): for each
 // token and each of a few blocks, n values of a source row copied into a
 // destination row, RMS-normed by a weight on the way where norm is set
-// (the latent c of the cached row). One workgroup per (block, token).
+// (the latent c of the cached row), as ggml's CPU rms_norm rounds. One
+// workgroup per (block, token).
 // variants: mla_copy
 #include "common.glsl"
 
@@ -24,7 +25,7 @@ layout(push_constant) uniform Push {
 	float eps;
 } p;
 
-shared float part[gl_WorkGroupSize.x];
+shared vec2 part[gl_WorkGroupSize.x];
 
 void main() {
 	uint b = gl_WorkGroupID.x;
@@ -37,23 +38,26 @@ void main() {
 	uint sb = t * p.sstride + p.soff + b * p.sblock, db = t * p.dstride + p.doff + b * p.dblock;
 	float scale = 1.0;
 	if (p.norm != 0) {
-		float ss = 0.0;
+		// as ggml's CPU rms_norm and the CPU backend's (common.glsl
+		// sq_add, pair_add, rms_scale): f32 squares, their sum carried to
+		// the double sum's f32 mean
+		vec2 ss = vec2(0.0);
 		for (uint i = lid; i < p.n; i += WG) {
-			float v = src[sb + i];
-			ss = fma(v, v, ss);
+			ss = sq_add(ss, src[sb + i]);
 		}
 		part[lid] = ss;
 		barrier();
 		for (uint s = WG / 2; s > 0; s >>= 1) {
 			if (lid < s) {
-				part[lid] += part[lid + s];
+				part[lid] = pair_add(part[lid], part[lid + s]);
 			}
 			barrier();
 		}
-		scale = 1.0 / sqrt(part[0] / float(p.n) + p.eps);
+		scale = rms_scale(part[0], float(p.n), p.eps);
 	}
 	for (uint i = lid; i < p.n; i += WG) {
 		float v = src[sb + i];
-		dst[db + i] = p.norm != 0 ? (v * scale) * wt[i] : v;
+		precise float y = (v * scale) * wt[i];
+		dst[db + i] = p.norm != 0 ? y : v;
 	}
 }

@@ -25,6 +25,7 @@ type attnOp struct {
 	tokenLanes                bool // the ordered form with a token on each lane (a prefill on a CPU device)
 	qtile                     int  // the GPU form's tokens per workgroup (0 or 1: one)
 	lanes, gran, subgroupSure int  // the GPU form's workgroup size and split granule; the device's sure subgroup
+	roff                      int  // attnq.comp's ROFF: where the CPU's first key dimension is stored (MLA's rows)
 }
 
 // attnShared is the GPU form's shared memory in bytes (attention.comp's

@@ -59,13 +59,15 @@ func kvSplit(k, v backend.KVType) bool { return k.Quantized() || v.Quantized() |
 // (the CPU backend's F16 flash attention: the query rounded to f16, its
 // score order, an f16 value sum) instead of attention.comp: where the
 // rest of the model gives the CPU's bits too (cpuOrder: every matrix is
-// F32, weights.cpuOrder) and every head size is a multiple of 32.
+// F32, weights.cpuOrder) and every head size is a multiple of 32, but an
+// MLA slot's (mla.go writes its rows and reads them here with a tail past
+// the last 32: kvquant.comp, which keeps blocks of 32, never sees them).
 func cpuAttention(p *plan.Plan, cpuOrder bool, k, v backend.KVType) bool {
 	if !cpuOrder || k != backend.KVF16 || v != backend.KVF16 {
 		return false
 	}
 	for _, s := range p.Cache {
-		if s.HeadDim%32 != 0 {
+		if s.HeadDim%32 != 0 && (s.Latent == 0 || s.HeadDim%2 != 0) {
 			return false
 		}
 	}
@@ -182,7 +184,7 @@ func (q *kvQuant) attend(d *gpu, r *vulkan.Recorder, op attnOp) error {
 	if sinks == nil {
 		sinks = dum
 	}
-	k, err := d.kernel("attnq", 7*4, uint32(lanes), uint32(op.hd), uint32(g), q.kt, q.vt, uint32(q.rotK), uint32(q.rotV), flag(op.cap != 0), flag(op.sinks != nil))
+	k, err := d.kernel("attnq", 7*4, uint32(lanes), uint32(op.hd), uint32(g), q.kt, q.vt, uint32(q.rotK), uint32(q.rotV), flag(op.cap != 0), flag(op.sinks != nil), uint32(op.roff))
 	if err != nil {
 		return fmt.Errorf("attnq kernel: %w", err)
 	}

@@ -23,6 +23,8 @@ import (
 //	mla_copy  → qkv's Q           each q̃_h beside its head's q_rope
 //	rope      qkv → q, cache      the rotation of the first Rope dims, the key cache write
 //	attention                     one KV head of the whole row; the values the same cache
+//	                              (attnq.comp's f16 path where the model rounds as the CPU
+//	                              backend's, cpuAttention: its scores sum [latent | rope])
 //	mla_copy  att → pairs         the latent part of each head's output, a row per (token, head)
 //	matvec    VB bank             each pair's values, as KB's
 //	mla_copy  → Attn              the heads' values side by side
@@ -31,9 +33,9 @@ import (
 // pairs (moe_group.comp once per layer), as a MoE layer's experts do.
 //
 // The rows on this backend are laid out [rope | latent] rather than the
-// CPU's [latent | rope]: a score is a sum over the row's dimensions, so
-// the order changes nothing but lets rope.comp rotate a head's first dims
-// as it does for partial rotary heads. The value is the whole row (V is a
+// CPU's [latent | rope], which lets rope.comp rotate a head's first dims
+// as it does for partial rotary heads; a score's float sum follows the
+// CPU's order where it must give its bits (attnq.comp's ROFF). The value is the whole row (V is a
 // view of K in llama.cpp; its RoPE part is computed and dropped, each
 // dimension of the output being summed on its own), so the layer holds
 // no value cache: rope.comp's value write goes to one buffer shared by
@@ -290,10 +292,18 @@ func (b *Backend) recordMLA(r *vulkan.Recorder, name func(string) string, l int,
 	}
 	ao := attnOp{label: name("attention"), q: b.act.q, kc: b.cache.kc[l], vc: b.cache.kc[l], out: b.act.att, step: b.graph.step,
 		part: b.act.attPart, arrive: b.act.attArrive, hd: row, heads: H, kvHeads: 1, slots: pl.slots,
-		qstride: b.act.qStride, kvf32: kvf32 == 1, scale: o.Scale, tokens: s.cap}
-	b.d.attnFor(&ao, s.cap == 1)
-	if err := b.d.recordAttention(r, ao); err != nil {
-		return err
+		qstride: b.act.qStride, kvf32: kvf32 == 1, scale: o.Scale, tokens: s.cap, roff: dr}
+	if b.kvq != nil {
+		// the CPU backend's F16 flash attention (cpuAttention): its score
+		// sums [latent | rope], the order read from this backend's rows
+		if err := b.kvq.attend(b.d, r, ao); err != nil {
+			return err
+		}
+	} else {
+		b.d.attnFor(&ao, s.cap == 1)
+		if err := b.d.recordAttention(r, ao); err != nil {
+			return err
+		}
 	}
 	// each head's latent output, decompressed by VB_h into Attn
 	c := mlaCopy{src: b.act.att, dst: m.hin, n: rl, blocks: H, sstride: b.act.qStride, soff: dr, sblock: row, dstride: H * m.hStride, dblock: m.hStride}
