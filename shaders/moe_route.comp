@@ -145,7 +145,14 @@ void main() {
 	}
 	if (GATING == 3) {
 		for (uint i = 0; i < E; i++) {
-			v[i] = 1.0 / (1.0 + exp(-v[i])); // ggml_vec_sigmoid_f32
+			// ggml_vec_sigmoid_f32, 1/(1 + expf(-x)), as the CPU
+			// backend's: e^-x its float64 exp rounded once (exp_exact;
+			// infinite past f32's range, where exp_exact would clamp),
+			// the sum and the reciprocal each rounded to f32
+			float e = -v[i] >= 88.72283935546875 ? 1.0 / 0.0 : exp_exact(-v[i]);
+			precise float d = 1.0 + e;
+			precise float sg = 1.0 / d;
+			v[i] = sg;
 		}
 	}
 	if (GATING == 1 || GATING == 4) {

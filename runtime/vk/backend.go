@@ -164,7 +164,7 @@ func (b *Backend) allocate() error {
 	act := func(name string, floats int, kind vulkan.MemKind) (*vulkan.Buffer, error) {
 		return b.act.buffer(d, name, floats, kind)
 	}
-	if err := b.act.allocate(d, p.Heads, b.maxAttnSplits(), p.Widest.HeadDim, branchOut(p)); err != nil {
+	if err := b.act.allocate(d, p.Heads, b.maxAttnSplits(), p.Widest.HeadDim, branchOut(p, b.weights.cpuOrder)); err != nil {
 		return err
 	}
 	var err error

@@ -313,7 +313,7 @@ func (c *compiler) products(o plan.Products) error {
 		c.add(func(b *Backend, w *walk) error {
 			bw := b.weights.at(ref)
 			op := matvecOp{label: name("gate+up"), m: bw.mats[0], m2: bw.mats[1], y: b.act.h, y2: b.act.h2, ystride: b.act.ffStride,
-				tokens: w.s.cap, step: b.graph.step, act: act, xq: b.act.xq}
+				tokens: w.s.cap, step: b.graph.step, act: cpuAct(glu.Act, act, bw.mats[0]), xq: b.act.xq}
 			b.bind(&op, in)
 			return b.recordPair(w.r, op, name("gate"), name("up·act(gate)"))
 		})
@@ -366,6 +366,19 @@ func (c *compiler) products(o plan.Products) error {
 		outs = append(outs, pd.Out.String())
 	}
 	return unsupportedOp("products of %v into %v", o.In, outs)
+}
+
+// actSiLUCPU is glu.glsl's ACT for SiLU as the CPU backend rounds it.
+const actSiLUCPU = 3
+
+// cpuAct is the ACT a gated product of m takes for a (act its
+// activation's): SiLU as the CPU's where the model's path rounds as the
+// CPU backend's (Matrix.cpuOrder), else act.
+func cpuAct(a plan.Activation, act uint32, m *Matrix) uint32 {
+	if a == plan.ActSiLU && m != nil && m.cpuOrder {
+		return actSiLUCPU
+	}
+	return act
 }
 
 // activation is matvec.comp's ACT for a.
@@ -691,6 +704,7 @@ func (c *compiler) moe(o plan.MoE) error {
 	var shared *opRef
 	var sharedIn input
 	var sharedAct uint32
+	var sharedFn plan.Activation
 	ungated := false // a shared expert added as it is, without a σ gate (granitehybrid)
 	if sh, ok := c.next().(plan.SharedExpert); ok {
 		c.take()
@@ -706,6 +720,7 @@ func (c *compiler) moe(o plan.MoE) error {
 		if len(sh.Gate.Data) == 0 && sh.Act != plan.ActReLU2 {
 			return unsupportedOp("an ungated shared expert with %v", sh.Act)
 		}
+		sharedFn = sh.Act
 		if sharedAct, err = expertActivation(sh.Act); err != nil {
 			return err
 		}
@@ -725,18 +740,33 @@ func (c *compiler) moe(o plan.MoE) error {
 		// residual; an ungated one adds to their sum, wherever it is
 		return unsupportedOp("a σ-gated shared expert with a post-norm or residual scale")
 	}
-	l, name := c.sec, c.name
+	l, name, label := c.sec, c.name, c.name(c.branch)
 	c.add(func(b *Backend, w *walk) error {
+		fused := fused
+		// the CPU backend (and llama.cpp) adds the ungated shared expert
+		// to the routed experts' sum, then that to x: a model rounding as
+		// the CPU's sums in that order, in Out, and adds it after
+		sumFirst := fused && shared != nil && ungated && b.weights.cpuOrder
+		if sumFirst {
+			fused = false
+		}
 		if shared != nil {
 			// on the FFN's input, before the routed experts add to x
-			if err := b.recordSharedProducts(w.r, name, b.weights.at(*shared).shared, sharedIn, sharedAct, !ungated, w.s); err != nil {
+			sw := b.weights.at(*shared).shared
+			if err := b.recordSharedProducts(w.r, name, sw, sharedIn, cpuAct(sharedFn, sharedAct, sw.gate), !ungated, w.s); err != nil {
 				return err
 			}
 		}
-		if err := b.recordMoE(w.r, name, l, &o, b.weights.at(ref).moe, in, act, fused, w.s); err != nil {
+		mw := b.weights.at(ref).moe
+		if err := b.recordMoE(w.r, name, l, &o, mw, in, cpuAct(o.Act, act, mw.gate), fused, w.s); err != nil {
 			return err
 		}
 		switch {
+		case sumFirst:
+			if err := b.recordSharedDown(w.r, name, b.weights.at(*shared).shared, false, w.s); err != nil {
+				return err
+			}
+			return b.recordBranchEnd(w.r, label, nil, 0, 1, w.s)
 		case shared != nil && ungated:
 			return b.recordSharedDown(w.r, name, b.weights.at(*shared).shared, fused, w.s)
 		case shared != nil:
@@ -867,11 +897,15 @@ func (c *compiler) logits() error {
 
 // branchOut reports whether some branch ends in residual.comp, which adds
 // Out (activations.o) to X: a Residual with a post-norm or scale, which no
-// epilogue computes, or a per-layer embedding.
-func branchOut(p *plan.Plan) bool {
+// epilogue computes, or a per-layer embedding; or, where the model rounds
+// as the CPU backend's (cpuOrder), an ungated shared expert (the MoE
+// closure sums it with the routed experts in Out first).
+func branchOut(p *plan.Plan, cpuOrder bool) bool {
 	out := false
 	forOps(p, func(_ int, op plan.Op) {
 		switch o := op.(type) {
+		case plan.SharedExpert:
+			out = out || cpuOrder && len(o.Scale.Data) == 0
 		case plan.Residual:
 			out = out || o.PostNorm != nil || o.Scale != 1
 		case plan.PerLayerEmbedding:

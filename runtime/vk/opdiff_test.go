@@ -7,27 +7,58 @@ import (
 	"testing"
 
 	"vkchat/internal/testenv"
+	"vkchat/runtime/arch"
 	"vkchat/runtime/backend"
 	"vkchat/runtime/cpu"
 	"vkchat/runtime/ggml"
 	"vkchat/runtime/plan"
 )
 
-// TestF32PrefixMatchesCPU runs synth-gemma4moe-F32's plan cut after each
-// op of its first two layers on both backends, over the reference prompt
-// as one batch, with an identity head in place of the model's: the logits
-// are the op's output to the bit (an identity product adds exact zeros,
-// in any order). With -v it logs, per op and position, how many values
+// TestF32PrefixMatchesCPU runs each all-F32 model's plan cut after each op
+// of its first layers on both backends, over the reference prompt as one
+// batch, with an identity head in place of the model's: the logits are
+// the op's output to the bit (an identity product adds exact zeros, in
+// any order). With -v it logs, per op and position, how many values
 // differ from the CPU backend's and the largest relative difference: where
-// the two backends part, op by op. It holds layer 0's attention output at
+// the two backends part, op by op. Where a case claims exactness (every op
+// of every layer it runs gives the CPU's bits at every position), a
+// differing value fails it on a device laid out as a CPU (the GPU layout's
+// shared-x mat-vec sums F32 rows in its own order, matvec.go
+// orderedPlan); every case holds its first layer's attention output at
 // position 0 (V through the f16 cache, where one position's softmax is 1)
-// to the CPU's bits.
+// to the CPU's bits. A fused run of ops (a MoE with its shared expert and
+// residual) is compared where the run ends.
 func TestF32PrefixMatchesCPU(t *testing.T) {
 	d := testDevice(t)
-	m := loadModel(t, testenv.Model(t, "2026b/synth-gemma4moe-F32.gguf"))
-	opts := backend.Options{ContextSize: 64, KVType: backend.KVF16, Device: -1}
 	prompt := []int32{1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337}
+	for _, c := range []struct {
+		model  string // under the shared models
+		layers int    // the first layers cut; 0: all, and the model's own head
+		exact  bool   // every op of every layer run gives the CPU's bits
+	}{
+		{"2026b/synth-gemma4moe-F32", 2, true},
+		// MLA (attnq.comp's f16 path), the dense lead's SiLU, sigmoid
+		// routing with groups, the shared expert's sum
+		{"2026b/synth-deepseek2-F32", 0, true},
+		{"2026/synth-qwen3moe-F32", 0, true},
+		{"2026b/synth-mistral3-F32", 0, true},
+		{"synth-qwen3-F32", 0, true},
+		// gpt-oss parts at layer 0's experts (swiglu_oai and its biases)
+		{"2026/synth-gpt-oss-F32", 2, false},
+	} {
+		t.Run(c.model, func(t *testing.T) {
+			m := loadModel(t, testenv.Model(t, c.model+".gguf"))
+			f32PrefixMatchesCPU(t, d, m, prompt, c.layers, c.exact)
+		})
+	}
+}
+
+func f32PrefixMatchesCPU(t *testing.T, d *gpu, m *arch.Model, prompt []int32, layers int, exact bool) {
+	opts := backend.Options{ContextSize: 64, KVType: backend.KVF16, Device: -1}
 	full := mustPlan(t, m, opts.ContextSize)
+	if layers == 0 {
+		layers = len(full.Layers)
+	}
 	// diffs runs p on both backends: per position, the values that
 	// differ and the largest difference relative to the CPU's value (or
 	// to 1e-3, nearer zero); ok false where Vulkan refuses the cut (a
@@ -65,11 +96,12 @@ func TestF32PrefixMatchesCPU(t *testing.T) {
 		}
 		return n, rel, true
 	}
-	attn := false
-	for L := 1; L <= 2; L++ {
+	attn, compared := false, 0
+	for L := 1; L <= layers; L++ {
 		for j, op := range full.Layers[L-1].Ops {
 			var outs []plan.Buf
 			var ws []int
+			isAttn := false
 			switch o := op.(type) {
 			case plan.Norm:
 				outs, ws = []plan.Buf{o.Out}, []int{o.Width}
@@ -80,11 +112,14 @@ func TestF32PrefixMatchesCPU(t *testing.T) {
 			case plan.Rope:
 				outs, ws = o.Bufs, o.Widths
 			case plan.Attention:
-				outs, ws = []plan.Buf{plan.Attn}, []int{o.Heads * o.HeadDim}
-				attn = attn || L == 1
+				outs, ws, isAttn = []plan.Buf{plan.Attn}, []int{o.Heads * o.HeadDim}, true
+			case plan.MLA:
+				outs, ws, isAttn = []plan.Buf{plan.Attn}, []int{o.Heads * o.Shape.V}, true
 			case plan.GLU:
 				outs, ws = []plan.Buf{plan.Gate}, []int{o.Width}
 			case plan.MoE:
+				outs, ws = []plan.Buf{o.Out}, []int{full.Embd}
+			case plan.SharedExpert:
 				outs, ws = []plan.Buf{o.Out}, []int{full.Embd}
 			case plan.Residual:
 				outs, ws = []plan.Buf{plan.X}, []int{full.Embd}
@@ -96,19 +131,42 @@ func TestF32PrefixMatchesCPU(t *testing.T) {
 				if !ok {
 					continue
 				}
-				s := ""
+				compared++
+				s, off := "", 0
 				for p := range n {
 					s += fmt.Sprintf(" %3d/%.0e", n[p], rel[p])
+					off += n[p]
 				}
 				t.Logf("layer %d op %2d %-16T %-5v%s", L-1, j, op, b, s)
-				if _, ok := op.(plan.Attention); ok && L == 1 && n[0] != 0 {
-					t.Errorf("layer 0's attention: %d of %d values at position 0 differ from the CPU's (largest by %.1e of the value)", n[0], ws[i], rel[0])
+				if isAttn && L == 1 {
+					attn = true
+					if n[0] != 0 {
+						t.Errorf("layer 0's attention: %d of %d values at position 0 differ from the CPU's (largest by %.1e of the value)", n[0], ws[i], rel[0])
+					}
+				}
+				if exact && !d.tune.sharedX && off != 0 {
+					t.Errorf("layer %d op %d (%T, %v): %d values over the prompt differ from the CPU's", L-1, j, op, b, off)
 				}
 			}
 		}
 	}
+	if exact && !d.tune.sharedX && layers == len(full.Layers) {
+		// every layer: the model's own head too, its logits the CPU's
+		n, rel, ok := diffs(full, full.Vocab)
+		if !ok {
+			t.Fatal("Vulkan refused the whole plan")
+		}
+		for p := range n {
+			if n[p] != 0 {
+				t.Errorf("position %d: %d of %d logits differ from the CPU's (largest by %.1e)", p, n[p], full.Vocab, rel[p])
+			}
+		}
+	}
 	if !attn {
-		t.Fatal("layer 0 has no attention op")
+		t.Fatal("layer 0 has no attention op Vulkan runs cut")
+	}
+	if compared == 0 {
+		t.Fatal("Vulkan refused every cut")
 	}
 }
 
