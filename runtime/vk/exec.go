@@ -368,15 +368,25 @@ func (c *compiler) products(o plan.Products) error {
 	return unsupportedOp("products of %v into %v", o.In, outs)
 }
 
-// actSiLUCPU is glu.glsl's ACT for SiLU as the CPU backend rounds it.
-const actSiLUCPU = 3
+// actSiLUCPU and actSwiGLUOAICPU are glu.glsl's ACT for SiLU and
+// swiglu_oai as the CPU backend rounds them.
+const (
+	actSiLUCPU      = 3
+	actSwiGLUOAICPU = 4
+)
 
 // cpuAct is the ACT a gated product of m takes for a (act its
-// activation's): SiLU as the CPU's where the model's path rounds as the
-// CPU backend's (Matrix.cpuOrder), else act.
+// activation's): SiLU or swiglu_oai as the CPU's where the model's path
+// rounds as the CPU backend's (Matrix.cpuOrder), else act.
 func cpuAct(a plan.Activation, act uint32, m *Matrix) uint32 {
-	if a == plan.ActSiLU && m != nil && m.cpuOrder {
+	if m == nil || !m.cpuOrder {
+		return act
+	}
+	switch a {
+	case plan.ActSiLU:
 		return actSiLUCPU
+	case plan.ActSwiGLUOAI:
+		return actSwiGLUOAICPU
 	}
 	return act
 }
