@@ -15,6 +15,10 @@
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint MODE = 0;
+// EXACT: MODE 0's RMS norm sums as ggml's CPU rms_norm (common.glsl
+// sq_add, subgroup_pair_sum, rms_scale), for a model whose path rounds as
+// the CPU backend's (Matrix.cpuOrder); else an f32 subgroup sum
+layout(constant_id = 2) const uint EXACT = 0;
 
 layout(binding = 0) uniform usamplerBuffer RAW;  // MODE 0: [token][layers·P] table rows, f32 bits
 layout(binding = 1) uniform usamplerBuffer NW;   // MODE 0: per_layer_proj_norm [P]
@@ -51,18 +55,37 @@ void main() {
 	uint lp = p.layers * p.P;
 	for (uint l = gl_SubgroupID; l < p.layers; l += gl_NumSubgroups) {
 		uint b0 = t * p.pstride + l * p.P;
-		float ss = 0.0;
-		for (uint j = gl_SubgroupInvocationID; j < p.P; j += gl_SubgroupSize) {
-			float v = pin[b0 + j] * p.pscale;
-			ss += v * v;
+		float sc;
+		if (EXACT != 0) {
+			vec2 ss = vec2(0.0);
+			for (uint j = gl_SubgroupInvocationID; j < p.P; j += gl_SubgroupSize) {
+				precise float v = pin[b0 + j] * p.pscale;
+				ss = sq_add(ss, v);
+			}
+			sc = rms_scale(subgroup_pair_sum(ss), float(p.P), p.eps);
+		} else {
+			float ss = 0.0;
+			for (uint j = gl_SubgroupInvocationID; j < p.P; j += gl_SubgroupSize) {
+				float v = pin[b0 + j] * p.pscale;
+				ss += v * v;
+			}
+			ss = subgroupAdd(ss);
+			sc = 1.0 / sqrt(ss / float(p.P) + p.eps);
 		}
-		ss = subgroupAdd(ss);
-		float sc = 1.0 / sqrt(ss / float(p.P) + p.eps);
 		for (uint j = gl_SubgroupInvocationID; j < p.P; j += gl_SubgroupSize) {
-			float v = pin[b0 + j] * p.pscale;
 			float w = uintBitsToFloat(texelFetch(NW, int(j)).x);
-			float r = uintBitsToFloat(texelFetch(RAW, int(t * lp + l * p.P + j)).x) * p.rscale;
-			pin[b0 + j] = ((v * sc) * w + r) * p.oscale;
+			float raw = uintBitsToFloat(texelFetch(RAW, int(t * lp + l * p.P + j)).x);
+			if (EXACT != 0) {
+				// each step rounded, none fused
+				precise float v = pin[b0 + j] * p.pscale;
+				precise float r = raw * p.rscale;
+				precise float y = ((v * sc) * w + r) * p.oscale;
+				pin[b0 + j] = y;
+			} else {
+				float v = pin[b0 + j] * p.pscale;
+				float r = raw * p.rscale;
+				pin[b0 + j] = ((v * sc) * w + r) * p.oscale;
+			}
 		}
 	}
 }

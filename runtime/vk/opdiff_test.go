@@ -36,9 +36,10 @@ func TestF32PrefixMatchesCPU(t *testing.T) {
 		layers int    // the first layers cut; 0: all, and the whole plan's logits
 		exact  bool   // every op of every layer run gives the CPU's bits
 	}{
-		// every layer; its head's final soft-cap (logits.comp's tanh) is
-		// not the CPU's
+		// every layer; their heads' final soft-cap (logits.comp's tanh)
+		// is not the CPU's
 		{"2026b/synth-gemma4moe-F32", 6, true},
+		{"2026/synth-gemma4-F32", 6, true},
 		// MLA (attnq.comp's f16 path), the dense lead's SiLU, sigmoid
 		// routing with groups, the shared expert's sum
 		{"2026b/synth-deepseek2-F32", 0, true},
@@ -180,18 +181,17 @@ func f32PrefixMatchesCPU(t *testing.T, d *gpu, m *arch.Model, prompt []int32, la
 }
 
 // cutPlan is full's plan with its first layers layers, the last one's ops
-// up to op j, and a head that copies buffer buf (width values a token)
-// into the logits: an identity product adds exact zeros, in any order, so
-// the logits are that op's output to the bit on either backend.
+// up to op j, the layers after it left without ops (so that what spans
+// every layer, Gemma 4's per-layer inputs, keeps its shape), and a head
+// that copies buffer buf (width values a token) into the logits: an
+// identity product adds exact zeros, in any order, so the logits are that
+// op's output to the bit on either backend.
 func cutPlan(full *plan.Plan, layers, j int, buf plan.Buf, width int) *plan.Plan {
 	p := *full
-	p.Layers = append([]plan.Layer(nil), full.Layers[:layers]...)
+	p.Layers = append([]plan.Layer(nil), full.Layers...)
 	p.Layers[layers-1].Ops = p.Layers[layers-1].Ops[:j+1]
-	p.Cache = nil
-	for _, c := range full.Cache {
-		if c.Layer < layers {
-			p.Cache = append(p.Cache, c)
-		}
+	for l := layers; l < len(p.Layers); l++ {
+		p.Layers[l].Ops = nil
 	}
 	id := make([]byte, 4*width*p.Vocab)
 	for i := 0; i < width; i++ {

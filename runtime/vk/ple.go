@@ -97,7 +97,7 @@ func (b *Backend) recordPLEInputs(r *vulkan.Recorder, s bodyShape) error {
 	if err != nil {
 		return err
 	}
-	k, err := b.d.kernel("ple", 9*4, b.d.Info.SureSubgroup()*4, 0)
+	k, err := b.d.kernel("ple", 9*4, b.d.Info.SureSubgroup()*4, 0, flag(p.proj.cpuOrder))
 	if err != nil {
 		return err
 	}
