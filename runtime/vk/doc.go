@@ -67,7 +67,9 @@
 // tinyBLAS's for the other dense rows of an all-F32 model
 // (Matrix.cpuOrder), with the RMS norm folded into them and
 // residual.comp's summing squares as ggml's (a double sum), so that an
-// F32 model gives the CPU backend's bits where attention does too.
+// F32 model gives the CPU backend's bits where attention does too (its
+// f16 cache read by attnq.comp's f16 path, MLA's too; the gated units'
+// SiLU and swiglu_oai as the CPU's, glu.glsl ACT 3 and 4).
 // Quantized matrices can round so too (weights.exactQuant, off by
 // default): matvec_exact.comp rounds x as runtime/quant does and gives
 // each (row, token) to one lane that sums the row's blocks in the type's
