@@ -17,9 +17,10 @@
 // within xqWords): the int8 codes four to a word, unit u's at u·UNIT/4; then
 // one word per unit, d's f32 bits; then, for Q8_1, one per unit, s's bits.
 //
-// PHASE 1: one lane per (row, token): the lane walks its row's blocks in
-// order, and sums each block's integer products exactly (int32, any order)
-// and the block's float terms in the order the type's Go kernel does:
+// PHASE 1: one lane per (row, NT tokens): the lane walks its row's blocks
+// in order, dequantizes each once for its tokens, and sums each block's
+// integer products exactly (int32, any order) and the block's float terms
+// in the order the type's Go kernel does:
 //   Q8_0, Q5_0: eight float lanes (elements 4t..4t+3 of each 32), each
 //     lane += dx·dy · its integer by one exact FMA, then hsum_float_8;
 //   Q4_1: the same plus summs = fma(m, s, summs), hsum + summs;
@@ -60,6 +61,7 @@ layout(constant_id = 8) const uint BIAS = 0;  // 1: bias rows added before act a
 // float lanes as Q5_K's, the mins' in four (sub-block pairs) by
 // fma(−dy·dmin), hsum_float_8 + ((m0 + m2) + (m1 + m3)). Other types: 0.
 layout(constant_id = 9) const uint LANES = 0;
+layout(constant_id = 10) const uint NT = 1;    // phase 1: tokens per lane (MOE: 1), each weight dequantized once for them
 
 layout(binding = 0) uniform usamplerBuffer A0;
 layout(binding = 1) uniform usamplerBuffer A1;
@@ -210,9 +212,6 @@ void quantize() {
 
 // ---- phase 1 ----
 
-// y8 is code c (0..3) of word w of a unit's x.
-int y8(uvec4 t[UNIT / 16], uint e) { return bitfieldExtract(int(t[e >> 4][(e >> 2) & 3u]), int(8u * (e & 3u)), 8); }
-
 // hsum8 is ggml's hsum_float_8 of lanes lo (0..3) and hi (4..7).
 float hsum8(vec4 lo, vec4 hi) {
 	precise vec4 h = lo + hi;
@@ -220,7 +219,10 @@ float hsum8(vec4 lo, vec4 hi) {
 	return v;
 }
 
-// load is unit j of row wrow of the pass's matrix (A, or B for PAIR's second).
+// y8 is code e (0..15) of a texel of x.
+int y8(uvec4 t, uint e) { return bitfieldExtract(int(t[e >> 2]), int(8u * (e & 3u)), 8); }
+
+// load is unit idx of the pass's matrix (A, or B for PAIR's second).
 void load(uint pass, uint idx) {
 	if (pass == 0) {
 		load_unit(A0, A1, A2, A3, idx);
@@ -239,147 +241,196 @@ const bool KLANES = LANES != 0;
 const bool KLANES = false;
 #endif
 
-// exact_dot is row wrow of the pass's matrix times the token's rounded x
-// (its words from xbase), rounded as the type's Go kernel.
-float exact_dot(uint pass, uint wrow, uint xbase) {
+// Each token's running sums (see the header for which type keeps which).
+vec4 lo[NT], hi[NT]; // the eight float lanes
+float sumf[NT];      // a running sum
+float summs[NT];     // the mins' accumulator, or Q4_1's m·s
+float accS[NT], accM[NT]; // Q4_K's two
+vec4 accm[NT];       // Q4_K with LANES: the mins' four lanes
+uint xbase[NT];      // each token's first word in XQ
+
+// x4 is texel i of unit j's codes of token t.
+uvec4 x4(uint t, uint j, uint i) { return texelFetch(XQ4, int((xbase[t] + j * (UNIT / 4u)) / 4u + i)); }
+
+// exact_dot leaves in v[t] row wrow of the pass's matrix times token t's
+// rounded x, rounded as the type's Go kernel: the row's blocks in order,
+// each dequantized once for the NT tokens.
+void exact_dot(uint pass, uint wrow, out float v[NT]) {
 	const uint units = p.units;
 	const uint vw = units * (UNIT / 4u);
-	vec4 lo = vec4(0.0), hi = vec4(0.0); // the eight float lanes
-	float sumf = 0.0, summs = 0.0;        // a running sum; the mins' (or m·s) accumulator
-	float accS = 0.0, accM = 0.0;         // Q4_K's two
-	vec4 accm = vec4(0.0);                // Q4_K with LANES: the mins' four lanes
+	[[unroll]] for (uint t = 0; t < NT; t++) {
+		lo[t] = vec4(0.0);
+		hi[t] = vec4(0.0);
+		sumf[t] = 0.0;
+		summs[t] = 0.0;
+		accS[t] = 0.0;
+		accM[t] = 0.0;
+		accm[t] = vec4(0.0);
+	}
 	[[dont_unroll]] for (uint j = 0; j < units; j++) {
 		load(pass, wrow * units + j);
-		uvec4 xt[UNIT / 16];
-		[[unroll]] for (uint i = 0; i < UNIT / 16u; i++) xt[i] = texelFetch(XQ4, int((xbase + j * (UNIT / 4u)) / 4u + i));
-		float yd = uintBitsToFloat(texelFetch(XQ1, int(xbase + vw + j)).x);
 #if UNIT == 32
 		float q[SUBN];
 		float sc, bi;
 		dequant_sub(0, q, sc, bi);
-		ivec4 sl = ivec4(0), sh = ivec4(0); // lane integers
-		int ysum = 0;
+		int w[32];
 		[[unroll]] for (uint e = 0; e < 32u; e++) {
-			int w = int(q[e]);
+			w[e] = int(q[e]);
 #if defined(WTYPE_Q5_0)
-			w -= 16;
+			w[e] -= 16;
 #endif
-			int yv = y8(xt, e);
-			ysum += yv;
-			uint t = e / 4u;
-			if (t < 4u) {
-				sl[t] += w * yv;
-			} else {
-				sh[t - 4u] += w * yv;
-			}
 		}
+		[[unroll]] for (uint t = 0; t < NT; t++) {
+			float yd = uintBitsToFloat(texelFetch(XQ1, int(xbase[t] + vw + j)).x);
+			ivec4 sl = ivec4(0), sh = ivec4(0); // lane integers
+			int ysum = 0;
+			[[unroll]] for (uint h = 0; h < 2u; h++) {
+				uvec4 xt = x4(t, j, h);
+				[[unroll]] for (uint e = 0; e < 16u; e++) {
+					int yv = y8(xt, e);
+					ysum += yv;
+					uint l = (16u * h + e) / 4u;
+					if (l < 4u) {
+						sl[l] += w[16u * h + e] * yv;
+					} else {
+						sh[l - 4u] += w[16u * h + e] * yv;
+					}
+				}
+			}
 #if defined(WTYPE_Q8_0) || defined(WTYPE_Q5_0) || defined(WTYPE_Q4_1)
 #if defined(WTYPE_Q4_1)
-		float dx = half_lo(u_dm), mx = half_hi(u_dm);
-		float ys = uintBitsToFloat(texelFetch(XQ1, int(xbase + vw + units + j)).x);
-		summs = fma_exact(mx, ys, summs);
+			float dx = half_lo(u_dm), mx = half_hi(u_dm);
+			float ys = uintBitsToFloat(texelFetch(XQ1, int(xbase[t] + vw + units + j)).x);
+			summs[t] = fma_exact(mx, ys, summs[t]);
 #else
-		float dx = u_d;
+			float dx = u_d;
 #endif
-		precise float dd = dx * yd;
-		lo = fma_exact(vec4(dd), vec4(sl), lo);
-		hi = fma_exact(vec4(dd), vec4(sh), hi);
+			precise float dd = dx * yd;
+			lo[t] = fma_exact(vec4(dd), vec4(sl), lo[t]);
+			hi[t] = fma_exact(vec4(dd), vec4(sh), hi[t]);
 #elif defined(WTYPE_Q4_0)
-		ivec4 s4 = sl + sh;
-		int sumi = ((s4.x + s4.y) + (s4.z + s4.w)) - 8 * ysum;
-		precise float t = (float(sumi) * u_d) * yd;
-		precise float nf = sumf + t;
-		sumf = nf;
+			ivec4 s4 = sl + sh;
+			int sumi = ((s4.x + s4.y) + (s4.z + s4.w)) - 8 * ysum;
+			precise float tt = (float(sumi) * u_d) * yd;
+			precise float nf = sumf[t] + tt;
+			sumf[t] = nf;
 #elif defined(WTYPE_Q5_1)
-		ivec4 s4 = sl + sh;
-		int sumi = (s4.x + s4.y) + (s4.z + s4.w);
-		float ys = uintBitsToFloat(texelFetch(XQ1, int(xbase + vw + units + j)).x);
-		precise float t1 = (half_lo(u_dm) * yd) * float(sumi);
-		precise float t2 = half_hi(u_dm) * ys;
-		precise float nf = sumf + (t1 + t2);
-		sumf = nf;
+			ivec4 s4 = sl + sh;
+			int sumi = (s4.x + s4.y) + (s4.z + s4.w);
+			float ys = uintBitsToFloat(texelFetch(XQ1, int(xbase[t] + vw + units + j)).x);
+			precise float t1 = (half_lo(u_dm) * yd) * float(sumi);
+			precise float t2 = half_hi(u_dm) * ys;
+			precise float nf = sumf[t] + (t1 + t2);
+			sumf[t] = nf;
 #endif
+		}
 #elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
-		ivec4 sl = ivec4(0), sh = ivec4(0); // KLANES' lane integers
-		ivec4 mp = ivec4(0);                // the mins' integers per sub-block pair
-		int isum = 0, msum = 0;
+		ivec4 sl[NT], sh[NT]; // KLANES' lane integers
+		ivec4 mp[NT];         // the mins' integers per sub-block pair
+		int isum[NT], msum[NT];
+		[[unroll]] for (uint t = 0; t < NT; t++) {
+			sl[t] = ivec4(0);
+			sh[t] = ivec4(0);
+			mp[t] = ivec4(0);
+			isum[t] = 0;
+			msum[t] = 0;
+		}
 		[[unroll]] for (uint s = 0; s < 8u; s++) {
 			float q[SUBN];
 			float sc, bi, scv, mnv;
 			dequant_sub(s, q, sc, bi);
 			scale_min_k4(u_meta, s, scv, mnv);
-			int isc = int(scv);
-			int dot = 0, ysum = 0;
-			[[unroll]] for (uint l = 0; l < 32u; l++) {
-				int yv = y8(xt, 32u * s + l);
-				int pr = int(q[l]) * yv;
-				ysum += yv;
-				dot += pr;
-				if (KLANES) {
-					uint t = l / 4u;
-					if (t < 4u) {
-						sl[t] += isc * pr;
-					} else {
-						sh[t - 4u] += isc * pr;
+			int isc = int(scv), imn = int(mnv);
+			[[unroll]] for (uint t = 0; t < NT; t++) {
+				int dot = 0, ysum = 0;
+				[[unroll]] for (uint h = 0; h < 2u; h++) {
+					uvec4 xt = x4(t, j, 2u * s + h);
+					[[unroll]] for (uint e = 0; e < 16u; e++) {
+						uint l = 16u * h + e;
+						int yv = y8(xt, e);
+						int pr = int(q[l]) * yv;
+						ysum += yv;
+						dot += pr;
+						if (KLANES) {
+							if (l / 4u < 4u) {
+								sl[t][l / 4u] += isc * pr;
+							} else {
+								sh[t][l / 4u - 4u] += isc * pr;
+							}
+						}
 					}
 				}
+				isum[t] += isc * dot;
+				msum[t] += imn * ysum;
+				mp[t][s / 2u] += imn * ysum;
 			}
-			isum += isc * dot;
-			msum += int(mnv) * ysum;
-			mp[s / 2u] += int(mnv) * ysum;
 		}
 		float dx = half_lo(u_meta.x), dmin = half_hi(u_meta.x);
+		[[unroll]] for (uint t = 0; t < NT; t++) {
+			float yd = uintBitsToFloat(texelFetch(XQ1, int(xbase[t] + vw + j)).x);
 #if defined(WTYPE_Q4_K)
-		if (LANES != 0) {
+			if (LANES != 0) {
+				precise float d1 = yd * dx;
+				precise float d2 = -(yd * dmin);
+				lo[t] = fma_exact(vec4(d1), vec4(sl[t]), lo[t]);
+				hi[t] = fma_exact(vec4(d1), vec4(sh[t]), hi[t]);
+				accm[t] = fma_exact(vec4(d2), vec4(mp[t]), accm[t]);
+			} else {
+				precise float d1 = dx * yd;
+				precise float d2 = dmin * yd;
+				accS[t] = fma_exact(d1, float(isum[t]), accS[t]);
+				accM[t] = fma_exact(d2, float(msum[t]), accM[t]);
+			}
+#else
 			precise float d1 = yd * dx;
 			precise float d2 = -(yd * dmin);
-			lo = fma_exact(vec4(d1), vec4(sl), lo);
-			hi = fma_exact(vec4(d1), vec4(sh), hi);
-			accm = fma_exact(vec4(d2), vec4(mp), accm);
-		} else {
-			precise float d1 = dx * yd;
-			precise float d2 = dmin * yd;
-			accS = fma_exact(d1, float(isum), accS);
-			accM = fma_exact(d2, float(msum), accM);
-		}
-#else
-		precise float d1 = yd * dx;
-		precise float d2 = -(yd * dmin);
-		lo = fma_exact(vec4(d1), vec4(sl), lo);
-		hi = fma_exact(vec4(d1), vec4(sh), hi);
-		summs = fma_exact(d2, float(msum), summs);
+			lo[t] = fma_exact(vec4(d1), vec4(sl[t]), lo[t]);
+			hi[t] = fma_exact(vec4(d1), vec4(sh[t]), hi[t]);
+			summs[t] = fma_exact(d2, float(msum[t]), summs[t]);
 #endif
+		}
 #elif defined(WTYPE_Q6_K)
-		int isum = 0;
+		int isum[NT];
+		[[unroll]] for (uint t = 0; t < NT; t++) isum[t] = 0;
 		[[unroll]] for (uint s = 0; s < 16u; s++) {
 			float q[SUBN];
 			float sc, bi;
 			dequant_sub(s, q, sc, bi);
-			int dot = 0;
-			[[unroll]] for (uint l = 0; l < 16u; l++) dot += (int(q[l]) - 32) * y8(xt, 16u * s + l);
-			isum += texel_sbyte(u_sc, s) * dot;
+			int isc = texel_sbyte(u_sc, s);
+			[[unroll]] for (uint t = 0; t < NT; t++) {
+				uvec4 xt = x4(t, j, s);
+				int dot = 0;
+				[[unroll]] for (uint l = 0; l < 16u; l++) dot += (int(q[l]) - 32) * y8(xt, l);
+				isum[t] += isc * dot;
+			}
 		}
-		precise float t = (u_d * yd) * float(isum);
-		precise float nf = sumf + t;
-		sumf = nf;
+		[[unroll]] for (uint t = 0; t < NT; t++) {
+			float yd = uintBitsToFloat(texelFetch(XQ1, int(xbase[t] + vw + j)).x);
+			precise float tt = (u_d * yd) * float(isum[t]);
+			precise float nf = sumf[t] + tt;
+			sumf[t] = nf;
+		}
 #endif
 	}
+	[[unroll]] for (uint t = 0; t < NT; t++) {
 #if defined(WTYPE_Q8_0) || defined(WTYPE_Q5_0)
-	return hsum8(lo, hi);
+		v[t] = hsum8(lo[t], hi[t]);
 #elif defined(WTYPE_Q4_1) || defined(WTYPE_Q5_K)
-	precise float r = hsum8(lo, hi) + summs;
-	return r;
+		precise float r = hsum8(lo[t], hi[t]) + summs[t];
+		v[t] = r;
 #elif defined(WTYPE_Q4_K)
-	if (LANES != 0) {
-		precise float m = (accm.x + accm.z) + (accm.y + accm.w);
-		precise float r = hsum8(lo, hi) + m;
-		return r;
-	}
-	precise float r = accS - accM;
-	return r;
+		if (LANES != 0) {
+			precise float m = (accm[t].x + accm[t].z) + (accm[t].y + accm[t].w);
+			precise float r = hsum8(lo[t], hi[t]) + m;
+			v[t] = r;
+		} else {
+			precise float r = accS[t] - accM[t];
+			v[t] = r;
+		}
 #else
-	return sumf;
+		v[t] = sumf[t];
 #endif
+	}
 }
 
 // The row of XQ a token (or, with MOE, a pair) reads.
@@ -387,35 +438,47 @@ uint xtok(uint tok) { return MOE == 1 ? tok / MOEK : tok; }
 
 void product() {
 	uint n = MOE != 0 ? ntok * MOEK : ntok;
-	uint tok = p.last != 0 ? n - 1u : gl_WorkGroupID.y;
+	uint tok0 = p.last != 0 ? n - 1u : gl_WorkGroupID.y * NT;
 	uint row = gl_GlobalInvocationID.x;
-	if (tok >= n || row >= p.rows) {
+	if (tok0 >= n || row >= p.rows) {
 		return;
 	}
-	// MOE: the row of the bank where this pair's expert starts
-	uint wrow0 = MOE != 0 ? texelFetch(IDS, int(tok)).x * p.rows : 0u;
-	uint xbase = xtok(tok) * p.tw;
-	float v = exact_dot(0, wrow0 + row, xbase);
-	uint brow = p.row0 + wrow0 + row;
-	if (BIAS != 0) {
-		v += bias[brow];
-	}
+	// MOE: the row of the bank where this pair's expert starts (NT is 1)
+	uint wrow0 = MOE != 0 ? texelFetch(IDS, int(tok0)).x * p.rows : 0u;
+	// tokens past the batch read the first one's x and store nothing
+	[[unroll]] for (uint t = 0; t < NT; t++) xbase[t] = xtok(tok0 + t < n ? tok0 + t : tok0) * p.tw;
+	float v[NT], u[NT];
+	exact_dot(0, wrow0 + row, v);
 	if (PAIR != 0) {
-		float u = exact_dot(1, wrow0 + row, xbase);
-		if (BIAS != 0) {
-			u += bias2[brow];
+		exact_dot(1, wrow0 + row, u);
+	}
+	uint brow = p.row0 + wrow0 + row;
+	[[unroll]] for (uint t = 0; t < NT; t++) {
+		uint tok = tok0 + t;
+		if (tok >= n) {
+			break;
 		}
-		v = glu(v, u);
+		float vt = v[t];
+		if (BIAS != 0) {
+			vt += bias[brow];
+		}
+		if (PAIR != 0) {
+			float ut = u[t];
+			if (BIAS != 0) {
+				ut += bias2[brow];
+			}
+			vt = glu(vt, ut);
+		}
+		uint o = (p.last != 0 ? 0u : tok * p.ystride) + p.yoff + row;
+		if (EPI == 1) {
+			vt += y[o];
+		} else if (EPI == 2) {
+			vt += bias[p.row0 + row];
+		} else if (EPI == 3) {
+			vt = glu(y[o], vt);
+		}
+		y[o] = vt;
 	}
-	uint o = (p.last != 0 ? 0u : tok * p.ystride) + p.yoff + row;
-	if (EPI == 1) {
-		v += y[o];
-	} else if (EPI == 2) {
-		v += bias[p.row0 + row];
-	} else if (EPI == 3) {
-		v = glu(y[o], v);
-	}
-	y[o] = v;
 }
 
 void main() {

@@ -62,6 +62,22 @@ func exactRows(op *matvecOp) int {
 	return max(op.tokens, 1)
 }
 
+// exactNT is the tokens each lane of the product takes (the kernel's NT):
+// a batch's dense rows are dequantized once for 4 tokens (8 gains little
+// more, and every unrolled token lengthens llvmpipe's compile); an expert
+// row serves one pair (pairs mostly go to different experts), a single
+// token one (docs/benchmarks.md, "vk: the exact quantized mat-vec
+// (matvec_exact.go)"). op.nt, where set, is a test's choice.
+func exactNT(op *matvecOp) int {
+	switch {
+	case op.moe.ids != nil || op.last || op.tokens <= 1:
+		return 1
+	case op.nt != 0:
+		return op.nt
+	}
+	return 4
+}
+
 // useExact reports whether op takes the exact kernel: its matrix (and
 // its pair's) rounds as the CPU backend's (Matrix.cpuOrder) and is of a
 // type the kernel has, x is rounded (not a test's f32 x), and there is a
@@ -94,7 +110,7 @@ func (d *gpu) quantizeExact(r *vulkan.Recorder, op matvecOp, tw, rows int) error
 	if op.moe.ids != nil && op.moe.perPair {
 		moe, moek = 2, uint32(op.moe.k1())
 	}
-	k, err := d.kernel("matvec_exact_"+wtypeName(m), 10*4, exactWorkgroup, 0, 0, flag(op.norm != nil), 0, 0, moe, moek, 0, 0)
+	k, err := d.kernel("matvec_exact_"+wtypeName(m), 10*4, exactWorkgroup, 0, 0, flag(op.norm != nil), 0, 0, moe, moek, 0, 0, 1)
 	if err != nil {
 		return err
 	}
@@ -141,7 +157,9 @@ func (d *gpu) matvecExact(r *vulkan.Recorder, op matvecOp) error {
 	if err := d.quantizeExact(r, op, tw, rows); err != nil {
 		return fmt.Errorf("%s: rounding x: %w", op.label, err)
 	}
-	k, err := d.kernel("matvec_exact_"+wtypeName(m), 10*4, exactWorkgroup, 1, uint32(op.epi), 0, flag(op.m2 != nil), op.act, op.moe.mode(), uint32(op.moe.k1()), op.biasRows(), flag(m.vecDot && m.Type == ggml.Q4_K))
+	nt := exactNT(&op)
+	k, err := d.kernel("matvec_exact_"+wtypeName(m), 10*4, exactWorkgroup, 1, uint32(op.epi), 0, flag(op.m2 != nil), op.act, op.moe.mode(), uint32(op.moe.k1()), op.biasRows(),
+		flag(m.vecDot && m.Type == ggml.Q4_K), uint32(nt))
 	if err != nil {
 		return err
 	}
@@ -173,7 +191,7 @@ func (d *gpu) matvecExact(r *vulkan.Recorder, op matvecOp) error {
 		}
 		rows := op.moe.rows(part)
 		groups := (rows + exactWorkgroup - 1) / exactWorkgroup
-		tg := op.moe.dispatchTokens(max(op.tokens, 1))
+		tg := (op.moe.dispatchTokens(max(op.tokens, 1)) + nt - 1) / nt
 		if op.last {
 			tg = 1
 		}

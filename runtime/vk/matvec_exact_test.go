@@ -28,6 +28,7 @@ type exactCase struct {
 	experts, k    int
 	perPair, last bool
 	vecDot        bool // Q4_K in vec_dot's lanes (Matrix.vecDot)
+	nt            int  // tokens per lane (op.nt), 0: the kernel's choice
 	// ties: x in halves up to ±127, each block of 32 holding ±127, so that
 	// x's rounding (scaled by ±1) meets halves with even and odd integer
 	// parts; some blocks hold both +127 and -127; and a block of zeros
@@ -60,12 +61,16 @@ func (c exactCase) String() string {
 	if c.ties {
 		s += "/ties"
 	}
+	if c.nt != 0 {
+		s += fmt.Sprintf("/nt%d", c.nt)
+	}
 	return s
 }
 
 // TestExactMatvecMatchesCPU: the exact kernel (matvec_exact.comp) gives
 // runtime/quant's bits (quant.MatMul, the CPU backend's products) for
-// every type it has, rows of 1, 3 and 9 blocks, 1, 5 and 37 tokens, with
+// every type it has, rows of 1, 3 and 9 blocks, 1, 5 and 37 tokens (1, 4
+// and 8 tokens a lane), with
 // a fused RMS norm (the reference normalises as ggml: ggmlRMSNorm), the
 // residual and bias epilogues, bias rows, a GELU-gated pair (its gate
 // looked up in the CPU's table), expert banks read per token and per
@@ -83,6 +88,8 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 		cases = append(cases,
 			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5},
 			exactCase{typ: typ, rows: 9, blocks: 3, ntok: 37},
+			exactCase{typ: typ, rows: 9, blocks: 3, ntok: 37, nt: 1},
+			exactCase{typ: typ, rows: 9, blocks: 3, ntok: 37, nt: 8},
 			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, norm: true},
 			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, ties: true},
 			exactCase{typ: typ, rows: 6, blocks: 3, ntok: 5, experts: 4, k: 2},
@@ -292,7 +299,7 @@ func exactProduct(t *testing.T, d *gpu, c exactCase, rng *rand.Rand) {
 	}
 	idb.Write(0, raw)
 
-	op := matvecOp{label: "exact", m: m, m2: m2, x: xb, xstride: cols, y: yb, ystride: c.rows, epi: c.epi, tokens: c.ntok, step: step, xq: xq, last: c.last}
+	op := matvecOp{label: "exact", m: m, m2: m2, x: xb, xstride: cols, y: yb, ystride: c.rows, epi: c.epi, tokens: c.ntok, step: step, xq: xq, last: c.last, nt: c.nt}
 	if c.norm {
 		op.norm, op.eps = nwb, eps
 	}
@@ -350,8 +357,9 @@ func exactProduct(t *testing.T, d *gpu, c exactCase, rng *rand.Rand) {
 // BenchmarkExactProduct times the exact kernel against the kernels the
 // same product takes otherwise (the mat-vec for one token, the tiled
 // product for a prefill chunk), on a 2048x2048 matrix of the two types
-// deepseek2-Q4_K_M uses most, reporting GFLOP/s of CPU time as well as of
-// wall time (go test -bench ExactProduct -benchtime 5x ./runtime/vk).
+// deepseek2-Q4_K_M uses most, the chunk with 1, 4 and 8 tokens a lane
+// (exactNT), reporting GFLOP/s of CPU time as well as of wall time
+// (go test -run X -bench ExactProduct -benchtime 5x ./runtime/vk).
 func BenchmarkExactProduct(b *testing.B) {
 	d := testDevice(b)
 	rng := rand.New(rand.NewSource(1))
@@ -369,15 +377,20 @@ func BenchmarkExactProduct(b *testing.B) {
 			xq, _ := d.NewBuffer("xq", uint64(4*tokens*xqBound(cols)), vulkan.MemDevice)
 			step, _ := d.NewBuffer("step", 64, vulkan.MemHost)
 			binary.LittleEndian.PutUint32(step.Mapped(), uint32(tokens))
-			for _, exact := range []bool{false, true} {
+			nts := []int{0, 1} // the normal kernels, then the exact one
+			if tokens > 1 {
+				nts = append(nts, 4, 8) // tokens per lane (exactNT)
+			}
+			for _, nt := range nts {
+				exact := nt > 0
 				kind := "normal"
 				if exact {
-					kind = "exact"
+					kind = fmt.Sprintf("exact-nt%d", nt)
 				}
 				b.Run(fmt.Sprintf("%s/%dx%d/tok%d/%s", typ, rows, cols, tokens, kind), func(b *testing.B) {
 					m.cpuOrder = exact
 					defer func() { m.cpuOrder = false }()
-					op := matvecOp{label: kind, m: m, x: x, xstride: cols, y: y, ystride: rows, tokens: tokens, step: step, xq: xq}
+					op := matvecOp{label: kind, m: m, x: x, xstride: cols, y: y, ystride: rows, tokens: tokens, step: step, xq: xq, nt: nt}
 					benchRecorded(b, d, 2*float64(rows)*float64(cols)*float64(tokens), func(r *vulkan.Recorder) error { return d.matvec(r, op) })
 				})
 			}
