@@ -142,6 +142,7 @@ func newBackendOn(dev *gpu, p *plan.Plan, opts backend.Options, profile, shared 
 	if err := b.planLayers(); err != nil {
 		return nil, fmt.Errorf("vulkan backend: %s: %w", p.Arch, err)
 	}
+	b.weights.exactQuant = b.d.tune.cpuRounding
 	if err := b.weights.upload(b.d, p, b.act.xStride); err != nil {
 		return nil, fmt.Errorf("vulkan backend: loading the %s weights: %w", p.Arch, err)
 	}

@@ -117,21 +117,26 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 	}
 }
 
-// TestExactQuantUpload: weights.exactQuant marks every quantized matrix
-// of a type the exact kernel has (Matrix.cpuOrder) and no other, and
-// without it a quantized model's matrices keep the kernels' own orders;
+// TestExactQuantUpload: weights.exactQuant marks every matrix of a model
+// whose matrices are all F32 or of a type the exact kernel has
+// (Matrix.cpuOrder), none of a model with one other type (F16, MXFP4 here),
+// and without it a quantized model's matrices keep the kernels' own orders;
 // Mamba2's in and out projections, and only they, sum in vec_dot's lanes
 // (Matrix.vecDot), as the CPU backend's.
 func TestExactQuantUpload(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		mamba bool
-	}{{"2026b/synth-deepseek2-Q4_K_M.gguf", false}, {"2026b/synth-granitehybrid-Q4_K_M.gguf", true}} {
-		t.Run(c.name, func(t *testing.T) { exactUpload(t, c.name, c.mamba) })
+		name         string
+		mamba, whole bool
+	}{
+		{"2026b/synth-deepseek2-Q4_K_M.gguf", false, true},
+		{"2026b/synth-granitehybrid-Q4_K_M.gguf", true, false}, // F16 experts
+		{"2026/synth-gpt-oss-MXFP4_MOE.gguf", false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) { exactUpload(t, c.name, c.mamba, c.whole) })
 	}
 }
 
-func exactUpload(t *testing.T, name string, hasMamba bool) {
+func exactUpload(t *testing.T, name string, hasMamba, whole bool) {
 	d := testDevice(t)
 	p := mustPlan(t, loadModel(t, testenv.Model(t, name)), 64)
 	mamba := map[*Matrix]bool{}
@@ -162,7 +167,7 @@ func exactUpload(t *testing.T, name string, hasMamba bool) {
 			if m.vecDot != mamba[m] {
 				t.Errorf("%s: vecDot %v", m.Name, m.vecDot)
 			}
-			want := on && exactTypes[m.Type]
+			want := on && whole
 			if m.cpuOrder != want {
 				t.Errorf("exactQuant %v: %s (%v) has cpuOrder %v", on, m.Name, m.Type, m.cpuOrder)
 			}

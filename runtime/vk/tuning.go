@@ -171,6 +171,18 @@ type tuning struct {
 	// blocking wait is a share of a short decode step; on a CPU device the
 	// polling thread would take a core from the driver's workers.
 	spinFence bool
+	// cpuRounding makes a quantized model round as the CPU backend, as an
+	// all-F32 model does on every device (weights.cpuOrder): its products
+	// through the exact kernel (matvec_exact.go) and the ops around them
+	// (norms, activations, attention's f16 path) in the CPU's order,
+	// where every matrix's type has an exact kernel (weights.exactQuant).
+	// The Vulkan backend then gives the CPU backend's bits, op by op and
+	// end to end, which holds it to llama.cpp's references through the
+	// near-ties of routing and 8-bit roundings that a device order flips
+	// (synth-deepseek2-Q4_K_M's expert at one position); the exact kernel
+	// takes a row per lane and is the slower one. RoundingEnv forces it
+	// either way on any device.
+	cpuRounding bool
 }
 
 // dotForm is how a product sums a quantized sub-block (tuning.mmDot).
@@ -268,6 +280,9 @@ const (
 	// RopeEnv: "fused" or "separate", a decode step's rotation in the
 	// Q|K|V product's last workgroup or in a dispatch of its own.
 	RopeEnv = "VKCHAT_VK_ROPE"
+	// RoundingEnv: "cpu" or "device", a quantized model rounding as the
+	// CPU backend (tuning.cpuRounding) or in the device kernels' orders.
+	RoundingEnv = "VKCHAT_VK_ROUNDING"
 )
 
 // tuningEnv is each variable's forms, in the order an error lists them,
@@ -298,6 +313,7 @@ var tuningEnv = []struct {
 	}},
 	{SpinEnv, []string{"on", "off"}, func(t *tuning, form string) { t.spinFence = form == "on" }},
 	{RopeEnv, []string{"fused", "separate"}, func(t *tuning, form string) { t.ropeInQKV = form == "fused" }},
+	{RoundingEnv, []string{"cpu", "device"}, func(t *tuning, form string) { t.cpuRounding = form == "cpu" }},
 }
 
 // withEnv is t with the choices getenv forces (tuningEnv); a form that

@@ -71,3 +71,38 @@ func TestTuningEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundingEnv: RoundingEnv forces a quantized model's rounding on
+// either layout (tuning.cpuRounding), and refuses a form it does not
+// have, naming the variable.
+func TestRoundingEnv(t *testing.T) {
+	for _, c := range []struct {
+		base tuning
+		form string
+		want bool
+		fail string
+	}{
+		{cpuTuning, "", cpuTuning.cpuRounding, ""},
+		{gpuTuning, "", false, ""},
+		{gpuTuning, "cpu", true, ""},
+		{cpuTuning, "device", false, ""},
+		{cpuTuning, "cpu", true, ""},
+		{gpuTuning, "exact", false, `VKCHAT_VK_ROUNDING="exact": want cpu or device`},
+	} {
+		got, err := c.base.withEnv(func(k string) string {
+			if k == RoundingEnv {
+				return c.form
+			}
+			return ""
+		})
+		if c.fail != "" {
+			if err == nil || !strings.Contains(err.Error(), c.fail) {
+				t.Errorf("%q: error %v, want %q", c.form, err, c.fail)
+			}
+			continue
+		}
+		if err != nil || got.cpuRounding != c.want {
+			t.Errorf("%q: cpuRounding %v (%v), want %v", c.form, got.cpuRounding, err, c.want)
+		}
+	}
+}

@@ -23,14 +23,17 @@ type weights struct {
 	mats map[*byte]*Matrix
 	// all are the matrices uploaded, for Matrix.cpuOrder
 	all []*Matrix
-	// cpuOrder: every matrix uploaded is F32, so the model's path rounds
-	// as the CPU backend's (each Matrix.cpuOrder, and cpuAttention)
+	// cpuOrder: every matrix uploaded is F32, or with exactQuant of a
+	// type the exact kernel has, so the model's path rounds as the CPU
+	// backend's (each Matrix.cpuOrder, and cpuAttention)
 	cpuOrder bool
-	// exactQuant, set before upload, makes every quantized matrix of a
-	// type the exact kernel has (matvec_exact.go's exactTypes) sum as the
-	// CPU backend's (its Matrix.cpuOrder). Off unless a backend asks: the
-	// exact kernel is slower, and it gives the CPU's bits only where the
-	// ops around the products do too.
+	// exactQuant, set before upload (tuning.cpuRounding), lets quantized
+	// matrices of the types the exact kernel has (matvec_exact.go's
+	// exactTypes) sum as the CPU backend's. It takes effect only where
+	// every matrix can: the exact kernel is slower, and gives the CPU's
+	// bits only where the products around it do too (a quantized model's
+	// F32 router alone in the CPU's order moved
+	// synth-granitehybrid-Q4_K_M past the 0.25).
 	exactQuant bool
 }
 
@@ -117,10 +120,10 @@ func (ws *weights) upload(d *gpu, p *plan.Plan, xStride int) error {
 	}
 	ws.cpuOrder = len(ws.all) > 0
 	for _, m := range ws.all {
-		ws.cpuOrder = ws.cpuOrder && m.Type == ggml.F32
+		ws.cpuOrder = ws.cpuOrder && (m.Type == ggml.F32 || ws.exactQuant && exactTypes[m.Type])
 	}
 	for _, m := range ws.all {
-		m.cpuOrder = ws.cpuOrder || (ws.exactQuant && exactTypes[m.Type])
+		m.cpuOrder = ws.cpuOrder
 	}
 	return nil
 }
