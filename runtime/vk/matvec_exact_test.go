@@ -29,6 +29,7 @@ type exactCase struct {
 	perPair, last bool
 	vecDot        bool // Q4_K in vec_dot's lanes (Matrix.vecDot)
 	nt            int  // tokens per lane (op.nt), 0: the kernel's choice
+	parts         bool // the matrix split into parts of 20 rows
 	// ties: x in halves up to ±127, each block of 32 holding ±127, so that
 	// x's rounding (scaled by ±1) meets halves with even and odd integer
 	// parts; some blocks hold both +127 and -127; and a block of zeros
@@ -63,6 +64,9 @@ func (c exactCase) String() string {
 	}
 	if c.nt != 0 {
 		s += fmt.Sprintf("/nt%d", c.nt)
+	}
+	if c.parts {
+		s += "/parts"
 	}
 	return s
 }
@@ -105,6 +109,8 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, pair: true, norm: true},
 			exactCase{typ: typ, rows: 6, blocks: 3, ntok: 5, experts: 4, k: 2, pair: true, bias: true},
 			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, last: true},
+			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, epi: epiBias, parts: true},
+			exactCase{typ: typ, rows: 70, blocks: 3, ntok: 1, pair: true, bias: true, parts: true},
 		)
 	}
 	// Mamba2's projections: Q4_K in vec_dot's lanes
@@ -188,9 +194,17 @@ func exactProduct(t *testing.T, d *gpu, c exactCase, rng *rand.Rand) {
 	cols := c.blocks * unit
 	bankRows := c.rows * max(c.experts, 1)
 	w := randomWeights(t, c.typ, bankRows, cols, rng)
+	if c.parts {
+		saved := d.partBytes
+		d.partBytes = 20 * layouts[c.typ].packedBytes(1, cols)
+		defer func() { d.partBytes = saved }()
+	}
 	m, err := d.uploadMatrix("w", c.typ, bankRows, cols, w)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.parts && len(m.parts) < 2 {
+		t.Fatalf("%d parts, want several", len(m.parts))
 	}
 	m.cpuOrder = true // weights.exactQuant's
 	m.vecDot = c.vecDot
