@@ -121,6 +121,16 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.String(), func(t *testing.T) { exactProduct(t, d, c, rng) })
 	}
+	// under the GPU layout (shared-x mat-vec, integer dot, rope in the
+	// Q|K|V product): the exact kernel still takes every product
+	withTuning(t, d, gpuTuning)
+	for _, c := range []exactCase{
+		{typ: ggml.Q5_0, rows: 70, blocks: 3, ntok: 1, norm: true},
+		{typ: ggml.Q4_K, rows: 70, blocks: 3, ntok: 5, norm: true},
+		{typ: ggml.Q6_K, rows: 6, blocks: 3, ntok: 5, experts: 4, k: 2},
+	} {
+		t.Run("gpu/"+c.String(), func(t *testing.T) { exactProduct(t, d, c, rng) })
+	}
 }
 
 // TestExactQuantUpload: weights.exactQuant marks every matrix of a model
