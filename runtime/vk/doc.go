@@ -72,8 +72,8 @@
 // SiLU and swiglu_oai as the CPU's, glu.glsl ACT 3 and 4).
 // Quantized matrices can round so too (weights.exactQuant, off by
 // default): matvec_exact.comp rounds x as runtime/quant does and gives
-// each (row, token) to one lane that sums the row's blocks in the type's
-// Go kernel's order.
+// each row to one lane (with up to 4 of a batch's tokens) that sums the
+// row's blocks in the type's Go kernel's order.
 // GPUs also
 // take another mat-vec (matvec_sg.comp): a workgroup stages x, rounded the
 // same way, once in shared memory and whole subgroups reduce rows, so x is

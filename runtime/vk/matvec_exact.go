@@ -81,9 +81,11 @@ func exactNT(op *matvecOp) int {
 // useExact reports whether op takes the exact kernel: its matrix (and
 // its pair's) rounds as the CPU backend's (Matrix.cpuOrder) and is of a
 // type the kernel has, x is rounded (not a test's f32 x), and there is a
-// scratch for the rounded x. A product without a scratch (the few made
-// outside the layer's main products: a MoE router, PLE, the MTP head's)
-// keeps the other kernels, and with them their rounding.
+// scratch for the rounded x. A product recorded without a scratch (a
+// MoE router, Gated DeltaNet's and lfm2's short-convolution products,
+// PLE's, the MTP head's eh_proj) keeps the other kernels, and with them
+// their rounding: giving those ops the scratch would also move their
+// normal prefill to the tiled product.
 func (d *gpu) useExact(op *matvecOp) bool {
 	m := op.m
 	if !m.cpuOrder || !exactTypes[m.Type] || op.f32x || op.xq == nil {
