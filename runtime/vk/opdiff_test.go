@@ -27,36 +27,50 @@ import (
 // orderedPlan); every case holds its first layer's attention output at
 // position 0 (V through the f16 cache, where one position's softmax is 1)
 // to the CPU's bits. A fused run of ops (a MoE with its shared expert and
-// residual) is compared where the run ends.
+// residual) is compared where the run ends; an op writing a buffer no
+// product reads (a mixer's Out, which its residual add takes in) is
+// compared at that add. A quantized file runs where the case says it
+// rounds as the CPU's (tuning.cpuRounding), and a hybrid's attention check
+// is its first layer with attention.
 func TestF32PrefixMatchesCPU(t *testing.T) {
 	d := testDevice(t)
 	prompt := []int32{1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337}
 	for _, c := range []struct {
-		model  string // under the shared models
-		layers int    // the first layers cut; 0: all, and the whole plan's logits
-		exact  bool   // every op of every layer run gives the CPU's bits
+		model       string // under the shared models
+		layers      int    // the first layers cut; 0: all, and the whole plan's logits
+		exact       bool   // every op of every layer run gives the CPU's bits
+		cpuRounding bool   // a quantized model rounded as the CPU's (tuning.cpuRounding)
 	}{
 		// every layer; their heads' final soft-cap (logits.comp's tanh)
 		// is not the CPU's
-		{"2026b/synth-gemma4moe-F32", 6, true},
-		{"2026/synth-gemma4-F32", 6, true},
+		{"2026b/synth-gemma4moe-F32", 6, true, false},
+		{"2026/synth-gemma4-F32", 6, true, false},
 		// MLA (attnq.comp's f16 path), the dense lead's SiLU, sigmoid
 		// routing with groups, the shared expert's sum
-		{"2026b/synth-deepseek2-F32", 0, true},
-		{"2026/synth-qwen3moe-F32", 0, true},
-		{"2026/synth-gpt-oss-F32", 0, true},
-		{"2026b/synth-mistral3-F32", 0, true},
-		{"synth-qwen3-F32", 0, true},
-		{"synth-gemma3-F32", 0, true},
-		{"synth-phi3-F32", 0, true},
-		{"synth-smollm3-F32", 0, true},
-		{"synth-olmo2-F32", 0, true},
-		{"synth-granite-F32", 0, true},
+		{"2026b/synth-deepseek2-F32", 0, true, false},
+		{"2026/synth-qwen3moe-F32", 0, true, false},
+		{"2026/synth-gpt-oss-F32", 0, true, false},
+		{"2026b/synth-mistral3-F32", 0, true, false},
+		{"synth-qwen3-F32", 0, true, false},
+		{"synth-gemma3-F32", 0, true, false},
+		{"synth-phi3-F32", 0, true, false},
+		{"synth-smollm3-F32", 0, true, false},
+		{"synth-olmo2-F32", 0, true, false},
+		{"synth-granite-F32", 0, true, false},
 		// gemma2 parts at layer 0's attention (its soft-cap's tanh)
-		{"synth-gemma2-F32", 1, false},
+		{"synth-gemma2-F32", 1, false, false},
+		// short convolutions; the quantized file rounded as the CPU's: its
+		// conv projections take the exact kernel (shortconv.go convXQ)
+		{"2026/synth-lfm2-F32", 0, true, false},
+		{"2026/synth-lfm2-Q4_K_M", 0, true, true},
 	} {
 		t.Run(c.model, func(t *testing.T) {
 			m := loadModel(t, testenv.Model(t, c.model+".gguf"))
+			if c.cpuRounding {
+				tu := d.tune
+				tu.cpuRounding = true
+				withTuning(t, d, tu)
+			}
 			f32PrefixMatchesCPU(t, d, m, prompt, c.layers, c.exact)
 		})
 	}
@@ -106,7 +120,7 @@ func f32PrefixMatchesCPU(t *testing.T, d *gpu, m *arch.Model, prompt []int32, la
 		}
 		return n, rel, true
 	}
-	attn, compared := false, 0
+	attnLayer, compared := 0, 0
 	for L := 1; L <= layers; L++ {
 		for j, op := range full.Layers[L-1].Ops {
 			var outs []plan.Buf
@@ -131,6 +145,8 @@ func f32PrefixMatchesCPU(t *testing.T, d *gpu, m *arch.Model, prompt []int32, la
 				outs, ws = []plan.Buf{o.Out}, []int{full.Embd}
 			case plan.SharedExpert:
 				outs, ws = []plan.Buf{o.Out}, []int{full.Embd}
+			case plan.ShortConv:
+				outs, ws = []plan.Buf{o.Out}, []int{full.Embd}
 			case plan.Residual:
 				outs, ws = []plan.Buf{plan.X}, []int{full.Embd}
 			default:
@@ -148,10 +164,11 @@ func f32PrefixMatchesCPU(t *testing.T, d *gpu, m *arch.Model, prompt []int32, la
 					off += n[p]
 				}
 				t.Logf("layer %d op %2d %-16T %-5v%s", L-1, j, op, b, s)
-				if isAttn && L == 1 {
-					attn = true
+				// the first layer with attention (a hybrid's first may mix otherwise)
+				if isAttn && (attnLayer == 0 || attnLayer == L) {
+					attnLayer = L
 					if n[0] != 0 {
-						t.Errorf("layer 0's attention: %d of %d values at position 0 differ from the CPU's (largest by %.1e of the value)", n[0], ws[i], rel[0])
+						t.Errorf("layer %d's attention: %d of %d values at position 0 differ from the CPU's (largest by %.1e of the value)", L-1, n[0], ws[i], rel[0])
 					}
 				}
 				if exact && !d.tune.sharedX && off != 0 {
@@ -172,8 +189,8 @@ func f32PrefixMatchesCPU(t *testing.T, d *gpu, m *arch.Model, prompt []int32, la
 			}
 		}
 	}
-	if !attn {
-		t.Fatal("layer 0 has no attention op Vulkan runs cut")
+	if attnLayer == 0 {
+		t.Fatal("no layer run has an attention op Vulkan runs cut")
 	}
 	if compared == 0 {
 		t.Fatal("Vulkan refused every cut")

@@ -65,11 +65,24 @@ func (b *Backend) allocateConv(act func(string, int, vulkan.MemKind) (*vulkan.Bu
 	return b.d.Zero(b.act.convBCU, b.act.convY)
 }
 
+// convXQ is the scratch for a conv projection's rounded x where m rounds
+// as the CPU backend's: the exact kernel (matvec_exact.go) takes a product
+// only with one, else the projection rounds in the shaders' orders and the
+// whole layer parts from the CPU's bits. Other matrices go without it and
+// keep the f32-x mat-vec they had (a scratch would move their prefill to
+// the shared-rounding kernels, and the default reference figures with it).
+func (b *Backend) convXQ(m *Matrix) *vulkan.Buffer {
+	if m.cpuOrder {
+		return b.act.xq
+	}
+	return nil
+}
+
 // recordShortConv records layer l's mixer (see above).
 func (b *Backend) recordShortConv(r *vulkan.Recorder, name func(string) string, l int, o *plan.ShortConv, cw *convWeights, in input, fused bool, s bodyShape) error {
 	d := b.d
 	e := b.plan.Embd
-	inProj := matvecOp{label: name("in_proj"), m: cw.inProj, y: b.act.convBCU, ystride: b.bcuStride(), tokens: s.cap, step: b.graph.step}
+	inProj := matvecOp{label: name("in_proj"), m: cw.inProj, y: b.act.convBCU, ystride: b.bcuStride(), tokens: s.cap, step: b.graph.step, xq: b.convXQ(cw.inProj)}
 	b.bind(&inProj, in)
 	if err := d.matvec(r, inProj); err != nil {
 		return err
@@ -85,7 +98,7 @@ func (b *Backend) recordShortConv(r *vulkan.Recorder, name func(string) string, 
 	if err != nil {
 		return err
 	}
-	out := matvecOp{label: name("out_proj"), m: cw.outProj, x: b.act.convY, xstride: b.act.xStride, tokens: s.cap, step: b.graph.step}
+	out := matvecOp{label: name("out_proj"), m: cw.outProj, x: b.act.convY, xstride: b.act.xStride, tokens: s.cap, step: b.graph.step, xq: b.convXQ(cw.outProj)}
 	b.out(&out, fused)
 	return d.matvec(r, out)
 }

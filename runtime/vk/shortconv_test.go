@@ -2,6 +2,7 @@ package vk
 
 import (
 	"context"
+	"math"
 	"math/rand"
 	"slices"
 	"testing"
@@ -16,7 +17,8 @@ import (
 // TestShortConvKernel checks shortconv.comp against the CPU backend's
 // cpu.ShortConv over three steps that carry the state (64, 1 and 7
 // tokens), kernel lengths 2, 3 and 4, on channel counts that do and do not
-// fill the workgroups: the outputs and the state after each step.
+// fill the workgroups: the outputs (to the bit: the sums are in the CPU's
+// order) and the state after each step.
 func TestShortConvKernel(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewSource(11))
@@ -79,6 +81,15 @@ func TestShortConvKernel(t *testing.T) {
 			sraw := make([]byte, sbuf.Size)
 			if err := sbuf.Read(0, sraw); err != nil {
 				t.Fatal(err)
+			}
+			nd := 0
+			for i := range want {
+				if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+					nd++
+				}
+			}
+			if nd != 0 {
+				t.Errorf("embd %d L %d, %d tokens at %d: %d outputs differ from the CPU's bits", c.embd, c.L, n, pos, nd)
 			}
 			if e := nmse(want, got); e > 1e-12 {
 				t.Errorf("embd %d L %d, %d tokens at %d: output NMSE %.3g", c.embd, c.L, n, pos, e)
