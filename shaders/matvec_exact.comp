@@ -32,7 +32,12 @@
 //   Q5_K: eight lanes as Q8_0's of the scaled quants' integers, the mins'
 //     by fma(−dy·dmin) into summs, hsum + summs (Q4_K with LANES likewise,
 //     the mins in four lanes);
-//   Q6_K: sumf += (dx·dy)·float(Σ scale·Σ(q−32)·y).
+//   Q6_K: sumf += (dx·dy)·float(Σ scale·Σ(q−32)·y);
+//   MXFP4: sumf += (dy·2^(e−128))·float(Σ kv[q]·y) (the E2M1 values
+//     doubled, the scale halved: ggml_e8m0_to_fp32_half);
+//   Q3_K: sumf += (dx·dy)·float(Σ (scale−32)·Σ q·y), q in −4..3;
+//   Q2_K: sumf += (dy·dx)·float(Σ sc·Σ q·y) − (dy·dmin)·float(Σ m·Σ y),
+//     each product rounded, their difference then the sum.
 // Every float step is precise and the FMAs are common.glsl's fma_exact
 // (llvmpipe's fma() rounds twice): a plain GLSL expression could be fused
 // where Go rounds each operation.
@@ -42,7 +47,7 @@
 // matvec.comp's: per (token, slot) pair the expert IDS names, x per token
 // with MOE 1, per pair with MOE 2), all as matvec.comp applies them.
 //
-// variants: matvec_exact_q4_0:WTYPE_Q4_0 matvec_exact_q4_1:WTYPE_Q4_1 matvec_exact_q5_0:WTYPE_Q5_0 matvec_exact_q5_1:WTYPE_Q5_1 matvec_exact_q8_0:WTYPE_Q8_0 matvec_exact_q4_k:WTYPE_Q4_K matvec_exact_q5_k:WTYPE_Q5_K matvec_exact_q6_k:WTYPE_Q6_K
+// variants: matvec_exact_q4_0:WTYPE_Q4_0 matvec_exact_q4_1:WTYPE_Q4_1 matvec_exact_q5_0:WTYPE_Q5_0 matvec_exact_q5_1:WTYPE_Q5_1 matvec_exact_q8_0:WTYPE_Q8_0 matvec_exact_q4_k:WTYPE_Q4_K matvec_exact_q5_k:WTYPE_Q5_K matvec_exact_q6_k:WTYPE_Q6_K matvec_exact_mxfp4:WTYPE_MXFP4 matvec_exact_q3_k:WTYPE_Q3_K matvec_exact_q2_k:WTYPE_Q2_K
 #include "common.glsl"
 #include "wtype.glsl"
 
@@ -322,6 +327,13 @@ void exact_dot(uint pass, uint wrow, out float v[NT]) {
 			precise float t2 = half_hi(u_dm) * ys;
 			precise float nf = sumf[t] + (t1 + t2);
 			sumf[t] = nf;
+#elif defined(WTYPE_MXFP4)
+			ivec4 s4 = sl + sh;
+			int sumi = (s4.x + s4.y) + (s4.z + s4.w);
+			precise float dd = yd * u_d;
+			precise float tt = dd * float(sumi);
+			precise float nf = sumf[t] + tt;
+			sumf[t] = nf;
 #endif
 		}
 #elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
@@ -407,6 +419,51 @@ void exact_dot(uint pass, uint wrow, out float v[NT]) {
 		[[unroll]] for (uint t = 0; t < NT; t++) {
 			float yd = uintBitsToFloat(texelFetch(XQ1, int(xbase[t] + vw + j)).x);
 			precise float tt = (u_d * yd) * float(isum[t]);
+			precise float nf = sumf[t] + tt;
+			sumf[t] = nf;
+		}
+#elif defined(WTYPE_Q3_K) || defined(WTYPE_Q2_K)
+		// the super-block's integers (exact in any order): Σ scale·Σ q·y,
+		// and Q2_K's mins' Σ m·Σ y over the bsums' 16-element groups
+		int isum[NT], msum[NT];
+		[[unroll]] for (uint t = 0; t < NT; t++) {
+			isum[t] = 0;
+			msum[t] = 0;
+		}
+		[[unroll]] for (uint s = 0; s < 16u; s++) {
+			float q[SUBN];
+			float sc, bi;
+			dequant_sub(s, q, sc, bi);
+#if defined(WTYPE_Q3_K)
+			int isc = int(texel_byte(u_sc, s)) - 32, imn = 0;
+#else
+			uint scb = texel_byte(u_sc, s);
+			int isc = int(scb & 15u), imn = int(scb >> 4);
+#endif
+			[[unroll]] for (uint t = 0; t < NT; t++) {
+				uvec4 xt = x4(t, j, s);
+				int dot = 0, ysum = 0;
+				[[unroll]] for (uint l = 0; l < 16u; l++) {
+					int yv = y8(xt, l);
+					dot += int(q[l]) * yv;
+					ysum += yv;
+				}
+				isum[t] += isc * dot;
+				msum[t] += imn * ysum;
+			}
+		}
+		[[unroll]] for (uint t = 0; t < NT; t++) {
+			float yd = uintBitsToFloat(texelFetch(XQ1, int(xbase[t] + vw + j)).x);
+#if defined(WTYPE_Q3_K)
+			precise float dd = u_d * yd;
+			precise float tt = dd * float(isum[t]);
+#else
+			precise float dall = yd * half_lo(u_dm);
+			precise float dmin = yd * half_hi(u_dm);
+			precise float ta = dall * float(isum[t]);
+			precise float tm = dmin * float(msum[t]);
+			precise float tt = ta - tm;
+#endif
 			precise float nf = sumf[t] + tt;
 			sumf[t] = nf;
 		}

@@ -24,6 +24,7 @@ import (
 var exactTypes = map[ggml.Type]bool{
 	ggml.Q4_0: true, ggml.Q4_1: true, ggml.Q5_0: true, ggml.Q5_1: true, ggml.Q8_0: true,
 	ggml.Q4_K: true, ggml.Q5_K: true, ggml.Q6_K: true,
+	ggml.MXFP4: true, ggml.Q3_K: true, ggml.Q2_K: true,
 }
 
 // exactWorkgroup is both phases' workgroup: phase 0's lanes share a
@@ -36,7 +37,7 @@ func exactVecType(t ggml.Type) ggml.Type {
 	switch t {
 	case ggml.Q4_1, ggml.Q5_1:
 		return ggml.Q8_1
-	case ggml.Q4_K, ggml.Q5_K, ggml.Q6_K:
+	case ggml.Q2_K, ggml.Q3_K, ggml.Q4_K, ggml.Q5_K, ggml.Q6_K:
 		return ggml.Q8_K
 	}
 	return ggml.Q8_0

@@ -83,7 +83,7 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 	d := testDevice(t)
 	withTuning(t, d, cpuTuning)
 	rng := rand.New(rand.NewSource(4141))
-	types := []ggml.Type{ggml.Q5_0, ggml.Q4_K, ggml.Q8_0, ggml.Q5_1, ggml.Q6_K, ggml.Q4_0, ggml.Q4_1, ggml.Q5_K}
+	types := []ggml.Type{ggml.Q5_0, ggml.Q4_K, ggml.Q8_0, ggml.Q5_1, ggml.Q6_K, ggml.Q4_0, ggml.Q4_1, ggml.Q5_K, ggml.MXFP4, ggml.Q3_K, ggml.Q2_K}
 	var cases []exactCase
 	for _, typ := range types {
 		for _, blocks := range []int{1, 3, 9} {
@@ -128,6 +128,7 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 		{typ: ggml.Q5_0, rows: 70, blocks: 3, ntok: 1, norm: true},
 		{typ: ggml.Q4_K, rows: 70, blocks: 3, ntok: 5, norm: true},
 		{typ: ggml.Q6_K, rows: 6, blocks: 3, ntok: 5, experts: 4, k: 2},
+		{typ: ggml.MXFP4, rows: 6, blocks: 3, ntok: 5, experts: 4, k: 2, pair: true, bias: true},
 	} {
 		t.Run("gpu/"+c.String(), func(t *testing.T) { exactProduct(t, d, c, rng) })
 	}
@@ -135,7 +136,7 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 
 // TestExactQuantUpload: weights.exactQuant marks every matrix of a model
 // whose matrices are all F32 or of a type the exact kernel has
-// (Matrix.cpuOrder), none of a model with one other type (F16, MXFP4 here),
+// (Matrix.cpuOrder), none of a model with one other type (F16 here),
 // and without it a quantized model's matrices keep the kernels' own orders;
 // Mamba2's in and out projections, and only they, sum in vec_dot's lanes
 // (Matrix.vecDot), as the CPU backend's.
@@ -146,7 +147,7 @@ func TestExactQuantUpload(t *testing.T) {
 	}{
 		{"2026b/synth-deepseek2-Q4_K_M.gguf", false, true},
 		{"2026b/synth-granitehybrid-Q4_K_M.gguf", true, false}, // F16 experts
-		{"2026/synth-gpt-oss-MXFP4_MOE.gguf", false, false},
+		{"2026/synth-gpt-oss-MXFP4_MOE.gguf", false, true},     // MXFP4 experts
 	} {
 		t.Run(c.name, func(t *testing.T) { exactUpload(t, c.name, c.mamba, c.whole) })
 	}
