@@ -37,7 +37,13 @@
 //     doubled, the scale halved: ggml_e8m0_to_fp32_half);
 //   Q3_K: sumf += (dx·dy)·float(Σ (scale−32)·Σ q·y), q in −4..3;
 //   Q2_K: sumf += (dy·dx)·float(Σ sc·Σ q·y) − (dy·dmin)·float(Σ m·Σ y),
-//     each product rounded, their difference then the sum.
+//     each product rounded, their difference then the sum;
+//   F16, BF16 (x rounded to the weight's type, one f32 word per value in
+//     XQ): each product w·x exact in f32, added in double to one of four
+//     chains (value i to chain i % 4, the values past the last whole 4 to
+//     chain 0), float32((s0 + s1) + (s2 + s3)), as dotF16/dotBF16. The
+//     device need not have f64: the doubles are integers (dbl_*), each
+//     sum rounded to 53 bits as an f64 add rounds it.
 // Every float step is precise and the FMAs are common.glsl's fma_exact
 // (llvmpipe's fma() rounds twice): a plain GLSL expression could be fused
 // where Go rounds each operation.
@@ -47,7 +53,7 @@
 // matvec.comp's: per (token, slot) pair the expert IDS names, x per token
 // with MOE 1, per pair with MOE 2), all as matvec.comp applies them.
 //
-// variants: matvec_exact_q4_0:WTYPE_Q4_0 matvec_exact_q4_1:WTYPE_Q4_1 matvec_exact_q5_0:WTYPE_Q5_0 matvec_exact_q5_1:WTYPE_Q5_1 matvec_exact_q8_0:WTYPE_Q8_0 matvec_exact_q4_k:WTYPE_Q4_K matvec_exact_q5_k:WTYPE_Q5_K matvec_exact_q6_k:WTYPE_Q6_K matvec_exact_mxfp4:WTYPE_MXFP4 matvec_exact_q3_k:WTYPE_Q3_K matvec_exact_q2_k:WTYPE_Q2_K
+// variants: matvec_exact_q4_0:WTYPE_Q4_0 matvec_exact_q4_1:WTYPE_Q4_1 matvec_exact_q5_0:WTYPE_Q5_0 matvec_exact_q5_1:WTYPE_Q5_1 matvec_exact_q8_0:WTYPE_Q8_0 matvec_exact_q4_k:WTYPE_Q4_K matvec_exact_q5_k:WTYPE_Q5_K matvec_exact_q6_k:WTYPE_Q6_K matvec_exact_mxfp4:WTYPE_MXFP4 matvec_exact_q3_k:WTYPE_Q3_K matvec_exact_q2_k:WTYPE_Q2_K matvec_exact_f16:WTYPE_F16 matvec_exact_bf16:WTYPE_BF16
 #include "common.glsl"
 #include "wtype.glsl"
 
@@ -128,6 +134,109 @@ float div_exact(float a, float b) {
 	return q;
 }
 
+// ---- doubles in integers (F16, BF16) ----
+
+// u64 values as uvec2 (x the low word).
+uvec2 add64(uvec2 a, uvec2 b) {
+	uint c;
+	uint lo = uaddCarry(a.x, b.x, c);
+	return uvec2(lo, a.y + b.y + c);
+}
+uvec2 sub64(uvec2 a, uvec2 b) {
+	uint br;
+	uint lo = usubBorrow(a.x, b.x, br);
+	return uvec2(lo, a.y - b.y - br);
+}
+bool gt64(uvec2 a, uvec2 b) { return a.y > b.y || (a.y == b.y && a.x > b.x); }
+int msb64(uvec2 a) { return a.y != 0u ? 32 + findMSB(a.y) : findMSB(a.x); }
+uvec2 shl64(uvec2 a, int n) { // 0 <= n < 64
+	if (n == 0) return a;
+	if (n >= 32) return uvec2(0u, a.x << uint(n - 32));
+	return uvec2(a.x << uint(n), (a.y << uint(n)) | (a.x >> uint(32 - n)));
+}
+uvec2 shr64(uvec2 a, int n) { // 0 <= n < 64
+	if (n == 0) return a;
+	if (n >= 32) return uvec2(a.y >> uint(n - 32), 0u);
+	return uvec2((a.x >> uint(n)) | (a.y << uint(32 - n)), a.y >> uint(n));
+}
+uvec2 low64(uvec2 a, int n) { return a & sub64(shl64(uvec2(1u, 0u), n), uvec2(1u, 0u)); } // 0 <= n < 64
+
+// dbl is a double m·2^e, sign s, m's leading bit at 62 (m < 2^63 holds
+// 53 significant bits and 10 below them for rounding), or zero (m 0).
+struct dbl {
+	uvec2 m;
+	int e;
+	uint s;
+};
+
+dbl dbl_zero() { return dbl(uvec2(0u), 0, 0u); }
+
+// dbl_f32 is f32 x as a double, exactly.
+dbl dbl_f32(float x) {
+	uint b = floatBitsToUint(x);
+	uint ex = (b >> 23) & 0xFFu, fr = b & 0x7FFFFFu;
+	if (ex == 0u && fr == 0u) return dbl_zero();
+	uint mm = ex == 0u ? fr : fr | 0x800000u;
+	int sh = 62 - findMSB(mm);
+	return dbl(shl64(uvec2(mm, 0u), sh), (ex == 0u ? -149 : int(ex) - 150) - sh, b >> 31);
+}
+
+// dbl_add is a + b rounded to 53 bits, ties to even: the smaller shifted
+// right with the bits it loses kept as a sticky low bit (below the 9 or
+// more guard bits the rounding looks at, so the exact sum and the
+// computed one round alike), the sum or difference, then the rounding at
+// its leading bit. x - x is +0, as in f64.
+dbl dbl_add(dbl a, dbl b) {
+	if (b.m == uvec2(0u)) return a;
+	if (a.m == uvec2(0u)) return b;
+	if (b.e > a.e || (b.e == a.e && gt64(b.m, a.m))) {
+		dbl t = a;
+		a = b;
+		b = t;
+	}
+	int d = a.e - b.e;
+	uvec2 bm = b.m;
+	if (d >= 64) {
+		bm = uvec2(1u, 0u); // b's bits all sticky (b is never zero here)
+	} else if (d > 0) {
+		bool lost = low64(bm, d) != uvec2(0u);
+		bm = shr64(bm, d);
+		bm.x |= lost ? 1u : 0u;
+	}
+	uvec2 r = a.s == b.s ? add64(a.m, bm) : sub64(a.m, bm);
+	int L = msb64(r);
+	if (L < 0) return dbl_zero();
+	int drop = L - 52;
+	if (drop <= 0) {
+		return dbl(shl64(r, 62 - L), a.e - (62 - L), a.s);
+	}
+	uvec2 lo = low64(r, drop), half_ = shl64(uvec2(1u, 0u), drop - 1);
+	r = shr64(r, drop);
+	int e = a.e + drop;
+	if (gt64(lo, half_) || (lo == half_ && (r.x & 1u) != 0u)) {
+		r = add64(r, uvec2(1u, 0u));
+		if (r.y == (1u << 21)) { // 2^53: one bit more
+			r = shr64(r, 1);
+			e++;
+		}
+	}
+	return dbl(shl64(r, 10), e - 10, a.s);
+}
+
+// dbl_to_f32 rounds a to f32, ties to even (f32's subnormals by their
+// own bit count).
+float dbl_to_f32(dbl a) {
+	if (a.m == uvec2(0u)) return 0.0;
+	int x = 62 + a.e; // a's binary exponent
+	int drop = 39 + max(-126 - x, 0);
+	if (drop >= 64) return a.s != 0u ? -0.0 : 0.0;
+	uvec2 lo = low64(a.m, drop), half_ = shl64(uvec2(1u, 0u), drop - 1);
+	uvec2 r = shr64(a.m, drop);
+	if (gt64(lo, half_) || (lo == half_ && (r.x & 1u) != 0u)) r = add64(r, uvec2(1u, 0u));
+	float v = ldexp(float(r.x), a.e + drop);
+	return a.s != 0u ? -v : v;
+}
+
 // ---- phase 0 ----
 
 shared vec2 red[gl_WorkGroupSize.x];
@@ -168,7 +277,19 @@ void quantize() {
 	const uint vw = units * (UNIT / 4u);
 	for (uint u = lid; u < units; u += wg) {
 		const uint e0 = u * UNIT;
-#if defined(ACT_Q8_0) || defined(ACT_Q8_1)
+#if defined(ACT_F16) || defined(ACT_BF16)
+		// x rounded to the weight's type, kept as its f32 value
+		for (uint i = 0; i < UNIT; i++) {
+			float v = xval(xb, e0 + i, scale);
+#if defined(ACT_F16)
+			v = round_f16(v);
+#else
+			uint b = floatBitsToUint(v);
+			v = uintBitsToFloat((b & 0x7FFFFFFFu) > 0x7F800000u ? (b | 0x00400000u) & 0xFFFF0000u : (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
+#endif
+			xqw[base + e0 + i] = floatBitsToUint(v);
+		}
+#elif defined(ACT_Q8_0) || defined(ACT_Q8_1)
 		float amax = 0.0;
 		for (uint i = 0; i < UNIT; i++) amax = max(amax, abs(xval(xb, e0 + i, scale)));
 		float d = div_exact(amax, 127.0);
@@ -253,6 +374,9 @@ float summs[NT];     // the mins' accumulator, or Q4_1's m·s
 float accS[NT], accM[NT]; // Q4_K's two
 vec4 accm[NT];       // Q4_K with LANES: the mins' four lanes
 uint xbase[NT];      // each token's first word in XQ
+#if defined(WTYPE_F16) || defined(WTYPE_BF16)
+dbl dacc[NT * 4];    // token t's four double chains at 4t..4t+3
+#endif
 
 // x4 is texel i of unit j's codes of token t.
 uvec4 x4(uint t, uint j, uint i) { return texelFetch(XQ4, int((xbase[t] + j * (UNIT / 4u)) / 4u + i)); }
@@ -272,9 +396,32 @@ void exact_dot(uint pass, uint wrow, out float v[NT]) {
 		accM[t] = 0.0;
 		accm[t] = vec4(0.0);
 	}
+#if defined(WTYPE_F16) || defined(WTYPE_BF16)
+	[[unroll]] for (uint i = 0; i < NT * 4u; i++) dacc[i] = dbl_zero();
+	const uint k4 = p.k & ~3u; // values past it go to chain 0
+#endif
 	[[dont_unroll]] for (uint j = 0; j < units; j++) {
 		load(pass, wrow * units + j);
-#if UNIT == 32
+#if defined(WTYPE_F16) || defined(WTYPE_BF16)
+		[[dont_unroll]] for (uint e = 0; e < 32u; e++) {
+			uint i = j * 32u + e;
+			if (i >= p.k) {
+				break; // the row's padding
+			}
+			uint hw = u_w[e >> 3][(e >> 1) & 3u];
+#if defined(WTYPE_F16)
+			float w = unpackHalf2x16(hw)[e & 1u];
+#else
+			float w = uintBitsToFloat((e & 1u) != 0u ? hw & 0xFFFF0000u : hw << 16);
+#endif
+			uint c = i < k4 ? e & 3u : 0u;
+			[[unroll]] for (uint t = 0; t < NT; t++) {
+				float xv = uintBitsToFloat(texelFetch(XQ4, int((xbase[t] + i) / 4u))[i & 3u]);
+				precise float pr = w * xv;
+				dacc[4u * t + c] = dbl_add(dacc[4u * t + c], dbl_f32(pr));
+			}
+		}
+#elif UNIT == 32
 		float q[SUBN];
 		float sc, bi;
 		dequant_sub(0, q, sc, bi);
@@ -470,7 +617,9 @@ void exact_dot(uint pass, uint wrow, out float v[NT]) {
 #endif
 	}
 	[[unroll]] for (uint t = 0; t < NT; t++) {
-#if defined(WTYPE_Q8_0) || defined(WTYPE_Q5_0)
+#if defined(WTYPE_F16) || defined(WTYPE_BF16)
+		v[t] = dbl_to_f32(dbl_add(dbl_add(dacc[4u * t], dacc[4u * t + 1u]), dbl_add(dacc[4u * t + 2u], dacc[4u * t + 3u])));
+#elif defined(WTYPE_Q8_0) || defined(WTYPE_Q5_0)
 		v[t] = hsum8(lo[t], hi[t]);
 #elif defined(WTYPE_Q4_1) || defined(WTYPE_Q5_K)
 		precise float r = hsum8(lo[t], hi[t]) + summs[t];

@@ -24,7 +24,7 @@ import (
 var exactTypes = map[ggml.Type]bool{
 	ggml.Q4_0: true, ggml.Q4_1: true, ggml.Q5_0: true, ggml.Q5_1: true, ggml.Q8_0: true,
 	ggml.Q4_K: true, ggml.Q5_K: true, ggml.Q6_K: true,
-	ggml.MXFP4: true, ggml.Q3_K: true, ggml.Q2_K: true,
+	ggml.MXFP4: true, ggml.Q3_K: true, ggml.Q2_K: true, ggml.F16: true, ggml.BF16: true,
 }
 
 // exactWorkgroup is both phases' workgroup: phase 0's lanes share a
@@ -39,14 +39,20 @@ func exactVecType(t ggml.Type) ggml.Type {
 		return ggml.Q8_1
 	case ggml.Q2_K, ggml.Q3_K, ggml.Q4_K, ggml.Q5_K, ggml.Q6_K:
 		return ggml.Q8_K
+	case ggml.F16, ggml.BF16:
+		return t
 	}
 	return ggml.Q8_0
 }
 
 // exactWords is the words per token of x rounded for weight type t by
 // phase 0: the codes, d per unit and, for Q8_1, s per unit, padded to
-// whole texels. It is at most xqWords (the scratch's sizing).
+// whole texels; for F16 and BF16 each value's f32 bits. It is at most
+// xqWords (the scratch's sizing).
 func exactWords(t ggml.Type, units int) int {
+	if t == ggml.F16 || t == ggml.BF16 {
+		return units * layouts[t].unit
+	}
 	w := units*layouts[t].unit/4 + units
 	if exactVecType(t) == ggml.Q8_1 {
 		w += units

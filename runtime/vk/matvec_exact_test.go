@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand"
 	"testing"
 
@@ -34,6 +35,12 @@ type exactCase struct {
 	// x's rounding (scaled by ±1) meets halves with even and odd integer
 	// parts; some blocks hold both +127 and -127; and a block of zeros
 	ties bool
+	// cancel (F16, BF16): each row's values 0 and cols−4 (both in double
+	// chain 0) are ±big, their weights 1, every other x small, so that
+	// chain 0's double sum rounds away small products' low bits while it
+	// is big, and the result is small enough to show it (some outputs
+	// then differ from the exact dot product rounded once)
+	cancel bool
 }
 
 func (c exactCase) String() string {
@@ -68,6 +75,9 @@ func (c exactCase) String() string {
 	if c.parts {
 		s += "/parts"
 	}
+	if c.cancel {
+		s += "/cancel"
+	}
 	return s
 }
 
@@ -83,7 +93,7 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 	d := testDevice(t)
 	withTuning(t, d, cpuTuning)
 	rng := rand.New(rand.NewSource(4141))
-	types := []ggml.Type{ggml.Q5_0, ggml.Q4_K, ggml.Q8_0, ggml.Q5_1, ggml.Q6_K, ggml.Q4_0, ggml.Q4_1, ggml.Q5_K, ggml.MXFP4, ggml.Q3_K, ggml.Q2_K}
+	types := []ggml.Type{ggml.Q5_0, ggml.Q4_K, ggml.Q8_0, ggml.Q5_1, ggml.Q6_K, ggml.Q4_0, ggml.Q4_1, ggml.Q5_K, ggml.MXFP4, ggml.Q3_K, ggml.Q2_K, ggml.F16, ggml.BF16}
 	var cases []exactCase
 	for _, typ := range types {
 		for _, blocks := range []int{1, 3, 9} {
@@ -99,6 +109,9 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 			exactCase{typ: typ, rows: 6, blocks: 3, ntok: 5, experts: 4, k: 2},
 			exactCase{typ: typ, rows: 6, blocks: 1, ntok: 5, experts: 4, k: 2, perPair: true},
 		)
+	}
+	for _, typ := range []ggml.Type{ggml.F16, ggml.BF16} {
+		cases = append(cases, exactCase{typ: typ, rows: 70, blocks: 3, ntok: 5, cancel: true})
 	}
 	// the epilogues and fusions, on the two types deepseek2-Q4_K_M uses most
 	for _, typ := range []ggml.Type{ggml.Q5_0, ggml.Q4_K} {
@@ -136,7 +149,9 @@ func TestExactMatvecMatchesCPU(t *testing.T) {
 
 // TestExactQuantUpload: weights.exactQuant marks every matrix of a model
 // whose matrices are all F32 or of a type the exact kernel has
-// (Matrix.cpuOrder), none of a model with one other type (F16 here),
+// (Matrix.cpuOrder), none of a model with one other type (every file
+// here now has only such types: F16 is taken from exactTypes for one
+// case),
 // and without it a quantized model's matrices keep the kernels' own orders;
 // Mamba2's in and out projections, and only they, sum in vec_dot's lanes
 // (Matrix.vecDot), as the CPU backend's.
@@ -144,12 +159,24 @@ func TestExactQuantUpload(t *testing.T) {
 	for _, c := range []struct {
 		name         string
 		mamba, whole bool
+		without      ggml.Type // a type taken from exactTypes, 0 none
 	}{
-		{"2026b/synth-deepseek2-Q4_K_M.gguf", false, true},
-		{"2026b/synth-granitehybrid-Q4_K_M.gguf", true, false}, // F16 experts
-		{"2026/synth-gpt-oss-MXFP4_MOE.gguf", false, true},     // MXFP4 experts
+		{"2026b/synth-deepseek2-Q4_K_M.gguf", false, true, 0},
+		{"2026b/synth-granitehybrid-Q4_K_M.gguf", true, true, 0}, // F16 experts
+		{"2026b/synth-granitehybrid-Q4_K_M.gguf", true, false, ggml.F16},
+		{"2026/synth-gpt-oss-MXFP4_MOE.gguf", false, true, 0}, // MXFP4 experts
 	} {
-		t.Run(c.name, func(t *testing.T) { exactUpload(t, c.name, c.mamba, c.whole) })
+		name := c.name
+		if c.without != 0 {
+			name += "/without-" + c.without.String()
+		}
+		t.Run(name, func(t *testing.T) {
+			if c.without != 0 {
+				delete(exactTypes, c.without)
+				defer func() { exactTypes[c.without] = true }()
+			}
+			exactUpload(t, c.name, c.mamba, c.whole)
+		})
 	}
 }
 
@@ -205,6 +232,16 @@ func exactProduct(t *testing.T, d *gpu, c exactCase, rng *rand.Rand) {
 	cols := c.blocks * unit
 	bankRows := c.rows * max(c.experts, 1)
 	w := randomWeights(t, c.typ, bankRows, cols, rng)
+	one := quant.FP32ToFP16(1)
+	if c.typ == ggml.BF16 {
+		one = quant.FP32ToBF16(1)
+	}
+	if c.cancel {
+		for r := 0; r < bankRows; r++ {
+			binary.LittleEndian.PutUint16(w[2*r*cols:], one)
+			binary.LittleEndian.PutUint16(w[2*(r*cols+cols-4):], one)
+		}
+	}
 	if c.parts {
 		saved := d.partBytes
 		d.partBytes = 20 * layouts[c.typ].packedBytes(1, cols)
@@ -245,6 +282,19 @@ func exactProduct(t *testing.T, d *gpu, c exactCase, rng *rand.Rand) {
 			x[b+rng.Intn(32)] = float32(127 * (1 - 2*rng.Intn(2)))
 		}
 		clear(x[:unit])
+	}
+	if c.cancel {
+		big := float32(1 << 15) // F16's largest power of 2
+		if c.typ == ggml.BF16 {
+			big = 1 << 40
+		}
+		for r := 0; r < xrows; r++ {
+			xr := x[r*cols : (r+1)*cols]
+			for i := range xr {
+				xr[i] = float32(rng.NormFloat64() / 4096)
+			}
+			xr[0], xr[cols-4] = big, -big
+		}
 	}
 	nw := make([]float32, cols)
 	for i := range nw {
@@ -311,6 +361,13 @@ func exactProduct(t *testing.T, d *gpu, c exactCase, rng *rand.Rand) {
 		}
 	}
 
+	if c.cancel {
+		if n := offExactSum(c.typ, w[:uint64(c.rows)*rb], x[:cols], want[:c.rows]); n == 0 {
+			t.Fatalf("%v: every output is the exact sum rounded once: the case does not meet the double sums' rounding", c)
+		} else {
+			t.Logf("%d of %d outputs of token 0 differ from the exact sum rounded once", n, c.rows)
+		}
+	}
 	xb := deviceFloats(t, d, "x", x)
 	nwb := deviceFloats(t, d, "nw", nw)
 	yb := deviceFloats(t, d, "y", y0)
@@ -382,6 +439,34 @@ func exactProduct(t *testing.T, d *gpu, c exactCase, rng *rand.Rand) {
 	if bad > 0 {
 		t.Errorf("%d of %d outputs differ from the CPU's bits", bad, len(want))
 	}
+}
+
+// offExactSum counts the outputs in want (F16 or BF16 rows w times x)
+// that differ from the exact dot product of the rounded x, rounded once.
+func offExactSum(typ ggml.Type, w []byte, x []float32, want []float32) int {
+	cols := len(x)
+	val := func(h uint16) float64 {
+		if typ == ggml.BF16 {
+			return float64(quant.BF16ToFP32(h))
+		}
+		return float64(quant.FP16ToFP32(h))
+	}
+	n := 0
+	for r := range want {
+		sum := new(big.Float).SetPrec(2000)
+		for i, v := range x {
+			h := quant.FP32ToFP16(v)
+			if typ == ggml.BF16 {
+				h = quant.FP32ToBF16(v)
+			}
+			p := new(big.Float).SetPrec(2000).SetFloat64(val(binary.LittleEndian.Uint16(w[2*(r*cols+i):])))
+			sum.Add(sum, p.Mul(p, new(big.Float).SetFloat64(val(h))))
+		}
+		if f, _ := sum.Float32(); math.Float32bits(f) != math.Float32bits(want[r]) {
+			n++
+		}
+	}
+	return n
 }
 
 // BenchmarkExactProduct times the exact kernel against the kernels the
