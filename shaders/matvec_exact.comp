@@ -1,5 +1,5 @@
 #version 450
-// y = W·x for quantized weights, rounded as the CPU backend rounds them
+// y = W·x for quantized (and F16, BF16) weights, rounded as the CPU backend rounds them
 // (runtime/quant's portable kernels, which its native kernels match bit for
 // bit, and which follow ggml-cpu's x86 AVX2 build): the mat-vec of a matrix
 // with Matrix.cpuOrder (matvec_exact.go). Two phases of one kernel, as
@@ -16,6 +16,7 @@
 // division need not be. XQ's words per token (matvec_exact.go's exactWords,
 // within xqWords): the int8 codes four to a word, unit u's at u·UNIT/4; then
 // one word per unit, d's f32 bits; then, for Q8_1, one per unit, s's bits.
+// F16 and BF16: x rounded to the type, each value's f32 bits.
 //
 // PHASE 1: one lane per (row, NT tokens): the lane walks its row's blocks
 // in order, dequantizes each once for its tokens, and sums each block's

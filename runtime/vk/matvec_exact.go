@@ -10,7 +10,7 @@ import (
 )
 
 // The exact quantized mat-vec (shaders/matvec_exact.comp): the products
-// of a quantized matrix with Matrix.cpuOrder give the CPU backend's bits
+// of a quantized (or F16, BF16) matrix with Matrix.cpuOrder give the CPU backend's bits
 // (runtime/quant's kernels), decode, prefill and expert rows alike: x is
 // rounded as runtime/quant/act.go rounds it by a quantize dispatch of its
 // own (the other kernels' rounding and norm sums are theirs), and one lane
