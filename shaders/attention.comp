@@ -65,7 +65,7 @@ layout(constant_id = 2) const uint G = 1;     // query heads per KV head
 layout(constant_id = 3) const uint KVF32 = 0;
 layout(constant_id = 4) const uint ORDERED = 0; // 0: the GPU form, 1: ordered, 2: ordered with token lanes
 layout(constant_id = 5) const uint LANES = 8; // the workgroup size, for ORDERED
-layout(constant_id = 6) const uint CAP = 0;   // soft-cap the scores
+layout(constant_id = 6) const uint CAP = 0;   // soft-cap the scores: 1 the device's tanh, 2 the CPU backend's (tanh_exact)
 layout(constant_id = 7) const uint SPLIT = 0; // split granule in positions (0: one split), GPU form
 layout(constant_id = 8) const uint SINK = 0;  // 1: a sink logit per query head (SINKS)
 layout(constant_id = 9) const uint SGMIN = 4; // the smallest subgroup the driver may use, GPU form
@@ -94,7 +94,7 @@ layout(push_constant) uniform Push {
 // score turns a dot product into the softmax's input.
 float score(float dot) {
 	float s = dot * p.scale;
-	return CAP != 0 ? p.cap * tanh(s) : s;
+	return CAP != 0 ? p.cap * (CAP == 2 ? tanh_exact(s) : tanh(s)) : s;
 }
 
 // first_pos is the first key position query position at sees.

@@ -37,7 +37,7 @@ layout(constant_id = 3) const uint KT = 1;   // kvquant.glsl's type codes
 layout(constant_id = 4) const uint VT = 1;
 layout(constant_id = 5) const uint ROTK = 0;
 layout(constant_id = 6) const uint ROTV = 0;
-layout(constant_id = 7) const uint CAP = 0;
+layout(constant_id = 7) const uint CAP = 0;  // soft-cap: 1 the device's tanh, 2 the CPU backend's (tanh_exact)
 layout(constant_id = 8) const uint SINK = 0;
 // ROFF: a plain key row's dimension d of the CPU backend's order is
 // stored at (d + ROFF) % HD (MLA's rows, [rope | latent] here, [latent |
@@ -328,7 +328,7 @@ void main() {
 			if (lane < n) {
 				float s = ss[g * WG + lane] * p.scale;
 				if (CAP != 0) {
-					s = p.cap * tanh(s);
+					s = p.cap * (CAP == 2 ? tanh_exact(s) : tanh(s));
 				}
 				ss[g * WG + lane] = s;
 			}

@@ -13,7 +13,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 flags="--target-env=vulkan1.2 -O -Werror -I ."
 # One line per kernel (output name, source, defines), compiled in parallel:
-# each variant is a kernel of its own, 141 kernels from 24 sources, too
+# each variant is a kernel of its own, 143 kernels from 25 sources, too
 # many to compile one at a time (the last line printed counts them).
 jobs="$tmp/jobs"
 : >"$jobs"

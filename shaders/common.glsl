@@ -134,6 +134,68 @@ float exp_exact(float x) {
 	return ldexp(res, ni >> 5);
 }
 
+// tanh_exact is tanh(x) rounded to f32 as the CPU backend's tanhf (a
+// float64 tanh rounded once), for the soft-caps: tanh(a) = (E - 1)/(E + 1)
+// with E = e^(2a), a = |x|, carried as pairs to about 2^-46 before the one
+// rounding. exp_exact's 2^-36 is too coarse here: E - 1 is far below E
+// for small a, so the reduction's r gets its square exactly (two_prod) and
+// the cross terms rl·r·(1 + r/2), the table a third part (EXP_LO2), and
+// E - 1 is summed from 2^k·T - 1 (exact as a pair) and 2^k·T·(e^r - 1),
+// so that below ln2/64 it is e^r - 1 itself, not 1 + ρ less 1. The
+// quotient is q0 plus its exact remainder's correction (as rms_scale). Below 2^-12 tanh rounds to x;
+// from 10 on to ±1 (the clamp keeps E finite).
+float tanh_exact(float x) {
+	// 2^(j/32) past EXP_HI + EXP_LO (about 2^-48 short); local, so that only
+	// kernels calling tanh_exact hold it
+	const uint EXP_LO2[32] = uint[32](0x00000000u, 0x26875CF9u, 0xA51D6747u, 0x2524EBBFu, 0xA5919042u, 0xA6B0FF49u, 0xA6F327C1u, 0x259612E9u,
+		0x26A5BD1Bu, 0xA6AB1D75u, 0x260D6D05u, 0x2244DBD0u, 0x26E3A873u, 0x25EF8542u, 0x25AC6498u, 0x26963E1Fu,
+		0xA65BDD34u, 0x267748DCu, 0x26DAFAA2u, 0x2622B3E2u, 0xA524583Bu, 0x269E8A04u, 0x23E3E236u, 0xA65D2F6Fu,
+		0xA6285E33u, 0x26DD54F6u, 0x2408832Cu, 0x258A81E6u, 0xA55A25FAu, 0xA5A34B9Bu, 0x25C2C7BAu, 0x24CE9F09u);
+	float a = min(abs(x), 10.0);
+	const float L1 = uintBitsToFloat(0x3CB16000u), L2 = uintBitsToFloat(0x3710BFBFu), L3 = uintBitsToFloat(0xAAE30880u);
+	precise float a2 = 2.0 * a;
+	precise float xs = a2 * uintBitsToFloat(0x4238AA3Bu); // 32/ln2
+	float n = roundEven(xs);
+	int ni = int(n);
+	precise float r1 = a2 - n * L1;
+	vec2 p = two_prod(n, L2);
+	vec2 rr = two_sum(r1, -p.x);
+	precise float rl = (rr.y - p.y) - n * L3;
+	float r = rr.x;
+	// ρ = e^(r + rl) - 1 = r + r²/2 + r³/6 + (r⁴/24 + ...) + rl·e^r,
+	// r² and r³/6 as pairs (r³/6 is up to 2^-22, an f32 of it 2^-46 off)
+	vec2 sq = two_prod(r, r);
+	vec2 cu = two_prod(sq.x, r);
+	precise float c3 = cu.x * (1.0 / 6.0);
+	vec2 c6 = two_prod(c3, 6.0);
+	precise float c3l = (((cu.x - c6.x) - c6.y) + (cu.y + sq.y * r)) * (1.0 / 6.0);
+	precise float h4 = sq.x * sq.x * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0)));
+	vec2 s0 = two_sum(c3, h4);
+	vec2 s1 = two_sum(0.5 * sq.x, s0.x);
+	vec2 s2 = two_sum(r, s1.x);
+	precise float rlo = s2.y + (s1.y + ((s0.y + c3l) + (0.5 * sq.y + (rl + rl * (r + 0.5 * sq.x)))));
+	vec2 rho = two_sum(s2.x, rlo);
+	// E - 1 = (2^k·T - 1) + 2^k·th·ρ + 2^k·(th·ρl + tl·ρ), T = th + tl + tl2
+	float sc = ldexp(1.0, ni >> 5);
+	float th = uintBitsToFloat(EXP_HI[ni & 31]) * sc, tl = uintBitsToFloat(EXP_LO[ni & 31]) * sc;
+	float tl2 = uintBitsToFloat(EXP_LO2[ni & 31]) * sc;
+	vec2 A = two_sum(th, -1.0);
+	vec2 At = two_sum(A.x, tl); // tl is far above E - 1's last bits
+	vec2 B = two_prod(th, rho.x);
+	precise float C = th * rho.y + tl * rho.x;
+	vec2 h = two_sum(At.x, B.x);
+	precise float nlo = h.y + (((A.y + At.y) + tl2) + (B.y + C));
+	vec2 num = two_sum(h.x, nlo);
+	vec2 d = two_sum(num.x, 2.0);
+	precise float dlo = d.y + num.y;
+	precise float q0 = opaque(num.x / d.x);
+	vec2 pr = two_prod(q0, d.x);
+	precise float rem = ((num.x - pr.x) - pr.y) + (num.y - q0 * dlo);
+	precise float res = q0 + rem / d.x;
+	float t = a < uintBitsToFloat(0x39800000u) ? a : res; // 2^-12
+	return uintBitsToFloat(floatBitsToUint(t) | (floatBitsToUint(x) & 0x80000000u));
+}
+
 // An RMS norm's sum of squares as ggml's CPU rms_norm takes it: each
 // square rounded to f32, the sum in double (ggml_float), the mean rounded
 // once to f32, then 1.0f/sqrtf(mean + eps). A sum in f32 rounds at every

@@ -1,11 +1,12 @@
 #version 450
 // The model's last word on the logits, in place, before the device head and
 // the read back: × scale (granite's 1/logit_scale), then with CAP the final
-// soft-cap as llama.cpp builds it (gemma2/3): cap · tanh(logit · (1/cap)).
+// soft-cap as llama.cpp builds it (gemma2/3): cap · tanh(logit · (1/cap)),
+// its tanh the CPU backend's tanhf with CAP 2.
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint CAP = 0;
+layout(constant_id = 1) const uint CAP = 0; // 1: the device's tanh, 2: the CPU backend's (tanh_exact)
 
 layout(binding = 0) uniform usamplerBuffer YR; // the logits, read (R32_UINT view)
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
@@ -28,7 +29,8 @@ void main() {
 	uint o = t * p.n + i;
 	float v = uintBitsToFloat(texelFetch(YR, int(o)).x) * p.scale;
 	if (CAP != 0) {
-		v = p.cap * tanh(v * p.inv);
+		float s = v * p.inv;
+		v = p.cap * (CAP == 2 ? tanh_exact(s) : tanh(s));
 	}
 	y[o] = v;
 }

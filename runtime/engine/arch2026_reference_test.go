@@ -63,10 +63,11 @@ var arch2026Refs = []archRef{
 // measured figures differ from the row's.
 //
 // Gemma 4 F32 on Vulkan (lavapipe) rounds as the CPU backend, so the row
-// holds it: every layer gives the CPU's bits op by op (runtime/vk
-// TestF32PrefixMatchesCPU), the head's final soft-cap not quite
-// (logits.comp's tanh): 1.96e-6 prompt (the CPU 1.45e-6) / 4.02e-2
-// generated (the CPU's; the row's comment says why). Was 5.4e-3 /
+// holds it: every layer and the head's final soft-cap (logits.comp's
+// tanh_exact) give the CPU's bits op by op (runtime/vk
+// TestF32PrefixMatchesCPU): 1.45e-6 prompt / 4.02e-2 generated, the CPU's
+// figures (the row's comment says why). 1.96e-6 prompt while the soft-cap
+// took the device's tanh; was 5.4e-3 /
 // 3.89e-2, held at 0.006 / 0.04, before the per-layer inputs' RMS norm
 // summed as ggml's (ple.comp EXACT); 1.4e-2 / 3.6e-2 before an all-F32
 // model's f16 cache took attnq.comp's f16 path; 3.5e-2 / 5.9e-2 and

@@ -77,7 +77,7 @@ var arch2026bRefs = []archRef{
 // that backend's measured figures differ from the row's.
 //
 // gemma4 with experts on Vulkan (lavapipe; the GPU layout is not
-// measured): F32 prompt 2.71e-6, generated 1.08e-2, the CPU backend's
+// measured): F32 prompt 1.41e-6, generated 1.08e-2, the CPU backend's
 // figures (1.18e-2 / 1.66e-2 before an all-F32 model's f16 cache took
 // attnq.comp's f16 path, the CPU backend's F16 flash attention, and
 // moe_route.comp's softmax rounded as the CPU's; 1.33e-2 / 1.49e-2
@@ -85,11 +85,11 @@ var arch2026bRefs = []archRef{
 // as ggml's and its GELU read the CPU backend's F16 table; 1.93e-2 /
 // 1.28e-2 before the experts' F32 rows were summed in ggml_vec_dot_f32's
 // order with exact FMAs). Op by op (runtime/vk TestF32PrefixMatchesCPU
-// -v) every layer gives the CPU's bits at every op and position (the
-// head's final soft-cap does not), so the F32 row's bounds hold on Vulkan
-// too. Q4_K_M 0.342 / 0.316 (0.328 /
-// 0.372 before the F32 path's change, 0.348 / 0.342 and 0.394 / 0.282
-// before Q8_0 activations were rounded as ggml-cpu's x86
+// -v) every layer and the head's final soft-cap (tanh_exact) give the
+// CPU's bits at every op and position (prompt 2.71e-6 while the soft-cap
+// took the device's tanh), so the F32 row's bounds hold on Vulkan too.
+// Q4_K_M 0.342 / 0.316 (0.328 / 0.372 before the F32 path's change,
+// 0.348 / 0.342 and 0.394 / 0.282 before Q8_0 activations were rounded as ggml-cpu's x86
 // quantize_row_q8_0, which moves this file's experts as the row above
 // says); the backends part at greedy token 9, on the q8_K roundings that
 // move llama.cpp itself by 4.8: its prompt is re-held at the measured

@@ -19,6 +19,7 @@ type attnOp struct {
 	slots, window, qstride    int
 	kvf32                     bool
 	scale, cap                float32 // scale already divided by cap where cap != 0
+	capExact                  bool    // the soft-cap's tanh as the CPU backend's tanhf (a model rounding as the CPU's)
 	tokens                    int     // workgroups per KV head in y (the kernel skips those past the step's count)
 	splits                    int     // split-K workgroups per (KV head, token): 0 for none
 	ordered                   bool
@@ -26,6 +27,18 @@ type attnOp struct {
 	qtile                     int  // the GPU form's tokens per workgroup (0 or 1: one)
 	lanes, gran, subgroupSure int  // the GPU form's workgroup size and split granule; the device's sure subgroup
 	roff                      int  // attnq.comp's ROFF: where the CPU's first key dimension is stored (MLA's rows)
+}
+
+// capMode is the kernels' CAP constant: 0 no soft-cap, 1 with the
+// device's tanh, 2 with tanh_exact (common.glsl), the CPU backend's bits.
+func (op *attnOp) capMode() uint32 {
+	switch {
+	case op.cap == 0:
+		return 0
+	case op.capExact:
+		return 2
+	}
+	return 1
 }
 
 // attnShared is the GPU form's shared memory in bytes (attention.comp's
@@ -112,7 +125,7 @@ func (d *gpu) recordAttention(r *vulkan.Recorder, op attnOp) error {
 	g := op.heads / op.kvHeads
 	kvf32 := flag(op.kvf32)
 	sg := uint32(op.subgroupSure)
-	capOn := flag(op.cap != 0)
+	capOn := op.capMode()
 	sink := flag(op.sinks != nil)
 	dum, err := d.dummy()
 	if err != nil {

@@ -69,7 +69,9 @@
 // residual.comp's summing squares as ggml's (a double sum), so that an
 // F32 model gives the CPU backend's bits where attention does too (its
 // f16 cache read by attnq.comp's f16 path, MLA's too; the gated units'
-// SiLU and swiglu_oai as the CPU's, glu.glsl ACT 3 and 4).
+// SiLU and swiglu_oai as the CPU's, glu.glsl ACT 3 and 4; the soft-caps'
+// tanh, attention's and the final logits', as the CPU's tanhf: common.glsl
+// tanh_exact, CAP 2).
 // Quantized matrices can round so too (weights.exactQuant, off by
 // default): matvec_exact.comp rounds x as runtime/quant does and gives
 // each row to one lane (with up to 4 of a batch's tokens) that sums the

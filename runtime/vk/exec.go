@@ -649,7 +649,7 @@ func (c *compiler) attention(o plan.Attention) error {
 		// decode on a GPU: split-K over the live span, the last split merging
 		ao := attnOp{label: label, q: b.act.q, kc: b.cache.kc[l], vc: b.cache.vc[l], out: b.act.att, step: b.graph.step, sinks: b.weights.at(ref).vec,
 			part: b.act.attPart, arrive: b.act.attArrive, hd: o.HeadDim, heads: o.Heads, kvHeads: o.KVHeads, slots: pl.slots, window: o.Window,
-			qstride: b.act.qStride, kvf32: b.opts.KVType.Bytes() == 4, scale: scale, cap: o.Softcap, tokens: w.s.cap}
+			qstride: b.act.qStride, kvf32: b.opts.KVType.Bytes() == 4, scale: scale, cap: o.Softcap, capExact: b.weights.cpuOrder, tokens: w.s.cap}
 		if b.kvq != nil {
 			return b.kvq.attend(b.d, w.r, ao)
 		}

@@ -213,10 +213,15 @@ func (b *Backend) run(steps []step, w *walk) error {
 }
 
 // recordLogits applies the logit scale and the final soft-cap cp (0: none)
-// in place.
+// in place, its tanh the CPU backend's tanhf where the model rounds as the
+// CPU's (weights.cpuOrder).
 func (b *Backend) recordLogits(r *vulkan.Recorder, s bodyShape, last bool, scale, cp float32) error {
 	const wg = 64
-	k, err := b.d.kernel("logits", 5*4, wg, flag(cp != 0))
+	capMode := flag(cp != 0)
+	if cp != 0 && b.weights.cpuOrder {
+		capMode = 2
+	}
+	k, err := b.d.kernel("logits", 5*4, wg, capMode)
 	if err != nil {
 		return err
 	}

@@ -184,7 +184,7 @@ func (q *kvQuant) attend(d *gpu, r *vulkan.Recorder, op attnOp) error {
 	if sinks == nil {
 		sinks = dum
 	}
-	k, err := d.kernel("attnq", 7*4, uint32(lanes), uint32(op.hd), uint32(g), q.kt, q.vt, uint32(q.rotK), uint32(q.rotV), flag(op.cap != 0), flag(op.sinks != nil), uint32(op.roff))
+	k, err := d.kernel("attnq", 7*4, uint32(lanes), uint32(op.hd), uint32(g), q.kt, q.vt, uint32(q.rotK), uint32(q.rotV), op.capMode(), flag(op.sinks != nil), uint32(op.roff))
 	if err != nil {
 		return fmt.Errorf("attnq kernel: %w", err)
 	}
