@@ -25,7 +25,7 @@ func TestSeparateQKVShareABarrier(t *testing.T) {
 	for _, tu := range []struct {
 		name string
 		t    tuning
-	}{{"cpu", cpuTuning}, {"gpu", gpuTuning}} {
+	}{{"cpu", cpuDeviceOrder}, {"gpu", gpuTuning}} {
 		t.Run(tu.name, func(t *testing.T) {
 			withTuning(t, d, tu.t)
 			checkSeparateQKV(t, d, p)

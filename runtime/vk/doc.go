@@ -72,10 +72,11 @@
 // SiLU and swiglu_oai as the CPU's, glu.glsl ACT 3 and 4; the soft-caps'
 // tanh, attention's and the final logits', as the CPU's tanhf: common.glsl
 // tanh_exact, CAP 2).
-// Quantized matrices can round so too (weights.exactQuant, off by
-// default): matvec_exact.comp rounds x as runtime/quant does and gives
-// each row to one lane (with up to 4 of a batch's tokens) that sums the
-// row's blocks in the type's Go kernel's order.
+// A quantized model rounds so too on a CPU device (tuning.cpuRounding,
+// weights.exactQuant) where every matrix's type has an exact kernel:
+// matvec_exact.comp rounds x as runtime/quant does and gives each row to
+// one lane (with up to 4 of a batch's tokens) that sums the row's blocks
+// in the type's Go kernel's order. GPUs keep the kernels' own orders.
 // GPUs also
 // take another mat-vec (matvec_sg.comp): a workgroup stages x, rounded the
 // same way, once in shared memory and whole subgroups reduce rows, so x is

@@ -26,6 +26,17 @@ func withTuning(t testing.TB, d *gpu, tu tuning) {
 	t.Cleanup(func() { d.tune = old })
 }
 
+// cpuDeviceOrder is the CPU layout with quantized products in its
+// kernels' own orders (the tiled prefill product, the grouped expert
+// product, the register mat-vec) rather than the exact kernel that a CPU
+// device takes by default (tuning.cpuRounding): for the tests of those
+// kernels' choice and dispatches on that layout.
+var cpuDeviceOrder = func() tuning {
+	t := cpuTuning
+	t.cpuRounding = false
+	return t
+}()
+
 // TestGPULayoutMatchesCPU runs the layout chosen for GPUs (the shared-x
 // mat-vec with K never split, position-parallel and split-K attention, the
 // next-token head on the device) on whatever device the tests have: on

@@ -100,7 +100,7 @@ func TestMatmulShapes(t *testing.T) {
 // the reference tests go through.
 func TestPrefillTakesMatmul(t *testing.T) {
 	d := testDevice(t)
-	withTuning(t, d, cpuTuning)
+	withTuning(t, d, cpuDeviceOrder)
 	vocab, err := gguf.Open(testenv.Shared(t, "vocab/ggml-vocab-llama-spm.gguf"))
 	if err != nil {
 		t.Fatal(err)

@@ -19,14 +19,14 @@ type Matrix struct {
 	Units int // units per row
 	Bytes uint64
 	parts []matPart
-	// cpuOrder: F32 rows a multiple of 8 long sum in the CPU backend's
-	// order (f32Order 2), set where every matrix of the model is F32.
-	// Elsewhere the products around it round in the shaders' orders, so
-	// that order would not give the CPU's bits and would only cost the
-	// ordered kernel's speed (a quantized model's F32 router: measured, it
+	// cpuOrder: the rows sum in the CPU backend's order, F32 rows a
+	// multiple of 8 long in tinyBLAS's (f32Order 2), quantized rows
+	// through the exact kernel (matvec_exact.go). Set on every matrix of
+	// a model that rounds as the CPU backend (weights.cpuOrder), on none
+	// elsewhere: among products summed in the shaders' orders that order
+	// would not give the CPU's bits and would only cost the ordered
+	// kernels' speed (a quantized model's F32 router alone: measured, it
 	// moved synth-granitehybrid-Q4_K_M past the 0.25).
-	// Quantized rows with it take the exact kernel (matvec_exact.go),
-	// set where weights.exactQuant asks.
 	cpuOrder bool
 	// vecDot: with cpuOrder, Q4_K rows sum in ggml's AVX2 vec_dot lanes,
 	// as the CPU backend sums Mamba2's projections (quant.Matrix.VecDot),

@@ -287,7 +287,7 @@ func TestPrefillGroupsExperts(t *testing.T) {
 	for _, c := range []struct {
 		p    string
 		tune tuning
-	}{{q40, cpuTuning}, {qk, cpuTuning}, {oss, cpuTuning}, {q40, gpuTuning}, {oss, gpuTuning}} {
+	}{{q40, cpuDeviceOrder}, {qk, cpuDeviceOrder}, {oss, cpuDeviceOrder}, {q40, gpuTuning}, {oss, gpuTuning}} {
 		p, layout := c.p, "cpu"
 		if c.tune.sharedX {
 			layout = "gpu"

@@ -180,8 +180,12 @@ type tuning struct {
 	// end to end, which holds it to llama.cpp's references through the
 	// near-ties of routing and 8-bit roundings that a device order flips
 	// (synth-deepseek2-Q4_K_M's expert at one position); the exact kernel
-	// takes a row per lane and is the slower one. RoundingEnv forces it
-	// either way on any device.
+	// takes a row per lane and is the slower one (docs/benchmarks.md,
+	// "vk: the exact quantized mat-vec (matvec_exact.go)"). On a CPU device (lavapipe), which runs Vulkan for its
+	// tests rather than its speed (the CPU backend is the faster one
+	// there), that is the default; a GPU keeps its kernels' own orders
+	// (held to the references by TestArchsDeviceRoundingMatchLlamaCpp).
+	// RoundingEnv forces either on any device.
 	cpuRounding bool
 }
 
@@ -206,7 +210,7 @@ func (t tuning) residentKind() vulkan.MemKind {
 }
 
 var (
-	cpuTuning = tuning{matmul: true, moeGrouped: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, attnTokenLanes: true, deviceHead: false}
+	cpuTuning = tuning{cpuRounding: true, matmul: true, moeGrouped: true, mvBudget: 8192, mvPassesDecode: 4, mvPassesPrefill: 16, prefillNT: 8, orderedAttention: true, attnTokenLanes: true, deviceHead: false}
 	gpuTuning = tuning{mvBudget: 2048, mvPassesDecode: 1, mvPassesPrefill: 1, prefillNT: 1, orderedAttention: false, attnLanes: 128, attnGran: 32, attnWaves: 2, attnRows: 16, deviceHead: true, deviceResident: true, sharedX: true, moeGrouped: true, mmDot: dotIntAccelerated, spinFence: true, ropeInQKV: true}
 )
 

@@ -76,6 +76,9 @@ func TestTuningEnv(t *testing.T) {
 // either layout (tuning.cpuRounding), and refuses a form it does not
 // have, naming the variable.
 func TestRoundingEnv(t *testing.T) {
+	if !cpuTuning.cpuRounding || gpuTuning.cpuRounding {
+		t.Errorf("shipped layouts: CPU device rounds as the CPU backend %v, GPU %v; want on, off", cpuTuning.cpuRounding, gpuTuning.cpuRounding)
+	}
 	for _, c := range []struct {
 		base tuning
 		form string
