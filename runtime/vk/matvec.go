@@ -113,6 +113,38 @@ func (op *matvecOp) biasArgs(dum *vulkan.Buffer) (*vulkan.Buffer, *vulkan.Buffer
 	return b1, b2, nil
 }
 
+// epilogueBuffers are what a mat-vec kernel binds beside its weights and
+// x, the same for each kernel family: the unused bindings' buffer, each
+// product's bias (biasArgs) and the GELU table (geluArg).
+type epilogueBuffers struct {
+	dum, bias, bias2 *vulkan.Buffer
+	gelu             vulkan.Arg
+}
+
+func (d *gpu) epilogueBuffers(op *matvecOp) (epilogueBuffers, error) {
+	var e epilogueBuffers
+	var err error
+	if e.dum, err = d.dummy(); err != nil {
+		return e, err
+	}
+	if e.bias, e.bias2, err = op.biasArgs(e.dum); err != nil {
+		return e, err
+	}
+	e.gelu, err = d.geluArg(op.act == actGELU)
+	return e, err
+}
+
+// work counts on r what a dispatch of op over bytes of weights with macs
+// multiply-adds reads and does: an expert product's share of the bank
+// (moeRows.work), twice for a pair.
+func (op *matvecOp) work(r *vulkan.Recorder, bytes, macs uint64) {
+	bytes, macs = op.moe.work(bytes, macs, op.tokens)
+	r.Work(bytes, macs)
+	if op.m2 != nil {
+		r.Work(bytes, macs)
+	}
+}
+
 // k1 is matvec.comp's MOEK: 1 for a dense mat-vec.
 func (m moeRows) k1() int { return max(m.k, 1) }
 
@@ -407,19 +439,12 @@ func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) err
 	if err != nil {
 		return err
 	}
-	dum, err := d.dummy()
+	e, err := d.epilogueBuffers(&op)
 	if err != nil {
 		return err
 	}
+	dum, bias, bias2, gelu := e.dum, e.bias, e.bias2, e.gelu
 	nw, y2, ids := op.norm, op.y2, op.moe.ids
-	bias, bias2, err := op.biasArgs(dum)
-	if err != nil {
-		return err
-	}
-	gelu, err := d.geluArg(op.act == actGELU)
-	if err != nil {
-		return err
-	}
 	if nw == nil {
 		nw = dum
 	}
@@ -469,11 +494,7 @@ func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) err
 		}
 		// a chunk of K streams its share of the part
 		bytes := part.buf.Size * uint64(cu) / uint64(m.Units)
-		bytes, macs = op.moe.work(bytes, macs, op.tokens)
-		r.Work(bytes, macs)
-		if op.m2 != nil {
-			r.Work(bytes, macs)
-		}
+		op.work(r, bytes, macs)
 	}
 	return nil
 }

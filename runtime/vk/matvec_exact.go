@@ -172,18 +172,11 @@ func (d *gpu) matvecExact(r *vulkan.Recorder, op matvecOp) error {
 	if err != nil {
 		return err
 	}
-	dum, err := d.dummy()
+	e, err := d.epilogueBuffers(&op)
 	if err != nil {
 		return err
 	}
-	bias, bias2, err := op.biasArgs(dum)
-	if err != nil {
-		return err
-	}
-	gelu, err := d.geluArg(op.act == actGELU)
-	if err != nil {
-		return err
-	}
+	dum, bias, bias2, gelu := e.dum, e.bias, e.bias2, e.gelu
 	ids := orDummy(op.moe.ids, dum)
 	for pi, part := range m.parts {
 		args := weightArgs(make([]vulkan.Arg, 0, 19), op, pi, dum)
@@ -212,11 +205,7 @@ func (d *gpu) matvecExact(r *vulkan.Recorder, op matvecOp) error {
 		if err := r.Dispatch(label, k, args, push, uint32(groups), uint32(tg), 1); err != nil {
 			return err
 		}
-		bytes, macs := op.moe.work(part.buf.Size, uint64(part.rows)*uint64(m.Cols), op.tokens)
-		r.Work(bytes, macs)
-		if op.m2 != nil {
-			r.Work(bytes, macs)
-		}
+		op.work(r, part.buf.Size, uint64(part.rows)*uint64(m.Cols))
 	}
 	return nil
 }

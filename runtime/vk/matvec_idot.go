@@ -148,18 +148,11 @@ func (d *gpu) matvecIntDot(r *vulkan.Recorder, op matvecOp) error {
 	if err != nil {
 		return err
 	}
-	dum, err := d.dummy()
+	e, err := d.epilogueBuffers(&op)
 	if err != nil {
 		return err
 	}
-	bias, bias2, err := op.biasArgs(dum)
-	if err != nil {
-		return err
-	}
-	gelu, err := d.geluArg(op.act == actGELU)
-	if err != nil {
-		return err
-	}
+	dum, bias, bias2, gelu := e.dum, e.bias, e.bias2, e.gelu
 	for pi, part := range m.parts {
 		args := weightArgs(make([]vulkan.Arg, 0, 21), op, pi, dum)
 		args = append(args, vulkan.R(op.xq), vulkan.Arg{B: op.xq, Format: fmtU32}, vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.R(bias2), gelu)
@@ -190,11 +183,7 @@ func (d *gpu) matvecIntDot(r *vulkan.Recorder, op matvecOp) error {
 		if err := r.Dispatch(label, k, args, push, uint32(groups), uint32(tg), 1); err != nil {
 			return err
 		}
-		bytes, macs := part.buf.Size, uint64(part.rows)*uint64(m.Cols)
-		r.Work(bytes, macs)
-		if op.m2 != nil {
-			r.Work(bytes, macs)
-		}
+		op.work(r, part.buf.Size, uint64(part.rows)*uint64(m.Cols)) // no expert rows here (useIntDot)
 	}
 	return nil
 }

@@ -125,23 +125,16 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 	}
 	op.nt = pl.nt
 	spec := []uint32{uint32(pl.wg), uint32(pl.lpr), uint32(pl.nt), uint32(op.epi), flag(op.norm != nil), flag(op.m2 != nil), flag(!op.f32x), op.act, uint32(pl.teams), uint32(pl.nt * pl.words), op.moe.mode(), uint32(op.moe.k1()), op.biasRows()}
-	dum, err := d.dummy()
+	e, err := d.epilogueBuffers(&op)
 	if err != nil {
 		return err
 	}
+	dum, bias, bias2, gelu := e.dum, e.bias, e.bias2, e.gelu
 	k, ropeArgs, ropePush, err := d.matvecKernel(&op, "matvec_sg_", 10*4, spec)
 	if err != nil {
 		return err
 	}
 	nw, ids := op.norm, op.moe.ids
-	bias, bias2, err := op.biasArgs(dum)
-	if err != nil {
-		return err
-	}
-	gelu, err := d.geluArg(op.act == actGELU)
-	if err != nil {
-		return err
-	}
 	if nw == nil {
 		nw = dum
 	}
@@ -179,11 +172,7 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 		if err := r.Dispatch(label, k, args, push, uint32(groups), uint32(tg), 1); err != nil {
 			return err
 		}
-		bytes, macs := op.moe.work(part.buf.Size, uint64(part.rows)*uint64(m.Cols), op.tokens)
-		r.Work(bytes, macs)
-		if op.m2 != nil {
-			r.Work(bytes, macs)
-		}
+		op.work(r, part.buf.Size, uint64(part.rows)*uint64(m.Cols))
 	}
 	return nil
 }
