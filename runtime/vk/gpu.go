@@ -25,6 +25,7 @@ type gpu struct {
 	partBytes uint64
 
 	scratch0 *vulkan.Buffer // bound to bindings a kernel variant does not use
+	sink0    *vulkan.Buffer // bound, as written, to a write binding a phase does not use (writeSink)
 	gelu     *vulkan.Buffer // quant.GELUTable as f32 bits (geluArg)
 	trace    *[]*vulkan.Buffer
 	code     map[string][]uint32
@@ -94,6 +95,26 @@ func (g *gpu) dummy() (*vulkan.Buffer, error) {
 		g.scratch0 = b
 	}
 	return g.scratch0, nil
+}
+
+// writeSink is the buffer bound, and declared written, where a phase of a
+// two-phase kernel leaves the other phase's output binding unused (the
+// exact mat-vec's product and XQW). The validation layer counts every
+// binding the shader writes anywhere as written by each dispatch, so the
+// unused-binding buffer there would read as written by one product and
+// read by the next with no barrier between them; the recorder orders the
+// sink's writers instead. The device's own, like dummy.
+func (g *gpu) writeSink() (*vulkan.Buffer, error) {
+	if g.sink0 == nil {
+		g.TrackBuffers(nil)
+		b, err := g.NewBuffer("unused written binding", 256, vulkan.MemDevice)
+		g.TrackBuffers(g.trace)
+		if err != nil {
+			return nil, err
+		}
+		g.sink0 = b
+	}
+	return g.sink0, nil
 }
 
 // geluArg is the binding of a kernel's GELU table (common.glsl's

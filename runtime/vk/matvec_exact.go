@@ -127,13 +127,17 @@ func (d *gpu) quantizeExact(r *vulkan.Recorder, op matvecOp, tw, rows int) error
 	if err != nil {
 		return err
 	}
+	sink, err := d.writeSink()
+	if err != nil {
+		return err
+	}
 	nw := orDummy(op.norm, dum)
 	args := make([]vulkan.Arg, 0, 19)
 	for i := 0; i < 8; i++ {
 		args = append(args, vulkan.Arg{B: dum})
 	}
 	args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.Arg{B: dum}, vulkan.Arg{B: dum, Format: fmtU32}, vulkan.W(op.xq),
-		vulkan.R(dum), vulkan.R(dum), vulkan.R(op.step), vulkan.Arg{B: dum, Format: fmtU32}, vulkan.R(dum), vulkan.Arg{B: dum, Format: fmtU32})
+		vulkan.R(dum), vulkan.W(sink), vulkan.R(op.step), vulkan.Arg{B: dum, Format: fmtU32}, vulkan.R(dum), vulkan.Arg{B: dum, Format: fmtU32})
 	push := []uint32{0, uint32(m.Units), uint32(op.xstride), 0, 0, 0, uint32(m.Cols), math.Float32bits(op.eps), 0, uint32(tw)}
 	if err := r.Dispatch(op.label+" (x to "+exactVecType(m.Type).String()+", as the CPU)", k, args, push, 1, uint32(rows), 1); err != nil {
 		return err
@@ -178,9 +182,13 @@ func (d *gpu) matvecExact(r *vulkan.Recorder, op matvecOp) error {
 	}
 	dum, bias, bias2, gelu := e.dum, e.bias, e.bias2, e.gelu
 	ids := orDummy(op.moe.ids, dum)
+	sink, err := d.writeSink()
+	if err != nil {
+		return err
+	}
 	for pi, part := range m.parts {
 		args := weightArgs(make([]vulkan.Arg, 0, 19), op, pi, dum)
-		args = append(args, vulkan.R(dum), vulkan.R(dum), vulkan.R(op.xq), vulkan.Arg{B: op.xq, Format: fmtU32}, vulkan.R(dum),
+		args = append(args, vulkan.R(dum), vulkan.R(dum), vulkan.R(op.xq), vulkan.Arg{B: op.xq, Format: fmtU32}, vulkan.W(sink),
 			vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2), gelu)
 		if op.epi == epiResidual || op.epi == epiSwiGLU {
 			args[14].Write = true // read-modify-write of y
