@@ -84,17 +84,21 @@ func (g *gpu) track(dst *[]*vulkan.Buffer) {
 
 // dummy is the buffer bound where a kernel variant leaves a binding unused:
 // the device's own, not the backend being built's.
-func (g *gpu) dummy() (*vulkan.Buffer, error) {
-	if g.scratch0 == nil {
+func (g *gpu) dummy() (*vulkan.Buffer, error) { return g.own(&g.scratch0, "unused binding") }
+
+// own is *b, made on first use: a small buffer of the device's own, left
+// out of the backend being built's list (track).
+func (g *gpu) own(b **vulkan.Buffer, name string) (*vulkan.Buffer, error) {
+	if *b == nil {
 		g.TrackBuffers(nil)
-		b, err := g.NewBuffer("unused binding", 256, vulkan.MemDevice)
+		nb, err := g.NewBuffer(name, 256, vulkan.MemDevice)
 		g.TrackBuffers(g.trace)
 		if err != nil {
 			return nil, err
 		}
-		g.scratch0 = b
+		*b = nb
 	}
-	return g.scratch0, nil
+	return *b, nil
 }
 
 // writeSink is the buffer bound, and declared written, where a phase of a
@@ -104,18 +108,7 @@ func (g *gpu) dummy() (*vulkan.Buffer, error) {
 // unused-binding buffer there would read as written by one product and
 // read by the next with no barrier between them; the recorder orders the
 // sink's writers instead. The device's own, like dummy.
-func (g *gpu) writeSink() (*vulkan.Buffer, error) {
-	if g.sink0 == nil {
-		g.TrackBuffers(nil)
-		b, err := g.NewBuffer("unused written binding", 256, vulkan.MemDevice)
-		g.TrackBuffers(g.trace)
-		if err != nil {
-			return nil, err
-		}
-		g.sink0 = b
-	}
-	return g.sink0, nil
-}
+func (g *gpu) writeSink() (*vulkan.Buffer, error) { return g.own(&g.sink0, "unused written binding") }
 
 // geluArg is the binding of a kernel's GELU table (common.glsl's
 // gelu_f16): quant.GELUTable, the CPU backend's own entries, uploaded once
