@@ -256,10 +256,7 @@ func (d *gpu) matmulArgs(op matvecOp, pi int, phase int, groups *vulkan.Buffer) 
 		return append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.Arg{B: dum}, vulkan.Arg{B: dum, Format: fmtU32}, vulkan.W(op.xq),
 			vulkan.R(bias), vulkan.R(dum), vulkan.R(op.step), g, gelu), nil
 	}
-	yArg := vulkan.W(op.y)
-	if op.epi == epiResidual || op.epi == epiSwiGLU {
-		yArg.Write = true // read-modify-write of y
-	}
+	yArg := vulkan.W(op.y) // a read-modify-write epilogue is ordered as any write
 	return append(args, vulkan.Arg{B: dum}, vulkan.Arg{B: dum, Format: fmtU32}, vulkan.R(op.xq), vulkan.Arg{B: op.xq, Format: fmtU32}, vulkan.R(dum),
 		vulkan.R(bias), yArg, vulkan.R(op.step), g, gelu), nil
 }

@@ -113,6 +113,19 @@ func (op *matvecOp) biasArgs(dum *vulkan.Buffer) (*vulkan.Buffer, *vulkan.Buffer
 	return b1, b2, nil
 }
 
+// yArg is a mat-vec dispatch's output binding for part: written (the
+// recorder orders a read-modify-write epilogue as any write), and for one
+// dense token only the part's rows, so that separate Q, K and V mat-vecs
+// into one buffer touch disjoint spans and need no barrier between them.
+func (op *matvecOp) yArg(part matPart) vulkan.Arg {
+	y := vulkan.W(op.y)
+	if op.tokens == 1 && op.moe.ids == nil {
+		row := uint64(op.yoff + part.row0)
+		y.Span = [2]uint64{4 * row, 4 * (row + uint64(part.rows))}
+	}
+	return y
+}
+
 // epilogueBuffers are what a mat-vec kernel binds beside its weights and
 // x, the same for each kernel family: the unused bindings' buffer, each
 // product's bias (biasArgs) and the GELU table (geluArg).
@@ -457,17 +470,7 @@ func (d *gpu) matvecChunk(r *vulkan.Recorder, op matvecOp, pl mvPlan, c int) err
 	teams := mvWorkgroup / lpr
 	for pi, part := range m.parts {
 		args := weightArgs(make([]vulkan.Arg, 0, 16), op, pi, dum)
-		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.R(y2), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2), gelu)
-		if op.epi == epiResidual || op.epi == epiSwiGLU || op.epi == epiSwiGLU2 {
-			// read-modify-write of y
-			args[11].Write = true
-		}
-		if op.tokens == 1 && op.moe.ids == nil {
-			// one token's rows: separate Q, K and V mat-vecs into one
-			// buffer touch disjoint spans and need no barrier between them
-			row := uint64(op.yoff + part.row0)
-			args[11].Span = [2]uint64{4 * row, 4 * (row + uint64(part.rows))}
-		}
+		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), op.yArg(part), vulkan.R(op.step), vulkan.R(y2), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2), gelu)
 		rows := op.moe.rows(part)
 		perGroup := teams * rb // rows per workgroup pass
 		passes := d.tune.mvPasses(op.nt)

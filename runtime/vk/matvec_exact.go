@@ -105,14 +105,8 @@ func (d *gpu) useExact(op *matvecOp) bool {
 // dispatch of this recording already holds the same input in this form.
 func (d *gpu) quantizeExact(r *vulkan.Recorder, op matvecOp, tw, rows int) error {
 	m := op.m
-	key := xqMemo{r: r, x: op.x, norm: op.norm, xq: op.xq, xstride: op.xstride, units: m.Units, tokens: rows, eps: op.eps, form: "exact/" + exactVecType(m.Type).String()}
-	if op.norm == nil {
-		key.eps = 0
-	}
-	l := d.xqLast
-	if l.r == key.r && l.x == key.x && l.norm == key.norm && l.xq == key.xq && l.xstride == key.xstride &&
-		l.units == key.units && l.tokens == key.tokens && l.eps == key.eps && l.form == key.form &&
-		!r.WrittenSince(op.x, l.mark) && !r.WrittenSince(op.xq, l.mark) && (op.norm == nil || !r.WrittenSince(op.norm, l.mark)) {
+	key := newXQMemo(r, &op, rows, "exact/"+exactVecType(m.Type).String())
+	if d.xqHolds(key) {
 		return nil
 	}
 	moe, moek := uint32(0), uint32(1)
@@ -189,16 +183,7 @@ func (d *gpu) matvecExact(r *vulkan.Recorder, op matvecOp) error {
 	for pi, part := range m.parts {
 		args := weightArgs(make([]vulkan.Arg, 0, 19), op, pi, dum)
 		args = append(args, vulkan.R(dum), vulkan.R(dum), vulkan.R(op.xq), vulkan.Arg{B: op.xq, Format: fmtU32}, vulkan.W(sink),
-			vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2), gelu)
-		if op.epi == epiResidual || op.epi == epiSwiGLU {
-			args[14].Write = true // read-modify-write of y
-		}
-		if op.tokens == 1 && op.moe.ids == nil {
-			// one token's rows: separate Q, K and V mat-vecs into one
-			// buffer touch disjoint spans and need no barrier between them
-			row := uint64(op.yoff + part.row0)
-			args[14].Span = [2]uint64{4 * row, 4 * (row + uint64(part.rows))}
-		}
+			vulkan.R(bias), op.yArg(part), vulkan.R(op.step), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2), gelu)
 		rows := op.moe.rows(part)
 		groups := (rows + exactWorkgroup - 1) / exactWorkgroup
 		tg := (op.moe.dispatchTokens(max(op.tokens, 1)) + nt - 1) / nt

@@ -82,6 +82,27 @@ type xqMemo struct {
 	form           string
 }
 
+// newXQMemo is the memo of rounding op's input for tokens tokens in form
+// (the norm's eps only where there is a norm).
+func newXQMemo(r *vulkan.Recorder, op *matvecOp, tokens int, form string) xqMemo {
+	key := xqMemo{r: r, x: op.x, norm: op.norm, xq: op.xq, xstride: op.xstride, units: op.m.Units, tokens: tokens, eps: op.eps, form: form}
+	if op.norm == nil {
+		key.eps = 0
+	}
+	return key
+}
+
+// xqHolds reports whether the last quantize dispatch (d.xqLast) rounded
+// key's input the same way into the same scratch in this recording, and
+// neither the input, its norm weight nor the scratch was written since.
+func (d *gpu) xqHolds(key xqMemo) bool {
+	last := d.xqLast
+	mark := last.mark
+	last.mark = key.mark
+	r := key.r
+	return last == key && !r.WrittenSince(key.x, mark) && !r.WrittenSince(key.xq, mark) && (key.norm == nil || !r.WrittenSince(key.norm, mark))
+}
+
 // useIntDot reports whether op takes the integer-dot kernel: on a layout
 // that asks for it (tuning.intDot) and a device with
 // shaderIntegerDotProduct (enabled at device creation wherever reported),
@@ -107,14 +128,8 @@ func (d *gpu) useIntDot(op *matvecOp) bool {
 // quantizeX records the rounding of op's input into op.xq unless the last
 // one of this recording already holds it.
 func (d *gpu) quantizeX(r *vulkan.Recorder, op matvecOp, tw int) error {
-	key := xqMemo{r: r, x: op.x, norm: op.norm, xq: op.xq, xstride: op.xstride, units: op.m.Units, tokens: op.tokens, eps: op.eps, form: actForm(op.m.Type)}
-	if op.norm == nil {
-		key.eps = 0
-	}
-	m := d.xqLast
-	if m.r == key.r && m.x == key.x && m.norm == key.norm && m.xq == key.xq && m.xstride == key.xstride &&
-		m.units == key.units && m.tokens == key.tokens && m.eps == key.eps && m.form == key.form &&
-		!r.WrittenSince(op.x, m.mark) && !r.WrittenSince(op.xq, m.mark) && (op.norm == nil || !r.WrittenSince(op.norm, m.mark)) {
+	key := newXQMemo(r, &op, op.tokens, actForm(op.m.Type))
+	if d.xqHolds(key) {
 		return nil
 	}
 	if err := d.matmulQuant(r, op, tw, nil); err != nil {
@@ -155,17 +170,8 @@ func (d *gpu) matvecIntDot(r *vulkan.Recorder, op matvecOp) error {
 	dum, bias, bias2, gelu := e.dum, e.bias, e.bias2, e.gelu
 	for pi, part := range m.parts {
 		args := weightArgs(make([]vulkan.Arg, 0, 21), op, pi, dum)
-		args = append(args, vulkan.R(op.xq), vulkan.Arg{B: op.xq, Format: fmtU32}, vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.R(bias2), gelu)
+		args = append(args, vulkan.R(op.xq), vulkan.Arg{B: op.xq, Format: fmtU32}, vulkan.R(bias), op.yArg(part), vulkan.R(op.step), vulkan.R(bias2), gelu)
 		args = append(args, ropeArgs...)
-		if op.epi == epiResidual || op.epi == epiSwiGLU {
-			args[11].Write = true // read-modify-write of y
-		}
-		if op.tokens == 1 {
-			// one token's rows: separate Q, K and V mat-vecs into one
-			// buffer touch disjoint spans and need no barrier between them
-			row := uint64(op.yoff + part.row0)
-			args[11].Span = [2]uint64{4 * row, 4 * (row + uint64(part.rows))}
-		}
 		groups, rpg := sgGroups(part.rows, pl.rpg, pl.teams, int(d.Info.Limits.MaxWorkGroupCount[0]))
 		tg := (max(op.tokens, 1) + op.nt - 1) / op.nt
 		if op.last {

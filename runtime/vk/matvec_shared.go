@@ -143,17 +143,8 @@ func (d *gpu) matvecShared(r *vulkan.Recorder, op matvecOp, pl sgPlan) error {
 	}
 	for pi, part := range m.parts {
 		args := weightArgs(make([]vulkan.Arg, 0, 22), op, pi, dum)
-		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), vulkan.W(op.y), vulkan.R(op.step), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2), gelu)
+		args = append(args, vulkan.R(op.x), vulkan.R(nw), vulkan.R(bias), op.yArg(part), vulkan.R(op.step), vulkan.Arg{B: ids, Format: fmtU32}, vulkan.R(bias2), gelu)
 		args = append(args, ropeArgs...)
-		if op.epi == epiResidual || op.epi == epiSwiGLU {
-			args[11].Write = true // read-modify-write of y
-		}
-		if op.tokens == 1 && op.moe.ids == nil {
-			// one token's rows: separate Q, K and V mat-vecs into one
-			// buffer touch disjoint spans and need no barrier between them
-			row := uint64(op.yoff + part.row0)
-			args[11].Span = [2]uint64{4 * row, 4 * (row + uint64(part.rows))}
-		}
 		rows := op.moe.rows(part)
 		groups, rpg := sgGroups(rows, pl.rpg, pl.teams, int(d.Info.Limits.MaxWorkGroupCount[0]))
 		tg := (max(op.moe.dispatchTokens(op.tokens), 1) + op.nt - 1) / op.nt
